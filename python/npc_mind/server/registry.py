@@ -45,7 +45,8 @@ class Registry(Generic[T]):
         try:
             return self.entries[int(handle)]
         except KeyError:
-            raise UnknownHandleError(f"no {self.kind} with handle {handle} (never added, or removed)") from None
+            message = f"no {self.kind} with handle {handle} (never added, or removed)"
+            raise UnknownHandleError(message) from None
 
     def pop(self, handle: int) -> T:
         entry = self.get(handle)
