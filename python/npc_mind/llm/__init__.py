@@ -1,0 +1,48 @@
+"""`npc_mind.llm`: an OpenAI-compatible client for NPC decisions, strict about what it accepts.
+
+- `LLMClient`: async `/chat/completions` with a JSON-schema `response_format`, streaming, timeouts.
+- `Endpoint` / `EndpointPool`: several endpoints, least-in-flight routing, a concurrency cap each.
+- `CircuitBreaker`: stop calling a failing endpoint for a cooldown, then probe.
+- `DecisionSchema`: the allowed intents, the schema, strict validation into an `Answer`.
+- `build_messages`: a short prompt from a blackboard snapshot and recalled memories.
+- `LLMTransport`: the one asyncio loop thread the game's main thread submits to and cancels on.
+- `LocalLlamaServer`: the provisioned llama-server on a free loopback port.
+"""
+
+from npc_mind.llm.breaker import BreakerConfig, BreakerState, CircuitBreaker
+from npc_mind.llm.client import API_KEY_ENV, LLMClient, LLMSettings
+from npc_mind.llm.endpoints import URL_ENV, Endpoint, EndpointPool, endpoints_from_env
+from npc_mind.llm.errors import EndpointError, InvalidAnswerError, LLMError, RejectedError
+from npc_mind.llm.local_server import LocalLlamaServer, LocalServerError, resolve_endpoints
+from npc_mind.llm.prompt import PromptConfig, build_messages
+from npc_mind.llm.schema import Answer, DecisionSchema
+from npc_mind.llm.transport import LLMTransport, Outcome, Request, Ticket, TransportConfig
+
+__all__ = [
+    "API_KEY_ENV",
+    "URL_ENV",
+    "Answer",
+    "BreakerConfig",
+    "BreakerState",
+    "CircuitBreaker",
+    "DecisionSchema",
+    "Endpoint",
+    "EndpointError",
+    "EndpointPool",
+    "InvalidAnswerError",
+    "LLMClient",
+    "LLMError",
+    "LLMSettings",
+    "LLMTransport",
+    "LocalLlamaServer",
+    "LocalServerError",
+    "Outcome",
+    "PromptConfig",
+    "RejectedError",
+    "Request",
+    "Ticket",
+    "TransportConfig",
+    "build_messages",
+    "endpoints_from_env",
+    "resolve_endpoints",
+]

@@ -1,0 +1,128 @@
+"""OpenAI-compatible endpoints and least-in-flight routing between them.
+
+One local llama-server is the default; a team that outgrows it lists several hosts or a vLLM
+cluster (`NPC_MIND_LLM_URL=http://a:8000/v1,http://b:8000/v1`). Each endpoint has its own
+concurrency cap and circuit breaker. All routing state lives on the client's asyncio loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit
+
+from npc_mind.llm.breaker import BreakerConfig, BreakerState, CircuitBreaker
+from npc_mind.llm.errors import RejectedError
+
+URL_ENV = "NPC_MIND_LLM_URL"
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    """base_url: an http(s) URL ending at the API root (e.g. `http://127.0.0.1:8080/v1`);
+    max_in_flight: 1..1024 concurrent requests (match the server's slots)."""
+
+    base_url: str
+    max_in_flight: int = 4
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url must be an http(s) URL, got {self.base_url!r}")
+        if parts.username or parts.password:
+            raise ValueError("base_url must not carry credentials; use NPC_MIND_API_KEY")
+        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
+        if not 1 <= self.max_in_flight <= 1024:
+            raise ValueError(f"max_in_flight must be in 1..1024, got {self.max_in_flight}")
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+
+def endpoints_from_env(max_in_flight: int = 4) -> list[Endpoint] | None:
+    """The endpoints named by `NPC_MIND_LLM_URL` (comma-separated), or None when it is unset."""
+    value = os.environ.get(URL_ENV, "").strip()
+    if not value:
+        return None
+    return [Endpoint(url.strip(), max_in_flight) for url in value.split(",") if url.strip()]
+
+
+class _Slot:
+    def __init__(self, endpoint: Endpoint, breaker: CircuitBreaker) -> None:
+        self.endpoint = endpoint
+        self.breaker = breaker
+        self.in_flight = 0
+
+
+class EndpointPool:
+    """Picks the available endpoint with the fewest requests in flight; waits while all are at their cap."""
+
+    def __init__(
+        self,
+        endpoints: Sequence[Endpoint],
+        breaker: BreakerConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not endpoints:
+            raise ValueError("at least one endpoint is needed")
+        self._slots = [_Slot(e, CircuitBreaker(breaker, clock)) for e in endpoints]
+        self._waiters: list[asyncio.Future[None]] = []
+        self.waiting = 0
+
+    @property
+    def capacity(self) -> int:
+        return sum(s.endpoint.max_in_flight for s in self._slots)
+
+    def any_available(self) -> bool:
+        """False when every breaker is open (safe to read from another thread: a snapshot)."""
+        return any(s.breaker.state is not BreakerState.OPEN for s in self._slots)
+
+    def _pick(self) -> _Slot | None:
+        best = None
+        for slot in self._slots:
+            free = slot.in_flight < slot.endpoint.max_in_flight and slot.breaker.available()
+            if free and (best is None or slot.in_flight < best.in_flight):
+                best = slot
+        return best
+
+    async def acquire(self) -> _Slot:
+        self.waiting += 1
+        try:
+            while (slot := self._pick()) is None:
+                if not self.any_available():
+                    raise RejectedError("every endpoint's circuit breaker is open", "breaker_open")
+                waiter = asyncio.get_running_loop().create_future()
+                self._waiters.append(waiter)
+                try:
+                    await waiter
+                finally:
+                    if waiter in self._waiters:
+                        self._waiters.remove(waiter)
+        finally:
+            self.waiting -= 1
+        slot.in_flight += 1
+        slot.breaker.before_call()
+        return slot
+
+    def release(self, slot: _Slot) -> None:
+        """Synchronous, so it also runs in the `finally` of a cancelled request."""
+        slot.in_flight -= 1
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def states(self) -> list[dict[str, object]]:
+        return [
+            {
+                "url": s.endpoint.base_url,
+                "in_flight": s.in_flight,
+                "breaker": s.breaker.state.value,
+                "breaker_opened": s.breaker.opened_count,
+            }
+            for s in self._slots
+        ]
