@@ -1,0 +1,378 @@
+"""Choosing a behaviour: ranking, tag restriction, anti-dithering, per NPC or for N NPCs at once.
+
+Anti-dithering (all off by default, so plain arg max and the design source's numbers hold):
+
+- momentum (>= 0): the running behaviour's score counts (1 + momentum) times when choosing;
+- tie_tolerance (>= 0): a challenger must beat the running behaviour by more than this;
+- commitment (seconds >= 0): after a switch, keep the new behaviour this long unless a challenger
+  beats it by more than interrupt_margin (>= 0) or it drops to 0 (e.g. vetoed);
+- a behaviour's own `cooldown`: after it stops it cannot be chosen for that many seconds;
+- top_n (>= 1) with seed: weighted random choice among the n best candidates (weights = scores).
+
+One decision function works on (N, B) arrays of scores and state; `UtilitySelector.choose` uses it
+with N = 1 and `SelectorBatch.choose` with every NPC, so both follow the same rules.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npc_mind.utility.batch import BatchScorer
+from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
+from npc_mind.utility.curves import FloatArray
+from npc_mind.utility.errors import UtilityDefinitionError, UtilityError
+
+log = logging.getLogger("npc_mind.utility")
+IntArray = npt.NDArray[np.intp]
+BoolArray = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class AntiDithering:
+    """Anti-dithering settings (see the module docstring); the defaults switch everything off."""
+
+    momentum: float = 0.0
+    tie_tolerance: float = 0.0
+    commitment: float = 0.0
+    interrupt_margin: float = 0.25
+    top_n: int = 1
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("momentum", "tie_tolerance", "commitment", "interrupt_margin"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value) and value >= 0)
+            ):
+                raise UtilityDefinitionError(f"selector: {name} must be a finite number >= 0, got {value!r}")
+            object.__setattr__(self, name, float(value))
+        if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
+            raise UtilityDefinitionError(f"selector: top_n must be an integer >= 1, got {self.top_n!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise UtilityDefinitionError(f"selector: seed must be an integer or None, got {self.seed!r}")
+
+
+class DecisionState:
+    """Per-NPC anti-dithering state as arrays: running behaviour, when it started, when each stopped."""
+
+    def __init__(self, n_npcs: int, n_behaviors: int) -> None:
+        self.running = np.full(n_npcs, -1, dtype=np.intp)  # -1: nothing chosen yet
+        self.started = np.full(n_npcs, -np.inf)
+        self.stopped = np.full((n_npcs, n_behaviors), -np.inf)
+        self.last_now = -np.inf
+
+
+def decide(
+    scores: FloatArray,
+    *,
+    allowed: BoolArray | None,
+    cooldowns: FloatArray,
+    state: DecisionState,
+    now: float,
+    settings: AntiDithering,
+    rng: np.random.Generator,
+) -> tuple[IntArray, BoolArray]:
+    """Chosen behaviour per NPC (N,) and whether its tag restriction fell back to the free choice.
+
+    scores: (N, B) >= 0; allowed: (N, B) or None. Updates state.
+    """
+    if not math.isfinite(now):
+        raise UtilityError(f"now must be a finite time, got {now}")
+    if now < state.last_now:
+        raise UtilityError(f"now went backwards: {now} after {state.last_now}")
+    state.last_now = now
+    n, b = scores.shape
+    rows = np.arange(n)
+    running = state.running
+    has_running = running >= 0
+    is_running = np.zeros((n, b), dtype=bool)
+    is_running[rows[has_running], running[has_running]] = True
+
+    # Tags: only allowed behaviours that score above 0; none such -> the free choice.
+    available = scores > 0.0
+    if allowed is None:
+        candidates = np.ones((n, b), dtype=bool)
+        tag_fallback = np.zeros(n, dtype=bool)
+    else:
+        candidates = allowed & available
+        tag_fallback = ~candidates.any(axis=1)
+        candidates[tag_fallback] = True
+    # Cooldowns: the running behaviour is exempt; if everything is cooling down, ignore cooldowns.
+    cooling = ((now - state.stopped) < cooldowns) & ~is_running
+    ready = candidates & ~cooling
+    no_ready = ~ready.any(axis=1)
+    ready[no_ready] = candidates[no_ready]
+
+    adjusted = np.where(ready, scores, -np.inf)
+    adjusted[is_running] *= 1.0 + settings.momentum
+    best = np.argmax(adjusted, axis=1)
+    best_score = adjusted[rows, best]
+    if settings.top_n > 1:
+        best = _weighted_top_n(adjusted, best, settings.top_n, rng)
+
+    running_score = np.where(has_running, adjusted[rows, np.maximum(running, 0)], -np.inf)
+    running_ok = has_running & ready[rows, np.maximum(running, 0)] & (running_score > 0.0)
+    committed = running_ok & (now - state.started < settings.commitment)
+    keep = running_ok & (
+        (best_score <= running_score + settings.tie_tolerance)
+        | (committed & (best_score <= running_score + settings.interrupt_margin))
+    )
+    chosen = np.where(keep, running, best)
+
+    switched = chosen != running
+    left = switched & has_running
+    state.stopped[rows[left], running[left]] = now
+    state.started[switched] = now
+    state.running = chosen
+    return chosen, tag_fallback
+
+
+def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.random.Generator) -> IntArray:
+    """A random pick among each row's top_n positive scores, weighted by score."""
+    n, b = adjusted.shape
+    keep = min(top_n, b)
+    top = np.argsort(-adjusted, axis=1, kind="stable")[:, :keep]
+    weights = np.take_along_axis(adjusted, top, axis=1)
+    weights = np.where(np.isfinite(weights) & (weights > 0.0), weights, 0.0)
+    totals = weights.sum(axis=1)
+    cumulative = np.cumsum(weights, axis=1)
+    draws = rng.random(n) * totals
+    picks = (cumulative <= draws[:, np.newaxis]).sum(axis=1)
+    picks = np.minimum(picks, keep - 1)
+    random_best = top[np.arange(n), picks]
+    return np.where(totals > 0.0, random_best, best)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The detail behind `UtilitySelector.choose`'s answer."""
+
+    behavior: str
+    target_index: int | None
+    score: float
+    tag_fallback: bool  # allowed_tags matched no behaviour with a score above 0: free choice instead
+
+
+class UtilitySelector:
+    """Scores behaviours for one context and chooses one; `SelectorBatch` does it for N NPCs."""
+
+    def __init__(
+        self,
+        behaviors: Sequence[Behavior],
+        *,
+        momentum: float = 0.0,
+        tie_tolerance: float = 0.0,
+        commitment: float = 0.0,
+        interrupt_margin: float = 0.25,
+        top_n: int = 1,
+        seed: int | None = None,
+    ) -> None:
+        self.behaviors = tuple(behaviors)
+        if not self.behaviors:
+            raise UtilityDefinitionError("selector: needs at least one behavior")
+        for behavior in self.behaviors:
+            if not isinstance(behavior, Behavior):
+                raise UtilityDefinitionError(f"selector: {behavior!r} is not a Behavior")
+        names = [behavior.name for behavior in self.behaviors]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise UtilityDefinitionError(f"selector: behavior names must be unique, repeated: {duplicates}")
+        if all(behavior.weight == 0.0 for behavior in self.behaviors):
+            raise UtilityDefinitionError("selector: every behavior weight is zero")
+        self.settings = AntiDithering(momentum, tie_tolerance, commitment, interrupt_margin, top_n, seed)
+        self.names = tuple(names)
+        self.index = {name: i for i, name in enumerate(names)}
+        self.cooldowns = np.array([behavior.cooldown for behavior in self.behaviors])
+        self.scorer = BatchScorer(self.behaviors)  # also checks that inputs are used consistently
+        self.targeted = self.scorer.targeted
+        self.state = DecisionState(1, len(self.behaviors))
+        self.rng = np.random.default_rng(seed)
+        self.last_choice: Choice | None = None
+        self.nan_counts: dict[tuple[str, str], int] = {}
+        self._batch: SelectorBatch | None = None
+
+    # --- data format (see schema.py) -----------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UtilitySelector:
+        from npc_mind.utility.schema import selector_from_dict
+
+        return selector_from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        from npc_mind.utility.schema import selector_to_dict
+
+        return selector_to_dict(self)
+
+    @classmethod
+    def from_json(cls, text: str) -> UtilitySelector:
+        from npc_mind.utility.schema import selector_from_json
+
+        return selector_from_json(text)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        from npc_mind.utility.schema import selector_to_json
+
+        return selector_to_json(self, indent)
+
+    # --- per NPC -------------------------------------------------------------------------------
+    def explain(self, context: Context) -> list[BehaviorExplanation]:
+        """Every behaviour (per target when per-target) with each consideration's numbers."""
+        targets = self._target_count(context)
+        rows = []
+        for behavior in self.behaviors:
+            indices: Sequence[int | None] = range(targets) if behavior.targeted else (None,)
+            rows.extend(behavior.explain(context, index) for index in indices)
+        self._report_nan(rows)
+        return rows
+
+    def rank(self, context: Context) -> list[tuple[str, float]] | list[tuple[str, int | None, float]]:
+        """Behaviours by descending score (ties keep definition order).
+
+        Without per-target behaviours: (name, score) rows. With them: (name, target_index, score)
+        rows, one per target (target_index None for behaviours without per-target inputs).
+        """
+        rows = sorted(self.explain(context), key=lambda row: -row.score)
+        if self.targeted:
+            return [(row.behavior, row.target_index, row.score) for row in rows]
+        return [(row.behavior, row.score) for row in rows]
+
+    def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
+        """The behaviour to run now; the detail (target, score, tag fallback) is in `last_choice`."""
+        best: dict[str, BehaviorExplanation] = {}
+        for row in self.explain(context):
+            if row.behavior not in best or row.score > best[row.behavior].score:
+                best[row.behavior] = row
+        scores = np.array([[best[name].score if name in best else 0.0 for name in self.names]])
+        allowed = None if allowed_tags is None else self.tag_mask(allowed_tags)[np.newaxis, :]
+        chosen, fallback = decide(
+            scores,
+            allowed=allowed,
+            cooldowns=self.cooldowns,
+            state=self.state,
+            now=now,
+            settings=self.settings,
+            rng=self.rng,
+        )
+        name = self.names[int(chosen[0])]
+        row = best.get(name)
+        self.last_choice = Choice(
+            name, row.target_index if row else None, float(scores[0, chosen[0]]), bool(fallback[0])
+        )
+        if self.last_choice.tag_fallback:
+            log.info("no behavior available for tags %s; chose freely: %s", sorted(allowed_tags or ()), name)
+        return name
+
+    def reset(self) -> None:
+        """Forget the running behaviour, commitment and cooldowns."""
+        self.state = DecisionState(1, len(self.behaviors))
+        self.last_choice = None
+
+    def tag_mask(self, allowed_tags: Collection[str]) -> BoolArray:
+        """(B,) True for behaviours carrying at least one of the tags."""
+        if isinstance(allowed_tags, str):
+            raise UtilityError("allowed_tags must be a collection of tags, not one string")
+        wanted = set(allowed_tags)
+        return np.array([bool(wanted.intersection(behavior.tags)) for behavior in self.behaviors])
+
+    # --- N NPCs --------------------------------------------------------------------------------
+    def score_batch(self, inputs: Mapping[str, npt.ArrayLike]) -> FloatArray:
+        """Scores for N NPCs: (N, B), or (N, B, T) with per-target behaviours."""
+        return self.scorer.score(inputs)
+
+    def batch(self, n_npcs: int) -> SelectorBatch:
+        """A new batch of n_npcs NPCs sharing this definition, each with its own state."""
+        return SelectorBatch(self, n_npcs)
+
+    def choose_batch(
+        self, inputs: Mapping[str, npt.ArrayLike], now: float, allowed: BoolArray | None = None
+    ) -> IntArray:
+        """Behaviour indices (N,) for N NPCs, keeping their state here between calls.
+
+        A different N starts a new batch (fresh state); use `batch(n)` to manage several.
+        """
+        n = len(np.asarray(next(iter(inputs.values()))))
+        if self._batch is None or self._batch.n_npcs != n:
+            self._batch = SelectorBatch(self, n)
+        return self._batch.choose(inputs, now, allowed)
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _target_count(self, context: Context) -> int:
+        counts = {
+            key: len(np.atleast_1d(context[key])) for key in self.scorer.per_target_keys if key in context
+        }
+        if len(set(counts.values())) > 1:
+            raise UtilityError(f"per-target inputs disagree on the number of targets: {counts}")
+        return next(iter(counts.values()), 0)
+
+    def _report_nan(self, rows: list[BehaviorExplanation]) -> None:
+        for row in rows:
+            for consideration in row.considerations:
+                if consideration.nan_input:
+                    key = (row.behavior, consideration.input_key)
+                    if key not in self.nan_counts:
+                        log.warning(
+                            "behavior %r, consideration %r: input is NaN; scored 0", row.behavior, key[1]
+                        )
+                    self.nan_counts[key] = self.nan_counts.get(key, 0) + 1
+
+
+class SelectorBatch:
+    """N NPCs sharing one selector definition, each with its own anti-dithering state in arrays.
+
+    One call per frame: `choose(inputs, now)` returns behaviour indices (N,) into `names`; after it,
+    `scores` (N, B[, T]), `chosen_target` (N,) (-1 without per-target behaviours) and
+    `tag_fallback` (N,) hold the detail.
+    """
+
+    def __init__(self, selector: UtilitySelector, n_npcs: int) -> None:
+        if n_npcs < 1:
+            raise UtilityError(f"a batch needs at least one NPC, got {n_npcs}")
+        self.selector = selector
+        self.names = selector.names
+        self.n_npcs = n_npcs
+        self.state = DecisionState(n_npcs, len(selector.behaviors))
+        self.rng = np.random.default_rng(selector.settings.seed)
+        self.scores: FloatArray | None = None
+        self.chosen_target = np.full(n_npcs, -1, dtype=np.intp)
+        self.tag_fallback = np.zeros(n_npcs, dtype=bool)
+
+    def choose(
+        self, inputs: Mapping[str, npt.ArrayLike], now: float, allowed: BoolArray | None = None
+    ) -> IntArray:
+        """allowed: None, a (B,) mask for every NPC (see `UtilitySelector.tag_mask`) or (N, B)."""
+        scores = self.selector.score_batch(inputs)
+        if scores.shape[0] != self.n_npcs:
+            raise UtilityError(f"this batch has {self.n_npcs} NPCs, the inputs have {scores.shape[0]}")
+        self.scores = scores
+        if self.selector.targeted:
+            targets = np.argmax(scores, axis=2)
+            best = np.max(scores, axis=2)
+        else:
+            best = scores
+        mask = None
+        if allowed is not None:
+            mask = np.broadcast_to(np.asarray(allowed, dtype=bool), best.shape)
+        selector = self.selector
+        chosen, self.tag_fallback = decide(
+            best,
+            allowed=mask,
+            cooldowns=selector.cooldowns,
+            state=self.state,
+            now=now,
+            settings=selector.settings,
+            rng=self.rng,
+        )
+        if selector.targeted:
+            self.chosen_target = np.where([b.targeted for b in selector.behaviors], targets, -1)[
+                np.arange(self.n_npcs), chosen
+            ]
+        return chosen
