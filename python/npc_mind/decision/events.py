@@ -1,0 +1,46 @@
+"""Decision events, queued for the main thread. Each request ends in exactly one `DecisionMade` or
+`DecisionFallback`; an aborted request ends in neither."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ThinkingStarted:
+    """A request went out: time for a "let me think..." gesture or bark."""
+
+    npc: int
+    epoch: int
+    at: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DecisionMade:
+    """The model's answer was applied: whole (tier 1: behaviour is the intent, urgency and target kept)
+    or as a tag only (tier 2: the selector chose the behaviour; urgency and target are None)."""
+
+    npc: int
+    epoch: int
+    intent: str
+    behaviour: str
+    urgency: float | None
+    target_id: int | None
+    tier: int
+    latency: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DecisionFallback:
+    """No answer was applied (tier 3): the local AI chose `behaviour`; `reason` says why
+    (timeout, queue_full, breaker_open, http_error, invalid_json, invalid_answer, ...)."""
+
+    npc: int
+    epoch: int
+    behaviour: str
+    tier: int
+    latency: float
+    reason: str
+
+
+Event = ThinkingStarted | DecisionMade | DecisionFallback

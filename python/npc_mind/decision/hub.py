@@ -1,0 +1,124 @@
+"""`DecisionHub`: many NPCs' decisions behind one transport (one asyncio loop thread, one client),
+ticked in one call per frame, with one event queue drained on the main thread and one metrics dict.
+This is the engine-side "server" the Godot addon's `AsyncLLMDecision` nodes are thin front ends of.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from npc_mind.decision.config import DecisionConfig
+from npc_mind.decision.events import Event
+from npc_mind.decision.machine import AsyncDecision, MemorySource, Transport
+from npc_mind.decision.metrics import DecisionStats
+from npc_mind.decision.rules import Chooser
+from npc_mind.llm.breaker import BreakerConfig
+from npc_mind.llm.client import LLMSettings
+from npc_mind.llm.endpoints import Endpoint
+from npc_mind.llm.prompt import PromptConfig
+from npc_mind.llm.schema import DecisionSchema
+from npc_mind.llm.transport import LLMTransport, TransportConfig
+
+
+class DecisionHub:
+    def __init__(
+        self,
+        transport: Transport,
+        schema: DecisionSchema,
+        *,
+        config: DecisionConfig | None = None,
+        prompt: PromptConfig | None = None,
+        memory: MemorySource | None = None,
+    ) -> None:
+        self.transport = transport
+        self.schema = schema
+        self.config = config or DecisionConfig()
+        self.prompt = prompt or PromptConfig()
+        self.memory = memory
+        self.stats = DecisionStats()
+        self.events: deque[Event] = deque()
+        self.decisions: dict[int, AsyncDecision] = {}
+        self._owned: LLMTransport | None = None
+
+    @classmethod
+    def connect(
+        cls,
+        endpoints: Sequence[Endpoint],
+        schema: DecisionSchema,
+        *,
+        settings: LLMSettings | None = None,
+        breaker: BreakerConfig | None = None,
+        transport_config: TransportConfig | None = None,
+        **options: Any,
+    ) -> DecisionHub:
+        """A hub with its own `LLMTransport` (closed with the hub)."""
+        transport = LLMTransport(endpoints, settings, breaker, transport_config)
+        hub = cls(transport, schema, **options)
+        hub._owned = transport
+        return hub
+
+    def add(self, npc: int, selector: Chooser, rules: Chooser | None = None) -> AsyncDecision:
+        if npc in self.decisions:
+            raise ValueError(f"NPC {npc} is already in the hub")
+        decision = AsyncDecision(
+            npc, self.transport, self.schema, selector, rules=rules, config=self.config,
+            prompt=self.prompt, memory=self.memory, events=self.events, stats=self.stats,
+        )  # fmt: skip
+        self.decisions[npc] = decision
+        return decision
+
+    def remove(self, npc: int) -> None:
+        decision = self.decisions.pop(npc)
+        decision.abort("removed")
+
+    def abort(self, npc: int, reason: str = "interrupt") -> None:
+        self.decisions[npc].abort(reason)
+
+    def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
+        """Tick every NPC with its active board; returns the NPCs whose behaviour changed."""
+        changed = []
+        for npc, decision in self.decisions.items():
+            before = decision.behaviour
+            if decision.tick(now, boards[npc]) != before:
+                changed.append(npc)
+        return changed
+
+    def drain_events(self) -> list[Event]:
+        events = self.events
+        drained = []
+        while events:
+            drained.append(events.popleft())
+        return drained
+
+    def metrics(self) -> dict[str, Any]:
+        """One dict: tier counts, latency p50/p95, timeouts, stale discards, breaker, queue depth."""
+        metrics = self.stats.snapshot()
+        metrics["npcs"] = len(self.decisions)
+        metrics["pending"] = sum(1 for d in self.decisions.values() if d.pending)
+        metrics["events_queued"] = len(self.events)
+        if isinstance(self.transport, LLMTransport):
+            endpoints = self.transport.client.pool.states()
+            metrics["queue_depth"] = self.transport.queue_depth
+            metrics["in_flight"] = sum(int(e["in_flight"]) for e in endpoints)  # type: ignore[call-overload]
+            metrics["rejected"] = dict(self.transport.rejected)
+            metrics["endpoints"] = endpoints
+            states = {str(e["breaker"]) for e in endpoints}
+            metrics["breaker"] = (
+                "closed" if states == {"closed"} else "open" if states == {"open"} else "mixed"
+            )
+        return metrics
+
+    def close(self) -> None:
+        for decision in self.decisions.values():
+            decision.abort("closed")
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    def __enter__(self) -> DecisionHub:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

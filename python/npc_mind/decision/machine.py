@@ -1,0 +1,208 @@
+"""`AsyncDecision`: one NPC's LLM advisor state machine. `tick` never blocks.
+
+Per request: dispatch on a frozen snapshot (a `thinking` event; the NPC keeps a cover action) ->
+an answer before the soft deadline is applied whole (tier 1) -> past it the local selector takes over,
+restricted to the last intent's tag while that is fresh, and a late answer contributes only its intent
+(tier 2) -> at the hard deadline, or on any error, the request is cancelled and the local AI decides
+freely (tier 3). `abort()` bumps the epoch and cancels; whatever comes back for an old epoch is
+discarded and counted, never applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol
+
+from npc_mind.decision.blackboard import CommitSlot, freeze
+from npc_mind.decision.config import DecisionConfig
+from npc_mind.decision.events import DecisionFallback, DecisionMade, ThinkingStarted
+from npc_mind.decision.metrics import DecisionStats
+from npc_mind.decision.rules import Chooser
+from npc_mind.llm.errors import RejectedError
+from npc_mind.llm.prompt import PromptConfig, build_messages
+from npc_mind.llm.schema import DecisionSchema
+from npc_mind.llm.transport import Outcome, Request
+
+
+class Cancellable(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Transport(Protocol):
+    """`LLMTransport`, or any transport that runs a request and reports its `Outcome` via `on_done`."""
+
+    def submit(self, request: Request, on_done: Callable[[Outcome], None]) -> Cancellable: ...
+
+
+class MemorySource(Protocol):
+    def top_k(self, npc: int, now: float, k: int = 5) -> Sequence[Any]: ...
+
+
+class AsyncDecision:
+    """One NPC's decisions. Main thread only, except `CommitSlot.put` (called by the transport)."""
+
+    def __init__(
+        self,
+        npc: int,
+        transport: Transport,
+        schema: DecisionSchema,
+        selector: Chooser,
+        *,
+        rules: Chooser | None = None,
+        config: DecisionConfig | None = None,
+        prompt: PromptConfig | None = None,
+        memory: MemorySource | None = None,
+        events: Any = None,
+        stats: DecisionStats | None = None,
+    ) -> None:
+        self.npc = npc
+        self.transport = transport
+        self.schema = schema
+        self.selector = selector
+        self.rules = rules or selector
+        self.config = config or DecisionConfig()
+        self.prompt = prompt or PromptConfig()
+        self.memory = memory
+        self.events: Any = events if events is not None else []
+        self.stats = stats or DecisionStats()
+        self.slot = CommitSlot()
+        self.epoch = 0
+        self.behaviour: str | None = None
+        self.intent: str | None = None
+        self.tier = 0
+        self._intent_at = float("-inf")
+        self._ticket: Cancellable | None = None
+        self._pending_epoch = -1
+        self._started_at = 0.0
+        self._soft_passed = False
+        self._next_due = float("-inf")
+        self._earliest = float("-inf")
+        self._asked_with: Mapping[str, Any] = {}
+
+    @property
+    def pending(self) -> bool:
+        return self._ticket is not None
+
+    def tick(self, now: float, board: Mapping[str, Any]) -> str:
+        """What the NPC should do now. Merges a committed result first (the safe point), then runs the
+        watchdog, then dispatches if nothing is pending and the re-plan policy says so."""
+        if self.slot:
+            self._merge(now, board)
+        if self._ticket is not None:
+            elapsed = now - self._started_at
+            if elapsed >= self.config.hard_deadline:
+                self._ticket.cancel()
+                self._ticket = None
+                self.stats.timeouts += 1
+                self._fall_back(now, board, elapsed, "timeout")
+            elif elapsed >= self.config.soft_deadline:
+                self._soft_passed = True
+                self.behaviour = self.selector.choose(board, now, self._fresh_tags(now))
+        elif self._due(now, board):
+            self._dispatch(now, board)
+        if self.behaviour is None:
+            self.behaviour = self.selector.choose(board, now, None)
+        return self.behaviour
+
+    def abort(self, reason: str = "interrupt") -> None:
+        """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
+        (call it in the same frame) lets the local AI react freely; a late answer is discarded."""
+        self.epoch += 1
+        if self._ticket is not None:
+            self._ticket.cancel()
+            self._ticket = None
+            self.stats.aborts += 1
+        # The old intent and behaviour belong to the world before the interrupt: ghost state.
+        self.behaviour = None
+        self.intent = None
+        self._intent_at = float("-inf")
+        self._earliest = float("-inf")
+        self._next_due = float("-inf")
+
+    def _fresh_tags(self, now: float) -> Collection[str] | None:
+        if self.intent is not None and now - self._intent_at < self.config.tag_ttl:
+            return (self.intent,)
+        return None
+
+    def _due(self, now: float, board: Mapping[str, Any]) -> bool:
+        if now < self._earliest:
+            return False
+        if now >= self._next_due:
+            return True
+        asked = self._asked_with
+        threshold = self.config.min_change
+        for key in self.config.watched:
+            old, new = asked.get(key), board.get(key)
+            if old is None or new is None:
+                if old is not new:
+                    return True
+            elif abs(new - old) > threshold:
+                return True
+        return False
+
+    def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
+        self.epoch += 1
+        snapshot = freeze(board)
+        self._asked_with = snapshot
+        self._next_due = now + self.config.replan_interval
+        self._earliest = now + self.config.min_gap
+        memories = self.memory.top_k(self.npc, now, self.prompt.max_memories) if self.memory else ()
+        messages = tuple(build_messages(self.schema, snapshot, memories, self.prompt))
+        request = Request(self.npc, self.epoch, messages, self.schema, now, self.config.hard_deadline)
+        self.stats.dispatched += 1
+        try:
+            ticket = self.transport.submit(request, self.slot.put)
+        except RejectedError as error:
+            self._pending_epoch = self.epoch
+            self._fall_back(now, board, 0.0, error.reason)
+            return
+        self._ticket = ticket
+        self._pending_epoch = self.epoch
+        self._started_at = now
+        self._soft_passed = False
+        self.events.append(ThinkingStarted(self.npc, self.epoch, now))
+        if self.behaviour is None:  # the cover action: keep doing what we did, or pick one now
+            self.behaviour = self.selector.choose(board, now, self._fresh_tags(now))
+
+    def _merge(self, now: float, board: Mapping[str, Any]) -> None:
+        for outcome in self.slot.drain():
+            if self._ticket is None or outcome.epoch != self._pending_epoch:
+                self.stats.stale_discards += 1
+                continue
+            self._ticket = None
+            latency = outcome.finished_at - self._started_at
+            answer = outcome.answer
+            if answer is None:
+                self._fall_back(now, board, latency, outcome.reason)
+                continue
+            tier = self.config.classify(latency)
+            if tier == 3:  # came back after the hard deadline, before the watchdog looked
+                self.stats.timeouts += 1
+                self._fall_back(now, board, latency, "timeout")
+                continue
+            self.stats.latencies.append(latency)
+            self.stats.tiers[tier] += 1
+            self.intent, self._intent_at, self.tier = answer.intent, now, tier
+            if tier == 1:
+                self.behaviour = answer.intent
+                event = DecisionMade(
+                    self.npc, outcome.epoch, answer.intent, answer.intent, answer.urgency,
+                    answer.target_id, 1, latency,
+                )  # fmt: skip
+            else:
+                self.behaviour = self.selector.choose(board, now, (answer.intent,))
+                event = DecisionMade(
+                    self.npc, outcome.epoch, answer.intent, self.behaviour, None, None, 2, latency
+                )
+            self.events.append(event)
+
+    def _fall_back(self, now: float, board: Mapping[str, Any], latency: float, reason: str) -> None:
+        self.behaviour = self.rules.choose(board, now, None)
+        self.tier = 3
+        self.stats.tiers[3] += 1
+        self.stats.reasons[reason] += 1
+        if latency > 0:
+            self.stats.latencies.append(latency)
+        self.events.append(
+            DecisionFallback(self.npc, self._pending_epoch, self.behaviour, 3, latency, reason)
+        )
