@@ -112,7 +112,7 @@ class DecisionHub:
 
     def close(self) -> None:
         for decision in self.decisions.values():
-            decision.abort("closed")
+            decision.cancel()
         if self._owned is not None:
             self._owned.close()
             self._owned = None

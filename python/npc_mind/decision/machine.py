@@ -108,9 +108,7 @@ class AsyncDecision:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
         (call it in the same frame) lets the local AI react freely; a late answer is discarded."""
         self.epoch += 1
-        if self._ticket is not None:
-            self._ticket.cancel()
-            self._ticket = None
+        if self.cancel():
             self.stats.aborts += 1
         # The old intent and behaviour belong to the world before the interrupt: ghost state.
         self.behaviour = None
@@ -118,6 +116,14 @@ class AsyncDecision:
         self._intent_at = float("-inf")
         self._earliest = float("-inf")
         self._next_due = float("-inf")
+
+    def cancel(self) -> bool:
+        """Cancel the pending request, if any, without an event (shutdown); True if there was one."""
+        if self._ticket is None:
+            return False
+        self._ticket.cancel()
+        self._ticket = None
+        return True
 
     def _fresh_tags(self, now: float) -> Collection[str] | None:
         if self.intent is not None and now - self._intent_at < self.config.tag_ttl:

@@ -1,0 +1,1 @@
+"""Test helpers: a fault-injecting OpenAI-compatible server and a deterministic in-process transport."""

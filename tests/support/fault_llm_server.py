@@ -1,0 +1,217 @@
+"""A fault-injecting OpenAI-compatible server for tests: a real HTTP/1.1 server on 127.0.0.1.
+
+Each request to `/v1/chat/completions` takes the next scripted `Fault` (or the default): a latency,
+then a correct answer (streamed as server-sent events when asked), HTTP 500, malformed JSON, an intent
+outside the enum, a missing field, a connection reset, or a response that never ends. While it waits
+or streams it watches the socket, and records every connection the client closed before the answer
+was complete, so tests can see cancellation reach the wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from typing import Any
+
+KINDS = ("ok", "http_500", "malformed_json", "bad_intent", "missing_field", "reset", "never_ends")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    kind: str = "ok"
+    latency: float = 0.0
+    intent: str = "attack"
+    urgency: float = 0.5
+    target_id: int | None = None
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
+
+    def content(self) -> str:
+        if self.kind == "malformed_json":
+            return '{"intent": "' + self.intent + '", "urgency": '
+        if self.kind == "bad_intent":
+            return json.dumps({"intent": "dance_wildly", "urgency": self.urgency})
+        if self.kind == "missing_field":
+            return json.dumps({"intent": self.intent})
+        answer: dict[str, Any] = {"intent": self.intent, "urgency": self.urgency}
+        if self.target_id is not None:
+            answer["target_id"] = self.target_id
+        return json.dumps(answer)
+
+
+@dataclasses.dataclass
+class Seen:
+    """One request as the server saw it."""
+
+    fault: Fault
+    body: dict[str, Any]
+    headers: dict[str, str]
+    received_at: float
+    closed_by_client: bool = False
+
+
+class FaultServer:
+    def __init__(self, port: int = 0, default: Fault | None = None) -> None:
+        self.default = default or Fault()
+        self._script: deque[Fault] = deque()
+        self.seen: list[Seen] = []
+        self._port = port
+        self._loop = asyncio.new_event_loop()
+        self._server: asyncio.Server | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="fault-llm-server", daemon=True)
+        self._lock = threading.Lock()
+
+    # -- control (test thread) -------------------------------------------------------------------
+    def script(self, *faults: Fault) -> None:
+        with self._lock:
+            self._script.extend(faults)
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/v1"
+
+    def closed_by_client(self) -> int:
+        return sum(1 for seen in self.seen if seen.closed_by_client)
+
+    def start(self) -> FaultServer:
+        self._thread.start()
+        started = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        started.result(timeout=10)
+        return self
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self._port)
+        self._port = self._server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    async def _stop(self) -> None:
+        assert self._server is not None
+        self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    def __enter__(self) -> FaultServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- serving (server thread) -----------------------------------------------------------------
+    def _next_fault(self) -> Fault:
+        with self._lock:
+            return self._script.popleft() if self._script else self.default
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while await self._serve_one(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        head = await reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        headers = {}
+        for line in lines[1:]:
+            if ":" in line:
+                key, _, value = line.partition(":")
+                headers[key.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+        if method == "GET" and path.endswith("/health"):
+            await self._send(writer, 200, b'{"status":"ok"}')
+            return True
+        if method != "POST" or not path.endswith("/chat/completions"):
+            await self._send(writer, 404, b'{"error":"not found"}')
+            return True
+        fault = self._next_fault()
+        seen = Seen(fault, json.loads(body), headers, time.monotonic())
+        self.seen.append(seen)
+        if await self._client_closed_within(reader, fault.latency):
+            seen.closed_by_client = True
+            return False
+        if fault.kind == "http_500":
+            await self._send(writer, 500, b'{"error":{"message":"injected failure"}}')
+            return True
+        if fault.kind == "reset":
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return False
+        content = fault.content()
+        if fault.kind == "never_ends":
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            )
+            writer.write(_chunk(_event(content[:5])))
+            await writer.drain()
+            await self._client_closed_within(reader, 3600.0)
+            seen.closed_by_client = True
+            return False
+        if seen.body.get("stream"):
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            )
+            for start in range(0, len(content), 8):
+                writer.write(_chunk(_event(content[start : start + 8])))
+            writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+            await writer.drain()
+            return True
+        completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+        await self._send(writer, 200, json.dumps(completion).encode())
+        return True
+
+    @staticmethod
+    async def _client_closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
+        """Wait `seconds`, watching the socket: True as soon as the client closes it."""
+        if seconds <= 0:
+            return False
+        try:
+            data = await asyncio.wait_for(reader.read(1), timeout=seconds)
+        except TimeoutError:
+            return False
+        except ConnectionError:
+            return True
+        return data == b""
+
+    @staticmethod
+    async def _send(writer: asyncio.StreamWriter, status: int, body: bytes) -> None:
+        reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}[status]
+        head = f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        head += f"content-length: {len(body)}\r\n\r\n"
+        writer.write(head.encode() + body)
+        await writer.drain()
+
+
+def _event(text: str) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def _chunk(data: bytes) -> bytes:
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
