@@ -1,0 +1,167 @@
+"""`MindServer`: the one object behind the `NpcMindServer` singleton.
+
+It owns the clock, every memory pool (one per profile), every selector group (one per definition)
+and every decision hub, and does all per-frame work in one `step` call: the front end crosses into
+Python once a frame, not once per NPC. Nodes are handles; their signals are `ServerEvent`s drained
+after each step (or after `advance` on a manual clock).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npc_mind.server.clock import ClockMode, ServerClock
+from npc_mind.server.decisions import DecisionBank, DecisionSettings
+from npc_mind.server.events import EventQueue, ServerEvent
+from npc_mind.server.memories import MemoryBank, MemoryProfileSpec
+from npc_mind.server.registry import HandleCounter
+from npc_mind.server.selectors import SelectorHub
+
+
+class MindServer:
+    def __init__(
+        self,
+        clock: ClockMode | str = ClockMode.PROCESS,
+        *,
+        llm_endpoint: str = "",
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = ServerClock(ClockMode(clock))
+        self.events = EventQueue()
+        counter = HandleCounter()
+        self.memory = MemoryBank(counter, self.events)
+        self.selectors = SelectorHub(counter, self.events)
+        self.decisions = DecisionBank(
+            counter, self.events, llm_endpoint, memory_top_k=self._top_k_now, clock=monotonic
+        )
+        self.frames = 0
+        self.last_step_seconds = 0.0
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    # --- registration --------------------------------------------------------------------------
+    def add_memory(self, profile: MemoryProfileSpec | Mapping[str, Any] | None = None) -> int:
+        if profile is None:
+            profile = MemoryProfileSpec()
+        elif not isinstance(profile, MemoryProfileSpec):
+            profile = MemoryProfileSpec.from_dict(profile)
+        return self.memory.add(profile)
+
+    def add_selector(self, definition: Mapping[str, Any]) -> int:
+        return self.selectors.add(definition)
+
+    def add_decision(self, settings: DecisionSettings, fallback_selector: int = 0, memory: int = 0) -> int:
+        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none)."""
+        chooser = None
+        if fallback_selector:
+            from npc_mind.utility import UtilitySelector
+
+            definition = self.selectors.entries.get(fallback_selector).group.prototype.to_dict()
+            chooser = UtilitySelector.from_dict(definition)  # its own state: decisions run on real time
+        return self.decisions.add(settings, chooser, memory)
+
+    def remove(self, handle: int) -> None:
+        """Free a handle of any kind; no signal is ever delivered for it afterwards."""
+        for bank in (self.memory, self.selectors, self.decisions):
+            if handle in bank.entries:
+                bank.remove(handle)
+                self.events.discard(handle)
+                return
+        raise KeyError(f"no handle {handle}")
+
+    # --- time ----------------------------------------------------------------------------------
+    def step(self, delta: float, time_scale: float = 1.0, paused: bool = False) -> list[ServerEvent]:
+        """The once-a-frame entry: move the clock, do every batched update, return the signals owed."""
+        started = time.perf_counter()
+        self.clock.step(delta, time_scale, paused)
+        events = self.update()
+        self.frames += 1
+        self.last_step_seconds = time.perf_counter() - started
+        return events
+
+    def advance(self, seconds: float) -> list[ServerEvent]:
+        """Manual clock only: move time and run the batched update at once (tests, replays)."""
+        self.clock.advance(seconds)
+        return self.update()
+
+    def update(self) -> list[ServerEvent]:
+        now = self.clock.now()
+        self.selectors.step(now)
+        self.decisions.step()
+        self.memory.step(now)
+        return self.events.drain()
+
+    # --- memory --------------------------------------------------------------------------------
+    def record(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
+        self.memory.record(handle, entity, memory_type, salience, self.now())
+
+    def query_strongest(self, handle: int, entity: int) -> dict[str, Any]:
+        return self.memory.query_strongest(handle, entity, self.now())
+
+    def awareness(self, handle: int, entity: int) -> int:
+        return self.memory.awareness(handle, entity, self.now())
+
+    def memories(self, handle: int) -> list[dict[str, Any]]:
+        return self.memory.memories(handle, self.now())
+
+    def save_memory(self, handle: int) -> bytes:
+        return self.memory.save(handle, self.now())
+
+    def load_memory(self, handle: int, data: bytes) -> None:
+        self.memory.load(handle, data, self.now())
+
+    def record_batch(
+        self, handles: npt.ArrayLike, entities: npt.ArrayLike, types: npt.ArrayLike, saliences: npt.ArrayLike
+    ) -> None:
+        self.memory.record_batch(handles, entities, types, saliences, self.now())
+
+    def awareness_batch(self, handles: npt.ArrayLike, entities: npt.ArrayLike) -> np.ndarray:
+        return self.memory.awareness_batch(handles, entities, self.now())
+
+    def query_strongest_batch(
+        self, handles: npt.ArrayLike, entities: npt.ArrayLike
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.memory.query_strongest_batch(handles, entities, self.now())
+
+    def _top_k_now(self, handle: int, k: int) -> list[Any]:
+        return self.memory.top_k(handle, k, self.now())
+
+    # --- utility -------------------------------------------------------------------------------
+    def evaluate(self, handle: int, context: Mapping[str, Any]) -> str:
+        return self.selectors.evaluate(handle, context, self.now())
+
+    def scores(self, handle: int) -> dict[str, float]:
+        return self.selectors.scores(handle)
+
+    def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:
+        self.selectors.set_inputs(handles, key, values)
+
+    def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
+        return self.selectors.chosen(handles)
+
+    # --- decisions -----------------------------------------------------------------------------
+    def request_decision(self, handle: int, context: Mapping[str, Any]) -> None:
+        self.decisions.request(handle, context)
+
+    def abort(self, handle: int) -> None:
+        self.decisions.abort(handle)
+
+    # --- monitors ------------------------------------------------------------------------------
+    def metrics(self) -> dict[str, float]:
+        """Flat numbers for the engine's monitors: pool statistics and decision metrics."""
+        flat = {f"memory/{key}": value for key, value in self.memory.stats(self.now()).items()}
+        flat["selectors/groups"] = float(len(self.selectors.groups))
+        flat["selectors/count"] = float(len(self.selectors.entries))
+        for key, value in self.decisions.metrics().items():
+            flat[f"decision/{key}"] = float(value)
+        flat["server/step_ms"] = self.last_step_seconds * 1000.0
+        return flat
+
+    def close(self) -> None:
+        self.decisions.close()

@@ -1,0 +1,228 @@
+"""Memory streams behind the server: one `MemoryPool` per distinct profile (capacity + params), one
+pool NPC per stream. Signals come from the pools' own batched bookkeeping once a frame: formed,
+rehearsed and evicted from `drain_events`, forgotten from `pop_forgotten` (each memory exactly once,
+at its analytic forget time, however often the frame runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npc_mind.memory import Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory.types import EventKind
+from npc_mind.server.events import EventQueue
+from npc_mind.server.registry import HandleCounter, Registry
+
+MEMORY_FORMED = "memory_formed"
+MEMORY_REHEARSED = "memory_rehearsed"
+MEMORY_EVICTED = "memory_evicted"
+MEMORY_FORGOTTEN = "memory_forgotten"
+_SIGNAL_OF_KIND = {
+    int(EventKind.FORMED): MEMORY_FORMED,
+    int(EventKind.REHEARSED): MEMORY_REHEARSED,
+    int(EventKind.EVICTED): MEMORY_EVICTED,
+}
+VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
+
+
+@dataclass(frozen=True)
+class MemoryProfileSpec:
+    """What a `MemoryProfile` resource holds: streams with equal specs share one pool."""
+
+    capacity: int = 64
+    params: MemoryParams = field(default_factory=MemoryParams)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryProfileSpec:
+        """`capacity` plus any `MemoryParams` field by name; the rest keep their defaults."""
+        data = dict(data)
+        capacity = int(data.pop("capacity", 64))
+        return cls(capacity, MemoryParams.from_dict(data))
+
+
+def view_to_dict(view: MemoryView) -> dict[str, Any]:
+    return {
+        "entity_id": int(view.entity),
+        "memory_type": int(view.memory_type),
+        "retrievability": float(view.retrievability),
+        "stability": float(view.stability),
+        "salience": float(view.salience),
+        "recall_count": int(view.recall_count),
+    }
+
+
+@dataclass
+class PoolSlot:
+    spec: MemoryProfileSpec
+    pool: MemoryPool
+    handle_of_npc: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class StreamEntry:
+    slot: PoolSlot
+    npc: int
+
+
+@dataclass
+class MemoryBank:
+    counter: HandleCounter
+    events: EventQueue
+    pools: dict[MemoryProfileSpec, PoolSlot] = field(default_factory=dict)
+    entries: Registry[StreamEntry] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.entries = Registry("memory stream", self.counter)
+
+    def add(self, spec: MemoryProfileSpec) -> int:
+        slot = self.pools.get(spec)
+        if slot is None:
+            slot = self.pools[spec] = PoolSlot(spec, MemoryPool(spec.capacity, spec.params, events=True))
+        npc = slot.pool.add_npc()
+        handle = self.entries.add(StreamEntry(slot, npc))
+        slot.handle_of_npc[npc] = handle
+        return handle
+
+    def remove(self, handle: int) -> None:
+        entry = self.entries.pop(handle)
+        entry.slot.pool.remove_npc(entry.npc)
+        del entry.slot.handle_of_npc[entry.npc]
+        self.events.discard(handle)
+
+    def _at(self, handle: int) -> tuple[MemoryPool, int]:
+        entry = self.entries.get(handle)
+        return entry.slot.pool, entry.npc
+
+    # --- the Dictionary path -------------------------------------------------------------------
+    def record(self, handle: int, entity: int, memory_type: int, salience: float, now: float) -> None:
+        pool, npc = self._at(handle)
+        pool.record(npc, int(entity), int(memory_type), float(salience), now)
+
+    def query_strongest(self, handle: int, entity: int, now: float) -> dict[str, Any]:
+        """A recall: wakes the memory. Empty when forgotten or never formed."""
+        pool, npc = self._at(handle)
+        view = pool.query_strongest(npc, int(entity), now)
+        return {} if view is None else view_to_dict(view)
+
+    def awareness(self, handle: int, entity: int, now: float) -> int:
+        pool, npc = self._at(handle)
+        return int(pool.awareness(npc, int(entity), now))
+
+    def memories(self, handle: int, now: float) -> list[dict[str, Any]]:
+        """The memories still remembered (R above the forget threshold), strongest first; never wakes."""
+        pool, npc = self._at(handle)
+        threshold = pool.params.forget_threshold
+        views = [view for view in pool.memories(npc, now) if view.retrievability > threshold]
+        views.sort(key=lambda view: -view.retrievability)
+        return [view_to_dict(view) for view in views]
+
+    def top_k(self, handle: int, k: int, now: float) -> list[MemoryView]:
+        pool, npc = self._at(handle)
+        return pool.top_k(npc, now, k)
+
+    def save(self, handle: int, now: float) -> bytes:
+        pool, npc = self._at(handle)
+        return pool.export_npc(npc, now)
+
+    def load(self, handle: int, data: bytes, now: float) -> None:
+        pool, npc = self._at(handle)
+        pool.import_npc(npc, bytes(data), now)
+
+    # --- the batched path ----------------------------------------------------------------------
+    def _group(self, handles: npt.ArrayLike) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
+        """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
+        handles = np.asarray(handles, dtype=np.int64).ravel()
+        groups: dict[int, tuple[PoolSlot, list[int], list[int]]] = {}
+        for position, handle in enumerate(handles.tolist()):
+            entry = self.entries.get(handle)
+            _, positions, npcs = groups.setdefault(id(entry.slot), (entry.slot, [], []))
+            positions.append(position)
+            npcs.append(entry.npc)
+        return [
+            (slot, np.asarray(p, dtype=np.intp), np.asarray(n, dtype=np.int64))
+            for slot, p, n in groups.values()
+        ]
+
+    def record_batch(
+        self,
+        handles: npt.ArrayLike,
+        entities: npt.ArrayLike,
+        memory_types: npt.ArrayLike,
+        saliences: npt.ArrayLike,
+        now: float,
+    ) -> None:
+        entities = np.asarray(entities, dtype=np.int64).ravel()
+        memory_types = np.asarray(memory_types, dtype=np.int64).ravel()
+        saliences = np.asarray(saliences, dtype=np.float64).ravel()
+        count = np.asarray(handles).size
+        if not entities.size == memory_types.size == saliences.size == count:
+            raise ValueError(
+                f"record_batch: {count} handles, {entities.size} entities, "
+                f"{memory_types.size} types and {saliences.size} saliences must all match"
+            )
+        for slot, positions, npcs in self._group(handles):
+            slot.pool.record_batch(
+                npcs, entities[positions], memory_types[positions], saliences[positions], now
+            )
+
+    def awareness_batch(self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float) -> np.ndarray:
+        entities = np.asarray(entities, dtype=np.int64).ravel()
+        out = np.zeros(entities.size, dtype=np.int32)
+        for slot, positions, npcs in self._group(handles):
+            out[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
+        return out
+
+    def query_strongest_batch(
+        self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(R before the wake, memory type or -1) per query; each hit wakes its memory."""
+        entities = np.asarray(entities, dtype=np.int64).ravel()
+        strength = np.zeros(entities.size, dtype=np.float32)
+        kinds = np.full(entities.size, -1, dtype=np.int32)
+        for slot, positions, npcs in self._group(handles):
+            result = slot.pool.query_strongest_batch(npcs, entities[positions], now)
+            found = np.asarray(result.found, dtype=bool)
+            strength[positions] = np.where(found, result.retrievability, 0.0)
+            kinds[positions] = np.where(found, result.memory_type, -1)
+        return strength, kinds
+
+    # --- once a frame --------------------------------------------------------------------------
+    def step(self, now: float) -> None:
+        """Queue every pool's signals: formed / rehearsed / evicted as they happened, then forgotten."""
+        for slot in self.pools.values():
+            drained = slot.pool.drain_events()
+            for kind, npc, entity, memory_type in zip(
+                drained.kind.tolist(), drained.npc.tolist(), drained.entity.tolist(),
+                drained.memory_type.tolist(), strict=True,
+            ):  # fmt: skip
+                signal = _SIGNAL_OF_KIND.get(kind)
+                handle = slot.handle_of_npc.get(npc)
+                if signal is not None and handle is not None:
+                    self.events.push(handle, signal, entity, memory_type)
+            forgotten = slot.pool.pop_forgotten(now)
+            order = np.argsort(forgotten.forget_time, kind="stable")
+            for index in order.tolist():
+                handle = slot.handle_of_npc.get(int(forgotten.npc[index]))
+                if handle is not None:
+                    self.events.push(
+                        handle,
+                        MEMORY_FORGOTTEN,
+                        int(forgotten.entity[index]),
+                        int(forgotten.memory_type[index]),
+                    )
+
+    def stats(self, now: float) -> dict[str, float]:
+        pools = [slot.pool for slot in self.pools.values()]
+        return {
+            "pools": float(len(pools)),
+            "streams": float(len(self.entries)),
+            "memories": float(sum(pool.memory_count() for pool in pools)),
+        }
+
+
+AWARENESS_NAMES = {int(level): level.name.lower() for level in Awareness}

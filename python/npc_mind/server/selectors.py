@@ -1,0 +1,203 @@
+"""Utility selectors, grouped by shared definition so a whole group is scored in one batch.
+
+Two paths, as in the Godot API:
+- the Dictionary path, `evaluate(handle, context)`: immediate, one NPC, per-node anti-dithering state;
+- the batched path: `set_inputs(handles, key, values)` over many NPCs (packed arrays), then the
+  server's `step` chooses for every group with new inputs in one `SelectorBatch.choose` per group.
+A node normally uses one path; each keeps its own anti-dithering state.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npc_mind.server.events import EventQueue
+from npc_mind.server.registry import HandleCounter, Registry
+from npc_mind.utility import SelectorBatch, UtilitySelector
+
+BEHAVIOR_CHANGED = "behavior_changed"
+
+
+def definition_key(definition: Mapping[str, Any]) -> str:
+    """Canonical text of a definition: equal definitions share a group (and its batch)."""
+    return json.dumps(UtilitySelector.from_dict(definition).to_dict(), sort_keys=True)
+
+
+@dataclass
+class SelectorGroup:
+    """Every selector with one definition; row r of the batch arrays belongs to `rows[r]`."""
+
+    key: str
+    prototype: UtilitySelector
+    rows: list[int] = field(default_factory=list)  # handle per row, -1 for a freed row
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)  # key -> float64 (rows,)
+    batch: SelectorBatch | None = None
+    chosen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    dirty: bool = False
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.prototype.names
+
+    def add_row(self, handle: int) -> int:
+        self.rows.append(handle)
+        size = len(self.rows)
+        for key, values in self.inputs.items():
+            self.inputs[key] = np.append(values, 0.0)
+        self.chosen = np.append(self.chosen, -1)
+        self._resize_batch(size)
+        return size - 1
+
+    def free_row(self, row: int) -> None:
+        self.rows[row] = -1
+        for values in self.inputs.values():
+            values[row] = 0.0
+
+    def _resize_batch(self, size: int) -> None:
+        """A new batch of `size` rows keeping every existing row's anti-dithering state."""
+        old = self.batch
+        self.batch = self.prototype.batch(size)
+        if old is None:
+            return
+        keep = old.n_npcs
+        new_state, old_state = self.batch.state, old.state
+        new_state.running[:keep] = old_state.running
+        new_state.started[:keep] = old_state.started
+        new_state.stopped[:keep] = old_state.stopped
+        new_state.last_now = old_state.last_now
+        self.batch.rng = old.rng
+
+    def choose(self, now: float, allowed: np.ndarray | None) -> np.ndarray:
+        assert self.batch is not None
+        missing = [key for key in self.prototype.scorer.keys if key not in self.inputs]
+        inputs = dict(self.inputs)
+        for key in missing:  # never set through the batch path: counts as 0 for every NPC
+            inputs[key] = np.zeros(len(self.rows))
+        return self.batch.choose(inputs, now, allowed)
+
+
+@dataclass
+class SelectorEntry:
+    group: SelectorGroup
+    row: int
+    single: UtilitySelector | None = None  # the Dictionary path's own selector, made on first use
+    last_behavior: str = ""
+    last_scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class SelectorHub:
+    counter: HandleCounter
+    events: EventQueue
+    groups: dict[str, SelectorGroup] = field(default_factory=dict)
+    entries: Registry[SelectorEntry] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.entries = Registry("selector", self.counter)
+
+    def add(self, definition: Mapping[str, Any]) -> int:
+        key = definition_key(definition)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = SelectorGroup(key, UtilitySelector.from_dict(definition))
+        handle = self.entries.add(SelectorEntry(group, -1))
+        self.entries.get(handle).row = group.add_row(handle)
+        return handle
+
+    def remove(self, handle: int) -> None:
+        entry = self.entries.pop(handle)
+        entry.group.free_row(entry.row)
+        if all(row < 0 for row in entry.group.rows):
+            del self.groups[entry.group.key]
+
+    def names(self, handle: int) -> tuple[str, ...]:
+        return self.entries.get(handle).group.names
+
+    def group_size(self, handle: int) -> int:
+        return sum(row >= 0 for row in self.entries.get(handle).group.rows)
+
+    # --- the Dictionary path -------------------------------------------------------------------
+    def evaluate(
+        self, handle: int, context: Mapping[str, Any], now: float, allowed_tags: Collection[str] | None = None
+    ) -> str:
+        entry = self.entries.get(handle)
+        if entry.single is None:
+            entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
+        chosen = entry.single.choose(context, now, allowed_tags)
+        entry.last_scores = {name: float(score) for name, score, *_ in _rank_rows(entry.single, context)}
+        self._changed(handle, entry, chosen)
+        return chosen
+
+    def scores(self, handle: int) -> dict[str, float]:
+        return dict(self.entries.get(handle).last_scores)
+
+    # --- the batched path ----------------------------------------------------------------------
+    def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:
+        handles = np.asarray(handles, dtype=np.int64).ravel()
+        values = np.asarray(values, dtype=np.float64).ravel()
+        if handles.shape != values.shape:
+            raise ValueError(f"set_inputs({key!r}): {handles.size} handles but {values.size} values")
+        by_group: dict[str, tuple[SelectorGroup, list[int], list[int]]] = {}
+        for position, handle in enumerate(handles.tolist()):
+            entry = self.entries.get(handle)
+            group, rows, positions = by_group.setdefault(entry.group.key, (entry.group, [], []))
+            rows.append(entry.row)
+            positions.append(position)
+        for group, rows, positions in by_group.values():
+            column = group.inputs.get(key)
+            if column is None:
+                column = group.inputs[key] = np.zeros(len(group.rows))
+            column[rows] = values[positions]
+            group.dirty = True
+
+    def step(self, now: float) -> None:
+        """Choose for every group whose inputs changed: one batch call per definition."""
+        for group in self.groups.values():
+            if not group.dirty:
+                continue
+            group.dirty = False
+            chosen = group.choose(now, None)
+            changed = np.flatnonzero(chosen != group.chosen)
+            group.chosen = chosen
+            for row in changed.tolist():
+                handle = group.rows[row]
+                if handle < 0:
+                    continue
+                entry = self.entries.get(handle)
+                entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
+                self._changed(handle, entry, group.names[int(chosen[row])])
+
+    def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
+        """Behaviour index per handle from the last batched choice (-1 before any)."""
+        out = np.empty(len(np.atleast_1d(handles)), dtype=np.int32)
+        for position, handle in enumerate(np.atleast_1d(handles).tolist()):
+            entry = self.entries.get(handle)
+            out[position] = entry.group.chosen[entry.row]
+        return out
+
+    def _changed(self, handle: int, entry: SelectorEntry, behavior: str) -> None:
+        if behavior != entry.last_behavior:
+            entry.last_behavior = behavior
+            self.events.push(handle, BEHAVIOR_CHANGED, behavior)
+
+
+def _rank_rows(selector: UtilitySelector, context: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    best: dict[str, float] = {}
+    for row in selector.rank(context):
+        name, score = row[0], row[-1]
+        best[name] = max(best.get(name, 0.0), float(score))
+    return [(name, score) for name, score in best.items()]
+
+
+def _row_scores(group: SelectorGroup, row: int) -> list[float]:
+    assert group.batch is not None and group.batch.scores is not None
+    scores = group.batch.scores[row]
+    if scores.ndim > 1:  # per-target: the best target's score
+        scores = scores.max(axis=-1)
+    return [float(value) for value in scores]

@@ -1,0 +1,242 @@
+"""The engine-agnostic server behind `NpcMindServer`: clock, pools per profile, selector groups,
+decisions, and the signals it owes, driven the way the Godot singleton drives it (one step a frame)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from npc_mind.memory import MemoryType
+from npc_mind.server import ClockMode, ServerClock, ServerEvent
+from npc_mind.server.core import MindServer
+from npc_mind.server.decisions import DecisionSettings
+from npc_mind.server.registry import UnknownHandleError
+
+THIEF = 2**40 + 7  # Godot instance ids exceed 2^32
+STONE_THROWER = 99
+GUARD_SELECTOR = {
+    "behaviors": [
+        {"name": "patrol", "considerations": [{"input_key": "calm", "curve_type": "linear"}]},
+        {"name": "pursue", "considerations": [{"input_key": "threat", "curve_type": "linear"}]},
+    ]
+}
+
+
+def signals(events: list[ServerEvent], handle: int) -> list[tuple[str, tuple]]:
+    return [(event.signal, event.args) for event in events if event.handle == handle]
+
+
+# --- the clock ---------------------------------------------------------------------------------
+def test_process_clock_ignores_time_scale_and_stops_while_paused() -> None:
+    clock = ServerClock(ClockMode.PROCESS)
+    clock.step(0.5, time_scale=8.0)  # fast-forwarding a night must not wipe memories
+    clock.step(0.5, paused=True)
+    assert clock.now() == 0.5
+
+
+def test_scaled_clock_follows_time_scale() -> None:
+    clock = ServerClock(ClockMode.SCALED_PROCESS)
+    clock.step(0.5, time_scale=4.0)
+    assert clock.now() == 2.0
+
+
+def test_manual_clock_moves_only_by_advance() -> None:
+    clock = ServerClock(ClockMode.MANUAL)
+    clock.step(1.0)
+    assert clock.now() == 0.0
+    clock.advance(90.0)
+    assert clock.now() == 90.0
+    with pytest.raises(ValueError, match="finite"):
+        clock.advance(-1.0)
+    with pytest.raises(RuntimeError, match="manual"):
+        ServerClock(ClockMode.PROCESS).advance(1.0)
+    with pytest.raises(ValueError):
+        ServerClock("sundial")
+
+
+# --- memory through the server -----------------------------------------------------------------
+def test_theft_awareness_falls_on_the_exponential_schedule_and_is_forgotten_once() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guard = server.add_memory()
+    server.record(guard, THIEF, MemoryType.HOSTILE, 0.9)
+    assert signals(server.update(), guard) == [("memory_formed", (THIEF, int(MemoryType.HOSTILE)))]
+    stability = 600.0 * (0.5 + 0.9)
+    pursue_until = stability * math.log(1 / 0.8)  # R = e^(-t/S) falls to 0.8
+    search_until = stability * math.log(1 / 0.3)
+    forget_at = stability * math.log(1 / 0.05)
+
+    server.advance(90.0)  # hidden behind a tree for 90 s: still vivid
+    assert server.awareness(guard, THIEF) == 3
+    server.advance(pursue_until - 90.0 - 1.0)
+    assert server.awareness(guard, THIEF) == 3
+    server.advance(2.0)
+    assert server.awareness(guard, THIEF) == 2
+    server.advance(search_until - server.now() + 1.0)
+    assert server.awareness(guard, THIEF) == 1
+    assert signals(server.advance(forget_at - server.now() - 1.0), guard) == []
+    forgotten = []
+    for _ in range(5):  # asking every frame neither stops forgetting nor repeats the signal
+        server.awareness(guard, THIEF)
+        forgotten += signals(server.advance(1.0), guard)
+    assert forgotten == [("memory_forgotten", (THIEF, int(MemoryType.HOSTILE)))]
+    assert server.awareness(guard, THIEF) == 0
+    assert server.query_strongest(guard, THIEF) == {}
+
+
+def test_a_stone_is_forgotten_within_ten_seconds() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guard = server.add_memory()
+    server.record(guard, STONE_THROWER, MemoryType.TRIVIA, 0.1)
+    server.update()
+    forgotten_at = None
+    while server.now() < 12.0 and forgotten_at is None:
+        if signals(server.advance(0.1), guard):
+            forgotten_at = server.now()
+    assert forgotten_at is not None and forgotten_at <= 10.0
+
+
+def test_query_wakes_and_reports_r_before_the_wake_while_awareness_and_memories_only_look() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guard = server.add_memory()
+    server.record(guard, THIEF, MemoryType.HOSTILE, 0.9)
+    server.advance(90.0)
+    before = server.memories(guard)
+    assert server.memories(guard) == before  # looking twice changes nothing
+    recalled = server.query_strongest(guard, THIEF)
+    assert set(recalled) == {
+        "entity_id",
+        "memory_type",
+        "retrievability",
+        "stability",
+        "salience",
+        "recall_count",
+    }
+    assert recalled["retrievability"] == pytest.approx(math.exp(-90.0 / 840.0))
+    assert recalled["recall_count"] == 2  # the recall itself counts
+    assert server.memories(guard)[0]["retrievability"] == pytest.approx(1.0)  # woken
+
+
+def test_profiles_share_pools_and_batches_match_single_calls() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    default_a, default_b = server.add_memory(), server.add_memory()
+    forgetful = server.add_memory({"capacity": 8, "base_stability": [1, 3, 10, 60, 600]})
+    assert len(server.memory.pools) == 2
+    handles = np.array([default_a, forgetful, default_b, default_a], dtype=np.int64)
+    entities = np.array([THIEF, THIEF, 5, 5], dtype=np.int64)
+    types = np.array([3, 3, 0, 1], dtype=np.int32)
+    saliences = np.array([0.9, 0.9, 0.1, 0.4], dtype=np.float32)
+    server.record_batch(handles, entities, types, saliences)
+    single = MindServer(ClockMode.MANUAL)
+    twins = {default_a: single.add_memory(), default_b: single.add_memory()}
+    twins[forgetful] = single.add_memory({"capacity": 8, "base_stability": [1, 3, 10, 60, 600]})
+    for handle, entity, kind, salience in zip(handles, entities, types, saliences, strict=True):
+        single.record(twins[int(handle)], int(entity), int(kind), float(salience))
+    server.advance(40.0)
+    single.advance(40.0)
+    batch = server.awareness_batch(handles, entities)
+    assert batch.tolist() == [
+        single.awareness(twins[int(h)], int(e)) for h, e in zip(handles, entities, strict=True)
+    ]
+    assert batch.tolist()[:2] == [3, 2]  # the forgetful profile's thief memory is already fading
+    strength, kinds = server.query_strongest_batch(handles[:2], entities[:2])
+    assert kinds.tolist() == [3, 3] and strength[0] > strength[1] > 0.3
+
+
+def test_save_and_load_a_stream_and_unknown_handles_are_refused() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guard, other = server.add_memory(), server.add_memory()
+    server.record(guard, THIEF, MemoryType.HOSTILE, 0.9)
+    server.advance(30.0)
+    data = server.save_memory(guard)
+    server.load_memory(other, data)
+    assert server.memories(other) == server.memories(guard)
+    server.remove(guard)
+    with pytest.raises(UnknownHandleError, match="never added, or removed"):
+        server.awareness(guard, THIEF)
+    with pytest.raises(UnknownHandleError):
+        server.record_batch([guard], [THIEF], [3], [0.9])
+
+
+def test_a_freed_stream_gets_no_more_signals() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guard = server.add_memory()
+    server.record(guard, STONE_THROWER, MemoryType.TRIVIA, 0.1)
+    server.remove(guard)
+    assert server.advance(30.0) == []
+
+
+# --- selectors ---------------------------------------------------------------------------------
+def test_selectors_sharing_a_definition_are_scored_in_one_group() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guards = [server.add_selector(GUARD_SELECTOR) for _ in range(3)]
+    assert len(server.selectors.groups) == 1
+    server.set_inputs(guards, "calm", [1.0, 0.0, 1.0])
+    server.set_inputs(guards, "threat", [0.0, 1.0, 0.2])
+    events = server.update()
+    assert [signals(events, g) for g in guards] == [
+        [("behavior_changed", ("patrol",))],
+        [("behavior_changed", ("pursue",))],
+        [("behavior_changed", ("patrol",))],
+    ]
+    assert server.chosen(guards).tolist() == [0, 1, 0]
+    assert server.scores(guards[1]) == {"patrol": 0.0, "pursue": 1.0}
+    server.set_inputs(guards[2:], "threat", [0.9])
+    server.set_inputs(guards[2:], "calm", [0.1])
+    events = server.update()
+    assert [signals(events, g) for g in guards] == [[], [], [("behavior_changed", ("pursue",))]]
+    late = server.add_selector(GUARD_SELECTOR)  # joins the group, keeps the others' state
+    assert server.chosen([*guards, late]).tolist() == [0, 1, 1, -1]
+
+
+def test_the_dictionary_path_evaluates_at_once() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    guard = server.add_selector(GUARD_SELECTOR)
+    assert server.evaluate(guard, {"calm": 0.2, "threat": 0.7}) == "pursue"
+    assert server.evaluate(guard, {"calm": 0.2, "threat": 0.7}) == "pursue"
+    assert signals(server.update(), guard) == [("behavior_changed", ("pursue",))]
+    assert server.scores(guard) == pytest.approx({"patrol": 0.2, "pursue": 0.7})
+
+
+# --- decisions ---------------------------------------------------------------------------------
+def test_without_an_endpoint_every_request_is_one_tier_3_fallback() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    selector = server.add_selector(GUARD_SELECTOR)
+    decision = server.add_decision(DecisionSettings(intents=("patrol", "pursue")), fallback_selector=selector)
+    server.request_decision(decision, {"calm": 0.0, "threat": 1.0})
+    assert signals(server.update(), decision) == [("decision_fallback", (3, "no_endpoint"))]
+    assert server.decisions.behaviour(decision) == "pursue"  # the selector covered
+    assert signals(server.update(), decision) == []  # nothing unasked
+    server.request_decision(decision, {"calm": 0.0, "threat": 1.0})
+    server.abort(decision)
+    assert signals(server.update(), decision) == []  # an aborted request ends in no signal
+
+
+@pytest.mark.timeout(60)
+def test_a_real_answer_is_applied_and_a_late_one_after_abort_is_discarded(fault_server) -> None:
+    from tests.support.fault_llm_server import Fault
+
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
+    settings = DecisionSettings(intents=("patrol", "pursue"), soft_deadline=5.0, hard_deadline=10.0)
+    memory = server.add_memory()
+    server.record(memory, THIEF, MemoryType.HOSTILE, 0.9)
+    decision = server.add_decision(settings, memory=memory)
+    try:
+        fault_server.script(Fault("ok", latency=0.0, intent="pursue", urgency=0.9))
+        server.request_decision(decision, {"threat": 1.0})
+        received = []
+        while not any(signal != "thinking_started" for signal, _ in received):
+            received += signals(server.update(), decision)
+        assert received == [("thinking_started", ()), ("decision_made", ("pursue", 0.9, 1))]
+
+        fault_server.script(Fault("ok", latency=0.3, intent="patrol"))
+        server.request_decision(decision, {"threat": 0.0})
+        assert signals(server.update(), decision) == [("thinking_started", ())]
+        server.abort(decision)  # the grenade
+        while server.decisions.metrics()["stale_discards"] == 0 and fault_server.closed_by_client == 0:
+            assert signals(server.update(), decision) == []
+        assert server.decisions.metrics()["aborts"] == 1
+        assert server.memories(memory)[0]["recall_count"] == 1  # the prompt's top-k never woke it
+    finally:
+        server.close()
