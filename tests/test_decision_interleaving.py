@@ -1,0 +1,110 @@
+"""Randomized interleavings of ticks, clock jumps, aborts, board changes, answers (in time, late, after a
+cancel) and failures over many NPCs, through a deterministic in-process transport and a fake clock, so
+hypothesis shrinks any failure to a short story. Never a stale or ghost write; exactly one decision
+event per request that was not aborted; tiers always match the measured latency."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from npc_mind.decision import DecisionConfig, DecisionFallback, DecisionHub, DecisionMade, ThinkingStarted
+from npc_mind.llm import Answer, DecisionSchema
+from tests.support import decision_world as world
+from tests.support.scripted_transport import FakeClock, ScriptedTransport
+
+GHOST = "ghost"  # the only intent ever given to a request that was already cancelled
+SCHEMA = DecisionSchema((*world.INTENTS, GHOST))
+CONFIG = DecisionConfig(
+    soft_deadline=0.3, hard_deadline=0.8, tag_ttl=2.0, replan_interval=1.0, watched=("threat",), min_gap=0.1
+)
+NPCS = 5
+
+operations = st.one_of(
+    st.tuples(st.just("advance"), st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.05, 0.15, 0.35]))),
+    st.tuples(st.just("tick")),
+    st.tuples(st.just("abort"), st.integers(0, NPCS - 1)),
+    st.tuples(st.just("threat"), st.integers(0, NPCS - 1), st.sampled_from([0.1, 0.5, 0.9])),
+    st.tuples(st.just("answer"), st.integers(0, 50), st.sampled_from(world.INTENTS), st.floats(0.0, 1.0)),
+    st.tuples(st.just("fail"), st.integers(0, 50), st.sampled_from(["http_error", "invalid_json"])),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(1, NPCS), st.lists(operations, max_size=80))
+def test_no_stale_or_ghost_write_ever(npcs: int, ops: list[tuple]) -> None:
+    clock = FakeClock()
+    transport = ScriptedTransport(clock)
+    hub = DecisionHub(transport, SCHEMA, config=CONFIG)
+    for npc in range(npcs):
+        hub.add(npc, world.rules())
+    boards = {npc: world.board(threat=0.5) for npc in range(npcs)}
+    aborted: set[tuple[int, int]] = set()
+    delivered_live: dict[tuple[int, int], float] = {}  # answers given to live requests -> when
+    events: list[object] = []
+
+    def live_key(npc: int) -> tuple[int, int] | None:
+        keys = [k for k in transport.open_keys() if k[0] == npc and k not in transport.cancelled]
+        assert len(keys) <= 1, f"more than one live request for NPC {npc}: {keys}"
+        return keys[0] if keys else None
+
+    for op in ops:
+        kind = op[0]
+        if kind == "advance":
+            clock.advance(op[1])
+        elif kind == "tick":
+            hub.tick_all(clock(), boards)
+        elif kind == "abort" and op[1] < npcs:
+            if hub.decisions[op[1]].pending:  # live, or answered but not merged yet: both end here
+                aborted.add(max(k for k in transport.requests if k[0] == op[1]))
+            hub.abort(op[1], "interrupt")
+        elif kind == "threat" and op[1] < npcs:
+            boards[op[1]]["threat"] = op[2]
+        elif kind in ("answer", "fail"):
+            open_keys = transport.open_keys()
+            if not open_keys:
+                continue
+            key = open_keys[op[1] % len(open_keys)]
+            live = key not in transport.cancelled
+            if kind == "answer":
+                intent = op[2] if live else GHOST
+                if live:
+                    delivered_live[key] = clock()
+                transport.finish(key, Answer(intent, op[3]))
+            else:
+                transport.finish(key, None, op[2])
+        events += hub.drain_events()
+        for npc, decision in hub.decisions.items():
+            assert GHOST not in (decision.intent, decision.behaviour)
+            live = live_key(npc) is not None
+            # An answer committed but not merged yet still counts as pending until the next tick.
+            assert decision.pending == live if not decision.slot else decision.pending or not live
+
+    hub.tick_all(clock(), boards)
+    events += hub.drain_events()
+    ends: dict[tuple[int, int], list[object]] = {}
+    for event in events:
+        assert getattr(event, "intent", None) != GHOST
+        assert getattr(event, "behaviour", None) != GHOST
+        if isinstance(event, ThinkingStarted):
+            assert (event.npc, event.epoch) in transport.requests
+        else:
+            ends.setdefault((event.npc, event.epoch), []).append(event)
+    for key, ended in ends.items():
+        assert len(ended) == 1, f"request {key} ended {len(ended)} times: {ended}"
+        assert key not in aborted, f"aborted request {key} produced {ended}"
+        end = ended[0]
+        if isinstance(end, DecisionMade):
+            request, _ = transport.requests[key]
+            latency = delivered_live[key] - request.started_at
+            assert end.latency == latency
+            assert end.tier in (1, 2) and end.tier == CONFIG.classify(latency)
+        else:
+            assert isinstance(end, DecisionFallback) and end.tier == 3
+    still_pending = {live_key(npc) for npc in range(npcs)} - {None}
+    for key in transport.requests:
+        expected = 0 if key in aborted or key in still_pending else 1
+        assert len(ends.get(key, [])) == expected, (key, ends.get(key))
+    metrics = hub.metrics()
+    assert metrics["dispatched"] == len(transport.requests) + metrics["fallback_reasons"].get("queue_full", 0)
+    assert metrics["tier1"] + metrics["tier2"] + metrics["tier3"] == len(ends)
