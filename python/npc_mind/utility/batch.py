@@ -1,9 +1,12 @@
 """Batched scoring: every NPC sharing one definition scored in a handful of numpy passes.
 
-The definition is compiled once: all considerations of all behaviours become the M columns of a
-`CurveStack` (grouped by curve family, so each family is one pass over an (N, M) slice), inputs are
-gathered into that layout with one `np.take`, weighted sums are one matrix product, products one
-`multiply.reduceat`. The (N, K) input and (N, M) work arrays are kept and reused between calls.
+The definition is compiled once: all considerations of all behaviours become the M rows of a
+`CurveStack` (grouped by curve family, so each family is one pass over an (M_f, N) slice), the
+inputs are laid out in that order with one `np.concatenate`, weighted sums are one matrix product,
+products one `multiply.reduceat`. The (M, N) work arrays are kept and reused between calls.
+
+Speed: for curves that cannot leave [0, 1] (e.g. the saturating one), the final NaN -> 0 clamp is
+skipped unless the (B, N) result shows a NaN, which is far smaller to check than every input.
 
 Inputs: a scalar key maps to an (N,) array; a per-target key to an (N, T) array (the same T for
 all per-target keys). Scores are (N, B), or (N, B, T) when any behaviour is per-target (behaviours
@@ -19,17 +22,19 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.utility.behavior import Behavior
-from npc_mind.utility.curves import CurveStack, FloatArray
+from npc_mind.utility.curves import CurveStack, DType, FloatArray
 from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError
 
 log = logging.getLogger("npc_mind.utility")
+_MATMUL_BLOCK = 1024  # NPCs per weighted-sum matrix product
 
 
 class BatchScorer:
     """Scores N NPCs against one list of behaviours; see the module docstring for shapes."""
 
-    def __init__(self, behaviors: Sequence[Behavior]) -> None:
+    def __init__(self, behaviors: Sequence[Behavior], dtype: DType = np.float64) -> None:
         self.behaviors = tuple(behaviors)
+        self.dtype = dtype
         columns = [
             (b, behavior, c) for b, behavior in enumerate(self.behaviors) for c in behavior.considerations
         ]
@@ -50,84 +55,100 @@ class BatchScorer:
                     f"{where}: per_target for {key!r} differs from {self._first_use[key]}"
                 )
         self.targeted = bool(self.per_target_keys)
-        key_index = {key: j for j, key in enumerate(self.keys)}
 
-        self.stack = CurveStack([consideration.curve for _, _, consideration in columns])
-        order = self.stack.order  # stack column j holds flat column order[j]
+        self.stack = CurveStack([consideration.curve for _, _, consideration in columns], dtype)
+        order = self.stack.order  # stack row j holds flat column order[j]
         n_columns, n_behaviors = len(columns), len(self.behaviors)
-        self._gather = np.array([key_index[columns[i][2].input_key] for i in order], dtype=np.intp)
+        self._row_keys = [columns[i][2].input_key for i in order]
         position = np.empty(n_columns, dtype=np.intp)
-        position[order] = np.arange(n_columns)  # flat column -> stack column
+        position[order] = np.arange(n_columns)  # flat column -> stack row
 
-        # Weighted sums: one (M, B) weight matrix, rows in stack order.
-        self._sum_weights = np.zeros((n_columns, n_behaviors))
-        product_columns: list[int] = []
-        self._product_behaviors: list[int] = []
+        # Weighted sums: one (B, M) weight matrix, columns in stack order.
+        self._sum_weights = np.zeros((n_behaviors, n_columns), dtype=dtype)
+        product_rows: list[int] = []
+        product_behaviors: list[int] = []
         product_starts: list[int] = []
         product_weights: list[float] = []
         product_compensation: list[float] = []
         for i, (b, behavior, consideration) in enumerate(columns):
             if behavior.aggregation == "weighted_sum":
-                self._sum_weights[position[i], b] = consideration.weight
+                self._sum_weights[b, position[i]] = consideration.weight
                 continue
-            if not self._product_behaviors or self._product_behaviors[-1] != b:
-                self._product_behaviors.append(b)
-                product_starts.append(len(product_columns))
-            product_columns.append(position[i])
+            if not product_behaviors or product_behaviors[-1] != b:
+                product_behaviors.append(b)
+                product_starts.append(len(product_rows))
+            product_rows.append(position[i])
             product_weights.append(consideration.weight)
             product_compensation.append(1.0 - 1.0 / len(behavior.considerations))
-        self._any_sum = any(behavior.aggregation == "weighted_sum" for behavior in self.behaviors)
-        self._product_columns = np.array(product_columns, dtype=np.intp)
+        self._product_behaviors = np.array(product_behaviors, dtype=np.intp)
+        self._product_rows = np.array(product_rows, dtype=np.intp)
         self._product_starts = np.array(product_starts, dtype=np.intp)
-        self._product_weights = np.array(product_weights)
+        self._product_weights = np.array(product_weights, dtype=dtype)[:, np.newaxis]
         self._product_unweighted = bool((self._product_weights == 1.0).all())
-        self._product_compensation = np.array(product_compensation)
+        self._product_compensation = np.array(product_compensation, dtype=dtype)[:, np.newaxis]
 
         vetoes = [
             (position[i], b, c.veto_below) for i, (b, _, c) in enumerate(columns) if c.veto_below is not None
         ]
-        self._veto_columns = np.array([column for column, _, _ in vetoes], dtype=np.intp)
-        self._veto_thresholds = np.array([threshold for _, _, threshold in vetoes])
-        self._veto_owner = np.zeros((len(vetoes), n_behaviors))
-        for row, (_, b, _) in enumerate(vetoes):
-            self._veto_owner[row, b] = 1.0
+        self._veto_rows = np.array([row for row, _, _ in vetoes], dtype=np.intp)
+        self._veto_thresholds = np.array([[threshold] for _, _, threshold in vetoes], dtype=dtype)
+        self._veto_owner = np.zeros((n_behaviors, len(vetoes)), dtype=dtype)
+        for j, (_, b, _) in enumerate(vetoes):
+            self._veto_owner[b, j] = 1.0
+        # Products and vetoes read individual scores, so those need every score clamped up front.
+        self._finish_early = bool(product_rows or vetoes)
 
-        self._behavior_weights = np.array([behavior.weight for behavior in self.behaviors])
-        self._buffers: dict[tuple[int, ...], tuple[FloatArray, FloatArray, FloatArray]] = {}
+        # The behaviour weight multiplies after aggregation: folded into the weighted-sum matrix,
+        # applied to products directly.
+        behavior_weights = np.array([[behavior.weight] for behavior in self.behaviors], dtype=dtype)
+        self._sum_weights *= behavior_weights
+        self._product_behavior_weights = behavior_weights[self._product_behaviors]
+        self._buffers: dict[int, tuple[FloatArray, FloatArray, FloatArray]] = {}
         self.nan_counts: dict[str, int] = {}
 
-    def score(self, inputs: Mapping[str, npt.ArrayLike], check_nan: bool = True) -> FloatArray:
-        """Scores (N, B) or (N, B, T); a new array, the work buffers stay inside."""
-        lead = self._lead_shape(inputs)
-        values, gathered, scores = self._buffers_for(lead)
-        for j, key in enumerate(self.keys):
-            array = np.asarray(inputs[key], dtype=np.float64)
-            values[..., j] = (
-                array[:, np.newaxis] if self.targeted and key not in self.per_target_keys else array
-            )
-        if check_nan:
+    def score(self, inputs: Mapping[str, npt.ArrayLike]) -> FloatArray:
+        """Scores (N, B) or (N, B, T), in a new array; the (M, N) work buffers stay inside."""
+        arrays, lead = self._flat_inputs(inputs)
+        width = lead[0] * lead[-1] if len(lead) == 2 else lead[0]
+        values, scores, scratch = self._buffers_for(width)
+        np.concatenate([arrays[key] for key in self._row_keys], out=values.reshape(-1))
+        self.stack.evaluate(values, out=scores, scratch=scratch, finish=self._finish_early)
+        totals = self._aggregate(scores)
+        if self._finish_early:
             self._report_nan(values)
-        np.take(values, self._gather, axis=-1, out=gathered)
-        self.stack.evaluate(gathered, out=scores)
+        elif np.isnan(totals).any():  # a NaN input reached a bounded curve: clamp and redo
+            self._report_nan(values)
+            CurveStack.finish(scores)
+            totals = self._aggregate(scores)
+        if len(lead) == 2:
+            return totals.reshape(len(self.behaviors), *lead).transpose(1, 0, 2)
+        return totals.T
 
-        out = np.empty((*lead, len(self.behaviors)))
-        if self._any_sum:
-            np.matmul(scores, self._sum_weights, out=out)
+    def _aggregate(self, scores: FloatArray) -> FloatArray:
+        # (B, L); product behaviours' rows are 0 here. In blocks: one big product would make
+        # OpenBLAS start threads, which on a busy machine is ten times slower, not faster.
+        width = scores.shape[1]
+        totals = np.empty((len(self.behaviors), width), dtype=self.dtype)
+        for start in range(0, width, _MATMUL_BLOCK):
+            block = slice(start, start + _MATMUL_BLOCK)
+            np.matmul(self._sum_weights, scores[:, block], out=totals[:, block])
         if len(self._product_behaviors):
-            factors = np.take(scores, self._product_columns, axis=-1)
+            factors = np.take(scores, self._product_rows, axis=0)
             if not self._product_unweighted:
                 np.power(factors, self._product_weights, out=factors)
-            # f' = f + (1 - f)(1 - 1/n) f
-            factors += (1.0 - factors) * self._product_compensation * factors
-            out[..., self._product_behaviors] = np.multiply.reduceat(factors, self._product_starts, axis=-1)
-        if len(self._veto_columns):
-            below = np.take(scores, self._veto_columns, axis=-1) < self._veto_thresholds
-            vetoed = (below.astype(np.float64) @ self._veto_owner) > 0.0
-            out[vetoed] = 0.0
-        out *= self._behavior_weights
-        return np.moveaxis(out, -1, 1) if self.targeted else out
+            factors += (1.0 - factors) * self._product_compensation * factors  # f' = f + (1 - f)(1 - 1/n) f
+            products = np.multiply.reduceat(factors, self._product_starts, axis=0)
+            totals[self._product_behaviors] = products * self._product_behavior_weights
+        if len(self._veto_rows):
+            below = np.take(scores, self._veto_rows, axis=0) < self._veto_thresholds
+            totals[(self._veto_owner @ below) > 0.0] = 0.0
+        return totals
 
-    def _lead_shape(self, inputs: Mapping[str, npt.ArrayLike]) -> tuple[int, ...]:
+    def _flat_inputs(
+        self, inputs: Mapping[str, npt.ArrayLike]
+    ) -> tuple[dict[str, FloatArray], tuple[int, ...]]:
+        """Each key's input as one flat row (per-target keys N * T, scalar keys repeated T times)."""
+        arrays: dict[str, FloatArray] = {}
         n: int | None = None
         targets: int | None = None
         for key in self.keys:
@@ -135,49 +156,56 @@ class BatchScorer:
                 raise MissingInputError(
                     f"{self._first_use[key]}: input {key!r} is missing from the batch inputs"
                 )
-            shape = np.shape(inputs[key])
+            array = np.asarray(inputs[key])
             per_target = key in self.per_target_keys
-            if len(shape) != (2 if per_target else 1):
+            if array.ndim != (2 if per_target else 1):
                 expected = "(N, T) for a per-target input" if per_target else "(N,)"
                 raise UtilityError(
-                    f"{self._first_use[key]}: input {key!r} has shape {shape}, expected {expected}"
+                    f"{self._first_use[key]}: {key!r} has shape {array.shape}, expected {expected}"
                 )
             if n is None:
-                n = shape[0]
-            if shape[0] != n:
+                n = array.shape[0]
+            if array.shape[0] != n or n == 0:
                 raise UtilityError(
-                    f"{self._first_use[key]}: input {key!r} has {shape[0]} NPCs, others have {n}"
+                    f"{self._first_use[key]}: {key!r} has {array.shape[0]} NPCs, others {n} (>= 1)"
                 )
             if per_target:
                 if targets is None:
-                    targets = shape[1]
-                if shape[1] != targets or targets == 0:
+                    targets = array.shape[1]
+                if array.shape[1] != targets or targets == 0:
                     raise UtilityError(
-                        f"{self._first_use[key]}: {key!r} has {shape[1]} targets, expected {targets} (>= 1)"
+                        f"{self._first_use[key]}: {key!r} has {array.shape[1]} targets, others {targets}"
                     )
+            arrays[key] = array
         assert n is not None  # a behaviour has at least one consideration, so there is a key
-        return (n, targets) if targets is not None else (n,)
+        if targets is None:
+            return arrays, (n,)
+        for key, array in arrays.items():
+            arrays[key] = array.reshape(-1) if key in self.per_target_keys else np.repeat(array, targets)
+        return arrays, (n, targets)
 
-    def _buffers_for(self, lead: tuple[int, ...]) -> tuple[FloatArray, FloatArray, FloatArray]:
-        buffers = self._buffers.get(lead)
+    def _buffers_for(self, width: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Inputs, scores and scratch, (M, width) each."""
+        buffers = self._buffers.get(width)
         if buffers is None:
-            self._buffers.clear()  # keep one shape: the NPC count rarely changes
-            buffers = (
-                np.empty((*lead, len(self.keys))),
-                np.empty((*lead, len(self.stack))),
-                np.empty((*lead, len(self.stack))),
-            )
-            self._buffers[lead] = buffers
+            self._buffers.clear()  # keep one size: the NPC count rarely changes
+            buffers = tuple(np.empty((len(self.stack), width), dtype=self.dtype) for _ in range(3))  # type: ignore[assignment]
+            self._buffers[width] = buffers
         return buffers
 
     def _report_nan(self, values: FloatArray) -> None:
-        missing = np.isnan(values).reshape(-1, len(self.keys)).sum(axis=0)
-        for j in np.flatnonzero(missing):
-            key = self.keys[j]
+        suspects = np.flatnonzero(np.isnan(np.add.reduce(values, axis=1)))  # also +inf + -inf: rechecked
+        counted: set[str] = set()
+        for row in suspects:
+            key = self._row_keys[row]
+            missing = int(np.isnan(values[row]).sum())
+            if key in counted or not missing:
+                continue
+            counted.add(key)
             if key not in self.nan_counts:
                 log.warning(
                     "%s: input %r is NaN for some NPCs; those considerations score 0",
                     self._first_use[key],
                     key,
                 )
-            self.nan_counts[key] = self.nan_counts.get(key, 0) + int(missing[j])
+            self.nan_counts[key] = self.nan_counts.get(key, 0) + missing
