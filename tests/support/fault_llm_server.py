@@ -68,6 +68,8 @@ class FaultServer:
         self._server: asyncio.Server | None = None
         self._thread = threading.Thread(target=self._loop.run_forever, name="fault-llm-server", daemon=True)
         self._lock = threading.Lock()
+        self.active = 0  # chat requests being answered now
+        self.max_active = 0
 
     # -- control (test thread) -------------------------------------------------------------------
     def script(self, *faults: Fault) -> None:
@@ -152,6 +154,16 @@ class FaultServer:
         fault = self._next_fault()
         seen = Seen(fault, json.loads(body), headers, time.monotonic())
         self.seen.append(seen)
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            return await self._answer(reader, writer, fault, seen)
+        finally:
+            self.active -= 1
+
+    async def _answer(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fault: Fault, seen: Seen
+    ) -> bool:
         if await self._client_closed_within(reader, fault.latency):
             seen.closed_by_client = True
             return False

@@ -1,0 +1,100 @@
+"""The client against real loopback servers: routing, caps, breaker, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from npc_mind.llm import (
+    BreakerConfig,
+    Endpoint,
+    EndpointError,
+    LLMClient,
+    LLMSettings,
+    RejectedError,
+    build_messages,
+)
+from tests.support import decision_world as world
+from tests.support.fault_llm_server import Fault, FaultServer
+
+MESSAGES = build_messages(world.SCHEMA, world.board())
+
+
+async def decide_many(client: LLMClient, count: int) -> list[object]:
+    return await asyncio.gather(
+        *(client.decide(MESSAGES, world.SCHEMA) for _ in range(count)), return_exceptions=True
+    )
+
+
+def test_least_in_flight_routing_spreads_concurrent_requests() -> None:
+    with FaultServer(default=Fault(latency=0.2)) as a, FaultServer(default=Fault(latency=0.2)) as b:
+
+        async def run() -> list[object]:
+            async with LLMClient([Endpoint(a.base_url), Endpoint(b.base_url)]) as client:
+                return await decide_many(client, 6)
+
+        answers = asyncio.run(run())
+    assert all(getattr(answer, "intent", None) == "attack" for answer in answers), answers
+    assert (len(a.seen), len(b.seen)) == (3, 3)
+
+
+def test_concurrency_cap_per_endpoint_queues_the_rest(fault_server: FaultServer) -> None:
+    fault_server.default = Fault(latency=0.1)
+
+    async def run() -> list[object]:
+        async with LLMClient([Endpoint(fault_server.base_url, max_in_flight=2)]) as client:
+            return await decide_many(client, 5)
+
+    answers = asyncio.run(run())
+    assert len([a for a in answers if getattr(a, "intent", None) == "attack"]) == 5
+    assert fault_server.max_active == 2
+
+
+def test_breaker_stops_calls_after_consecutive_failures(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("http_500")
+    breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
+
+    async def run() -> list[object]:
+        async with LLMClient([Endpoint(fault_server.base_url)], breaker=breaker) as client:
+            results = [await decide_many(client, 1) for _ in range(5)]
+            return [r[0] for r in results]
+
+    results = asyncio.run(run())
+    reasons = [getattr(r, "reason", None) for r in results]
+    assert reasons == ["http_error"] * 3 + ["breaker_open"] * 2
+    assert isinstance(results[0], EndpointError) and isinstance(results[4], RejectedError)
+    assert len(fault_server.seen) == 3  # no call was made while open
+
+
+def test_read_timeout_is_an_endpoint_error(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("never_ends")
+    settings = LLMSettings(read_timeout=0.2)
+
+    async def run() -> list[object]:
+        async with LLMClient([Endpoint(fault_server.base_url)], settings=settings) as client:
+            return await decide_many(client, 1)
+
+    (result,) = asyncio.run(run())
+    assert isinstance(result, EndpointError) and result.reason == "timeout"
+
+
+def test_cancelling_a_request_closes_its_connection(fault_server: FaultServer) -> None:
+    fault_server.default = Fault(latency=30.0)
+
+    async def run() -> None:
+        async with LLMClient([Endpoint(fault_server.base_url)]) as client:
+            task = asyncio.create_task(client.decide(MESSAGES, world.SCHEMA))
+            while not fault_server.seen:
+                await asyncio.sleep(0.005)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            for _ in range(2000):
+                if fault_server.closed_by_client():
+                    break
+                await asyncio.sleep(0.005)
+            assert client.pool.states()[0]["in_flight"] == 0
+
+    asyncio.run(run())
+    assert fault_server.closed_by_client() == 1
