@@ -55,7 +55,9 @@ ENV = "GODOT"
 def engine_version(command: list[str]) -> str:
     """`godot --version`, e.g. `4.6.3.stable.debian4.6.3+ds-3`."""
     try:
-        done = subprocess.run([*command, "--version"], capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [*command, "--version"], check=False, capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ProvisionError(f"cannot run {command[-1]} --version: {error}") from error
     lines = [line for line in done.stdout.splitlines() if re.match(r"\d+\.\d+", line)]

@@ -1,0 +1,314 @@
+/* gdbridge's C layer, compiled by cffi (embedding mode) against the engine's own
+ * gdextension_interface.h. It holds the entry point, the engine callbacks (thin trampolines
+ * that forward to a few `extern "Python"` functions with integer ids instead of handles), and
+ * small helpers that do several interface calls per Python->C crossing (each crossing costs
+ * ~0.1-0.3 us, so fewer of them is the main speed lever). */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { uint64_t opaque[3]; } gdb_variant;
+
+static GDExtensionInterfaceGetProcAddress gdb_gpa;
+static GDExtensionClassLibraryPtr gdb_library;
+static char gdb_self_path[4096];
+static char gdb_libpython_path[4096];
+
+/* The engine loads extensions with RTLD_LOCAL; Python's own extension modules (numpy,
+ * _cffi_backend, _ctypes) need libpython's symbols global, so re-open it that way. */
+__attribute__((constructor)) static void gdb_on_load(void) {
+    Dl_info info;
+    if (dladdr((void *)&Py_Initialize, &info) && info.dli_fname) {
+        strncpy(gdb_libpython_path, info.dli_fname, sizeof(gdb_libpython_path) - 1);
+        dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    }
+    if (dladdr((void *)&gdb_on_load, &info) && info.dli_fname)
+        strncpy(gdb_self_path, info.dli_fname, sizeof(gdb_self_path) - 1);
+}
+
+static const char *gdb_library_path(void) { return gdb_self_path; }
+static const char *gdb_libpython(void) { return gdb_libpython_path; }
+static void *gdb_get_proc(const char *name) { return (void *)gdb_gpa(name); }
+static void *gdb_get_library(void) { return gdb_library; }
+
+/* ---- interface functions used by the helpers below (resolved in gdbridge_entry) ---- */
+static GDExtensionInterfacePrintErrorWithMessage i_print_error;
+static GDExtensionInterfacePrintWarningWithMessage i_print_warning;
+static GDExtensionInterfaceVariantGetType i_variant_get_type;
+static GDExtensionInterfaceVariantDestroy i_variant_destroy;
+static GDExtensionInterfaceVariantNewCopy i_variant_new_copy;
+static GDExtensionInterfaceVariantNewNil i_variant_new_nil;
+static GDExtensionInterfaceStringNewWithUtf8CharsAndLen2 i_string_new_utf8;
+static GDExtensionInterfaceStringToUtf8Chars i_string_to_utf8;
+static GDExtensionInterfaceStringNameNewWithUtf8CharsAndLen i_string_name_new_utf8;
+static GDExtensionInterfaceObjectMethodBindCall i_method_bind_call;
+static GDExtensionInterfaceObjectMethodBindPtrcall i_method_bind_ptrcall;
+static GDExtensionInterfaceObjectGetInstanceBinding i_get_instance_binding;
+static GDExtensionInterfaceArrayOperatorIndex i_array_index;
+static GDExtensionInterfaceDictionaryOperatorIndex i_dictionary_index;
+static GDExtensionInterfaceVariantGetPtrConstructor i_get_ptr_constructor;
+static GDExtensionInterfaceVariantGetPtrDestructor i_get_ptr_destructor;
+static GDExtensionInterfaceGetVariantFromTypeConstructor i_get_from_type;
+static GDExtensionInterfaceGetVariantToTypeConstructor i_get_to_type;
+static GDExtensionInterfaceGetVariantGetInternalPtrFunc i_get_internal_ptr;
+
+#define GDB_TYPES GDEXTENSION_VARIANT_TYPE_VARIANT_MAX
+static GDExtensionVariantFromTypeConstructorFunc g_from_type[GDB_TYPES];
+static GDExtensionTypeFromVariantConstructorFunc g_to_type[GDB_TYPES];
+static GDExtensionVariantGetInternalPtrFunc g_internal_ptr[GDB_TYPES];
+static GDExtensionPtrDestructor g_destructor[GDB_TYPES];
+static GDExtensionPtrConstructor g_default_constructor[GDB_TYPES];
+/* String <- StringName / NodePath and back (constructor index 2 of String is from StringName). */
+static GDExtensionPtrConstructor g_string_from[GDB_TYPES];
+static GDExtensionPtrConstructor g_from_string[GDB_TYPES];
+/* size() and resize() of Array and the packed arrays; set from Python (hashes live in the API). */
+static GDExtensionPtrBuiltInMethod g_size_method[GDB_TYPES];
+static GDExtensionPtrBuiltInMethod g_resize_method[GDB_TYPES];
+static void *g_packed_index[GDB_TYPES];
+static GDExtensionInstanceBindingCallbacks gdb_binding_callbacks;
+
+static void gdb_set_builtin(int type, int which, void *fn) {
+    if (which == 0) g_size_method[type] = (GDExtensionPtrBuiltInMethod)fn;
+    else if (which == 1) g_resize_method[type] = (GDExtensionPtrBuiltInMethod)fn;
+    else if (which == 2) g_string_from[type] = (GDExtensionPtrConstructor)fn;
+    else if (which == 3) g_from_string[type] = (GDExtensionPtrConstructor)fn;
+    else if (which == 4) g_packed_index[type] = fn;
+}
+
+/* ---- errors and printing ---- */
+static void gdb_error(const char *text, const char *detail) {
+    if (i_print_error) i_print_error(text, detail, "gdbridge", "python", 0, 1);
+    else fprintf(stderr, "ERROR: %s\n%s\n", text, detail);
+}
+static void gdb_warning(const char *text, const char *detail) {
+    if (i_print_warning) i_print_warning(text, detail, "gdbridge", "python", 0, 1);
+    else fprintf(stderr, "WARNING: %s\n%s\n", text, detail);
+}
+
+/* ---- variants ---- */
+static int gdb_vtype(const void *v) { return (int)i_variant_get_type((GDExtensionConstVariantPtr)v); }
+static void gdb_vdestroy(void *v) { i_variant_destroy(v); }
+static void gdb_vcopy(void *dst, const void *src) { i_variant_new_copy(dst, src); }
+static void gdb_vnil(void *v) { i_variant_new_nil(v); }
+static void gdb_vbool(void *v, int b) { GDExtensionBool x = b != 0; g_from_type[GDEXTENSION_VARIANT_TYPE_BOOL](v, &x); }
+static void gdb_vint(void *v, int64_t i) { g_from_type[GDEXTENSION_VARIANT_TYPE_INT](v, &i); }
+static void gdb_vfloat(void *v, double d) { g_from_type[GDEXTENSION_VARIANT_TYPE_FLOAT](v, &d); }
+static int64_t gdb_as_int(const void *v) { int64_t x = 0; g_to_type[GDEXTENSION_VARIANT_TYPE_INT](&x, (void *)v); return x; }
+static double gdb_as_float(const void *v) { double x = 0; g_to_type[GDEXTENSION_VARIANT_TYPE_FLOAT](&x, (void *)v); return x; }
+static int gdb_as_bool(const void *v) { GDExtensionBool x = 0; g_to_type[GDEXTENSION_VARIANT_TYPE_BOOL](&x, (void *)v); return x; }
+static void gdb_vobject(void *v, void *obj) { g_from_type[GDEXTENSION_VARIANT_TYPE_OBJECT](v, &obj); }
+static void *gdb_as_object(const void *v) { void *o = NULL; g_to_type[GDEXTENSION_VARIANT_TYPE_OBJECT](&o, (void *)v); return o; }
+/* Raw value of a plain-data type (vectors, colors, transforms, RID) in and out of a variant. */
+static void gdb_vraw(void *v, int type, const void *raw) { g_from_type[type](v, (void *)raw); }
+static void gdb_as_raw(const void *v, int type, void *raw) { g_to_type[type](raw, (void *)v); }
+static void *gdb_vinternal(void *v, int type) { return g_internal_ptr[type](v); }
+/* An empty value of `type` (Array, Dictionary, packed arrays...) as a variant; returns its internal pointer. */
+static void *gdb_vnew(void *v, int type) {
+    uint64_t value[8];
+    g_default_constructor[type](value, NULL);
+    g_from_type[type](v, value);
+    if (g_destructor[type]) g_destructor[type](value);
+    return g_internal_ptr[type](v);
+}
+
+/* Strings: String, StringName and NodePath all go through a String and UTF-8. */
+static void gdb_string_new(void *s, const char *utf8, int64_t len) { i_string_new_utf8(s, utf8, len); }
+static int64_t gdb_string_utf8(const void *s, char *buf, int64_t cap) {
+    int64_t n = i_string_to_utf8((GDExtensionConstStringPtr)s, NULL, 0);
+    if (n <= cap) i_string_to_utf8((GDExtensionConstStringPtr)s, buf, n);
+    return n;
+}
+static void gdb_string_destroy(void *s) { g_destructor[GDEXTENSION_VARIANT_TYPE_STRING](s); }
+/* value of `type` (String, StringName, NodePath) <- UTF-8, written into uninitialized `dst`. */
+static void gdb_text_new(void *dst, int type, const char *utf8, int64_t len) {
+    if (type == GDEXTENSION_VARIANT_TYPE_STRING) { i_string_new_utf8(dst, utf8, len); return; }
+    if (type == GDEXTENSION_VARIANT_TYPE_STRING_NAME) { i_string_name_new_utf8(dst, utf8, len); return; }
+    uint64_t s = 0;
+    i_string_new_utf8(&s, utf8, len);
+    GDExtensionConstTypePtr args[1] = {&s};
+    g_from_string[type](dst, args);
+    g_destructor[GDEXTENSION_VARIANT_TYPE_STRING](&s);
+}
+/* UTF-8 of a String/StringName/NodePath value; returns the length (call again if > cap). */
+static int64_t gdb_text_utf8(const void *src, int type, char *buf, int64_t cap) {
+    if (type == GDEXTENSION_VARIANT_TYPE_STRING) return gdb_string_utf8(src, buf, cap);
+    uint64_t s = 0;
+    GDExtensionConstTypePtr args[1] = {src};
+    g_string_from[type](&s, args);
+    int64_t n = gdb_string_utf8(&s, buf, cap);
+    g_destructor[GDEXTENSION_VARIANT_TYPE_STRING](&s);
+    return n;
+}
+static void gdb_vtext(void *v, int type, const char *utf8, int64_t len) {
+    uint64_t value[2] = {0, 0};
+    gdb_text_new(value, type, utf8, len);
+    g_from_type[type](v, value);
+    g_destructor[type](value);
+}
+static int64_t gdb_as_text(const void *v, int type, char *buf, int64_t cap) {
+    return gdb_text_utf8(g_internal_ptr[type]((void *)v), type, buf, cap);
+}
+static void gdb_value_destroy(int type, void *value) { if (g_destructor[type]) g_destructor[type](value); }
+
+/* Arrays: size, resize and element pointers of Array and packed arrays (by internal pointer). */
+static int64_t gdb_seq_size(int type, const void *seq) {
+    int64_t n = 0;
+    g_size_method[type]((void *)seq, NULL, &n, 0);
+    return n;
+}
+static void gdb_seq_resize(int type, void *seq, int64_t n) {
+    int64_t r = 0;
+    GDExtensionConstTypePtr args[1] = {&n};
+    g_resize_method[type](seq, args, &r, 1);
+}
+static void *gdb_array_at(void *array, int64_t i) { return i_array_index(array, i); }
+static void *gdb_dict_at(void *dict, const void *key) { return i_dictionary_index(dict, key); }
+typedef void *(*gdb_index_fn)(void *, GDExtensionInt);
+static void *gdb_packed_data(int type, void *seq) {
+    if (gdb_seq_size(type, seq) == 0) return NULL;
+    return ((gdb_index_fn)g_packed_index[type])(seq, 0);
+}
+
+/* ---- calls into the engine ---- */
+static int gdb_call(const void *mb, void *obj, const gdb_variant *args, int64_t n, void *ret) {
+    const void *ptrs[16];
+    GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
+    if (n > 16) return -1;
+    for (int64_t i = 0; i < n; i++) ptrs[i] = &args[i];
+    i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, ret, &err);
+    return (int)err.error * 1000 + err.argument;
+}
+static void gdb_ptrcall(const void *mb, void *obj, const void **args, void *ret) {
+    i_method_bind_ptrcall(mb, obj, args, ret);
+}
+static int64_t gdb_utility(void *fn, const gdb_variant *args, int32_t n, void *ret) {
+    const void *ptrs[16];
+    if (n > 16) return -1;
+    for (int32_t i = 0; i < n; i++) ptrs[i] = &args[i];
+    ((GDExtensionPtrUtilityFunction)fn)(ret, (const GDExtensionConstTypePtr *)ptrs, n);
+    return 0;
+}
+/* Our instance id stored on an engine object, 0 when the object is not one of ours. */
+static intptr_t gdb_instance_of(void *obj) {
+    if (!obj) return 0;
+    return (intptr_t)i_get_instance_binding(obj, gdb_library, NULL);
+}
+static const GDExtensionInstanceBindingCallbacks *gdb_binding_callbacks_ptr(void) { return &gdb_binding_callbacks; }
+
+/* ---- Python callbacks (extern "Python", defined in gdbridge._runtime) ---- */
+static void gdb_py_initialize(int level);
+static void gdb_py_deinitialize(int level);
+static void *gdb_py_create(intptr_t cls, int notify);
+static void gdb_py_free(intptr_t cls, intptr_t inst);
+static intptr_t gdb_py_get_virtual(intptr_t cls, const void *name);
+static void gdb_py_virtual(intptr_t inst, intptr_t fid, const void *const *args, void *ret);
+static void gdb_py_virtual0(intptr_t inst, intptr_t fid);
+static void gdb_py_virtual_f(intptr_t inst, intptr_t fid, double x);
+static void gdb_py_notification(intptr_t inst, int what, int reversed);
+static void gdb_py_call(intptr_t mid, intptr_t inst, const void *const *args, int64_t n, void *ret, GDExtensionCallError *err);
+static void gdb_py_ptrcall(intptr_t mid, intptr_t inst, const void *const *args, void *ret);
+static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info);
+static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
+
+/* ---- trampolines with the engine's signatures ---- */
+static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_initialize((int)level); }
+static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_deinitialize((int)level); }
+static GDExtensionObjectPtr tr_create(void *cls, GDExtensionBool notify) { return gdb_py_create((intptr_t)cls, notify); }
+static void tr_free(void *cls, GDExtensionClassInstancePtr inst) { gdb_py_free((intptr_t)cls, (intptr_t)inst); }
+static void *tr_get_virtual(void *cls, GDExtensionConstStringNamePtr name, uint32_t hash) {
+    return (void *)gdb_py_get_virtual((intptr_t)cls, name);
+}
+/* Virtual userdata: low 2 bits are the shape (0 generic, 1 no args, 2 one float), the rest the id. */
+static void tr_call_virtual(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name, void *ud,
+                            const GDExtensionConstTypePtr *args, GDExtensionTypePtr ret) {
+    intptr_t u = (intptr_t)ud;
+    intptr_t fid = u >> 2;
+    switch (u & 3) {
+    case 1: gdb_py_virtual0((intptr_t)inst, fid); break;
+    case 2: gdb_py_virtual_f((intptr_t)inst, fid, *(const double *)args[0]); break;
+    default: gdb_py_virtual((intptr_t)inst, fid, (const void *const *)args, ret); break;
+    }
+}
+static void tr_notification(GDExtensionClassInstancePtr inst, int32_t what, GDExtensionBool reversed) {
+    gdb_py_notification((intptr_t)inst, what, reversed);
+}
+static GDExtensionBool tr_validate_property(GDExtensionClassInstancePtr inst, GDExtensionPropertyInfo *info) {
+    return (GDExtensionBool)gdb_py_validate_property((intptr_t)inst, info);
+}
+static void tr_to_string(GDExtensionClassInstancePtr inst, GDExtensionBool *valid, GDExtensionStringPtr out) {
+    gdb_py_to_string((intptr_t)inst, valid, out);
+}
+static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstVariantPtr *args,
+                           GDExtensionInt n, GDExtensionVariantPtr ret, GDExtensionCallError *err) {
+    gdb_py_call((intptr_t)mud, (intptr_t)inst, (const void *const *)args, n, ret, err);
+}
+static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstTypePtr *args,
+                              GDExtensionTypePtr ret) {
+    gdb_py_ptrcall((intptr_t)mud, (intptr_t)inst, (const void *const *)args, ret);
+}
+static void *tr_binding_create(void *token, void *instance) { return NULL; }
+static void tr_binding_free(void *token, void *instance, void *binding) {}
+static GDExtensionBool tr_binding_reference(void *token, void *binding, GDExtensionBool reference) { return 1; }
+
+/* Fill a class creation struct with our trampolines; Python sets the flags and icon. */
+static void gdb_fill_class_info(GDExtensionClassCreationInfo5 *info, intptr_t cls, int has_notification,
+                                int has_validate) {
+    info->create_instance_func = tr_create;
+    info->free_instance_func = tr_free;
+    info->get_virtual_call_data_func = tr_get_virtual;
+    info->call_virtual_with_data_func = tr_call_virtual;
+    info->notification_func = has_notification ? tr_notification : NULL;
+    info->validate_property_func = has_validate ? tr_validate_property : NULL;
+    info->to_string_func = tr_to_string;
+    info->class_userdata = (void *)cls;
+}
+static void gdb_fill_method_info(GDExtensionClassMethodInfo *info, intptr_t mid) {
+    info->method_userdata = (void *)mid;
+    info->call_func = tr_method_call;
+    info->ptrcall_func = tr_method_ptrcall;
+}
+
+#define GDB_RESOLVE(var, name) var = (void *)gdb_gpa(name)
+
+/* The entry symbol named in the .gdextension file. */
+__attribute__((visibility("default"))) GDExtensionBool gdbridge_entry(GDExtensionInterfaceGetProcAddress gpa,
+                                                                      GDExtensionClassLibraryPtr library,
+                                                                      GDExtensionInitialization *init) {
+    gdb_gpa = gpa;
+    gdb_library = library;
+    GDB_RESOLVE(i_print_error, "print_error_with_message");
+    GDB_RESOLVE(i_print_warning, "print_warning_with_message");
+    GDB_RESOLVE(i_variant_get_type, "variant_get_type");
+    GDB_RESOLVE(i_variant_destroy, "variant_destroy");
+    GDB_RESOLVE(i_variant_new_copy, "variant_new_copy");
+    GDB_RESOLVE(i_variant_new_nil, "variant_new_nil");
+    GDB_RESOLVE(i_string_new_utf8, "string_new_with_utf8_chars_and_len2");
+    GDB_RESOLVE(i_string_to_utf8, "string_to_utf8_chars");
+    GDB_RESOLVE(i_string_name_new_utf8, "string_name_new_with_utf8_chars_and_len");
+    GDB_RESOLVE(i_method_bind_call, "object_method_bind_call");
+    GDB_RESOLVE(i_method_bind_ptrcall, "object_method_bind_ptrcall");
+    GDB_RESOLVE(i_get_instance_binding, "object_get_instance_binding");
+    GDB_RESOLVE(i_array_index, "array_operator_index");
+    GDB_RESOLVE(i_dictionary_index, "dictionary_operator_index");
+    GDB_RESOLVE(i_get_ptr_constructor, "variant_get_ptr_constructor");
+    GDB_RESOLVE(i_get_ptr_destructor, "variant_get_ptr_destructor");
+    GDB_RESOLVE(i_get_from_type, "get_variant_from_type_constructor");
+    GDB_RESOLVE(i_get_to_type, "get_variant_to_type_constructor");
+    GDB_RESOLVE(i_get_internal_ptr, "variant_get_ptr_internal_getter");
+    for (int t = 1; t < GDB_TYPES; t++) {
+        g_from_type[t] = i_get_from_type((GDExtensionVariantType)t);
+        g_to_type[t] = i_get_to_type((GDExtensionVariantType)t);
+        g_internal_ptr[t] = i_get_internal_ptr((GDExtensionVariantType)t);
+        g_destructor[t] = i_get_ptr_destructor((GDExtensionVariantType)t);
+        g_default_constructor[t] = i_get_ptr_constructor((GDExtensionVariantType)t, 0);
+    }
+    gdb_binding_callbacks.create_callback = tr_binding_create;
+    gdb_binding_callbacks.free_callback = tr_binding_free;
+    gdb_binding_callbacks.reference_callback = tr_binding_reference;
+    init->minimum_initialization_level = GDEXTENSION_INITIALIZATION_SCENE;
+    init->userdata = NULL;
+    init->initialize = tr_initialize;
+    init->deinitialize = tr_deinitialize;
+    return 1;
+}

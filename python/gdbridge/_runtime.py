@@ -1,0 +1,221 @@
+"""Start-up inside the engine: the `extern "Python"` callbacks, output redirection, entry modules.
+
+`attach(ffi, lib, env)` is called by the extension library's embedded init code, once, before
+the first engine callback reaches Python.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+from gdbridge import _variant, classdb, objects
+
+LEVEL_SCENE = 2
+LEVEL_EDITOR = 3
+ffi: Any = None
+lib: Any = None
+_env: dict[str, Any] = {}
+
+
+def report(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+    """cffi's onerror: an exception in a callback becomes an engine error with its traceback."""
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    try:
+        lib.gdb_error(f"Python: {exc_type.__name__}: {exc}".encode(), text.encode())
+    except Exception:
+        sys.__stderr__.write(text)
+
+
+class _EngineStream:
+    """sys.stdout / sys.stderr: complete lines go to the engine's print / printerr."""
+
+    def __init__(self, function: str) -> None:
+        self.function = function
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        self.pending += text
+        if "\n" in self.pending:
+            *lines, self.pending = self.pending.split("\n")
+            out = getattr(objects.utility, self.function)
+            for line in lines:
+                out(line)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            getattr(objects.utility, self.function)(self.pending)
+            self.pending = ""
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _EngineLogHandler(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        text = self.format(record)
+        if record.levelno >= logging.ERROR:
+            lib.gdb_error(text.encode(), b"")
+        elif record.levelno >= logging.WARNING:
+            lib.gdb_warning(text.encode(), b"")
+        else:
+            objects.utility.print(text)
+
+
+def _show_warning(  # noqa: PLR0917 - the warnings.showwarning signature
+    message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    lib.gdb_warning(f"{category.__name__}: {message}".encode(), f"{filename}:{lineno}".encode())
+
+
+def _redirect_output() -> None:
+    sys.stdout = _EngineStream("print")
+    sys.stderr = _EngineStream("printerr")
+    handler = _EngineLogHandler()
+    handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    if root.level == logging.WARNING:
+        root.setLevel(logging.INFO)
+    warnings.showwarning = _show_warning
+
+
+def _gdextension_config() -> dict[str, Any]:
+    """The `[python]` section of the addon's .gdextension file (entry_modules = [...])."""
+    addon = Path(ffi.string(lib.gdb_library_path()).decode()).parent.parent
+    found: dict[str, Any] = {}
+    for path in addon.glob("*.gdextension"):
+        section = ""
+        for raw in path.read_text().splitlines():
+            line = raw.strip()
+            if line.startswith("["):
+                section = line.strip("[]")
+            elif section == "python" and "=" in line and not line.startswith(";"):
+                key, _, value = line.partition("=")
+                found[key.strip()] = json.loads(value.strip())
+    return found
+
+
+def _project_setting(name: str, default: Any) -> Any:
+    settings = objects.singleton("ProjectSettings")
+    if not settings.has_setting(name):
+        return default
+    return settings.get_setting(name)
+
+
+def _entry_modules() -> list[str]:
+    modules = list(_gdextension_config().get("entry_modules", []))
+    settings = objects.singleton("ProjectSettings")
+    for path in _project_setting("python/paths", []):
+        folder = settings.globalize_path(path)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    modules += [m for m in _project_setting("python/entry_modules", []) if m not in modules]
+    return modules
+
+
+def _start_scene() -> None:
+    _redirect_output()
+    engine = objects.singleton("Engine")
+    classdb.state["editor"] = bool(engine.is_editor_hint())
+    version = sys.version.split()[0]
+    python = _env.get("python", "?")
+    objects.utility.print(
+        f"gdbridge: Python {version} ({python}; libpython {ffi.string(lib.gdb_libpython()).decode()})"
+    )
+    import importlib
+
+    for module in _entry_modules():
+        try:
+            importlib.import_module(module)
+        except Exception as error:
+            report(type(error), error, error.__traceback__)
+        classdb.register_pending()
+    classdb.state["scene_ready"] = True
+    classdb.register_pending()
+
+
+def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
+    global ffi, lib
+    ffi, lib = ffi_, lib_
+    _env.update(env)
+    _variant.bind(ffi, lib)
+    objects.bind(ffi, lib, Path(env["api"]))
+    instances = objects.instances
+    vcalls = classdb._vcalls
+    ptrcalls = classdb._ptrcalls
+    varcalls = classdb._varcalls
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_initialize(level: int) -> None:
+        if level == LEVEL_SCENE:
+            _start_scene()
+        elif level == LEVEL_EDITOR:
+            from gdbridge import editor
+
+            editor.start()
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_deinitialize(level: int) -> None:
+        if level == LEVEL_SCENE:
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            classdb.unregister_all()
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_create(cid: int, notify: int) -> Any:
+        return classdb.create(cid, notify)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_free(cid: int, iid: int) -> None:
+        classdb.free(cid, iid)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_get_virtual(cid: int, name: Any) -> int:
+        return classdb.get_virtual(cid, name)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_virtual0(iid: int, vid: int) -> None:
+        vcalls[vid](instances[iid])
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_virtual_f(iid: int, vid: int, x: float) -> None:
+        vcalls[vid](instances[iid], x)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_virtual(iid: int, vid: int, args: Any, ret: Any) -> None:
+        vcalls[vid](instances[iid], args, ret)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_notification(iid: int, what: int, reversed_: int) -> None:
+        classdb.notification(iid, what, reversed_)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_ptrcall(mid: int, iid: int, args: Any, ret: Any) -> None:
+        ptrcalls[mid](instances[iid] if iid else None, args, ret)
+
+    def _call_error(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        report(exc_type, exc, tb)
+
+    @ffi.def_extern(onerror=_call_error)
+    def gdb_py_call(  # noqa: PLR0917 - the engine's callback signature
+        mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
+    ) -> None:
+        code = varcalls[mid](instances[iid] if iid else None, args, n, ret)
+        if code:
+            err.error = code
+            err.expected = n
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_validate_property(iid: int, info: Any) -> int:
+        return classdb.validate_property(iid, info)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:
+        classdb.to_string(iid, valid, out)

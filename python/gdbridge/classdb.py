@@ -1,0 +1,552 @@
+"""Python classes as ClassDB classes: registration, and the callbacks the engine makes into them.
+
+A class that subclasses an engine class (`class Wanderer(gdbridge.classes.Node3D)`) is collected
+when its module is imported and registered with ClassDB at the SCENE level (or at once, if that
+level has passed). Engine callbacks carry small integer ids (class, instance, method, virtual),
+looked up in the lists below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from gdbridge import _variant, objects
+from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec
+from gdbridge.types import PropertyHint, PropertyUsage, VariantType
+
+T = VariantType
+# Game virtuals: in the editor they only run for tool classes.
+GAME_VIRTUALS = frozenset({"_ready", "_process", "_physics_process", "_enter_tree", "_exit_tree", "_input",
+                           "_unhandled_input", "_shortcut_input", "_unhandled_key_input"})  # fmt: skip
+SHAPE_NO_ARGS = frozenset({"_ready", "_enter_tree", "_exit_tree"})
+SHAPE_ONE_FLOAT = frozenset({"_process", "_physics_process"})
+METADATA = {T.INT: 4, T.FLOAT: 10}  # int64 and double on the ptrcall path
+_METHOD_FLAG_NORMAL = 1
+_METHOD_FLAG_STATIC = 32
+
+
+@dataclasses.dataclass
+class ClassInfo:
+    cls: type
+    name: str
+    parent: str
+    native: str
+    tool: bool
+    abstract: bool
+    icon: str
+    doc: str
+    cid: int = 0
+    registered: bool = False
+
+
+@dataclasses.dataclass
+class MethodInfo:
+    name: str
+    func: Callable[..., Any]
+    args: list[tuple[str, TypeSpec]]
+    ret: TypeSpec | None
+    defaults: list[Any]
+    is_static: bool = False
+
+
+classes: list[ClassInfo | None] = [None]  # class id -> info (0 is never used)
+_pending: list[ClassInfo] = []
+_ptrcalls: list[Callable[..., Any] | None] = [None]  # method id -> ptrcall adapter
+_varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call adapter
+_vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
+_virtual_ids: dict[tuple[int, str], int] = {}
+_next_instance = [0]
+state = {"scene_ready": False, "editor": False}
+_keep: list[Any] = []  # cdata that must outlive registration calls
+_iface: dict[str, Any] = {}
+
+
+def _fn(name: str, ctype: str) -> Any:
+    found = _iface.get(name)
+    if found is None:
+        found = objects.ffi.cast(ctype, objects.lib.gdb_get_proc(name.encode()))
+        _iface[name] = found
+    return found
+
+
+# ---- collecting classes ----
+def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) -> None:
+    parent = next(base for base in cls.__mro__[1:] if hasattr(base, "_gd_native"))
+    native = next(base for base in cls.__mro__[1:] if base.__dict__.get("_gd_native", False))
+    parent_info = parent.__dict__.get("_gd_info")
+    info = ClassInfo(
+        cls=cls,
+        name=name or cls.__name__,
+        parent=parent_info.name if parent_info else parent.__name__,
+        native=native.__name__,
+        tool=tool or bool(parent_info and parent_info.tool),
+        abstract=abstract,
+        icon=icon,
+        doc=inspect.cleandoc(cls.__doc__ or ""),
+    )
+    cls._gd_info = info
+    cls._gd_native = False
+    if state["scene_ready"]:
+        register(info)
+    else:
+        _pending.append(info)
+
+
+def register_pending() -> None:
+    while _pending:
+        register(_pending.pop(0))
+
+
+# ---- registration ----
+def _property_info(name: str, spec: TypeSpec, usage: int = PropertyUsage.DEFAULT) -> Any:
+    ffi = objects.ffi
+    info = ffi.new("GDExtensionPropertyInfo*")
+    info.type = spec.vtype
+    info.name = objects.sn(name)
+    info.class_name = objects.sn(spec.class_name)
+    info.hint = spec.hint
+    hint_string = ffi.new("uint64_t*")
+    _variant.new_text(hint_string, T.STRING, spec.hint_string)
+    info.hint_string = hint_string
+    if spec.is_variant:
+        usage |= PropertyUsage.NIL_IS_VARIANT
+    info.usage = usage
+    _keep.append(hint_string)
+    return info
+
+
+def _spec_for(cls: type, attr: str, declared: Any) -> TypeSpec:
+    hints = typing.get_type_hints(cls) if declared is None else {}
+    annotation = declared if declared is not None else hints.get(attr)
+    if annotation is None:
+        raise TypeError(f"{cls.__name__}.{attr}: give the export a type annotation or type=")
+    return type_spec(annotation)
+
+
+def register(info: ClassInfo) -> None:
+    ffi, lib = objects.ffi, objects.lib
+    library = lib.gdb_get_library()
+    cls = info.cls
+    info.cid = len(classes)
+    classes.append(info)
+    creation = ffi.new("GDExtensionClassCreationInfo5*")
+    creation.is_virtual = False
+    creation.is_abstract = info.abstract
+    creation.is_exposed = True
+    creation.is_runtime = False
+    icon = ffi.new("uint64_t*")
+    _variant.new_text(icon, T.STRING, info.icon)
+    creation.icon_path = icon
+    has_notification = "_notification" in cls.__dict__
+    has_validate = "_validate_property" in cls.__dict__
+    lib.gdb_fill_class_info(creation, info.cid, has_notification, has_validate)
+    register_class = _fn(
+        "classdb_register_extension_class5", "GDExtensionInterfaceClassdbRegisterExtensionClass5"
+    )
+    register_class(library, objects.sn(info.name), objects.sn(info.parent), creation)
+    lib.gdb_value_destroy(T.STRING, icon)
+    info.registered = True
+
+    class_sn = objects.sn(info.name)
+    methods = _collect_methods(cls)
+    exported_names = set()
+    for attr, value in list(cls.__dict__.items()):
+        if isinstance(value, Export):
+            value.spec = _spec_for(cls, attr, value.type)
+            if value.hint:
+                value.spec.hint, value.spec.hint_string = value.hint, value.hint_string
+            exported_names.add(attr)
+    for method_info in methods:
+        _register_method(class_sn, method_info)
+    register_property = _fn(
+        "classdb_register_extension_class_property",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassProperty",
+    )
+    register_group = _fn(
+        "classdb_register_extension_class_property_group",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassPropertyGroup",
+    )
+    user_methods = {m.name for m in methods}
+    for attr, value in list(cls.__dict__.items()):
+        if isinstance(value, Group):
+            title, prefix = ffi.new("uint64_t*"), ffi.new("uint64_t*")
+            _variant.new_text(title, T.STRING, value.title)
+            _variant.new_text(prefix, T.STRING, value.prefix)
+            register_group(library, class_sn, title, prefix)
+            lib.gdb_value_destroy(T.STRING, title)
+            lib.gdb_value_destroy(T.STRING, prefix)
+        elif isinstance(value, Export):
+            setter, getter = f"set_{attr}", f"get_{attr}"
+            if setter not in user_methods:
+                _register_method(class_sn, _setter_method(attr, value))
+            if getter not in user_methods:
+                _register_method(class_sn, _getter_method(attr, value))
+            register_property(
+                library,
+                class_sn,
+                _property_info(attr, value.spec, value.usage),
+                objects.sn(setter),
+                objects.sn(getter),
+            )
+    register_signal = _fn(
+        "classdb_register_extension_class_signal", "GDExtensionInterfaceClassdbRegisterExtensionClassSignal"
+    )
+    register_constant = _fn(
+        "classdb_register_extension_class_integer_constant",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassIntegerConstant",
+    )
+    for attr, value in list(cls.__dict__.items()):
+        if isinstance(value, Signal):
+            infos = [_property_info(arg, type_spec(annotation)) for arg, annotation in value.args.items()]
+            array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(infos)))
+            for i, one in enumerate(infos):
+                array[i] = one[0]
+            register_signal(library, class_sn, objects.sn(attr), array, len(infos))
+        elif isinstance(value, Constant):
+            register_constant(library, class_sn, objects.sn(""), objects.sn(attr), value.value, False)
+        elif isinstance(value, type) and issubclass(value, enum.IntEnum):
+            bitfield = issubclass(value, enum.IntFlag)
+            for member in value:
+                register_constant(
+                    library, class_sn, objects.sn(attr), objects.sn(member.name), member.value, bitfield
+                )
+    for text in _keep:
+        lib.gdb_value_destroy(T.STRING, text)
+    _keep.clear()
+
+
+def _collect_methods(cls: type) -> list[MethodInfo]:
+    found = []
+    for attr, value in cls.__dict__.items():
+        func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
+        if not inspect.isfunction(func):
+            continue
+        exposed = getattr(func, "_gd_expose", "" if attr.startswith("_") else attr)
+        if not exposed:
+            continue
+        hints = typing.get_type_hints(func)
+        signature = inspect.signature(func)
+        params = list(signature.parameters.values())
+        is_static = isinstance(value, staticmethod)
+        if not is_static:
+            params = params[1:]
+        args, defaults = [], []
+        for param in params:
+            if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                raise TypeError(f"{cls.__name__}.{attr}: only positional parameters can be exposed to Godot")
+            args.append((param.name, type_spec(hints.get(param.name, typing.Any))))
+            if param.default is not param.empty:
+                defaults.append(param.default)
+        ret_annotation = hints.get("return", typing.Any)
+        ret = None if ret_annotation in (None, type(None)) else type_spec(ret_annotation)
+        if is_static:
+            func = _drop_self(func)
+        found.append(MethodInfo(exposed, func, args, ret, defaults, is_static))
+    return found
+
+
+def _drop_self(func: Callable[..., Any]) -> Callable[..., Any]:
+    # Static methods get the (null) instance like the others; drop it.
+    return lambda _obj, *values: func(*values)
+
+
+def _setter_method(attr: str, export: Export) -> MethodInfo:
+    def setter(self: Any, value: Any) -> None:
+        setattr(self, attr, value)
+
+    return MethodInfo(f"set_{attr}", setter, [("value", export.spec)], None, [])
+
+
+def _getter_method(attr: str, export: Export) -> MethodInfo:
+    def getter(self: Any) -> Any:
+        return getattr(self, attr)
+
+    return MethodInfo(f"get_{attr}", getter, [], export.spec, [])
+
+
+def _register_method(class_sn: Any, method: MethodInfo) -> None:
+    ffi, lib = objects.ffi, objects.lib
+    mid = len(_ptrcalls)
+    _ptrcalls.append(_make_ptrcall(method))
+    _varcalls.append(_make_varcall(method))
+    info = ffi.new("GDExtensionClassMethodInfo*")
+    info.name = objects.sn(method.name)
+    info.method_flags = _METHOD_FLAG_NORMAL | (_METHOD_FLAG_STATIC if method.is_static else 0)
+    ret_info = None  # owns the struct the method info points at, until registration returns
+    if method.ret is not None:
+        info.has_return_value = True
+        ret_info = _property_info("", method.ret, PropertyUsage.NONE)
+        info.return_value_info = ret_info
+        info.return_value_metadata = METADATA.get(method.ret.vtype, 0)
+    n = len(method.args)
+    arg_infos = ffi.new("GDExtensionPropertyInfo[]", max(1, n))
+    metadata = ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
+    for i, (arg_name, spec) in enumerate(method.args):
+        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE)[0]
+        metadata[i] = METADATA.get(spec.vtype, 0)
+    info.argument_count = n
+    info.arguments_info = arg_infos
+    info.arguments_metadata = metadata
+    defaults = ffi.new("gdb_variant[]", max(1, len(method.defaults)))
+    default_ptrs = ffi.new("GDExtensionVariantPtr[]", max(1, len(method.defaults)))
+    for i, value in enumerate(method.defaults):
+        _variant.to_variant(defaults + i, value)
+        default_ptrs[i] = defaults + i
+    info.default_argument_count = len(method.defaults)
+    info.default_arguments = default_ptrs
+    lib.gdb_fill_method_info(info, mid)
+    register_method = _fn(
+        "classdb_register_extension_class_method", "GDExtensionInterfaceClassdbRegisterExtensionClassMethod"
+    )
+    register_method(lib.gdb_get_library(), class_sn, info)
+    del ret_info
+    for i in range(len(method.defaults)):
+        lib.gdb_vdestroy(defaults + i)
+
+
+# ---- adapters: raw arguments -> Python call -> raw return ----
+def _reader(spec: TypeSpec) -> Callable[[Any], Any]:
+    if spec.is_variant:
+        return _variant.from_variant
+    return _variant._READERS[spec.vtype]
+
+
+def _make_ptrcall(method: MethodInfo) -> Callable[..., Any]:
+    func = method.func
+    readers = [_reader(spec) for _, spec in method.args]
+    write = None
+    if method.ret is not None:
+        if method.ret.is_variant:
+
+            def write(ptr: Any, value: Any) -> None:
+                objects.lib.gdb_vdestroy(ptr)
+                _variant.to_variant(ptr, value)
+        elif method.ret.vtype == T.OBJECT and _is_refcounted(method.ret):
+            write = _write_ref
+        else:
+            write = _variant._WRITERS[method.ret.vtype]
+    n = len(readers)
+    # Specialized shapes for the common small arities: every attribute lookup counts here.
+    if n == 0 and write is None:
+        return lambda obj, args, ret: func(obj)
+    if n == 0:
+        return lambda obj, args, ret: write(ret, func(obj))
+    if n == 1:
+        (r0,) = readers
+        if write is None:
+            return lambda obj, args, ret: func(obj, r0(args[0]))
+        return lambda obj, args, ret: write(ret, func(obj, r0(args[0])))
+    if n == 2:
+        r0, r1 = readers
+        if write is None:
+            return lambda obj, args, ret: func(obj, r0(args[0]), r1(args[1]))
+        return lambda obj, args, ret: write(ret, func(obj, r0(args[0]), r1(args[1])))
+
+    def call(obj: Any, args: Any, ret: Any) -> None:
+        result = func(obj, *[reader(args[i]) for i, reader in enumerate(readers)])
+        if write is not None:
+            write(ret, result)
+
+    return call
+
+
+def _is_refcounted(spec: TypeSpec) -> bool:
+    cls = spec.py_type
+    return isinstance(cls, type) and bool(getattr(cls, "_gd_refcounted", False))
+
+
+def _write_ref(ptr: Any, value: Any) -> None:
+    objects._iface["ref_set_object"](ptr, objects.object_ptr(value))
+
+
+_COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
+
+
+def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
+    func = method.func
+    specs = [spec for _, spec in method.args]
+    coercers = [_COERCE.get(spec.vtype) for spec in specs]
+    wants_return = method.ret is not None
+    total = len(specs)
+    required = total - len(method.defaults)
+
+    def call(obj: Any, args: Any, n: int, ret: Any) -> int:
+        if n > total:
+            return 3
+        if n < required:
+            return 4
+        values = []
+        for i in range(n):
+            value = _variant.from_variant(args[i])
+            coerce = coercers[i]
+            if coerce is not None and value is not None:
+                value = coerce(value)
+            values.append(value)
+        result = func(obj, *values)
+        if wants_return:
+            objects.lib.gdb_vdestroy(ret)
+            _variant.to_variant(ret, result)
+        return 0
+
+    return call
+
+
+# ---- instances ----
+def create(cid: int, notify: int) -> Any:
+    ffi, lib = objects.ffi, objects.lib
+    info = classes[cid]
+    construct = objects._iface["classdb_construct_object2"]
+    ptr = construct(objects.sn(info.native))
+    cls = info.cls
+    obj = object.__new__(cls)
+    obj._ptr = ptr
+    _next_instance[0] += 1
+    iid = _next_instance[0]
+    objects.instances[iid] = obj
+    _fn("object_set_instance", "GDExtensionInterfaceObjectSetInstance")(
+        ptr, objects.sn(info.name), ffi.cast("void*", iid)
+    )
+    _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
+        ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
+    )
+    if type(obj).__init__ is not object.__init__:
+        obj.__init__()
+    if notify:
+        obj.notification(0)
+    return ptr
+
+
+def free(cid: int, iid: int) -> None:
+    obj = objects.instances.pop(iid, None)
+    if obj is not None:
+        obj._ptr = None
+
+
+def get_virtual(cid: int, name_ptr: Any) -> int:
+    name = _variant.utf8_of(name_ptr, T.STRING_NAME)
+    key = (cid, name)
+    found = _virtual_ids.get(key)
+    if found is not None:
+        return found
+    info = classes[cid]
+    owner = next((c for c in info.cls.__mro__ if name in c.__dict__), None)
+    python_defined = owner is not None and not owner.__dict__.get("_gd_native", True)
+    editor_skips = state["editor"] and name in GAME_VIRTUALS and not info.tool
+    if not python_defined or editor_skips or not callable(owner.__dict__[name]):
+        result = 0
+    else:
+        func = owner.__dict__[name]
+        vid = len(_vcalls)
+        if name in SHAPE_NO_ARGS:
+            _vcalls.append(func)
+            result = vid << 2 | 1
+        elif name in SHAPE_ONE_FLOAT:
+            _vcalls.append(func)
+            result = vid << 2 | 2
+        else:
+            _vcalls.append(_virtual_adapter(info, name, func))
+            result = vid << 2
+    _virtual_ids[key] = result
+    return result
+
+
+def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    spec = _find_virtual(info.native, name)
+    if spec is None:
+        raise TypeError(f"{info.name}.{name}: not a virtual method of {info.native}")
+    arg_types, ret_type = spec
+    readers = [
+        _variant.from_variant if t is None else _variant._READERS[t] for t in map(objects.vtype_of, arg_types)
+    ]
+    ret_vtype = objects.vtype_of(ret_type) if ret_type else T.NIL
+    writer = _variant._WRITERS.get(ret_vtype) if ret_type and ret_type != "Variant" else None
+    if ret_type == "Variant":
+
+        def writer(ptr: Any, value: Any) -> None:
+            objects.lib.gdb_vdestroy(ptr)
+            _variant.to_variant(ptr, value)
+
+    def call(obj: Any, args: Any, ret: Any) -> None:
+        result = func(obj, *[reader(args[i]) for i, reader in enumerate(readers)])
+        if writer is not None:
+            writer(ret, result)
+
+    return call
+
+
+def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
+    while class_name:
+        spec = objects.API["classes"][class_name]
+        found = spec["virtuals"].get(name)
+        if found is not None:
+            return found[0], found[1]
+        class_name = spec["parent"]
+    return None
+
+
+def notification(iid: int, what: int, reversed_: int) -> None:
+    obj = objects.instances.get(iid)
+    if obj is not None:
+        obj._notification(what)
+
+
+@dataclasses.dataclass
+class PropertyView:
+    """What `_validate_property(self, prop)` may change: hint, hint_string, usage."""
+
+    name: str
+    hint: int
+    hint_string: str
+    usage: int
+
+
+def validate_property(iid: int, info: Any) -> int:
+    obj = objects.instances.get(iid)
+    if obj is None:
+        return 0
+    view = PropertyView(
+        _variant.utf8_of(info.name, T.STRING_NAME),
+        info.hint,
+        _variant.utf8_of(info.hint_string, T.STRING),
+        info.usage,
+    )
+    before = dataclasses.astuple(view)
+    obj._validate_property(view)
+    if dataclasses.astuple(view) == before:
+        return 0
+    info.hint, info.usage = view.hint, view.usage
+    if view.hint_string != before[2]:
+        objects.lib.gdb_value_destroy(T.STRING, info.hint_string)
+        _variant.new_text(info.hint_string, T.STRING, view.hint_string)
+    return 1
+
+
+def to_string(iid: int, valid: Any, out: Any) -> None:
+    obj = objects.instances.get(iid)
+    method = getattr(type(obj), "_to_string", None)
+    if obj is None or method is None:
+        valid[0] = 0
+        return
+    text = str(method(obj))
+    objects.lib.gdb_value_destroy(T.STRING, out)
+    _variant.new_text(out, T.STRING, text)
+    valid[0] = 1
+
+
+def unregister_all() -> None:
+    unregister = _fn(
+        "classdb_unregister_extension_class", "GDExtensionInterfaceClassdbUnregisterExtensionClass"
+    )
+    library = objects.lib.gdb_get_library()
+    for info in reversed(classes[1:]):
+        if info is not None and info.registered:
+            unregister(library, objects.sn(info.name))
+            info.registered = False
+
+
+__all__ = ["PropertyHint", "PropertyUsage", "collect", "register_pending"]
