@@ -7,7 +7,8 @@ Anti-dithering (all off by default, so plain arg max and the design source's num
 - commitment (seconds >= 0): after a switch, keep the new behaviour this long unless a challenger
   beats it by more than interrupt_margin (>= 0) or it drops to 0 (e.g. vetoed);
 - a behaviour's own `cooldown`: after it stops it cannot be chosen for that many seconds;
-- top_n (>= 1) with seed: weighted random choice among the n best candidates (weights = scores).
+- top_n (>= 1) with seed: a new choice is a weighted random pick among the n best candidates
+  (weights = scores); the running behaviour stays while it is among the n best.
 
 One decision function works on (N, B) arrays of scores and state; `UtilitySelector.choose` uses it
 with N = 1 and `SelectorBatch.choose` with every NPC, so both follow the same rules.
@@ -127,6 +128,9 @@ def decide(
         (best_score <= running_score + settings.tie_tolerance)
         | (committed & (best_score <= running_score + settings.interrupt_margin))
     )
+    if settings.top_n > 1:
+        # A random pick stays while it is among the n best; re-rolling every tick would flicker.
+        keep |= running_ok & ((adjusted > running_score[:, np.newaxis]).sum(axis=1) < settings.top_n)
     chosen = np.where(keep, running, best)
 
     switched = chosen != running
