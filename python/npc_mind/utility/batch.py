@@ -151,6 +151,7 @@ class BatchScorer:
         arrays: dict[str, FloatArray] = {}
         n: int | None = None
         targets: int | None = None
+        first_key = first_target_key = ""
         for key in self.keys:
             if key not in inputs:
                 raise MissingInputError(
@@ -164,17 +165,19 @@ class BatchScorer:
                     f"{self._first_use[key]}: {key!r} has shape {array.shape}, expected {expected}"
                 )
             if n is None:
-                n = array.shape[0]
+                n, first_key = array.shape[0], key
             if array.shape[0] != n or n == 0:
                 raise UtilityError(
-                    f"{self._first_use[key]}: {key!r} has {array.shape[0]} NPCs, others {n} (>= 1)"
+                    f"{self._first_use[key]}: {key!r} has {array.shape[0]} NPCs,"
+                    f" {first_key!r} has {n} (need >= 1)"
                 )
             if per_target:
                 if targets is None:
-                    targets = array.shape[1]
+                    targets, first_target_key = array.shape[1], key
                 if array.shape[1] != targets or targets == 0:
                     raise UtilityError(
-                        f"{self._first_use[key]}: {key!r} has {array.shape[1]} targets, others {targets}"
+                        f"{self._first_use[key]}: {key!r} has {array.shape[1]} targets,"
+                        f" {first_target_key!r} has {targets} (need >= 1)"
                     )
             arrays[key] = array
         assert n is not None  # a behaviour has at least one consideration, so there is a key

@@ -1,0 +1,211 @@
+"""Batched scoring and choosing give the per-NPC path's numbers and choices."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from npc_mind.utility import Behavior, Consideration, MissingInputError, UtilityError, UtilitySelector
+from npc_mind.utility.curves import (
+    Linear,
+    Logistic,
+    Logit,
+    Normal,
+    Polynomial,
+    Saturating,
+    Sine,
+    Step,
+    Table,
+)
+
+KEYS = ("health", "ammo", "fear", "hunger", "distance")
+
+
+def random_curve(rng: np.random.Generator):
+    ranged = rng.random() < 0.4
+    common = {"invert": bool(rng.random() < 0.3)}
+    if ranged:
+        low = float(rng.uniform(-1.0, 0.5))
+        common |= {"input_min": low, "input_max": low + float(rng.uniform(0.5, 3.0))}
+    family = rng.integers(9)
+    u = lambda a, b: float(rng.uniform(a, b))  # noqa: E731
+    if family == 0:
+        return Saturating(k=u(0.1, 3.0), **common)
+    if family == 1:
+        return Linear(m=u(-2.0, 2.0), c=u(-0.5, 0.5), b=u(-0.2, 0.8), **common)
+    if family == 2:
+        return Polynomial(m=u(-2.0, 2.0), k=float(rng.choice([0.5, 1.5, 2.0, 3.0])), c=u(-0.5, 0.5), **common)
+    if family == 3:
+        return Logistic(m=u(-10.0, 10.0), k=u(0.2, 1.0), c=u(0.0, 1.0), b=u(0.0, 0.3), **common)
+    if family == 4:
+        return Logit(m=u(0.05, 0.3), c=u(-0.2, 0.2), b=u(0.3, 0.7), **common)
+    if family == 5:
+        return Normal(m=u(0.3, 1.0), k=u(0.05, 0.5), c=u(0.0, 1.0), b=u(0.0, 0.2), **common)
+    if family == 6:
+        return Sine(m=u(0.2, 0.5), k=u(0.5, 3.0), c=u(-0.5, 0.5), b=0.5, **common)
+    if family == 7:
+        return Step(threshold=u(0.0, 1.0), low=u(0.0, 0.5), high=u(0.5, 1.0), **common)
+    xs = np.sort(rng.uniform(-1.0, 2.0, int(rng.integers(2, 6))))
+    return Table(points=tuple(zip(xs, rng.uniform(-0.2, 1.2, len(xs)), strict=True)), **common)
+
+
+def random_selector(
+    rng: np.random.Generator, n_behaviors: int = 8, per_target: bool = False
+) -> UtilitySelector:
+    behaviors = []
+    for b in range(n_behaviors):
+        considerations = []
+        for _ in range(int(rng.integers(1, 5))):
+            key = str(rng.choice(KEYS))
+            veto = float(rng.uniform(0.0, 0.3)) if rng.random() < 0.2 else None
+            considerations.append(
+                Consideration(
+                    key,
+                    random_curve(rng),
+                    float(rng.uniform(0.1, 2.0)),
+                    veto_below=veto,
+                    per_target=per_target and key == "distance",
+                )
+            )
+        aggregation = "product" if rng.random() < 0.4 else "weighted_sum"
+        behaviors.append(
+            Behavior(f"b{b}", considerations, aggregation=aggregation, weight=float(rng.uniform(0.5, 1.5)))
+        )
+    return UtilitySelector(behaviors)
+
+
+def random_inputs(rng: np.random.Generator, n: int, targets: int | None = None) -> dict[str, np.ndarray]:
+    inputs = {key: rng.uniform(-1.0, 2.5, n) for key in KEYS}
+    if targets is not None:
+        inputs["distance"] = rng.uniform(-1.0, 2.5, (n, targets))
+    return inputs
+
+
+def per_npc_scores(selector: UtilitySelector, inputs: dict[str, np.ndarray], i: int) -> dict[str, float]:
+    context = {key: values[i] for key, values in inputs.items()}
+    return dict(selector.rank(context))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_score_batch_equals_the_per_npc_path(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    selector = random_selector(rng)
+    inputs = random_inputs(rng, 40)
+    inputs["fear"][3] = np.nan  # NaN inputs take the batch's clamp-and-redo path
+    inputs["health"][5] = np.inf
+    scores = selector.score_batch(inputs)
+    assert scores.shape == (40, 8)
+    for i in range(40):
+        expected = per_npc_scores(selector, inputs, i)
+        assert scores[i] == pytest.approx([expected[name] for name in selector.names], abs=1e-12)
+    assert selector.score_batch(inputs, "float32") == pytest.approx(scores, abs=1e-5)
+
+
+def test_source_example_in_a_batch_keeps_its_numbers() -> None:
+    source = [
+        ("攻击", [("敌人距离", 5.0, 0.6), ("弹药余量", 2.0, 0.4)]),
+        ("逃跑", [("失血比例", 1.0, 0.7), ("冷却可用", 0.5, 0.3)]),
+        ("巡逻", [("安宁程度", 3.0, 0.5), ("路线长度", 4.0, 0.5)]),
+    ]
+    selector = UtilitySelector(
+        [
+            Behavior(name, [Consideration(key, Saturating(k), w) for key, k, w in parts])
+            for name, parts in source
+        ]
+    )
+    context = {
+        "敌人距离": 8.0,
+        "弹药余量": 20.0,
+        "失血比例": 30.0,
+        "冷却可用": 1.0,
+        "安宁程度": 2.0,
+        "路线长度": 10.0,
+    }
+    scores = selector.score_batch({key: np.full(3, value) for key, value in context.items()})
+    assert scores[1] == pytest.approx(
+        [8 / 13 * 0.6 + 20 / 22 * 0.4, 30 / 31 * 0.7 + 0.2, 0.2 + 10 / 14 * 0.5], abs=1e-6
+    )
+
+
+def test_targets_score_as_n_b_t_and_match_rank_rows() -> None:
+    rng = np.random.default_rng(99)
+    selector = random_selector(rng, n_behaviors=6, per_target=True)
+    assert selector.targeted
+    inputs = random_inputs(rng, 10, targets=3)
+    scores = selector.score_batch(inputs)
+    assert scores.shape == (10, 6, 3)
+    for i in range(10):
+        context = {key: values[i] for key, values in inputs.items()}
+        for name, target, score in selector.rank(context):
+            b = selector.index[name]
+            targets = range(3) if target is None else [target]
+            for t in targets:  # behaviours without per-target inputs score the same for every target
+                assert scores[i, b, t] == pytest.approx(score, abs=1e-12)
+
+
+def test_nan_inputs_in_a_batch_score_zero_and_are_reported(caplog: pytest.LogCaptureFixture) -> None:
+    selector = UtilitySelector([Behavior("rest", [Consideration("tired", Saturating(1.0), 1.0)])])
+    with caplog.at_level(logging.WARNING, logger="npc_mind.utility"):
+        scores = selector.score_batch({"tired": np.array([1.0, np.nan, 3.0, np.nan])})
+    assert scores[:, 0] == pytest.approx([0.5, 0.0, 0.75, 0.0])
+    assert "'tired'" in caplog.text and "NaN" in caplog.text
+    assert selector.scorer.nan_counts == {"tired": 2}
+
+
+def test_batch_inputs_are_validated_with_clear_errors() -> None:
+    rng = np.random.default_rng(1)
+    selector = random_selector(rng)
+    inputs = random_inputs(rng, 5)
+    with pytest.raises(MissingInputError, match=r"behavior 'b\d', consideration 'ammo'.*missing"):
+        selector.score_batch({key: value for key, value in inputs.items() if key != "ammo"})
+    with pytest.raises(UtilityError, match="'fear' has 4"):
+        selector.score_batch({**inputs, "fear": inputs["fear"][:4]})
+    with pytest.raises(UtilityError, match=r"'hunger' has shape \(5, 2\)"):
+        selector.score_batch({**inputs, "hunger": np.zeros((5, 2))})
+    with pytest.raises(UtilityError, match="precision"):
+        selector.score_batch(inputs, "float16")
+
+
+def test_batch_choices_equal_per_npc_selectors_tick_by_tick() -> None:
+    rng = np.random.default_rng(5)
+    definition = random_selector(rng, n_behaviors=6).to_dict()
+    for behavior in definition["behaviors"][::2]:
+        behavior["cooldown"] = 0.35
+        behavior["tags"] = ["even"]
+    definition |= {"momentum": 0.05, "tie_tolerance": 0.01, "commitment": 0.3, "interrupt_margin": 0.1}
+    n = 16
+    batch_selector = UtilitySelector.from_dict(definition)
+    batch = batch_selector.batch(n)
+    singles = [UtilitySelector.from_dict(definition) for _ in range(n)]
+    inputs = random_inputs(rng, n)
+    even = batch_selector.tag_mask(["even"])
+    for tick in range(150):
+        for key in inputs:  # drifting inputs so choices change now and then
+            inputs[key] = np.clip(inputs[key] + rng.normal(0.0, 0.15, n), -1.0, 2.5)
+        now = tick * 0.1
+        restrict = tick % 3 == 0
+        chosen = batch.choose(inputs, now, allowed=even if restrict else None)
+        for i, single in enumerate(singles):
+            context = {key: values[i] for key, values in inputs.items()}
+            name = single.choose(context, now, allowed_tags=["even"] if restrict else None)
+            assert batch.names[chosen[i]] == name, (tick, i)
+            assert batch.tag_fallback[i] == single.last_choice.tag_fallback
+
+
+def test_choose_batch_reports_targets_and_keeps_state_between_calls() -> None:
+    attack = Behavior(
+        "attack",
+        [
+            Consideration(
+                "enemy_distance", Linear(input_min=0.0, input_max=10.0, invert=True), per_target=True
+            )
+        ],
+    )
+    wander = Behavior("wander", [Consideration("boredom", Linear())])
+    selector = UtilitySelector([attack, wander], momentum=0.5)
+    inputs = {"enemy_distance": np.array([[9.0, 2.0], [8.0, 9.0]]), "boredom": np.array([0.1, 0.5])}
+    assert selector.choose_batch(inputs, 0.0).tolist() == [0, 1]
+    assert selector._batch is not None and selector._batch.chosen_target.tolist() == [1, -1]
+    # Momentum keeps NPC 1 wandering although attack now scores slightly higher.
+    inputs["enemy_distance"][1] = [4.5, 9.0]
+    assert selector.choose_batch(inputs, 0.1).tolist() == [0, 1]
