@@ -144,12 +144,19 @@ def test_targets_score_as_n_b_t_and_match_rank_rows() -> None:
 
 
 def test_nan_inputs_in_a_batch_score_zero_and_are_reported(caplog: pytest.LogCaptureFixture) -> None:
-    selector = UtilitySelector([Behavior("rest", [Consideration("tired", Saturating(1.0), 1.0)])])
+    # Weighted sums of saturating curves skip the final clamp unless the result shows a NaN.
+    selector = UtilitySelector(
+        [
+            Behavior("rest", [Consideration("tired", Saturating(1.0), 1.0)]),
+            Behavior("work", [Consideration("tired", Saturating(1.0, invert=True), 1.0)]),
+        ]
+    )
     with caplog.at_level(logging.WARNING, logger="npc_mind.utility"):
         scores = selector.score_batch({"tired": np.array([1.0, np.nan, 3.0, np.nan])})
     assert scores[:, 0] == pytest.approx([0.5, 0.0, 0.75, 0.0])
+    assert scores[:, 1] == pytest.approx([0.5, 0.0, 0.25, 0.0])  # inverted, NaN still scores 0
     assert "'tired'" in caplog.text and "NaN" in caplog.text
-    assert selector.scorer.nan_counts == {"tired": 2}
+    assert selector.scorer.nan_counts == {"tired": 2}  # NaN values seen, per input key
 
 
 def test_batch_inputs_are_validated_with_clear_errors() -> None:
