@@ -108,3 +108,42 @@ def test_no_stale_or_ghost_write_ever(npcs: int, ops: list[tuple]) -> None:
     metrics = hub.metrics()
     assert metrics["dispatched"] == len(transport.requests) + metrics["fallback_reasons"].get("queue_full", 0)
     assert metrics["tier1"] + metrics["tier2"] + metrics["tier3"] == len(ends)
+
+
+def play(npcs: int, ops: list[tuple], fast: bool) -> list[object]:
+    """Run a story; `fast` ticks through `DecisionHub.tick_all` (which skips idle NPCs), else every NPC's
+    `tick` is called every time. Returns everything observable, frame by frame."""
+    clock = FakeClock()
+    transport = ScriptedTransport(clock)
+    hub = DecisionHub(transport, SCHEMA, config=CONFIG)
+    for npc in range(npcs):
+        hub.add(npc, world.rules())
+    boards = {npc: world.board(threat=0.5) for npc in range(npcs)}
+    trace: list[object] = []
+    for op in ops:
+        kind = op[0]
+        if kind == "advance":
+            clock.advance(op[1])
+        elif kind == "tick" and fast:
+            hub.tick_all(clock(), boards)
+        elif kind == "tick":
+            for npc, decision in hub.decisions.items():
+                decision.tick(clock(), boards[npc])
+        elif kind == "abort" and op[1] < npcs:
+            hub.abort(op[1])
+        elif kind == "threat" and op[1] < npcs:
+            boards[op[1]]["threat"] = op[2]
+        elif kind in ("answer", "fail") and transport.open_keys():
+            keys = transport.open_keys()
+            key = keys[op[1] % len(keys)]
+            answer = Answer(op[2], op[3]) if kind == "answer" else None
+            transport.finish(key, answer, "" if answer else op[2])
+        trace.append([(d.behaviour, d.intent, d.tier, d.pending) for d in hub.decisions.values()])
+        trace.append(hub.drain_events())
+    return trace
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, NPCS), st.lists(operations, max_size=60))
+def test_tick_all_skipping_idle_npcs_changes_nothing(npcs: int, ops: list[tuple]) -> None:
+    assert play(npcs, ops, fast=True) == play(npcs, ops, fast=False)

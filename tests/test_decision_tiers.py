@@ -195,7 +195,7 @@ def test_full_queue_is_an_immediate_tier3(fault_server: FaultServer) -> None:
         fallbacks = [e for e in events if isinstance(e, DecisionFallback)]
         assert [(e.npc, e.tier, e.reason) for e in fallbacks] == [(2, 3, "queue_full")]
         assert hub.metrics()["rejected"]["queue_full"] == 1
-        assert hub.metrics()["queue_depth"] in (0, 1)
+        assert hub.transport.outstanding == 2  # type: ignore[attr-defined]  # one in flight, one queued
 
 
 def test_api_key_is_sent_but_never_shown(fault_server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> None:

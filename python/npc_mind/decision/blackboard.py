@@ -17,21 +17,14 @@ def freeze(board: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(board))
 
 
-class CommitSlot:
-    """Written by the loop thread (`put`, an atomic deque append), drained on the main thread."""
+class CommitSlot(deque[Outcome]):
+    """The epoch-stamped commit slot: the loop thread `put`s (an atomic deque append, no lock), the main
+    thread drains it at the start of a tick and keeps only outcomes whose epoch is still current."""
 
-    __slots__ = ("_outcomes",)
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self._outcomes: deque[Outcome] = deque()
-
-    def put(self, outcome: Outcome) -> None:
-        self._outcomes.append(outcome)
-
-    def __bool__(self) -> bool:
-        return bool(self._outcomes)
+    put = deque.append
 
     def drain(self) -> Iterator[Outcome]:
-        outcomes = self._outcomes
-        while outcomes:
-            yield outcomes.popleft()
+        while self:
+            yield self.popleft()

@@ -79,7 +79,19 @@ class DecisionHub:
     def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
         """Tick every NPC with its active board; returns the NPCs whose behaviour changed."""
         changed = []
+        watched = self.config.watched
+        exact = self.config.min_change == 0.0 and len(watched) == 1
+        key = watched[0] if watched else ""
         for npc, decision in self.decisions.items():
+            # The common frame: nothing committed, no deadline reached, not due. Skip the call.
+            if not decision.slot and now < decision.wake:
+                if now < decision.watch_from:
+                    continue
+                if exact:
+                    if boards[npc].get(key) == decision.asked_with.get(key):
+                        continue
+                elif not decision.watched_changed(boards[npc]):
+                    continue
             before = decision.behaviour
             if decision.tick(now, boards[npc]) != before:
                 changed.append(npc)

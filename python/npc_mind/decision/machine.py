@@ -23,6 +23,8 @@ from npc_mind.llm.prompt import PromptConfig, build_messages
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import Outcome, Request
 
+_INF = float("inf")
+
 
 class Cancellable(Protocol):
     def cancel(self) -> None: ...
@@ -66,6 +68,9 @@ class AsyncDecision:
         self.events: Any = events if events is not None else []
         self.stats = stats or DecisionStats()
         self.slot = CommitSlot()
+        # Before `wake`, with an empty slot and (when idle) no watched change, `tick` has nothing to do.
+        self.wake = -_INF
+        self.watch_from = -_INF  # from then on a watched change asks at once (inf while pending)
         self.epoch = 0
         self.behaviour: str | None = None
         self.intent: str | None = None
@@ -77,7 +82,20 @@ class AsyncDecision:
         self._soft_passed = False
         self._next_due = float("-inf")
         self._earliest = float("-inf")
-        self._asked_with: Mapping[str, Any] = {}
+        self.asked_with: Mapping[str, Any] = {}
+
+    def watched_changed(self, board: Mapping[str, Any]) -> bool:
+        """Whether a watched key moved by more than `min_change` since the last request."""
+        asked = self.asked_with
+        threshold = self.config.min_change
+        for key in self.config.watched:
+            old, new = asked.get(key), board.get(key)
+            if old is None or new is None:
+                if old is not new:
+                    return True
+            elif abs(new - old) > threshold:
+                return True
+        return False
 
     @property
     def pending(self) -> bool:
@@ -102,7 +120,17 @@ class AsyncDecision:
             self._dispatch(now, board)
         if self.behaviour is None:
             self.behaviour = self.selector.choose(board, now, None)
+        self._schedule()
         return self.behaviour
+
+    def _schedule(self) -> None:
+        """When `tick` next has work without new input: lets `DecisionHub.tick_all` skip this NPC."""
+        if self._ticket is not None:
+            self.wake = -_INF if self._soft_passed else self._started_at + self.config.soft_deadline
+            self.watch_from = _INF
+        else:
+            self.wake = self._next_due
+            self.watch_from = self._earliest
 
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
@@ -116,6 +144,8 @@ class AsyncDecision:
         self._intent_at = float("-inf")
         self._earliest = float("-inf")
         self._next_due = float("-inf")
+        self.wake = -_INF
+        self.watch_from = -_INF
 
     def cancel(self) -> bool:
         """Cancel the pending request, if any, without an event (shutdown); True if there was one."""
@@ -133,23 +163,12 @@ class AsyncDecision:
     def _due(self, now: float, board: Mapping[str, Any]) -> bool:
         if now < self._earliest:
             return False
-        if now >= self._next_due:
-            return True
-        asked = self._asked_with
-        threshold = self.config.min_change
-        for key in self.config.watched:
-            old, new = asked.get(key), board.get(key)
-            if old is None or new is None:
-                if old is not new:
-                    return True
-            elif abs(new - old) > threshold:
-                return True
-        return False
+        return now >= self._next_due or self.watched_changed(board)
 
     def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
         self.epoch += 1
         snapshot = freeze(board)
-        self._asked_with = snapshot
+        self.asked_with = snapshot
         self._next_due = now + self.config.replan_interval
         self._earliest = now + self.config.min_gap
         memories = self.memory.top_k(self.npc, now, self.prompt.max_memories) if self.memory else ()
