@@ -37,7 +37,7 @@ from gdbridge.declare import (
     python_only,
     signal,
 )
-from gdbridge.objects import GodotError, Object, singleton, utility
+from gdbridge.objects import GodotError, Object, register_singleton, singleton, utility
 from gdbridge.types import (
     AABB,
     RID,
@@ -104,6 +104,7 @@ __all__ = [
     "export_group",
     "method",
     "python_only",
+    "register_singleton",
     "signal",
     "singleton",
     "utility",

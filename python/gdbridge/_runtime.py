@@ -166,7 +166,9 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         if level == LEVEL_SCENE:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
+            objects.shutdown()
             classdb.unregister_all()
+            objects.shutdown_names()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_create(cid: int, notify: int) -> Any:

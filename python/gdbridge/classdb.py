@@ -423,8 +423,13 @@ def create(cid: int, notify: int) -> Any:
 
 def free(cid: int, iid: int) -> None:
     obj = objects.instances.pop(iid, None)
-    if obj is not None:
-        obj._ptr = None
+    if obj is None:
+        return
+    # Let go of the Python-defined resources this instance's exports held.
+    for attr, value in list(obj.__dict__.items()):
+        if objects.holds_reference(value) and isinstance(getattr(type(obj), attr, None), Export):
+            objects.release(value)
+    obj._ptr = None
 
 
 def get_virtual(cid: int, name_ptr: Any) -> int:

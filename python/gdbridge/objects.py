@@ -173,12 +173,58 @@ def _ref_method(name: str) -> Callable[..., Any]:
     return getattr(engine_class("RefCounted"), name)
 
 
+def retain(value: Any) -> None:
+    """Hold one engine reference on a Python-defined RefCounted instance (see `release`)."""
+    _ref_method("reference")(value)
+
+
+def release(value: Any) -> None:
+    """Drop a reference taken by `retain`; the engine frees the object when it was the last one."""
+    if value._ptr is not None and _ref_method("unreference")(value):
+        _iface["object_destroy"](value._ptr)
+
+
+def holds_reference(value: Any) -> bool:
+    """True for Python-defined RefCounted instances: Python must hold an explicit engine reference
+    when it stores one (engine proxies already own one each)."""
+    kind = type(value)
+    return isinstance(value, Object) and kind._gd_refcounted and not kind._gd_native
+
+
 def singleton(name: str) -> Any:
     """An engine singleton (Engine, ProjectSettings, Input, ...) or one registered from Python."""
     ptr = _iface["global_get_singleton"](sn(name))
     if ptr == ffi.NULL:
         raise GodotError(f"no engine singleton named {name!r}")
     return wrap(ptr)
+
+
+_own_singletons: list[tuple[str, Any]] = []
+
+
+def register_singleton(name: str, obj: Any) -> None:
+    """Make `obj` an engine singleton: `Engine.get_singleton(name)`, and `name.method()` in GDScript.
+
+    Call it while the entry modules are imported (SCENE level), so scripts compiled later see the
+    name. gdbridge unregisters and frees it at shutdown.
+    """
+    singleton("Engine").register_singleton(name, obj)
+    _own_singletons.append((name, obj))
+
+
+def shutdown() -> None:
+    """SCENE-level teardown: our singletons go, then the StringNames cached by `sn`."""
+    engine = singleton("Engine")
+    while _own_singletons:
+        name, obj = _own_singletons.pop()
+        engine.unregister_singleton(name)
+        if not type(obj)._gd_refcounted and obj._ptr is not None:
+            obj.free()
+
+
+def shutdown_names() -> None:
+    for name in list(_names):
+        lib.gdb_value_destroy(T.STRING_NAME, _names.pop(name))
 
 
 def call_bind(mb: Any, ptr: Any, args: tuple, label: str) -> Any:

@@ -1,24 +1,203 @@
-"""Python classes registered with Godot for the binding tests."""
+"""Python classes registered with Godot for the binding tests (tests/test_binding_*.py)."""
 
 from __future__ import annotations
 
+import enum
+import json
+import threading
+
+import numpy as np
+
 import gdbridge as gd
-from gdbridge.classes import Node
+from gdbridge import objects
+from gdbridge.classes import Node, Node2D, RefCounted, Resource
 
 
-class Greeter(Node):
-    """Says hello."""
+def emit(**fields: object) -> None:
+    """One JSON line for the test to read."""
+    print(json.dumps(fields, sort_keys=True))
 
-    count: int = gd.export(3, range=(0, 10))
-    label: str = gd.export("hi")
-    greeted = gd.signal(who=str)
 
+class Mood(enum.IntEnum):
+    CALM = 0
+    ANGRY = 1
+    SCARED = 2
+
+
+class ProbeData(Resource):
+    """A Python-defined Resource, stored inside a scene."""
+
+    level: int = gd.export(1)
+    label: str = gd.export("")
+
+
+class Probe(Node):
+    """A node exercising every part of the binding.
+
+    Second paragraph: shown as the description in the editor help.
+    """
+
+    MAX_LEVEL = gd.constant(5)
+    Mood = Mood
+
+    speed: float = gd.export(1.5, range=(0, 10, 0.1), doc="How fast.")
+    count: int = gd.export(3)
+    flag: bool = gd.export(False)
+    title: str = gd.export("hi", multiline=True)
+    tag: gd.StringName = gd.export(gd.StringName("t"))
+    target: gd.NodePath = gd.export(gd.NodePath(""))
+    offset: gd.Vector2 = gd.export(gd.Vector2(1, 2))
+    spot: gd.Vector3 = gd.export(gd.Vector3(0, 0, 0))
+    tint: gd.Color = gd.export(gd.Color(1, 0, 0, 1))
+    items: list = gd.export([])
+    table: dict = gd.export({})
+    names: gd.PackedStringArray = gd.export(gd.PackedStringArray())
+    ids: gd.PackedInt32Array = gd.export(np.zeros(0, np.int32))
+    weights: gd.PackedFloat32Array = gd.export(np.zeros(0, np.float32))
+    mood: Mood = gd.export(Mood.CALM)
+    profile: ProbeData | None = gd.export(None)
+    _group = gd.export_group("Advanced")
+    limit: int = gd.export(10)
+
+    pinged = gd.signal(value=int)
+    changed = gd.signal()
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.frames = 0
+        self.physics_frames = 0
+        self.setter_runs = 0
+
+    @count.setter
+    def _count_changed(self, value: int) -> None:
+        self.setter_runs += 1
+
+    # -- methods called from GDScript --
     def add(self, a: int, b: int) -> int:
         return a + b
 
-    def greet(self, who: str) -> str:
-        self.greeted.emit(who)
-        return f"{self.label}, {who}"
+    def scale(self, x: float) -> float:
+        return x * self.speed
+
+    def concat(self, a: str, b: str) -> str:
+        return a + b
+
+    def sum_packed(self, values: gd.PackedFloat32Array) -> float:
+        return float(np.sum(values))
+
+    def count_keys(self, table: dict) -> int:
+        return len(table)
+
+    def echo(self, value: gd.Variant) -> gd.Variant:
+        return value
+
+    def doubled(self, values: gd.PackedInt32Array) -> gd.PackedInt32Array:
+        return np.asarray(values, np.int32) * 2
+
+    def with_default(self, a: int, b: int = 10) -> int:
+        return a * b
+
+    def ping(self, value: int) -> None:
+        self.pinged.emit(value)
+
+    def history(self) -> gd.PackedStringArray:
+        return gd.PackedStringArray(self.calls)
+
+    def frame_counts(self) -> dict:
+        return {"process": self.frames, "physics": self.physics_frames, "setter": self.setter_runs}
+
+    # -- engine calls from Python --
+    def make_children(self, n: int) -> int:
+        for i in range(n):
+            child = Node2D()
+            child.name = f"Kid{i}"
+            child.position = gd.Vector2(i, 2 * i)
+            self.add_child(child)
+        kid = self.get_node(gd.NodePath("Kid1"))
+        return int(kid.position.y) if kid is not None else -1
+
+    def first_child(self) -> Node:
+        return self.get_child(0)
+
+    def tree_touch(self) -> int:
+        """From a thread this must be refused: the node is inside the tree."""
+        return self.get_child_count()
+
+    def deferred_touch(self) -> bool:
+        self.call_deferred("set_name", "RenamedLater")
+        return threading.current_thread() is not threading.main_thread()
+
+    @staticmethod
+    def live_instances() -> int:
+        return len(objects.instances)
+
+    # -- virtuals --
+    def _enter_tree(self) -> None:
+        self.calls.append("enter_tree")
 
     def _ready(self) -> None:
-        print("Greeter ready", self.name)
+        self.calls.append("ready")
+
+    def _exit_tree(self) -> None:
+        self.calls.append("exit_tree")
+
+    def _process(self, delta: float) -> None:
+        self.frames += 1
+
+    def _physics_process(self, delta: float) -> None:
+        self.physics_frames += 1
+
+    def _notification(self, what: int) -> None:
+        if what == 13:  # NOTIFICATION_READY
+            self.calls.append("notification_ready")
+
+    def _get_configuration_warnings(self) -> gd.PackedStringArray:
+        return gd.PackedStringArray(["count is high"] if self.count > 5 else [])
+
+    def _validate_property(self, prop: object) -> None:
+        if prop.name == "limit" and not self.flag:
+            prop.usage = gd.PropertyUsage.STORAGE  # stored, hidden from the inspector
+
+    def _to_string(self) -> str:
+        return f"<Probe {self.count}>"
+
+
+class Faulty(Node):
+    """Raises in every `_process`; the engine must report it and keep running."""
+
+    def __init__(self) -> None:
+        self.frames = 0
+
+    def _process(self, delta: float) -> None:
+        self.frames += 1
+        raise ValueError(f"faulty frame {self.frames}")
+
+    def get_frames(self) -> int:
+        return self.frames
+
+
+class Counter(RefCounted):
+    """A RefCounted class: freed when the last reference goes."""
+
+    value: int = gd.export(0)
+
+    def bump(self) -> int:
+        self.value += 1
+        return self.value
+
+
+class ToolProbe(Node, tool=True):
+    """A tool class: its game virtuals also run in the editor."""
+
+    def _ready(self) -> None:
+        emit(editor_virtual="ToolProbe._ready", editor=bool(gd.singleton("Engine").is_editor_hint()))
+
+
+class GameOnly(Node):
+    """Not a tool class: `_ready` must not run in the editor."""
+
+    def _ready(self) -> None:
+        emit(editor_virtual="GameOnly._ready", editor=bool(gd.singleton("Engine").is_editor_hint()))
+
+    def _get_configuration_warnings(self) -> gd.PackedStringArray:
+        return gd.PackedStringArray(["GameOnly warning"])

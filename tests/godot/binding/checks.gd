@@ -1,0 +1,220 @@
+extends SceneTree
+## Binding checks, driven headless by tests/test_binding_core.py. One JSON line per check:
+## {"check": name, "ok": bool, "got": ...}. Frame-based steps run from _process.
+
+var frame := 0
+var stage: Node
+var probe: Probe
+var faulty: Faulty
+var signal_values: Array = []
+var awaited: Array = []
+var threads: Array = []
+
+
+func check(name: String, ok: bool, got: Variant = null) -> void:
+	print(JSON.stringify({"check": name, "ok": ok, "got": var_to_str(got)}))
+
+
+func _initialize() -> void:
+	check_registration()
+	check_calls()
+	check_properties()
+	check_signals()
+	check_scene_round_trip()
+	check_refcounted()
+	check_many_instances()
+	stage = load("res://probe_scene.tscn").instantiate()
+	root.add_child(stage)
+	probe = stage.get_node("Probe")
+	faulty = Faulty.new()
+	stage.add_child(faulty)
+
+
+func check_registration() -> void:
+	check("class_exists", ClassDB.class_exists("Probe") and ClassDB.class_exists("ProbeData"))
+	check("parent_class", ClassDB.get_parent_class("Probe") == "Node", ClassDB.get_parent_class("Probe"))
+	check("resource_parent", ClassDB.get_parent_class("ProbeData") == "Resource")
+	check("has_signal", ClassDB.class_has_signal("Probe", "pinged"))
+	check("constant", ClassDB.class_get_integer_constant("Probe", "MAX_LEVEL") == 5)
+	var enum_values := ClassDB.class_get_enum_constants("Probe", "Mood")
+	check("enum", enum_values == PackedStringArray(["CALM", "ANGRY", "SCARED"]), enum_values)
+	check("enum_value", ClassDB.class_get_integer_constant("Probe", "ANGRY") == 1)
+	var hints := {}
+	for prop in ClassDB.class_get_property_list("Probe", true):
+		hints[prop["name"]] = prop
+	check("property_list", hints.has("speed") and hints.has("profile") and hints.has("weights"), hints.keys())
+	check("range_hint", hints["speed"]["hint"] == PROPERTY_HINT_RANGE and hints["speed"]["hint_string"] == "0,10,0.1", hints["speed"])
+	check("enum_hint", hints["mood"]["hint"] == PROPERTY_HINT_ENUM and hints["mood"]["hint_string"].begins_with("Calm:0"), hints["mood"])
+	check("resource_hint", hints["profile"]["hint"] == PROPERTY_HINT_RESOURCE_TYPE and hints["profile"]["hint_string"] == "ProbeData", hints["profile"])
+	check("typed_property", hints["weights"]["type"] == TYPE_PACKED_FLOAT32_ARRAY and hints["spot"]["type"] == TYPE_VECTOR3)
+	check("group", hints.has("Advanced"), hints.get("Advanced"))
+	check("method_list", ClassDB.class_has_method("Probe", "add") and ClassDB.class_has_method("Probe", "set_speed"))
+	check("private_hidden", not ClassDB.class_has_method("Probe", "_count_changed"))
+	check("refcounted_class", ClassDB.is_parent_class("Counter", "RefCounted"))
+
+
+func check_calls() -> void:
+	var p: Probe = Probe.new()
+	check("typed_int", p.add(2, 3) == 5, p.add(2, 3))
+	check("typed_float", is_equal_approx(p.scale(2.0), 3.0), p.scale(2.0))
+	check("typed_string", p.concat("ab", "cd") == "abcd")
+	check("typed_packed", is_equal_approx(p.sum_packed(PackedFloat32Array([1.0, 2.0, 3.5])), 6.5))
+	check("typed_dict", p.count_keys({"a": 1, "b": 2, "c": 3}) == 3)
+	check("packed_return", p.doubled(PackedInt32Array([1, 2, 3])) == PackedInt32Array([2, 4, 6]))
+	check("default_arg", p.with_default(3) == 30 and p.with_default(3, 2) == 6)
+	var u: Variant = p
+	check("untyped_int", u.add(2, 3) == 5)
+	check("untyped_coerce", is_equal_approx(u.scale(2), 3.0), u.scale(2))
+	check("callv", p.callv("add", [4, 5]) == 9 and p.call("concat", "x", "y") == "xy")
+	var big := PackedFloat32Array()
+	big.resize(1000)
+	big.fill(0.5)
+	check("packed_1000", is_equal_approx(u.sum_packed(big), 500.0))
+	var values := [null, true, 7, 2.5, "text", &"name", NodePath("a/b"), Vector2(1, 2), Vector2i(3, 4),
+		Vector3(1, 2, 3), Vector3i(1, 2, 3), Vector4(1, 2, 3, 4), Color(0.5, 0.25, 1, 1), Rect2(1, 2, 3, 4),
+		Quaternion(0, 0, 0, 1), Transform2D(0.5, Vector2(3, 4)), Basis(), Transform3D(), AABB(Vector3(1, 2, 3), Vector3(4, 5, 6)),
+		Plane(0, 1, 0, 2), [1, "two", [3]], {"k": [1, 2], 3: "x"}, PackedByteArray([1, 2, 255]),
+		PackedInt64Array([1 << 40]), PackedFloat64Array([0.125]), PackedStringArray(["a", "b"]),
+		PackedVector2Array([Vector2(1, 2)]), PackedVector3Array([Vector3(1, 2, 3)]), PackedColorArray([Color(1, 0, 0)])]
+	var bad := []
+	for value in values:
+		var back: Variant = p.echo(value)
+		if typeof(back) != typeof(value) or back != value:
+			bad.append([type_string(typeof(value)), value, back])
+	check("variant_echo", bad.is_empty(), bad)
+	check("object_echo", p.echo(p) == p)
+	check("static_method", Probe.live_instances() >= 1)
+	check("to_string", str(p) == "<Probe 3>", str(p))
+	p.free()
+
+
+func check_properties() -> void:
+	var p := Probe.new()
+	check("defaults", p.speed == 1.5 and p.count == 3 and p.title == "hi" and p.offset == Vector2(1, 2) and p.mood == Probe.CALM and p.profile == null)
+	p.speed = 2.5
+	p.count = 4
+	p.flag = true
+	p.title = "hello"
+	p.tag = &"tagged"
+	p.target = NodePath("../Other")
+	p.offset = Vector2(5, 6)
+	p.spot = Vector3(1, 2, 3)
+	p.tint = Color(0, 1, 0, 1)
+	p.items = [1, "a"]
+	p.table = {"x": 1}
+	p.names = PackedStringArray(["n1", "n2"])
+	p.ids = PackedInt32Array([7, 8])
+	p.weights = PackedFloat32Array([0.5])
+	p.mood = Probe.ANGRY
+	var got := [p.speed, p.count, p.flag, p.title, p.tag, p.target, p.offset, p.spot, p.tint, p.items, p.table, p.names, p.ids, p.weights, p.mood]
+	var want := [2.5, 4, true, "hello", &"tagged", NodePath("../Other"), Vector2(5, 6), Vector3(1, 2, 3), Color(0, 1, 0, 1), [1, "a"], {"x": 1}, PackedStringArray(["n1", "n2"]), PackedInt32Array([7, 8]), PackedFloat32Array([0.5]), 1]
+	check("property_round_trip", got == want, got)
+	check("property_types", typeof(p.tag) == TYPE_STRING_NAME and typeof(p.target) == TYPE_NODE_PATH and typeof(p.weights) == TYPE_PACKED_FLOAT32_ARRAY)
+	p.set("speed", 3)
+	check("set_get_by_name", p.get("speed") == 3.0 and typeof(p.get("speed")) == TYPE_FLOAT)
+	check("setter_ran", p.frame_counts()["setter"] == 1, p.frame_counts())
+	var data := ProbeData.new()
+	data.level = 4
+	p.profile = data
+	check("resource_property", p.profile == data and p.profile.level == 4)
+	p.free()
+
+
+func check_signals() -> void:
+	var p := Probe.new()
+	p.pinged.connect(func(v: int) -> void: signal_values.append(v))
+	p.ping(4)
+	p.emit_signal("pinged", 5)
+	check("signal_connect", signal_values == [4, 5], signal_values)
+	wait_for_ping(p)
+	p.ping(6)
+	check("signal_await", awaited == [6], awaited)
+	p.free()
+
+
+func wait_for_ping(p: Probe) -> void:
+	var value: int = await p.pinged
+	awaited.append(value)
+
+
+func check_scene_round_trip() -> void:
+	var root_node := Node.new()
+	root_node.name = "Root"
+	var p := Probe.new()
+	p.name = "Probe"
+	root_node.add_child(p)
+	p.owner = root_node
+	p.speed = 7.25
+	p.title = "saved"
+	p.spot = Vector3(4, 5, 6)
+	p.weights = PackedFloat32Array([1.5, 2.5])
+	p.names = PackedStringArray(["s"])
+	p.table = {"k": 2}
+	p.mood = Probe.SCARED
+	var data := ProbeData.new()
+	data.level = 9
+	data.label = "inner"
+	p.profile = data
+	var packed := PackedScene.new()
+	check("pack", packed.pack(root_node) == OK)
+	root_node.free()
+	check("save", ResourceSaver.save(packed, "user://round_trip.tscn") == OK)
+	var text := FileAccess.get_file_as_string("user://round_trip.tscn")
+	check("tscn_text", text.contains("speed = 7.25") and text.contains("type=\"Probe\"") and text.contains("level = 9"), text)
+	var loaded: Node = ResourceLoader.load("user://round_trip.tscn", "", ResourceLoader.CACHE_MODE_IGNORE).instantiate()
+	var q: Probe = loaded.get_node("Probe")
+	var ok := q.speed == 7.25 and q.title == "saved" and q.spot == Vector3(4, 5, 6) and q.weights == PackedFloat32Array([1.5, 2.5])
+	ok = ok and q.names == PackedStringArray(["s"]) and q.table == {"k": 2} and q.mood == Probe.SCARED and q.count == 3
+	check("scene_round_trip", ok, [q.speed, q.title, q.spot, q.weights, q.names, q.table, q.mood])
+	check("resource_round_trip", q.profile is ProbeData and q.profile.level == 9 and q.profile.label == "inner", q.profile)
+	loaded.free()
+
+
+func check_refcounted() -> void:
+	var before: int = Probe.live_instances()
+	var c := Counter.new()
+	c.bump()
+	check("refcounted_call", c.bump() == 2 and c.value == 2)
+	check("refcounted_alive", Probe.live_instances() == before + 1)
+	c = null
+	check("refcounted_freed", Probe.live_instances() == before, Probe.live_instances() - before)
+
+
+func check_many_instances() -> void:
+	var before: int = Probe.live_instances()
+	for i in 10000:
+		var n := Probe.new()
+		n.count = i
+		n.free()
+	for i in 10000:
+		var r := Counter.new()
+		r.bump()
+	check("ten_thousand_freed", Probe.live_instances() == before, Probe.live_instances() - before)
+
+
+func _process(_delta: float) -> bool:
+	frame += 1
+	if frame == 3:
+		check("virtuals_order", Array(probe.history()) == ["enter_tree", "notification_ready", "ready"] or Array(probe.history()) == ["enter_tree", "ready", "notification_ready"], probe.history())
+		check("loaded_scene_values", probe.speed == 4.5 and probe.title == "from tscn" and probe.mood == Probe.ANGRY and probe.profile != null and probe.profile.level == 3, [probe.speed, probe.title, probe.mood])
+		check("engine_calls", probe.make_children(3) == 2 and probe.get_child_count() == 3 and probe.first_child().name == "Kid0")
+		check("engine_property_from_python", probe.get_node("Kid2").position == Vector2(2, 4))
+		for job in [func() -> Variant: return probe.add(1, 2), func() -> Variant: return probe.tree_touch(), func() -> Variant: return probe.deferred_touch()]:
+			var t := Thread.new()
+			t.start(job)
+			threads.append(t)
+	if frame == 6:
+		var results := []
+		for t in threads:
+			results.append(t.wait_to_finish())
+		check("thread_call", results[0] == 3, results)
+		check("thread_tree_refused", results[1] == 0, results)
+		check("thread_deferred", results[2] == true and probe.name == "RenamedLater", [results[2], probe.name])
+		var counts: Dictionary = probe.frame_counts()
+		check("process_runs", counts["process"] >= 4 and counts["physics"] >= 1, counts)
+		check("exception_keeps_running", faulty.get_frames() >= 4, faulty.get_frames())
+		stage.remove_child(probe)
+		check("exit_tree", Array(probe.history()).back() == "exit_tree", probe.history())
+		stage.add_child(probe)
+		quit(0)
+	return false

@@ -1,0 +1,77 @@
+"""gdbridge end to end: a headless Godot runs tests/godot/binding/checks.gd against the Python classes in
+tests/godot/binding/binding_classes.py; every check prints one JSON line that is asserted here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.godot import GodotRun, engine_version, run_godot
+
+PROJECT = Path(__file__).resolve().parent / "godot" / "binding"
+CHECKS = [
+    # registration
+    "class_exists", "parent_class", "resource_parent", "has_signal", "constant", "enum", "enum_value",
+    "property_list", "range_hint", "enum_hint", "resource_hint", "typed_property", "group", "method_list",
+    "private_hidden", "refcounted_class",
+    # calls: typed (ptrcall) and untyped (Variant), every Variant type through echo
+    "typed_int", "typed_float", "typed_string", "typed_packed", "typed_dict", "packed_return", "default_arg",
+    "untyped_int", "untyped_coerce", "callv", "packed_1000", "variant_echo", "object_echo", "static_method",
+    "to_string",
+    # properties
+    "defaults", "property_round_trip", "property_types", "set_get_by_name", "setter_ran", "resource_property",
+    # signals
+    "signal_connect", "signal_await",
+    # saved scenes
+    "pack", "save", "tscn_text", "scene_round_trip", "resource_round_trip", "loaded_scene_values",
+    # lifetime
+    "refcounted_call", "refcounted_alive", "refcounted_freed", "ten_thousand_freed",
+    # in the tree: virtuals, engine calls, threads, exceptions
+    "virtuals_order", "engine_calls", "engine_property_from_python", "thread_call", "thread_tree_refused",
+    "thread_deferred", "process_runs", "exception_keeps_running", "exit_tree",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def run() -> GodotRun:
+    print(f"engine: {engine_version()}")
+    return run_godot(PROJECT, "--verbose", "-s", "res://checks.gd")
+
+
+@pytest.mark.godot
+def test_engine_exits_cleanly(run: GodotRun) -> None:
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python 3.11" in run.stdout, run.log
+    assert "leaked at exit" not in run.stdout + run.stderr, run.log
+    assert "unclaimed string names" not in run.stdout + run.stderr, run.log
+
+
+@pytest.mark.godot
+@pytest.mark.parametrize("name", CHECKS)
+def test_check(run: GodotRun, name: str) -> None:
+    checks = run.checks()
+    assert name in checks, f"check {name} never ran\n{run.log}"
+    assert checks[name]["ok"], f"{name}: got {checks[name].get('got')}"
+
+
+@pytest.mark.godot
+def test_exception_in_process_is_reported_with_traceback(run: GodotRun) -> None:
+    text = run.stdout + run.stderr
+    assert "ValueError: faulty frame 1" in text, run.log
+    assert "binding_classes.py" in text and "in _process" in text, run.log
+
+
+@pytest.mark.godot
+def test_unsafe_thread_call_is_refused_with_a_clear_error(run: GodotRun) -> None:
+    assert "called from a non-main thread on a node inside the scene tree" in run.stdout + run.stderr, run.log
+
+
+@pytest.mark.godot
+def test_only_expected_errors(run: GodotRun) -> None:
+    unexpected = [
+        line
+        for line in run.errors()
+        if "faulty frame" not in line and "non-main thread" not in line and "Traceback" not in line
+    ]
+    assert not unexpected, run.log
