@@ -1,0 +1,13 @@
+"""npc_mind's Godot front end: thin nodes over the engine-agnostic `npc_mind.server`.
+
+Imported by the addon's GDExtension at start-up (an entry module of `addons/npc_mind/`). It registers
+the classes `MemoryProfile`, `MemoryStream`, `UtilityConsideration`, `UtilityBehavior`,
+`UtilitySelector`, `AsyncLLMDecision` and the engine singleton `NpcMindServer`, the only per-frame
+Python entry: the nodes never override `_process`.
+"""
+
+from npc_mind_godot import decision_node, memory_nodes, server_singleton, ticker, utility_nodes
+
+server_singleton.install()
+
+__all__ = ["decision_node", "memory_nodes", "server_singleton", "ticker", "utility_nodes"]

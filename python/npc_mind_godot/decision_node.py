@@ -1,0 +1,127 @@
+"""`AsyncLLMDecision`: asks an LLM what an NPC should do, without ever blocking a frame (a thin node)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gdbridge import classes
+from gdbridge.declare import export, python_only, signal
+from gdbridge.types import NodePath, PackedStringArray, StringName
+from npc_mind.server.decisions import DecisionSettings
+from npc_mind_godot._common import icon, server
+
+NOTIFICATION_PREDELETE = 1
+
+
+class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
+    """The LLM as an advisor: `request_decision(context)` sends a frozen snapshot of the context (and the
+    sibling MemoryStream's top memories, without waking them) to an OpenAI-compatible endpoint off the
+    main thread. Each request ends in exactly one signal: `decision_made(intent, urgency, tier)` (tier 1:
+    the answer came before `soft_deadline_ms` and is applied whole; tier 2: it came before
+    `hard_deadline_ms` and only its intent is used, as a tag for the `fallback_selector`) or
+    `decision_fallback(tier, reason)` (tier 3: too slow, an error, no endpoint: the selector decides).
+    `abort()` (a grenade) cancels it: no signal at all, and a late answer is discarded.
+    The endpoint comes from `endpoint`, else the project setting `npc_mind/llm/endpoint`, else the
+    environment (`NPC_MIND_LLM_URL`); API keys only ever come from the environment (`NPC_MIND_API_KEY`).
+    """
+
+    endpoint: str = export(
+        "", doc="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1 (empty: default)."
+    )
+    soft_deadline_ms: int = export(300, range=(1, 60000), doc="Earlier answers: tier 1.")
+    hard_deadline_ms: int = export(800, range=(2, 120000), doc="The timeout (tier 3).")
+    tag_ttl: float = export(
+        10.0, range=(0.0, 3600.0, 0.1), doc="Seconds an intent still steers the selector."
+    )
+    allowed_intents: PackedStringArray = export(PackedStringArray(["idle"]), doc="What the model may answer.")
+    system_prompt: str = export(
+        "a guard in a game world", multiline=True, doc="Who the NPC is (<= 400 chars)."
+    )
+    fallback_selector: NodePath = export(NodePath(""), doc="The UtilitySelector that covers tiers 2 and 3.")
+    memory_stream: NodePath = export(
+        NodePath(""), doc="Memories for the prompt (empty: a sibling MemoryStream)."
+    )
+
+    thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
+    decision_made = signal(
+        intent=StringName, urgency=float, tier=int, doc="An answer was applied (tier 1 or 2)."
+    )
+    decision_fallback = signal(
+        tier=int, reason=str, doc="No answer was applied (tier 3): the local AI decided."
+    )
+
+    @python_only
+    def settings(self) -> DecisionSettings:
+        return DecisionSettings(
+            intents=tuple(str(intent) for intent in self.allowed_intents),
+            soft_deadline=self.soft_deadline_ms / 1000.0,
+            hard_deadline=self.hard_deadline_ms / 1000.0,
+            tag_ttl=float(self.tag_ttl),
+            persona=str(self.system_prompt)[:400] or "an NPC",
+            endpoint=str(self.endpoint),
+        )
+
+    def _linked(self, path: NodePath, class_name: str) -> Any:
+        if str(path):
+            node = self.get_node_or_null(path)
+            return node if node is not None and node.is_class(class_name) else None
+        parent = self.get_parent()
+        if parent is None:
+            return None
+        for child in parent.get_children():
+            if child.is_class(class_name):
+                return child
+        return None
+
+    def _handle(self) -> int:
+        handle = self.__dict__.get("_server_handle", 0)
+        if not handle:
+            selector = (
+                self._linked(self.fallback_selector, "UtilitySelector")
+                if str(self.fallback_selector)
+                else None
+            )
+            memory = self._linked(self.memory_stream, "MemoryStream")
+            handle = server().core.add_decision(
+                self.settings(),
+                fallback_selector=selector.get_server_id() if selector is not None else 0,
+                memory=memory.get_server_id() if memory is not None else 0,
+            )
+            server().attach(self, handle)
+            self.__dict__["_server_handle"] = handle
+        return handle
+
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
+            server().release(self.__dict__.pop("_server_handle"))
+
+    def get_server_id(self) -> int:
+        return self._handle()
+
+    def request_decision(self, context: dict) -> None:
+        """Ask once; the request leaves at the end of this frame and ends in exactly one signal."""
+        server().core.request_decision(self._handle(), {str(k): v for k, v in context.items()})
+
+    def abort(self) -> None:
+        """Drop the pending request: no signal for it, and its late answer is discarded."""
+        server().core.abort(self._handle())
+
+    def is_pending(self) -> bool:
+        """True from request_decision until its signal (or an abort)."""
+        return server().core.decisions.pending(self._handle())
+
+    def get_behavior(self) -> StringName:
+        """What the decision layer last chose (the intent at tier 1, the selector's choice otherwise)."""
+        return StringName(server().core.decisions.behaviour(self._handle()))
+
+    def _get_configuration_warnings(self) -> PackedStringArray:
+        warnings = []
+        if not list(self.allowed_intents):
+            warnings.append("Set at least one allowed intent.")
+        if str(self.fallback_selector) and self._linked(self.fallback_selector, "UtilitySelector") is None:
+            warnings.append("fallback_selector does not point at a UtilitySelector.")
+        if not str(self.fallback_selector):
+            warnings.append("No fallback_selector: tiers 2 and 3 fall back to the first allowed intent.")
+        if self.soft_deadline_ms >= self.hard_deadline_ms:
+            warnings.append("soft_deadline_ms must be below hard_deadline_ms.")
+        return PackedStringArray(warnings)

@@ -1,0 +1,148 @@
+"""`MemoryProfile` (a shared Resource) and `MemoryStream` (one NPC's memory, a thin node)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gdbridge import classes
+from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
+from gdbridge.types import PropertyHint
+from npc_mind.memory import MemoryParams
+from npc_mind.server.memories import MemoryProfileSpec
+from npc_mind_godot._common import icon, server
+
+NOTIFICATION_PREDELETE = 1
+
+
+class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
+    """How a kind of NPC remembers and forgets; streams sharing a profile share one memory pool.
+
+    R = e^(-t/S) (or the FSRS-6 power law), S0 = base stability of the type x (0.5 + salience),
+    rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's.
+    """
+
+    capacity: int = export(64, range=(1, 65535), doc="Working memories per NPC (a hard bound).")
+    curve: str = export(
+        "exponential", hint=PropertyHint.ENUM, hint_string="exponential,power", doc="Forgetting curve."
+    )
+    alpha: float = export(1.35, range=(1.2, 1.8, 0.01), doc="Consolidation gain on rehearsal.")
+    rehearsal_refractory_s: float = export(
+        2.0, range=(0.0, 3600.0, 0.1), doc="A matching event this soon after the last wake only refreshes it."
+    )
+    forget_threshold: float = export(0.05, range=(0.001, 0.5, 0.001), doc="R at or below it is forgotten.")
+    _stabilities = export_group("Base stability (seconds)", "stability_")
+    stability_trivia: float = export(5.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    stability_observation: float = export(30.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    stability_interaction: float = export(120.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    stability_hostile: float = export(600.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    stability_trauma: float = export(3600.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    _awareness = export_group("Awareness thresholds", "awareness_")
+    awareness_search: float = export(0.3, range=(0.01, 0.99, 0.01), doc="R above it: search.")
+    awareness_pursue: float = export(0.8, range=(0.01, 0.99, 0.01), doc="R above it: pursue.")
+
+    @python_only
+    def to_spec(self) -> MemoryProfileSpec:
+        """The engine-agnostic profile; invalid values raise a clear ValueError."""
+        params = MemoryParams(
+            alpha=self.alpha,
+            rehearsal_refractory_s=self.rehearsal_refractory_s,
+            forget_threshold=self.forget_threshold,
+            base_stability=(
+                self.stability_trivia,
+                self.stability_observation,
+                self.stability_interaction,
+                self.stability_hostile,
+                self.stability_trauma,
+            ),
+            awareness_search=self.awareness_search,
+            awareness_pursue=self.awareness_pursue,
+            curve=str(self.curve),
+        )
+        return MemoryProfileSpec(int(self.capacity), params)
+
+
+class MemoryStream(classes.Node, icon=icon("MemoryStream")):
+    """An NPC's working memory: it forgets like a person (R = e^(-t/S)).
+
+    Record what the NPC perceives every frame (the refractory period keeps that honest); recall a
+    person with `query_strongest` when the NPC perceives them (a recall wakes the memory); read
+    `awareness_of` for the layered response (it only looks). The memories live in the server's pool
+    for this node's `profile`; the slot is taken on first entering the tree (or first use) and freed
+    with the node, so reparenting keeps memories.
+    """
+
+    TRIVIA = constant(0)
+    OBSERVATION = constant(1)
+    INTERACTION = constant(2)
+    HOSTILE = constant(3)
+    TRAUMA = constant(4)
+    AWARENESS_NONE = constant(0)
+    AWARENESS_PUZZLED = constant(1)
+    AWARENESS_SEARCH = constant(2)
+    AWARENESS_PURSUE = constant(3)
+
+    profile: MemoryProfile = export(None, doc="Shared memory settings; empty: the defaults.")
+
+    memory_formed = signal(entity_id=int, memory_type=int, doc="A new memory.")
+    memory_rehearsed = signal(entity_id=int, memory_type=int, doc="A matching event strengthened a memory.")
+    memory_forgotten = signal(
+        entity_id=int, memory_type=int, doc="R fell to the forget threshold (once, at the analytic time)."
+    )
+    memory_evicted = signal(entity_id=int, memory_type=int, doc="Dropped to make room in a full memory.")
+
+    def _handle(self) -> int:
+        handle = self.__dict__.get("_server_handle", 0)
+        if not handle:
+            spec = self.profile.to_spec() if self.profile is not None else MemoryProfileSpec()
+            handle = server().core.add_memory(spec)
+            server().attach(self, handle)
+            self.__dict__["_server_handle"] = handle
+        return handle
+
+    def _enter_tree(self) -> None:
+        self._handle()
+
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
+            server().release(self.__dict__.pop("_server_handle"))
+
+    def get_server_id(self) -> int:
+        """This stream's id for the server's batched methods."""
+        return self._handle()
+
+    def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
+        """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""
+        server().core.record(self._handle(), entity_id, memory_type, salience)
+
+    def query_strongest(self, entity_id: int) -> dict:
+        """Recall the entity's strongest memory (wakes it); empty when forgotten or never seen."""
+        return server().core.query_strongest(self._handle(), entity_id)
+
+    def awareness_of(self, entity_id: int) -> int:
+        """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
+        return server().core.awareness(self._handle(), entity_id)
+
+    def get_memories(self) -> list:
+        """Every memory still remembered, strongest first, as Dictionaries; only looks."""
+        return server().core.memories(self._handle())
+
+    def save_state(self) -> PackedByteArray:
+        """This NPC's memories as bytes for a game save (ages, so a new session resumes correctly)."""
+        import numpy as np
+
+        return np.frombuffer(server().core.save_memory(self._handle()), dtype=np.uint8)
+
+    def load_state(self, data: PackedByteArray) -> None:
+        """Replace this NPC's memories with `save_state` bytes; on bad data nothing changes."""
+        server().core.load_memory(self._handle(), bytes(data))
+
+    def _get_configuration_warnings(self) -> Any:
+        from gdbridge.types import PackedStringArray
+
+        warnings = []
+        if self.profile is not None:
+            try:
+                self.profile.to_spec()
+            except ValueError as error:
+                warnings.append(f"The memory profile is invalid: {error}")
+        return PackedStringArray(warnings)

@@ -1,0 +1,190 @@
+"""`NpcMindServer`: the engine singleton that owns every pool, selector and decision state.
+
+It is the only per-frame Python entry: a small internal node (`NpcMindTicker`, added to the tree
+the first time a front-end node registers) calls `_frame` once per frame, after every game node has
+processed; the server does all batched work there and emits the signals owed to each node.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from gdbridge import classes, objects
+from gdbridge.declare import (
+    PackedFloat32Array,
+    PackedInt32Array,
+    PackedInt64Array,
+    export,
+    python_only,
+)
+from gdbridge.types import PackedStringArray, PropertyHint, StringName
+from npc_mind.server import ClockMode, ServerEvent
+from npc_mind.server.core import MindServer
+from npc_mind_godot._common import project_setting
+
+SINGLETON = "NpcMindServer"
+CLOCK_SETTING = "npc_mind/memory/clock"
+ENDPOINT_SETTING = "npc_mind/llm/endpoint"
+PROCESS_MODE_ALWAYS = 3
+LAST = 2**31 - 1  # process priority: after every game node
+_instance: list[Any] = []
+
+
+def instance() -> NpcMindServer:
+    if not _instance:
+        raise RuntimeError("the NpcMindServer singleton is not installed (is the npc_mind addon loaded?)")
+    return _instance[0]
+
+
+class NpcMindServer(classes.Object):
+    """The npc_mind server: one clock, every memory pool, selector group and LLM decision.
+
+    `clock` is `process` (play seconds: stopped while the tree is paused, not scaled by
+    `Engine.time_scale`, so fast-forwarding a night does not wipe memories), `scaled_process`, or
+    `manual` (moved only by `advance()`, for tests and replays). The batched methods take and return
+    packed arrays over node ids (`get_server_id()` of each node); the nodes' own Dictionary methods are
+    the convenient, slower path.
+    """
+
+    clock: str = export(
+        "process",
+        hint=PropertyHint.ENUM,
+        hint_string="process,scaled_process,manual",
+        doc="What drives time: process, scaled_process or manual.",
+    )
+
+    @clock.setter
+    def _set_clock(self, value: str) -> None:
+        if "core" in self.__dict__:
+            self.core.clock.set_mode(ClockMode(str(value)))
+
+    @python_only
+    def setup(self) -> None:
+        self.core = MindServer(
+            str(project_setting(CLOCK_SETTING, "process")),
+            llm_endpoint=_default_endpoint(),
+        )
+        self.__dict__["clock"] = self.core.clock.mode.value
+        self.nodes: dict[int, Any] = {}
+        self.ticker: Any = None
+        self._last_wall = time.monotonic()
+
+    # --- time ----------------------------------------------------------------------------------
+    def now(self) -> float:
+        """Seconds on the server's clock."""
+        return self.core.now()
+
+    def advance(self, seconds: float) -> None:
+        """Manual clock only: move time by `seconds` and run the batched update now, emitting signals."""
+        self._deliver(self.core.advance(seconds))
+
+    @python_only
+    def frame(self, delta: float) -> None:
+        """Once per frame, from the ticker: clock, batched updates, signals."""
+        engine = objects.singleton("Engine")
+        scale = float(engine.get_time_scale())
+        wall = time.monotonic()
+        unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
+        self._last_wall = wall
+        paused = bool(engine.get_main_loop().is_paused())
+        self._deliver(self.core.step(unscaled, scale, paused))
+
+    # --- registration (Python side, from the nodes) ----------------------------------------------
+    @python_only
+    def attach(self, node: Any, handle: int) -> None:
+        self.nodes[handle] = node
+        if self.ticker is None:
+            self._start_ticker()
+
+    @python_only
+    def release(self, handle: int) -> None:
+        self.nodes.pop(handle, None)
+        if (
+            handle in self.core.memory.entries
+            or handle in self.core.selectors.entries
+            or (handle in self.core.decisions.entries)
+        ):
+            self.core.remove(handle)
+
+    def _start_ticker(self) -> None:
+        from npc_mind_godot.ticker import NpcMindTicker
+
+        tree = objects.singleton("Engine").get_main_loop()
+        if tree is None or not hasattr(tree, "get_root"):
+            return
+        ticker = NpcMindTicker()
+        ticker.set_name("NpcMindServer")
+        ticker.set_process_mode(PROCESS_MODE_ALWAYS)
+        ticker.set_process_priority(LAST)
+        tree.get_root().call_deferred("add_child", ticker)
+        self.ticker = ticker
+
+    def _deliver(self, events: list[ServerEvent]) -> None:
+        nodes = self.nodes
+        for event in events:
+            node = nodes.get(event.handle)
+            if node is not None and node.is_valid:
+                names = event.signal != "decision_fallback"  # its reason is a String, the rest StringNames
+                args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
+                node.emit_signal(StringName(event.signal), *args)
+
+    # --- batched entry points ------------------------------------------------------------------
+    def record_batch(
+        self,
+        ids: PackedInt32Array,
+        entities: PackedInt64Array,
+        memory_types: PackedInt32Array,
+        saliences: PackedFloat32Array,
+    ) -> None:
+        """Record one event per row: MemoryStream ids, entity ids, MemoryStream types, saliences."""
+        self.core.record_batch(ids, entities, memory_types, saliences)
+
+    def awareness_batch(self, ids: PackedInt32Array, entities: PackedInt64Array) -> PackedInt32Array:
+        """Awareness (0 none .. 3 pursue) per (MemoryStream id, entity); only looks."""
+        return self.core.awareness_batch(ids, entities).astype(np.int32)
+
+    def query_strongest_batch(self, ids: PackedInt32Array, entities: PackedInt64Array) -> dict:
+        """Recall per row (wakes): {retrievability: floats, memory_type: ints (-1: none)}."""
+        strength, kinds = self.core.query_strongest_batch(ids, entities)
+        return {"retrievability": strength.astype(np.float32), "memory_type": kinds.astype(np.int32)}
+
+    def set_inputs(self, ids: PackedInt32Array, key: StringName, values: PackedFloat32Array) -> None:
+        """One input key for many UtilitySelectors, chosen for in batches at the end of the frame."""
+        self.core.set_inputs(ids, str(key), values)
+
+    def get_choices(self, ids: PackedInt32Array) -> PackedInt32Array:
+        """The last batched choice per UtilitySelector id: an index into its behaviours (-1 before any)."""
+        return self.core.chosen(ids).astype(np.int32)
+
+    # --- monitors ------------------------------------------------------------------------------
+    def get_monitor_names(self) -> PackedStringArray:
+        return PackedStringArray(sorted(self.core.metrics()))
+
+    def get_monitor(self, name: str) -> float:
+        return float(self.core.metrics().get(str(name), 0.0))
+
+    def get_metrics(self) -> dict:
+        return self.core.metrics()
+
+
+def _default_endpoint() -> str:
+    import os
+
+    configured = str(project_setting(ENDPOINT_SETTING, ""))
+    return configured or os.environ.get("NPC_MIND_LLM_URL", "")
+
+
+def install() -> None:
+    """Create the singleton once and register it with the engine."""
+    if _instance:
+        return
+    from gdbridge import classdb
+
+    classdb.register_pending()
+    server = NpcMindServer()
+    server.setup()
+    _instance.append(server)
+    objects.singleton("Engine").register_singleton(SINGLETON, server)

@@ -1,0 +1,179 @@
+"""`UtilityConsideration`, `UtilityBehavior` (inspector Resources) and `UtilitySelector` (a thin node).
+
+The resources' fields are, one to one, the fields of `npc_mind.utility`'s data format, so a designer
+adds a behaviour in the inspector without writing code, and `to_dict()` is what the server builds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gdbridge import classes
+from gdbridge.declare import export, signal
+from gdbridge.types import PackedStringArray, PropertyHint, StringName
+from npc_mind.utility import UtilityError
+from npc_mind.utility import UtilitySelector as CoreSelector
+from npc_mind.utility.curves import CURVE_TYPES
+from npc_mind_godot._common import icon, server
+
+NOTIFICATION_PREDELETE = 1
+TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
+
+
+class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
+    """One input of a behaviour: `input_key` from the context, mapped to 0..1 by a response curve.
+
+    curve_type: saturating x/(x+k), linear, polynomial, logistic, logit, normal, sine, step, or table
+    (set `curve`, a Godot Curve, baked to a table of points whenever it changes). `curve_params` holds
+    the family's parameters by name (m, k, c, b; step: threshold, low, high); missing ones take the
+    family's defaults.
+    """
+
+    input_key: StringName = export(StringName(""), doc="The context key this consideration reads.")
+    curve_type: str = export(
+        "linear", hint=PropertyHint.ENUM, hint_string=",".join(CURVE_TYPES), doc="The response curve family."
+    )
+    curve_params: dict = export({}, doc='The curve family\'s parameters by name, e.g. {"k": 5.0}.')
+    curve: classes.Curve = export(None, doc="For curve_type table: a Godot Curve, baked to points.")
+    weight: float = export(1.0, range=(0.0, 10.0, 0.01, "or_greater"))
+    veto_below: float = export(
+        -1.0, range=(-1.0, 1.0, 0.01), doc="Score below it zeroes the behaviour (-1: off)."
+    )
+    input_min: float = export(0.0, doc="Inputs are normalised from [input_min, input_max] and clamped.")
+    input_max: float = export(1.0)
+    invert: bool = export(False, doc="Use 1 - curve(x).")
+    per_target: bool = export(False, doc="The input is an array, one value per target.")
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "input_key": str(self.input_key),
+            "curve_type": str(self.curve_type),
+            "curve_params": {str(k): float(v) for k, v in dict(self.curve_params or {}).items()},
+            "weight": float(self.weight),
+            "input_min": float(self.input_min),
+            "input_max": float(self.input_max),
+            "invert": bool(self.invert),
+            "per_target": bool(self.per_target),
+        }
+        if self.veto_below >= 0.0:
+            data["veto_below"] = float(self.veto_below)
+        if data["curve_type"] == "table":
+            data["points"] = _bake(self.curve)
+        return data
+
+
+def _bake(curve: Any) -> list[list[float]]:
+    """A Godot Curve (cubic Hermite with tangents) sampled into a table, so no engine call per tick."""
+    if curve is None:
+        return [[0.0, 0.0], [1.0, 1.0]]
+    low, high = float(curve.get_min_domain()), float(curve.get_max_domain())
+    points = []
+    for i in range(TABLE_SAMPLES):
+        x = low + (high - low) * i / (TABLE_SAMPLES - 1)
+        points.append([(x - low) / (high - low) if high > low else 0.0, float(curve.sample(x))])
+    return points
+
+
+class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
+    """A candidate behaviour ("attack", "flee", "patrol") scored from its considerations.
+
+    aggregation: weighted_sum (sum of weight x score) or product (IAUS: scores raised to their weights,
+    with the compensation factor). `weight` multiplies after aggregation; `tags` let the LLM decision
+    restrict the choice to an intent; `cooldown` seconds before it may run again.
+    """
+
+    name: StringName = export(StringName(""), doc="What evaluate() returns when this behaviour wins.")
+    considerations: list = export(
+        [],
+        hint=PropertyHint.ARRAY_TYPE,
+        hint_string="24/17:UtilityConsideration",
+        doc="What it is scored from.",
+    )
+    aggregation: str = export("weighted_sum", hint=PropertyHint.ENUM, hint_string="weighted_sum,product")
+    weight: float = export(1.0, range=(0.0, 10.0, 0.01, "or_greater"))
+    tags: PackedStringArray = export(PackedStringArray([]), doc="Intents this behaviour serves.")
+    cooldown: float = export(0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": str(self.name),
+            "considerations": [c.to_dict() for c in self.considerations if c is not None],
+            "aggregation": str(self.aggregation),
+            "weight": float(self.weight),
+            "tags": [str(tag) for tag in self.tags],
+            "cooldown": float(self.cooldown),
+        }
+
+
+class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
+    """Chooses a behaviour by utility: every behaviour's considerations scored, the best one wins.
+
+    Anti-dithering (all off by default): `momentum` bonus for the running behaviour, `commitment`
+    seconds before switching unless another is better by `interrupt_margin`, `tie_tolerance`, and a
+    seeded weighted random pick among the `top_n`. Selectors with the same definition are scored
+    together in one batch by the server.
+    """
+
+    behaviors: list = export(
+        [], hint=PropertyHint.ARRAY_TYPE, hint_string="24/17:UtilityBehavior", doc="The candidate behaviours."
+    )
+    momentum: float = export(0.0, range=(0.0, 1.0, 0.01, "or_greater"))
+    commitment: float = export(0.0, range=(0.0, 60.0, 0.05, "or_greater"), doc="Seconds.")
+    interrupt_margin: float = export(0.25, range=(0.0, 1.0, 0.01, "or_greater"))
+    tie_tolerance: float = export(0.0, range=(0.0, 1.0, 0.001))
+    top_n: int = export(1, range=(1, 16))
+    seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
+
+    behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The definition in `npc_mind.utility`'s data format."""
+        return {
+            "behaviors": [b.to_dict() for b in self.behaviors if b is not None],
+            "momentum": float(self.momentum),
+            "commitment": float(self.commitment),
+            "interrupt_margin": float(self.interrupt_margin),
+            "tie_tolerance": float(self.tie_tolerance),
+            "top_n": int(self.top_n),
+            "seed": int(self.seed) if self.seed else None,
+        }
+
+    def _handle(self) -> int:
+        handle = self.__dict__.get("_server_handle", 0)
+        if not handle:
+            handle = server().core.add_selector(self.to_dict())
+            server().attach(self, handle)
+            self.__dict__["_server_handle"] = handle
+        return handle
+
+    def _enter_tree(self) -> None:
+        self._handle()
+
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
+            server().release(self.__dict__.pop("_server_handle"))
+
+    def get_server_id(self) -> int:
+        """This selector's id for the server's batched methods."""
+        return self._handle()
+
+    def evaluate(self, context: dict) -> StringName:
+        """The behaviour to run now for this context (a Dictionary of input key -> number)."""
+        return StringName(server().core.evaluate(self._handle(), {str(k): v for k, v in context.items()}))
+
+    def get_scores(self) -> dict:
+        """Each behaviour's score from the last choice."""
+        return server().core.scores(self._handle())
+
+    def get_behavior_names(self) -> PackedStringArray:
+        """Behaviour names in definition order (what the batched choices index)."""
+        return PackedStringArray(list(server().core.selectors.names(self._handle())))
+
+    def _get_configuration_warnings(self) -> PackedStringArray:
+        if not self.behaviors:
+            return PackedStringArray(["Add at least one UtilityBehavior to 'behaviors'."])
+        try:
+            CoreSelector.from_dict(self.to_dict())
+        except UtilityError as error:
+            return PackedStringArray([str(error)])
+        return PackedStringArray([])
