@@ -82,8 +82,9 @@ def random_inputs(rng: np.random.Generator, n: int, targets: int | None = None) 
 
 
 def per_npc_scores(selector: UtilitySelector, inputs: dict[str, np.ndarray], i: int) -> dict[str, float]:
+    """The per-NPC reference: each behaviour's own Python loop over its considerations."""
     context = {key: values[i] for key, values in inputs.items()}
-    return dict(selector.rank(context))
+    return {row.behavior: row.score for row in selector.explain(context)}
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -136,11 +137,14 @@ def test_targets_score_as_n_b_t_and_match_rank_rows() -> None:
     assert scores.shape == (10, 6, 3)
     for i in range(10):
         context = {key: values[i] for key, values in inputs.items()}
-        for name, target, score in selector.rank(context):
-            b = selector.index[name]
-            targets = range(3) if target is None else [target]
+        for row in selector.explain(context):
+            b = selector.index[row.behavior]
+            targets = range(3) if row.target_index is None else [row.target_index]
             for t in targets:  # behaviours without per-target inputs score the same for every target
-                assert scores[i, b, t] == pytest.approx(score, abs=1e-12)
+                assert scores[i, b, t] == pytest.approx(row.score, abs=1e-12)
+        rows = selector.rank(context)
+        assert len(rows) == sum(3 if behavior.targeted else 1 for behavior in selector.behaviors)
+        assert [score for _, _, score in rows] == sorted((score for _, _, score in rows), reverse=True)
 
 
 def test_nan_inputs_in_a_batch_score_zero_and_are_reported(caplog: pytest.LogCaptureFixture) -> None:

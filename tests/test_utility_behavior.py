@@ -129,7 +129,7 @@ def test_nan_input_scores_zero_and_is_reported(caplog: pytest.LogCaptureFixture)
         ranked = dict(selector.rank(context))
     assert ranked["逃跑"] == pytest.approx(0.3 * 1.0 / 1.5)  # the NaN consideration adds 0
     assert "逃跑" in caplog.text and "失血比例" in caplog.text and "NaN" in caplog.text
-    assert selector.nan_counts == {("逃跑", "失血比例"): 1}
+    assert selector.scorer.nan_counts == {"失血比例": 1}
     flee = next(row for row in selector.explain(context) if row.behavior == "逃跑")
     assert flee.considerations[0].nan_input
 

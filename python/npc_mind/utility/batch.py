@@ -41,18 +41,18 @@ class BatchScorer:
         # Input keys, with the first consideration using each (for error messages).
         self.keys: list[str] = []
         self.per_target_keys: set[str] = set()
-        self._first_use: dict[str, str] = {}
+        self.first_use: dict[str, str] = {}
         for _, behavior, consideration in columns:
             key = consideration.input_key
             where = f"behavior {behavior.name!r}, consideration {key!r}"
-            if key not in self._first_use:
+            if key not in self.first_use:
                 self.keys.append(key)
-                self._first_use[key] = where
+                self.first_use[key] = where
                 if consideration.per_target:
                     self.per_target_keys.add(key)
             elif consideration.per_target != (key in self.per_target_keys):
                 raise UtilityDefinitionError(
-                    f"{where}: per_target for {key!r} differs from {self._first_use[key]}"
+                    f"{where}: per_target for {key!r} differs from {self.first_use[key]}"
                 )
         self.targeted = bool(self.per_target_keys)
 
@@ -155,20 +155,20 @@ class BatchScorer:
         for key in self.keys:
             if key not in inputs:
                 raise MissingInputError(
-                    f"{self._first_use[key]}: input {key!r} is missing from the batch inputs"
+                    f"{self.first_use[key]}: input {key!r} is missing from the batch inputs"
                 )
             array = np.asarray(inputs[key])
             per_target = key in self.per_target_keys
             if array.ndim != (2 if per_target else 1):
                 expected = "(N, T) for a per-target input" if per_target else "(N,)"
                 raise UtilityError(
-                    f"{self._first_use[key]}: {key!r} has shape {array.shape}, expected {expected}"
+                    f"{self.first_use[key]}: {key!r} has shape {array.shape}, expected {expected}"
                 )
             if n is None:
                 n, first_key = array.shape[0], key
             if array.shape[0] != n or n == 0:
                 raise UtilityError(
-                    f"{self._first_use[key]}: {key!r} has {array.shape[0]} NPCs,"
+                    f"{self.first_use[key]}: {key!r} has {array.shape[0]} NPCs,"
                     f" {first_key!r} has {n} (need >= 1)"
                 )
             if per_target:
@@ -176,7 +176,7 @@ class BatchScorer:
                     targets, first_target_key = array.shape[1], key
                 if array.shape[1] != targets or targets == 0:
                     raise UtilityError(
-                        f"{self._first_use[key]}: {key!r} has {array.shape[1]} targets,"
+                        f"{self.first_use[key]}: {key!r} has {array.shape[1]} targets,"
                         f" {first_target_key!r} has {targets} (need >= 1)"
                     )
             arrays[key] = array
@@ -208,7 +208,7 @@ class BatchScorer:
             if key not in self.nan_counts:
                 log.warning(
                     "%s: input %r is NaN for some NPCs; those considerations score 0",
-                    self._first_use[key],
+                    self.first_use[key],
                     key,
                 )
             self.nan_counts[key] = self.nan_counts.get(key, 0) + missing

@@ -203,7 +203,6 @@ class UtilitySelector:
         self.state = DecisionState(1, len(self.behaviors))
         self.rng = np.random.default_rng(seed)
         self.last_choice: Choice | None = None
-        self.nan_counts: dict[tuple[str, str], int] = {}
         self._batch: SelectorBatch | None = None
 
     # --- data format (see schema.py) -----------------------------------------------------------
@@ -231,13 +230,16 @@ class UtilitySelector:
 
     # --- per NPC -------------------------------------------------------------------------------
     def explain(self, context: Context) -> list[BehaviorExplanation]:
-        """Every behaviour (per target when per-target) with each consideration's numbers."""
+        """Every behaviour (per target when per-target) with each consideration's numbers.
+
+        The detailed path, for debugging and the editor; `rank` and `choose` score through the
+        compiled scorer, which gives the same numbers faster.
+        """
         targets = self._target_count(context)
         rows = []
         for behavior in self.behaviors:
             indices: Sequence[int | None] = range(targets) if behavior.targeted else (None,)
             rows.extend(behavior.explain(context, index) for index in indices)
-        self._report_nan(rows)
         return rows
 
     def rank(self, context: Context) -> list[tuple[str, float]] | list[tuple[str, int | None, float]]:
@@ -246,18 +248,18 @@ class UtilitySelector:
         Without per-target behaviours: (name, score) rows. With them: (name, target_index, score)
         rows, one per target (target_index None for behaviours without per-target inputs).
         """
-        rows = sorted(self.explain(context), key=lambda row: -row.score)
+        rows = sorted(self._score_rows(context), key=lambda row: -row[2])
         if self.targeted:
-            return [(row.behavior, row.target_index, row.score) for row in rows]
-        return [(row.behavior, row.score) for row in rows]
+            return rows
+        return [(name, score) for name, _, score in rows]
 
     def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
         """The behaviour to run now; the detail (target, score, tag fallback) is in `last_choice`."""
-        best: dict[str, BehaviorExplanation] = {}
-        for row in self.explain(context):
-            if row.behavior not in best or row.score > best[row.behavior].score:
-                best[row.behavior] = row
-        scores = np.array([[best[name].score if name in best else 0.0 for name in self.names]])
+        best: dict[str, tuple[int | None, float]] = {}
+        for name, target, score in self._score_rows(context):
+            if name not in best or score > best[name][1]:
+                best[name] = (target, score)
+        scores = np.array([[best[name][1] if name in best else 0.0 for name in self.names]])
         allowed = None if allowed_tags is None else self.tag_mask(allowed_tags)[np.newaxis, :]
         chosen, fallback = decide(
             scores,
@@ -269,10 +271,8 @@ class UtilitySelector:
             rng=self.rng,
         )
         name = self.names[int(chosen[0])]
-        row = best.get(name)
-        self.last_choice = Choice(
-            name, row.target_index if row else None, float(scores[0, chosen[0]]), bool(fallback[0])
-        )
+        target = best[name][0] if name in best else None
+        self.last_choice = Choice(name, target, float(scores[0, chosen[0]]), bool(fallback[0]))
         if self.last_choice.tag_fallback:
             log.info("no behavior available for tags %s; chose freely: %s", sorted(allowed_tags or ()), name)
         return name
@@ -333,16 +333,43 @@ class UtilitySelector:
             raise UtilityError(f"per-target inputs disagree on the number of targets: {counts}")
         return next(iter(counts.values()), 0)
 
-    def _report_nan(self, rows: list[BehaviorExplanation]) -> None:
-        for row in rows:
-            for consideration in row.considerations:
-                if consideration.nan_input:
-                    key = (row.behavior, consideration.input_key)
-                    if key not in self.nan_counts:
-                        log.warning(
-                            "behavior %r, consideration %r: input is NaN; scored 0", row.behavior, key[1]
-                        )
-                    self.nan_counts[key] = self.nan_counts.get(key, 0) + 1
+    def _score_rows(self, context: Context) -> list[tuple[str, int | None, float]]:
+        """(behaviour, target_index, score) in definition order, one row per target if per-target."""
+        targets = self._target_count(context)
+        if self.targeted and targets == 0:
+            # Nothing to target: only behaviours without per-target inputs can be scored.
+            return [(row.behavior, row.target_index, row.score) for row in self.explain(context)]
+        scores = self.scorer.score(self._context_inputs(context))[0]  # (B,) or (B, T)
+        rows: list[tuple[str, int | None, float]] = []
+        for b, behavior in enumerate(self.behaviors):
+            if behavior.targeted:
+                rows.extend((behavior.name, t, float(scores[b, t])) for t in range(targets))
+            else:
+                rows.append((behavior.name, None, float(scores[b, 0] if self.targeted else scores[b])))
+        return rows
+
+    def _context_inputs(self, context: Context) -> dict[str, FloatArray]:
+        """One context as a batch of one NPC; missing keys are left to the scorer's error."""
+        inputs: dict[str, FloatArray] = {}
+        for key in self.scorer.keys:
+            if key not in context:
+                continue
+            value = context[key]
+            try:
+                if key in self.scorer.per_target_keys:
+                    inputs[key] = np.asarray(value, dtype=np.float64).reshape(1, -1)
+                else:
+                    inputs[key] = np.array([float(value)])  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                kind = (
+                    "a sequence of numbers (one per target)"
+                    if key in self.scorer.per_target_keys
+                    else "a number"
+                )
+                raise UtilityError(
+                    f"{self.scorer.first_use[key]}: input must be {kind}, got {value!r}"
+                ) from None
+        return inputs
 
 
 class SelectorBatch:
