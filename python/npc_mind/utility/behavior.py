@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -140,7 +141,7 @@ class Behavior:
         object.__setattr__(self, "tags", tags)
         object.__setattr__(self, "cooldown", _non_negative(owner, "cooldown", self.cooldown))
 
-    @property
+    @cached_property
     def targeted(self) -> bool:
         """Scored once per target: at least one consideration reads a per-target input."""
         return any(consideration.per_target for consideration in self.considerations)

@@ -85,58 +85,66 @@ def decide(
 ) -> tuple[IntArray, BoolArray]:
     """Chosen behaviour per NPC (N,) and whether its tag restriction fell back to the free choice.
 
-    scores: (N, B) >= 0; allowed: (N, B) or None. Updates state.
+    scores: (N, B) >= 0; allowed: (N, B) or None. Updates state. Steps that a setting switches
+    off are skipped, so the default is little more than an arg max.
     """
     if not math.isfinite(now):
         raise UtilityError(f"now must be a finite time, got {now}")
     if now < state.last_now:
         raise UtilityError(f"now went backwards: {now} after {state.last_now}")
     state.last_now = now
-    n, b = scores.shape
+    n = scores.shape[0]
     rows = np.arange(n)
     running = state.running
     has_running = running >= 0
-    is_running = np.zeros((n, b), dtype=bool)
-    is_running[rows[has_running], running[has_running]] = True
+    any_running = bool(has_running.any())
+    running_or_0 = np.maximum(running, 0)
 
     # Tags: only allowed behaviours that score above 0; none such -> the free choice.
-    available = scores > 0.0
-    if allowed is None:
-        candidates = np.ones((n, b), dtype=bool)
-        tag_fallback = np.zeros(n, dtype=bool)
-    else:
-        candidates = allowed & available
-        tag_fallback = ~candidates.any(axis=1)
-        candidates[tag_fallback] = True
+    ready: BoolArray | None = None  # None: every behaviour
+    tag_fallback = np.zeros(n, dtype=bool)
+    if allowed is not None:
+        ready = allowed & (scores > 0.0)
+        tag_fallback = ~ready.any(axis=1)
+        ready[tag_fallback] = True
     # Cooldowns: the running behaviour is exempt; if everything is cooling down, ignore cooldowns.
-    cooling = ((now - state.stopped) < cooldowns) & ~is_running
-    ready = candidates & ~cooling
-    no_ready = ~ready.any(axis=1)
-    ready[no_ready] = candidates[no_ready]
+    if bool((cooldowns > 0.0).any()):
+        cooling = (now - state.stopped) < cooldowns
+        cooling[rows[has_running], running[has_running]] = False
+        rested = ~cooling if ready is None else ready & ~cooling
+        none_rested = ~rested.any(axis=1)
+        rested[none_rested] = True if ready is None else ready[none_rested]
+        ready = rested
 
-    adjusted = np.where(ready, scores, -np.inf)
-    adjusted[is_running] *= 1.0 + settings.momentum
+    adjusted = scores.copy() if ready is None else np.where(ready, scores, -np.inf)
+    if settings.momentum > 0.0 and any_running:
+        adjusted[rows[has_running], running[has_running]] *= 1.0 + settings.momentum
     best = np.argmax(adjusted, axis=1)
-    best_score = adjusted[rows, best]
-    if settings.top_n > 1:
-        best = _weighted_top_n(adjusted, best, settings.top_n, rng)
-
-    running_score = np.where(has_running, adjusted[rows, np.maximum(running, 0)], -np.inf)
-    running_ok = has_running & ready[rows, np.maximum(running, 0)] & (running_score > 0.0)
-    committed = running_ok & (now - state.started < settings.commitment)
-    keep = running_ok & (
-        (best_score <= running_score + settings.tie_tolerance)
-        | (committed & (best_score <= running_score + settings.interrupt_margin))
-    )
-    if settings.top_n > 1:
-        # A random pick stays while it is among the n best; re-rolling every tick would flicker.
-        keep |= running_ok & ((adjusted > running_score[:, np.newaxis]).sum(axis=1) < settings.top_n)
-    chosen = np.where(keep, running, best)
+    if not any_running:
+        chosen = _weighted_top_n(adjusted, best, settings.top_n, rng) if settings.top_n > 1 else best
+    else:
+        best_score = adjusted[rows, best]
+        if settings.top_n > 1:
+            best = _weighted_top_n(adjusted, best, settings.top_n, rng)
+        # A running behaviour that is not ready (tags) scores -inf here, one that dropped to 0 is
+        # not kept either.
+        running_score = adjusted[rows, running_or_0]
+        running_ok = has_running & (running_score > 0.0)
+        margin: float | FloatArray = settings.tie_tolerance
+        if settings.commitment > 0.0:
+            committed = (now - state.started) < settings.commitment
+            margin = np.where(committed, max(settings.tie_tolerance, settings.interrupt_margin), margin)
+        keep = running_ok & (best_score <= running_score + margin)
+        if settings.top_n > 1:
+            # A random pick stays while it is among the n best; re-rolling every tick would flicker.
+            keep |= running_ok & ((adjusted > running_score[:, np.newaxis]).sum(axis=1) < settings.top_n)
+        chosen = np.where(keep, running, best)
 
     switched = chosen != running
-    left = switched & has_running
-    state.stopped[rows[left], running[left]] = now
-    state.started[switched] = now
+    if bool(switched.any()):
+        left = switched & has_running
+        state.stopped[rows[left], running[left]] = now
+        state.started[switched] = now
     state.running = chosen
     return chosen, tag_fallback
 
@@ -339,13 +347,15 @@ class UtilitySelector:
         if self.targeted and targets == 0:
             # Nothing to target: only behaviours without per-target inputs can be scored.
             return [(row.behavior, row.target_index, row.score) for row in self.explain(context)]
-        scores = self.scorer.score(self._context_inputs(context))[0]  # (B,) or (B, T)
+        scores = self.scorer.score(self._context_inputs(context))[0].tolist()  # (B,) or (B, T)
+        if not self.targeted:
+            return [(name, None, score) for name, score in zip(self.names, scores, strict=True)]
         rows: list[tuple[str, int | None, float]] = []
-        for b, behavior in enumerate(self.behaviors):
+        for behavior, row in zip(self.behaviors, scores, strict=True):
             if behavior.targeted:
-                rows.extend((behavior.name, t, float(scores[b, t])) for t in range(targets))
+                rows.extend((behavior.name, t, score) for t, score in enumerate(row))
             else:
-                rows.append((behavior.name, None, float(scores[b, 0] if self.targeted else scores[b])))
+                rows.append((behavior.name, None, row[0]))
         return rows
 
     def _context_inputs(self, context: Context) -> dict[str, FloatArray]:
