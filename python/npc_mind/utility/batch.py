@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,18 @@ from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, U
 
 log = logging.getLogger("npc_mind.utility")
 _MATMUL_BLOCK = 1024  # NPCs per weighted-sum matrix product
+
+
+@dataclass
+class _Buffers:
+    """Work arrays kept between calls, each (rows, N) or (rows, N * T)."""
+
+    values: FloatArray  # inputs laid out in stack row order
+    scores: FloatArray  # curve outputs
+    scratch: FloatArray  # for the curve kernels
+    factors: FloatArray  # product considerations' compensated factors
+    factor_work: FloatArray
+    vetoes: FloatArray  # 1.0 where a veto consideration is below its threshold
 
 
 class BatchScorer:
@@ -103,28 +116,30 @@ class BatchScorer:
         behavior_weights = np.array([[behavior.weight] for behavior in self.behaviors], dtype=dtype)
         self._sum_weights *= behavior_weights
         self._product_behavior_weights = behavior_weights[self._product_behaviors]
-        self._buffers: dict[int, tuple[FloatArray, FloatArray, FloatArray]] = {}
+        self._buffers: dict[int, _Buffers] = {}
         self.nan_counts: dict[str, int] = {}
 
     def score(self, inputs: Mapping[str, npt.ArrayLike]) -> FloatArray:
         """Scores (N, B) or (N, B, T), in a new array; the (M, N) work buffers stay inside."""
         arrays, lead = self._flat_inputs(inputs)
         width = lead[0] * lead[-1] if len(lead) == 2 else lead[0]
-        values, scores, scratch = self._buffers_for(width)
+        buffers = self._buffers_for(width)
+        values, scores = buffers.values, buffers.scores
         np.concatenate([arrays[key] for key in self._row_keys], out=values.reshape(-1))
-        self.stack.evaluate(values, out=scores, scratch=scratch, finish=self._finish_early)
-        totals = self._aggregate(scores)
+        self.stack.evaluate(values, out=scores, scratch=buffers.scratch, finish=self._finish_early)
+        totals = self._aggregate(buffers)
         if self._finish_early:
             self._report_nan(values)
         elif np.isnan(totals).any():  # a NaN input reached a bounded curve: clamp and redo
             self._report_nan(values)
             CurveStack.finish(scores)
-            totals = self._aggregate(scores)
+            totals = self._aggregate(buffers)
         if len(lead) == 2:
             return totals.reshape(len(self.behaviors), *lead).transpose(1, 0, 2)
         return totals.T
 
-    def _aggregate(self, scores: FloatArray) -> FloatArray:
+    def _aggregate(self, buffers: _Buffers) -> FloatArray:
+        scores = buffers.scores
         # (B, L); product behaviours' rows are 0 here. In blocks: one big product would make
         # OpenBLAS start threads, which on a busy machine is ten times slower, not faster.
         width = scores.shape[1]
@@ -133,14 +148,22 @@ class BatchScorer:
             block = slice(start, start + _MATMUL_BLOCK)
             np.matmul(self._sum_weights, scores[:, block], out=totals[:, block])
         if len(self._product_behaviors):
-            factors = np.take(scores, self._product_rows, axis=0)
+            factors, work = buffers.factors, buffers.factor_work
+            np.take(scores, self._product_rows, axis=0, out=factors)
             if not self._product_unweighted:
                 np.power(factors, self._product_weights, out=factors)
-            factors += (1.0 - factors) * self._product_compensation * factors  # f' = f + (1 - f)(1 - 1/n) f
+            # f' = f + (1 - f)(1 - 1/n) f, in place: temporaries of this size cost page faults.
+            np.subtract(1.0, factors, out=work)
+            work *= self._product_compensation
+            work *= factors
+            factors += work
             products = np.multiply.reduceat(factors, self._product_starts, axis=0)
-            totals[self._product_behaviors] = products * self._product_behavior_weights
+            products *= self._product_behavior_weights
+            totals[self._product_behaviors] = products
         if len(self._veto_rows):
-            below = np.take(scores, self._veto_rows, axis=0) < self._veto_thresholds
+            below = buffers.vetoes
+            np.take(scores, self._veto_rows, axis=0, out=below)
+            np.less(below, self._veto_thresholds, out=below)  # 1.0 where vetoed
             totals[(self._veto_owner @ below) > 0.0] = 0.0
         return totals
 
@@ -187,12 +210,19 @@ class BatchScorer:
             arrays[key] = array.reshape(-1) if key in self.per_target_keys else np.repeat(array, targets)
         return arrays, (n, targets)
 
-    def _buffers_for(self, width: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Inputs, scores and scratch, (M, width) each."""
+    def _buffers_for(self, width: int) -> _Buffers:
         buffers = self._buffers.get(width)
         if buffers is None:
             self._buffers.clear()  # keep one size: the NPC count rarely changes
-            buffers = tuple(np.empty((len(self.stack), width), dtype=self.dtype) for _ in range(3))  # type: ignore[assignment]
+            rows = (
+                len(self.stack),
+                len(self.stack),
+                len(self.stack),
+                len(self._product_rows),
+                len(self._product_rows),
+                len(self._veto_rows),
+            )
+            buffers = _Buffers(*(np.empty((count, width), dtype=self.dtype) for count in rows))
             self._buffers[width] = buffers
         return buffers
 
