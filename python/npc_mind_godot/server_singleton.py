@@ -29,6 +29,7 @@ SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
 ENDPOINT_SETTING = "npc_mind/llm/endpoint"
 PROCESS_MODE_ALWAYS = 3
+NOTIFICATION_PREDELETE = 1
 LAST = 2**31 - 1  # process priority: after every game node
 _instance: list[Any] = []
 
@@ -159,6 +160,17 @@ class NpcMindServer(classes.Object):
         """The last batched choice per UtilitySelector id: an index into its behaviours (-1 before any)."""
         return self.core.chosen(ids).astype(np.int32)
 
+    @python_only
+    def free(self) -> None:
+        """gdbridge's shutdown frees its singletons with `free()`, which engine Objects do not expose
+        through the API; destroy the object directly."""
+        if self._ptr is not None:
+            objects._iface["object_destroy"](self._ptr)
+
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE and "core" in self.__dict__:
+            self.core.close()  # stops the LLM transport's thread
+
     # --- monitors ------------------------------------------------------------------------------
     def get_monitor_names(self) -> PackedStringArray:
         return PackedStringArray(sorted(self.core.metrics()))
@@ -187,4 +199,4 @@ def install() -> None:
     server = NpcMindServer()
     server.setup()
     _instance.append(server)
-    objects.singleton("Engine").register_singleton(SINGLETON, server)
+    objects.register_singleton(SINGLETON, server)  # unregistered and freed by gdbridge at shutdown
