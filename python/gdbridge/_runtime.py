@@ -163,7 +163,11 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_deinitialize(level: int) -> None:
-        if level == LEVEL_SCENE:
+        if level == LEVEL_EDITOR:
+            from gdbridge import editor
+
+            editor.stop()
+        elif level == LEVEL_SCENE:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             objects.shutdown()
