@@ -115,6 +115,8 @@ class BatchScorer:
         # applied to products directly.
         behavior_weights = np.array([[behavior.weight] for behavior in self.behaviors], dtype=dtype)
         self._sum_weights *= behavior_weights
+        self._sum_weights_t = np.ascontiguousarray(self._sum_weights.T)  # (M, B)
+        self._veto_owner_t = np.ascontiguousarray(self._veto_owner.T)  # (V, B)
         self._product_behavior_weights = behavior_weights[self._product_behaviors]
         self._buffers: dict[int, _Buffers] = {}
         self.nan_counts: dict[str, int] = {}
@@ -135,18 +137,18 @@ class BatchScorer:
             CurveStack.finish(scores)
             totals = self._aggregate(buffers)
         if len(lead) == 2:
-            return totals.reshape(len(self.behaviors), *lead).transpose(1, 0, 2)
-        return totals.T
+            return totals.reshape(*lead, len(self.behaviors)).transpose(0, 2, 1)
+        return totals
 
     def _aggregate(self, buffers: _Buffers) -> FloatArray:
         scores = buffers.scores
-        # (B, L); product behaviours' rows are 0 here. In blocks: one big product would make
-        # OpenBLAS start threads, which on a busy machine is ten times slower, not faster.
+        # (L, B), C order; product behaviours' columns are 0 here. In blocks: one big product
+        # would make OpenBLAS start threads, which on a busy machine is ten times slower.
         width = scores.shape[1]
-        totals = np.empty((len(self.behaviors), width), dtype=self.dtype)
+        totals = np.empty((width, len(self.behaviors)), dtype=self.dtype)
         for start in range(0, width, _MATMUL_BLOCK):
             block = slice(start, start + _MATMUL_BLOCK)
-            np.matmul(self._sum_weights, scores[:, block], out=totals[:, block])
+            np.matmul(scores[:, block].T, self._sum_weights_t, out=totals[block])
         if len(self._product_behaviors):
             factors, work = buffers.factors, buffers.factor_work
             np.take(scores, self._product_rows, axis=0, out=factors)
@@ -159,12 +161,12 @@ class BatchScorer:
             factors += work
             products = np.multiply.reduceat(factors, self._product_starts, axis=0)
             products *= self._product_behavior_weights
-            totals[self._product_behaviors] = products
+            totals[:, self._product_behaviors] = products.T
         if len(self._veto_rows):
             below = buffers.vetoes
             np.take(scores, self._veto_rows, axis=0, out=below)
             np.less(below, self._veto_thresholds, out=below)  # 1.0 where vetoed
-            totals[(self._veto_owner @ below) > 0.0] = 0.0
+            totals[(below.T @ self._veto_owner_t) > 0.0] = 0.0
         return totals
 
     def _flat_inputs(
