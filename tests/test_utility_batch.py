@@ -220,3 +220,20 @@ def test_choose_batch_reports_targets_and_keeps_state_between_calls() -> None:
     # Momentum keeps NPC 1 wandering although attack now scores slightly higher.
     inputs["enemy_distance"][1] = [4.5, 9.0]
     assert selector.choose_batch(inputs, 0.1).tolist() == [0, 1]
+
+
+def test_resize_keeps_existing_rows_state_and_starts_new_rows_fresh() -> None:
+    selector = UtilitySelector(
+        [Behavior("a", [Consideration("a", Linear())]), Behavior("b", [Consideration("b", Linear())])],
+        momentum=1.0,
+    )
+    batch = selector.batch(2)
+    assert batch.choose({"a": np.array([0.6, 0.2]), "b": np.array([0.5, 0.5])}, 0.0).tolist() == [0, 1]
+    batch.resize(3)
+    # Rows 0 and 1 keep their running behaviour through the momentum; row 2 is a plain arg max.
+    inputs = {"a": np.array([0.4, 0.7, 0.4]), "b": np.array([0.5, 0.4, 0.5])}
+    assert batch.choose(inputs, 1.0).tolist() == [0, 1, 1]
+    batch.resize(1)
+    assert batch.state.running.tolist() == [0]
+    with pytest.raises(UtilityError, match="at least one NPC"):
+        batch.resize(0)

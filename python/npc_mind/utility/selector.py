@@ -404,6 +404,23 @@ class SelectorBatch:
         self.chosen_target = np.full(n_npcs, -1, dtype=np.intp)
         self.tag_fallback = np.zeros(n_npcs, dtype=bool)
 
+    def resize(self, n_npcs: int) -> None:
+        """Grow or shrink to n_npcs rows: rows kept keep their state, new rows start fresh."""
+        if n_npcs < 1:
+            raise UtilityError(f"a batch needs at least one NPC, got {n_npcs}")
+        old, keep = self.state, min(n_npcs, self.n_npcs)
+        self.state = DecisionState(n_npcs, len(self.names))
+        self.state.running[:keep] = old.running[:keep]
+        self.state.started[:keep] = old.started[:keep]
+        self.state.stopped[:keep] = old.stopped[:keep]
+        self.state.last_now = old.last_now
+        self.chosen_target = np.resize(self.chosen_target, n_npcs)
+        self.chosen_target[keep:] = -1
+        self.tag_fallback = np.resize(self.tag_fallback, n_npcs)
+        self.tag_fallback[keep:] = False
+        self.n_npcs = n_npcs
+        self.scores = None
+
     def choose(
         self, inputs: Mapping[str, npt.ArrayLike], now: float, allowed: BoolArray | None = None
     ) -> IntArray:
