@@ -222,6 +222,30 @@ def test_choose_batch_reports_targets_and_keeps_state_between_calls() -> None:
     assert selector.choose_batch(inputs, 0.1).tolist() == [0, 1]
 
 
+def test_target_mask_zeroes_padding_targets_of_per_target_behaviours() -> None:
+    attack = Behavior(
+        "attack",
+        [
+            Consideration(
+                "enemy_distance", Linear(input_min=0.0, input_max=10.0, invert=True), per_target=True
+            )
+        ],
+    )
+    wander = Behavior("wander", [Consideration("boredom", Linear())])
+    selector = UtilitySelector([attack, wander])
+    # NPC 0 sees two enemies, NPC 1 only one: its second column is padding that would score high.
+    inputs = {"enemy_distance": np.array([[9.0, 2.0], [8.0, 0.0]]), "boredom": np.array([0.1, 0.5])}
+    mask = np.array([[True, True], [True, False]])
+    scores = selector.score_batch(inputs, target_mask=mask)
+    assert scores[:, 0, :] == pytest.approx(np.array([[0.1, 0.8], [0.2, 0.0]]))
+    assert scores[:, 1, :] == pytest.approx(np.array([[0.1, 0.1], [0.5, 0.5]]))  # not per-target: untouched
+    batch = selector.batch(2)
+    assert batch.choose(inputs, 0.0, target_mask=mask).tolist() == [0, 1]
+    assert batch.chosen_target.tolist() == [1, -1]
+    with pytest.raises(UtilityError, match="target_mask has shape"):
+        selector.score_batch(inputs, target_mask=np.ones((2, 3), dtype=bool))
+
+
 def test_resize_keeps_existing_rows_state_and_starts_new_rows_fresh() -> None:
     selector = UtilitySelector(
         [Behavior("a", [Consideration("a", Linear())]), Behavior("b", [Consideration("b", Linear())])],

@@ -68,6 +68,7 @@ class BatchScorer:
                     f"{where}: per_target for {key!r} differs from {self.first_use[key]}"
                 )
         self.targeted = bool(self.per_target_keys)
+        self._targeted_behaviors = np.array([b.targeted for b in self.behaviors], dtype=bool)
 
         self.stack = CurveStack([consideration.curve for _, _, consideration in columns], dtype)
         order = self.stack.order  # stack row j holds flat column order[j]
@@ -121,8 +122,14 @@ class BatchScorer:
         self._buffers: dict[int, _Buffers] = {}
         self.nan_counts: dict[str, int] = {}
 
-    def score(self, inputs: Mapping[str, npt.ArrayLike]) -> FloatArray:
-        """Scores (N, B) or (N, B, T), in a new array; the (M, N) work buffers stay inside."""
+    def score(
+        self, inputs: Mapping[str, npt.ArrayLike], target_mask: npt.ArrayLike | None = None
+    ) -> FloatArray:
+        """Scores (N, B) or (N, B, T), in a new array; the (M, N) work buffers stay inside.
+
+        target_mask: (N, T) bools, False where an NPC has no such target (NPCs with fewer targets
+        pad their per-target inputs); per-target behaviours score 0 there.
+        """
         arrays, lead = self._flat_inputs(inputs)
         width = lead[0] * lead[-1] if len(lead) == 2 else lead[0]
         buffers = self._buffers_for(width)
@@ -136,9 +143,17 @@ class BatchScorer:
             self._report_nan(values)
             CurveStack.finish(scores)
             totals = self._aggregate(buffers)
-        if len(lead) == 2:
-            return totals.reshape(*lead, len(self.behaviors)).transpose(0, 2, 1)
-        return totals
+        if len(lead) == 1:
+            if target_mask is not None:
+                raise UtilityError("target_mask given, but no behaviour has per-target considerations")
+            return totals
+        result = totals.reshape(*lead, len(self.behaviors)).transpose(0, 2, 1)
+        if target_mask is not None:
+            mask = np.asarray(target_mask, dtype=bool)
+            if mask.shape != lead:
+                raise UtilityError(f"target_mask has shape {mask.shape}, the per-target inputs {lead}")
+            result[:, self._targeted_behaviors, :] *= mask[:, np.newaxis, :]
+        return result
 
     def _aggregate(self, buffers: _Buffers) -> FloatArray:
         scores = buffers.scores

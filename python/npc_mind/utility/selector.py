@@ -299,14 +299,17 @@ class UtilitySelector:
 
     # --- N NPCs --------------------------------------------------------------------------------
     def score_batch(
-        self, inputs: Mapping[str, npt.ArrayLike], precision: Precision = "float64"
+        self,
+        inputs: Mapping[str, npt.ArrayLike],
+        precision: Precision = "float64",
+        target_mask: npt.ArrayLike | None = None,
     ) -> FloatArray:
         """Scores for N NPCs: (N, B), or (N, B, T) with per-target behaviours.
 
         precision "float64" gives the per-NPC path's numbers (to rounding); "float32" is faster
-        for large batches and agrees to about 1e-6.
+        for large batches and agrees to about 1e-6. target_mask (N, T): False for padding targets.
         """
-        return self._scorer(precision).score(inputs)
+        return self._scorer(precision).score(inputs, target_mask)
 
     def batch(self, n_npcs: int, precision: Precision = "float64") -> SelectorBatch:
         """A new batch of n_npcs NPCs sharing this definition, each with its own state."""
@@ -422,10 +425,17 @@ class SelectorBatch:
         self.scores = None
 
     def choose(
-        self, inputs: Mapping[str, npt.ArrayLike], now: float, allowed: BoolArray | None = None
+        self,
+        inputs: Mapping[str, npt.ArrayLike],
+        now: float,
+        allowed: BoolArray | None = None,
+        target_mask: npt.ArrayLike | None = None,
     ) -> IntArray:
-        """allowed: None, a (B,) mask for every NPC (see `UtilitySelector.tag_mask`) or (N, B)."""
-        scores = self.selector.score_batch(inputs, self.precision)
+        """allowed: None, a (B,) mask for every NPC (see `UtilitySelector.tag_mask`) or (N, B).
+
+        target_mask (N, T): False where an NPC has no such target (see `BatchScorer.score`).
+        """
+        scores = self.selector.score_batch(inputs, self.precision, target_mask)
         if scores.shape[0] != self.n_npcs:
             raise UtilityError(f"this batch has {self.n_npcs} NPCs, the inputs have {scores.shape[0]}")
         self.scores = scores
