@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+from numbers import Integral
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,10 +58,15 @@ class AntiDithering:
             ):
                 raise UtilityDefinitionError(f"selector: {name} must be a finite number >= 0, got {value!r}")
             object.__setattr__(self, name, float(value))
-        if isinstance(self.top_n, bool) or not isinstance(self.top_n, int) or self.top_n < 1:
+        if isinstance(self.top_n, bool) or not isinstance(self.top_n, Integral) or self.top_n < 1:
             raise UtilityDefinitionError(f"selector: top_n must be an integer >= 1, got {self.top_n!r}")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
-            raise UtilityDefinitionError(f"selector: seed must be an integer or None, got {self.seed!r}")
+        object.__setattr__(self, "top_n", int(self.top_n))
+        if self.seed is not None:
+            if isinstance(self.seed, bool) or not isinstance(self.seed, Integral) or self.seed < 0:
+                raise UtilityDefinitionError(
+                    f"selector: seed must be an integer >= 0 or None, got {self.seed!r}"
+                )
+            object.__setattr__(self, "seed", int(self.seed))
 
 
 class DecisionState:
