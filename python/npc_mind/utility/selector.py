@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import logging
 import math
-from numbers import Integral
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any, Literal
 
 import numpy as np
