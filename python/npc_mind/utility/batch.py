@@ -6,7 +6,7 @@ inputs are laid out in that order with one `np.concatenate`, weighted sums are o
 products one `multiply.reduceat`. The (M, N) work arrays are kept and reused between calls.
 
 Speed: for curves that cannot leave [0, 1] (e.g. the saturating one), the final NaN -> 0 clamp is
-skipped unless the (B, N) result shows a NaN, which is far smaller to check than every input.
+skipped unless the (N, B) result shows a NaN, which is far smaller to check than every input.
 
 Inputs: a scalar key maps to an (N,) array; a per-target key to an (N, T) array (the same T for
 all per-target keys). Scores are (N, B), or (N, B, T) when any behaviour is per-target (behaviours
