@@ -5,7 +5,8 @@ Every curve is a small immutable object that works on one float or on numpy arra
 1. optional input range: u = clamp((x - input_min) / (input_max - input_min), 0, 1), else u = x;
 2. the family's shape y = f(u) (parameters below);
 3. `invert`: y = 1 - y;
-4. y is clamped to [0, 1]; a NaN input gives 0 (never propagated; the selector reports it).
+4. y is clamped to [0, 1]; a NaN input gives 0 (never propagated; the selector reports it);
+   +-inf inputs are valid and saturate like very large values.
 
 Families (`type_name` is the `curve_type` of the data format):
 
@@ -24,7 +25,7 @@ Families (`type_name` is the `curve_type` of the data format):
 `table` is what a Godot `Curve` resource becomes: the addon bakes the Hermite curve to points once
 instead of sampling the engine per tick.
 
-`CurveStack` evaluates many curves at once: one pass per family over a stacked (..., M) array,
+`CurveStack` evaluates many curves at once: one pass per family over a stacked (M, L) array,
 which is what makes batched scoring fast. A single curve is a stack of one, so both paths share
 the same arithmetic.
 """
