@@ -6,7 +6,7 @@ Every curve is a small immutable object that works on one float or on numpy arra
 2. the family's shape y = f(u) (parameters below);
 3. `invert`: y = 1 - y;
 4. y is clamped to [0, 1]; a NaN input gives 0 (never propagated; the selector reports it);
-   +-inf inputs are valid and saturate like very large values.
+   +-inf is clamped by an input range; without one it gives the shape's limit (0 where undefined).
 
 Families (`type_name` is the `curve_type` of the data format):
 
