@@ -6,8 +6,11 @@ the classes `MemoryProfile`, `MemoryStream`, `UtilityConsideration`, `UtilityBeh
 Python entry: the nodes never override `_process`.
 """
 
+import logging
+
 from npc_mind_godot import decision_node, memory_nodes, server_singleton, ticker, utility_nodes
 
+logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request would flood the Output
 server_singleton.install()
 
 __all__ = ["decision_node", "memory_nodes", "server_singleton", "ticker", "utility_nodes"]
