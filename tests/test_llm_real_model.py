@@ -7,18 +7,20 @@ import asyncio
 import pytest
 
 from npc_mind.decision import DecisionConfig, DecisionHub, DecisionMade
-from npc_mind.llm import Endpoint, LLMClient, build_messages
+from npc_mind.llm import Endpoint, LLMClient, LLMSettings, build_messages
 from tests.support import decision_world as world
 from tests.test_decision_tiers import only_decision, run_until_decided
 
 pytestmark = pytest.mark.llm
+# A busy machine can slow a one-thread model a lot: wait for bytes generously, the deadlines decide.
+SETTINGS = LLMSettings(read_timeout=60.0)
 
 
 def test_client_gets_a_schema_valid_intent_from_the_model(llm_endpoint: Endpoint) -> None:
     messages = build_messages(world.SCHEMA, world.board(threat=0.9, health=0.3))
 
     async def ask() -> object:
-        async with LLMClient([llm_endpoint]) as client:
+        async with LLMClient([llm_endpoint], SETTINGS) as client:
             return await client.decide(messages, world.SCHEMA)
 
     answer = asyncio.run(ask())
@@ -29,8 +31,8 @@ def test_client_gets_a_schema_valid_intent_from_the_model(llm_endpoint: Endpoint
 
 def test_decision_through_the_hub_has_the_tier_of_its_latency(llm_endpoint: Endpoint) -> None:
     # A generous hard deadline so the answer is applied, whatever this machine's speed.
-    config = DecisionConfig(soft_deadline=0.3, hard_deadline=30.0, replan_interval=60.0)
-    with DecisionHub.connect([llm_endpoint], world.SCHEMA, config=config) as hub:
+    config = DecisionConfig(soft_deadline=0.3, hard_deadline=60.0, replan_interval=60.0)
+    with DecisionHub.connect([llm_endpoint], world.SCHEMA, config=config, settings=SETTINGS) as hub:
         decision = hub.add(1, world.selector())
         end = only_decision(run_until_decided(hub, {1: world.board(threat=0.8)}))
     assert isinstance(end, DecisionMade)
@@ -41,7 +43,7 @@ def test_decision_through_the_hub_has_the_tier_of_its_latency(llm_endpoint: Endp
 def test_default_watchdog_against_the_model(llm_endpoint: Endpoint) -> None:
     """With the design's 300/800 ms the model may land in any tier; the tier must match the latency."""
     config = DecisionConfig(replan_interval=60.0)
-    with DecisionHub.connect([llm_endpoint], world.SCHEMA, config=config) as hub:
+    with DecisionHub.connect([llm_endpoint], world.SCHEMA, config=config, settings=SETTINGS) as hub:
         hub.add(1, world.selector(), rules=world.rules())
         end = only_decision(run_until_decided(hub, {1: world.board(threat=0.8)}))
     assert end.tier == config.classify(end.latency)
