@@ -14,6 +14,7 @@ const TYPE_NAMES := ["trivia", "observation", "interaction", "hostile", "trauma"
 const TYPE_COLOURS := [Color(0.6, 0.6, 0.6), Color(0.35, 0.6, 0.9), Color(0.4, 0.8, 0.4), Color(0.9, 0.3, 0.2), Color(0.6, 0.2, 0.8)]
 const SIGHT := 260.0
 const HEARING := 140.0
+const GREETING := 130.0  # close enough to greet
 const INTENT_TTL := 6.0  # seconds an LLM intent steers the selector
 
 @export var display_name := "guard"
@@ -40,6 +41,7 @@ var _patrol_index := 0
 
 
 func _ready() -> void:
+	z_index = 2  # the guard's bars and labels stay above the people
 	decision.thinking_started.connect(func() -> void: in_flight = pending)
 	decision.decision_made.connect(_on_decision_made)
 	decision.decision_fallback.connect(_on_decision_fallback)
@@ -145,8 +147,9 @@ func context() -> Dictionary:
 		if _in_view.has(id):
 			suspect_visible = 1.0
 	var friend_visible := 0.0
-	for id: int in _in_view:
-		if not suspects.has(id):
+	for someone: Node2D in market.people:
+		var id := someone.get_instance_id()
+		if _in_view.has(id) and not suspects.has(id) and position.distance_to(someone.position) < GREETING:
 			friend_visible = 1.0
 	return {
 		"threat": awareness / 3.0,
@@ -205,9 +208,9 @@ func _draw() -> void:
 	draw_string(font, Vector2(-40, 44), "%s | LLM %s" % [AWARENESS_NAMES[awareness], tier_text], HORIZONTAL_ALIGNMENT_LEFT, -1, 12, Color(0.15, 0.15, 0.15))
 	# Memories: one bar each, its length R; they visibly fade.
 	var y := -26.0
-	for entry: Dictionary in memory.get_memories():
+	for entry: Dictionary in memory.get_memories().slice(0, 5):
 		var colour: Color = TYPE_COLOURS[entry.memory_type]
 		draw_rect(Rect2(-40, y, 80, 7), Color(0, 0, 0, 0.25))
 		draw_rect(Rect2(-40, y, 80.0 * entry.retrievability, 7), colour)
-		draw_string(font, Vector2(44, y + 7), "%s %s" % [market.name_of(entry.entity_id), TYPE_NAMES[entry.memory_type]], HORIZONTAL_ALIGNMENT_LEFT, -1, 11, Color.BLACK)
+		draw_string(font, Vector2(44, y + 7), "%s %s R=%.2f" % [market.name_of(entry.entity_id), TYPE_NAMES[entry.memory_type], entry.retrievability], HORIZONTAL_ALIGNMENT_LEFT, -1, 11, Color.BLACK)
 		y -= 10.0

@@ -32,6 +32,8 @@ var _script_step := 0
 var _player: Node2D
 var _frame := 0
 var _grenade_due := INF
+var _screenshot_path := ""  ## --screenshot=PATH: save one rendered frame at --screenshot-at seconds, then quit
+var _screenshot_at := 8.0
 
 @onready var aldric: Node2D = $Aldric
 @onready var bertha: Node2D = $Bertha
@@ -41,6 +43,10 @@ func _ready() -> void:
 	for argument in OS.get_cmdline_user_args():
 		if argument.begins_with("--out="):
 			out_dir = argument.trim_prefix("--out=")
+		elif argument.begins_with("--screenshot="):
+			_screenshot_path = argument.trim_prefix("--screenshot=")
+		elif argument.begins_with("--screenshot-at="):
+			_screenshot_at = argument.trim_prefix("--screenshot-at=").to_float()
 	for guard: Node2D in [aldric, bertha]:
 		guard.market = self
 		guards.append(guard)
@@ -108,6 +114,8 @@ func _process(delta: float) -> void:
 	if now() >= _next_sample:
 		_next_sample += SAMPLE_EVERY
 		_sample()
+	if _screenshot_path != "" and now() >= _screenshot_at:
+		_take_screenshot()
 	if now() >= SCENARIO_END and _script_step >= 0:
 		_script_step = -1
 		_finish()
@@ -169,6 +177,20 @@ func _run_script() -> void:
 				tam.walk_to(Vector2(560, 660))  # out from behind the tree, past the guard
 				log_event({"event": "emerge", "who": "Tam", "hidden_for": snappedf(t - 9.0, 0.1)})
 				_script_step += 1
+
+
+func _take_screenshot() -> void:
+	var path := _screenshot_path
+	_screenshot_path = ""
+	if headless:  # no image without a renderer
+		push_error("--screenshot needs a display (run under xvfb-run), not --headless")
+		get_tree().quit(2)
+		return
+	await RenderingServer.frame_post_draw
+	var image := get_viewport().get_texture().get_image()
+	var error := image.save_png(path)
+	log_event({"event": "screenshot", "path": path, "size": [image.get_width(), image.get_height()], "error": error})
+	get_tree().quit(0 if error == OK else 3)
 
 
 func _grenade_at_bertha() -> void:
@@ -283,4 +305,10 @@ func _draw() -> void:
 		var progress := clampf((now() - projectile.start) / (projectile.land - projectile.start), 0.0, 1.0)
 		var at: Vector2 = projectile.from.lerp(projectile.to, progress)
 		draw_circle(at, 5.0 if projectile.kind == "stone" else 8.0, Color(0.3, 0.3, 0.3) if projectile.kind == "stone" else Color(0.1, 0.4, 0.1))
+	var legend := Vector2(70, 30)
+	draw_string(ThemeDB.fallback_font, legend, "npc_mind: bars above each guard are memories, length = R = e^(-t/S)", HORIZONTAL_ALIGNMENT_LEFT, -1, 14, Color(0.2, 0.2, 0.2))
+	for index in 5:
+		var at := legend + Vector2(520 + index * 110, -10)
+		draw_rect(Rect2(at, Vector2(14, 10)), aldric.TYPE_COLOURS[index])
+		draw_string(ThemeDB.fallback_font, at + Vector2(18, 10), aldric.TYPE_NAMES[index], HORIZONTAL_ALIGNMENT_LEFT, -1, 12, Color(0.2, 0.2, 0.2))
 	draw_string(ThemeDB.fallback_font, Vector2(70, 690), "t = %.1f s   (npc_mind demo: WASD walk, E steal, Space stone, G grenade)" % now(), HORIZONTAL_ALIGNMENT_LEFT, -1, 14, Color(0.2, 0.2, 0.2))

@@ -1,0 +1,59 @@
+"""A real rendered frame of the demo (virtual X server + Mesa's software OpenGL, no GPU): the guards,
+their memory bars and the market are on screen, not a blank window."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from tests.support.godot import godot_command
+
+ROOT = Path(__file__).resolve().parents[1]
+GUARD_BLUE = (51, 89, 217)  # Color(0.2, 0.35, 0.85)
+HOSTILE_BAR = (230, 77, 51)  # Color(0.9, 0.3, 0.2)
+TRIVIA_BAR = (153, 153, 153)  # Color(0.6, 0.6, 0.6)
+GROUND = (219, 204, 168)  # Color(0.86, 0.8, 0.66)
+
+pytestmark = [
+    pytest.mark.godot,
+    pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="no xvfb-run: scripts/provision display"),
+]
+
+
+def render(tmp_path: Path, at_seconds: float) -> np.ndarray:
+    shot = tmp_path / "frame.png"
+    command = [
+        "xvfb-run", "-a", "-s", "-screen 0 1280x720x24 -nolisten tcp",
+        *godot_command(), "--path", str(ROOT), "--rendering-driver", "opengl3", "--audio-driver", "Dummy",
+        "--fixed-fps", "30", "--resolution", "1280x720",
+        "--", f"--out={tmp_path}", f"--screenshot={shot}", f"--screenshot-at={at_seconds}",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0 and shot.is_file(), done.stdout[-3000:] + done.stderr[-3000:]
+    return np.asarray(Image.open(shot).convert("RGB"))
+
+
+def count(image: np.ndarray, colour: tuple[int, int, int], tolerance: int = 6) -> int:
+    return int((np.abs(image.astype(int) - colour).max(axis=2) <= tolerance).sum())
+
+
+def test_a_rendered_frame_shows_the_guards_and_their_fading_memories(tmp_path: Path) -> None:
+    image = render(tmp_path, 20.0)  # after the theft (Aldric) and the stone (Bertha)
+    assert image.shape == (720, 1280, 3)
+    assert count(image, GROUND) > 0.5 * 720 * 1280  # the market square, not a blank window
+    assert count(image, GUARD_BLUE) > 2 * 400  # two guards, 14 px radius each
+    assert count(image, HOSTILE_BAR) > 200  # Aldric's memory of the theft, nearly full
+    # Bertha (the guard on the right) has a bar for the stone, already partly faded: count its pixels
+    # in the bar's row above her, where a full bar would be 80 px long.
+    ys, xs = np.nonzero(np.abs(image.astype(int) - GUARD_BLUE).max(axis=2) <= 6)
+    right = xs > 640
+    cy, cx = int(ys[right].mean()), int(xs[right].mean())
+    bar = image[cy - 26 : cy - 19, cx - 40 : cx + 41]
+    faded = count(bar, TRIVIA_BAR) / 7
+    assert 1 <= faded < 60, faded
+    assert len(np.unique(image.reshape(-1, 3), axis=0)) > 50  # text, trees, stalls: a real picture
