@@ -283,6 +283,8 @@ func _finish() -> void:
 		print("  %-8s %s  %s" % [story, "held" if stories[story].held else "FAILED", stories[story].detail])
 	print("  LLM: %s" % JSON.stringify(metrics))
 	DirAccess.make_dir_recursive_absolute(out_dir)
+	# Outputs are not assets: keep the editor from importing them when out_dir is inside the project.
+	FileAccess.open(out_dir.path_join(".gdignore"), FileAccess.WRITE)
 	var plot_path := out_dir.path_join("forgetting.png")
 	ForgettingPlot.draw(timeline).save_png(plot_path)
 	print("  forgetting plot: %s" % plot_path)

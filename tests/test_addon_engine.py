@@ -1,0 +1,45 @@
+"""The addon in the real engine beyond the first slice: the batched path over packed arrays, one batch
+per shared definition, the plugin's monitors, and the editor opening the demo project with the plugin
+enabled and no errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.godot import run_godot
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.godot
+
+
+def test_batched_path_matches_the_node_path_and_monitors_read_the_server() -> None:
+    run = run_godot(ROOT, "-s", "res://tests/addon/batched_and_monitors.gd")
+    assert run.returncode == 0, run.log
+    assert run.json_lines()[-1] == {"done": True}, run.log
+    checks = run.checks()
+    assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
+    assert len(checks) == 5
+    assert not run.errors(), run.log
+
+
+def test_the_editor_opens_the_project_with_the_plugin_enabled_without_errors() -> None:
+    project_file = ROOT / "project.godot"
+    before = project_file.read_text()
+    assert 'enabled=PackedStringArray("res://addons/npc_mind/plugin.cfg")' in before
+    try:
+        run = run_godot(ROOT, "--editor", "--quit-after", "120", timeout=180)
+        after = project_file.read_text()
+    finally:
+        project_file.write_text(before)  # the editor may tidy the file; the checkout keeps its own
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python" in run.stdout, run.log
+    assert not run.errors(), run.errors()
+    # The plugin declared its settings with their defaults as initial values: none is written.
+    assert "[npc_mind]" not in after
+    plugin = (ROOT / "addons" / "npc_mind" / "plugin.gd").read_text()
+    declared = [line.split('"')[1] for line in plugin.splitlines() if line.strip().startswith('"npc_mind/')]
+    assert "npc_mind/memory/clock" in declared
+    assert not [name for name in declared if "key" in name]  # API keys come only from the environment
