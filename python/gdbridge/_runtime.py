@@ -124,6 +124,8 @@ def _start_scene() -> None:
     _redirect_output()
     engine = objects.singleton("Engine")
     classdb.state["editor"] = bool(engine.is_editor_hint())
+    # Loaded by a running editor (it found the addon while scanning) rather than at engine start.
+    classdb.state["late_load"] = bool(engine.has_singleton("EditorInterface"))
     version = sys.version.split()[0]
     python = _env.get("python", "?")
     objects.utility.print(
@@ -167,11 +169,12 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
             from gdbridge import editor
 
             editor.stop()
+            classdb.unregister_all(level=LEVEL_EDITOR)
         elif level == LEVEL_SCENE:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             objects.shutdown()
-            classdb.unregister_all()
+            classdb.unregister_all(level=LEVEL_SCENE)
             objects.shutdown_names()
 
     @ffi.def_extern(onerror=report)

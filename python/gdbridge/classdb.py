@@ -42,6 +42,7 @@ class ClassInfo:
     doc: str
     cid: int = 0
     registered: bool = False
+    level: int = 2  # the initialization level it was registered at (SCENE, or EDITOR for editor classes)
 
 
 @dataclasses.dataclass
@@ -61,7 +62,7 @@ _varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call
 _vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
 _virtual_ids: dict[tuple[int, str], int] = {}
 _next_instance = [0]
-state = {"scene_ready": False, "editor": False}
+state = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
 _keep: list[Any] = []  # cdata that must outlive registration calls
 _iface: dict[str, Any] = {}
 
@@ -133,6 +134,7 @@ def register(info: ClassInfo) -> None:
     library = lib.gdb_get_library()
     cls = info.cls
     info.cid = len(classes)
+    info.level = state["level"]
     classes.append(info)
     creation = ffi.new("GDExtensionClassCreationInfo5*")
     creation.is_virtual = False
@@ -543,13 +545,14 @@ def to_string(iid: int, valid: Any, out: Any) -> None:
     valid[0] = 1
 
 
-def unregister_all() -> None:
+def unregister_all(level: int) -> None:
+    """Unregister the classes registered at `level`, children first."""
     unregister = _fn(
         "classdb_unregister_extension_class", "GDExtensionInterfaceClassdbUnregisterExtensionClass"
     )
     library = objects.lib.gdb_get_library()
     for info in reversed(classes[1:]):
-        if info is not None and info.registered:
+        if info is not None and info.registered and info.level == level:
             unregister(library, objects.sn(info.name))
             info.registered = False
 

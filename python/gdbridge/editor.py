@@ -17,6 +17,7 @@ MESSAGE = (
 )
 OPTION = "gdbridge/python_export_unsupported"
 _TYPE_BOOL = 1
+LEVEL_EDITOR = 3
 _EXPORT_MESSAGE_ERROR = 3
 
 
@@ -75,16 +76,22 @@ def start() -> None:
     """Only when the editor runs (EDITOR level is also reached by games started from an editor build)."""
     from gdbridge import classdb
 
-    if not classdb.state["editor"]:
+    # Loaded by an editor that already runs (the first import of a project): registering editor
+    # classes then crashes the engine at exit, so the guard and the docs wait for the next start.
+    if not classdb.state["editor"] or classdb.state["late_load"]:
         return
+    classdb.state["level"] = LEVEL_EDITOR
     _define_classes()
     classdb.register_pending()
-    _plugin_call("editor_add_plugin")
     docs.load_into_editor()
+    _plugin_call("editor_add_plugin")
+    _added.append(PLUGIN)
+
+
+_added: list[str] = []
 
 
 def stop() -> None:
-    from gdbridge import classdb
-
-    if classdb.state["editor"]:
+    while _added:
+        _added.pop()
         _plugin_call("editor_remove_plugin")

@@ -224,13 +224,20 @@ def projects() -> list[Path]:
 
 
 def import_project(engine: list[str], project: Path, force: bool = False) -> None:
-    """`--headless --import` once, so that `.godot/extension_list.cfg` exists."""
+    """`--headless --import` until `.godot/extension_list.cfg` exists and a clean start works.
+
+    The first import discovers the addon while the editor already runs; the engine may crash at
+    exit in that case (the extension was loaded late), after it wrote the file. The second import
+    loads the extension at start, as every later run does, and must exit cleanly.
+    """
     if not force and (project / ".godot" / "extension_list.cfg").is_file():
         return
     print(f"provision: gdextension: importing {project.relative_to(REPO) or '.'}", flush=True)
-    _run([*engine, "--headless", "--path", str(project), "--import"], timeout=300)
+    command = [*engine, "--headless", "--path", str(project), "--import"]
+    subprocess.run(command, capture_output=True, timeout=300, check=False)
     if not (project / ".godot" / "extension_list.cfg").is_file():
         raise ProvisionError(f"importing {project} did not write .godot/extension_list.cfg")
+    _run(command, timeout=300)
 
 
 def provision() -> None:

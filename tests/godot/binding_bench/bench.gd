@@ -1,0 +1,130 @@
+extends SceneTree
+## Per-callback cost, Python against GDScript, in one run. Prints one JSON line per measurement:
+## {"case": ..., "lang": "python"|"gdscript", "nodes": N, "us": per-callback microseconds}.
+
+const FRAMES := 40
+const SIZES := [1000, 10000]
+var GdEmpty: Script = load("res://gd_empty.gd")
+var GdBench: Script = load("res://gd_bench.gd")
+
+var phase := 0
+var frame_times: Array = []
+var last := 0
+var baseline := 0.0
+var holder: Node
+
+
+func _initialize() -> void:
+	Engine.max_fps = 0
+	OS.low_processor_usage_mode = false
+	holder = Node.new()
+	root.add_child(holder)
+	bench_calls()
+
+
+func emit(case_name: String, lang: String, nodes: int, us: float) -> void:
+	print(JSON.stringify({"case": case_name, "lang": lang, "nodes": nodes, "us": us}))
+
+
+func median(values: Array) -> float:
+	var sorted := values.duplicate()
+	sorted.sort()
+	return sorted[sorted.size() / 2]
+
+
+func bench_calls() -> void:
+	var values := PackedFloat32Array()
+	values.resize(1000)
+	values.fill(0.5)
+	var table := {}
+	for k in 10:
+		table["key%d" % k] = k
+	for n in SIZES:
+		var py_nodes: Array[PyCalls] = []
+		var gd_nodes: Array[Node] = []
+		for i in n:
+			py_nodes.append(PyCalls.new())
+			var g := Node.new()
+			g.set_script(GdBench)
+			gd_nodes.append(g)
+		for repeat in 3:
+			var t0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.add(1, 2)
+			var t1 := Time.get_ticks_usec()
+			for node in gd_nodes:
+				node.add(1, 2)
+			var t2 := Time.get_ticks_usec()
+			var u0 := Time.get_ticks_usec()
+			for node in py_nodes:
+				node.add(1, 2)
+			var u1 := Time.get_ticks_usec()
+			var p0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.take(values, table)
+			var p1 := Time.get_ticks_usec()
+			for node in gd_nodes:
+				node.take(values, table)
+			var p2 := Time.get_ticks_usec()
+			if repeat == 2:
+				emit("typed call add(int, int) -> int", "python", n, float(t1 - t0) / n)
+				emit("typed call add(int, int) -> int", "gdscript", n, float(t2 - t1) / n)
+				emit("untyped call add(1, 2)", "python", n, float(u1 - u0) / n)
+				emit("call with PackedFloat32Array[1000] + Dictionary[10]", "python", n, float(p1 - p0) / n)
+				emit("call with PackedFloat32Array[1000] + Dictionary[10]", "gdscript", n, float(p2 - p1) / n)
+		for node in py_nodes:
+			node.free()
+		for node in gd_nodes:
+			node.free()
+
+
+# _process phases: 0 baseline (no nodes), then for each size: python nodes, gdscript nodes.
+func start_phase() -> void:
+	for child in holder.get_children():
+		child.free()
+	frame_times.clear()
+	var plan := phase_plan()
+	if plan.is_empty():
+		return
+	for i in plan[1]:
+		var node: Node
+		if plan[0] == "python":
+			node = PyEmpty.new()
+		else:
+			node = Node.new()
+			node.set_script(GdEmpty)
+		holder.add_child(node)
+
+
+func phase_plan() -> Array:
+	if phase == 0:
+		return ["none", 0]
+	var index := phase - 1
+	if index >= SIZES.size() * 2:
+		return []
+	return ["python" if index % 2 == 0 else "gdscript", SIZES[index / 2]]
+
+
+func _process(_delta: float) -> bool:
+	var now := Time.get_ticks_usec()
+	if last != 0 and frame_times.size() < FRAMES + 5:
+		frame_times.append(now - last)
+	last = now
+	if frame_times.size() == 0 and phase == 0:
+		start_phase()
+		last = Time.get_ticks_usec()
+		return false
+	if frame_times.size() >= FRAMES + 5:
+		var m := median(frame_times.slice(5))
+		var plan := phase_plan()
+		if phase == 0:
+			baseline = m
+		else:
+			emit("empty _process", plan[0], plan[1], (m - baseline) / plan[1])
+		phase += 1
+		if phase_plan().is_empty():
+			quit(0)
+			return true
+		start_phase()
+		last = Time.get_ticks_usec()
+	return false

@@ -1,0 +1,23 @@
+"""The Python side of the binding benchmark: the same small classes as gd_bench.gd."""
+
+from __future__ import annotations
+
+import gdbridge as gd
+from gdbridge.classes import Node
+
+
+class PyEmpty(Node):
+    """An empty `_process`: the cost of one engine -> Python callback."""
+
+    def _process(self, delta: float) -> None:
+        pass
+
+
+class PyCalls(Node):
+    """Methods GDScript calls: a typed int call, and a call carrying a packed array and a dictionary."""
+
+    def add(self, a: int, b: int) -> int:
+        return a + b
+
+    def take(self, values: gd.PackedFloat32Array, table: dict) -> int:
+        return len(values) + len(table)

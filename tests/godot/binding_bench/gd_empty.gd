@@ -1,0 +1,5 @@
+extends Node
+
+
+func _process(_delta: float) -> void:
+	pass
