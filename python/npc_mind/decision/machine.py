@@ -113,7 +113,8 @@ class AsyncDecision:
                 self._ticket = None
                 self.stats.timeouts += 1
                 self._fall_back(now, board, elapsed, "timeout")
-            elif elapsed >= self.config.soft_deadline:
+            elif elapsed >= self.config.soft_deadline and not self._soft_passed:
+                # The selector takes over once; its choice holds until the answer or the watchdog.
                 self._soft_passed = True
                 self.behaviour = self.selector.choose(board, now, self._fresh_tags(now))
         elif self._due(now, board):
@@ -126,7 +127,8 @@ class AsyncDecision:
     def _schedule(self) -> None:
         """When `tick` next has work without new input: lets `DecisionHub.tick_all` skip this NPC."""
         if self._ticket is not None:
-            self.wake = -_INF if self._soft_passed else self._started_at + self.config.soft_deadline
+            deadline = self.config.hard_deadline if self._soft_passed else self.config.soft_deadline
+            self.wake = self._started_at + deadline
             self.watch_from = _INF
         else:
             self.wake = self._next_due

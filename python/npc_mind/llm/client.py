@@ -154,7 +154,10 @@ class LLMClient:
     async def _post(self, endpoint: Endpoint, body: dict[str, Any]) -> str:
         assert self._http is not None
         try:
-            async with self._http.stream("POST", endpoint.chat_url, json=body) as response:
+            # llama-server closes a streamed response's connection right after the last chunk, and a
+            # pooled reuse would race that close ("disconnected without a response"): don't pool them.
+            headers = {"Connection": "close"} if body["stream"] else None
+            async with self._http.stream("POST", endpoint.chat_url, json=body, headers=headers) as response:
                 if response.status_code != 200:
                     raise EndpointError(
                         f"{endpoint.base_url} answered HTTP {response.status_code}", "http_error"
