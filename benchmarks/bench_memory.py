@@ -1,0 +1,291 @@
+"""Memory benchmark: the batched numpy MemoryPool against the source's C++ and a plain Python port.
+
+Per frame, at 100, 1,000 and 10,000 NPCs x 64 slots, random events over 256 entities:
+  (a) record 4 events per NPC, (b) one strongest-memory query per NPC, (c) R of every memory.
+Every input is generated before timing; the three implementations replay the same frames from an
+empty state (warm-up frames fill the pools first). Reported: median per frame.
+
+    scripts/bench memory            # or: .venv/bin/python benchmarks/bench_memory.py [--quick]
+
+Writes docs/benchmarks/memory.md and prints the same table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from npc_mind import __version__
+from npc_mind.memory import MemoryPool
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "out" / "bench_memory"
+DOC = ROOT / "docs" / "benchmarks" / "memory.md"
+CXX_FLAGS = ["-O2", "-march=native", "-std=c++17"]
+ENTITIES = 256
+EVENTS_PER_NPC = 4
+CAPACITY = 64
+WARMUP = 24  # frames: 4 events x 24 > 64 slots, so every pool is full and evicting when timing starts
+
+
+# -------------------------------------------------------------------------------------------------
+# the plain per-object Python port of the source's NPCMemoryStream
+class MemoryItem:
+    __slots__ = ("entity", "last", "recalls", "salience", "stability", "type")
+
+    def retrievability(self, now: float) -> float:
+        elapsed = max(0.0, now - self.last)
+        if self.stability < 0.0001:
+            return 0.0
+        return math.exp(-elapsed / self.stability)
+
+
+BASE = (5.0, 30.0, 120.0, 600.0, 3600.0)
+
+
+class NPCMemoryStream:
+    MAX_CAPACITY = 64
+    FORGET_THRESHOLD = 0.05
+
+    def __init__(self) -> None:
+        self.items: list[MemoryItem] = []
+
+    def record(self, entity: int, mtype: int, salience: float, now: float) -> None:
+        for item in self.items:
+            if item.entity == entity and item.type == mtype:
+                item.last = now
+                item.recalls += 1
+                item.salience = max(item.salience, salience)
+                item.stability *= 1.0 + 1.35 * math.log(1.0 + item.recalls) * item.salience
+                return
+        if len(self.items) >= self.MAX_CAPACITY:
+            self._evict(now)
+        item = MemoryItem()
+        item.entity, item.type, item.last, item.recalls = entity, mtype, now, 1
+        item.salience = min(max(salience, 0.0), 1.0)
+        item.stability = BASE[mtype] * (0.5 + item.salience)
+        self.items.append(item)
+
+    def query(self, entity: int, now: float) -> MemoryItem | None:
+        best, best_r = None, 0.0
+        for item in self.items:
+            if item.entity == entity:
+                r = item.retrievability(now)
+                if r > best_r:
+                    best, best_r = item, r
+        if best is not None and best_r > self.FORGET_THRESHOLD:
+            best.last = now
+            best.recalls += 1
+            return best
+        return None
+
+    def sweep(self, now: float) -> list[float]:
+        return [item.retrievability(now) for item in self.items]
+
+    def _evict(self, now: float) -> None:
+        evict, lowest = 0, 1e9
+        for i, item in enumerate(self.items):
+            r = item.retrievability(now)
+            if r < self.FORGET_THRESHOLD:
+                evict = i
+                break
+            score = r * 0.6 + item.salience * 0.4
+            if score < lowest:
+                lowest, evict = score, i
+        self.items[evict] = self.items[-1]
+        self.items.pop()
+
+
+# -------------------------------------------------------------------------------------------------
+class Frames:
+    """Every input of every frame, generated up front."""
+
+    def __init__(self, n: int, frames: int, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        e = EVENTS_PER_NPC * n
+        self.n, self.frames = n, frames
+        self.now = np.arange(frames, dtype=np.float64) / 60.0
+        # a game loop's natural order: each NPC's perceptions together
+        self.npc = np.repeat(np.arange(n, dtype=np.int64), EVENTS_PER_NPC)
+        self.ent = rng.integers(0, ENTITIES, (frames, e), dtype=np.int64)
+        self.typ = rng.integers(0, 5, (frames, e), dtype=np.int8)
+        self.sal = rng.random((frames, e))
+        self.query = rng.integers(0, ENTITIES, (frames, n), dtype=np.int64)
+
+    def write_cpp_input(self, path: Path) -> None:
+        with path.open("wb") as f:
+            np.array([self.n, self.frames, EVENTS_PER_NPC, WARMUP], dtype=np.int32).tofile(f)
+            self.now.astype(np.float32).tofile(f)
+            np.tile(self.npc.astype(np.int32), self.frames).tofile(f)
+            self.ent.astype(np.uint32).tofile(f)
+            self.typ.astype(np.uint8).tofile(f)
+            self.sal.astype(np.float32).tofile(f)
+            self.query.astype(np.uint32).tofile(f)
+
+
+def run_numpy(fr: Frames) -> tuple[float, float, float]:
+    pool = MemoryPool(CAPACITY, reserve_npcs=fr.n)
+    ids = pool.add_npcs(fr.n)
+    npcs = ids[fr.npc]
+    out = np.empty((fr.n, CAPACITY))
+    ta, tb, tc = [], [], []
+    clock = time.perf_counter
+    for f in range(fr.frames):
+        now = float(fr.now[f])
+        t0 = clock()
+        pool.record_batch(npcs, fr.ent[f], fr.typ[f], fr.sal[f], now)
+        t1 = clock()
+        pool.query_strongest_batch(ids, fr.query[f], now)
+        t2 = clock()
+        pool.retrievability_all(now, out=out)
+        t3 = clock()
+        if f >= WARMUP:
+            ta.append(t1 - t0)
+            tb.append(t2 - t1)
+            tc.append(t3 - t2)
+    return tuple(float(np.median(t)) * 1e6 for t in (ta, tb, tc))  # type: ignore[return-value]
+
+
+def run_python(fr: Frames, measured: int) -> tuple[float, float, float]:
+    streams = [NPCMemoryStream() for _ in range(fr.n)]
+    npc = fr.npc.tolist()
+    ta, tb, tc = [], [], []
+    clock = time.perf_counter
+    for f in range(WARMUP + measured):
+        now = float(fr.now[f])
+        ent, typ, sal, q = fr.ent[f].tolist(), fr.typ[f].tolist(), fr.sal[f].tolist(), fr.query[f].tolist()
+        t0 = clock()
+        for i, e, t, s in zip(npc, ent, typ, sal, strict=True):
+            streams[i].record(e, t, s, now)
+        t1 = clock()
+        for s, e in zip(streams, q, strict=True):
+            s.query(e, now)
+        t2 = clock()
+        for s in streams:
+            s.sweep(now)
+        t3 = clock()
+        if f >= WARMUP:
+            ta.append(t1 - t0)
+            tb.append(t2 - t1)
+            tc.append(t3 - t2)
+    return tuple(float(np.median(t)) * 1e6 for t in (ta, tb, tc))  # type: ignore[return-value]
+
+
+def build_cpp() -> tuple[Path | None, str]:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if not cxx:
+        return None, "no C++ compiler found (install g++)"
+    OUT.mkdir(parents=True, exist_ok=True)
+    exe = OUT / "bench_memory_cpp"
+    src = ROOT / "benchmarks" / "cpp" / "bench_memory.cpp"
+    cmd = [cxx, *CXX_FLAGS, "-o", str(exe), str(src)]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode:
+        return None, f"C++ build failed: {res.stderr.strip()[:400]}"
+    version = subprocess.run(
+        [cxx, "--version"], capture_output=True, text=True, check=False
+    ).stdout.splitlines()
+    return exe, (version[0] if version else cxx)
+
+
+def run_cpp(exe: Path, fr: Frames) -> tuple[float, float, float]:
+    inp = OUT / f"input_{fr.n}.bin"
+    fr.write_cpp_input(inp)
+    res = subprocess.run([str(exe), str(inp)], capture_output=True, text=True, check=True)
+    rows = np.array([[float(x) for x in line.split()] for line in res.stdout.splitlines() if line.strip()])
+    inp.unlink()
+    return tuple(float(v) for v in np.median(rows, axis=0))  # type: ignore[return-value]
+
+
+def fmt_us(us: float) -> str:
+    if us >= 10_000:
+        return f"{us / 1000:,.1f} ms"
+    if us >= 1000:
+        return f"{us / 1000:,.2f} ms"
+    return f"{us:,.1f} us"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="fewer frames (a smoke run, not for the docs)")
+    ap.add_argument("--sizes", default="100,1000,10000")
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    measured = 20 if args.quick else 100
+    exe, cxx = build_cpp()
+    print(f"C++ baseline: {cxx}; flags {' '.join(CXX_FLAGS)}", flush=True)
+    results = []
+    for n in sizes:
+        fr = Frames(n, WARMUP + measured, seed=n)
+        npy = run_numpy(fr)
+        cpp = run_cpp(exe, fr) if exe else (math.nan,) * 3
+        py_frames = 3 if n >= 10_000 or args.quick else 10
+        py = run_python(fr, py_frames)
+        results.append((n, npy, cpp, py))
+        print(
+            f"  {n:>6} NPCs  numpy {npy[0]:9.1f} {npy[1]:8.1f} {npy[2]:8.1f} us | "
+            f"C++ {cpp[0]:9.1f} {cpp[1]:8.1f} {cpp[2]:8.1f} us | "
+            f"python {py[0]:11.1f} {py[1]:9.1f} {py[2]:9.1f} us",
+            flush=True,
+        )
+    table = render(results, cxx, measured)
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    if not args.quick and sizes == [100, 1000, 10000]:
+        DOC.write_text(table)
+        print(f"\nwritten to {DOC.relative_to(ROOT)}\n")
+    print(table)
+    return 0
+
+
+def render(results: list, cxx: str, measured: int) -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    lines = [
+        "# Memory benchmark",
+        "",
+        "Written by `scripts/bench memory` (`benchmarks/bench_memory.py`); do not edit by hand.",
+        "",
+        f"npc_mind {__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
+        f"{cpu}, {os.cpu_count()} cores.",
+        f"C++ baseline: the design source's `NPCMemoryStream` (`benchmarks/cpp/`), built with "
+        f"`{cxx}` `{' '.join(CXX_FLAGS)}`.",
+        "",
+        f"Per frame, 64 slots per NPC, random events over {ENTITIES} entities, median of {measured} frames "
+        f"(plain Python: 10 frames, 3 at 10,000 NPCs) after {WARMUP} warm-up frames that fill every pool: "
+        "(a) record 4 events per NPC, (b) one strongest-memory query per NPC (it wakes the memory), "
+        "(c) R of every memory. numpy is `MemoryPool.record_batch`, `query_strongest_batch`, "
+        "`retrievability_all(out=...)`; the ratio is numpy time / baseline time "
+        "(below 1.0x: numpy is faster).",
+        "",
+        "| NPCs | work | numpy pool | C++ -O2 -march=native | numpy / C++ | plain Python | Python / numpy |",
+        "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    names = ("(a) record 4 each", "(b) query 1 each", "(c) R of all")
+    for n, npy, cpp, py in results:
+        for i, name in enumerate(names):
+            ratio = npy[i] / cpp[i] if cpp[i] == cpp[i] and cpp[i] > 0 else math.nan
+            lines.append(
+                f"| {n:,} | {name} | {fmt_us(npy[i])} | {fmt_us(cpp[i])} | {ratio:.2f}x | "
+                f"{fmt_us(py[i])} | {py[i] / npy[i]:,.0f}x faster |"
+            )
+    lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,404 @@
+"""Versioned save format for `MemoryPool.save` / `load` and `export_npc` / `import_npc`.
+
+Layout (little-endian):
+
+    magic      11 bytes  b"NPCMIND-MEM"
+    version    3 x u16   npc_mind version that wrote it (the package's one version number)
+    kind       u8        1 = whole pool, 2 = one NPC
+    header_len u64
+    header     JSON      capacity, params, npc ids, array directory, links, tags
+    payload              the arrays of the directory, back to back
+    crc32      u32       of everything before it
+
+Working memories are stored with their age (now - last access), never the absolute time, so a
+pool loaded at time `now` of a new session's clock resumes exactly where it was. Long-term
+memories carry their age in game days. Every field is checked before anything is built or
+changed; a problem raises `SaveFormatError` naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from npc_mind._version import __version__
+from npc_mind.memory.params import MemoryParams
+from npc_mind.memory.types import SaveFormatError
+
+if TYPE_CHECKING:
+    from npc_mind.memory.pool import MemoryPool
+
+MAGIC = b"NPCMIND-MEM"
+KIND_POOL = 1
+KIND_NPC = 2
+_PREFIX = struct.Struct("<11s3HBQ")
+
+WORKING = {
+    "w_npc": "<i8",
+    "w_slot": "<i8",
+    "w_entity": "<i8",
+    "w_type": "<i1",
+    "w_age": "<f8",
+    "w_stability": "<f8",
+    "w_salience": "<f8",
+    "w_recalls": "<i8",
+    "w_pinned": "<u1",
+    "w_reported": "<u1",
+}
+LONGTERM = {
+    "l_npc": "<i8",
+    "l_entity": "<i8",
+    "l_type": "<i1",
+    "l_salience": "<f8",
+    "l_recalls": "<i8",
+    "l_stability": "<f8",
+    "l_age": "<f8",
+}
+ARRAYS = {**WORKING, **LONGTERM}
+
+
+def _version_tuple(text: str) -> tuple[int, int, int]:
+    major, minor, patch = (int(x) for x in text.split("."))
+    return major, minor, patch
+
+
+# -------------------------------------------------------------------------------------------------
+# writing
+def _collect(
+    pool: MemoryPool, rows: list[int], now: float
+) -> tuple[dict[str, np.ndarray], list[Any], list[Any]]:
+    cap = pool._C
+    rows_arr = np.asarray(rows, dtype=np.int64)
+    typ = pool._typ[rows_arr]
+    local, slot = np.nonzero(typ >= 0)
+    fi = rows_arr[local] * cap + slot
+    arrays = {
+        "w_npc": local.astype(np.int64),
+        "w_slot": slot.astype(np.int64),
+        "w_entity": pool._entf[fi],
+        "w_type": pool._typf[fi],
+        "w_age": now - pool._lastf[fi],
+        "w_stability": pool._stabf[fi],
+        "w_salience": pool._salf[fi],
+        "w_recalls": pool._kf[fi],
+        "w_pinned": pool._pinf[fi].astype(np.uint8),
+        "w_reported": pool._emitf[fi].astype(np.uint8),
+    }
+    tags: list[Any] = []
+    if pool._tags is not None:
+        flat = pool._tags.reshape(-1)
+        tags = [[i, sorted(flat[f])] for i, f in enumerate(fi.tolist()) if flat[f]]
+    npc_ids = [int(pool._row_npc[r]) for r in rows]
+    index_of = {npc: i for i, npc in enumerate(npc_ids)}
+    lt = pool._lt
+    lt_rows = [j for npc in npc_ids for j in lt.rows_for(npc)]
+    lr = np.asarray(lt_rows, dtype=np.int64)
+    c = lt.cols
+    arrays.update(
+        {
+            "l_npc": np.asarray([index_of[int(x)] for x in c["npc"][lr].tolist()], dtype=np.int64),
+            "l_entity": c["entity"][lr],
+            "l_type": c["memory_type"][lr],
+            "l_salience": c["salience"][lr],
+            "l_recalls": c["recall_count"][lr],
+            "l_stability": c["stability"][lr],
+            "l_age": c["age"][lr],
+        }
+    )
+    lt_tags = [[i, sorted(lt.tags[j])] for i, j in enumerate(lt_rows) if lt.tags[j]]
+    links = []
+    for npc in npc_ids:
+        for ea, ta, eb, tb in pool.links(npc):
+            links.append([index_of[npc], ea, ta, eb, tb])
+    return arrays, links, [tags, lt_tags]
+
+
+def _pack(kind: int, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+    directory = []
+    payload = []
+    for name, dtype in ARRAYS.items():
+        arr = np.ascontiguousarray(arrays[name], dtype=dtype)
+        directory.append([name, dtype, int(arr.shape[0])])
+        payload.append(arr.tobytes())
+    header = {**header, "arrays": directory}
+    hdr = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
+    major, minor, patch = _version_tuple(__version__)
+    body = _PREFIX.pack(MAGIC, major, minor, patch, kind, len(hdr)) + hdr + b"".join(payload)
+    return body + struct.pack("<I", zlib.crc32(body))
+
+
+def dump_pool(pool: MemoryPool, now: float) -> bytes:
+    rows = list(range(pool._n))
+    arrays, links, (tags, lt_tags) = _collect(pool, rows, now)
+    header = {
+        "capacity": pool._C,
+        "params": pool._p.to_dict(),
+        "next_id": pool._next_id,
+        "npc_ids": [int(x) for x in pool._row_npc[: pool._n]],
+        "links": links,
+        "tags": tags,
+        "lt_tags": lt_tags,
+        "library": __version__,
+    }
+    return _pack(KIND_POOL, header, arrays)
+
+
+def dump_npc(pool: MemoryPool, npc: int, row: int, now: float) -> bytes:
+    arrays, links, (tags, lt_tags) = _collect(pool, [row], now)
+    header = {
+        "capacity": pool._C,
+        "params": pool._p.to_dict(),
+        "npc_ids": [npc],
+        "links": links,
+        "tags": tags,
+        "lt_tags": lt_tags,
+        "library": __version__,
+    }
+    return _pack(KIND_NPC, header, arrays)
+
+
+# -------------------------------------------------------------------------------------------------
+# reading: everything is parsed and checked into plain arrays before any pool is touched
+def parse(data: bytes, expect_kind: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise SaveFormatError(f"expected bytes, got {type(data).__name__}")
+    data = bytes(data)
+    what = "memory save file" if expect_kind == KIND_POOL else "exported NPC memory"
+    if len(data) < _PREFIX.size + 4:
+        raise SaveFormatError(f"{what} is truncated: {len(data)} bytes")
+    magic, major, minor, patch, kind, hlen = _PREFIX.unpack_from(data)
+    if magic != MAGIC:
+        raise SaveFormatError(f"not an npc_mind {what} (bad magic {magic!r})")
+    ours = _version_tuple(__version__)
+    if (major, minor, patch) > ours:
+        raise SaveFormatError(
+            f"{what} was written by npc_mind {major}.{minor}.{patch}, newer than this "
+            f"npc_mind {__version__}; upgrade npc_mind to read it"
+        )
+    if kind != expect_kind:
+        other = "a whole-pool save file" if kind == KIND_POOL else "one exported NPC"
+        raise SaveFormatError(f"expected a {what}, got {other} (kind {kind})")
+    body, crc = data[:-4], struct.unpack("<I", data[-4:])[0]
+    if _PREFIX.size + hlen > len(body):
+        raise SaveFormatError(
+            f"{what} is truncated: header of {hlen} bytes does not fit in {len(data)} bytes"
+        )
+    if zlib.crc32(body) != crc:
+        raise SaveFormatError(f"{what} is corrupt or truncated (checksum mismatch)")
+    try:
+        header = json.loads(body[_PREFIX.size : _PREFIX.size + hlen])
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SaveFormatError(f"{what} has a corrupt header: {exc}") from None
+    if not isinstance(header, dict):
+        raise SaveFormatError(f"{what} has a corrupt header")
+    arrays: dict[str, np.ndarray] = {}
+    offset = _PREFIX.size + hlen
+    try:
+        directory = header["arrays"]
+        names = [d[0] for d in directory]
+        if sorted(names) != sorted(ARRAYS):
+            raise SaveFormatError(f"{what} lists arrays {names}, expected {sorted(ARRAYS)}")
+        for name, dtype, length in directory:
+            if dtype != ARRAYS[name] or not isinstance(length, int) or length < 0:
+                raise SaveFormatError(f"{what}: array {name} has dtype {dtype} and length {length}")
+            size = np.dtype(dtype).itemsize * length
+            if offset + size > len(body):
+                raise SaveFormatError(f"{what} is truncated inside array {name}")
+            arrays[name] = np.frombuffer(body, dtype=dtype, count=length, offset=offset).copy()
+            offset += size
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, SaveFormatError):
+            raise
+        raise SaveFormatError(f"{what} has a corrupt array directory: {exc}") from None
+    if offset != len(body):
+        raise SaveFormatError(f"{what} has {len(body) - offset} unexpected trailing bytes")
+    _check(header, arrays, what)
+    return header, arrays
+
+
+def _check(header: dict[str, Any], a: dict[str, np.ndarray], what: str) -> None:
+    def bad(msg: str) -> SaveFormatError:
+        return SaveFormatError(f"{what} is invalid: {msg}")
+
+    try:
+        capacity = header["capacity"]
+        npc_ids = header["npc_ids"]
+        header["params_obj"] = MemoryParams.from_dict(header["params"])
+    except KeyError as exc:
+        raise bad(f"missing header field {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise bad(f"params: {exc}") from None
+    if not isinstance(capacity, int) or not 1 <= capacity <= 65_535:
+        raise bad(f"capacity {capacity!r}")
+    if (
+        not isinstance(npc_ids, list)
+        or not all(isinstance(x, int) and x >= 0 for x in npc_ids)
+        or len(set(npc_ids)) != len(npc_ids)
+    ):
+        raise bad("npc ids must be distinct non-negative integers")
+    if "next_id" in header and (
+        not isinstance(header["next_id"], int) or any(x >= header["next_id"] for x in npc_ids)
+    ):
+        raise bad("next_id must exceed every npc id")
+    n_npc = len(npc_ids)
+    nw = {a[k].shape[0] for k in WORKING}
+    nl = {a[k].shape[0] for k in LONGTERM}
+    if len(nw) != 1 or len(nl) != 1:
+        raise bad("arrays of one tier differ in length")
+    if a["w_npc"].shape[0]:
+        if a["w_npc"].min() < 0 or a["w_npc"].max() >= n_npc:
+            raise bad("a working memory names an unknown npc")
+        if a["w_slot"].min() < 0 or a["w_slot"].max() >= capacity:
+            raise bad("a working memory's slot is outside the capacity")
+        if np.unique(a["w_npc"] * capacity + a["w_slot"]).shape[0] != a["w_npc"].shape[0]:
+            raise bad("two working memories share a slot")
+        keys = set(zip(a["w_npc"].tolist(), a["w_entity"].tolist(), a["w_type"].tolist(), strict=True))
+        if len(keys) != a["w_npc"].shape[0]:
+            raise bad("two working memories of one npc share entity and type")
+    for prefix in ("w", "l"):
+        t = a[f"{prefix}_type"]
+        if t.shape[0] and (t.min() < 0 or t.max() > 4):
+            raise bad("unknown memory type")
+        s, e, k, age = (
+            a[f"{prefix}_stability"],
+            a[f"{prefix}_salience"],
+            a[f"{prefix}_recalls"],
+            a[f"{prefix}_age"],
+        )
+        if not (np.isfinite(s).all() and (s > 0).all()):
+            raise bad("stability must be finite and positive")
+        if not (np.isfinite(e).all() and (e >= 0).all() and (e <= 1).all()):
+            raise bad("salience must be in [0, 1]")
+        if (k < 1).any():
+            raise bad("recall count must be >= 1")
+        if not np.isfinite(age).all():
+            raise bad("ages must be finite")
+    if a["l_npc"].shape[0]:
+        if a["l_npc"].min() < 0 or a["l_npc"].max() >= n_npc:
+            raise bad("a long-term memory names an unknown npc")
+        if (a["l_age"] < 0).any():
+            raise bad("long-term ages must be >= 0")
+        keys = set(zip(a["l_npc"].tolist(), a["l_entity"].tolist(), a["l_type"].tolist(), strict=True))
+        if len(keys) != a["l_npc"].shape[0]:
+            raise bad("two long-term memories of one npc share entity and type")
+    try:
+        for i, ea, ta, eb, tb in header.get("links", []):
+            if not (
+                0 <= i < n_npc
+                and isinstance(ea, int)
+                and isinstance(eb, int)
+                and (ta is None or 0 <= ta <= 4)
+                and (tb is None or 0 <= tb <= 4)
+            ):
+                raise bad(f"link {[i, ea, ta, eb, tb]}")
+        for key, count in (("tags", a["w_npc"].shape[0]), ("lt_tags", a["l_npc"].shape[0])):
+            for i, tags in header.get(key, []):
+                if not (isinstance(i, int) and 0 <= i < count and all(isinstance(t, str) for t in tags)):
+                    raise bad(f"{key} entry {i}")
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, SaveFormatError):
+            raise
+        raise bad(f"links or tags: {exc}") from None
+
+
+# -------------------------------------------------------------------------------------------------
+def _fill(  # noqa: PLR0917
+    pool: MemoryPool,
+    rows: np.ndarray,
+    slot: np.ndarray,
+    a: dict[str, np.ndarray],
+    now: float,
+    header: dict[str, Any],
+    npc_ids: list[int],
+    w_pos: np.ndarray,
+) -> None:
+    """Write parsed memories into the pool (rows[i] is the pool row of the file's npc index i)."""
+    from npc_mind.memory.pool import entity_hash
+
+    cap = pool._C
+    fi = rows[a["w_npc"]] * cap + slot
+    pool._entf[fi] = a["w_entity"]
+    pool._hf[fi] = entity_hash(a["w_entity"])
+    pool._typf[fi] = a["w_type"]
+    pool._lastf[fi] = now - a["w_age"]
+    if fi.shape[0]:
+        pool._tmax = max(pool._tmax, float(pool._lastf[fi].max()))
+    pool._stabf[fi] = a["w_stability"]
+    pool._salf[fi] = a["w_salience"]
+    pool._kf[fi] = a["w_recalls"]
+    pool._pinf[fi] = a["w_pinned"].astype(bool)
+    pool._emitf[fi] = a["w_reported"].astype(bool)
+    np.add.at(pool._used, rows[a["w_npc"]], 1)
+    np.add.at(pool._pinned, rows[a["w_npc"][a["w_pinned"] != 0]], 1)
+    if header.get("tags"):
+        tags = pool._ensure_tags().reshape(-1)
+        for i, t in header["tags"]:
+            tags[fi[w_pos[i]] if w_pos is not None else fi[i]] = frozenset(t)
+    lt_tags = {i: frozenset(t) for i, t in header.get("lt_tags", [])}
+    for i in range(a["l_npc"].shape[0]):
+        npc = npc_ids[int(a["l_npc"][i])]
+        pool._lt.add(
+            npc,
+            int(a["l_entity"][i]),
+            int(a["l_type"][i]),
+            float(a["l_salience"][i]),
+            int(a["l_recalls"][i]),
+            float(a["l_stability"][i]),
+            lt_tags.get(i, frozenset()),
+        )
+        pool._lt.cols["age"][pool._lt.get(npc, int(a["l_entity"][i]), int(a["l_type"][i]))] = float(
+            a["l_age"][i]
+        )
+        pool._ltn[rows[int(a["l_npc"][i])]] += 1
+    for i, ea, ta, eb, tb in header.get("links", []):
+        pool.link(npc_ids[i], ea, eb, ta, tb)
+
+
+def load_pool(cls: type[MemoryPool], data: bytes, now: float, events: bool = False) -> MemoryPool:
+    header, a = parse(data, KIND_POOL)
+    npc_ids = header["npc_ids"]
+    next_id = header.get("next_id")
+    if next_id is None:
+        raise SaveFormatError("memory save file is invalid: missing header field 'next_id'")
+    pool = cls(header["capacity"], header["params_obj"], events=events, reserve_npcs=max(16, len(npc_ids)))
+    n = len(npc_ids)
+    pool._row_of_id = np.full(max(16, next_id), -1, dtype=np.int64)
+    pool._row_of_id[np.asarray(npc_ids, dtype=np.int64)] = np.arange(n)
+    pool._row_npc[:n] = npc_ids
+    pool._n = n
+    pool._next_id = next_id
+    pool._clock = now
+    _fill(pool, np.arange(n, dtype=np.int64), a["w_slot"], a, now, header, npc_ids, None)
+    return pool
+
+
+def load_npc(pool: MemoryPool, npc: int, row: int, data: bytes, now: float) -> None:
+    header, a = parse(data, KIND_NPC)
+    if len(header["npc_ids"]) != 1:
+        raise SaveFormatError("exported NPC memory is invalid: it must hold exactly one npc")
+    count = a["w_npc"].shape[0]
+    cap = pool._C
+    if count > cap:
+        raise SaveFormatError(
+            f"exported NPC memory holds {count} working memories; this pool's capacity is {cap}"
+        )
+    if header["capacity"] == cap:
+        slot = a["w_slot"]
+        w_pos = None
+    else:  # pack in slot order
+        order = np.argsort(a["w_slot"], kind="stable")
+        for name in WORKING:
+            a[name] = a[name][order]
+        slot = np.arange(count, dtype=np.int64)
+        w_pos = np.empty(count, dtype=np.int64)
+        w_pos[order] = np.arange(count)
+    # validated: now replace the npc's memories
+    pool._clear_flat(np.arange(row * cap, (row + 1) * cap))
+    pool._used[row] = pool._pinned[row] = pool._ltn[row] = 0
+    pool._links.pop(npc, None)
+    pool._lt.remove_npc(npc)
+    _fill(pool, np.array([row], dtype=np.int64), slot, a, now, header, [npc], w_pos)

@@ -1,0 +1,127 @@
+"""A batch gives bit-for-bit what the same single calls, in order, give."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from npc_mind.memory import MemoryParams, MemoryPool
+
+COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit")
+
+
+def state(pool: MemoryPool) -> dict[str, bytes]:
+    n = pool.npc_count
+    out = {name: getattr(pool, name)[:n].tobytes() for name in COLUMNS}
+    out["used"] = pool._used[:n].tobytes()
+    out["lt"] = b"".join(a[: pool._lt.size].tobytes() for a in pool._lt.cols.values())
+    return out
+
+
+def fresh(npcs: int, capacity: int, curve: str, links: bool) -> MemoryPool:
+    pool = MemoryPool(capacity, MemoryParams(curve=curve, rehearsal_refractory_s=1.0), events=True)
+    pool.add_npcs(npcs)
+    if links:
+        pool.link(0, 1, 2)
+        pool.link(1, 0, 3, 3, None)
+    return pool
+
+
+events = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(0, 5), st.integers(0, 4), st.floats(0.0, 1.0, allow_nan=False)),
+    min_size=1,
+    max_size=40,
+)
+frames = st.lists(
+    st.tuples(
+        events,
+        st.floats(0.0, 4.0, allow_nan=False),
+        st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5)), max_size=8),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    frames=frames,
+    capacity=st.integers(1, 6),
+    curve=st.sampled_from(["exponential", "power"]),
+    links=st.booleans(),
+)
+def test_batches_equal_sequential_singles(frames, capacity, curve, links) -> None:
+    batch = fresh(4, capacity, curve, links)
+    single = fresh(4, capacity, curve, links)
+    now = 0.0
+    for evs, dt, queries in frames:
+        now += dt
+        npcs, ents, types, sals = (list(x) for x in zip(*evs, strict=True))
+        batch.record_batch(npcs, ents, types, sals, now)
+        for n, e, t, s in evs:
+            single.record(n, e, t, s, now)
+        assert state(batch) == state(single)
+        if queries:
+            qn, qe = (list(x) for x in zip(*queries, strict=True))
+            res = batch.query_strongest_batch(qn, qe, now + 0.5)
+            views = [single.query_strongest(n, e, now + 0.5) for n, e in queries]
+            assert [res.view(i) for i in range(len(queries))] == views
+            assert res.retrievability.tolist() == [0.0 if v is None else v.retrievability for v in views]
+            assert state(batch) == state(single)
+            aw = batch.awareness_batch(qn, qe, now + 1.0)
+            assert aw.tolist() == [int(single.awareness(n, e, now + 1.0)) for n, e in queries]
+    eb, es = batch.drain_events(), single.drain_events()
+    assert sorted(zip(*eb, strict=True)) == sorted(zip(*es, strict=True))
+
+
+def test_several_events_for_one_npc_in_one_batch_apply_in_order() -> None:
+    a, b = MemoryPool(3), MemoryPool(3)
+    for p in (a, b):
+        p.add_npcs(2)
+    npcs = [0, 1, 0, 0, 1, 0, 0]
+    ents = [5, 5, 6, 5, 7, 8, 9]
+    sal = [0.9, 0.1, 0.5, 0.95, 0.3, 0.2, 0.4]
+    a.record_batch(npcs, ents, 3, sal, 10.0)
+    for n, e, s in zip(npcs, ents, sal, strict=True):
+        b.record(n, e, 3, s, 10.0)
+    assert state(a) == state(b)
+    # 5, 6, (5 again: refractory), 8 fill the 3 slots; 9 then evicts 8, the lowest 0.6 R + 0.4 E
+    assert [v.entity for v in a.memories(0, 10.0)] == [5, 6, 9]
+
+
+def test_large_random_batch_matches_singles() -> None:
+    rng = np.random.default_rng(7)
+    a, b = MemoryPool(8), MemoryPool(8)
+    for p in (a, b):
+        p.add_npcs(50)
+    for frame in range(12):
+        n = 300
+        npcs = rng.integers(0, 50, n)
+        ents = rng.integers(0, 20, n) * (2**40) - 2**62  # big and negative ids too
+        types = rng.integers(0, 5, n)
+        sals = rng.random(n)
+        now = frame * 0.7
+        a.record_batch(npcs, ents, types, sals, now)
+        for i in range(n):
+            b.record(int(npcs[i]), int(ents[i]), int(types[i]), float(sals[i]), now)
+        q_n, q_e = rng.integers(0, 50, 60), rng.integers(0, 20, 60) * (2**40) - 2**62
+        ra = a.query_strongest_batch(q_n, q_e, now)
+        rb = [b.query_strongest(int(x), int(y), now) for x, y in zip(q_n, q_e, strict=True)]
+        assert [ra.view(i) for i in range(60)] == rb
+        assert state(a) == state(b)
+    np.testing.assert_array_equal(a.retrievability_all(20.0), b.retrievability_all(20.0))
+
+
+def test_query_batch_fields() -> None:
+    pool = MemoryPool()
+    a, b = pool.add_npc(), pool.add_npc()
+    pool.record(a, 5, 3, 0.9, 0.0)
+    res = pool.query_strongest_batch([a, b, a], [5, 5, 6], 10.0)
+    assert res.found.tolist() == [True, False, False]
+    assert res.memory_type.tolist() == [3, -1, -1]
+    assert res.recall_count.tolist() == [2, -1, -1]
+    assert res.tier.tolist() == [0, -1, -1]
+    assert res.slot.tolist() == [0, -1, -1]
+    assert np.isnan(res.stability[1]) and res.stability[0] == 840.0
+    assert res.view(1) is None and res.view(0).entity == 5 and len(res) == 3
