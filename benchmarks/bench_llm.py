@@ -259,8 +259,10 @@ def main() -> int:
         "# LLM decisions benchmark",
         "",
         f"`scripts/bench llm` on {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}. Model: SmolLM2-135M-Instruct Q4_1 "
-        "in the project's llama-server (`-t 1`, 4 slots), unless `NPC_MIND_LLM_URL` is set.",
+        f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}, load average at start "
+        f"{os.getloadavg()[0]:.1f} (other work on the machine shows in the tails). Model: "
+        "SmolLM2-135M-Instruct Q4_1 in the project's llama-server (`-t 1`, 4 slots), unless "
+        "`NPC_MIND_LLM_URL` is set.",
         "",
     ]
     configured = endpoints_from_env()

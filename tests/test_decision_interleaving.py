@@ -18,7 +18,7 @@ SCHEMA = DecisionSchema((*world.INTENTS, GHOST))
 CONFIG = DecisionConfig(
     soft_deadline=0.3, hard_deadline=0.8, tag_ttl=2.0, replan_interval=1.0, watched=("threat",), min_gap=0.1
 )
-NPCS = 5
+NPCS = 8
 
 operations = st.one_of(
     st.tuples(st.just("advance"), st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.05, 0.15, 0.35]))),
