@@ -98,3 +98,17 @@ def test_cancelling_a_request_closes_its_connection(fault_server: FaultServer) -
 
     asyncio.run(run())
     assert fault_server.closed_by_client() == 1
+
+
+def test_a_server_that_closes_streams_after_the_last_chunk() -> None:
+    """llama-server closes a streamed response's connection shortly after it ends; a client that put
+    the connection back in its pool sent the next request into that close and lost it."""
+    with FaultServer(linger_close=0.05) as server:
+
+        async def run() -> list[object]:
+            async with LLMClient([Endpoint(server.base_url)]) as client:
+                return [await client.decide(MESSAGES, world.SCHEMA) for _ in range(4)]
+
+        answers = asyncio.run(run())
+    assert [getattr(a, "intent", None) for a in answers] == ["attack"] * 4
+    assert all(seen.headers.get("connection") == "close" for seen in server.seen)

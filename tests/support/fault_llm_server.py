@@ -59,8 +59,13 @@ class Seen:
 
 
 class FaultServer:
-    def __init__(self, port: int = 0, default: Fault | None = None) -> None:
+    def __init__(
+        self, port: int = 0, default: Fault | None = None, linger_close: float | None = None
+    ) -> None:
+        """linger_close: like llama-server, close a streamed response's connection this many seconds
+        after its last chunk, without answering whatever the client sent on it meanwhile."""
         self.default = default or Fault()
+        self.linger_close = linger_close
         self._script: deque[Fault] = deque()
         self.seen: list[Seen] = []
         self._port = port
@@ -193,6 +198,9 @@ class FaultServer:
                 writer.write(_chunk(_event(content[start : start + 8])))
             writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
             await writer.drain()
+            if self.linger_close is not None:
+                await asyncio.sleep(self.linger_close)
+                return False
             return True
         completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
         await self._send(writer, 200, json.dumps(completion).encode())
