@@ -53,6 +53,7 @@ def test_answer_latency_decides_the_tier(fault_server: FaultServer, latency: flo
     assert decision.tier == end.tier
     if nominal == 1:
         assert isinstance(end, DecisionMade)
+        assert end.reason == "in_time"
         assert (end.intent, end.behaviour, end.urgency, end.target_id) == (
             "take_cover",
             "take_cover",
@@ -63,7 +64,7 @@ def test_answer_latency_decides_the_tier(fault_server: FaultServer, latency: flo
     elif nominal == 2:
         # Only the intent survives, as a tag: the selector picked a behaviour tagged take_cover.
         assert isinstance(end, DecisionMade)
-        assert (end.intent, end.urgency, end.target_id) == ("take_cover", None, None)
+        assert (end.intent, end.urgency, end.target_id, end.reason) == ("take_cover", None, None, "late")
         assert end.behaviour == decision.behaviour == "crouch_behind_wall"
     else:
         assert isinstance(end, DecisionFallback)

@@ -28,6 +28,7 @@ class DecisionMade:
     target_id: int | None
     tier: int
     latency: float
+    reason: str = "in_time"  # "in_time" (tier 1) or "late" (tier 2: only the intent was used)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

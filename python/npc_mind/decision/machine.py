@@ -219,7 +219,7 @@ class AsyncDecision:
             else:
                 self.behaviour = self.selector.choose(board, now, (answer.intent,))
                 event = DecisionMade(
-                    self.npc, outcome.epoch, answer.intent, self.behaviour, None, None, 2, latency
+                    self.npc, outcome.epoch, answer.intent, self.behaviour, None, None, 2, latency, "late"
                 )
             self.events.append(event)
 
