@@ -78,6 +78,13 @@ class DecisionHub:
 
     def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
         """Tick every NPC with its active board; returns the NPCs whose behaviour changed."""
+        deferred = getattr(self.transport, "deferred", None)
+        if deferred is None:
+            return self._tick_all(now, boards)
+        with deferred():  # all of this frame's requests reach the loop thread in one wake-up
+            return self._tick_all(now, boards)
+
+    def _tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
         changed = []
         watched = self.config.watched
         exact = self.config.min_change == 0.0 and len(watched) == 1

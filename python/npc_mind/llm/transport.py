@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.client import LLMClient, LLMSettings
@@ -47,14 +49,19 @@ class Outcome:
 class Ticket:
     """The main thread's handle on a submitted request."""
 
-    __slots__ = ("_future",)
+    __slots__ = ("_transport", "cancelled", "task")
 
-    def __init__(self, future: concurrent.futures.Future[None]) -> None:
-        self._future = future
+    def __init__(self, transport: LLMTransport) -> None:
+        self._transport = transport
+        self.cancelled = False
+        self.task: asyncio.Task[None] | None = None  # set on the loop thread
 
     def cancel(self) -> None:
-        # Thread-safe: schedules the task's cancellation on the loop, which closes its connection.
-        self._future.cancel()
+        """Thread-safe; the loop cancels the task at once, which closes its connection."""
+        if not self.cancelled:
+            self.cancelled = True
+            self._transport._cancels.append(self)
+            self._transport._wake()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +96,12 @@ class LLMTransport:
         self._lock = threading.Lock()
         self._outstanding = 0
         self.rejected = {"queue_full": 0, "breaker_open": 0}
+        # Hand-over to the loop thread: deque appends (atomic) and at most one pending wake-up, so a
+        # frame that dispatches many requests wakes the loop (and asks for the GIL) once, not per request.
+        self._inbox: deque[tuple[Ticket, Request, Callable[[Outcome], None]]] = deque()
+        self._cancels: deque[Ticket] = deque()
+        self._wake_pending = False
+        self._deferring = False
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run_loop, name="npc_mind-llm", daemon=True)
@@ -125,12 +138,50 @@ class LLMTransport:
                 self.rejected["queue_full"] += 1
                 raise RejectedError(f"{self._outstanding} requests outstanding", "queue_full")
             self._outstanding += 1
-        future = asyncio.run_coroutine_threadsafe(self._run(request, on_done), self._loop)
-        # A done callback, not a `finally`: a task cancelled before its first step never runs its body.
-        future.add_done_callback(self._release)
-        return Ticket(future)
+        ticket = Ticket(self)
+        self._inbox.append((ticket, request, on_done))
+        if not self._deferring:
+            self._wake()
+        return ticket
 
-    def _release(self, _future: concurrent.futures.Future[None]) -> None:
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Within the block, submissions wait and leave in one wake-up at its end (`DecisionHub.tick_all`
+        wraps each frame in it). Cancels always leave at once."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+            if self._inbox:
+                self._wake()
+
+    def _wake(self) -> None:
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        """On the loop thread: start what was submitted, then cancel what was cancelled."""
+        # Cleared first: anything appended after this line schedules another drain.
+        self._wake_pending = False
+        inbox = self._inbox
+        while inbox:
+            ticket, request, on_done = inbox.popleft()
+            if ticket.cancelled:
+                self._release(None)
+                continue
+            task = self._loop.create_task(self._run(request, on_done))
+            # A done callback, not a `finally`: a task cancelled before its first step skips its body.
+            task.add_done_callback(self._release)
+            ticket.task = task
+        cancels = self._cancels
+        while cancels:
+            task = cancels.popleft().task
+            if task is not None:
+                task.cancel()
+
+    def _release(self, _task: object) -> None:
         with self._lock:
             self._outstanding -= 1
 
