@@ -211,6 +211,161 @@ static void gdb_py_ptrcall(intptr_t mid, intptr_t inst, const void *const *args,
 static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info);
 static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
 
+/* ---- fast paths: scalar methods and the common virtuals, straight through the C API ----
+ * The instance pointer the engine hands back is the address of the Python object (kept alive by
+ * gdbridge.objects.instances), so these call the Python function with vectorcall and skip cffi's
+ * generic argument tuples. Anything else goes to the `extern "Python"` functions above. */
+typedef struct {
+    PyObject *func;  /* borrowed: gdbridge.classdb keeps it alive */
+    int nargs;
+    char codes[8];   /* 'i' int64, 'f' double, 'b' bool */
+    char ret;        /* the same, or 'v' for no return value */
+    int is_static;
+} gdb_fast_method;
+
+static gdb_fast_method *fast_methods;
+static intptr_t fast_methods_cap;
+static PyObject **fast_virtuals;
+static intptr_t fast_virtuals_cap;
+static PyObject *gdb_report_cb;
+
+static void *gdb_grow(void *table, intptr_t *cap, intptr_t need, size_t item) {
+    if (need < *cap) return table;
+    intptr_t n = *cap ? *cap : 64;
+    while (n <= need) n *= 2;
+    table = realloc(table, (size_t)n * item);
+    memset((char *)table + (size_t)*cap * item, 0, (size_t)(n - *cap) * item);
+    *cap = n;
+    return table;
+}
+
+static void gdb_set_report(intptr_t callable) { gdb_report_cb = (PyObject *)callable; }
+
+static void gdb_set_fast_method(intptr_t mid, intptr_t func, const char *codes, char ret, int is_static) {
+    fast_methods = gdb_grow(fast_methods, &fast_methods_cap, mid, sizeof(gdb_fast_method));
+    gdb_fast_method *m = &fast_methods[mid];
+    m->nargs = (int)strlen(codes);
+    if (m->nargs > 7) return;
+    memcpy(m->codes, codes, (size_t)m->nargs);
+    m->ret = ret;
+    m->is_static = is_static;
+    m->func = (PyObject *)func;
+}
+
+static void gdb_set_fast_virtual(intptr_t vid, intptr_t func) {
+    fast_virtuals = gdb_grow(fast_virtuals, &fast_virtuals_cap, vid, sizeof(PyObject *));
+    fast_virtuals[vid] = (PyObject *)func;
+}
+
+/* The pending Python exception goes to gdbridge's reporter (an engine error with the traceback). */
+static void gdb_report_pending(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (gdb_report_cb && type) {
+        PyObject *r = PyObject_CallFunctionObjArgs(gdb_report_cb, type, value ? value : Py_None,
+                                                   tb ? tb : Py_None, NULL);
+        Py_XDECREF(r);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+}
+
+static PyObject *gdb_box(char code, const void *p) {
+    switch (code) {
+    case 'i': return PyLong_FromLongLong(*(const int64_t *)p);
+    case 'f': return PyFloat_FromDouble(*(const double *)p);
+    default: return PyBool_FromLong(*(const uint8_t *)p);
+    }
+}
+
+/* Store a Python result as a raw scalar; returns 0 on a conversion error. */
+static int gdb_unbox(char code, PyObject *r, void *out) {
+    switch (code) {
+    case 'i': *(int64_t *)out = PyLong_AsLongLong(r); break;
+    case 'f': *(double *)out = PyFloat_AsDouble(r); break;
+    case 'b': *(uint8_t *)out = (uint8_t)(PyObject_IsTrue(r) == 1); break;
+    default: break;
+    }
+    return !PyErr_Occurred();
+}
+
+static PyObject *gdb_fast_invoke(gdb_fast_method *m, void *inst, PyObject **boxed) {
+    PyObject *argv[9];
+    argv[0] = m->is_static ? Py_None : (PyObject *)inst;
+    for (int i = 0; i < m->nargs; i++) argv[i + 1] = boxed[i];
+    return PyObject_Vectorcall(m->func, argv, (size_t)(m->nargs + 1), NULL);
+}
+
+static void gdb_fast_ptrcall(gdb_fast_method *m, void *inst, const GDExtensionConstTypePtr *args, void *ret) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *boxed[8];
+    int ok = 1;
+    for (int i = 0; i < m->nargs; i++) {
+        boxed[i] = gdb_box(m->codes[i], args[i]);
+        if (!boxed[i]) ok = 0;
+    }
+    PyObject *r = ok ? gdb_fast_invoke(m, inst, boxed) : NULL;
+    for (int i = 0; i < m->nargs; i++) Py_XDECREF(boxed[i]);
+    if (!r || !gdb_unbox(m->ret, r, ret)) gdb_report_pending();
+    Py_XDECREF(r);
+    PyGILState_Release(gil);
+}
+
+/* Variant call on a scalar method: returns 0 when the arguments are not plain scalars (the
+ * caller then takes the general path, which also applies Python defaults). */
+static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionConstVariantPtr *args,
+                            GDExtensionInt n, void *ret) {
+    if (n != m->nargs) return 0;
+    int types[8];
+    for (int i = 0; i < n; i++) {
+        types[i] = (int)i_variant_get_type(args[i]);
+        if (types[i] != GDEXTENSION_VARIANT_TYPE_INT && types[i] != GDEXTENSION_VARIANT_TYPE_FLOAT &&
+            types[i] != GDEXTENSION_VARIANT_TYPE_BOOL)
+            return 0;
+    }
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *boxed[8];
+    int ok = 1;
+    for (int i = 0; i < n; i++) {
+        char want = m->codes[i];
+        if (types[i] == GDEXTENSION_VARIANT_TYPE_FLOAT) {
+            double d = gdb_as_float(args[i]);
+            boxed[i] = want == 'i' ? PyLong_FromLongLong((long long)d) : want == 'b' ? PyBool_FromLong(d != 0) : PyFloat_FromDouble(d);
+        } else {
+            int64_t x = types[i] == GDEXTENSION_VARIANT_TYPE_BOOL ? gdb_as_bool(args[i]) : gdb_as_int(args[i]);
+            boxed[i] = want == 'f' ? PyFloat_FromDouble((double)x) : want == 'b' ? PyBool_FromLong(x != 0) : PyLong_FromLongLong(x);
+        }
+        if (!boxed[i]) ok = 0;
+    }
+    PyObject *r = ok ? gdb_fast_invoke(m, inst, boxed) : NULL;
+    for (int i = 0; i < n; i++) Py_XDECREF(boxed[i]);
+    if (r) {
+        union { int64_t i; double f; uint8_t b; } out;
+        if (gdb_unbox(m->ret, r, &out)) {
+            if (m->ret == 'i') gdb_vint(ret, out.i);
+            else if (m->ret == 'f') gdb_vfloat(ret, out.f);
+            else if (m->ret == 'b') gdb_vbool(ret, out.b);
+        } else {
+            gdb_report_pending();
+        }
+    } else {
+        gdb_report_pending();
+    }
+    Py_XDECREF(r);
+    PyGILState_Release(gil);
+    return 1;
+}
+
+static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {
+    PyObject *argv[2] = {(PyObject *)inst, arg};
+    PyObject *r = PyObject_Vectorcall(func, argv, arg ? 2 : 1, NULL);
+    if (!r) gdb_report_pending();
+    Py_XDECREF(r);
+}
+
 /* ---- trampolines with the engine's signatures ---- */
 static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_initialize((int)level); }
 static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_deinitialize((int)level); }
@@ -224,7 +379,16 @@ static void tr_call_virtual(GDExtensionClassInstancePtr inst, GDExtensionConstSt
                             const GDExtensionConstTypePtr *args, GDExtensionTypePtr ret) {
     intptr_t u = (intptr_t)ud;
     intptr_t fid = u >> 2;
-    switch (u & 3) {
+    int shape = (int)(u & 3);
+    if (shape != 0 && fid < fast_virtuals_cap && fast_virtuals[fid]) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        PyObject *arg = shape == 2 ? PyFloat_FromDouble(*(const double *)args[0]) : NULL;
+        gdb_fast_virtual(fast_virtuals[fid], inst, arg);
+        Py_XDECREF(arg);
+        PyGILState_Release(gil);
+        return;
+    }
+    switch (shape) {
     case 1: gdb_py_virtual0((intptr_t)inst, fid); break;
     case 2: gdb_py_virtual_f((intptr_t)inst, fid, *(const double *)args[0]); break;
     default: gdb_py_virtual((intptr_t)inst, fid, (const void *const *)args, ret); break;
@@ -241,10 +405,18 @@ static void tr_to_string(GDExtensionClassInstancePtr inst, GDExtensionBool *vali
 }
 static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstVariantPtr *args,
                            GDExtensionInt n, GDExtensionVariantPtr ret, GDExtensionCallError *err) {
+    intptr_t mid = (intptr_t)mud;
+    if (mid < fast_methods_cap && fast_methods[mid].func && gdb_fast_varcall(&fast_methods[mid], inst, args, n, ret))
+        return;
     gdb_py_call((intptr_t)mud, (intptr_t)inst, (const void *const *)args, n, ret, err);
 }
 static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstTypePtr *args,
                               GDExtensionTypePtr ret) {
+    intptr_t mid = (intptr_t)mud;
+    if (mid < fast_methods_cap && fast_methods[mid].func) {
+        gdb_fast_ptrcall(&fast_methods[mid], inst, args, ret);
+        return;
+    }
     gdb_py_ptrcall((intptr_t)mud, (intptr_t)inst, (const void *const *)args, ret);
 }
 static void *tr_binding_create(void *token, void *instance) { return NULL; }

@@ -148,6 +148,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     ffi, lib = ffi_, lib_
     _env.update(env)
     _variant.bind(ffi, lib)
+    lib.gdb_set_report(id(report))
     objects.bind(ffi, lib, Path(env["api"]))
     instances = objects.instances
     vcalls = classdb._vcalls

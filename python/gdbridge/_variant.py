@@ -8,6 +8,7 @@ cffi module by `bind()` at start-up.
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -56,6 +57,21 @@ _RAW_BY_TYPE = {vt: (cls, struct.Struct("<" + fmt)) for cls, (vt, fmt) in RAW_FO
 _TEXT_TYPES = {T.STRING: str, T.STRING_NAME: StringName, T.NODE_PATH: NodePath}
 
 
+_MAIN = threading.main_thread().ident
+_per_thread = threading.local()
+
+
+def _buffers() -> tuple[Any, Any]:
+    """Scratch buffers: the main thread's, or this thread's own (another thread may run Python
+    between a C call filling a buffer and the read that follows)."""
+    if threading.get_ident() == _MAIN:
+        return _text_buf, _raw_buf
+    found = getattr(_per_thread, "buffers", None)
+    if found is None:
+        found = _per_thread.buffers = (ffi.new("char[]", _TEXT_CAP), ffi.new("uint64_t[16]"))
+    return found
+
+
 def bind(ffi_: Any, lib_: Any) -> None:
     global ffi, lib, _text_buf, _raw_buf  # noqa: PLW0603 - module-level for speed on every call
     ffi, lib = ffi_, lib_
@@ -66,9 +82,10 @@ def bind(ffi_: Any, lib_: Any) -> None:
 # ---- text ----
 def utf8_of(ptr: Any, vtype: int) -> str:
     """A String/StringName/NodePath value (raw pointer) as str."""
-    n = lib.gdb_text_utf8(ptr, vtype, _text_buf, _TEXT_CAP)
+    text_buf = _buffers()[0]
+    n = lib.gdb_text_utf8(ptr, vtype, text_buf, _TEXT_CAP)
     if n <= _TEXT_CAP:
-        return ffi.unpack(_text_buf, n).decode()
+        return ffi.unpack(text_buf, n).decode()
     big = ffi.new("char[]", n)
     lib.gdb_text_utf8(ptr, vtype, big, n)
     return ffi.unpack(big, n).decode()
@@ -316,13 +333,15 @@ def from_variant(v: Any) -> Any:
     if vtype == T.OBJECT:
         return _wrap_object(lib.gdb_as_object(v))
     if vtype in _RAW_BY_TYPE:
-        lib.gdb_as_raw(v, vtype, _raw_buf)
-        return _READERS[vtype](_raw_buf)
+        raw_buf = _buffers()[1]
+        lib.gdb_as_raw(v, vtype, raw_buf)
+        return _READERS[vtype](raw_buf)
     if vtype in _TEXT_TYPES:
-        n = lib.gdb_as_text(v, vtype, _text_buf, _TEXT_CAP)
+        text_buf = _buffers()[0]
+        n = lib.gdb_as_text(v, vtype, text_buf, _TEXT_CAP)
         if n > _TEXT_CAP:
             return _READERS[vtype](lib.gdb_vinternal(v, vtype))
-        return _TEXT_TYPES[vtype](ffi.unpack(_text_buf, n).decode())
+        return _TEXT_TYPES[vtype](ffi.unpack(text_buf, n).decode())
     reader = _READERS.get(vtype)
     if reader is None:
         return VariantValue(v)

@@ -61,7 +61,7 @@ _ptrcalls: list[Callable[..., Any] | None] = [None]  # method id -> ptrcall adap
 _varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call adapter
 _vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
 _virtual_ids: dict[tuple[int, str], int] = {}
-_next_instance = [0]
+_SCALAR_CODES = {T.INT: "i", T.FLOAT: "f", T.BOOL: "b"}
 state = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
 _keep: list[Any] = []  # cdata that must outlive registration calls
 _iface: dict[str, Any] = {}
@@ -276,6 +276,7 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
     mid = len(_ptrcalls)
     _ptrcalls.append(_make_ptrcall(method))
     _varcalls.append(_make_varcall(method))
+    _set_fast_path(mid, method)
     info = ffi.new("GDExtensionClassMethodInfo*")
     info.name = objects.sn(method.name)
     info.method_flags = _METHOD_FLAG_NORMAL | (_METHOD_FLAG_STATIC if method.is_static else 0)
@@ -309,6 +310,23 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
     del ret_info
     for i in range(len(method.defaults)):
         lib.gdb_vdestroy(defaults + i)
+
+
+def _set_fast_path(mid: int, method: MethodInfo) -> None:
+    """Methods with only int/float/bool arguments and result are called from C directly."""
+    specs = [spec for _, spec in method.args]
+    if len(specs) > 7 or any(spec.is_variant or spec.vtype not in _SCALAR_CODES for spec in specs):
+        return
+    ret = method.ret
+    if ret is not None and (ret.is_variant or ret.vtype not in _SCALAR_CODES):
+        return
+    codes = "".join(_SCALAR_CODES[spec.vtype] for spec in specs)
+    ret_code = b"v" if ret is None else _SCALAR_CODES[ret.vtype].encode()
+    _fast_keep.append(method.func)
+    objects.lib.gdb_set_fast_method(mid, id(method.func), codes.encode(), ret_code, method.is_static)
+
+
+_fast_keep: list[Any] = []  # functions the C fast paths hold borrowed references to
 
 
 # ---- adapters: raw arguments -> Python call -> raw return ----
@@ -407,8 +425,9 @@ def create(cid: int, notify: int) -> Any:
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
-    _next_instance[0] += 1
-    iid = _next_instance[0]
+    # The instance pointer given to the engine is the Python object's address (the C fast paths
+    # call it directly); `instances` keeps the object alive until the engine frees it.
+    iid = id(obj)
     objects.instances[iid] = obj
     _fn("object_set_instance", "GDExtensionInterfaceObjectSetInstance")(
         ptr, objects.sn(info.name), ffi.cast("void*", iid)
@@ -449,12 +468,10 @@ def get_virtual(cid: int, name_ptr: Any) -> int:
     else:
         func = owner.__dict__[name]
         vid = len(_vcalls)
-        if name in SHAPE_NO_ARGS:
+        if name in SHAPE_NO_ARGS or name in SHAPE_ONE_FLOAT:
             _vcalls.append(func)
-            result = vid << 2 | 1
-        elif name in SHAPE_ONE_FLOAT:
-            _vcalls.append(func)
-            result = vid << 2 | 2
+            objects.lib.gdb_set_fast_virtual(vid, id(func))
+            result = vid << 2 | (1 if name in SHAPE_NO_ARGS else 2)
         else:
             _vcalls.append(_virtual_adapter(info, name, func))
             result = vid << 2
