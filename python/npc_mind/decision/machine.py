@@ -103,7 +103,11 @@ class AsyncDecision:
 
     def tick(self, now: float, board: Mapping[str, Any]) -> str:
         """What the NPC should do now. Merges a committed result first (the safe point), then runs the
-        watchdog, then dispatches if nothing is pending and the re-plan policy says so."""
+        watchdog, then dispatches if nothing is pending and the re-plan policy says so.
+
+        `now` must be on the transport's clock (`time.monotonic` for `LLMTransport`): latencies are
+        the transport's completion stamps minus dispatch times. Model latency is real time, whatever
+        the game's own clock does."""
         if self.slot:
             self._merge(now, board)
         if self._ticket is not None:
