@@ -211,15 +211,18 @@ static void gdb_py_ptrcall(intptr_t mid, intptr_t inst, const void *const *args,
 static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info);
 static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
 
-/* ---- fast paths: scalar methods and the common virtuals, straight through the C API ----
+/* ---- fast paths: methods and the common virtuals, straight through the C API ----
  * The instance pointer the engine hands back is the address of the Python object (kept alive by
- * gdbridge.objects.instances), so these call the Python function with vectorcall and skip cffi's
- * generic argument tuples. Anything else goes to the `extern "Python"` functions above. */
+ * gdbridge.objects.instances), so these box the arguments in C (scalars, strings, Arrays,
+ * Dictionaries, numeric packed arrays; anything else through a Python reader) and call the
+ * Python function with vectorcall, skipping cffi's generic argument handling. */
+#define GDB_ANY (-1) /* a Variant argument */
 typedef struct {
-    PyObject *func;  /* borrowed: gdbridge.classdb keeps it alive */
+    PyObject *func;   /* borrowed: gdbridge.classdb keeps it alive */
+    PyObject *writer; /* borrowed; writer(address, value) for returns that are not scalars */
     int nargs;
-    char codes[8];   /* 'i' int64, 'f' double, 'b' bool */
-    char ret;        /* the same, or 'v' for no return value */
+    int types[8];     /* variant type of each argument, or GDB_ANY */
+    int ret;          /* variant type of the result, GDB_ANY, or -2 for none */
     int is_static;
 } gdb_fast_method;
 
@@ -227,7 +230,12 @@ static gdb_fast_method *fast_methods;
 static intptr_t fast_methods_cap;
 static PyObject **fast_virtuals;
 static intptr_t fast_virtuals_cap;
-static PyObject *gdb_report_cb;
+static PyObject *gdb_report_cb;     /* report(type, value, traceback) */
+static PyObject *gdb_read_raw_cb;   /* read_raw(vtype, address) for the types C does not box */
+static PyObject *gdb_read_var_cb;   /* read_variant(address) */
+static PyObject *gdb_packed_cb;     /* packed(vtype, memoryview) -> numpy array */
+static PyObject *gdb_text_cls[GDB_TYPES]; /* StringName, NodePath */
+static GDExtensionPtrBuiltInMethod g_dict_keys, g_dict_values;
 
 static void *gdb_grow(void *table, intptr_t *cap, intptr_t need, size_t item) {
     if (need < *cap) return table;
@@ -239,16 +247,28 @@ static void *gdb_grow(void *table, intptr_t *cap, intptr_t need, size_t item) {
     return table;
 }
 
-static void gdb_set_report(intptr_t callable) { gdb_report_cb = (PyObject *)callable; }
+static void gdb_set_callbacks(intptr_t report, intptr_t read_raw, intptr_t read_var, intptr_t packed,
+                              intptr_t string_name, intptr_t node_path, void *keys, void *values) {
+    gdb_report_cb = (PyObject *)report;
+    gdb_read_raw_cb = (PyObject *)read_raw;
+    gdb_read_var_cb = (PyObject *)read_var;
+    gdb_packed_cb = (PyObject *)packed;
+    gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME] = (PyObject *)string_name;
+    gdb_text_cls[GDEXTENSION_VARIANT_TYPE_NODE_PATH] = (PyObject *)node_path;
+    g_dict_keys = (GDExtensionPtrBuiltInMethod)keys;
+    g_dict_values = (GDExtensionPtrBuiltInMethod)values;
+}
 
-static void gdb_set_fast_method(intptr_t mid, intptr_t func, const char *codes, char ret, int is_static) {
+static void gdb_set_fast_method(intptr_t mid, intptr_t func, intptr_t writer, const int *types, int nargs, int ret,
+                                int is_static) {
+    if (nargs > 7) return;
     fast_methods = gdb_grow(fast_methods, &fast_methods_cap, mid, sizeof(gdb_fast_method));
     gdb_fast_method *m = &fast_methods[mid];
-    m->nargs = (int)strlen(codes);
-    if (m->nargs > 7) return;
-    memcpy(m->codes, codes, (size_t)m->nargs);
+    m->nargs = nargs;
+    memcpy(m->types, types, sizeof(int) * (size_t)nargs);
     m->ret = ret;
     m->is_static = is_static;
+    m->writer = (PyObject *)writer;
     m->func = (PyObject *)func;
 }
 
@@ -273,30 +293,172 @@ static void gdb_report_pending(void) {
     PyErr_Clear();
 }
 
-static PyObject *gdb_box(char code, const void *p) {
-    switch (code) {
-    case 'i': return PyLong_FromLongLong(*(const int64_t *)p);
-    case 'f': return PyFloat_FromDouble(*(const double *)p);
-    default: return PyBool_FromLong(*(const uint8_t *)p);
+static PyObject *gdb_variant_to_py(const void *v);
+
+static PyObject *gdb_text_to_py(const void *value, int type) {
+    char stack[512];
+    char *buf = stack;
+    int64_t n = gdb_text_utf8(value, type, stack, sizeof(stack));
+    if (n > (int64_t)sizeof(stack)) {
+        buf = malloc((size_t)n);
+        gdb_text_utf8(value, type, buf, n);
     }
+    PyObject *text = PyUnicode_DecodeUTF8(buf, n, "replace");
+    if (buf != stack) free(buf);
+    if (text && type != GDEXTENSION_VARIANT_TYPE_STRING && gdb_text_cls[type]) {
+        PyObject *wrapped = PyObject_CallOneArg(gdb_text_cls[type], text);
+        Py_DECREF(text);
+        return wrapped;
+    }
+    return text;
 }
 
-/* Store a Python result as a raw scalar; returns 0 on a conversion error. */
-static int gdb_unbox(char code, PyObject *r, void *out) {
-    switch (code) {
-    case 'i': *(int64_t *)out = PyLong_AsLongLong(r); break;
-    case 'f': *(double *)out = PyFloat_AsDouble(r); break;
-    case 'b': *(uint8_t *)out = (uint8_t)(PyObject_IsTrue(r) == 1); break;
+static PyObject *gdb_array_to_py(void *array) {
+    int64_t n = gdb_seq_size(GDEXTENSION_VARIANT_TYPE_ARRAY, array);
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (int64_t i = 0; list && i < n; i++) {
+        PyObject *item = gdb_variant_to_py(i_array_index(array, i));
+        if (!item) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
+}
+
+static PyObject *gdb_dict_to_py(void *dict) {
+    uint64_t keys = 0, values = 0;
+    g_default_constructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&keys, NULL);
+    g_default_constructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&values, NULL);
+    g_dict_keys(dict, NULL, &keys, 0);
+    g_dict_values(dict, NULL, &values, 0);
+    int64_t n = gdb_seq_size(GDEXTENSION_VARIANT_TYPE_ARRAY, &keys);
+    PyObject *out = PyDict_New();
+    for (int64_t i = 0; out && i < n; i++) {
+        PyObject *k = gdb_variant_to_py(i_array_index(&keys, i));
+        PyObject *v = k ? gdb_variant_to_py(i_array_index(&values, i)) : NULL;
+        if (!v || PyDict_SetItem(out, k, v) < 0) Py_CLEAR(out);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    g_destructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&keys);
+    g_destructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&values);
+    return out;
+}
+
+static const int gdb_packed_item[GDB_TYPES] = {
+    [GDEXTENSION_VARIANT_TYPE_PACKED_BYTE_ARRAY] = 1,    [GDEXTENSION_VARIANT_TYPE_PACKED_INT32_ARRAY] = 4,
+    [GDEXTENSION_VARIANT_TYPE_PACKED_INT64_ARRAY] = 8,   [GDEXTENSION_VARIANT_TYPE_PACKED_FLOAT32_ARRAY] = 4,
+    [GDEXTENSION_VARIANT_TYPE_PACKED_FLOAT64_ARRAY] = 8, [GDEXTENSION_VARIANT_TYPE_PACKED_VECTOR2_ARRAY] = 8,
+    [GDEXTENSION_VARIANT_TYPE_PACKED_VECTOR3_ARRAY] = 12, [GDEXTENSION_VARIANT_TYPE_PACKED_COLOR_ARRAY] = 16,
+    [GDEXTENSION_VARIANT_TYPE_PACKED_VECTOR4_ARRAY] = 16,
+};
+
+/* A raw value of a known type (a ptrcall argument) as a new Python reference, or NULL on error. */
+static PyObject *gdb_raw_to_py(int type, const void *p) {
+    static char empty[1];
+    switch (type) {
+    case GDEXTENSION_VARIANT_TYPE_NIL: Py_RETURN_NONE;
+    case GDEXTENSION_VARIANT_TYPE_BOOL: return PyBool_FromLong(*(const uint8_t *)p);
+    case GDEXTENSION_VARIANT_TYPE_INT: return PyLong_FromLongLong(*(const int64_t *)p);
+    case GDEXTENSION_VARIANT_TYPE_FLOAT: return PyFloat_FromDouble(*(const double *)p);
+    case GDEXTENSION_VARIANT_TYPE_STRING:
+    case GDEXTENSION_VARIANT_TYPE_STRING_NAME:
+    case GDEXTENSION_VARIANT_TYPE_NODE_PATH: return gdb_text_to_py(p, type);
+    case GDEXTENSION_VARIANT_TYPE_ARRAY: return gdb_array_to_py((void *)p);
+    case GDEXTENSION_VARIANT_TYPE_DICTIONARY: return gdb_dict_to_py((void *)p);
+    default: break;
+    }
+    if (type > 0 && type < GDB_TYPES && gdb_packed_item[type]) {
+        int64_t n = gdb_seq_size(type, p);
+        char *data = n ? gdb_packed_data(type, (void *)p) : empty;
+        PyObject *view = PyMemoryView_FromMemory(data, (Py_ssize_t)(n * gdb_packed_item[type]), PyBUF_READ);
+        if (!view) return NULL;
+        PyObject *vt = PyLong_FromLong(type);
+        PyObject *out = PyObject_CallFunctionObjArgs(gdb_packed_cb, vt, view, NULL);
+        Py_DECREF(vt);
+        Py_DECREF(view);
+        return out;
+    }
+    return PyObject_CallFunction(gdb_read_raw_cb, "in", type, (Py_ssize_t)(intptr_t)p);
+}
+
+static PyObject *gdb_variant_to_py(const void *v) {
+    int type = gdb_vtype(v);
+    switch (type) {
+    case GDEXTENSION_VARIANT_TYPE_NIL: Py_RETURN_NONE;
+    case GDEXTENSION_VARIANT_TYPE_BOOL: return PyBool_FromLong(gdb_as_bool(v));
+    case GDEXTENSION_VARIANT_TYPE_INT: return PyLong_FromLongLong(gdb_as_int(v));
+    case GDEXTENSION_VARIANT_TYPE_FLOAT: return PyFloat_FromDouble(gdb_as_float(v));
+    case GDEXTENSION_VARIANT_TYPE_STRING:
+    case GDEXTENSION_VARIANT_TYPE_STRING_NAME:
+    case GDEXTENSION_VARIANT_TYPE_NODE_PATH:
+    case GDEXTENSION_VARIANT_TYPE_ARRAY:
+    case GDEXTENSION_VARIANT_TYPE_DICTIONARY: return gdb_raw_to_py(type, g_internal_ptr[type]((void *)v));
+    default: break;
+    }
+    if (type > 0 && type < GDB_TYPES && gdb_packed_item[type])
+        return gdb_raw_to_py(type, g_internal_ptr[type]((void *)v));
+    return PyObject_CallFunction(gdb_read_var_cb, "n", (Py_ssize_t)(intptr_t)v);
+}
+
+static int gdb_is_scalar(int type) {
+    return type == GDEXTENSION_VARIANT_TYPE_INT || type == GDEXTENSION_VARIANT_TYPE_FLOAT ||
+           type == GDEXTENSION_VARIANT_TYPE_BOOL;
+}
+
+/* Store a scalar Python result as a raw value; returns 0 on a conversion error. */
+static int gdb_unbox(int type, PyObject *r, void *out) {
+    switch (type) {
+    case GDEXTENSION_VARIANT_TYPE_INT: *(int64_t *)out = PyLong_AsLongLong(r); break;
+    case GDEXTENSION_VARIANT_TYPE_FLOAT: *(double *)out = PyFloat_AsDouble(r); break;
+    case GDEXTENSION_VARIANT_TYPE_BOOL: *(uint8_t *)out = (uint8_t)(PyObject_IsTrue(r) == 1); break;
     default: break;
     }
     return !PyErr_Occurred();
 }
 
-static PyObject *gdb_fast_invoke(gdb_fast_method *m, void *inst, PyObject **boxed) {
+/* Declared int/float/bool parameters get that Python type from an untyped call (2 -> 2.0). */
+static PyObject *gdb_coerce(int want, PyObject *value) {
+    if (!value || !gdb_is_scalar(want) || value == Py_None) return value;
+    PyObject *out = NULL;
+    if (want == GDEXTENSION_VARIANT_TYPE_FLOAT && !PyFloat_CheckExact(value)) out = PyNumber_Float(value);
+    else if (want == GDEXTENSION_VARIANT_TYPE_INT && !PyLong_CheckExact(value)) out = PyNumber_Long(value);
+    else if (want == GDEXTENSION_VARIANT_TYPE_BOOL && !PyBool_Check(value)) out = PyBool_FromLong(PyObject_IsTrue(value));
+    else return value;
+    Py_DECREF(value);
+    return out;
+}
+
+/* Call and store the result; `variant_ret` says whether `ret` is a Variant (call) or raw (ptrcall). */
+static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, int ok, void *ret, int variant_ret) {
     PyObject *argv[9];
-    argv[0] = m->is_static ? Py_None : (PyObject *)inst;
-    for (int i = 0; i < m->nargs; i++) argv[i + 1] = boxed[i];
-    return PyObject_Vectorcall(m->func, argv, (size_t)(m->nargs + 1), NULL);
+    PyObject *r = NULL;
+    if (ok) {
+        argv[0] = m->is_static ? Py_None : (PyObject *)inst;
+        for (int i = 0; i < m->nargs; i++) argv[i + 1] = boxed[i];
+        r = PyObject_Vectorcall(m->func, argv, (size_t)(m->nargs + 1), NULL);
+    }
+    for (int i = 0; i < m->nargs; i++) Py_XDECREF(boxed[i]);
+    if (r && m->ret != -2) {
+        if (gdb_is_scalar(m->ret)) {
+            union { int64_t i; double f; uint8_t b; } out;
+            if (!gdb_unbox(m->ret, r, variant_ret ? (void *)&out : ret)) {
+                Py_CLEAR(r);
+            } else if (variant_ret) {
+                if (m->ret == GDEXTENSION_VARIANT_TYPE_INT) gdb_vint(ret, out.i);
+                else if (m->ret == GDEXTENSION_VARIANT_TYPE_FLOAT) gdb_vfloat(ret, out.f);
+                else gdb_vbool(ret, out.b);
+            }
+        } else {
+            PyObject *done = PyObject_CallFunction(m->writer, "nOi", (Py_ssize_t)(intptr_t)ret, r, variant_ret);
+            if (!done) Py_CLEAR(r);
+            Py_XDECREF(done);
+        }
+    }
+    if (!r) gdb_report_pending();
+    Py_XDECREF(r);
 }
 
 static void gdb_fast_ptrcall(gdb_fast_method *m, void *inst, const GDExtensionConstTypePtr *args, void *ret) {
@@ -304,57 +466,25 @@ static void gdb_fast_ptrcall(gdb_fast_method *m, void *inst, const GDExtensionCo
     PyObject *boxed[8];
     int ok = 1;
     for (int i = 0; i < m->nargs; i++) {
-        boxed[i] = gdb_box(m->codes[i], args[i]);
+        boxed[i] = m->types[i] == GDB_ANY ? gdb_variant_to_py(args[i]) : gdb_raw_to_py(m->types[i], args[i]);
         if (!boxed[i]) ok = 0;
     }
-    PyObject *r = ok ? gdb_fast_invoke(m, inst, boxed) : NULL;
-    for (int i = 0; i < m->nargs; i++) Py_XDECREF(boxed[i]);
-    if (!r || !gdb_unbox(m->ret, r, ret)) gdb_report_pending();
-    Py_XDECREF(r);
+    gdb_fast_finish(m, inst, boxed, ok, ret, 0);
     PyGILState_Release(gil);
 }
 
-/* Variant call on a scalar method: returns 0 when the arguments are not plain scalars (the
- * caller then takes the general path, which also applies Python defaults). */
+/* Variant call: returns 0 (general path, which applies Python defaults) when the count differs. */
 static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionConstVariantPtr *args,
                             GDExtensionInt n, void *ret) {
     if (n != m->nargs) return 0;
-    int types[8];
-    for (int i = 0; i < n; i++) {
-        types[i] = (int)i_variant_get_type(args[i]);
-        if (types[i] != GDEXTENSION_VARIANT_TYPE_INT && types[i] != GDEXTENSION_VARIANT_TYPE_FLOAT &&
-            types[i] != GDEXTENSION_VARIANT_TYPE_BOOL)
-            return 0;
-    }
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *boxed[8];
     int ok = 1;
     for (int i = 0; i < n; i++) {
-        char want = m->codes[i];
-        if (types[i] == GDEXTENSION_VARIANT_TYPE_FLOAT) {
-            double d = gdb_as_float(args[i]);
-            boxed[i] = want == 'i' ? PyLong_FromLongLong((long long)d) : want == 'b' ? PyBool_FromLong(d != 0) : PyFloat_FromDouble(d);
-        } else {
-            int64_t x = types[i] == GDEXTENSION_VARIANT_TYPE_BOOL ? gdb_as_bool(args[i]) : gdb_as_int(args[i]);
-            boxed[i] = want == 'f' ? PyFloat_FromDouble((double)x) : want == 'b' ? PyBool_FromLong(x != 0) : PyLong_FromLongLong(x);
-        }
+        boxed[i] = gdb_coerce(m->types[i], gdb_variant_to_py(args[i]));
         if (!boxed[i]) ok = 0;
     }
-    PyObject *r = ok ? gdb_fast_invoke(m, inst, boxed) : NULL;
-    for (int i = 0; i < n; i++) Py_XDECREF(boxed[i]);
-    if (r) {
-        union { int64_t i; double f; uint8_t b; } out;
-        if (gdb_unbox(m->ret, r, &out)) {
-            if (m->ret == 'i') gdb_vint(ret, out.i);
-            else if (m->ret == 'f') gdb_vfloat(ret, out.f);
-            else if (m->ret == 'b') gdb_vbool(ret, out.b);
-        } else {
-            gdb_report_pending();
-        }
-    } else {
-        gdb_report_pending();
-    }
-    Py_XDECREF(r);
+    gdb_fast_finish(m, inst, boxed, ok, ret, 1);
     PyGILState_Release(gil);
     return 1;
 }

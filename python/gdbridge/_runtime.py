@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gdbridge import _variant, classdb, objects
+from gdbridge.types import NodePath, StringName
 
 LEVEL_SCENE = 2
 LEVEL_EDITOR = 3
@@ -148,8 +149,18 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     ffi, lib = ffi_, lib_
     _env.update(env)
     _variant.bind(ffi, lib)
-    lib.gdb_set_report(id(report))
     objects.bind(ffi, lib, Path(env["api"]))
+    # Borrowed by the C fast paths: all module-level, alive for the life of the process.
+    lib.gdb_set_callbacks(
+        id(report),
+        id(_variant.read_raw_address),
+        id(_variant.read_variant_address),
+        id(_variant.packed_from_view),
+        id(StringName),
+        id(NodePath),
+        ffi.cast("void*", _variant._dict_methods["keys"]),
+        ffi.cast("void*", _variant._dict_methods["values"]),
+    )
     instances = objects.instances
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls

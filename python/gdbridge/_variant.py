@@ -318,6 +318,21 @@ _WRITERS: dict[int, Callable[[Any, Any], None]] = {
 }
 
 
+# ---- entry points for the C fast paths (addresses as ints) ----
+def read_raw_address(vtype: int, address: int) -> Any:
+    return _READERS[vtype](ffi.cast("void*", address))
+
+
+def read_variant_address(address: int) -> Any:
+    return from_variant(ffi.cast("void*", address))
+
+
+def packed_from_view(vtype: int, view: memoryview) -> Any:
+    dtype, width = PACKED_DTYPES[vtype]
+    array = np.frombuffer(view, dtype).copy()
+    return array if width == 1 else array.reshape(-1, width)
+
+
 # ---- variants ----
 def from_variant(v: Any) -> Any:
     """Python value of the Variant at `v`."""

@@ -61,7 +61,6 @@ _ptrcalls: list[Callable[..., Any] | None] = [None]  # method id -> ptrcall adap
 _varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call adapter
 _vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
 _virtual_ids: dict[tuple[int, str], int] = {}
-_SCALAR_CODES = {T.INT: "i", T.FLOAT: "f", T.BOOL: "b"}
 state = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
 _keep: list[Any] = []  # cdata that must outlive registration calls
 _iface: dict[str, Any] = {}
@@ -313,17 +312,29 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
 
 
 def _set_fast_path(mid: int, method: MethodInfo) -> None:
-    """Methods with only int/float/bool arguments and result are called from C directly."""
-    specs = [spec for _, spec in method.args]
-    if len(specs) > 7 or any(spec.is_variant or spec.vtype not in _SCALAR_CODES for spec in specs):
+    """Register the method with the C fast path (arguments boxed in C, vectorcall); the Python
+    adapters stay as the fallback (more than 7 arguments, or an untyped call relying on defaults)."""
+    if len(method.args) > 7:
         return
+    types = [-1 if spec.is_variant else int(spec.vtype) for _, spec in method.args]
     ret = method.ret
-    if ret is not None and (ret.is_variant or ret.vtype not in _SCALAR_CODES):
-        return
-    codes = "".join(_SCALAR_CODES[spec.vtype] for spec in specs)
-    ret_code = b"v" if ret is None else _SCALAR_CODES[ret.vtype].encode()
-    _fast_keep.append(method.func)
-    objects.lib.gdb_set_fast_method(mid, id(method.func), codes.encode(), ret_code, method.is_static)
+    ret_type = -2 if ret is None else (-1 if ret.is_variant else int(ret.vtype))
+    raw_write = _ret_writer(method)
+    ffi = objects.ffi
+
+    def writer(address: int, value: Any, into_variant: int) -> None:
+        ptr = ffi.cast("void*", address)
+        if into_variant:
+            objects.lib.gdb_vdestroy(ptr)
+            _variant.to_variant(ptr, value)
+        else:
+            raw_write(ptr, value)
+
+    _fast_keep.extend((method.func, writer))
+    array = ffi.new("int[]", types or [0])
+    objects.lib.gdb_set_fast_method(
+        mid, id(method.func), id(writer), array, len(types), ret_type, method.is_static
+    )
 
 
 _fast_keep: list[Any] = []  # functions the C fast paths hold borrowed references to
@@ -336,20 +347,27 @@ def _reader(spec: TypeSpec) -> Callable[[Any], Any]:
     return _variant._READERS[spec.vtype]
 
 
+def _write_variant(ptr: Any, value: Any) -> None:
+    objects.lib.gdb_vdestroy(ptr)
+    _variant.to_variant(ptr, value)
+
+
+def _ret_writer(method: MethodInfo) -> Callable[[Any, Any], None] | None:
+    """How a result is stored into the (initialized) return value of a ptrcall."""
+    ret = method.ret
+    if ret is None:
+        return None
+    if ret.is_variant:
+        return _write_variant
+    if ret.vtype == T.OBJECT and _is_refcounted(ret):
+        return _write_ref
+    return _variant._WRITERS[ret.vtype]
+
+
 def _make_ptrcall(method: MethodInfo) -> Callable[..., Any]:
     func = method.func
     readers = [_reader(spec) for _, spec in method.args]
-    write = None
-    if method.ret is not None:
-        if method.ret.is_variant:
-
-            def write(ptr: Any, value: Any) -> None:
-                objects.lib.gdb_vdestroy(ptr)
-                _variant.to_variant(ptr, value)
-        elif method.ret.vtype == T.OBJECT and _is_refcounted(method.ret):
-            write = _write_ref
-        else:
-            write = _variant._WRITERS[method.ret.vtype]
+    write = _ret_writer(method)
     n = len(readers)
     # Specialized shapes for the common small arities: every attribute lookup counts here.
     if n == 0 and write is None:
