@@ -22,7 +22,7 @@ CHECKS = [
     # properties
     "defaults", "property_round_trip", "property_types", "set_get_by_name", "setter_ran", "resource_property",
     # signals
-    "signal_connect", "signal_await",
+    "signal_connect", "signal_await", "python_callables", "object_argument",
     # saved scenes
     "pack", "save", "tscn_text", "scene_round_trip", "resource_round_trip", "loaded_scene_values",
     # lifetime

@@ -20,6 +20,7 @@ imported by the extension (see docs/binding.md):
 This package knows nothing about NPCs.
 """
 
+from gdbridge.callables import as_callable
 from gdbridge.declare import (
     PackedByteArray,
     PackedColorArray,
@@ -99,6 +100,7 @@ __all__ = [
     "Vector3i",
     "Vector4",
     "Vector4i",
+    "as_callable",
     "constant",
     "export",
     "export_group",

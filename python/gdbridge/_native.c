@@ -210,6 +210,8 @@ static void gdb_py_call(intptr_t mid, intptr_t inst, const void *const *args, in
 static void gdb_py_ptrcall(intptr_t mid, intptr_t inst, const void *const *args, void *ret);
 static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info);
 static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
+static void gdb_py_callable_call(intptr_t id, const void *const *args, int64_t n, void *ret, GDExtensionCallError *err);
+static void gdb_py_callable_free(intptr_t id);
 
 /* ---- fast paths: methods and the common virtuals, straight through the C API ----
  * The instance pointer the engine hands back is the address of the Python object (kept alive by
@@ -536,6 +538,7 @@ static void tr_to_string(GDExtensionClassInstancePtr inst, GDExtensionBool *vali
 static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstVariantPtr *args,
                            GDExtensionInt n, GDExtensionVariantPtr ret, GDExtensionCallError *err) {
     intptr_t mid = (intptr_t)mud;
+    err->error = GDEXTENSION_CALL_OK;
     if (mid < fast_methods_cap && fast_methods[mid].func && gdb_fast_varcall(&fast_methods[mid], inst, args, n, ret))
         return;
     gdb_py_call((intptr_t)mud, (intptr_t)inst, (const void *const *)args, n, ret, err);
@@ -548,6 +551,20 @@ static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const
         return;
     }
     gdb_py_ptrcall((intptr_t)mud, (intptr_t)inst, (const void *const *)args, ret);
+}
+static void tr_callable_call(void *ud, const GDExtensionConstVariantPtr *args, GDExtensionInt n,
+                             GDExtensionVariantPtr ret, GDExtensionCallError *err) {
+    err->error = GDEXTENSION_CALL_OK;
+    gdb_py_callable_call((intptr_t)ud, (const void *const *)args, n, ret, err);
+}
+static void tr_callable_free(void *ud) { gdb_py_callable_free((intptr_t)ud); }
+/* A Callable that calls a Python function (id `id`); invalid once object `object_id` is freed. */
+static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_t id, uint64_t object_id) {
+    info->callable_userdata = (void *)id;
+    info->token = gdb_library;
+    info->object_id = object_id;
+    info->call_func = tr_callable_call;
+    info->free_func = tr_callable_free;
 }
 static void *tr_binding_create(void *token, void *instance) { return NULL; }
 static void tr_binding_free(void *token, void *instance, void *binding) {}

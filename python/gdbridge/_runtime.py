@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from gdbridge import _variant, classdb, objects
+from gdbridge import _variant, callables, classdb, objects
 from gdbridge.types import NodePath, StringName
 
 LEVEL_SCENE = 2
@@ -236,6 +236,14 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_validate_property(iid: int, info: Any) -> int:
         return classdb.validate_property(iid, info)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
+        callables.call_function(cid, args, n, ret)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_callable_free(cid: int) -> None:
+        callables.free_function(cid)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:

@@ -366,6 +366,9 @@ def from_variant(v: Any) -> Any:
 def to_variant(v: Any, value: Any, vtype: int | None = None) -> None:
     """Write `value` as a new Variant into uninitialized storage `v`."""
     if vtype is None:
+        if type(value) is VariantValue:
+            lib.gdb_vcopy(v, value.variant)
+            return
         vtype = type_of(value)
     if vtype == T.INT:
         lib.gdb_vint(v, value)
@@ -383,8 +386,6 @@ def to_variant(v: Any, value: Any, vtype: int | None = None) -> None:
     elif vtype in _RAW_BY_TYPE:
         data = _raw_bytes(vtype, value)
         lib.gdb_vraw(v, vtype, data)
-    elif isinstance(value, VariantValue):
-        lib.gdb_vcopy(v, value.variant)
     else:
         inner = lib.gdb_vnew(v, vtype)
         if vtype == T.ARRAY:

@@ -1,4 +1,4 @@
-"""Godot Callables from Python: an object and a method name (what signals connect to)."""
+"""Godot Callables from Python: an object and a method name, or any Python callable."""
 
 from __future__ import annotations
 
@@ -29,17 +29,59 @@ def object_method(obj: Any, method: str) -> _variant.VariantValue:
     return value
 
 
+_functions: dict[int, Any] = {}  # custom Callable id -> the Python callable it runs
+_next_id = [0]
+
+
+def python_function(fn: Any, owner: Any = None) -> _variant.VariantValue:
+    """A Godot Callable that runs `fn` (on the thread that calls it); with `owner`, the Callable
+    becomes invalid when that Godot object is freed (signals then disconnect it)."""
+    ffi, lib = objects.ffi, objects.lib
+    _next_id[0] += 1
+    cid = _next_id[0]
+    _functions[cid] = fn
+    info = ffi.new("GDExtensionCallableCustomInfo2*")
+    lib.gdb_fill_callable_info(info, cid, owner.get_instance_id() if owner is not None else 0)
+    raw = ffi.new("uint64_t[2]")
+    create = ffi.cast(
+        "GDExtensionInterfaceCallableCustomCreate2", lib.gdb_get_proc(b"callable_custom_create2")
+    )
+    create(raw, info)
+    v = ffi.new("gdb_variant*")
+    lib.gdb_vraw(v, T.CALLABLE, raw)
+    lib.gdb_value_destroy(T.CALLABLE, raw)
+    value = _variant.VariantValue(v)
+    lib.gdb_vdestroy(v)
+    return value
+
+
+def call_function(cid: int, args: Any, n: int, ret: Any) -> None:
+    result = _functions[cid](*[_variant.from_variant(args[i]) for i in range(n)])
+    objects.lib.gdb_vdestroy(ret)
+    _variant.to_variant(ret, result)
+
+
+def free_function(cid: int) -> None:
+    _functions.pop(cid, None)
+
+
 def as_callable(target: Any, method: str | None = None) -> Any:
-    """A Callable from (object, "method"), a bound method of a Godot object, or a Callable value."""
+    """A Callable from (object, "method"), a bound method, any Python callable, or a Callable value.
+
+    A bound method of a Godot object whose method is exposed becomes Callable(object, name) (so
+    `is_connected`/`disconnect` match); other callables run as Python functions."""
     if isinstance(target, _variant.VariantValue):
         return target
     if method is not None:
         return object_method(target, method)
     owner = getattr(target, "__self__", None)
-    if owner is not None and hasattr(owner, "_ptr"):
-        name = getattr(target.__func__, "_gd_expose", None) or target.__name__
-        return object_method(owner, name)
-    raise TypeError(
-        "connect a Godot object and a method name, or a bound method of a Godot object "
-        "(the method must be exposed to Godot)"
-    )
+    godot_owner = owner if owner is not None and hasattr(owner, "_ptr") else None
+    if godot_owner is not None:
+        name = getattr(
+            target.__func__, "_gd_expose", "" if target.__name__.startswith("_") else target.__name__
+        )
+        if name and godot_owner.has_method(name):
+            return object_method(godot_owner, name)
+    if not callable(target):
+        raise TypeError(f"cannot make a Callable from {target!r}")
+    return python_function(target, godot_owner)

@@ -358,6 +358,9 @@ def engine_class(name: str) -> type:
     for prop, (setter, getter, index) in spec["properties"].items():
         if prop not in namespace:
             namespace[prop] = _engine_property(setter, getter, index)
+    for signal_name in spec.get("signals", []):
+        if signal_name not in namespace:
+            namespace[signal_name] = _engine_signal(signal_name)
     for constant, value in spec["constants"].items():
         namespace.setdefault(constant, value)
     if cls is None:
@@ -408,6 +411,12 @@ def check_thread(node: Any, label: str) -> None:
 
 
 _inside_tree_bind: Any = None
+
+
+def _engine_signal(name: str) -> property:
+    from gdbridge.declare import BoundSignal
+
+    return property(lambda self: BoundSignal(self, name), doc=f"The engine signal {name!r}.")
 
 
 def _engine_property(setter: str, getter: str, index: int | None) -> property:

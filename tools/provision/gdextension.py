@@ -139,6 +139,7 @@ def compact_api(api: dict[str, Any]) -> dict[str, Any]:
             "virtuals": virtuals,
             "properties": properties,
             "constants": constants,
+            "signals": [s["name"] for s in cls.get("signals", [])],
         }
     builtin = {
         f"{b['name']}.{m['name']}": m["hash"]

@@ -100,6 +100,18 @@ class Probe(Node):
     def ping(self, value: int) -> None:
         self.pinged.emit(value)
 
+    def listen(self, other: Node) -> None:
+        """Python functions as signal targets: a lambda on a Python signal, a private bound method
+        on an engine signal."""
+        other.pinged.connect(lambda value: self.calls.append(f"heard {value}"))
+        self.property_list_changed.connect(self._on_properties_changed)
+
+    def _on_properties_changed(self) -> None:
+        self.calls.append("properties changed")
+
+    def takes_node(self, node: Node, suffix: str) -> str:
+        return str(node.name) + suffix
+
     def history(self) -> gd.PackedStringArray:
         return gd.PackedStringArray(self.calls)
 

@@ -129,6 +129,12 @@ func check_signals() -> void:
 	wait_for_ping(p)
 	p.ping(6)
 	check("signal_await", awaited == [6], awaited)
+	p.listen(p)
+	p.ping(9)
+	p.notify_property_list_changed()
+	check("python_callables", Array(p.history()) == ["heard 9", "properties changed"], p.history())
+	p.name = "Named"
+	check("object_argument", p.takes_node(p, "!") == "Named!")
 	p.free()
 
 
