@@ -110,12 +110,12 @@ def test_no_stale_or_ghost_write_ever(npcs: int, ops: list[tuple]) -> None:
     assert metrics["tier1"] + metrics["tier2"] + metrics["tier3"] == len(ends)
 
 
-def play(npcs: int, ops: list[tuple], fast: bool) -> list[object]:
+def play(npcs: int, ops: list[tuple], fast: bool, config: DecisionConfig = CONFIG) -> list[object]:
     """Run a story; `fast` ticks through `DecisionHub.tick_all` (which skips idle NPCs), else every NPC's
     `tick` is called every time. Returns everything observable, frame by frame."""
     clock = FakeClock()
     transport = ScriptedTransport(clock)
-    hub = DecisionHub(transport, SCHEMA, config=CONFIG)
+    hub = DecisionHub(transport, SCHEMA, config=config)
     for npc in range(npcs):
         hub.add(npc, world.rules())
     boards = {npc: world.board(threat=0.5) for npc in range(npcs)}
@@ -143,7 +143,13 @@ def play(npcs: int, ops: list[tuple], fast: bool) -> list[object]:
     return trace
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, NPCS), st.lists(operations, max_size=60))
-def test_tick_all_skipping_idle_npcs_changes_nothing(npcs: int, ops: list[tuple]) -> None:
-    assert play(npcs, ops, fast=True) == play(npcs, ops, fast=False)
+# Two watched keys and a change threshold: the hub's general path, not its one-key shortcut.
+LOOSE = DecisionConfig(replan_interval=1.0, watched=("threat", "health"), min_change=0.3, min_gap=0.1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, NPCS), st.lists(operations, max_size=60), st.sampled_from([CONFIG, LOOSE]))
+def test_tick_all_skipping_idle_npcs_changes_nothing(
+    npcs: int, ops: list[tuple], config: DecisionConfig
+) -> None:
+    assert play(npcs, ops, True, config) == play(npcs, ops, False, config)

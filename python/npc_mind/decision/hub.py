@@ -90,12 +90,12 @@ class DecisionHub:
         exact = self.config.min_change == 0.0 and len(watched) == 1
         key = watched[0] if watched else ""
         for npc, decision in self.decisions.items():
-            # The common frame: nothing committed, no deadline reached, not due. Skip the call.
-            if not decision.slot and now < decision.wake:
+            # The common frame: no deadline reached, not due, nothing committed. Skip the call.
+            if now < decision.wake and not decision.slot:
                 if now < decision.watch_from:
                     continue
                 if exact:
-                    if boards[npc].get(key) == decision.asked_with.get(key):
+                    if boards[npc].get(key) == decision.asked_values[0]:
                         continue
                 elif not decision.watched_changed(boards[npc]):
                     continue

@@ -82,14 +82,14 @@ class AsyncDecision:
         self._soft_passed = False
         self._next_due = float("-inf")
         self._earliest = float("-inf")
-        self.asked_with: Mapping[str, Any] = {}
+        # The watched keys' values when the last request went out (a tuple: cheap to compare per frame).
+        self.asked_values: tuple[Any, ...] = (None,) * len(self.config.watched)
 
     def watched_changed(self, board: Mapping[str, Any]) -> bool:
         """Whether a watched key moved by more than `min_change` since the last request."""
-        asked = self.asked_with
         threshold = self.config.min_change
-        for key in self.config.watched:
-            old, new = asked.get(key), board.get(key)
+        for key, old in zip(self.config.watched, self.asked_values, strict=True):
+            new = board.get(key)
             if old is None or new is None:
                 if old is not new:
                     return True
@@ -174,7 +174,7 @@ class AsyncDecision:
     def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
         self.epoch += 1
         snapshot = freeze(board)
-        self.asked_with = snapshot
+        self.asked_values = tuple(snapshot.get(key) for key in self.config.watched)
         self._next_due = now + self.config.replan_interval
         self._earliest = now + self.config.min_gap
         memories = self.memory.top_k(self.npc, now, self.prompt.max_memories) if self.memory else ()
