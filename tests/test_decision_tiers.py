@@ -11,6 +11,7 @@ import pytest
 from npc_mind.decision import DecisionConfig, DecisionFallback, DecisionHub, DecisionMade, ThinkingStarted
 from npc_mind.llm import BreakerConfig, Endpoint, LLMSettings, TransportConfig
 from npc_mind.llm.local_server import free_port
+from npc_mind.memory import MemoryPool, MemoryType
 from tests.support import decision_world as world
 from tests.support.fault_llm_server import Fault, FaultServer
 
@@ -222,3 +223,17 @@ def test_streaming_off_uses_plain_completions(fault_server: FaultServer) -> None
         world.INTENTS
     )
     assert isinstance(end, DecisionMade) and end.intent == "flee"
+
+
+def test_prompt_carries_the_memory_pools_top_k_without_waking_it(fault_server: FaultServer) -> None:
+    pool = MemoryPool()
+    guard = pool.add_npc()
+    pool.record(guard, 42, MemoryType.HOSTILE, 0.9, now=time.monotonic() - 60.0)
+    before = pool.top_k(guard, time.monotonic(), k=5)
+    with make_hub(fault_server.base_url, memory=pool) as hub:
+        hub.add(guard, world.selector())
+        only_decision(run_until_decided(hub, {guard: world.board()}))
+    prompt = fault_server.seen[0].body["messages"][1]["content"]
+    assert "- hostile about entity 42: recall" in prompt
+    after = pool.top_k(guard, time.monotonic(), k=5)
+    assert [m.recall_count for m in after] == [m.recall_count for m in before]

@@ -20,6 +20,7 @@ from npc_mind.llm import (
     PromptConfig,
     build_messages,
 )
+from npc_mind.memory import MemoryPool, MemoryType
 from tests.support.scripted_transport import FakeClock
 
 SCHEMA = DecisionSchema(("attack", "take_cover", "flee"))
@@ -139,20 +140,18 @@ def test_a_cancelled_probe_frees_the_probe_slot() -> None:
     assert breaker.state is BreakerState.HALF_OPEN and breaker.available()
 
 
-class View:
-    """The shape `MemoryPool.top_k` returns (duck-typed by the prompt builder)."""
-
-    def __init__(self, entity: int, memory_type: str, retrievability: float, salience: float) -> None:
-        self.entity, self.retrievability, self.salience = entity, retrievability, salience
-        self.memory_type = type("Kind", (), {"name": memory_type})()
-
-
 def test_prompt_is_short_and_carries_the_snapshot_and_memories() -> None:
+    pool = MemoryPool()
+    guard = pool.add_npc()
+    for entity in range(10):
+        pool.record(guard, 100 + entity, MemoryType.HOSTILE, 0.5 + entity / 40, now=0.0)
+    memories = pool.top_k(guard, now=30.0, k=10)
     snapshot = {f"key_{i:02d}": i / 7 for i in range(40)}
-    memories = [View(i, "THREAT", 0.5, 0.9) for i in range(10)]
     system, user = build_messages(SCHEMA, snapshot, memories, PromptConfig(max_facts=8, max_memories=3))
     assert system["role"] == "system" and "attack, take_cover, flee" in system["content"]
     lines = user["content"].splitlines()
     assert lines[1] == "- key_00: 0.00" and lines[8] == "- key_07: 1.00"
-    assert sum(line.startswith("- threat about entity") for line in lines) == 3
+    recalled = [line for line in lines if line.startswith("- hostile about entity")]
+    # The pool's best three, in its order.
+    assert [int(line.split()[4].rstrip(":")) for line in recalled] == [m.entity for m in memories[:3]]
     assert len(system["content"]) + len(user["content"]) < 900
