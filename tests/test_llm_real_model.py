@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 
 from npc_mind.decision import DecisionConfig, DecisionHub, DecisionMade
-from npc_mind.llm import Endpoint, LLMClient, LLMSettings, build_messages
+from npc_mind.llm import Endpoint, LLMClient, LLMSettings, LocalLlamaServer, build_messages
 from tests.support import decision_world as world
 from tests.test_decision_tiers import only_decision, run_until_decided
 
@@ -51,3 +52,12 @@ def test_default_watchdog_against_the_model(llm_endpoint: Endpoint) -> None:
         assert end.intent in world.INTENTS
     else:
         assert end.reason == "timeout"
+
+
+def test_local_server_helper_starts_on_loopback_and_stops() -> None:
+    with LocalLlamaServer(parallel=1) as server:
+        assert server.base_url.startswith("http://127.0.0.1:")
+        assert server.slots_busy() == [False]
+        port = server.port
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0)
