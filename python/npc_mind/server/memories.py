@@ -16,7 +16,7 @@ import numpy.typing as npt
 from npc_mind.memory import Awareness, MemoryParams, MemoryPool, MemoryView
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
-from npc_mind.server.registry import HandleCounter, Registry
+from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 
 MEMORY_FORMED = "memory_formed"
 MEMORY_REHEARSED = "memory_rehearsed"
@@ -58,6 +58,7 @@ def view_to_dict(view: MemoryView) -> dict[str, Any]:
 
 @dataclass
 class PoolSlot:
+    index: int
     spec: MemoryProfileSpec
     pool: MemoryPool
     handle_of_npc: dict[int, int] = field(default_factory=dict)
@@ -75,6 +76,8 @@ class MemoryBank:
     events: EventQueue
     pools: dict[MemoryProfileSpec, PoolSlot] = field(default_factory=dict)
     entries: Registry[StreamEntry] = field(init=False)
+    table: HandleTable = field(default_factory=lambda: HandleTable("memory stream"))
+    slots: list[PoolSlot] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
@@ -82,14 +85,18 @@ class MemoryBank:
     def add(self, spec: MemoryProfileSpec) -> int:
         slot = self.pools.get(spec)
         if slot is None:
-            slot = self.pools[spec] = PoolSlot(spec, MemoryPool(spec.capacity, spec.params, events=True))
+            pool = MemoryPool(spec.capacity, spec.params, events=True)
+            slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
+            self.slots.append(slot)
         npc = slot.pool.add_npc()
         handle = self.entries.add(StreamEntry(slot, npc))
         slot.handle_of_npc[npc] = handle
+        self.table.set(handle, slot.index, npc)
         return handle
 
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
+        self.table.clear(handle)
         entry.slot.pool.remove_npc(entry.npc)
         del entry.slot.handle_of_npc[entry.npc]
         self.events.discard(handle)
@@ -137,16 +144,7 @@ class MemoryBank:
     def _group(self, handles: npt.ArrayLike) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
         handles = np.asarray(handles, dtype=np.int64).ravel()
-        groups: dict[int, tuple[PoolSlot, list[int], list[int]]] = {}
-        for position, handle in enumerate(handles.tolist()):
-            entry = self.entries.get(handle)
-            _, positions, npcs = groups.setdefault(id(entry.slot), (entry.slot, [], []))
-            positions.append(position)
-            npcs.append(entry.npc)
-        return [
-            (slot, np.asarray(p, dtype=np.intp), np.asarray(n, dtype=np.int64))
-            for slot, p, n in groups.values()
-        ]
+        return [(self.slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]
 
     def record_batch(
         self,

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+import numpy as np
+
 T = TypeVar("T")
 
 
@@ -58,3 +60,47 @@ class Registry(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.entries)
+
+
+@dataclass
+class HandleTable:
+    """handle -> (owner index, row) as numpy arrays, so batched calls map thousands of handles at once
+    instead of one dictionary lookup per row."""
+
+    kind: str
+    owner: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
+    row: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
+
+    def set(self, handle: int, owner: int, row: int) -> None:
+        if handle >= self.owner.size:
+            size = max(handle + 1, 2 * self.owner.size)
+            self.owner = np.concatenate([self.owner, np.full(size - self.owner.size, -1, dtype=np.int64)])
+            self.row = np.concatenate([self.row, np.full(size - self.row.size, -1, dtype=np.int64)])
+        self.owner[handle] = owner
+        self.row[handle] = row
+
+    def clear(self, handle: int) -> None:
+        self.owner[handle] = -1
+        self.row[handle] = -1
+
+    def lookup(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(owner, row) per handle; an unknown or removed handle raises, naming it."""
+        inside = (handles >= 0) & (handles < self.owner.size)
+        owners = np.full(handles.shape, -1, dtype=np.int64)
+        owners[inside] = self.owner[handles[inside]]
+        bad = np.flatnonzero(owners < 0)
+        if bad.size:
+            message = f"no {self.kind} with handle {int(handles[bad[0]])} (never added, or removed)"
+            raise UnknownHandleError(message)
+        return owners, self.row[handles]
+
+    def groups(self, handles: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(owner, positions into `handles`, rows) per distinct owner, input order kept within each."""
+        owners, rows = self.lookup(handles)
+        if owners.size and (owners == owners[0]).all():  # the common case: one pool or group
+            return [(int(owners[0]), np.arange(owners.size), rows)]
+        found = []
+        for owner in np.unique(owners).tolist():
+            positions = np.flatnonzero(owners == owner)
+            found.append((owner, positions, rows[positions]))
+        return found

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.server.events import EventQueue
-from npc_mind.server.registry import HandleCounter, Registry
+from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 from npc_mind.utility import SelectorBatch, UtilitySelector
 
 BEHAVIOR_CHANGED = "behavior_changed"
@@ -34,6 +34,7 @@ class SelectorGroup:
     """Every selector with one definition; row r of the batch arrays belongs to `rows[r]`."""
 
     key: str
+    index: int
     prototype: UtilitySelector
     rows: list[int] = field(default_factory=list)  # handle per row, -1 for a freed row
     inputs: dict[str, np.ndarray] = field(default_factory=dict)  # key -> float64 (rows,)
@@ -60,18 +61,11 @@ class SelectorGroup:
             values[row] = 0.0
 
     def _resize_batch(self, size: int) -> None:
-        """A new batch of `size` rows keeping every existing row's anti-dithering state."""
-        old = self.batch
-        self.batch = self.prototype.batch(size)
-        if old is None:
-            return
-        keep = old.n_npcs
-        new_state, old_state = self.batch.state, old.state
-        new_state.running[:keep] = old_state.running
-        new_state.started[:keep] = old_state.started
-        new_state.stopped[:keep] = old_state.stopped
-        new_state.last_now = old_state.last_now
-        self.batch.rng = old.rng
+        """Room for `size` rows; existing rows keep their anti-dithering state."""
+        if self.batch is None:
+            self.batch = self.prototype.batch(size)
+        else:
+            self.batch.resize(size)
 
     def choose(self, now: float, allowed: np.ndarray | None) -> np.ndarray:
         assert self.batch is not None
@@ -89,6 +83,7 @@ class SelectorEntry:
     single: UtilitySelector | None = None  # the Dictionary path's own selector, made on first use
     last_behavior: str = ""
     last_scores: dict[str, float] = field(default_factory=dict)
+    last_context: dict[str, Any] | None = None
 
 
 @dataclass
@@ -97,6 +92,9 @@ class SelectorHub:
     events: EventQueue
     groups: dict[str, SelectorGroup] = field(default_factory=dict)
     entries: Registry[SelectorEntry] = field(init=False)
+    table: HandleTable = field(default_factory=lambda: HandleTable("selector"))
+    by_index: dict[int, SelectorGroup] = field(default_factory=dict)
+    _next_group: int = 0
 
     def __post_init__(self) -> None:
         self.entries = Registry("selector", self.counter)
@@ -105,16 +103,21 @@ class SelectorHub:
         key = definition_key(definition)
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = SelectorGroup(key, UtilitySelector.from_dict(definition))
+            group = SelectorGroup(key, self._next_group, UtilitySelector.from_dict(definition))
+            self.groups[key] = self.by_index[group.index] = group
+            self._next_group += 1
         handle = self.entries.add(SelectorEntry(group, -1))
-        self.entries.get(handle).row = group.add_row(handle)
+        row = self.entries.get(handle).row = group.add_row(handle)
+        self.table.set(handle, group.index, row)
         return handle
 
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
+        self.table.clear(handle)
         entry.group.free_row(entry.row)
         if all(row < 0 for row in entry.group.rows):
             del self.groups[entry.group.key]
+            del self.by_index[entry.group.index]
 
     def names(self, handle: int) -> tuple[str, ...]:
         return self.entries.get(handle).group.names
@@ -130,12 +133,17 @@ class SelectorHub:
         if entry.single is None:
             entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
         chosen = entry.single.choose(context, now, allowed_tags)
-        entry.last_scores = {name: float(score) for name, score, *_ in _rank_rows(entry.single, context)}
+        entry.last_context = dict(context)  # scores are worked out only when someone asks
+        entry.last_scores = {}
         self._changed(handle, entry, chosen)
         return chosen
 
     def scores(self, handle: int) -> dict[str, float]:
-        return dict(self.entries.get(handle).last_scores)
+        entry = self.entries.get(handle)
+        if not entry.last_scores and entry.last_context is not None and entry.single is not None:
+            ranked = _rank_rows(entry.single, entry.last_context)
+            entry.last_scores = {name: float(score) for name, score in ranked}
+        return dict(entry.last_scores)
 
     # --- the batched path ----------------------------------------------------------------------
     def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:
@@ -143,13 +151,8 @@ class SelectorHub:
         values = np.asarray(values, dtype=np.float64).ravel()
         if handles.shape != values.shape:
             raise ValueError(f"set_inputs({key!r}): {handles.size} handles but {values.size} values")
-        by_group: dict[str, tuple[SelectorGroup, list[int], list[int]]] = {}
-        for position, handle in enumerate(handles.tolist()):
-            entry = self.entries.get(handle)
-            group, rows, positions = by_group.setdefault(entry.group.key, (entry.group, [], []))
-            rows.append(entry.row)
-            positions.append(position)
-        for group, rows, positions in by_group.values():
+        for owner, positions, rows in self.table.groups(handles):
+            group = self.by_index[owner]
             column = group.inputs.get(key)
             if column is None:
                 column = group.inputs[key] = np.zeros(len(group.rows))
@@ -171,14 +174,15 @@ class SelectorHub:
                     continue
                 entry = self.entries.get(handle)
                 entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
+                entry.last_context = None
                 self._changed(handle, entry, group.names[int(chosen[row])])
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         """Behaviour index per handle from the last batched choice (-1 before any)."""
-        out = np.empty(len(np.atleast_1d(handles)), dtype=np.int32)
-        for position, handle in enumerate(np.atleast_1d(handles).tolist()):
-            entry = self.entries.get(handle)
-            out[position] = entry.group.chosen[entry.row]
+        handles = np.asarray(handles, dtype=np.int64).ravel()
+        out = np.empty(handles.size, dtype=np.int32)
+        for owner, positions, rows in self.table.groups(handles):
+            out[positions] = self.by_index[owner].chosen[rows]
         return out
 
     def _changed(self, handle: int, entry: SelectorEntry, behavior: str) -> None:

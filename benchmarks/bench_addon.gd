@@ -1,0 +1,156 @@
+extends SceneTree
+## Frame-time benchmark of the addon (run by benchmarks/bench_addon.py, never by the tests).
+## N guards move every frame (the game's own work). Phase "without": plain Node2D guards. Phase "with":
+## each guard also has a MemoryStream, a UtilitySelector and an AsyncLLMDecision, and every frame each
+## guard records the 2 people it sees (who changes every 1.5-2 s, so most records are refractory
+## refreshes, as in a game), reads its awareness of one of them and chooses a behaviour; one guard in
+## 300 asks the LLM each frame (no endpoint: each request ends in the fallback tier at once).
+##   --npcs=N --frames=F --path=batched|dictionary
+## Prints one JSON line: frame intervals (ms) of both phases.
+
+const ENTITIES := 256
+const EVENTS_PER_GUARD := 2
+
+var npcs := 1000
+var frames := 300
+var path := "batched"
+var guards: Array[Node2D] = []
+var memories: Array[Node] = []
+var selectors: Array[Node] = []
+var decisions: Array[Node] = []
+var phase := "warmup_without"
+var frame_in_phase := 0
+var last_usec := 0
+var intervals := {"without": [], "with": []}
+var rng := RandomNumberGenerator.new()
+var memory_ids := PackedInt32Array()
+var frame := 0
+var selector_ids := PackedInt32Array()
+
+
+func _initialize() -> void:
+	for argument in OS.get_cmdline_user_args():
+		var parts := argument.trim_prefix("--").split("=")
+		match parts[0]:
+			"npcs": npcs = parts[1].to_int()
+			"frames": frames = parts[1].to_int()
+			"path": path = parts[1]
+	rng.seed = 7
+	for i in npcs:
+		var guard := Node2D.new()
+		guard.position = Vector2(rng.randf() * 1280.0, rng.randf() * 720.0)
+		root.add_child(guard)
+		guards.append(guard)
+
+
+func _process(_delta: float) -> bool:
+	var now := Time.get_ticks_usec()
+	if last_usec > 0 and phase in ["without", "with"]:
+		intervals[phase].append((now - last_usec) / 1000.0)
+	last_usec = now
+	frame_in_phase += 1
+	_move_guards()
+	if phase.ends_with("with"):
+		_mind_work()
+	if frame_in_phase >= (30 if phase.begins_with("warmup") else frames):
+		frame_in_phase = 0
+		match phase:
+			"warmup_without":
+				phase = "without"
+			"without":
+				_add_minds()
+				phase = "warmup_with"
+			"warmup_with":
+				phase = "with"
+			"with":
+				print(JSON.stringify({"npcs": npcs, "path": path, "frames": frames, "without": intervals["without"],
+					"with": intervals["with"]}))
+				return true
+	return false
+
+
+func _move_guards() -> void:
+	## The game's own per-frame work, identical in both phases.
+	for guard in guards:
+		guard.position = (guard.position + Vector2(rng.randf() - 0.5, rng.randf() - 0.5)).clamp(Vector2.ZERO, Vector2(1280, 720))
+
+
+func _add_minds() -> void:
+	var profile: Resource = ClassDB.instantiate("MemoryProfile")
+	var behaviors := [behavior("patrol", "calm"), behavior("pursue", "threat"), behavior("search", "noise")]
+	for guard in guards:
+		var memory: Node = ClassDB.instantiate("MemoryStream")
+		memory.profile = profile
+		var selector: Node = ClassDB.instantiate("UtilitySelector")
+		selector.behaviors = behaviors
+		var decision: Node = ClassDB.instantiate("AsyncLLMDecision")
+		decision.allowed_intents = PackedStringArray(["patrol", "pursue", "search"])
+		decision.fallback_selector = NodePath("../Selector")
+		selector.name = "Selector"
+		guard.add_child(memory)
+		guard.add_child(selector)
+		guard.add_child(decision)
+		memories.append(memory)
+		selectors.append(selector)
+		decisions.append(decision)
+		memory_ids.append(memory.get_server_id())
+		selector_ids.append(selector.get_server_id())
+
+
+func seen(guard: int, which: int) -> int:
+	## Who guard `guard` sees: the crowd around it changes every 1.5-2 s.
+	return (guard * 7 + frame / 120) % ENTITIES if which == 0 else (guard * 13 + frame / 90) % ENTITIES
+
+
+func _mind_work() -> void:
+	frame += 1
+	var asking := maxi(1, npcs / 300)
+	for i in asking:
+		decisions[rng.randi() % npcs].request_decision({"calm": 0.5, "threat": 0.5, "noise": 0.1})
+	if path == "batched":
+		var ids := PackedInt32Array()
+		var entities := PackedInt64Array()
+		var types := PackedInt32Array()
+		var saliences := PackedFloat32Array()
+		ids.resize(npcs * EVENTS_PER_GUARD)
+		entities.resize(npcs * EVENTS_PER_GUARD)
+		types.resize(npcs * EVENTS_PER_GUARD)
+		saliences.resize(npcs * EVENTS_PER_GUARD)
+		for row in npcs * EVENTS_PER_GUARD:
+			var guard := row % npcs
+			ids[row] = memory_ids[guard]
+			entities[row] = seen(guard, row / npcs)
+			types[row] = guard % 5
+			saliences[row] = 0.5
+		NpcMindServer.record_batch(ids, entities, types, saliences)
+		var seen := entities.slice(0, npcs)
+		var awareness: PackedInt32Array = NpcMindServer.awareness_batch(memory_ids, seen)
+		var threat := PackedFloat32Array()
+		threat.resize(npcs)
+		for i in npcs:
+			threat[i] = awareness[i] / 3.0
+		var calm := PackedFloat32Array()
+		calm.resize(npcs)
+		calm.fill(0.5)
+		NpcMindServer.set_inputs(selector_ids, &"threat", threat)
+		NpcMindServer.set_inputs(selector_ids, &"calm", calm)
+		NpcMindServer.set_inputs(selector_ids, &"noise", calm)
+		NpcMindServer.get_choices(selector_ids)  # last frame's choices, as a game would read them
+	else:
+		for i in npcs:
+			var memory := memories[i]
+			for event in EVENTS_PER_GUARD:
+				memory.record_event(seen(i, event), i % 5, 0.5)
+			var level: int = memory.awareness_of(seen(i, 0))
+			selectors[i].evaluate({"threat": level / 3.0, "calm": 0.5, "noise": 0.5})
+
+
+func behavior(behavior_name: String, key: String) -> Resource:
+	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
+	consideration.input_key = key
+	consideration.curve_type = "saturating"
+	consideration.curve_params = {"k": 0.5}
+	var result: Resource = ClassDB.instantiate("UtilityBehavior")
+	result.name = behavior_name
+	result.considerations = [consideration]
+	return result
