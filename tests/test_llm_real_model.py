@@ -8,7 +8,15 @@ import httpx
 import pytest
 
 from npc_mind.decision import DecisionConfig, DecisionHub, DecisionMade
-from npc_mind.llm import Endpoint, LLMClient, LLMSettings, LocalLlamaServer, build_messages
+from npc_mind.llm import (
+    Endpoint,
+    LLMClient,
+    LLMSettings,
+    LocalLlamaServer,
+    build_messages,
+    endpoints_from_env,
+)
+from npc_mind.llm.local_server import LAUNCHER
 from tests.support import decision_world as world
 from tests.test_decision_tiers import only_decision, run_until_decided
 
@@ -55,6 +63,8 @@ def test_default_watchdog_against_the_model(llm_endpoint: Endpoint) -> None:
 
 
 def test_local_server_helper_starts_on_loopback_and_stops() -> None:
+    if endpoints_from_env() and not LAUNCHER.is_file():
+        pytest.skip("NPC_MIND_LLM_URL is set and the local llama-server is not provisioned")
     with LocalLlamaServer(parallel=1) as server:
         assert server.base_url.startswith("http://127.0.0.1:")
         assert server.slots_busy() == [False]
