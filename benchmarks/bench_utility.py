@@ -164,14 +164,14 @@ def main() -> None:
             [[dict(source.decide(c))[name] for name, _ in definition] for c in contexts[:200]]
         )
         checks.append(f"N={n}: max |score_batch - source| = {np.abs(scores[:200] - expected).max():.1e}")
-        scores32 = selector.score_batch(inputs32, "float32")
+        scores32 = selector.score_batch(inputs32)
         checks.append(f"N={n}: max |float32 - float64| = {np.abs(scores32 - scores).max():.1e}")
 
         batch, clock = selector.batch(n), iter(range(10**9))
         result = compare(
             {
                 "score_batch, float64": lambda i=inputs: selector.score_batch(i),
-                "score_batch, float32 inputs": lambda i=inputs32: selector.score_batch(i, "float32"),
+                "score_batch, float32 inputs": lambda i=inputs32: selector.score_batch(i),
                 "choose_batch (score + anti-dithering state)": lambda i=inputs, b=batch, c=clock: b.choose(
                     i, next(c)
                 ),
@@ -201,7 +201,8 @@ def main() -> None:
         "per-NPC Python classes looping over one context dict per NPC, timed in the same run, interleaved",
         "with the candidates (medians over rounds). The mixed row uses four curve families, products,",
         "vetoes and input ranges (the source's classes cannot express it; its ratio is against the same",
-        "baseline). float32: Godot's packed arrays are float32; results agree with float64 to ~3e-7.",
+        "baseline). float32 inputs (Godot's packed arrays) are scored in float32 by default; they agree
+with float64 to ~3e-7.",
         "",
         "| what | NPCs | per call | per NPC | vs baseline |",
         "|---|---:|---:|---:|---:|",

@@ -100,6 +100,11 @@ def test_score_batch_equals_the_per_npc_path(seed: int) -> None:
         expected = per_npc_scores(selector, inputs, i)
         assert scores[i] == pytest.approx([expected[name] for name in selector.names], abs=1e-12)
     assert selector.score_batch(inputs, "float32") == pytest.approx(scores, abs=1e-5)
+    # float32 inputs (Godot's packed arrays) are scored in float32 unless asked otherwise.
+    inputs32 = {key: values.astype(np.float32) for key, values in inputs.items()}
+    assert selector.score_batch(inputs32).dtype == np.float32
+    assert selector.score_batch(inputs32, "float64").dtype == np.float64
+    assert scores.dtype == np.float64
 
 
 def test_source_example_in_a_batch_keeps_its_numbers() -> None:

@@ -307,17 +307,20 @@ class UtilitySelector:
     def score_batch(
         self,
         inputs: Mapping[str, npt.ArrayLike],
-        precision: Precision = "float64",
+        precision: Precision | None = None,
         target_mask: npt.ArrayLike | None = None,
     ) -> FloatArray:
         """Scores for N NPCs: (N, B), or (N, B, T) with per-target behaviours.
 
         precision "float64" gives the per-NPC path's numbers (to rounding); "float32" is faster
-        for large batches and agrees to about 1e-6. target_mask (N, T): False for padding targets.
+        for large batches and agrees to about 1e-6. None: float32 when every input array is
+        float32 (as from Godot's packed arrays), else float64. target_mask (N, T): False for padding targets.
         """
+        if precision is None:
+            precision = "float32" if _all_float32(inputs, self.scorer.keys) else "float64"
         return self._scorer(precision).score(inputs, target_mask)
 
-    def batch(self, n_npcs: int, precision: Precision = "float64") -> SelectorBatch:
+    def batch(self, n_npcs: int, precision: Precision | None = None) -> SelectorBatch:
         """A new batch of n_npcs NPCs sharing this definition, each with its own state."""
         return SelectorBatch(self, n_npcs, precision)
 
@@ -334,9 +337,11 @@ class UtilitySelector:
         return self._batch.choose(inputs, now, allowed)
 
     # --- helpers -------------------------------------------------------------------------------
-    def _scorer(self, precision: Precision) -> BatchScorer:
+    def _scorer(self, precision: Precision | None) -> BatchScorer:
         scorer = self._scorers.get(precision)
         if scorer is None:
+            if precision is None:
+                return self.scorer
             if precision != "float32":
                 raise UtilityError(f"precision must be 'float64' or 'float32', got {precision!r}")
             scorer = self._scorers[precision] = BatchScorer(self.behaviors, np.float32)
@@ -391,6 +396,10 @@ class UtilitySelector:
         return inputs
 
 
+def _all_float32(inputs: Mapping[str, npt.ArrayLike], keys: Sequence[str]) -> bool:
+    return all(getattr(inputs.get(key), "dtype", None) == np.float32 for key in keys)
+
+
 class SelectorBatch:
     """N NPCs sharing one selector definition, each with its own anti-dithering state in arrays.
 
@@ -399,7 +408,7 @@ class SelectorBatch:
     `tag_fallback` (N,) hold the detail.
     """
 
-    def __init__(self, selector: UtilitySelector, n_npcs: int, precision: Precision = "float64") -> None:
+    def __init__(self, selector: UtilitySelector, n_npcs: int, precision: Precision | None = None) -> None:
         if n_npcs < 1:
             raise UtilityError(f"a batch needs at least one NPC, got {n_npcs}")
         self.selector = selector
