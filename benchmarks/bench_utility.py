@@ -201,8 +201,8 @@ def main() -> None:
         "per-NPC Python classes looping over one context dict per NPC, timed in the same run, interleaved",
         "with the candidates (medians over rounds). The mixed row uses four curve families, products,",
         "vetoes and input ranges (the source's classes cannot express it; its ratio is against the same",
-        "baseline). float32 inputs (Godot's packed arrays) are scored in float32 by default; they agree
-with float64 to ~3e-7.",
+        "baseline). float32 inputs (Godot's packed arrays) are scored in float32 by default; they",
+        "agree with float64 to ~3e-7.",
         "",
         "| what | NPCs | per call | per NPC | vs baseline |",
         "|---|---:|---:|---:|---:|",
