@@ -34,8 +34,10 @@ CHECKS = [
 
 
 @pytest.fixture(scope="module")
-def run() -> GodotRun:
-    print(f"engine: {engine_version()}")
+def run(request: pytest.FixtureRequest) -> GodotRun:
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"binding tests on Godot {engine_version()}")
     return run_godot(PROJECT, "--verbose", "-s", "res://checks.gd")
 
 
@@ -60,6 +62,31 @@ def test_exception_in_process_is_reported_with_traceback(run: GodotRun) -> None:
     text = run.stdout + run.stderr
     assert "ValueError: faulty frame 1" in text, run.log
     assert "binding_classes.py" in text and "in _process" in text, run.log
+
+
+@pytest.mark.godot
+def test_python_output_reaches_the_engine(run: GodotRun) -> None:
+    assert "probe says hello" in run.stdout, run.log
+    assert "probe: probe logs info" in run.stdout, run.log
+    text = run.stdout + run.stderr
+    assert "WARNING: probe: probe logs a warning" in text, run.log
+    assert "WARNING: UserWarning: probe warns" in text, run.log
+
+
+@pytest.mark.godot
+def test_missing_python_is_one_clear_error() -> None:
+    broken = run_godot(PROJECT, "-s", "res://quit.gd", env={"NPC_MIND_PYTHON": "/nonexistent/python3.11"})
+    starts = [line for line in broken.errors() if "gdbridge: Python could not start" in line]
+    assert len(starts) == 1 and "NPC_MIND_PYTHON=/nonexistent/python3.11" in starts[0], broken.log
+    assert "gdbridge: Python 3.11" not in broken.stdout, broken.log
+
+
+@pytest.mark.godot
+def test_npc_mind_python_names_the_environment() -> None:
+    python = str(PROJECT.parents[2] / ".venv" / "bin" / "python")
+    run = run_godot(PROJECT, "-s", "res://quit.gd", env={"NPC_MIND_PYTHON": python})
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python 3.11" in run.stdout and python in run.stdout, run.log
 
 
 @pytest.mark.godot

@@ -77,14 +77,18 @@ static void gdb_set_builtin(int type, int which, void *fn) {
 }
 
 /* ---- errors and printing ---- */
-static void gdb_error(const char *text, const char *detail) {
-    if (i_print_error) i_print_error(text, detail, "gdbridge", "python", 0, 1);
-    else fprintf(stderr, "ERROR: %s\n%s\n", text, detail);
+/* The engine prints the message when there is one, so the summary line leads it: "text\ndetail". */
+static void gdb_report(int warning, const char *text, const char *detail) {
+    size_t n = strlen(text) + strlen(detail) + 2;
+    char *both = malloc(n);
+    snprintf(both, n, *detail ? "%s\n%s" : "%s%s", text, detail);
+    if (warning && i_print_warning) i_print_warning(text, both, "gdbridge", "python", 0, 1);
+    else if (!warning && i_print_error) i_print_error(text, both, "gdbridge", "python", 0, 1);
+    else fprintf(stderr, "%s: %s\n", warning ? "WARNING" : "ERROR", both);
+    free(both);
 }
-static void gdb_warning(const char *text, const char *detail) {
-    if (i_print_warning) i_print_warning(text, detail, "gdbridge", "python", 0, 1);
-    else fprintf(stderr, "WARNING: %s\n%s\n", text, detail);
-}
+static void gdb_error(const char *text, const char *detail) { gdb_report(0, text, detail); }
+static void gdb_warning(const char *text, const char *detail) { gdb_report(1, text, detail); }
 
 /* ---- variants ---- */
 static int gdb_vtype(const void *v) { return (int)i_variant_get_type((GDExtensionConstVariantPtr)v); }

@@ -72,7 +72,7 @@ class _EngineLogHandler(logging.Handler):
 def _show_warning(  # noqa: PLR0917 - the warnings.showwarning signature
     message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
 ) -> None:
-    lib.gdb_warning(f"{category.__name__}: {message}".encode(), f"{filename}:{lineno}".encode())
+    lib.gdb_warning(f"{category.__name__}: {message}".encode(), f"  at {filename}:{lineno}".encode())
 
 
 def _redirect_output() -> None:

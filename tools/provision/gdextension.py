@@ -56,14 +56,17 @@ def _gdbridge_start():
     if override:
         import subprocess
         probe = "import json, sys; print(json.dumps([sys.version_info[:2], [p for p in sys.path if p]]))"
-        found = subprocess.run([override, "-c", probe], capture_output=True, text=True, check=False)
+        try:
+            found = subprocess.run([override, "-c", probe], capture_output=True, text=True, check=False)
+        except OSError as error:
+            raise RuntimeError("NPC_MIND_PYTHON=%s does not run: %s" % (override, error)) from None
         if found.returncode != 0:
             raise RuntimeError("NPC_MIND_PYTHON=%s does not run: %s" % (override, found.stderr.strip()))
         version, paths = json.loads(found.stdout)
         if tuple(version) != sys.version_info[:2]:
             raise RuntimeError("NPC_MIND_PYTHON=%s is Python %d.%d; this library embeds %d.%d"
                                % (override, version[0], version[1], *sys.version_info[:2]))
-        env["python"], env["paths"] = override, paths
+        env["python"], env["paths"] = override, [p for p in paths if os.path.isdir(p)]
     import site
     for path in env["paths"]:
         if not os.path.isdir(path):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import enum
 import json
+import logging
 import threading
+import warnings
 
 import numpy as np
 
@@ -108,6 +110,13 @@ class Probe(Node):
 
     def _on_properties_changed(self) -> None:
         self.calls.append("properties changed")
+
+    def speak(self) -> None:
+        """print, logging and warnings all reach the engine's output."""
+        print("probe says hello")
+        logging.getLogger("probe").info("probe logs info")
+        logging.getLogger("probe").warning("probe logs a warning")
+        warnings.warn("probe warns", UserWarning, stacklevel=1)
 
     def takes_node(self, node: Node, suffix: str) -> str:
         return str(node.name) + suffix

@@ -85,6 +85,7 @@ func check_calls() -> void:
 	check("object_echo", p.echo(p) == p)
 	check("static_method", Probe.live_instances() >= 1)
 	check("to_string", str(p) == "<Probe 3>", str(p))
+	p.speak()
 	p.free()
 
 
