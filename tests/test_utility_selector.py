@@ -158,3 +158,5 @@ def test_targets_rank_per_target_and_choose_reports_the_best_target() -> None:
     assert selector.last_choice is not None and selector.last_choice.target_index == 1
     # No enemies: attack has no target to score, idle is chosen.
     assert selector.choose({**context, "enemy_distance": []}, now=1.0) == "idle"
+    with pytest.raises(UtilityError, match=r"consideration 'enemy_distance'.*one per target"):
+        selector.rank({**context, "enemy_distance": 4.0})

@@ -379,17 +379,17 @@ class UtilitySelector:
             if key not in context:
                 continue
             value = context[key]
+            per_target = key in self.scorer.per_target_keys
             try:
-                if key in self.scorer.per_target_keys:
-                    inputs[key] = np.asarray(value, dtype=np.float64).reshape(1, -1)
+                if per_target:
+                    array = np.asarray(value, dtype=np.float64)
+                    if array.ndim != 1:
+                        raise ValueError
+                    inputs[key] = array.reshape(1, -1)
                 else:
                     inputs[key] = np.array([float(value)])  # type: ignore[arg-type]
             except (TypeError, ValueError):
-                kind = (
-                    "a sequence of numbers (one per target)"
-                    if key in self.scorer.per_target_keys
-                    else "a number"
-                )
+                kind = "a sequence of numbers (one per target)" if per_target else "a number"
                 raise UtilityError(
                     f"{self.scorer.first_use[key]}: input must be {kind}, got {value!r}"
                 ) from None
