@@ -99,42 +99,46 @@ def decide(
     if now < state.last_now:
         raise UtilityError(f"now went backwards: {now} after {state.last_now}")
     state.last_now = now
-    n = scores.shape[0]
-    rows = np.arange(n)
+    n, b = scores.shape
+    # Element (i, j) of an (N, B) array is flat[i * B + j]: flat indexing is several times faster
+    # than fancy (rows, columns) indexing, and B-long row reductions are done as matrix products.
+    row_start = np.arange(0, n * b, b)
+    ones = np.ones(b)
     running = state.running
     has_running = running >= 0
     any_running = bool(has_running.any())
-    running_or_0 = np.maximum(running, 0)
+    running_at = row_start + np.maximum(running, 0)
 
     # Tags: only allowed behaviours that score above 0; none such -> the free choice.
     ready: BoolArray | None = None  # None: every behaviour
     tag_fallback = np.zeros(n, dtype=bool)
     if allowed is not None:
         ready = allowed & (scores > 0.0)
-        tag_fallback = ~ready.any(axis=1)
+        tag_fallback = (ready @ ones) == 0.0
         ready[tag_fallback] = True
     # Cooldowns: the running behaviour is exempt; if everything is cooling down, ignore cooldowns.
     if bool((cooldowns > 0.0).any()):
         cooling = (now - state.stopped) < cooldowns
-        cooling[rows[has_running], running[has_running]] = False
+        cooling.reshape(-1)[running_at[has_running]] = False
         rested = ~cooling if ready is None else ready & ~cooling
-        none_rested = ~rested.any(axis=1)
+        none_rested = (rested @ ones) == 0.0
         rested[none_rested] = True if ready is None else ready[none_rested]
         ready = rested
 
     adjusted = scores.copy() if ready is None else np.where(ready, scores, -np.inf)
+    flat = adjusted.reshape(-1)
     if settings.momentum > 0.0 and any_running:
-        adjusted[rows[has_running], running[has_running]] *= 1.0 + settings.momentum
+        flat[running_at[has_running]] *= 1.0 + settings.momentum
     best = np.argmax(adjusted, axis=1)
     if not any_running:
         chosen = _weighted_top_n(adjusted, best, settings.top_n, rng) if settings.top_n > 1 else best
     else:
-        best_score = adjusted[rows, best]
+        best_score = flat[row_start + best]
         if settings.top_n > 1:
             best = _weighted_top_n(adjusted, best, settings.top_n, rng)
         # A running behaviour that is not ready (tags) scores -inf here, one that dropped to 0 is
         # not kept either.
-        running_score = adjusted[rows, running_or_0]
+        running_score = flat[running_at]
         running_ok = has_running & (running_score > 0.0)
         margin: float | FloatArray = settings.tie_tolerance
         if settings.commitment > 0.0:
@@ -143,13 +147,13 @@ def decide(
         keep = running_ok & (best_score <= running_score + margin)
         if settings.top_n > 1:
             # A random pick stays while it is among the n best; re-rolling every tick would flicker.
-            keep |= running_ok & ((adjusted > running_score[:, np.newaxis]).sum(axis=1) < settings.top_n)
+            keep |= running_ok & (((adjusted > running_score[:, np.newaxis]) @ ones) < settings.top_n)
         chosen = np.where(keep, running, best)
 
     switched = chosen != running
     if bool(switched.any()):
         left = switched & has_running
-        state.stopped[rows[left], running[left]] = now
+        state.stopped.reshape(-1)[running_at[left]] = now
         state.started[switched] = now
     state.running = chosen
     return chosen, tag_fallback
