@@ -142,6 +142,13 @@ FIRST = ("behaviors", 0, "considerations", 0)
         ),
         (("behaviors", 1, "name"), "attack", "unique"),
         (("behaviors", 1, "tags"), "calm", "behavior 'patrol': tags must be a list"),
+        (("behaviors", 1, "tags"), None, "behavior 'patrol': tags must be a list"),
+        (("behaviors", 1, "cooldown"), None, "behavior 'patrol': cooldown must be a number"),
+        (
+            ("behaviors", 1, "considerations", 0, "invert"),
+            None,
+            "consideration 'calm': .*invert must be a bool",
+        ),
         (("momentum",), -1.0, "momentum"),
         (("format",), "something.else", "format"),
         (("version",), 2, "unsupported version"),

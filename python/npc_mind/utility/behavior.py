@@ -41,6 +41,13 @@ def _non_negative(owner: str, name: str, value: object) -> float:
     return number
 
 
+def _as_tuple(owner: str, name: str, items: object) -> tuple:
+    try:
+        return tuple(items)  # type: ignore[call-overload]
+    except TypeError:
+        raise UtilityDefinitionError(f"{owner}: {name} must be a list, got {items!r}") from None
+
+
 @dataclass(frozen=True)
 class Consideration:
     """One input of a behaviour: `context[input_key]` mapped through `curve` to [0, 1].
@@ -119,7 +126,7 @@ class Behavior:
         if not isinstance(self.name, str) or not self.name:
             raise UtilityDefinitionError(f"behavior: name must be a non-empty string, got {self.name!r}")
         owner = f"behavior {self.name!r}"
-        considerations = tuple(self.considerations)
+        considerations = _as_tuple(owner, "considerations", self.considerations)
         if not considerations:
             raise UtilityDefinitionError(f"{owner}: needs at least one consideration")
         for consideration in considerations:
@@ -135,7 +142,7 @@ class Behavior:
             raise UtilityDefinitionError(f"{owner}: every consideration weight is zero")
         if isinstance(self.tags, str):
             raise UtilityDefinitionError(f"{owner}: tags must be a list of strings, not one string")
-        tags = tuple(self.tags)
+        tags = _as_tuple(owner, "tags", self.tags)
         if not all(isinstance(tag, str) and tag for tag in tags):
             raise UtilityDefinitionError(f"{owner}: tags must be non-empty strings, got {tags!r}")
         object.__setattr__(self, "tags", tags)
