@@ -329,16 +329,21 @@ class UtilitySelector:
         return SelectorBatch(self, n_npcs, precision)
 
     def choose_batch(
-        self, inputs: Mapping[str, npt.ArrayLike], now: float, allowed: BoolArray | None = None
+        self,
+        inputs: Mapping[str, npt.ArrayLike],
+        now: float,
+        allowed: BoolArray | None = None,
+        target_mask: npt.ArrayLike | None = None,
     ) -> IntArray:
         """Behaviour indices (N,) for N NPCs, keeping their state here between calls.
 
         A different N starts a new batch (fresh state); use `batch(n)` to manage several.
         """
-        n = len(np.asarray(next(iter(inputs.values()))))
+        counts = [len(np.asarray(inputs[key])) for key in self.scorer.keys if key in inputs]
+        n = counts[0] if counts else 0  # no input at all: the scorer names the missing one
         if self._batch is None or self._batch.n_npcs != n:
-            self._batch = SelectorBatch(self, n)
-        return self._batch.choose(inputs, now, allowed)
+            self._batch = SelectorBatch(self, max(n, 1))
+        return self._batch.choose(inputs, now, allowed, target_mask)
 
     # --- helpers -------------------------------------------------------------------------------
     def _scorer(self, precision: Precision | None) -> BatchScorer:
