@@ -34,6 +34,7 @@ var _frame := 0
 var _grenade_due := INF
 var _screenshot_path := ""  ## --screenshot=PATH: save one rendered frame at --screenshot-at seconds, then quit
 var _screenshot_at := 8.0
+var _scripted_only := false  ## --scripted: no player, the scenario alone (recordings)
 
 @onready var aldric: Node2D = $Aldric
 @onready var bertha: Node2D = $Bertha
@@ -45,6 +46,8 @@ func _ready() -> void:
 			out_dir = argument.trim_prefix("--out=")
 		elif argument.begins_with("--screenshot="):
 			_screenshot_path = argument.trim_prefix("--screenshot=")
+		elif argument == "--scripted":
+			_scripted_only = true
 		elif argument.begins_with("--screenshot-at="):
 			_screenshot_at = argument.trim_prefix("--screenshot-at=").to_float()
 	for guard: Node2D in [aldric, bertha]:
@@ -59,7 +62,7 @@ func _ready() -> void:
 	_add_person("Mira", PersonScript.Role.PASSERBY, Vector2(200, 120))
 	_add_person("Pip", PersonScript.Role.PASSERBY, Vector2(1240, 560))
 	_add_person("Grim", PersonScript.Role.PASSERBY, Vector2(700, 700))
-	if not headless:
+	if not headless and not _scripted_only:
 		_player = _add_person("you", PersonScript.Role.PLAYER, Vector2(640, 620))
 	log_event({"event": "start", "clock": NpcMindServer.clock, "llm": _llm_configured()})
 
