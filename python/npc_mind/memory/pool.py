@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from npc_mind.memory import persistence, retrieval
+from npc_mind.memory import kernel, persistence, retrieval
 from npc_mind.memory.curves import retrievability
 from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import DAY_SECONDS, EXPONENT_FLOOR, MemoryParams
@@ -61,11 +61,41 @@ def _selector(rows: np.ndarray, increasing: bool = False) -> slice | np.ndarray:
     views instead of gathering; otherwise the index array itself. `increasing`: already known
     to be strictly increasing."""
     n = rows.shape[0]
-    if n and int(rows[-1]) - int(rows[0]) == n - 1 and (
-        increasing or n < 2 or bool((rows[1:] > rows[:-1]).all())
+    if (
+        n
+        and int(rows[-1]) - int(rows[0]) == n - 1
+        and (increasing or n < 2 or bool((rows[1:] > rows[:-1]).all()))
     ):
         return slice(int(rows[0]), int(rows[0]) + n)
     return rows
+
+
+class _KernelScratch:
+    """Reusable buffers of the kernel path and their cffi pointers (one set per pool)."""
+
+    def __init__(self, ffi: Any, size: int, capacity: int) -> None:
+        self.size = size
+        self.capacity = capacity
+        cand = 8 * size + capacity  # at most 5 memories per (npc, entity) are real candidates
+        self.rows = np.empty(size, dtype=np.int64)
+        self.cq = np.empty(cand, dtype=np.int64)
+        self.cf = np.empty(cand, dtype=np.int64)
+        self.cx = np.empty(cand)
+        self.won = np.empty(size, dtype=np.int64)
+        self.strong = np.empty(size, dtype=np.int64)
+        self.deferred = np.empty(size, dtype=np.int64)
+        self.rows_c = ffi.from_buffer("int64_t[]", self.rows)
+        self.cq_c = ffi.from_buffer("int64_t[]", self.cq)
+        self.cf_c = ffi.from_buffer("int64_t[]", self.cf)
+        self.cx_c = ffi.from_buffer("double[]", self.cx)
+        self.won_c = ffi.from_buffer("int64_t[]", self.won)
+        self.strong_c = ffi.from_buffer("int64_t[]", self.strong)
+        self.deferred_c = ffi.from_buffer("int64_t[]", self.deferred)
+        # [rows increase, long-term wins, strong hits, deferred hits]
+        self.cells = ffi.new("int64_t[4]")
+
+    def room(self, m: int) -> int:
+        return 8 * m + self.capacity
 
 
 class MemoryPool:
@@ -106,6 +136,10 @@ class MemoryPool:
         self._tags: np.ndarray | None = None
         self._ev: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
         self._scratch: dict[str, np.ndarray] = {}
+        # the compiled query kernel, when built (kernel.py); None: the pure numpy path
+        self._mk = kernel.load()
+        self._mk_sc: _KernelScratch | None = None
+        self._mk_ids: tuple[np.ndarray | None, Any] = (None, None)
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
         self._base = np.asarray(params.base_stability, dtype=np.float64)
         self._forget_factor = params.forget_factor
@@ -160,6 +194,8 @@ class MemoryPool:
         self._kf = self._k.reshape(-1)
         self._pinf = self._pin.reshape(-1)
         self._emitf = self._emit.reshape(-1)
+        if self._mk is not None:
+            self._kernel_bind()
 
     def _buf(self, name: str, size: int, dtype: Any) -> np.ndarray:
         buf = self._scratch.get(name)
@@ -824,23 +860,39 @@ class MemoryPool:
 
     def _query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
         now = self._time(now)
+        if self._mk is not None:
+            return self._kernel_query(npcs, entities, now, wake)
         ids, rows = self._rows(npcs)
         ent = self._int64(entities, "entities")
         n = rows.shape[0]
         if ent.shape[0] != n:
             raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
         self._clock = now
+        self._increasing = None
+        rounds = self._rounds(rows) if wake and n else [None]
+        return self._query_rounds(rows, ent, ids, now, wake, rounds, self._query_round)
+
+    def _query_rounds(  # noqa: PLR0917
+        self,
+        rows: np.ndarray,
+        ent: np.ndarray,
+        ids: np.ndarray,
+        now: float,
+        wake: bool,
+        rounds: list[np.ndarray | None],
+        one_round: Any,
+    ) -> QueryBatch:
+        """Run the rounds of a query batch with `one_round` (numpy or kernel) and join them."""
+        n = rows.shape[0]
         r_out = np.zeros(n)
         hits: list[np.ndarray] = []
         fields: list[dict[str, Any]] = []
         if n:
-            self._increasing = None
-            rounds = self._rounds(rows) if wake else [None]
             for ev in rounds:
                 if ev is None:
-                    h, r, f = self._query_round(rows, ent, ids, now, wake)
+                    h, r, f = one_round(rows, ent, ids, now, wake)
                 else:
-                    h, r, f = self._query_round(rows[ev], ent[ev], ids[ev], now, wake)
+                    h, r, f = one_round(rows[ev], ent[ev], ids[ev], now, wake)
                     h = ev[h]
                 r_out[h] = r
                 hits.append(h)
@@ -931,6 +983,31 @@ class MemoryPool:
                 self._emit_event(EventKind.RECALLED, ids[be], self._entf[bf], self._typf[bf])
         else:
             k = self._kf[bf]
+        fields: dict[str, Any] = {
+            "entity": ent[be],
+            "memory_type": self._typf[bf],
+            "stability": self._stabf[bf],
+            "salience": sal,
+            "recall_count": k,
+            "slot": bf % cap,
+            "pinned": self._pinf[bf],
+        }
+        return self._finish_hits(be, bf, br, fields, ids, wake, lt_e, lt_row, lt_r)
+
+    def _finish_hits(  # noqa: PLR0917
+        self,
+        be: np.ndarray,
+        bf: np.ndarray,
+        br: np.ndarray,
+        fields: dict[str, Any],
+        ids: np.ndarray,
+        wake: bool,
+        lt_e: list[int],
+        lt_row: list[int],
+        lt_r: list[float],
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """Wake the long-term winners, add tags and the long-term hits to a round's fields
+        (shared by the numpy and the kernel path)."""
         if wake and lt_row:
             for row in lt_row:
                 self._lt.wake(row)
@@ -942,15 +1019,6 @@ class MemoryPool:
                     c["entity"][lt_row],
                     c["memory_type"][lt_row],
                 )
-        fields: dict[str, Any] = {
-            "entity": ent[be],
-            "memory_type": self._typf[bf],
-            "stability": self._stabf[bf],
-            "salience": sal,
-            "recall_count": k,
-            "slot": bf % cap,
-            "pinned": self._pinf[bf],
-        }
         if self._tags is not None:
             fields["tags"] = [t or _EMPTY_TAGS for t in self._tags.reshape(-1)[bf].tolist()]
         if lt_row:
@@ -984,23 +1052,300 @@ class MemoryPool:
         lt_e: list[int] = []
         lt_row: list[int] = []
         lt_r: list[float] = []
+        for e, (row, r) in self._longterm_best(rr, ent, ids).items():
+            if r > thr and r > best.get(e, 0.0):
+                if e in best:
+                    drop.append(e)
+                lt_e.append(e)
+                lt_row.append(row)
+                lt_r.append(r)
+        if drop:
+            keep = ~np.isin(be, drop)
+            be, bf, br = be[keep], bf[keep], br[keep]
+        return be, bf, br, lt_e, lt_row, lt_r
+
+    # ---------------------------------------------------------------------------------------------
+    # the compiled query kernel (kernel.py, memkernel.c): the same rounds in three fat calls
+    @property
+    def uses_kernel(self) -> bool:
+        """True when this pool's queries run the compiled kernel (see `npc_mind.memory.kernel`);
+        False: the pure numpy path. Both give bit-for-bit the same answers and state."""
+        return self._mk is not None
+
+    def _kernel_bind(self) -> None:
+        """Point the kernel's pool struct at the current columns (after every reallocation)."""
+        ffi = self._mk.ffi  # type: ignore[union-attr]
+        columns = (
+            ("hash", "uint16_t[]", self._hf),
+            ("entity", "int64_t[]", self._entf),
+            ("type", "int8_t[]", self._typf),
+            ("last", "double[]", self._lastf),
+            ("stability", "double[]", self._stabf),
+            ("salience", "double[]", self._salf),
+            ("recalls", "int64_t[]", self._kf),
+            ("reported", "uint8_t[]", self._emitf),
+            ("pinned", "uint8_t[]", self._pinf),
+        )
+        struct = ffi.new("mk_pool *")
+        keep = []
+        for field, ctype, column in columns:
+            buf = ffi.from_buffer(ctype, column)
+            keep.append(buf)
+            setattr(struct, field, buf)
+        struct.capacity = self._C
+        self._mk_pool = (struct, keep)
+
+    def _kernel_scratch(self, m: int) -> _KernelScratch:
+        sc = self._mk_sc
+        if sc is None or sc.size < m:
+            sc = self._mk_sc = _KernelScratch(self._mk.ffi, max(m, 2 * sc.size if sc else 256), self._C)  # type: ignore[union-attr]
+        return sc
+
+    def _kernel_query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
+        """`_query` with the kernel: ids are resolved and checked in the same call that finds the
+        candidates; errors (and their order) are the numpy path's."""
+        mk = self._mk
+        ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
+        ids = self._int64(npcs, "npc ids")
+        n = ids.shape[0]
+        try:
+            ent = self._int64(entities, "entities")
+        except (TypeError, ValueError):
+            self._rows(ids)  # a bad npc id is reported first, as on the numpy path
+            raise
+        if ent.shape[0] != n:
+            self._rows(ids)
+            raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
+        if not n:
+            self._clock = now
+            return QueryBatch(0, ids, np.zeros(0), np.empty(0, dtype=np.int64), {})
+        sc = self._kernel_scratch(n)
+        if self._mk_ids[0] is not self._row_of_id:
+            self._mk_ids = (self._row_of_id, ffi.from_buffer("int64_t[]", self._row_of_id))
+        ids = np.ascontiguousarray(ids)
+        ent = np.ascontiguousarray(ent)
+        ent_c = ffi.from_buffer("int64_t[]", ent)
+        exponential = self._p.curve == "exponential"
+        nc = lib.mk_match(
+            self._mk_pool[0],
+            ffi.from_buffer("int64_t[]", ids),
+            self._mk_ids[1],
+            self._next_id,
+            sc.rows_c,
+            ent_c,
+            n,
+            now,
+            now < self._tmax,
+            exponential,
+            sc.cq_c,
+            sc.cf_c,
+            sc.cx_c,
+            sc.room(n),
+            sc.cells,
+        )
+        if nc == -2:
+            self._rows(ids)  # raises the numpy path's error for these ids
+            raise AssertionError("mk_match and _rows disagree on npc ids")  # pragma: no cover
+        self._clock = now
+        rows = sc.rows[:n]
+        if wake and not sc.cells[0]:  # rows do not increase: maybe an NPC asks twice
+            rounds = self._rounds(rows)
+            if rounds[0] is not None:
+                return self._query_rounds(rows.copy(), ent, ids, now, wake, rounds, self._kernel_round)
+        if nc == -1:  # more candidates than any pool the API builds can hold: the numpy path
+            self._increasing = None
+            return self._query_rounds(rows.copy(), ent, ids, now, wake, [None], self._query_round)
+        out_d = np.empty((4, n))  # R, stability, salience of the hits; R of every query
+        be, _, fields = self._kernel_select(rows, ent, ent_c, ids, now, wake, nc, sc, out_d)
+        return QueryBatch(n, ids, out_d[3], be, fields)
+
+    def _kernel_round(
+        self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """`_query_round` (same arguments, results and state changes) with the compiled kernel."""
+        mk = self._mk
+        ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
+        m = rr.shape[0]
+        sc = self._kernel_scratch(m)
+        sc.rows[:m] = rr
+        ent = np.ascontiguousarray(ent)
+        ent_c = ffi.from_buffer("int64_t[]", ent)
+        nc = lib.mk_match(
+            self._mk_pool[0],
+            ffi.NULL,
+            ffi.NULL,
+            0,
+            sc.rows_c,
+            ent_c,
+            m,
+            now,
+            now < self._tmax,
+            self._p.curve == "exponential",
+            sc.cq_c,
+            sc.cf_c,
+            sc.cx_c,
+            sc.room(m),
+            sc.cells,
+        )
+        if nc < 0:
+            return self._query_round(rr, ent, ids, now, wake)
+        return self._kernel_select(sc.rows[:m], ent, ent_c, ids, now, wake, nc, sc, np.empty((4, m)))
+
+    def _kernel_select(  # noqa: PLR0917
+        self,
+        rr: np.ndarray,
+        ent: np.ndarray,
+        ent_c: Any,
+        ids: np.ndarray,
+        now: float,
+        wake: bool,
+        nc: int,
+        sc: _KernelScratch,
+        out_d: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        """R of the candidates `mk_match` found (numpy), then `mk_select`; the rest as `_query_round`."""
+        mk, p = self._mk, self._p
+        ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
+        m = rr.shape[0]
+        if p.curve == "exponential":
+            cx = sc.cx[:nc]
+            np.exp(cx, out=cx)  # R = e^x by numpy, so it has the numpy path's bits
+            cr_c = sc.cx_c
+        else:
+            cand = sc.cf[:nc]
+            cr_c = ffi.from_buffer("double[]", retrievability(self._lastf[cand], self._stabf[cand], now, p))
+        lt: dict[int, tuple[int, float]] = {}
+        lt_c = ffi.NULL
+        if self._lt.size and self._ltn[rr].any():
+            lt = self._longterm_best(rr, ent, ids)
+            if lt:
+                lt_r = np.zeros(m)
+                lt_r[list(lt)] = [r for _, r in lt.values()]
+                lt_c = ffi.from_buffer("double[]", lt_r)
+        table, table_size = kernel.ln_table(mk)  # type: ignore[arg-type]
+        out_i = np.empty((5, m), dtype=np.int64)  # query, flat slot, entity, recall count, slot
+        out_b = np.empty((2, m), dtype=np.uint8)  # memory type, pinned
+        cells = sc.cells
+        hits = lib.mk_select(
+            self._mk_pool[0],
+            sc.rows_c,
+            ent_c,
+            m,
+            sc.cq_c,
+            sc.cf_c,
+            cr_c,
+            nc,
+            lt_c,
+            now,
+            p.forget_threshold,
+            wake,
+            p.consolidation_factor != 0.0,
+            p.consolidation_min_salience,
+            p.consolidation_factor * p.alpha,
+            p.max_stability,
+            table,
+            table_size,
+            ffi.from_buffer("int64_t[]", out_i),
+            ffi.from_buffer("double[]", out_d),
+            ffi.from_buffer("uint8_t[]", out_b),
+            sc.won_c,
+            sc.strong_c,
+            sc.deferred_c,
+            cells,
+        )
+        be, bf = out_i[0, :hits], out_i[1, :hits]
+        if wake and hits:
+            self._tmax = max(self._tmax, now)
+            if cells[3] or (self._links and cells[2]):
+                self._kernel_consolidate(
+                    rr,
+                    ids,
+                    out_i[:, :hits],
+                    out_d[2, :hits],
+                    sc.strong[: cells[2]],
+                    sc.deferred[: cells[3]],
+                    sc.cq[:nc],
+                    sc.cf[:nc],
+                )
+            if self._events_on:
+                self._emit_event(EventKind.RECALLED, ids[be], self._entf[bf], self._typf[bf])
+        fields: dict[str, Any] = {
+            "entity": out_i[2, :hits],
+            "memory_type": out_b[0, :hits].view(np.int8),
+            "stability": out_d[1, :hits],
+            "salience": out_d[2, :hits],
+            "recall_count": out_i[3, :hits],
+            "slot": out_i[4, :hits],
+            "pinned": out_b[1, :hits].view(bool),
+        }
+        br = out_d[0, :hits]
+        if not lt:
+            if self._tags is not None:
+                fields["tags"] = [t or _EMPTY_TAGS for t in self._tags.reshape(-1)[bf].tolist()]
+            return be, br, fields
+        lt_e = sc.won[: cells[1]].tolist()
+        return self._finish_hits(
+            be, bf, br, fields, ids, wake, lt_e, [lt[e][0] for e in lt_e], [lt[e][1] for e in lt_e]
+        )
+
+    def _kernel_consolidate(  # noqa: PLR0917
+        self,
+        rr: np.ndarray,
+        ids: np.ndarray,
+        hit_i: np.ndarray,
+        hit_salience: np.ndarray,
+        strong: np.ndarray,
+        deferred: np.ndarray,
+        cand_query: np.ndarray,
+        cand_flat: np.ndarray,
+    ) -> None:
+        """The parts of `_consolidate` the kernel leaves out, for the hits it woke with E >= the
+        threshold: linked memories, and the same entity's memories when k is past the ln table.
+        Same targets, same factor, same bits (targets of different hits are different NPCs')."""
+        p = self._p
+        target_f: list[int] = []
+        target_h: list[int] = []
+        for h in deferred.tolist():
+            e, f = int(hit_i[0, h]), int(hit_i[1, h])
+            same_entity = cand_flat[cand_query == e]
+            same_entity = same_entity[same_entity != f].tolist()
+            target_f += same_entity
+            target_h += [h] * len(same_entity)
+        if deferred.shape[0]:
+            kernel.ln_table(self._mk, int(hit_i[3][deferred].max()) + 2)  # type: ignore[arg-type]
+        for h in strong.tolist() if self._links else ():
+            e, f = int(hit_i[0, h]), int(hit_i[1, h])
+            npc = int(ids[e])
+            if not self._links.get(npc):
+                continue
+            same_entity = cand_flat[cand_query == e]
+            for g in self._linked_slots(npc, int(rr[e]), int(self._entf[f]), int(self._typf[f])):
+                if g != f and not np.any(same_entity == g):
+                    target_f.append(g)
+                    target_h.append(h)
+        if not target_f:
+            return
+        hh = np.asarray(target_h, dtype=np.int64)
+        factor = 1.0 + (p.consolidation_factor * p.alpha) * np.log(1.0 + hit_i[3][hh]) * hit_salience[hh]
+        tf = np.asarray(target_f, dtype=np.int64)
+        s = self._stabf[tf] * factor
+        np.minimum(s, p.max_stability, out=s)
+        self._stabf[tf] = s
+
+    def _longterm_best(
+        self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray
+    ) -> dict[int, tuple[int, float]]:
+        """For each query whose NPC holds long-term memories of its entity: (row, R) of the
+        strongest (the first of equal ones), in query order."""
+        out: dict[int, tuple[int, float]] = {}
         for e in np.flatnonzero(self._ltn[rr] > 0).tolist():
             cands = self._lt.lookup(int(ids[e]), int(ent[e]))
             if not cands:
                 continue
             rs = self._lt.retrievability(cands, self._p)
             j = int(np.argmax(rs))
-            r = float(rs[j])
-            if r > thr and r > best.get(e, 0.0):
-                if e in best:
-                    drop.append(e)
-                lt_e.append(e)
-                lt_row.append(cands[j])
-                lt_r.append(r)
-        if drop:
-            keep = ~np.isin(be, drop)
-            be, bf, br = be[keep], bf[keep], br[keep]
-        return be, bf, br, lt_e, lt_row, lt_r
+            out[e] = (cands[j], float(rs[j]))
+        return out
 
     # ---------------------------------------------------------------------------------------------
     # read-only views (never wake)

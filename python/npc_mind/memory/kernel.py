@@ -1,0 +1,166 @@
+"""The optional compiled query kernel of `MemoryPool` (`memkernel.c`), and how the pool finds it.
+
+`scripts/provision memkernel` compiles `memkernel.c` with cffi into `.deps/memkernel/` (git-ignored).
+A pool uses it for `query_strongest`, `query_strongest_batch` and `awareness` when it is built and
+matches the source in this checkout; otherwise (not built, stale, installed without the checkout)
+the pool runs the pure numpy path. Both give bit-for-bit the same answers and state.
+
+The environment variable `NPC_MIND_MEMORY_KERNEL` chooses, read when a pool is created:
+`auto` (default: the kernel when built, else numpy), `numpy` (never the kernel), `c` (the kernel
+or an error saying why it cannot load).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ENV_VAR = "NPC_MIND_MEMORY_KERNEL"
+MODES = ("auto", "numpy", "c")
+MODULE = "_npc_mind_memkernel"
+SOURCE = Path(__file__).with_name("memkernel.c")
+#: Where `scripts/provision memkernel` builds it: `.deps/memkernel/` at the checkout's root.
+BUILD_DIR = Path(__file__).resolve().parents[3] / ".deps" / "memkernel"
+#: -ffp-contract=off: no fused multiply-add, so every product and sum rounds as numpy's do.
+COMPILE_ARGS = ("-O2", "-march=native", "-ffp-contract=off", "-fno-fast-math")
+
+CDEF = """
+typedef struct {
+    const uint16_t *hash;
+    const int64_t *entity;
+    const int8_t *type;
+    double *last;
+    double *stability;
+    const double *salience;
+    int64_t *recalls;
+    uint8_t *reported;
+    const uint8_t *pinned;
+    int64_t capacity;
+} mk_pool;
+const char *mk_build_id(void);
+int64_t mk_match(const mk_pool *pool, const int64_t *ids, const int64_t *row_of_id, int64_t next_id,
+                 int64_t *rows, const int64_t *entities, int64_t m, double now, int32_t clamp,
+                 int32_t with_exponent, int64_t *cand_query, int64_t *cand_flat, double *cand_x, int64_t room,
+                 int64_t *cells);
+int64_t mk_select(mk_pool *pool, const int64_t *rows, const int64_t *entities, int64_t m,
+                  const int64_t *cand_query, const int64_t *cand_flat, const double *cand_r, int64_t count,
+                  const double *longterm_r, double now, double threshold, int32_t wake, int32_t consolidate,
+                  double min_salience, double gain, double max_stability, const double *ln_table,
+                  int64_t ln_size, int64_t *out_i, double *out_d, uint8_t *out_b, int64_t *longterm_won,
+                  int64_t *strong, int64_t *deferred, int64_t *cells);
+"""
+
+
+def build_id() -> str:
+    """Fingerprint of what the build depends on; a build with another one is stale and unused."""
+    digest = hashlib.sha256()
+    for part in (SOURCE.read_bytes(), CDEF.encode(), " ".join(COMPILE_ARGS).encode()):
+        digest.update(part)
+        digest.update(b"\0")
+    return digest.hexdigest()[:32]
+
+
+def c_source() -> str:
+    """The C text given to cffi: the kernel plus its build id."""
+    return f'const char *mk_build_id(void) {{ return "{build_id()}"; }}\n' + SOURCE.read_text()
+
+
+class KernelUnavailableError(RuntimeError):
+    """`NPC_MIND_MEMORY_KERNEL=c` but the kernel is not built, stale, or does not load."""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    ffi: Any
+    lib: Any
+    path: Path
+
+
+_loaded: dict[str, Kernel | str] = {}
+
+
+def _built_file() -> Path | None:
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = BUILD_DIR / (MODULE + suffix)
+        if path.is_file():
+            return path
+    return None
+
+
+def _load_once() -> Kernel | str:
+    """The kernel, or why it is not available (cached per process)."""
+    if "kernel" in _loaded:
+        return _loaded["kernel"]
+    found: Kernel | str
+    path = _built_file()
+    if path is None:
+        found = "not built (run scripts/provision memkernel)"
+    else:
+        try:
+            spec = importlib.util.spec_from_file_location(MODULE, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"no loader for {path}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            lib, ffi = module.lib, module.ffi
+            built = ffi.string(lib.mk_build_id()).decode()
+            if built != build_id():
+                found = "stale: built from another memkernel.c (run scripts/provision memkernel)"
+            else:
+                found = Kernel(ffi, lib, path)
+        except (ImportError, OSError, AttributeError) as exc:
+            found = f"does not load: {exc}"
+    _loaded["kernel"] = found
+    return found
+
+
+def mode() -> str:
+    value = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise ValueError(f"{ENV_VAR}={value!r}; choose one of {MODES}")
+    return value
+
+
+def load() -> Kernel | None:
+    """The kernel a new pool should use under `NPC_MIND_MEMORY_KERNEL`, or None for numpy."""
+    wanted = mode()
+    if wanted == "numpy":
+        return None
+    found = _load_once()
+    if isinstance(found, Kernel):
+        return found
+    if wanted == "c":
+        raise KernelUnavailableError(f"{ENV_VAR}=c but the memory kernel is {found}")
+    return None
+
+
+def status() -> str:
+    """One line for logs and benchmarks: which query path new pools use, and why."""
+    wanted = mode()
+    if wanted == "numpy":
+        return f"numpy ({ENV_VAR}=numpy)"
+    found = _load_once()
+    if isinstance(found, Kernel):
+        return f"compiled kernel ({found.path.name})"
+    return f"numpy (memory kernel {found})"
+
+
+# ln(1 + k) for k = 0, 1, ...: computed by numpy so the kernel's consolidation factor has the bits
+# numpy's np.log gives on the numpy path. Shared by every pool; grown on demand.
+_ln_table: list[Any] = []
+
+
+def ln_table(kernel: Kernel, need: int = 0) -> tuple[Any, int]:
+    """A cffi pointer to ln(1 + k) for k < size, and size (at least `need`, at least 4096)."""
+    if not _ln_table or _ln_table[0].shape[0] < need:
+        size = max(4096, 1 << max(need - 1, 1).bit_length())
+        table = np.log(1.0 + np.arange(size, dtype=np.int64))
+        _ln_table[:] = [table, kernel.ffi.from_buffer("double[]", table)]
+    return _ln_table[1], int(_ln_table[0].shape[0])

@@ -1,0 +1,216 @@
+/* The memory pool's compiled query kernel (built by `scripts/provision memkernel` with cffi).
+ *
+ * It does what `MemoryPool._query_round` does with numpy, in two passes around one numpy call:
+ *   mk_match   finds every working memory of each query's entity (hash, then the full id) and
+ *              computes the exponent x = min(last - now, 0) / S of each candidate;
+ *   (numpy)    R = exp(x): numpy computes it, so R has the same bits on both paths (numpy's SIMD
+ *              exp and the C library's exp may differ in the last bit);
+ *   mk_select  picks each query's strongest remembered memory (highest R, ties to the lowest
+ *              slot), lets a stronger long-term memory win, wakes the winner (last = now, k + 1)
+ *              and consolidates the same entity's other memories when E >= the threshold.
+ * ln(1 + k) comes from a table that numpy computed, for the same reason as exp. Only IEEE
+ * +, -, x, / and comparisons run here, built with -ffp-contract=off, so every value is
+ * bit-for-bit what the numpy path computes. Queries of one call must name distinct NPCs (the
+ * caller splits a batch into rounds otherwise).
+ */
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    const uint16_t *hash;
+    const int64_t *entity;
+    const int8_t *type;
+    double *last;
+    double *stability;
+    const double *salience;
+    int64_t *recalls;
+    uint8_t *reported;
+    const uint8_t *pinned;
+    int64_t capacity;
+} mk_pool;
+
+static inline uint16_t mk_hash(int64_t entity)
+{
+    return (uint16_t)(((uint64_t)entity * UINT64_C(0x9E3779B97F4A7C15)) >> 48);
+}
+
+#if defined(__AVX512BW__) || defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+/* Record slot `s` of query `e` as a hash hit and start loading its fields. */
+#define MK_HIT(s)                                                                                   \
+    do {                                                                                            \
+        const int64_t f_ = base + (s);                                                              \
+        if (count == room)                                                                          \
+            return -1;                                                                              \
+        __builtin_prefetch(pool->entity + f_);                                                      \
+        __builtin_prefetch(pool->type + f_);                                                        \
+        __builtin_prefetch(pool->last + f_);                                                        \
+        __builtin_prefetch(pool->stability + f_);                                                   \
+        __builtin_prefetch(pool->salience + f_);                                                    \
+        __builtin_prefetch(pool->recalls + f_);                                                     \
+        __builtin_prefetch(pool->reported + f_);                                                    \
+        __builtin_prefetch(pool->pinned + f_);                                                      \
+        cand_query[count] = e;                                                                      \
+        cand_flat[count] = f_;                                                                      \
+        count++;                                                                                    \
+    } while (0)
+
+/* Candidates: every occupied slot holding the query's entity, grouped by query in input order,
+ * slots ascending. With `ids` (else `rows` is given), first resolves and checks the NPC ids into
+ * `rows` (-2: an id is unknown or removed; cells[0] = 1 when the rows strictly increase, so no
+ * NPC repeats). Returns the candidates' count, or -1 when more than `room` (nothing changed).
+ * Two passes: the first compares the 16-bit hashes (a sequential read, 32 or 16 slots per
+ * instruction where the CPU has AVX-512 or AVX2) and prefetches the fields of every hash hit;
+ * the second checks the full ids and computes the exponents while those loads are on their way
+ * (the columns are separate arrays, so one hit touches several cache lines). */
+int64_t mk_match(const mk_pool *pool, const int64_t *ids, const int64_t *row_of_id, int64_t next_id,
+                 int64_t *rows, const int64_t *entities, int64_t m, double now, int32_t clamp,
+                 int32_t with_exponent, int64_t *cand_query, int64_t *cand_flat, double *cand_x, int64_t room,
+                 int64_t *cells)
+{
+    if (ids) {
+        int64_t increasing = 1, previous = -1;
+        for (int64_t i = 0; i < m; i++) {
+            const int64_t id = ids[i];
+            if (id < 0 || id >= next_id || row_of_id[id] < 0)
+                return -2;
+            rows[i] = row_of_id[id];
+            if (rows[i] <= previous)
+                increasing = 0;
+            previous = rows[i];
+        }
+        cells[0] = increasing;
+    }
+    const int64_t cap = pool->capacity;
+    int64_t count = 0;
+    for (int64_t e = 0; e < m; e++) {
+        const int64_t base = rows[e] * cap;
+        const uint16_t key = mk_hash(entities[e]);
+        const uint16_t *hash = pool->hash + base;
+        int64_t s = 0;
+#if defined(__AVX512BW__)
+        const __m512i splat = _mm512_set1_epi16((short)key);
+        for (; s + 32 <= cap; s += 32) {
+            uint32_t bits = _mm512_cmpeq_epi16_mask(_mm512_loadu_si512((const void *)(hash + s)), splat);
+            while (bits) {
+                MK_HIT(s + __builtin_ctz(bits));
+                bits &= bits - 1;
+            }
+        }
+#elif defined(__AVX2__)
+        const __m256i splat = _mm256_set1_epi16((short)key);
+        for (; s + 16 <= cap; s += 16) {
+            __m256i block = _mm256_loadu_si256((const __m256i *)(hash + s));
+            uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(block, splat));
+            while (bits) { /* two mask bits per 16-bit lane */
+                MK_HIT(s + (__builtin_ctz(bits) >> 1));
+                bits &= bits - 1;
+                bits &= bits - 1;
+            }
+        }
+#endif
+        for (; s < cap; s++) {
+            if (hash[s] == key)
+                MK_HIT(s);
+        }
+    }
+    int64_t kept = 0;
+    for (int64_t c = 0; c < count; c++) {
+        const int64_t e = cand_query[c], f = cand_flat[c];
+        if (pool->entity[f] != entities[e] || pool->type[f] < 0)
+            continue;
+        cand_query[kept] = e;
+        cand_flat[kept] = f;
+        if (with_exponent) {
+            double x = pool->last[f] - now;
+            if (clamp && x > 0.0)
+                x = 0.0;
+            cand_x[kept] = x / pool->stability[f];
+        }
+        kept++;
+    }
+    return kept;
+}
+
+/* Select, wake and consolidate (see the file comment). `cand_r` is R of each candidate;
+ * `longterm_r` (or NULL) the R of each query's best long-term memory. Writes, per hit h (in
+ * query order) and with stride m: out_i = [query, flat slot, entity, recall count, slot],
+ * out_d = [R, stability, salience, then R of every query (0 when nothing is remembered)],
+ * out_b = [memory type, pinned]; the queries a long-term memory won (count in cells[1]); the hits
+ * that woke with E >= the consolidation threshold, for links (cells[2]); and those whose k is
+ * past the ln table, whose same-entity consolidation is left to the caller (cells[3]).
+ * Returns the number of working hits. */
+int64_t mk_select(mk_pool *pool, const int64_t *rows, const int64_t *entities, int64_t m,
+                  const int64_t *cand_query, const int64_t *cand_flat, const double *cand_r, int64_t count,
+                  const double *longterm_r, double now, double threshold, int32_t wake, int32_t consolidate,
+                  double min_salience, double gain, double max_stability, const double *ln_table,
+                  int64_t ln_size, int64_t *out_i, double *out_d, uint8_t *out_b, int64_t *longterm_won,
+                  int64_t *strong, int64_t *deferred, int64_t *cells)
+{
+    const int64_t cap = pool->capacity;
+    int64_t c = 0, hits = 0, won = 0, strong_n = 0, deferred_n = 0;
+    for (int64_t e = 0; e < m; e++) {
+        const int64_t first = c;
+        while (c < count && cand_query[c] == e)
+            c++;
+        int64_t best = -1;
+        double best_r = 0.0;
+        for (int64_t j = first; j < c; j++) {
+            if (cand_r[j] > threshold && (best < 0 || cand_r[j] > best_r)) {
+                best = j;
+                best_r = cand_r[j];
+            }
+        }
+        if (longterm_r && longterm_r[e] > threshold && longterm_r[e] > best_r) {
+            longterm_won[won++] = e;
+            out_d[3 * m + e] = longterm_r[e];
+            continue;
+        }
+        if (best < 0) {
+            out_d[3 * m + e] = 0.0;
+            continue;
+        }
+        out_d[3 * m + e] = best_r;
+        const int64_t f = cand_flat[best];
+        const double salience = pool->salience[f];
+        int64_t k = pool->recalls[f];
+        if (wake) {
+            k += 1;
+            pool->recalls[f] = k;
+            pool->last[f] = now;
+            pool->reported[f] = 0;
+            if (consolidate && salience >= min_salience) {
+                if (c - first > 1 && k >= ln_size) {
+                    deferred[deferred_n++] = hits; /* past the table: the caller does it */
+                } else if (c - first > 1) {
+                    const double factor = 1.0 + gain * ln_table[k] * salience;
+                    for (int64_t j = first; j < c; j++) {
+                        const int64_t g = cand_flat[j];
+                        if (g == f)
+                            continue;
+                        const double s = pool->stability[g] * factor;
+                        pool->stability[g] = s < max_stability ? s : max_stability;
+                    }
+                }
+                strong[strong_n++] = hits;
+            }
+        }
+        out_i[hits] = e;
+        out_i[m + hits] = f;
+        out_i[2 * m + hits] = entities[e];
+        out_i[3 * m + hits] = k;
+        out_i[4 * m + hits] = f - rows[e] * cap;
+        out_d[hits] = best_r;
+        out_d[m + hits] = pool->stability[f];
+        out_d[2 * m + hits] = salience;
+        out_b[hits] = (uint8_t)pool->type[f];
+        out_b[m + hits] = pool->pinned[f];
+        hits++;
+    }
+    cells[1] = won;
+    cells[2] = strong_n;
+    cells[3] = deferred_n;
+    return hits;
+}
