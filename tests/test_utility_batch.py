@@ -107,6 +107,26 @@ def test_score_batch_equals_the_per_npc_path(seed: int) -> None:
     assert scores.dtype == np.float64
 
 
+def test_shared_considerations_are_evaluated_once_with_the_same_numbers() -> None:
+    health = Saturating(k=0.5, input_min=0.0, input_max=100.0)
+    selector = UtilitySelector(
+        [
+            Behavior(
+                "heal",
+                [Consideration("health", Saturating(k=0.5, invert=True)), Consideration("calm", Linear())],
+            ),
+            Behavior("fight", [Consideration("health", health, 0.7), Consideration("calm", Linear(), 0.3)]),
+            Behavior("boast", [Consideration("health", health), Consideration("health", health)], "product"),
+        ]
+    )
+    assert len(selector.scorer.stack) == 3  # six considerations, three distinct (input, curve) pairs
+    inputs = {"health": np.array([0.0, 20.0, 90.0]), "calm": np.array([0.2, 0.5, 1.0])}
+    scores = selector.score_batch(inputs)
+    for i in range(3):
+        expected = per_npc_scores(selector, inputs, i)
+        assert scores[i] == pytest.approx([expected[name] for name in selector.names], abs=1e-12)
+
+
 def test_source_example_in_a_batch_keeps_its_numbers() -> None:
     source = [
         ("攻击", [("敌人距离", 5.0, 0.6), ("弹药余量", 2.0, 0.4)]),

@@ -1,9 +1,10 @@
 """Batched scoring: every NPC sharing one definition scored in a handful of numpy passes.
 
-The definition is compiled once: all considerations of all behaviours become the M rows of a
-`CurveStack` (grouped by curve family, so each family is one pass over an (M_f, N) slice), the
-inputs are laid out in that order with one `np.concatenate`, weighted sums are one matrix product,
-products one `multiply.reduceat`. The (M, N) work arrays are kept and reused between calls.
+The definition is compiled once: the distinct (input, curve) pairs of all behaviours'
+considerations become the M rows of a `CurveStack` (grouped by curve family, so each family is one
+pass over an (M_f, N) slice), the inputs are laid out in that order with one `np.concatenate`,
+weighted sums are one matrix product, products one `multiply.reduceat`. The (M, N) work arrays are
+kept and reused between calls.
 
 Speed: for curves that cannot leave [0, 1] (e.g. the saturating one), the final NaN -> 0 clamp is
 skipped unless the (N, B) result shows a NaN, which is far smaller to check than every input.
@@ -23,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.utility.behavior import Behavior
-from npc_mind.utility.curves import CurveStack, DType, FloatArray
+from npc_mind.utility.curves import Curve, CurveStack, DType, FloatArray
 from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError
 
 log = logging.getLogger("npc_mind.utility")
@@ -70,15 +71,23 @@ class BatchScorer:
         self.targeted = bool(self.per_target_keys)
         self._targeted_behaviors = np.array([b.targeted for b in self.behaviors], dtype=bool)
 
-        self.stack = CurveStack([consideration.curve for _, _, consideration in columns], dtype)
-        order = self.stack.order  # stack row j holds flat column order[j]
-        n_columns, n_behaviors = len(columns), len(self.behaviors)
-        self._row_keys = [columns[i][2].input_key for i in order]
-        position = np.empty(n_columns, dtype=np.intp)
-        position[order] = np.arange(n_columns)  # flat column -> stack row
+        # One stack row per distinct (input, curve): behaviours sharing a consideration share its work.
+        distinct: dict[tuple[str, Curve], int] = {}
+        column_distinct = [
+            distinct.setdefault((consideration.input_key, consideration.curve), len(distinct))
+            for _, _, consideration in columns
+        ]
+        pairs = list(distinct)
+        self.stack = CurveStack([curve for _, curve in pairs], dtype)
+        order = self.stack.order  # stack row j holds distinct pair order[j]
+        n_rows, n_behaviors = len(pairs), len(self.behaviors)
+        self._row_keys = [pairs[i][0] for i in order]
+        row_of_pair = np.empty(n_rows, dtype=np.intp)
+        row_of_pair[order] = np.arange(n_rows)
+        position = row_of_pair[column_distinct]  # flat column -> stack row
 
         # Weighted sums: one (B, M) weight matrix, columns in stack order.
-        self._sum_weights = np.zeros((n_behaviors, n_columns), dtype=dtype)
+        self._sum_weights = np.zeros((n_behaviors, n_rows), dtype=dtype)
         product_rows: list[int] = []
         product_behaviors: list[int] = []
         product_starts: list[int] = []
@@ -86,7 +95,7 @@ class BatchScorer:
         product_compensation: list[float] = []
         for i, (b, behavior, consideration) in enumerate(columns):
             if behavior.aggregation == "weighted_sum":
-                self._sum_weights[b, position[i]] = consideration.weight
+                self._sum_weights[b, position[i]] += consideration.weight
                 continue
             if not product_behaviors or product_behaviors[-1] != b:
                 product_behaviors.append(b)
