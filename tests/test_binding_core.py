@@ -26,10 +26,11 @@ CHECKS = [
     # saved scenes
     "pack", "save", "tscn_text", "scene_round_trip", "resource_round_trip", "loaded_scene_values",
     # lifetime
-    "refcounted_call", "refcounted_alive", "refcounted_freed", "ten_thousand_freed",
+    "refcounted_call", "refcounted_alive", "refcounted_freed", "ten_thousand_freed", "python_held_refcounted",
     # in the tree: virtuals, engine calls, threads, exceptions
     "virtuals_order", "engine_calls", "engine_property_from_python", "thread_call", "thread_tree_refused",
-    "thread_deferred", "process_runs", "exception_keeps_running", "exit_tree",
+    "thread_deferred", "thread_offline_objects", "input_virtual", "doc_xml", "process_runs",
+    "exception_keeps_running", "exit_tree",
 ]  # fmt: skip
 
 

@@ -214,6 +214,7 @@ static void gdb_py_call(intptr_t mid, intptr_t inst, const void *const *args, in
 static void gdb_py_ptrcall(intptr_t mid, intptr_t inst, const void *const *args, void *ret);
 static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info);
 static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
+static void gdb_py_reference(intptr_t inst, int up);
 static void gdb_py_callable_call(intptr_t id, const void *const *args, int64_t n, void *ret, GDExtensionCallError *err);
 static void gdb_py_callable_free(intptr_t id);
 
@@ -570,13 +571,17 @@ static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_
     info->call_func = tr_callable_call;
     info->free_func = tr_callable_free;
 }
+static void tr_reference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 1); }
+static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 0); }
 static void *tr_binding_create(void *token, void *instance) { return NULL; }
 static void tr_binding_free(void *token, void *instance, void *binding) {}
 static GDExtensionBool tr_binding_reference(void *token, void *binding, GDExtensionBool reference) { return 1; }
 
 /* Fill a class creation struct with our trampolines; Python sets the flags and icon. */
 static void gdb_fill_class_info(GDExtensionClassCreationInfo5 *info, intptr_t cls, int has_notification,
-                                int has_validate) {
+                                int has_validate, int refcounted) {
+    info->reference_func = refcounted ? tr_reference : NULL;
+    info->unreference_func = refcounted ? tr_unreference : NULL;
     info->create_instance_func = tr_create;
     info->free_instance_func = tr_free;
     info->get_virtual_call_data_func = tr_get_virtual;

@@ -142,6 +142,7 @@ def _start_scene() -> None:
         classdb.register_pending()
     classdb.state["scene_ready"] = True
     classdb.register_pending()
+    classdb.install_weakener()
 
 
 def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
@@ -161,7 +162,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         ffi.cast("void*", _variant._dict_methods["keys"]),
         ffi.cast("void*", _variant._dict_methods["values"]),
     )
-    instances = objects.instances
+    lookup = objects.lookup
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls
     varcalls = classdb._varcalls
@@ -185,6 +186,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         elif level == LEVEL_SCENE:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
+            classdb.remove_weakener()
             objects.shutdown()
             classdb.unregister_all(level=LEVEL_SCENE)
             objects.shutdown_names()
@@ -203,15 +205,15 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual0(iid: int, vid: int) -> None:
-        vcalls[vid](instances[iid])
+        vcalls[vid](lookup(iid))
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual_f(iid: int, vid: int, x: float) -> None:
-        vcalls[vid](instances[iid], x)
+        vcalls[vid](lookup(iid), x)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual(iid: int, vid: int, args: Any, ret: Any) -> None:
-        vcalls[vid](instances[iid], args, ret)
+        vcalls[vid](lookup(iid), args, ret)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_notification(iid: int, what: int, reversed_: int) -> None:
@@ -219,7 +221,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_ptrcall(mid: int, iid: int, args: Any, ret: Any) -> None:
-        ptrcalls[mid](instances[iid] if iid else None, args, ret)
+        ptrcalls[mid](lookup(iid) if iid else None, args, ret)
 
     def _call_error(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         report(exc_type, exc, tb)
@@ -228,7 +230,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     def gdb_py_call(  # noqa: PLR0917 - the engine's callback signature
         mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
     ) -> None:
-        code = varcalls[mid](instances[iid] if iid else None, args, n, ret)
+        code = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
         if code:
             err.error = code
             err.expected = n
@@ -244,6 +246,10 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_free(cid: int) -> None:
         callables.free_function(cid)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_reference(iid: int, up: int) -> None:
+        classdb.reference_changed(iid, up)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import gc
 import inspect
 import typing
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -145,7 +147,7 @@ def register(info: ClassInfo) -> None:
     creation.icon_path = icon
     has_notification = "_notification" in cls.__dict__
     has_validate = "_validate_property" in cls.__dict__
-    lib.gdb_fill_class_info(creation, info.cid, has_notification, has_validate)
+    lib.gdb_fill_class_info(creation, info.cid, has_notification, has_validate, bool(cls._gd_refcounted))
     register_class = _fn(
         "classdb_register_extension_class5", "GDExtensionInterfaceClassdbRegisterExtensionClass5"
     )
@@ -453,6 +455,12 @@ def create(cid: int, notify: int) -> Any:
     _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
         ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
     )
+    if cls._gd_refcounted:
+        # Python holds one engine reference for as long as the Python object lives; `instances`
+        # holds the Python object strongly while the engine holds more (see `reference_changed`).
+        objects.engine_class("RefCounted").init_ref(obj)
+        obj._gd_owns = True
+        _schedule_weaken(iid)
     if type(obj).__init__ is not object.__init__:
         obj.__init__()
     if notify:
@@ -461,14 +469,75 @@ def create(cid: int, notify: int) -> Any:
 
 
 def free(cid: int, iid: int) -> None:
-    obj = objects.instances.pop(iid, None)
-    if obj is None:
-        return
-    # Let go of the Python-defined resources this instance's exports held.
-    for attr, value in list(obj.__dict__.items()):
-        if objects.holds_reference(value) and isinstance(getattr(type(obj), attr, None), Export):
-            objects.release(value)
-    obj._ptr = None
+    obj = objects.lookup(iid)
+    objects.instances.pop(iid, None)
+    objects.weak_instances.pop(iid, None)
+    _pending_weak.discard(iid)
+    if obj is not None:
+        obj._ptr = None
+        obj._gd_owns = False
+
+
+# ---- RefCounted lifetime ----
+# A Python-defined RefCounted instance owns one engine reference (released by its __del__). While
+# the engine holds more, `instances` keeps the Python object alive; when the count falls back to
+# Python's own reference, the object moves to `objects.weak_instances` and Python's references alone
+# decide. The move is deferred to the main loop: dropping the object inside the engine's unreference
+# is not safe.
+_pending_weak: set[int] = set()
+_weakener: list[Any] = []
+
+
+def reference_changed(iid: int, up: int) -> None:
+    if up:
+        found = objects.weak_instances.pop(iid, None)
+        obj = found() if found is not None else None
+        if obj is not None:
+            objects.instances[iid] = obj
+    else:
+        _schedule_weaken(iid)
+
+
+def _schedule_weaken(iid: int) -> None:
+    first = not _pending_weak
+    _pending_weak.add(iid)
+    if first and _weakener:
+        _weakener[0].call_deferred("weaken_pending")
+
+
+def weaken_pending() -> None:
+    count = objects.engine_class("RefCounted").get_reference_count
+    while _pending_weak:
+        iid = _pending_weak.pop()
+        obj = objects.instances.get(iid)
+        if obj is not None and obj._ptr is not None and count(obj) <= 1:
+            del objects.instances[iid]
+            objects.weak_instances[iid] = weakref.ref(obj)
+        del obj  # may be the last reference: __del__ releases the engine reference
+
+
+def install_weakener() -> None:
+    """The object whose deferred call runs `weaken_pending` on the main loop."""
+    from gdbridge.classes import Object
+
+    class GdbridgeWeakener(Object):
+        """Internal to gdbridge: moves RefCounted Python objects to weak references."""
+
+        def weaken_pending(self) -> None:
+            weaken_pending()
+
+    register_pending()
+    _weakener.append(GdbridgeWeakener())
+    if _pending_weak:
+        _weakener[0].call_deferred("weaken_pending")
+
+
+def remove_weakener() -> None:
+    weaken_pending()
+    gc.collect()
+    weaken_pending()
+    while _weakener:
+        _weakener.pop().free()
 
 
 def get_virtual(cid: int, name_ptr: Any) -> int:
@@ -532,7 +601,7 @@ def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
 
 
 def notification(iid: int, what: int, reversed_: int) -> None:
-    obj = objects.instances.get(iid)
+    obj = objects.lookup(iid)
     if obj is not None:
         obj._notification(what)
 
@@ -548,7 +617,7 @@ class PropertyView:
 
 
 def validate_property(iid: int, info: Any) -> int:
-    obj = objects.instances.get(iid)
+    obj = objects.lookup(iid)
     if obj is None:
         return 0
     view = PropertyView(
@@ -569,7 +638,7 @@ def validate_property(iid: int, info: Any) -> int:
 
 
 def to_string(iid: int, valid: Any, out: Any) -> None:
-    obj = objects.instances.get(iid)
+    obj = objects.lookup(iid)
     method = getattr(type(obj), "_to_string", None)
     if obj is None or method is None:
         valid[0] = 0

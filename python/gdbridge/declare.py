@@ -14,7 +14,6 @@ from typing import Any, NewType
 
 import numpy as np
 
-from gdbridge.objects import holds_reference, release, retain
 from gdbridge.types import (
     RAW_FORMATS,
     NodePath,
@@ -156,12 +155,7 @@ class Export:
             value = float(value)
         elif spec is not None and isinstance(spec.py_type, type) and issubclass(spec.py_type, enum.IntEnum):
             value = spec.py_type(value)
-        old = obj.__dict__.get(self.name)
-        if holds_reference(value):
-            retain(value)
         obj.__dict__[self.name] = value
-        if holds_reference(old):
-            release(old)
         if self.on_change is not None:
             self.on_change(obj, value)
 

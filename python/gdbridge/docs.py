@@ -6,6 +6,9 @@ from xml.sax.saxutils import escape
 
 from gdbridge import classdb, objects
 from gdbridge.declare import Export, Signal
+from gdbridge.types import VariantType
+
+T = VariantType
 
 
 def class_xml(info: classdb.ClassInfo) -> str:
@@ -30,11 +33,18 @@ def class_xml(info: classdb.ClassInfo) -> str:
     )
 
 
+# Godot's spelling where the enum name does not give it.
+_NAMES = {T.NIL: "Variant", T.BOOL: "bool", T.INT: "int", T.FLOAT: "float", T.STRING: "String"}
+_NAMES.update({T.AABB: "AABB", T.RID: "RID"})
+
+
 def _type_name(export: Export) -> str:
     spec = export.spec
     if spec is None:
         return "Variant"
-    return spec.class_name or (spec.py_type.__name__ if isinstance(spec.py_type, type) else "Variant")
+    if spec.class_name:
+        return spec.class_name
+    return _NAMES.get(spec.vtype) or VariantType(spec.vtype).name.title().replace("_", "")
 
 
 def load_into_editor() -> None:

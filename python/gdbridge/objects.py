@@ -24,6 +24,19 @@ _names: dict[str, Any] = {}
 _classes: dict[str, type] = {}
 # Our own instances by id (the id is the instance pointer the engine hands back to us).
 instances: dict[int, Any] = {}
+# RefCounted ones only Python references keep alive (see gdbridge.classdb, "RefCounted lifetime").
+weak_instances: dict[int, Any] = {}
+
+
+def lookup(iid: int) -> Any:
+    """Our Python object for an instance id, or None once it is gone."""
+    obj = instances.get(iid)
+    if obj is None:
+        ref = weak_instances.get(iid)
+        obj = ref() if ref is not None else None
+    return obj
+
+
 MAIN_THREAD = threading.main_thread().ident
 # Safe on a node inside the tree from any thread: they queue work for the main thread.
 THREAD_SAFE = frozenset({"call_deferred", "set_deferred", "call_thread_safe", "set_thread_safe"})
@@ -149,7 +162,7 @@ def wrap(ptr: Any, owned: bool = False) -> Any:
         return None
     iid = lib.gdb_instance_of(ptr)
     if iid:
-        return instances.get(iid)
+        return lookup(iid)
     name = class_name_of(ptr)
     cls = engine_class(name) if name in API["classes"] else _nearest_class(name)
     proxy = object.__new__(cls)
@@ -171,24 +184,6 @@ def _nearest_class(name: str) -> type:
 
 def _ref_method(name: str) -> Callable[..., Any]:
     return getattr(engine_class("RefCounted"), name)
-
-
-def retain(value: Any) -> None:
-    """Hold one engine reference on a Python-defined RefCounted instance (see `release`)."""
-    _ref_method("reference")(value)
-
-
-def release(value: Any) -> None:
-    """Drop a reference taken by `retain`; the engine frees the object when it was the last one."""
-    if value._ptr is not None and _ref_method("unreference")(value):
-        _iface["object_destroy"](value._ptr)
-
-
-def holds_reference(value: Any) -> bool:
-    """True for Python-defined RefCounted instances: Python must hold an explicit engine reference
-    when it stores one (engine proxies already own one each)."""
-    kind = type(value)
-    return isinstance(value, Object) and kind._gd_refcounted and not kind._gd_native
 
 
 def singleton(name: str) -> Any:
@@ -278,7 +273,7 @@ class GodotClassMeta(type):
         if info is None:
             raise TypeError(f"{cls.__name__} is not registered with Godot")
         ptr = _iface["classdb_construct_object2"](sn(info.name))
-        return instances[lib.gdb_instance_of(ptr)]
+        return lookup(lib.gdb_instance_of(ptr))
 
 
 class Object(metaclass=GodotClassMeta):
@@ -321,6 +316,16 @@ class Object(metaclass=GodotClassMeta):
             from gdbridge import classdb
 
             classdb.collect(cls, name, tool, abstract, icon)
+
+    def free(self) -> None:
+        """Delete the object now (Object.free); Python-defined instances go with it."""
+        ptr = self._ptr
+        if ptr is None:
+            raise GodotError(f"{type(self).__name__} instance was already freed")
+        if type(self)._gd_refcounted:
+            raise GodotError(f"{type(self).__name__} is reference-counted: drop references instead of free()")
+        self._ptr = None
+        _iface["object_destroy"](ptr)
 
     @property
     def is_valid(self) -> bool:

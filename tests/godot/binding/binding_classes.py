@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import gc
 import json
 import logging
 import threading
@@ -12,7 +13,7 @@ import numpy as np
 
 import gdbridge as gd
 from gdbridge import objects
-from gdbridge.classes import Node, Node2D, RefCounted, Resource
+from gdbridge.classes import Node, Node2D, Object, RefCounted, Resource
 
 
 def emit(**fields: object) -> None:
@@ -144,13 +145,40 @@ class Probe(Node):
         """From a thread this must be refused: the node is inside the tree."""
         return self.get_child_count()
 
+    def build_offline(self) -> int:
+        """From a thread this is allowed: the objects are not in the tree."""
+        node = Node2D()
+        node.position = gd.Vector2(3, 4)
+        node.add_child(Node())
+        data = ProbeData()
+        data.level = 5
+        result = node.get_child_count() + int(node.position.x) + data.level
+        node.free()
+        return result
+
+    def keep_counter(self) -> Counter:
+        """A Python-held RefCounted outlives the engine's references to it."""
+        self.kept = Counter()
+        self.kept.bump()
+        return self.kept
+
+    def kept_value(self) -> int:
+        return self.kept.value
+
+    def doc_xml(self) -> str:
+        from gdbridge import classdb, docs
+
+        info = next(i for i in classdb.classes[1:] if i is not None and i.name == "Probe")
+        return docs.class_xml(info)
+
     def deferred_touch(self) -> bool:
         self.call_deferred("set_name", "RenamedLater")
         return threading.current_thread() is not threading.main_thread()
 
     @staticmethod
     def live_instances() -> int:
-        return len(objects.instances)
+        gc.collect()  # freed nodes' Python objects may sit in reference cycles (signal lambdas)
+        return len(objects.instances) + sum(1 for ref in objects.weak_instances.values() if ref() is not None)
 
     # -- virtuals --
     def _enter_tree(self) -> None:
@@ -164,6 +192,9 @@ class Probe(Node):
 
     def _process(self, delta: float) -> None:
         self.frames += 1
+
+    def _input(self, event: Object) -> None:
+        self.calls.append(f"input {event.get_class()} {event.action}")
 
     def _physics_process(self, delta: float) -> None:
         self.physics_frames += 1

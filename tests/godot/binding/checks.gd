@@ -9,6 +9,7 @@ var faulty: Faulty
 var signal_values: Array = []
 var awaited: Array = []
 var threads: Array = []
+var baseline_instances := 0
 
 
 func check(name: String, ok: bool, got: Variant = null) -> void:
@@ -16,6 +17,7 @@ func check(name: String, ok: bool, got: Variant = null) -> void:
 
 
 func _initialize() -> void:
+	baseline_instances = Probe.live_instances()
 	check_registration()
 	check_calls()
 	check_properties()
@@ -184,7 +186,7 @@ func check_refcounted() -> void:
 	check("refcounted_call", c.bump() == 2 and c.value == 2)
 	check("refcounted_alive", Probe.live_instances() == before + 1)
 	c = null
-	check("refcounted_freed", Probe.live_instances() == before, Probe.live_instances() - before)
+	# Python's own reference goes at the next main-loop turn (checked in _process).
 
 
 func check_many_instances() -> void:
@@ -193,20 +195,35 @@ func check_many_instances() -> void:
 		var n := Probe.new()
 		n.count = i
 		n.free()
+	check("ten_thousand_freed", Probe.live_instances() == before, Probe.live_instances() - before)
 	for i in 10000:
 		var r := Counter.new()
 		r.bump()
-	check("ten_thousand_freed", Probe.live_instances() == before, Probe.live_instances() - before)
 
 
 func _process(_delta: float) -> bool:
 	frame += 1
 	if frame == 3:
+		# Every Probe, Counter and ProbeData made in _initialize is gone: the scene's Probe, its ProbeData and Faulty remain.
+		check("refcounted_freed", Probe.live_instances() == baseline_instances + 3, Probe.live_instances() - baseline_instances)
 		check("virtuals_order", Array(probe.history()) == ["enter_tree", "notification_ready", "ready"] or Array(probe.history()) == ["enter_tree", "ready", "notification_ready"], probe.history())
 		check("loaded_scene_values", probe.speed == 4.5 and probe.title == "from tscn" and probe.mood == Probe.ANGRY and probe.profile != null and probe.profile.level == 3, [probe.speed, probe.title, probe.mood])
 		check("engine_calls", probe.make_children(3) == 2 and probe.get_child_count() == 3 and probe.first_child().name == "Kid0")
 		check("engine_property_from_python", probe.get_node("Kid2").position == Vector2(2, 4))
-		for job in [func() -> Variant: return probe.add(1, 2), func() -> Variant: return probe.tree_touch(), func() -> Variant: return probe.deferred_touch()]:
+		var kept: Counter = probe.keep_counter()
+		kept.bump()
+		kept = null
+		var event := InputEventAction.new()
+		event.action = &"jump"
+		event.pressed = true
+		Input.parse_input_event(event)
+		var xml := XMLParser.new()
+		var doc: String = probe.doc_xml()
+		var parsed := xml.open_buffer(doc.to_utf8_buffer()) == OK
+		while parsed and xml.read() == OK:
+			pass
+		check("doc_xml", parsed and doc.contains("<brief_description>A node exercising every part of the binding.</brief_description>") and doc.contains("How fast."), doc)
+		for job in [func() -> Variant: return probe.add(1, 2), func() -> Variant: return probe.tree_touch(), func() -> Variant: return probe.deferred_touch(), func() -> Variant: return probe.build_offline()]:
 			var t := Thread.new()
 			t.start(job)
 			threads.append(t)
@@ -217,6 +234,9 @@ func _process(_delta: float) -> bool:
 		check("thread_call", results[0] == 3, results)
 		check("thread_tree_refused", results[1] == 0, results)
 		check("thread_deferred", results[2] == true and probe.name == "RenamedLater", [results[2], probe.name])
+		check("python_held_refcounted", probe.kept_value() == 2, probe.kept_value())
+		check("thread_offline_objects", results[3] == 1 + 3 + 5, results)
+		check("input_virtual", Array(probe.history()).has("input InputEventAction jump"), probe.history())
 		var counts: Dictionary = probe.frame_counts()
 		check("process_runs", counts["process"] >= 4 and counts["physics"] >= 1, counts)
 		check("exception_keeps_running", faulty.get_frames() >= 4, faulty.get_frames())
