@@ -39,3 +39,9 @@ def test_export_is_stopped_with_the_guard_message(tmp_path: Path) -> None:
     assert run.returncode != 0, run.log
     assert MESSAGE in run.stdout + run.stderr, run.log
     assert not (tmp_path / "game.x86_64").exists()
+
+
+@pytest.mark.godot
+def test_configuration_warnings_run_in_the_editor_for_any_class(editor: GodotRun) -> None:
+    asked = [line for line in editor.json_lines() if line.get("editor_warnings") == "GameOnly"]
+    assert asked and all(line["editor"] for line in asked), editor.log

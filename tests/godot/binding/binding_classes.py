@@ -252,4 +252,5 @@ class GameOnly(Node):
         emit(editor_virtual="GameOnly._ready", editor=bool(gd.singleton("Engine").is_editor_hint()))
 
     def _get_configuration_warnings(self) -> gd.PackedStringArray:
+        emit(editor_warnings="GameOnly", editor=bool(gd.singleton("Engine").is_editor_hint()))
         return gd.PackedStringArray(["GameOnly warning"])
