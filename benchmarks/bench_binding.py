@@ -5,7 +5,8 @@ Run with `scripts/bench binding`. Writes docs/benchmarks/binding.md and prints t
 Cases (tests/godot/binding_bench/bench.gd), at 1,000 and 10,000 nodes, headless with the frame
 cap lifted: an empty `_process` (median frame time minus an empty frame, per node), a typed
 method call `add(int, int) -> int` from typed GDScript (ptrcall), the same call untyped (Variant
-call), and a call passing a 1,000-element PackedFloat32Array and a 10-key Dictionary. Both sides
+call), a call passing a 1,000-element PackedFloat32Array and a 10-key Dictionary, and the other
+direction: a loop calling the engine method `get_child_count()` from Python and from GDScript. Both sides
 run in the same process, so a slower or busier machine moves both; the ratio is what matters.
 """
 
@@ -50,7 +51,11 @@ def main() -> None:
             key = (row["case"], row["lang"], int(row["nodes"]))
             best[key] = min(best.get(key, float("inf")), float(row["us"]))
     version = subprocess.run([str(LAUNCHER), "--version"], capture_output=True, text=True, check=False)
-    cases = list(dict.fromkeys(case for case, _, _ in best))
+    order = ["empty _process", "typed call add(int, int) -> int", "untyped call add(1, 2)"]
+    cases = sorted(
+        dict.fromkeys(case for case, _, _ in best),
+        key=lambda c: (c not in order, order.index(c) if c in order else 0, c),
+    )
     lines = [
         "# gdbridge binding benchmark",
         "",
@@ -80,6 +85,7 @@ def main() -> None:
         "The untyped call has no GDScript column: it is the same Python method reached through the Variant",
         "call (an untyped GDScript variable). The packed-array case converts the 1,000 floats to a numpy",
         "array and the Dictionary to a dict on every call; GDScript passes both by reference.",
+        "The engine-call row is the other direction: a loop calling an engine method on its own node.",
     ]
     table = "\n".join(lines) + "\n"
     OUT.parent.mkdir(parents=True, exist_ok=True)

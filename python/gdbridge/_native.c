@@ -254,8 +254,10 @@ static void *gdb_grow(void *table, intptr_t *cap, intptr_t need, size_t item) {
     return table;
 }
 
+static PyObject *gdb_to_variant_cb;
 static void gdb_set_callbacks(intptr_t report, intptr_t read_raw, intptr_t read_var, intptr_t packed,
-                              intptr_t string_name, intptr_t node_path, void *keys, void *values) {
+                              intptr_t string_name, intptr_t node_path, void *keys, void *values, intptr_t to_var) {
+    gdb_to_variant_cb = (PyObject *)to_var;
     gdb_report_cb = (PyObject *)report;
     gdb_read_raw_cb = (PyObject *)read_raw;
     gdb_read_var_cb = (PyObject *)read_var;
@@ -494,6 +496,80 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
     gdb_fast_finish(m, inst, boxed, ok, ret, 1);
     PyGILState_Release(gil);
     return 1;
+}
+
+/* ---- Python -> engine calls: arguments and result converted here, one crossing per call ---- */
+/* gdb_to_variant_cb: to_variant_address(address, value) for the types C does not write. */
+
+static int gdb_py_to_variant(void *v, PyObject *value) {
+    if (value == Py_None) { gdb_vnil(v); return 1; }
+    if (PyBool_Check(value)) { gdb_vbool(v, value == Py_True); return 1; }
+    if (PyLong_CheckExact(value)) {
+        long long x = PyLong_AsLongLong(value);
+        if (x == -1 && PyErr_Occurred()) return 0;
+        gdb_vint(v, x);
+        return 1;
+    }
+    if (PyFloat_CheckExact(value)) { gdb_vfloat(v, PyFloat_AS_DOUBLE(value)); return 1; }
+    if (PyUnicode_CheckExact(value)) {
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(value, &n);
+        if (!text) return 0;
+        gdb_vtext(v, GDEXTENSION_VARIANT_TYPE_STRING, text, n);
+        return 1;
+    }
+    gdb_vnil(v);
+    PyObject *r = PyObject_CallFunction(gdb_to_variant_cb, "nO", (Py_ssize_t)(intptr_t)v, value);
+    Py_XDECREF(r);
+    return r != NULL;
+}
+
+/* Call method bind `mb` on `obj` with the tuple `args`; append the result to the list `out`.
+ * Returns 0, the engine's call error (error * 1000 + argument), or -2 with a Python exception set
+ * (re-raised by the caller). The GIL is released during the engine call itself. */
+static int gdb_call_py(const void *mb, void *obj, intptr_t args_addr, intptr_t out_addr) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *args = (PyObject *)args_addr;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    gdb_variant vars[17];
+    const void *ptrs[16];
+    int result = 0;
+    Py_ssize_t made = 0;
+    if (n > 16) { PyGILState_Release(gil); return -1; }
+    for (; made < n; made++) {
+        if (!gdb_py_to_variant(&vars[made], PyTuple_GET_ITEM(args, made))) { result = -2; break; }
+        ptrs[made] = &vars[made];
+    }
+    if (result == 0) {
+        GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
+        Py_BEGIN_ALLOW_THREADS
+        i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, &vars[16], &err);
+        Py_END_ALLOW_THREADS
+        if (err.error != GDEXTENSION_CALL_OK) {
+            result = (int)err.error * 1000 + err.argument;
+        } else {
+            PyObject *r = gdb_variant_to_py(&vars[16]);
+            if (!r || PyList_Append((PyObject *)out_addr, r) < 0) result = -2;
+            Py_XDECREF(r);
+        }
+        i_variant_destroy(&vars[16]);
+    }
+    for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
+    if (result == -2) {
+        /* Hand the exception to the caller through the out list (cffi clears pending errors). */
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (value) {
+            if (tb) PyException_SetTraceback(value, tb);
+            PyList_Append((PyObject *)out_addr, value);
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    PyGILState_Release(gil);
+    return result;
 }
 
 static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {

@@ -161,6 +161,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         id(NodePath),
         ffi.cast("void*", _variant._dict_methods["keys"]),
         ffi.cast("void*", _variant._dict_methods["values"]),
+        id(_variant.to_variant_address),
     )
     lookup = objects.lookup
     vcalls = classdb._vcalls

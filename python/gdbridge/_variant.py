@@ -323,6 +323,11 @@ def read_raw_address(vtype: int, address: int) -> Any:
     return _READERS[vtype](ffi.cast("void*", address))
 
 
+def to_variant_address(address: int, value: Any) -> None:
+    """Replace the (Nil) Variant at `address` with `value`."""
+    to_variant(ffi.cast("void*", address), value)
+
+
 def read_variant_address(address: int) -> Any:
     return from_variant(ffi.cast("void*", address))
 

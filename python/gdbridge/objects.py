@@ -224,6 +224,19 @@ def shutdown_names() -> None:
 
 def call_bind(mb: Any, ptr: Any, args: tuple, label: str) -> Any:
     """Call a method bind with Variant arguments (the engine converts and applies defaults)."""
+    out: list[Any] = []
+    code = lib.gdb_call_py(mb, ptr, id(args), id(out))
+    if code == 0:
+        return out[0]
+    if code == -2:
+        raise out[0]
+    if code > 0:
+        raise GodotError(f"{label}: {_call_error(code)}")
+    return _call_bind_python(mb, ptr, args, label)
+
+
+def _call_bind_python(mb: Any, ptr: Any, args: tuple, label: str) -> Any:
+    """call_bind for more than 16 arguments."""
     n = len(args)
     buf = ffi.new("gdb_variant[]", n + 1)
     done = 0

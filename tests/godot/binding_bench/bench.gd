@@ -5,7 +5,6 @@ extends SceneTree
 const FRAMES := 40
 const SIZES := [1000, 10000]
 var GdEmpty: Script = load("res://gd_empty.gd")
-var GdBench: Script = load("res://gd_bench.gd")
 
 var phase := 0
 var frame_times: Array = []
@@ -41,18 +40,16 @@ func bench_calls() -> void:
 		table["key%d" % k] = k
 	for n in SIZES:
 		var py_nodes: Array[PyCalls] = []
-		var gd_nodes: Array[Node] = []
+		var gd_nodes: Array[GdBench] = []
 		for i in n:
 			py_nodes.append(PyCalls.new())
-			var g := Node.new()
-			g.set_script(GdBench)
-			gd_nodes.append(g)
+			gd_nodes.append(GdBench.new())
 		for repeat in 3:
 			var t0 := Time.get_ticks_usec()
 			for node: PyCalls in py_nodes:
 				node.add(1, 2)
 			var t1 := Time.get_ticks_usec()
-			for node in gd_nodes:
+			for node: GdBench in gd_nodes:
 				node.add(1, 2)
 			var t2 := Time.get_ticks_usec()
 			var u0 := Time.get_ticks_usec()
@@ -63,10 +60,14 @@ func bench_calls() -> void:
 			for node: PyCalls in py_nodes:
 				node.take(values, table)
 			var p1 := Time.get_ticks_usec()
-			for node in gd_nodes:
+			for node: GdBench in gd_nodes:
 				node.take(values, table)
 			var p2 := Time.get_ticks_usec()
+			var e_py: float = py_nodes[0].engine_calls(n)
+			var e_gd: float = gd_nodes[0].engine_calls(n)
 			if repeat == 2:
+				emit("engine call get_child_count() from the language", "python", n, e_py)
+				emit("engine call get_child_count() from the language", "gdscript", n, e_gd)
 				emit("typed call add(int, int) -> int", "python", n, float(t1 - t0) / n)
 				emit("typed call add(int, int) -> int", "gdscript", n, float(t2 - t1) / n)
 				emit("untyped call add(1, 2)", "python", n, float(u1 - u0) / n)

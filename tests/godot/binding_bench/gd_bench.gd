@@ -1,3 +1,4 @@
+class_name GdBench
 extends Node
 ## The GDScript side of the binding benchmark: the same methods as bench_classes.py.
 
@@ -8,3 +9,10 @@ func add(a: int, b: int) -> int:
 
 func take(values: PackedFloat32Array, table: Dictionary) -> int:
 	return values.size() + table.size()
+
+
+func engine_calls(n: int) -> float:
+	var started := Time.get_ticks_usec()
+	for i in n:
+		get_child_count()
+	return float(Time.get_ticks_usec() - started) / n
