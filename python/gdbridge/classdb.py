@@ -462,7 +462,12 @@ def create(cid: int, notify: int) -> Any:
         obj._gd_owns = True
         _schedule_weaken(iid)
     if type(obj).__init__ is not object.__init__:
-        obj.__init__()
+        try:
+            obj.__init__()
+        except Exception as error:  # reported; the engine still gets its object
+            from gdbridge._runtime import report
+
+            report(type(error), error, error.__traceback__)
     if notify:
         obj.notification(0)
     return ptr

@@ -84,6 +84,8 @@ def type_spec(annotation: Any) -> TypeSpec:
         return TypeSpec(T.NIL)
     origin = typing.get_origin(annotation)
     if origin is not None:
+        if origin is list and typing.get_args(annotation):
+            return _typed_array(typing.get_args(annotation)[0])
         if origin in (list, dict):
             return TypeSpec(_PY_TYPES[origin], py_type=origin)
         if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
@@ -108,6 +110,13 @@ def type_spec(annotation: Any) -> TypeSpec:
             spec.hint, spec.hint_string = H.NODE_TYPE, name
         return spec
     raise TypeError(f"gdbridge cannot map the annotation {annotation!r} to a Godot type")
+
+
+def _typed_array(item: Any) -> TypeSpec:
+    """`list[X]`: an Array whose inspector only offers X (Godot's "type/hint:hint_string" format)."""
+    inner = type_spec(item)
+    hint_string = f"{inner.vtype}/{inner.hint}:{inner.hint_string}" if inner.hint else f"{inner.vtype}:"
+    return TypeSpec(T.ARRAY, hint=H.TYPE_STRING, hint_string=hint_string, py_type=list)
 
 
 def godot_name(cls: type) -> str:

@@ -59,6 +59,7 @@ class Probe(Node):
     weights: gd.PackedFloat32Array = gd.export(np.zeros(0, np.float32))
     mood: Mood = gd.export(Mood.CALM)
     profile: ProbeData | None = gd.export(None)
+    datas: list[ProbeData] = gd.export([])
     _group = gd.export_group("Advanced")
     limit: int = gd.export(10)
 

@@ -50,6 +50,7 @@ func check_registration() -> void:
 	check("resource_hint", hints["profile"]["hint"] == PROPERTY_HINT_RESOURCE_TYPE and hints["profile"]["hint_string"] == "ProbeData", hints["profile"])
 	check("typed_property", hints["weights"]["type"] == TYPE_PACKED_FLOAT32_ARRAY and hints["spot"]["type"] == TYPE_VECTOR3)
 	check("group", hints.has("Advanced"), hints.get("Advanced"))
+	check("typed_array_hint", hints["datas"]["hint"] == PROPERTY_HINT_TYPE_STRING and hints["datas"]["hint_string"] == "24/17:ProbeData", hints["datas"])
 	check("method_list", ClassDB.class_has_method("Probe", "add") and ClassDB.class_has_method("Probe", "set_speed"))
 	check("private_hidden", not ClassDB.class_has_method("Probe", "_count_changed"))
 	check("refcounted_class", ClassDB.is_parent_class("Counter", "RefCounted"))
