@@ -61,6 +61,11 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
             endpoint=str(self.endpoint),
         )
 
+    def _reconfigure(self, _value: Any) -> None:
+        # Settings changed at run time: the next request uses them (a pending one is dropped).
+        if self.__dict__.get("_server_handle"):
+            server().release(self.__dict__.pop("_server_handle"))
+
     def _linked(self, path: NodePath, class_name: str) -> Any:
         if str(path):
             node = self.get_node_or_null(path)
@@ -125,3 +130,10 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
         if self.soft_deadline_ms >= self.hard_deadline_ms:
             warnings.append("soft_deadline_ms must be below hard_deadline_ms.")
         return PackedStringArray(warnings)
+
+
+for _field in (
+    "endpoint", "soft_deadline_ms", "hard_deadline_ms", "tag_ttl", "allowed_intents", "system_prompt",
+    "fallback_selector", "memory_stream",
+):  # fmt: skip
+    AsyncLLMDecision.__dict__[_field].on_change = AsyncLLMDecision._reconfigure

@@ -83,6 +83,16 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
 
     profile: MemoryProfile = export(None, doc="Shared memory settings; empty: the defaults.")
 
+    @profile.setter
+    def _profile_changed(self, value: Any) -> None:
+        # A stream that already holds memories moves to the new profile's pool, memories included.
+        handle = self.__dict__.get("_server_handle", 0)
+        if handle:
+            core = server().core
+            data = core.save_memory(handle)
+            server().release(self.__dict__.pop("_server_handle"))
+            core.load_memory(self._handle(), data)
+
     memory_formed = signal(entity_id=int, memory_type=int, doc="A new memory.")
     memory_rehearsed = signal(entity_id=int, memory_type=int, doc="A matching event strengthened a memory.")
     memory_forgotten = signal(

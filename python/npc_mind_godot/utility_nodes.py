@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gdbridge import classes
-from gdbridge.declare import export, signal
+from gdbridge.declare import export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
@@ -126,6 +126,13 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
 
     behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
 
+    def _redefine(self, _value: Any) -> None:
+        # A definition changed at run time: the selector joins the group of its new definition
+        # (its anti-dithering state starts afresh).
+        if self.__dict__.get("_server_handle"):
+            server().release(self.__dict__.pop("_server_handle"))
+
+    @python_only
     def to_dict(self) -> dict[str, Any]:
         """The definition in `npc_mind.utility`'s data format."""
         return {
@@ -177,3 +184,7 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
         except UtilityError as error:
             return PackedStringArray([str(error)])
         return PackedStringArray([])
+
+
+for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
+    UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine

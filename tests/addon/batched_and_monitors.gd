@@ -60,8 +60,45 @@ func _initialize() -> void:
 	var names: PackedStringArray = selectors[0].get_behavior_names()
 	check("batched choices", names[choices[0]] == "pursue" and names[choices[1]] == "patrol"
 		and changed == GUARDS, {"names": names, "first": [choices[0], choices[1]], "signals": changed})
+	# Game saves: one stream's memories into another.
+	var saved: PackedByteArray = memories[0].save_state()
+	memories[2].load_state(saved)
+	check("save_state / load_state", saved.size() > 0 and memories[2].get_memories() == memories[0].get_memories(),
+		saved.size())
+	# Reparenting keeps memories: the slot lives as long as the node, not its place in the tree.
+	var before: Array = memories[0].get_memories()
+	var holder := Node.new()
+	root.add_child(holder)
+	memories[0].reparent(holder)
+	check("reparenting keeps memories", memories[0].get_memories() == before and not before.is_empty())
+	# A new profile at run time moves the stream to that profile's pool, memories included.
+	var forgetful: Resource = ClassDB.instantiate("MemoryProfile")
+	forgetful.stability_hostile = 60.0
+	memories[4].profile = forgetful
+	var moved: Array = memories[4].get_memories()
+	check("profile switch keeps memories", moved.size() == 1 and moved[0].entity_id == entities[4],
+		moved)
+	# A Godot Curve on a table consideration is baked to points: a designer's hand-drawn response.
+	var curve := Curve.new()
+	curve.add_point(Vector2(0.0, 0.0))
+	curve.add_point(Vector2(0.5, 1.0))
+	curve.add_point(Vector2(1.0, 0.0))
+	var drawn: Resource = ClassDB.instantiate("UtilityConsideration")
+	drawn.input_key = &"noise"
+	drawn.curve_type = "table"
+	drawn.curve = curve
+	var middle: Resource = ClassDB.instantiate("UtilityBehavior")
+	middle.name = "listen"
+	middle.considerations = [drawn]
+	var listener: Node = ClassDB.instantiate("UtilitySelector")
+	listener.behaviors = [middle, behavior("patrol", "calm")]
+	root.add_child(listener)
+	var quiet: StringName = listener.evaluate({"noise": 0.0, "calm": 0.4})
+	var heard: StringName = listener.evaluate({"noise": 0.5, "calm": 0.4})
+	check("a Godot Curve baked to a table", quiet == &"patrol" and heard == &"listen", listener.get_scores())
 	var metrics: Dictionary = NpcMindServer.get_metrics()
-	check("one pool and one selector group", metrics["memory/pools"] == 1 and metrics["selectors/groups"] == 1, metrics)
+	check("one pool per profile, one group per definition", metrics["memory/pools"] == 2
+		and metrics["selectors/groups"] == 2, metrics)
 
 
 func _process(_delta: float) -> bool:
