@@ -40,7 +40,8 @@ def free_port() -> int:
 @dataclasses.dataclass
 class LocalLlamaServer:
     """threads: 1..64 (`-t`); parallel: 1..64 slots (`-np`); context: 256..131072 tokens shared by the
-    slots; startup_timeout: 1..600 s."""
+    slots; startup_timeout: 1..600 s; niceness: 0..19, the scheduling priority the server runs at
+    (lower than the game's by default, so a busy model never starves the game's main thread)."""
 
     launcher: Path = LAUNCHER
     model: Path = MODEL
@@ -48,6 +49,7 @@ class LocalLlamaServer:
     parallel: int = 4
     context: int = 4096
     startup_timeout: float = 60.0
+    niceness: int = 10
     log_path: Path | None = None
     port: int = 0
 
@@ -60,6 +62,8 @@ class LocalLlamaServer:
             raise ValueError(f"context must be in 256..131072, got {self.context}")
         if not 1 <= self.startup_timeout <= 600:
             raise ValueError(f"startup_timeout must be in 1..600 s, got {self.startup_timeout}")
+        if not 0 <= self.niceness <= 19:
+            raise ValueError(f"niceness must be in 0..19, got {self.niceness}")
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -84,7 +88,10 @@ class LocalLlamaServer:
         raise LocalServerError(f"llama-server did not come up; see {self.log_path or 'its output'}")
 
     def _spawn(self) -> bool:
-        command = [str(self.launcher), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)]
+        # `nice` from the start, so every thread the server spawns inherits the lower priority.
+        command = ["nice", "-n", str(self.niceness)] if self.niceness else []
+        command += [str(self.launcher), "-m", str(self.model), "--host", "127.0.0.1"]
+        command += ["--port", str(self.port)]
         command += ["-t", str(self.threads), "-np", str(self.parallel), "-c", str(self.context)]
         command += ["--no-webui", "--slots"]
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
