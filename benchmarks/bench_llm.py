@@ -279,7 +279,7 @@ def main() -> int:
         f"`scripts/bench llm` on {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, {time.strftime('%Y-%m-%d')}, load average at start "
         f"{os.getloadavg()[0]:.1f} (other work on the machine shows in the tails). Model: "
-        "SmolLM2-135M-Instruct Q4_1 in the project's llama-server (`-t 1`, 4 slots), unless "
+        "SmolLM2-135M-Instruct Q4_1 in the project's llama-server (`-t 1`, 4 slots, nice 10), unless "
         "`NPC_MIND_LLM_URL` is set.",
         "",
     ]
