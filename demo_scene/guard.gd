@@ -1,7 +1,9 @@
 extends Node2D
 ## A market guard: the designer's wiring of the three npc_mind nodes.
-## - $Memory (MemoryStream): records what the guard sees every frame; the refractory period keeps
-##   that honest. A person is recalled (a waking query) only on the frame the guard spots them.
+## - $Memory (MemoryStream): records what the guard sees every frame (everyone in sight as an
+##   observation, a theft as hostile); the refractory period keeps that honest. A person is recalled
+##   (a waking query) only on the frame the guard spots them; only hostile or traumatic memories
+##   make a suspect.
 ## - $Selector (UtilitySelector): picks the behaviour from the situation, every frame.
 ## - $Decision (AsyncLLMDecision): asked when something happens; its intent steers the selector,
 ##   and when the model is slow or absent the selector covers (tiers 2 and 3).
@@ -56,11 +58,13 @@ func perceive() -> void:
 	for person: Node2D in market.people:
 		var id: int = person.get_instance_id()
 		var seen: bool = market.can_see(self, person, SIGHT)
+		if seen and not _in_view.has(id):
+			_spotted(person)  # recall first: what the guard remembers of them, before this sighting
+		if seen:  # every frame: within the refractory period this only keeps the memory fresh
+			memory.record_event(id, MemoryStream.OBSERVATION, 0.3)
 		if seen and person.stealing:
 			memory.record_event(id, MemoryStream.HOSTILE, 0.9)  # every frame of the theft
 			suspects[id] = person.position
-		if seen and not _in_view.has(id):
-			_spotted(person)
 		if seen:
 			_in_view[id] = true
 			if suspects.has(id):

@@ -49,11 +49,11 @@ def test_a_rendered_frame_shows_the_guards_and_their_fading_memories(tmp_path: P
     assert count(image, GUARD_BLUE) > 2 * 400  # two guards, 14 px radius each
     assert count(image, HOSTILE_BAR) > 200  # Aldric's memory of the theft, nearly full
     # Bertha (the guard on the right) has a bar for the stone, already partly faded: count its pixels
-    # in the bar's row above her, where a full bar would be 80 px long.
+    # in the rows of bars above her, where a full bar would be 80 px long and 7 px high.
     ys, xs = np.nonzero(np.abs(image.astype(int) - GUARD_BLUE).max(axis=2) <= 6)
     right = xs > 640
     cy, cx = int(ys[right].mean()), int(xs[right].mean())
-    bar = image[cy - 26 : cy - 19, cx - 40 : cx + 41]
+    bar = image[cy - 76 : cy - 19, cx - 40 : cx + 41]
     faded = count(bar, TRIVIA_BAR) / 7
     assert 1 <= faded < 60, faded
     assert len(np.unique(image.reshape(-1, 3), axis=0)) > 50  # text, trees, stalls: a real picture
