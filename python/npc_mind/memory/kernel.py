@@ -32,6 +32,7 @@ BUILD_DIR = Path(__file__).resolve().parents[3] / ".deps" / "memkernel"
 COMPILE_ARGS = ("-O2", "-march=native", "-ffp-contract=off", "-fno-fast-math")
 
 CDEF = """
+/* A pool's columns (flat, capacity slots per row), id map and parameters. */
 typedef struct {
     const uint16_t *hash;
     const int64_t *entity;
@@ -43,18 +44,38 @@ typedef struct {
     uint8_t *reported;
     const uint8_t *pinned;
     int64_t capacity;
+    const int64_t *row_of_id;
+    int64_t next_id;
+    double threshold;     /* forget_threshold */
+    double min_salience;  /* consolidation_min_salience */
+    double gain;          /* consolidation_factor x alpha */
+    double max_stability;
+    int32_t consolidate;  /* consolidation_factor != 0 */
+    int32_t exponential;  /* the curve: 1 exponential (x computed here), 0 power (R from the caller) */
+    const double *ln_table; /* ln(1 + k) for k < ln_size, computed by numpy */
+    int64_t ln_size;
 } mk_pool;
+
+/* Reusable buffers of one pool: rows of the queries, the candidates (query, flat slot, exponent
+ * then R), and the lists mk_select hands back. cells: [rows increase, long-term wins, strong
+ * hits, deferred hits]. */
+typedef struct {
+    int64_t *rows;
+    int64_t *cand_query;
+    int64_t *cand_flat;
+    double *cand_x;
+    int64_t room;
+    int64_t *longterm_won;
+    int64_t *strong;
+    int64_t *deferred;
+    int64_t cells[4];
+} mk_scratch;
+
 const char *mk_build_id(void);
-int64_t mk_match(const mk_pool *pool, const int64_t *ids, const int64_t *row_of_id, int64_t next_id,
-                 int64_t *rows, const int64_t *entities, int64_t m, double now, int32_t clamp,
-                 int32_t with_exponent, int64_t *cand_query, int64_t *cand_flat, double *cand_x, int64_t room,
-                 int64_t *cells);
-int64_t mk_select(mk_pool *pool, const int64_t *rows, const int64_t *entities, int64_t m,
-                  const int64_t *cand_query, const int64_t *cand_flat, const double *cand_r, int64_t count,
-                  const double *longterm_r, double now, double threshold, int32_t wake, int32_t consolidate,
-                  double min_salience, double gain, double max_stability, const double *ln_table,
-                  int64_t ln_size, int64_t *out_i, double *out_d, uint8_t *out_b, int64_t *longterm_won,
-                  int64_t *strong, int64_t *deferred, int64_t *cells);
+int64_t mk_match(const mk_pool *pool, mk_scratch *sc, const int64_t *ids, const int64_t *entities, int64_t m,
+                 double now, int32_t clamp);
+int64_t mk_select(mk_pool *pool, mk_scratch *sc, const int64_t *entities, int64_t m, int64_t count,
+                  const double *cand_r, const double *longterm_r, double now, int32_t wake, double *out);
 """
 
 
@@ -153,14 +174,16 @@ def status() -> str:
 
 
 # ln(1 + k) for k = 0, 1, ...: computed by numpy so the kernel's consolidation factor has the bits
-# numpy's np.log gives on the numpy path. Shared by every pool; grown on demand.
-_ln_table: list[Any] = []
+# numpy's np.log gives on the numpy path. Shared by every pool; grown on demand. Every table ever
+# made is kept, so a pool still pointing at an older, shorter one stays valid.
+_ln_tables: list[tuple[np.ndarray, Any]] = []
 
 
 def ln_table(kernel: Kernel, need: int = 0) -> tuple[Any, int]:
     """A cffi pointer to ln(1 + k) for k < size, and size (at least `need`, at least 4096)."""
-    if not _ln_table or _ln_table[0].shape[0] < need:
+    if not _ln_tables or _ln_tables[-1][0].shape[0] < need:
         size = max(4096, 1 << max(need - 1, 1).bit_length())
         table = np.log(1.0 + np.arange(size, dtype=np.int64))
-        _ln_table[:] = [table, kernel.ffi.from_buffer("double[]", table)]
-    return _ln_table[1], int(_ln_table[0].shape[0])
+        _ln_tables.append((table, kernel.ffi.from_buffer("double[]", table)))
+    table, pointer = _ln_tables[-1]
+    return pointer, int(table.shape[0])

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A pool's columns (flat, capacity slots per row), id map and parameters. */
 typedef struct {
     const uint16_t *hash;
     const int64_t *entity;
@@ -27,7 +28,32 @@ typedef struct {
     uint8_t *reported;
     const uint8_t *pinned;
     int64_t capacity;
+    const int64_t *row_of_id;
+    int64_t next_id;
+    double threshold;     /* forget_threshold */
+    double min_salience;  /* consolidation_min_salience */
+    double gain;          /* consolidation_factor x alpha */
+    double max_stability;
+    int32_t consolidate;  /* consolidation_factor != 0 */
+    int32_t exponential;  /* the curve: 1 exponential (x computed here), 0 power (R from the caller) */
+    const double *ln_table; /* ln(1 + k) for k < ln_size, computed by numpy */
+    int64_t ln_size;
 } mk_pool;
+
+/* Reusable buffers of one pool: rows of the queries, the candidates (query, flat slot, exponent
+ * then R), and the lists mk_select hands back. cells: [rows increase, long-term wins, strong
+ * hits, deferred hits]. */
+typedef struct {
+    int64_t *rows;
+    int64_t *cand_query;
+    int64_t *cand_flat;
+    double *cand_x;
+    int64_t room;
+    int64_t *longterm_won;
+    int64_t *strong;
+    int64_t *deferred;
+    int64_t cells[4];
+} mk_scratch;
 
 static inline uint16_t mk_hash(int64_t entity)
 {
@@ -38,50 +64,44 @@ static inline uint16_t mk_hash(int64_t entity)
 #include <immintrin.h>
 #endif
 
-/* Record slot `s` of query `e` as a hash hit and start loading its fields. */
+/* Record slot `s` of query `e` as a hash hit, and start loading its recall count (a column the
+ * pool's other batch work rarely reads, so likely out of cache when mk_select needs it). */
 #define MK_HIT(s)                                                                                   \
     do {                                                                                            \
-        const int64_t f_ = base + (s);                                                              \
         if (count == room)                                                                          \
             return -1;                                                                              \
-        __builtin_prefetch(pool->entity + f_);                                                      \
-        __builtin_prefetch(pool->type + f_);                                                        \
-        __builtin_prefetch(pool->last + f_);                                                        \
-        __builtin_prefetch(pool->stability + f_);                                                   \
-        __builtin_prefetch(pool->salience + f_);                                                    \
-        __builtin_prefetch(pool->recalls + f_);                                                     \
-        __builtin_prefetch(pool->reported + f_);                                                    \
-        __builtin_prefetch(pool->pinned + f_);                                                      \
+        __builtin_prefetch(pool->recalls + base + (s));                                             \
         cand_query[count] = e;                                                                      \
-        cand_flat[count] = f_;                                                                      \
+        cand_flat[count] = base + (s);                                                              \
         count++;                                                                                    \
     } while (0)
 
 /* Candidates: every occupied slot holding the query's entity, grouped by query in input order,
- * slots ascending. With `ids` (else `rows` is given), first resolves and checks the NPC ids into
- * `rows` (-2: an id is unknown or removed; cells[0] = 1 when the rows strictly increase, so no
- * NPC repeats). Returns the candidates' count, or -1 when more than `room` (nothing changed).
+ * slots ascending, into sc (with the exponent x when the curve is exponential). With `ids` (else
+ * sc->rows is given), first resolves and checks the NPC ids into sc->rows (-2: an id is unknown
+ * or removed; cells[0] = 1 when the rows strictly increase, so no NPC repeats). Returns the
+ * candidates' count, or -1 when more than sc->room (nothing is changed).
  * Two passes: the first compares the 16-bit hashes (a sequential read, 32 or 16 slots per
- * instruction where the CPU has AVX-512 or AVX2) and prefetches the fields of every hash hit;
- * the second checks the full ids and computes the exponents while those loads are on their way
- * (the columns are separate arrays, so one hit touches several cache lines). */
-int64_t mk_match(const mk_pool *pool, const int64_t *ids, const int64_t *row_of_id, int64_t next_id,
-                 int64_t *rows, const int64_t *entities, int64_t m, double now, int32_t clamp,
-                 int32_t with_exponent, int64_t *cand_query, int64_t *cand_flat, double *cand_x, int64_t room,
-                 int64_t *cells)
+ * instruction where the CPU has AVX-512 or AVX2), the second checks the full ids of the few
+ * hash hits and computes their exponents. */
+int64_t mk_match(const mk_pool *pool, mk_scratch *sc, const int64_t *ids, const int64_t *entities, int64_t m,
+                 double now, int32_t clamp)
 {
+    int64_t *rows = sc->rows, *cand_query = sc->cand_query, *cand_flat = sc->cand_flat;
+    double *cand_x = sc->cand_x;
+    const int64_t room = sc->room;
     if (ids) {
         int64_t increasing = 1, previous = -1;
         for (int64_t i = 0; i < m; i++) {
             const int64_t id = ids[i];
-            if (id < 0 || id >= next_id || row_of_id[id] < 0)
+            if (id < 0 || id >= pool->next_id || pool->row_of_id[id] < 0)
                 return -2;
-            rows[i] = row_of_id[id];
+            rows[i] = pool->row_of_id[id];
             if (rows[i] <= previous)
                 increasing = 0;
             previous = rows[i];
         }
-        cells[0] = increasing;
+        sc->cells[0] = increasing;
     }
     const int64_t cap = pool->capacity;
     int64_t count = 0;
@@ -123,7 +143,7 @@ int64_t mk_match(const mk_pool *pool, const int64_t *ids, const int64_t *row_of_
             continue;
         cand_query[kept] = e;
         cand_flat[kept] = f;
-        if (with_exponent) {
+        if (pool->exponential) {
             double x = pool->last[f] - now;
             if (clamp && x > 0.0)
                 x = 0.0;
@@ -134,21 +154,29 @@ int64_t mk_match(const mk_pool *pool, const int64_t *ids, const int64_t *row_of_
     return kept;
 }
 
-/* Select, wake and consolidate (see the file comment). `cand_r` is R of each candidate;
- * `longterm_r` (or NULL) the R of each query's best long-term memory. Writes, per hit h (in
- * query order) and with stride m: out_i = [query, flat slot, entity, recall count, slot],
- * out_d = [R, stability, salience, then R of every query (0 when nothing is remembered)],
- * out_b = [memory type, pinned]; the queries a long-term memory won (count in cells[1]); the hits
- * that woke with E >= the consolidation threshold, for links (cells[2]); and those whose k is
+/* Select, wake and consolidate (see the file comment). `cand_r` is R of each candidate (NULL:
+ * sc->cand_x holds it); `longterm_r` (or NULL) the R of each query's best long-term memory. Writes into `out`, ten
+ * rows of m cells, per hit h in query order: rows 0-4 (int64) query, flat slot, entity, recall
+ * count, slot; rows 5-7 R, stability, salience; row 8 R of every query (0 when nothing is
+ * remembered); row 9 bytes: memory types, then pinned flags. Also: the queries a long-term
+ * memory won (count in cells[1]); the hits that woke with E >= the consolidation threshold, for links (cells[2]); and those whose k is
  * past the ln table, whose same-entity consolidation is left to the caller (cells[3]).
  * Returns the number of working hits. */
-int64_t mk_select(mk_pool *pool, const int64_t *rows, const int64_t *entities, int64_t m,
-                  const int64_t *cand_query, const int64_t *cand_flat, const double *cand_r, int64_t count,
-                  const double *longterm_r, double now, double threshold, int32_t wake, int32_t consolidate,
-                  double min_salience, double gain, double max_stability, const double *ln_table,
-                  int64_t ln_size, int64_t *out_i, double *out_d, uint8_t *out_b, int64_t *longterm_won,
-                  int64_t *strong, int64_t *deferred, int64_t *cells)
+int64_t mk_select(mk_pool *pool, mk_scratch *sc, const int64_t *entities, int64_t m, int64_t count,
+                  const double *cand_r, const double *longterm_r, double now, int32_t wake, double *out)
 {
+    const int64_t *rows = sc->rows, *cand_query = sc->cand_query, *cand_flat = sc->cand_flat;
+    int64_t *longterm_won = sc->longterm_won, *strong = sc->strong, *deferred = sc->deferred;
+    const double threshold = pool->threshold, min_salience = pool->min_salience, gain = pool->gain;
+    const double max_stability = pool->max_stability;
+    const double *ln_table = pool->ln_table;
+    const int64_t ln_size = pool->ln_size;
+    const int32_t consolidate = pool->consolidate;
+    if (!cand_r)
+        cand_r = sc->cand_x;
+    int64_t *out_i = (int64_t *)out;
+    double *out_d = out + 5 * m;
+    uint8_t *out_b = (uint8_t *)(out + 9 * m);
     const int64_t cap = pool->capacity;
     int64_t c = 0, hits = 0, won = 0, strong_n = 0, deferred_n = 0;
     for (int64_t e = 0; e < m; e++) {
@@ -209,8 +237,8 @@ int64_t mk_select(mk_pool *pool, const int64_t *rows, const int64_t *entities, i
         out_b[m + hits] = pool->pinned[f];
         hits++;
     }
-    cells[1] = won;
-    cells[2] = strong_n;
-    cells[3] = deferred_n;
+    sc->cells[1] = won;
+    sc->cells[2] = strong_n;
+    sc->cells[3] = deferred_n;
     return hits;
 }

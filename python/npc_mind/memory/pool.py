@@ -13,7 +13,7 @@ NPCs never share memories, so this gives bit-for-bit what the same single calls 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from npc_mind.memory.types import (
 )
 
 EMPTY_ENTITY = np.iinfo(np.int64).min
+_INT64 = np.dtype(np.int64)
 MAX_CAPACITY = 65_535
 #: |now| beyond this (about 31.7 billion years) is refused: it would overflow the time arithmetic.
 MAX_TIME = 1e18
@@ -71,31 +72,78 @@ def _selector(rows: np.ndarray, increasing: bool = False) -> slice | np.ndarray:
 
 
 class _KernelScratch:
-    """Reusable buffers of the kernel path and their cffi pointers (one set per pool)."""
+    """Reusable buffers of the kernel path, with the `mk_scratch` struct pointing at them."""
 
     def __init__(self, ffi: Any, size: int, capacity: int) -> None:
         self.size = size
-        self.capacity = capacity
-        cand = 8 * size + capacity  # at most 5 memories per (npc, entity) are real candidates
+        room = 8 * size + capacity  # at most 5 memories per (npc, entity) are real candidates
         self.rows = np.empty(size, dtype=np.int64)
-        self.cq = np.empty(cand, dtype=np.int64)
-        self.cf = np.empty(cand, dtype=np.int64)
-        self.cx = np.empty(cand)
+        self.cq = np.empty(room, dtype=np.int64)
+        self.cf = np.empty(room, dtype=np.int64)
+        self.cx = np.empty(room)
         self.won = np.empty(size, dtype=np.int64)
         self.strong = np.empty(size, dtype=np.int64)
         self.deferred = np.empty(size, dtype=np.int64)
-        self.rows_c = ffi.from_buffer("int64_t[]", self.rows)
-        self.cq_c = ffi.from_buffer("int64_t[]", self.cq)
-        self.cf_c = ffi.from_buffer("int64_t[]", self.cf)
-        self.cx_c = ffi.from_buffer("double[]", self.cx)
-        self.won_c = ffi.from_buffer("int64_t[]", self.won)
-        self.strong_c = ffi.from_buffer("int64_t[]", self.strong)
-        self.deferred_c = ffi.from_buffer("int64_t[]", self.deferred)
-        # [rows increase, long-term wins, strong hits, deferred hits]
-        self.cells = ffi.new("int64_t[4]")
+        self.struct = ffi.new("mk_scratch *")
+        self._keep = []
+        for field, ctype, arr in (
+            ("rows", "int64_t[]", self.rows),
+            ("cand_query", "int64_t[]", self.cq),
+            ("cand_flat", "int64_t[]", self.cf),
+            ("cand_x", "double[]", self.cx),
+            ("longterm_won", "int64_t[]", self.won),
+            ("strong", "int64_t[]", self.strong),
+            ("deferred", "int64_t[]", self.deferred),
+        ):
+            buf = ffi.from_buffer(ctype, arr)
+            self._keep.append(buf)
+            setattr(self.struct, field, buf)
+        self.struct.room = room
+        self.cells = self.struct.cells  # [rows increase, long-term wins, strong hits, deferred hits]
 
-    def room(self, m: int) -> int:
-        return 8 * m + self.capacity
+
+class _KernelHits(Mapping[str, np.ndarray]):
+    """The per-hit fields of one kernel round, sliced from its output block on first use.
+
+    Block rows (m cells each, float64-sized): 0-4 int64 query, flat slot, entity, recall count,
+    slot; 5-7 R, stability, salience; 8 R of every query; 9 bytes: memory types, then pinned."""
+
+    _NAMES = ("entity", "memory_type", "stability", "salience", "recall_count", "slot", "pinned")
+
+    def __init__(self, out: np.ndarray, hits: int) -> None:
+        self._out = out
+        self._hits = hits
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        got = self._cache.get(name)
+        if got is None:
+            out, h = self._out, self._hits
+            m = out.shape[1]
+            if name == "entity":
+                got = out[2, :h].view(np.int64)
+            elif name == "recall_count":
+                got = out[3, :h].view(np.int64)
+            elif name == "slot":
+                got = out[4, :h].view(np.int64)
+            elif name == "stability":
+                got = out[6, :h]
+            elif name == "salience":
+                got = out[7, :h]
+            elif name == "memory_type":
+                got = out[9].view(np.int8)[:h]
+            elif name == "pinned":
+                got = out[9].view(np.bool_)[m : m + h]
+            else:
+                raise KeyError(name)
+            self._cache[name] = got
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._NAMES)
+
+    def __len__(self) -> int:
+        return len(self._NAMES)
 
 
 class MemoryPool:
@@ -1093,12 +1141,22 @@ class MemoryPool:
             keep.append(buf)
             setattr(struct, field, buf)
         struct.capacity = self._C
+        p = self._p
+        struct.threshold = p.forget_threshold
+        struct.min_salience = p.consolidation_min_salience
+        struct.gain = p.consolidation_factor * p.alpha
+        struct.max_stability = p.max_stability
+        struct.consolidate = p.consolidation_factor != 0.0
+        struct.exponential = p.curve == "exponential"
+        struct.ln_table, struct.ln_size = kernel.ln_table(self._mk)  # type: ignore[arg-type]
         self._mk_pool = (struct, keep)
+        self._mk_ids = (None, None)
 
     def _kernel_scratch(self, m: int) -> _KernelScratch:
         sc = self._mk_sc
         if sc is None or sc.size < m:
-            sc = self._mk_sc = _KernelScratch(self._mk.ffi, max(m, 2 * sc.size if sc else 256), self._C)  # type: ignore[union-attr]
+            size = max(m, 2 * sc.size if sc else 256)
+            sc = self._mk_sc = _KernelScratch(self._mk.ffi, size, self._C)  # type: ignore[union-attr]
         return sc
 
     def _kernel_query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
@@ -1106,10 +1164,19 @@ class MemoryPool:
         candidates; errors (and their order) are the numpy path's."""
         mk = self._mk
         ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
-        ids = self._int64(npcs, "npc ids")
+        # int64 arrays (the usual input) skip the general conversion
+        ids = (
+            npcs
+            if type(npcs) is np.ndarray and npcs.dtype is _INT64 and npcs.ndim == 1
+            else self._int64(npcs, "npc ids")
+        )
         n = ids.shape[0]
         try:
-            ent = self._int64(entities, "entities")
+            ent = (
+                entities
+                if type(entities) is np.ndarray and entities.dtype is _INT64 and entities.ndim == 1
+                else self._int64(entities, "entities")
+            )
         except (TypeError, ValueError):
             self._rows(ids)  # a bad npc id is reported first, as on the numpy path
             raise
@@ -1120,29 +1187,22 @@ class MemoryPool:
             self._clock = now
             return QueryBatch(0, ids, np.zeros(0), np.empty(0, dtype=np.int64), {})
         sc = self._kernel_scratch(n)
+        pool_c = self._mk_pool[0]
         if self._mk_ids[0] is not self._row_of_id:
             self._mk_ids = (self._row_of_id, ffi.from_buffer("int64_t[]", self._row_of_id))
-        ids = np.ascontiguousarray(ids)
-        ent = np.ascontiguousarray(ent)
-        ent_c = ffi.from_buffer("int64_t[]", ent)
-        exponential = self._p.curve == "exponential"
-        nc = lib.mk_match(
-            self._mk_pool[0],
-            ffi.from_buffer("int64_t[]", ids),
-            self._mk_ids[1],
-            self._next_id,
-            sc.rows_c,
-            ent_c,
-            n,
-            now,
-            now < self._tmax,
-            exponential,
-            sc.cq_c,
-            sc.cf_c,
-            sc.cx_c,
-            sc.room(n),
-            sc.cells,
-        )
+            pool_c.row_of_id = self._mk_ids[1]
+        pool_c.next_id = self._next_id
+        try:
+            ids_c = ffi.from_buffer("int64_t[]", ids)
+        except BufferError:  # not contiguous
+            ids = np.ascontiguousarray(ids)
+            ids_c = ffi.from_buffer("int64_t[]", ids)
+        try:
+            ent_c = ffi.from_buffer("int64_t[]", ent)
+        except BufferError:
+            ent = np.ascontiguousarray(ent)
+            ent_c = ffi.from_buffer("int64_t[]", ent)
+        nc = lib.mk_match(pool_c, sc.struct, ids_c, ent_c, n, now, now < self._tmax)
         if nc == -2:
             self._rows(ids)  # raises the numpy path's error for these ids
             raise AssertionError("mk_match and _rows disagree on npc ids")  # pragma: no cover
@@ -1155,13 +1215,12 @@ class MemoryPool:
         if nc == -1:  # more candidates than any pool the API builds can hold: the numpy path
             self._increasing = None
             return self._query_rounds(rows.copy(), ent, ids, now, wake, [None], self._query_round)
-        out_d = np.empty((4, n))  # R, stability, salience of the hits; R of every query
-        be, _, fields = self._kernel_select(rows, ent, ent_c, ids, now, wake, nc, sc, out_d)
-        return QueryBatch(n, ids, out_d[3], be, fields)
+        be, _, fields, out = self._kernel_select(rows, ent, ent_c, ids, now, wake, nc, sc)
+        return QueryBatch(n, ids, out[8], be, fields)
 
     def _kernel_round(
         self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    ) -> tuple[np.ndarray, np.ndarray, Mapping[str, Any]]:
         """`_query_round` (same arguments, results and state changes) with the compiled kernel."""
         mk = self._mk
         ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
@@ -1170,26 +1229,10 @@ class MemoryPool:
         sc.rows[:m] = rr
         ent = np.ascontiguousarray(ent)
         ent_c = ffi.from_buffer("int64_t[]", ent)
-        nc = lib.mk_match(
-            self._mk_pool[0],
-            ffi.NULL,
-            ffi.NULL,
-            0,
-            sc.rows_c,
-            ent_c,
-            m,
-            now,
-            now < self._tmax,
-            self._p.curve == "exponential",
-            sc.cq_c,
-            sc.cf_c,
-            sc.cx_c,
-            sc.room(m),
-            sc.cells,
-        )
+        nc = lib.mk_match(self._mk_pool[0], sc.struct, ffi.NULL, ent_c, m, now, now < self._tmax)
         if nc < 0:
             return self._query_round(rr, ent, ids, now, wake)
-        return self._kernel_select(sc.rows[:m], ent, ent_c, ids, now, wake, nc, sc, np.empty((4, m)))
+        return self._kernel_select(sc.rows[:m], ent, ent_c, ids, now, wake, nc, sc)[:3]
 
     def _kernel_select(  # noqa: PLR0917
         self,
@@ -1201,16 +1244,16 @@ class MemoryPool:
         wake: bool,
         nc: int,
         sc: _KernelScratch,
-        out_d: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-        """R of the candidates `mk_match` found (numpy), then `mk_select`; the rest as `_query_round`."""
+    ) -> tuple[np.ndarray, np.ndarray, Mapping[str, Any], np.ndarray]:
+        """R of the candidates `mk_match` found (numpy), then `mk_select`; the rest as `_query_round`.
+        Also returns the output block (row 8: R of every query)."""
         mk, p = self._mk, self._p
         ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
         m = rr.shape[0]
         if p.curve == "exponential":
             cx = sc.cx[:nc]
             np.exp(cx, out=cx)  # R = e^x by numpy, so it has the numpy path's bits
-            cr_c = sc.cx_c
+            cr_c = ffi.NULL
         else:
             cand = sc.cf[:nc]
             cr_c = ffi.from_buffer("double[]", retrievability(self._lastf[cand], self._stabf[cand], now, p))
@@ -1222,38 +1265,13 @@ class MemoryPool:
                 lt_r = np.zeros(m)
                 lt_r[list(lt)] = [r for _, r in lt.values()]
                 lt_c = ffi.from_buffer("double[]", lt_r)
-        table, table_size = kernel.ln_table(mk)  # type: ignore[arg-type]
-        out_i = np.empty((5, m), dtype=np.int64)  # query, flat slot, entity, recall count, slot
-        out_b = np.empty((2, m), dtype=np.uint8)  # memory type, pinned
+        out = np.empty((10, m))  # the layout of _KernelHits
         cells = sc.cells
         hits = lib.mk_select(
-            self._mk_pool[0],
-            sc.rows_c,
-            ent_c,
-            m,
-            sc.cq_c,
-            sc.cf_c,
-            cr_c,
-            nc,
-            lt_c,
-            now,
-            p.forget_threshold,
-            wake,
-            p.consolidation_factor != 0.0,
-            p.consolidation_min_salience,
-            p.consolidation_factor * p.alpha,
-            p.max_stability,
-            table,
-            table_size,
-            ffi.from_buffer("int64_t[]", out_i),
-            ffi.from_buffer("double[]", out_d),
-            ffi.from_buffer("uint8_t[]", out_b),
-            sc.won_c,
-            sc.strong_c,
-            sc.deferred_c,
-            cells,
+            self._mk_pool[0], sc.struct, ent_c, m, nc, cr_c, lt_c, now, wake, ffi.from_buffer("double[]", out)
         )
-        be, bf = out_i[0, :hits], out_i[1, :hits]
+        out_i = out[:5].view(np.int64)
+        be = out_i[0, :hits]
         if wake and hits:
             self._tmax = max(self._tmax, now)
             if cells[3] or (self._links and cells[2]):
@@ -1261,32 +1279,32 @@ class MemoryPool:
                     rr,
                     ids,
                     out_i[:, :hits],
-                    out_d[2, :hits],
+                    out[7, :hits],
                     sc.strong[: cells[2]],
                     sc.deferred[: cells[3]],
                     sc.cq[:nc],
                     sc.cf[:nc],
                 )
             if self._events_on:
+                bf = out_i[1, :hits]
                 self._emit_event(EventKind.RECALLED, ids[be], self._entf[bf], self._typf[bf])
-        fields: dict[str, Any] = {
-            "entity": out_i[2, :hits],
-            "memory_type": out_b[0, :hits].view(np.int8),
-            "stability": out_d[1, :hits],
-            "salience": out_d[2, :hits],
-            "recall_count": out_i[3, :hits],
-            "slot": out_i[4, :hits],
-            "pinned": out_b[1, :hits].view(bool),
-        }
-        br = out_d[0, :hits]
-        if not lt:
-            if self._tags is not None:
-                fields["tags"] = [t or _EMPTY_TAGS for t in self._tags.reshape(-1)[bf].tolist()]
-            return be, br, fields
+        fields = _KernelHits(out, hits)
+        if not lt and self._tags is None:
+            return be, out[5, :hits], fields, out
+        fields = dict(fields)
         lt_e = sc.won[: cells[1]].tolist()
-        return self._finish_hits(
-            be, bf, br, fields, ids, wake, lt_e, [lt[e][0] for e in lt_e], [lt[e][1] for e in lt_e]
+        be, br, fields = self._finish_hits(
+            be,
+            out_i[1, :hits],
+            out[5, :hits],
+            fields,
+            ids,
+            wake,
+            lt_e,
+            [lt[e][0] for e in lt_e],
+            [lt[e][1] for e in lt_e],
         )
+        return be, br, fields, out
 
     def _kernel_consolidate(  # noqa: PLR0917
         self,
@@ -1311,8 +1329,9 @@ class MemoryPool:
             same_entity = same_entity[same_entity != f].tolist()
             target_f += same_entity
             target_h += [h] * len(same_entity)
-        if deferred.shape[0]:
-            kernel.ln_table(self._mk, int(hit_i[3][deferred].max()) + 2)  # type: ignore[arg-type]
+        if deferred.shape[0]:  # a longer table for next time
+            pool_c = self._mk_pool[0]
+            pool_c.ln_table, pool_c.ln_size = kernel.ln_table(self._mk, int(hit_i[3][deferred].max()) + 2)  # type: ignore[arg-type]
         for h in strong.tolist() if self._links else ():
             e, f = int(hit_i[0, h]), int(hit_i[1, h])
             npc = int(ids[e])
