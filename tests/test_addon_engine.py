@@ -25,6 +25,14 @@ def test_batched_path_matches_the_node_path_and_monitors_read_the_server() -> No
     assert not run.errors(), run.log
 
 
+def test_the_clock_ignores_time_scale_and_stops_while_paused() -> None:
+    run = run_godot(ROOT, "--fixed-fps", "10", "-s", "res://tests/addon/clock.gd")
+    assert run.returncode == 0, run.log
+    checks = run.checks()
+    assert len(checks) == 4 and all(check["ok"] for check in checks.values()), checks
+    assert not run.errors(), run.log
+
+
 def test_the_editor_opens_the_project_with_the_plugin_enabled_without_errors() -> None:
     project_file = ROOT / "project.godot"
     before = project_file.read_text()

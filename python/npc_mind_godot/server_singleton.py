@@ -72,6 +72,7 @@ class NpcMindServer(classes.Object):
         self.nodes: dict[int, Any] = {}
         self.ticker: Any = None
         self._last_wall = time.monotonic()
+        self._frame_scale = float(objects.singleton("Engine").get_time_scale())
 
     # --- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -86,7 +87,10 @@ class NpcMindServer(classes.Object):
     def frame(self, delta: float) -> None:
         """Once per frame, from the ticker: clock, batched updates, signals."""
         engine = objects.singleton("Engine")
-        scale = float(engine.get_time_scale())
+        # The engine scaled this frame's delta by the time scale in force when the frame began,
+        # which is the one we saw at the end of the previous frame (game code may change it since).
+        scale = self._frame_scale
+        self._frame_scale = float(engine.get_time_scale())
         wall = time.monotonic()
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
