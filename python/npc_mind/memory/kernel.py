@@ -142,6 +142,17 @@ def _load_once() -> Kernel | str:
     return found
 
 
+def available() -> bool:
+    """Whether the kernel is built, current and loads (whatever `NPC_MIND_MEMORY_KERNEL` says)."""
+    return isinstance(_load_once(), Kernel)
+
+
+def unavailable_reason() -> str:
+    """Why the kernel cannot be used ("" when it can)."""
+    found = _load_once()
+    return "" if isinstance(found, Kernel) else found
+
+
 def mode() -> str:
     value = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
     if value not in MODES:

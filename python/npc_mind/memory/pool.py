@@ -1192,16 +1192,12 @@ class MemoryPool:
             self._mk_ids = (self._row_of_id, ffi.from_buffer("int64_t[]", self._row_of_id))
             pool_c.row_of_id = self._mk_ids[1]
         pool_c.next_id = self._next_id
-        try:
-            ids_c = ffi.from_buffer("int64_t[]", ids)
-        except BufferError:  # not contiguous
+        if not ids.flags.c_contiguous:
             ids = np.ascontiguousarray(ids)
-            ids_c = ffi.from_buffer("int64_t[]", ids)
-        try:
-            ent_c = ffi.from_buffer("int64_t[]", ent)
-        except BufferError:
+        if not ent.flags.c_contiguous:
             ent = np.ascontiguousarray(ent)
-            ent_c = ffi.from_buffer("int64_t[]", ent)
+        ids_c = ffi.from_buffer("int64_t[]", ids)
+        ent_c = ffi.from_buffer("int64_t[]", ent)
         nc = lib.mk_match(pool_c, sc.struct, ids_c, ent_c, n, now, now < self._tmax)
         if nc == -2:
             self._rows(ids)  # raises the numpy path's error for these ids
