@@ -191,6 +191,10 @@ class MemoryPool:
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
         self._base = np.asarray(params.base_stability, dtype=np.float64)
         self._forget_factor = params.forget_factor
+        # awareness = how many of these R is strictly above (a forget threshold above the search
+        # one never decides anything: R above it is above the search threshold too)
+        forget = min(params.forget_threshold, params.awareness_search)
+        self._levels = np.array([forget, params.awareness_search, params.awareness_pursue])
         self._alloc_rows(max(1, int(reserve_npcs)))
 
     # ---------------------------------------------------------------------------------------------
@@ -878,6 +882,8 @@ class MemoryPool:
 
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
+        if self._mk is not None:
+            return self._kernel_query(npcs, entities, self._time(now), True)
         return self._query(npcs, entities, now, wake=True)
 
     def awareness(self, npc: int, entity: int, now: float) -> Awareness:
@@ -887,12 +893,7 @@ class MemoryPool:
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
         r = self._query(npcs, entities, now, wake=False).retrievability
-        p = self._p
-        out = np.zeros(r.shape[0], dtype=np.int8)
-        out[r > p.forget_threshold] = Awareness.PUZZLED
-        out[r > p.awareness_search] = Awareness.SEARCH
-        out[r > p.awareness_pursue] = Awareness.PURSUE
-        return out
+        return np.searchsorted(self._levels, r, side="left").astype(np.int8)
 
     def awareness_of(self, retrievability_value: float) -> Awareness:
         """The `Awareness` level of a retrievability value under this pool's thresholds."""
@@ -1186,18 +1187,24 @@ class MemoryPool:
         if not n:
             self._clock = now
             return QueryBatch(0, ids, np.zeros(0), np.empty(0, dtype=np.int64), {})
-        sc = self._kernel_scratch(n)
+        sc = self._mk_sc
+        if sc is None or sc.size < n:
+            sc = self._kernel_scratch(n)
         pool_c = self._mk_pool[0]
         if self._mk_ids[0] is not self._row_of_id:
             self._mk_ids = (self._row_of_id, ffi.from_buffer("int64_t[]", self._row_of_id))
             pool_c.row_of_id = self._mk_ids[1]
         pool_c.next_id = self._next_id
-        if not ids.flags.c_contiguous:
+        try:
+            ids_c = ffi.from_buffer("int64_t[]", ids)
+        except ValueError:  # not contiguous
             ids = np.ascontiguousarray(ids)
-        if not ent.flags.c_contiguous:
+            ids_c = ffi.from_buffer("int64_t[]", ids)
+        try:
+            ent_c = ffi.from_buffer("int64_t[]", ent)
+        except ValueError:
             ent = np.ascontiguousarray(ent)
-        ids_c = ffi.from_buffer("int64_t[]", ids)
-        ent_c = ffi.from_buffer("int64_t[]", ent)
+            ent_c = ffi.from_buffer("int64_t[]", ent)
         nc = lib.mk_match(pool_c, sc.struct, ids_c, ent_c, n, now, now < self._tmax)
         if nc == -2:
             self._rows(ids)  # raises the numpy path's error for these ids
@@ -1266,11 +1273,11 @@ class MemoryPool:
         hits = lib.mk_select(
             self._mk_pool[0], sc.struct, ent_c, m, nc, cr_c, lt_c, now, wake, ffi.from_buffer("double[]", out)
         )
-        out_i = out[:5].view(np.int64)
-        be = out_i[0, :hits]
+        be = out[0, :hits].view(np.int64)
         if wake and hits:
             self._tmax = max(self._tmax, now)
             if cells[3] or (self._links and cells[2]):
+                out_i = out[:5].view(np.int64)
                 self._kernel_consolidate(
                     rr,
                     ids,
@@ -1282,7 +1289,7 @@ class MemoryPool:
                     sc.cf[:nc],
                 )
             if self._events_on:
-                bf = out_i[1, :hits]
+                bf = out[1, :hits].view(np.int64)
                 self._emit_event(EventKind.RECALLED, ids[be], self._entf[bf], self._typf[bf])
         fields = _KernelHits(out, hits)
         if not lt and self._tags is None:
@@ -1291,7 +1298,7 @@ class MemoryPool:
         lt_e = sc.won[: cells[1]].tolist()
         be, br, fields = self._finish_hits(
             be,
-            out_i[1, :hits],
+            out[1, :hits].view(np.int64),
             out[5, :hits],
             fields,
             ids,
