@@ -21,7 +21,7 @@ def test_batched_path_matches_the_node_path_and_monitors_read_the_server() -> No
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()
     assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
-    assert len(checks) == 9
+    assert len(checks) == 10
     assert not run.errors(), run.log
 
 

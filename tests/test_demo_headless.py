@@ -53,9 +53,12 @@ def assert_stories(run: GodotRun) -> None:
     assert not run.errors(), run.errors()
 
 
-def test_stories_hold_without_a_model(tmp_path: Path) -> None:
+def test_stories_hold_without_a_model_and_replay_identically(tmp_path: Path) -> None:
     run = play(tmp_path)
     assert_stories(run)
+    # Memory and utility are deterministic under --fixed-fps: a second run gives the same timeline.
+    again = play(tmp_path / "again")
+    assert events(again, "sample") == events(run, "sample")
     tiers = {line["tier"] for line in events(run, "fallback")}
     assert tiers == {3} and {line["reason"] for line in events(run, "fallback")} == {"no_endpoint"}
     assert (tmp_path / "forgetting.png").stat().st_size > 1000

@@ -96,6 +96,12 @@ func _initialize() -> void:
 	var quiet: StringName = listener.evaluate({"noise": 0.0, "calm": 0.4})
 	var heard: StringName = listener.evaluate({"noise": 0.5, "calm": 0.4})
 	check("a Godot Curve baked to a table", quiet == &"patrol" and heard == &"listen", listener.get_scores())
+	# Freeing a node frees its slot in the pool.
+	var streams_before: float = NpcMindServer.get_monitor("memory/streams")
+	memories[GUARDS - 1].free()
+	memories.pop_back()
+	check("freeing a node frees its slot", NpcMindServer.get_monitor("memory/streams") == streams_before - 1,
+		[streams_before, NpcMindServer.get_monitor("memory/streams")])
 	var metrics: Dictionary = NpcMindServer.get_metrics()
 	check("one pool per profile, one group per definition", metrics["memory/pools"] == 2
 		and metrics["selectors/groups"] == 2, metrics)
@@ -105,7 +111,7 @@ func _process(_delta: float) -> bool:
 	# The plugin's monitors autoload is in the tree from the first frame on.
 	var monitor_ok := Performance.has_custom_monitor("npc_mind/memory/streams")
 	var streams: float = Performance.get_custom_monitor("npc_mind/memory/streams") if monitor_ok else -1.0
-	check("monitors", monitor_ok and streams == GUARDS, streams)
+	check("monitors", monitor_ok and streams == GUARDS - 1, streams)
 	print(JSON.stringify({"done": true}))
 	return true
 
