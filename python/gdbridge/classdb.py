@@ -12,6 +12,7 @@ import dataclasses
 import enum
 import gc
 import inspect
+import threading
 import typing
 import weakref
 from collections.abc import Callable
@@ -445,6 +446,7 @@ def create(cid: int, notify: int) -> Any:
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
+    obj._gd_owns = False
     # The instance pointer given to the engine is the Python object's address (the C fast paths
     # call it directly); `instances` keeps the object alive until the engine frees it.
     iid = id(obj)
@@ -460,7 +462,6 @@ def create(cid: int, notify: int) -> Any:
         # holds the Python object strongly while the engine holds more (see `reference_changed`).
         objects.engine_class("RefCounted").init_ref(obj)
         obj._gd_owns = True
-        _schedule_weaken(iid)
     if type(obj).__init__ is not object.__init__:
         try:
             obj.__init__()
@@ -474,13 +475,14 @@ def create(cid: int, notify: int) -> Any:
 
 
 def free(cid: int, iid: int) -> None:
-    obj = objects.lookup(iid)
-    objects.instances.pop(iid, None)
-    objects.weak_instances.pop(iid, None)
-    _pending_weak.discard(iid)
-    if obj is not None:
-        obj._ptr = None
-        obj._gd_owns = False
+    with _lifetime:
+        obj = objects.lookup(iid)
+        objects.instances.pop(iid, None)
+        objects.weak_instances.pop(iid, None)
+        _pending_weak.discard(iid)
+        if obj is not None:
+            obj._ptr = None
+            obj._gd_owns = False
 
 
 # ---- RefCounted lifetime ----
@@ -493,14 +495,28 @@ _pending_weak: set[int] = set()
 _weakener: list[Any] = []
 
 
+# Moves between strong and weak happen under one lock: engine calls release the GIL, and another
+# thread may take or drop a reference in between.
+_lifetime = threading.RLock()
+
+
 def reference_changed(iid: int, up: int) -> None:
-    if up:
-        found = objects.weak_instances.pop(iid, None)
-        obj = found() if found is not None else None
-        if obj is not None:
-            objects.instances[iid] = obj
-    else:
-        _schedule_weaken(iid)
+    with _lifetime:
+        if up:
+            found = objects.weak_instances.pop(iid, None)
+            obj = found() if found is not None else None
+            if obj is not None:
+                objects.instances[iid] = obj
+            return
+        obj = objects.instances.get(iid)
+        # Not during creation (Python's own init_ref): the creator holds no Python reference yet.
+        if obj is not None and obj._gd_owns:
+            _schedule_weaken(iid)
+
+
+def created_by_python(obj: Any) -> None:
+    """Python built `obj` (and holds it): unless the engine takes references, it goes weak."""
+    _schedule_weaken(id(obj))
 
 
 def _schedule_weaken(iid: int) -> None:
@@ -513,12 +529,13 @@ def _schedule_weaken(iid: int) -> None:
 def weaken_pending() -> None:
     count = objects.engine_class("RefCounted").get_reference_count
     while _pending_weak:
-        iid = _pending_weak.pop()
-        obj = objects.instances.get(iid)
-        if obj is not None and obj._ptr is not None and count(obj) <= 1:
-            del objects.instances[iid]
-            objects.weak_instances[iid] = weakref.ref(obj)
-        del obj  # may be the last reference: __del__ releases the engine reference
+        with _lifetime:
+            iid = _pending_weak.pop()
+            obj = objects.instances.get(iid)
+            if obj is not None and obj._ptr is not None and count(obj) <= 1:
+                del objects.instances[iid]
+                objects.weak_instances[iid] = weakref.ref(obj)
+            del obj  # may be the last reference: __del__ releases the engine reference
 
 
 def install_weakener() -> None:

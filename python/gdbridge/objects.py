@@ -113,9 +113,12 @@ def sn(name: str) -> Any:
     """A StringName for `name`, created once and kept for the life of the process."""
     found = _names.get(name)
     if found is None:
-        found = ffi.new("uint64_t*")
-        _variant.new_text(found, T.STRING_NAME, name)
-        _names[name] = found
+        made = ffi.new("uint64_t*")
+        _variant.new_text(made, T.STRING_NAME, name)
+        # Another thread may have made the same name meanwhile (C calls release the GIL): keep one.
+        found = _names.setdefault(name, made)
+        if found is not made:
+            lib.gdb_value_destroy(T.STRING_NAME, made)
     return found
 
 
@@ -286,7 +289,12 @@ class GodotClassMeta(type):
         if info is None:
             raise TypeError(f"{cls.__name__} is not registered with Godot")
         ptr = _iface["classdb_construct_object2"](sn(info.name))
-        return lookup(lib.gdb_instance_of(ptr))
+        obj = lookup(lib.gdb_instance_of(ptr))
+        if cls._gd_refcounted:
+            from gdbridge import classdb
+
+            classdb.created_by_python(obj)
+        return obj
 
 
 class Object(metaclass=GodotClassMeta):
