@@ -12,8 +12,6 @@ const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
 const SETTINGS := {
 	"npc_mind/memory/clock": [TYPE_STRING, "process", PROPERTY_HINT_ENUM, "process,scaled_process,manual"],
 	"npc_mind/llm/endpoint": [TYPE_STRING, "", PROPERTY_HINT_PLACEHOLDER_TEXT, "http://127.0.0.1:8080/v1 (empty: NPC_MIND_LLM_URL)"],
-	"npc_mind/llm/model": [TYPE_STRING, "", PROPERTY_HINT_NONE, ""],
-	"npc_mind/llm/timeout_ms": [TYPE_INT, 800, PROPERTY_HINT_RANGE, "50,10000,1,suffix:ms"],
 }
 
 
