@@ -21,8 +21,9 @@ def test_batched_path_matches_the_node_path_and_monitors_read_the_server() -> No
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()
     assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
-    assert len(checks) == 10
+    assert len(checks) == 11
     assert not run.errors(), run.log
+    assert "leaked" not in run.stdout + run.stderr, run.log  # nodes, resources and curves all freed
 
 
 def test_the_clock_ignores_time_scale_and_stops_while_paused() -> None:

@@ -6,6 +6,7 @@ adds a behaviour in the inspector without writing code, and `to_dict()` is what 
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from gdbridge import classes
@@ -151,7 +152,25 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
             handle = server().core.add_selector(self.to_dict())
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
+            self._watch_curves()
         return handle
+
+    def _watch_curves(self) -> None:
+        # A designer's Curve is baked into the definition; when it changes, bake it again.
+        watched = self.__dict__.setdefault("_watched_curves", [])
+        owner = weakref.ref(self)  # the curve must not keep its selector (and so itself) alive
+
+        def rebake() -> None:
+            selector = owner()
+            if selector is not None:
+                selector._redefine(None)
+
+        for behavior in self.behaviors:
+            for consideration in behavior.considerations if behavior is not None else ():
+                curve = consideration.curve if consideration is not None else None
+                if curve is not None and curve.get_instance_id() not in watched:
+                    watched.append(curve.get_instance_id())
+                    curve.changed.connect(rebake)
 
     def _enter_tree(self) -> None:
         self._handle()

@@ -96,6 +96,9 @@ func _initialize() -> void:
 	var quiet: StringName = listener.evaluate({"noise": 0.0, "calm": 0.4})
 	var heard: StringName = listener.evaluate({"noise": 0.5, "calm": 0.4})
 	check("a Godot Curve baked to a table", quiet == &"patrol" and heard == &"listen", listener.get_scores())
+	curve.set_point_value(1, 0.2)  # the designer flattens the curve: it is baked again
+	check("an edited Curve is baked again", listener.evaluate({"noise": 0.5, "calm": 0.4}) == &"patrol",
+		listener.get_scores())
 	# Freeing a node frees its slot in the pool.
 	var streams_before: float = NpcMindServer.get_monitor("memory/streams")
 	memories[GUARDS - 1].free()
