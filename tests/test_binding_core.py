@@ -18,6 +18,7 @@ CHECKS = [
     # calls: typed (ptrcall) and untyped (Variant), every Variant type through echo
     "typed_int", "typed_float", "typed_string", "typed_packed", "typed_dict", "packed_return", "default_arg",
     "untyped_int", "untyped_coerce", "callv", "packed_1000", "variant_echo", "object_echo", "static_method",
+    "script_members_from_python",
     "to_string",
     # properties
     "defaults", "property_round_trip", "property_types", "set_get_by_name", "setter_ran", "resource_property",

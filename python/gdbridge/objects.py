@@ -338,6 +338,16 @@ class Object(metaclass=GodotClassMeta):
 
             classdb.collect(cls, name, tool, abstract, icon)
 
+    def __getattr__(self, name: str) -> Any:
+        """Script members (a GDScript attached to an engine object): methods and properties."""
+        if name.startswith(("__", "_gd")) or name == "_ptr" or object.__getattribute__(self, "_ptr") is None:
+            raise AttributeError(name)
+        if self.has_method(name):
+            return lambda *args: self.call(name, *args)
+        if any(prop["name"] == name for prop in self.get_property_list()):
+            return self.get(name)
+        raise AttributeError(f"{type(self).__name__} object has no attribute, method or property {name!r}")
+
     def free(self) -> None:
         """Delete the object now (Object.free); Python-defined instances go with it."""
         ptr = self._ptr

@@ -157,6 +157,11 @@ class Probe(Node):
         node.free()
         return result
 
+    def call_script(self, node: Node) -> int:
+        """Members of a GDScript attached to an engine object, from Python."""
+        node.set("health", node.health + 1)
+        return node.doubled_by_script(21) + node.health
+
     def keep_counter(self) -> Counter:
         """A Python-held RefCounted outlives the engine's references to it."""
         self.kept = Counter()

@@ -88,6 +88,13 @@ func check_calls() -> void:
 	check("variant_echo", bad.is_empty(), bad)
 	check("object_echo", p.echo(p) == p)
 	check("static_method", Probe.live_instances() >= 1)
+	var scripted := Node.new()
+	var script := GDScript.new()
+	script.source_code = "extends Node\nvar health := 7\nfunc doubled_by_script(x: int) -> int:\n\treturn x * 2\n"
+	script.reload()
+	scripted.set_script(script)
+	check("script_members_from_python", p.call_script(scripted) == 42 + 8 and scripted.health == 8)
+	scripted.free()
 	check("to_string", str(p) == "<Probe 3>", str(p))
 	p.speak()
 	p.free()
