@@ -66,14 +66,17 @@ def test_stories_hold_without_a_model_and_replay_identically(tmp_path: Path) -> 
     assert summary["all_stories_held"] and summary["metrics"]["memory/streams"] == 2
 
 
-def test_stories_hold_when_the_model_answers_and_a_grenade_interrupts_it(
-    tmp_path: Path, fault_server
+@pytest.mark.parametrize("latency", [0.05, 0.6], ids=["fast_model", "slow_model"])
+def test_stories_hold_when_a_model_answers_and_a_grenade_cuts_it_off(
+    tmp_path: Path, fault_server, latency: float
 ) -> None:
-    fault_server.default = Fault("ok", latency=0.05, intent="search", urgency=0.7)
+    fault_server.default = Fault("ok", latency=latency, intent="search", urgency=0.7)
     run = play(tmp_path, fault_server.base_url)
     assert_stories(run)
-    made = events(run, "decision")
-    assert made and all(line["tier"] in (1, 2) for line in made)
+    # Which tier each answer earns depends on the machine (tiers follow measured latency), so only
+    # what holds for every tier is asserted: an applied answer is tier 1 or 2, a fallback tier 3.
+    assert all(line["tier"] in (1, 2) for line in events(run, "decision"))
+    assert all(line["tier"] == 3 for line in events(run, "fallback"))
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # the request had left: the abort cancelled a real HTTP request
     assert events(run, "summary")[0]["metrics"]["decision/aborts"] == 1
