@@ -28,7 +28,7 @@ def llm_endpoint(enabled: bool) -> Iterator[str]:
     """The endpoint URL for the demo's guards, or "" (fallback tiers only)."""
     configured = os.environ.get("NPC_MIND_LLM_URL", "")
     if configured or not enabled:
-        yield configured
+        yield configured if enabled else ""
         return
     from npc_mind.llm.local_server import LocalLlamaServer, LocalServerError
 

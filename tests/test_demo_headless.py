@@ -3,6 +3,9 @@ whatever LLM tier occurs (no model at all: tier 3; a model answering in time: ti
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +83,16 @@ def test_stories_hold_when_a_model_answers_and_a_grenade_cuts_it_off(
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # the request had left: the abort cancelled a real HTTP request
     assert events(run, "summary")[0]["metrics"]["decision/aborts"] == 1
+
+
+def test_the_demo_command_plays_headless_and_writes_its_timeline(tmp_path: Path) -> None:
+    command = [sys.executable, str(ROOT / "demo_scene" / "launch.py"), "--headless", "--fast", "--no-llm"]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path)], capture_output=True, text=True, timeout=240, check=False
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "thief    held" in done.stdout and '"event":"sample"' not in done.stdout  # samples go to the file
+    lines = [json.loads(line) for line in (tmp_path / "timeline.jsonl").read_text().splitlines()]
+    assert any(line.get("event") == "sample" for line in lines)
+    assert lines[-1]["event"] == "summary" and lines[-1]["all_stories_held"]
+    assert (tmp_path / "forgetting.png").is_file()
