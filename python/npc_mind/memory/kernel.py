@@ -16,6 +16,8 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import platform
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,13 +81,37 @@ int64_t mk_select(mk_pool *pool, mk_scratch *sc, const int64_t *entities, int64_
 """
 
 
+def _cpu_flags() -> str:
+    """The CPU's feature flags: -march=native code may not run on another CPU (SIGILL)."""
+    try:
+        with Path("/proc/cpuinfo").open() as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def build_id() -> str:
-    """Fingerprint of what the build depends on; a build with another one is stale and unused."""
-    digest = hashlib.sha256()
-    for part in (SOURCE.read_bytes(), CDEF.encode(), " ".join(COMPILE_ARGS).encode()):
-        digest.update(part)
-        digest.update(b"\0")
-    return digest.hexdigest()[:32]
+    """Fingerprint of what the build depends on (source, declarations, flags, cffi, the Python ABI
+    and the CPU); a build with another one is stale and unused (cached: it reads the source)."""
+    if "build_id" not in _loaded:
+        import cffi
+
+        digest = hashlib.sha256()
+        parts = (
+            SOURCE.read_bytes(),
+            CDEF,
+            " ".join(COMPILE_ARGS),
+            cffi.__version__,
+            sys.implementation.cache_tag,
+        )
+        for part in (*parts, _cpu_flags()):
+            digest.update(part if isinstance(part, bytes) else str(part).encode())
+            digest.update(b"\0")
+        _loaded["build_id"] = digest.hexdigest()[:32]
+    return str(_loaded["build_id"])
 
 
 def c_source() -> str:
@@ -104,7 +130,7 @@ class Kernel:
     path: Path
 
 
-_loaded: dict[str, Kernel | str] = {}
+_loaded: dict[str, Kernel | str] = {}  # "kernel": the kernel or why not; "build_id"
 
 
 def _built_file() -> Path | None:
