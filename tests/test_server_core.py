@@ -240,3 +240,20 @@ def test_a_real_answer_is_applied_and_a_late_one_after_abort_is_discarded(fault_
         assert server.memories(memory)[0]["recall_count"] == 1  # the prompt's top-k never woke it
     finally:
         server.close()
+
+
+def test_one_step_a_frame_moves_the_clock_and_removal_is_final() -> None:
+    server = MindServer(ClockMode.PROCESS)
+    guard = server.add_memory()
+    selector = server.add_selector(GUARD_SELECTOR)
+    decision = server.add_decision(DecisionSettings(intents=("patrol",)), fallback_selector=selector)
+    server.step(0.5, time_scale=10.0)  # a fast-forwarded night: play seconds only
+    server.step(0.5, paused=True)
+    assert server.now() == 0.5 and server.frames == 2
+    assert all(server.owns(handle) for handle in (guard, selector, decision))
+    for handle in (guard, selector, decision):
+        server.remove(handle)
+        assert not server.owns(handle)
+    assert server.selectors.groups == {} and server.step(1.0) == []
+    with pytest.raises(KeyError):
+        server.remove(guard)

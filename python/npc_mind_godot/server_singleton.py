@@ -107,11 +107,7 @@ class NpcMindServer(classes.Object):
     @python_only
     def release(self, handle: int) -> None:
         self.nodes.pop(handle, None)
-        if (
-            handle in self.core.memory.entries
-            or handle in self.core.selectors.entries
-            or (handle in self.core.decisions.entries)
-        ):
+        if self.core.owns(handle):
             self.core.remove(handle)
 
     def _start_ticker(self) -> None:

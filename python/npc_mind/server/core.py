@@ -66,6 +66,10 @@ class MindServer:
             chooser = UtilitySelector.from_dict(definition)  # its own state: decisions run on real time
         return self.decisions.add(settings, chooser, memory)
 
+    def owns(self, handle: int) -> bool:
+        """True while `handle` is registered (of any kind)."""
+        return any(handle in bank.entries for bank in (self.memory, self.selectors, self.decisions))
+
     def remove(self, handle: int) -> None:
         """Free a handle of any kind; no signal is ever delivered for it afterwards."""
         for bank in (self.memory, self.selectors, self.decisions):
