@@ -2,8 +2,8 @@
 
 A class that subclasses an engine class (`class Wanderer(gdbridge.classes.Node3D)`) is collected
 when its module is imported and registered with ClassDB at the SCENE level (or at once, if that
-level has passed). Engine callbacks carry small integer ids (class, instance, method, virtual),
-looked up in the lists below.
+level has passed). Engine callbacks carry small integer ids (class, method, virtual) looked up in
+the lists below; the instance pointer is the Python object's address (`objects.instances`).
 """
 
 from __future__ import annotations

@@ -220,6 +220,18 @@ class Probe(Node):
         return f"<Probe {self.count}>"
 
 
+class AbstractBase(Node, abstract=True):
+    """Registered but not instantiable."""
+
+    @gd.method(name="exposed_under_another_name")
+    def _hidden(self) -> int:
+        return 5
+
+
+class Concrete(AbstractBase, name="ConcreteProbe"):
+    """A Python class extending a Python class, registered under another name."""
+
+
 class Faulty(Node):
     """Raises in every `_process`; the engine must report it and keep running."""
 

@@ -55,6 +55,10 @@ func check_registration() -> void:
 	check("method_list", ClassDB.class_has_method("Probe", "add") and ClassDB.class_has_method("Probe", "set_speed"))
 	check("private_hidden", not ClassDB.class_has_method("Probe", "_count_changed"))
 	check("refcounted_class", ClassDB.is_parent_class("Counter", "RefCounted"))
+	check("abstract_class", ClassDB.class_exists("AbstractBase") and not ClassDB.can_instantiate("AbstractBase"))
+	var concrete: Node = ClassDB.instantiate("ConcreteProbe")
+	check("python_parent_and_renamed", ClassDB.get_parent_class("ConcreteProbe") == "AbstractBase" and concrete.exposed_under_another_name() == 5 and concrete.is_class("AbstractBase"))
+	concrete.free()
 
 
 func check_calls() -> void:
