@@ -83,7 +83,8 @@ def _use_own_engine(path: str) -> None:
     version = engine_version([str(engine)])
     _check_minimum(version, f"{ENV}={path}")
     GODOT_DIR.mkdir(parents=True, exist_ok=True)
-    write_launcher(LAUNCHER, [str(engine.resolve())])
+    if engine.resolve() != LAUNCHER.resolve():  # GODOT naming our own launcher: leave it as it is
+        write_launcher(LAUNCHER, [str(engine.resolve())])
     print(f"provision: godot: using {ENV}={engine} ({version})", flush=True)
 
 

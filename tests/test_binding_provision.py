@@ -1,0 +1,59 @@
+"""Provisioning of the engine and the extension, without starting the engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools.provision import gdextension, godot
+from tools.provision.debian import ProvisionError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("version", ["4.6.3.stable.debian4.6.3+ds-3", "4.7.0.dev", "5.0.stable"])
+def test_engines_from_4_6_are_accepted(version: str) -> None:
+    godot._check_minimum(version, "GODOT=x")
+
+
+@pytest.mark.parametrize("version", ["4.5.1.stable", "3.6.stable"])
+def test_older_engines_are_refused_with_the_reason(version: str) -> None:
+    with pytest.raises(ProvisionError, match=r"needs Godot 4\.6 or newer"):
+        godot._check_minimum(version, "GODOT=x")
+
+
+def test_a_godot_that_is_not_executable_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GODOT", str(tmp_path / "missing"))
+    with pytest.raises(ProvisionError, match="not an executable file"):
+        godot.provision()
+
+
+def test_the_lock_records_what_was_fetched() -> None:
+    lock = json.loads(godot.LOCK.read_text())
+    names = {row["name"]: row for row in lock["packages"]}
+    assert lock["suite"] == "sid" and "godot" in names and "libgl1-mesa-dri" in names
+    assert all(len(row["sha256"]) == 64 for row in lock["packages"])
+
+
+def test_the_cleaned_header_parses_as_a_cdef() -> None:
+    import cffi
+
+    header = (gdextension.BUILD / "gdextension_interface.h").read_text()
+    ffi = cffi.FFI()
+    ffi.cdef(gdextension.clean_header(header))
+    assert ffi.sizeof("GDExtensionClassCreationInfo5") > 0
+
+
+def test_the_build_names_its_interpreter_and_packages() -> None:
+    env = json.loads((gdextension.BIN / gdextension.ENV_FILE).read_text())
+    assert env["version"].startswith("3.11") and Path(env["python"]).is_file()
+    assert all(Path(path).is_dir() for path in env["paths"])
+    assert (gdextension.BIN / gdextension.LIBRARY).is_file()
+
+
+def test_every_project_using_the_addon_is_imported() -> None:
+    projects = gdextension.projects()
+    assert ROOT / "tests" / "godot" / "binding" in projects
+    assert all((project / ".godot" / "extension_list.cfg").is_file() for project in projects)
