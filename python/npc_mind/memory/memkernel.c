@@ -64,6 +64,11 @@ static inline uint16_t mk_hash(int64_t entity)
 #include <immintrin.h>
 #endif
 
+/* How many candidates ahead the passes over candidates start loading their fields. */
+#ifndef MK_AHEAD
+#define MK_AHEAD 16
+#endif
+
 /* Record slot `s` of query `e` as a hash hit, and start loading its recall count (a column the
  * pool's other batch work rarely reads, so likely out of cache when mk_select needs it). */
 #define MK_HIT(s)                                                                                   \
@@ -139,6 +144,13 @@ int64_t mk_match(const mk_pool *pool, mk_scratch *sc, const int64_t *ids, const 
     int64_t kept = 0;
     for (int64_t c = 0; c < count; c++) {
         const int64_t e = cand_query[c], f = cand_flat[c];
+        if (c + MK_AHEAD < count) { /* the hits are scattered over the columns: load ahead */
+            const int64_t g = cand_flat[c + MK_AHEAD];
+            __builtin_prefetch(pool->entity + g);
+            __builtin_prefetch(pool->type + g);
+            __builtin_prefetch(pool->last + g);
+            __builtin_prefetch(pool->stability + g);
+        }
         if (pool->entity[f] != entities[e] || pool->type[f] < 0)
             continue;
         cand_query[kept] = e;
@@ -181,6 +193,16 @@ int64_t mk_select(mk_pool *pool, mk_scratch *sc, const int64_t *entities, int64_
     int64_t c = 0, hits = 0, won = 0, strong_n = 0, deferred_n = 0;
     for (int64_t e = 0; e < m; e++) {
         const int64_t first = c;
+        if (c + MK_AHEAD < count) { /* the fields a winner reads and writes, a few queries ahead */
+            const int64_t g = cand_flat[c + MK_AHEAD];
+            __builtin_prefetch(pool->salience + g);
+            __builtin_prefetch(pool->recalls + g, 1);
+            __builtin_prefetch(pool->last + g, 1);
+            __builtin_prefetch(pool->reported + g, 1);
+            __builtin_prefetch(pool->pinned + g);
+            __builtin_prefetch(pool->type + g);
+            __builtin_prefetch(pool->stability + g);
+        }
         while (c < count && cand_query[c] == e)
             c++;
         int64_t best = -1;
