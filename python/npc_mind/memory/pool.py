@@ -109,6 +109,7 @@ class _KernelHits(Mapping[str, np.ndarray]):
     slot; 5-7 R, stability, salience; 8 R of every query; 9 bytes: memory types, then pinned."""
 
     _NAMES = ("entity", "memory_type", "stability", "salience", "recall_count", "slot", "pinned")
+    __slots__ = ("_cache", "_hits", "_out")
 
     def __init__(self, out: np.ndarray, hits: int) -> None:
         self._out = out
@@ -883,7 +884,9 @@ class MemoryPool:
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
         if self._mk is not None:
-            return self._kernel_query(npcs, entities, self._time(now), True)
+            if type(now) is not float or not -MAX_TIME <= now <= MAX_TIME:  # (NaN fails too)
+                now = self._time(now)
+            return self._kernel_query(npcs, entities, now, True)
         return self._query(npcs, entities, now, wake=True)
 
     def awareness(self, npc: int, entity: int, now: float) -> Awareness:
@@ -1148,7 +1151,7 @@ class MemoryPool:
         struct.gain = p.consolidation_factor * p.alpha
         struct.max_stability = p.max_stability
         struct.consolidate = p.consolidation_factor != 0.0
-        struct.exponential = p.curve == "exponential"
+        struct.exponential = self._mk_exponential = p.curve == "exponential"
         struct.ln_table, struct.ln_size = kernel.ln_table(self._mk)  # type: ignore[arg-type]
         self._mk_pool = (struct, keep)
         self._mk_ids = (None, None)
@@ -1210,15 +1213,15 @@ class MemoryPool:
             self._rows(ids)  # raises the numpy path's error for these ids
             raise AssertionError("mk_match and _rows disagree on npc ids")  # pragma: no cover
         self._clock = now
-        rows = sc.rows[:n]
         if wake and not sc.cells[0]:  # rows do not increase: maybe an NPC asks twice
+            rows = sc.rows[:n]
             rounds = self._rounds(rows)
             if rounds[0] is not None:
                 return self._query_rounds(rows.copy(), ent, ids, now, wake, rounds, self._kernel_round)
         if nc == -1:  # more candidates than any pool the API builds can hold: the numpy path
             self._increasing = None
-            return self._query_rounds(rows.copy(), ent, ids, now, wake, [None], self._query_round)
-        be, _, fields, out = self._kernel_select(rows, ent, ent_c, ids, now, wake, nc, sc)
+            return self._query_rounds(sc.rows[:n].copy(), ent, ids, now, wake, [None], self._query_round)
+        be, _, fields, out = self._kernel_select(n, ent, ent_c, ids, now, wake, nc, sc)
         return QueryBatch(n, ids, out[8], be, fields)
 
     def _kernel_round(
@@ -1235,11 +1238,12 @@ class MemoryPool:
         nc = lib.mk_match(self._mk_pool[0], sc.struct, ffi.NULL, ent_c, m, now, now < self._tmax)
         if nc < 0:
             return self._query_round(rr, ent, ids, now, wake)
-        return self._kernel_select(sc.rows[:m], ent, ent_c, ids, now, wake, nc, sc)[:3]
+        be, br, fields, out = self._kernel_select(m, ent, ent_c, ids, now, wake, nc, sc)
+        return be, out[5, : be.shape[0]] if br is None else br, fields
 
     def _kernel_select(  # noqa: PLR0917
         self,
-        rr: np.ndarray,
+        m: int,
         ent: np.ndarray,
         ent_c: Any,
         ids: np.ndarray,
@@ -1247,13 +1251,13 @@ class MemoryPool:
         wake: bool,
         nc: int,
         sc: _KernelScratch,
-    ) -> tuple[np.ndarray, np.ndarray, Mapping[str, Any], np.ndarray]:
-        """R of the candidates `mk_match` found (numpy), then `mk_select`; the rest as `_query_round`.
-        Also returns the output block (row 8: R of every query)."""
+    ) -> tuple[np.ndarray, np.ndarray | None, Mapping[str, Any], np.ndarray]:
+        """R of the `m` queries' candidates `mk_match` found (numpy), then `mk_select`; the rest as
+        `_query_round`. Returns the hits' queries, their R (None: row 5 of the block), their fields
+        and the output block (row 8: R of every query)."""
         mk, p = self._mk, self._p
         ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
-        m = rr.shape[0]
-        if p.curve == "exponential":
+        if self._mk_exponential:
             cx = sc.cx[:nc]
             np.exp(cx, out=cx)  # R = e^x by numpy, so it has the numpy path's bits
             cr_c = ffi.NULL
@@ -1262,8 +1266,8 @@ class MemoryPool:
             cr_c = ffi.from_buffer("double[]", retrievability(self._lastf[cand], self._stabf[cand], now, p))
         lt: dict[int, tuple[int, float]] = {}
         lt_c = ffi.NULL
-        if self._lt.size and self._ltn[rr].any():
-            lt = self._longterm_best(rr, ent, ids)
+        if self._lt.size and self._ltn[sc.rows[:m]].any():
+            lt = self._longterm_best(sc.rows[:m], ent, ids)
             if lt:
                 lt_r = np.zeros(m)
                 lt_r[list(lt)] = [r for _, r in lt.values()]
@@ -1279,7 +1283,7 @@ class MemoryPool:
             if cells[3] or (self._links and cells[2]):
                 out_i = out[:5].view(np.int64)
                 self._kernel_consolidate(
-                    rr,
+                    sc.rows[:m],
                     ids,
                     out_i[:, :hits],
                     out[7, :hits],
@@ -1293,7 +1297,7 @@ class MemoryPool:
                 self._emit_event(EventKind.RECALLED, ids[be], self._entf[bf], self._typf[bf])
         fields = _KernelHits(out, hits)
         if not lt and self._tags is None:
-            return be, out[5, :hits], fields, out
+            return be, None, fields, out
         fields = dict(fields)
         lt_e = sc.won[: cells[1]].tolist()
         be, br, fields = self._finish_hits(
