@@ -492,7 +492,8 @@ def free(cid: int, iid: int) -> None:
 # decide. The move is deferred to the main loop: dropping the object inside the engine's unreference
 # is not safe.
 _pending_weak: set[int] = set()
-_weakener: list[Any] = []
+_weakener_class: list[type] = []
+_weakener: list[Any] = []  # made on first use: objects made at start-up crash a late-loading editor
 
 
 # Moves between strong and weak happen under one lock: engine calls release the GIL, and another
@@ -522,8 +523,16 @@ def created_by_python(obj: Any) -> None:
 def _schedule_weaken(iid: int) -> None:
     first = not _pending_weak
     _pending_weak.add(iid)
-    if first and _weakener:
-        _weakener[0].call_deferred("weaken_pending")
+    if first:
+        _kick_weakener()
+
+
+def _kick_weakener() -> None:
+    if not _weakener_class:
+        return  # before SCENE start-up ends: install_weakener kicks it
+    if not _weakener:
+        _weakener.append(_weakener_class[0]())
+    _weakener[0].call_deferred("weaken_pending")
 
 
 def weaken_pending() -> None:
@@ -539,7 +548,7 @@ def weaken_pending() -> None:
 
 
 def install_weakener() -> None:
-    """The object whose deferred call runs `weaken_pending` on the main loop."""
+    """The class of the object whose deferred call runs `weaken_pending` on the main loop."""
     from gdbridge.classes import Object
 
     class GdbridgeWeakener(Object):
@@ -549,9 +558,9 @@ def install_weakener() -> None:
             weaken_pending()
 
     register_pending()
-    _weakener.append(GdbridgeWeakener())
+    _weakener_class.append(GdbridgeWeakener)
     if _pending_weak:
-        _weakener[0].call_deferred("weaken_pending")
+        _kick_weakener()
 
 
 def remove_weakener() -> None:

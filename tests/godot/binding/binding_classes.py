@@ -184,7 +184,8 @@ class Probe(Node):
     @staticmethod
     def live_instances() -> int:
         gc.collect()  # freed nodes' Python objects may sit in reference cycles (signal lambdas)
-        return len(objects.instances) + sum(1 for ref in objects.weak_instances.values() if ref() is not None)
+        alive = [*objects.instances.values(), *(ref() for ref in objects.weak_instances.values())]
+        return sum(1 for obj in alive if type(obj).__module__ == __name__)  # this module's classes only
 
     # -- virtuals --
     def _enter_tree(self) -> None:
