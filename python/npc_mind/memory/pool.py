@@ -187,6 +187,7 @@ class MemoryPool:
         self._scratch: dict[str, np.ndarray] = {}
         # the compiled query kernel, when built (kernel.py); None: the pure numpy path
         self._mk = kernel.load()
+        self._mk_ffi, self._mk_lib = (self._mk.ffi, self._mk.lib) if self._mk is not None else (None, None)
         self._mk_sc: _KernelScratch | None = None
         self._mk_ids: tuple[np.ndarray | None, Any] = (None, None)
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
@@ -1166,8 +1167,7 @@ class MemoryPool:
     def _kernel_query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
         """`_query` with the kernel: ids are resolved and checked in the same call that finds the
         candidates; errors (and their order) are the numpy path's."""
-        mk = self._mk
-        ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
+        ffi, lib = self._mk_ffi, self._mk_lib
         # int64 arrays (the usual input) skip the general conversion
         ids = (
             npcs
@@ -1228,8 +1228,7 @@ class MemoryPool:
         self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
     ) -> tuple[np.ndarray, np.ndarray, Mapping[str, Any]]:
         """`_query_round` (same arguments, results and state changes) with the compiled kernel."""
-        mk = self._mk
-        ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
+        ffi, lib = self._mk_ffi, self._mk_lib
         m = rr.shape[0]
         sc = self._kernel_scratch(m)
         sc.rows[:m] = rr
@@ -1255,8 +1254,7 @@ class MemoryPool:
         """R of the `m` queries' candidates `mk_match` found (numpy), then `mk_select`; the rest as
         `_query_round`. Returns the hits' queries, their R (None: row 5 of the block), their fields
         and the output block (row 8: R of every query)."""
-        mk, p = self._mk, self._p
-        ffi, lib = mk.ffi, mk.lib  # type: ignore[union-attr]
+        p, ffi, lib = self._p, self._mk_ffi, self._mk_lib
         if self._mk_exponential:
             cx = sc.cx[:nc]
             np.exp(cx, out=cx)  # R = e^x by numpy, so it has the numpy path's bits
