@@ -230,9 +230,10 @@ def projects() -> list[Path]:
 def import_project(engine: list[str], project: Path, force: bool = False) -> None:
     """`--headless --import` until `.godot/extension_list.cfg` exists and a clean start works.
 
-    The first import discovers the addon while the editor already runs; the engine may crash at
-    exit in that case (the extension was loaded late), after it wrote the file. The second import
-    loads the extension at start, as every later run does, and must exit cleanly.
+    The first import discovers the addon while the editor already runs and quits at once; the
+    engine may crash at exit then (classes registered late, editor still busy with them), after it
+    wrote the file. The second import loads the extension at start, as every later run does, and
+    must exit cleanly.
     """
     if not force and (project / ".godot" / "extension_list.cfg").is_file():
         return
