@@ -20,9 +20,9 @@ pytestmark = pytest.mark.godot
 
 
 def play(out: Path, endpoint: str = "") -> GodotRun:
-    run = run_godot(
-        ROOT, "--fixed-fps", "30", "--", f"--out={out}", timeout=240, env={"NPC_MIND_LLM_URL": endpoint}
-    )
+    # --quit-after: a scene that failed to load would otherwise idle until the timeout.
+    frames = ["--fixed-fps", "30", "--quit-after", "4000"]
+    run = run_godot(ROOT, *frames, "--", f"--out={out}", timeout=240, env={"NPC_MIND_LLM_URL": endpoint})
     assert run.returncode == 0, run.log
     return run
 
