@@ -30,7 +30,7 @@ def render(tmp_path: Path, at_seconds: float) -> np.ndarray:
     command = [
         "xvfb-run", "-a", "-s", "-screen 0 1280x720x24 -nolisten tcp",
         *godot_command(), "--path", str(ROOT), "--rendering-driver", "opengl3", "--audio-driver", "Dummy",
-        "--fixed-fps", "30", "--resolution", "1280x720",
+        "--fixed-fps", "30", "--quit-after", str(int(30 * (at_seconds + 10))), "--resolution", "1280x720",
         "--", f"--out={tmp_path}", f"--screenshot={shot}", f"--screenshot-at={at_seconds}",
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
