@@ -167,13 +167,13 @@ int64_t mk_match(const mk_pool *pool, mk_scratch *sc, const int64_t *ids, const 
 }
 
 /* Select, wake and consolidate (see the file comment). `cand_r` is R of each candidate (NULL:
- * sc->cand_x holds it); `longterm_r` (or NULL) the R of each query's best long-term memory. Writes into `out`, ten
- * rows of m cells, per hit h in query order: rows 0-4 (int64) query, flat slot, entity, recall
- * count, slot; rows 5-7 R, stability, salience; row 8 R of every query (0 when nothing is
- * remembered); row 9 bytes: memory types, then pinned flags. Also: the queries a long-term
- * memory won (count in cells[1]); the hits that woke with E >= the consolidation threshold, for links (cells[2]); and those whose k is
- * past the ln table, whose same-entity consolidation is left to the caller (cells[3]).
- * Returns the number of working hits. */
+ * sc->cand_x holds it); `longterm_r` (or NULL) the R of each query's best long-term memory.
+ * Writes into `out`, ten rows of m cells, per hit h in query order: rows 0-4 (int64) query, flat
+ * slot, entity, recall count, slot; rows 5-7 R, stability, salience; row 8 R of every query (0
+ * when nothing is remembered); row 9 bytes: memory types, then pinned flags. Also lists the
+ * queries a long-term memory won (count in cells[1]), the hits that woke with E >= the
+ * consolidation threshold, for links (cells[2]), and those whose k is past the ln table, whose
+ * same-entity consolidation is left to the caller (cells[3]). Returns the number of working hits. */
 int64_t mk_select(mk_pool *pool, mk_scratch *sc, const int64_t *entities, int64_t m, int64_t count,
                   const double *cand_r, const double *longterm_r, double now, int32_t wake, double *out)
 {
