@@ -18,7 +18,8 @@ CHECKS = [
     "python_parent_and_renamed",
     # calls: typed (ptrcall) and untyped (Variant), every Variant type through echo
     "typed_int", "typed_float", "typed_string", "typed_packed", "typed_dict", "packed_return", "default_arg",
-    "untyped_int", "untyped_coerce", "callv", "packed_1000", "variant_echo", "object_echo", "static_method",
+    "untyped_int", "untyped_coerce",
+    "untyped_default_arg", "callv", "packed_1000", "variant_echo", "object_echo", "static_method",
     "script_members_from_python",
     "to_string",
     # properties

@@ -416,11 +416,11 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
     total = len(specs)
     required = total - len(method.defaults)
 
-    def call(obj: Any, args: Any, n: int, ret: Any) -> int:
+    def call(obj: Any, args: Any, n: int, ret: Any) -> tuple[int, int]:
         if n > total:
-            return 3
+            return 3, total
         if n < required:
-            return 4
+            return 4, required
         values = []
         for i in range(n):
             value = _variant.from_variant(args[i])
@@ -432,7 +432,7 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
         if wants_return:
             objects.lib.gdb_vdestroy(ret)
             _variant.to_variant(ret, result)
-        return 0
+        return 0, 0
 
     return call
 

@@ -73,6 +73,7 @@ func check_calls() -> void:
 	var u: Variant = p
 	check("untyped_int", u.add(2, 3) == 5)
 	check("untyped_coerce", is_equal_approx(u.scale(2), 3.0), u.scale(2))
+	check("untyped_default_arg", u.with_default(4) == 40 and u.with_default(4, 3) == 12)
 	check("callv", p.callv("add", [4, 5]) == 9 and p.call("concat", "x", "y") == "xy")
 	var big := PackedFloat32Array()
 	big.resize(1000)
