@@ -23,11 +23,13 @@ CHECKS = [
     "script_members_from_python",
     "to_string",
     # properties
-    "defaults", "property_round_trip", "property_types", "set_get_by_name", "setter_ran", "resource_property",
+    "defaults", "property_round_trip", "property_types", "set_get_by_name", "setter_ran", "validate_property",
+    "resource_property",
     # signals
     "signal_connect", "signal_await", "python_callables", "object_argument",
     # saved scenes
-    "pack", "save", "tscn_text", "scene_round_trip", "resource_round_trip", "loaded_scene_values",
+    "pack", "save", "tscn_text", "tres_save", "tres_round_trip", "scene_round_trip", "resource_round_trip",
+    "loaded_scene_values",
     # lifetime
     "refcounted_call", "refcounted_alive", "refcounted_freed", "ten_thousand_freed", "python_held_refcounted",
     # in the tree: virtuals, engine calls, threads, exceptions

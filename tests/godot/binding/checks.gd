@@ -130,6 +130,15 @@ func check_properties() -> void:
 	p.set("speed", 3)
 	check("set_get_by_name", p.get("speed") == 3.0 and typeof(p.get("speed")) == TYPE_FLOAT)
 	check("setter_ran", p.frame_counts()["setter"] == 1, p.frame_counts())
+	var usage := {}
+	for prop in p.get_property_list():
+		usage[prop["name"]] = prop["usage"]
+	p.flag = false
+	var hidden: int = -1
+	for prop in p.get_property_list():
+		if prop["name"] == "limit":
+			hidden = prop["usage"]
+	check("validate_property", usage["limit"] == PROPERTY_USAGE_DEFAULT and hidden == PROPERTY_USAGE_STORAGE, [usage["limit"], hidden])
 	var data := ProbeData.new()
 	data.level = 4
 	p.profile = data
@@ -191,6 +200,12 @@ func check_scene_round_trip() -> void:
 	check("scene_round_trip", ok, [q.speed, q.title, q.spot, q.weights, q.names, q.table, q.mood])
 	check("resource_round_trip", q.profile is ProbeData and q.profile.level == 9 and q.profile.label == "inner", q.profile)
 	loaded.free()
+	var standalone := ProbeData.new()
+	standalone.level = 11
+	standalone.label = "alone"
+	check("tres_save", ResourceSaver.save(standalone, "user://probe_data.tres") == OK)
+	var reloaded = ResourceLoader.load("user://probe_data.tres", "", ResourceLoader.CACHE_MODE_IGNORE)
+	check("tres_round_trip", reloaded is ProbeData and reloaded.level == 11 and reloaded.label == "alone", reloaded)
 
 
 func check_refcounted() -> void:
