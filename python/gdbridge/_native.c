@@ -572,6 +572,63 @@ static int gdb_call_py(const void *mb, void *obj, intptr_t args_addr, intptr_t o
     return result;
 }
 
+/* The same call as a CPython builtin (module _gdbridge_fast): no cffi wrapper around it, so the
+ * GIL is only released around the engine call itself. call(method_bind, object, *args), both
+ * addresses as ints; an engine call error raises `gdb_call_error_cls(code)`. */
+static PyObject *gdb_call_error_cls;
+
+static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 2 || nargs > 18) {
+        PyErr_SetString(PyExc_TypeError, "call(method_bind, object, *args) takes 0 to 16 arguments");
+        return NULL;
+    }
+    void *mb = PyLong_AsVoidPtr(args[0]);
+    void *obj = PyLong_AsVoidPtr(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t n = nargs - 2;
+    gdb_variant vars[17];
+    const void *ptrs[16];
+    Py_ssize_t made = 0;
+    PyObject *result = NULL;
+    for (; made < n; made++) {
+        if (!gdb_py_to_variant(&vars[made], args[made + 2])) goto done;
+        ptrs[made] = &vars[made];
+    }
+    GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
+    Py_BEGIN_ALLOW_THREADS
+    i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, &vars[16], &err);
+    Py_END_ALLOW_THREADS
+    if (err.error != GDEXTENSION_CALL_OK) {
+        PyObject *code = PyLong_FromLong((long)err.error * 1000 + err.argument);
+        if (code) PyErr_SetObject(gdb_call_error_cls, code);
+        Py_XDECREF(code);
+    } else {
+        result = gdb_variant_to_py(&vars[16]);
+    }
+    i_variant_destroy(&vars[16]);
+done:
+    for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
+    return result;
+}
+
+static PyMethodDef gdb_fast_methods[] = {
+    {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
+    {NULL, NULL, 0, NULL},
+};
+static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};
+
+/* Put _gdbridge_fast into sys.modules; returns 0 on failure. */
+static int gdb_install_fast(intptr_t call_error_cls) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    gdb_call_error_cls = (PyObject *)call_error_cls;
+    PyObject *module = PyModule_Create(&gdb_fast_module);
+    int ok = module && PyDict_SetItemString(PyImport_GetModuleDict(), "_gdbridge_fast", module) == 0;
+    Py_XDECREF(module);
+    if (!ok) PyErr_Clear();
+    PyGILState_Release(gil);
+    return ok;
+}
+
 static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {
     PyObject *argv[2] = {(PyObject *)inst, arg};
     PyObject *r = PyObject_Vectorcall(func, argv, arg ? 2 : 1, NULL);

@@ -446,6 +446,7 @@ def create(cid: int, notify: int) -> Any:
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
+    obj._addr = int(ffi.cast("intptr_t", ptr))
     obj._gd_owns = False
     # The instance pointer given to the engine is the Python object's address (the C fast paths
     # call it directly); `instances` keeps the object alive until the engine frees it.

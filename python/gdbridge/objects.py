@@ -47,6 +47,17 @@ class GodotError(RuntimeError):
     """An engine call failed (wrong arguments, freed object, unsafe thread)."""
 
 
+class _CallError(Exception):
+    """Raised by the C call with the engine's call error code; turned into a GodotError."""
+
+
+def _fast_call_missing(*args: Any) -> Any:
+    raise GodotError("gdbridge is not attached to an engine")
+
+
+_fast_call: Callable[..., Any] = _fast_call_missing
+
+
 def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     global ffi, lib
     ffi, lib = ffi_, lib_
@@ -68,6 +79,12 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
         _iface[name] = ffi.cast(ctype, lib.gdb_get_proc(name.encode()))
     _variant._wrap_object = wrap
     _variant._object_ptr = object_ptr
+    global _fast_call  # noqa: PLW0603 - set once, at start-up
+    if not lib.gdb_install_fast(id(_CallError)):
+        raise GodotError("could not create the _gdbridge_fast module")
+    import _gdbridge_fast
+
+    _fast_call = _gdbridge_fast.call
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))
@@ -170,6 +187,7 @@ def wrap(ptr: Any, owned: bool = False) -> Any:
     cls = engine_class(name) if name in API["classes"] else _nearest_class(name)
     proxy = object.__new__(cls)
     proxy._ptr = ptr
+    proxy._addr = int(ffi.cast("intptr_t", ptr))
     if cls._gd_refcounted:
         if not owned:
             _ref_method("reference")(proxy)
@@ -300,7 +318,7 @@ class GodotClassMeta(type):
 class Object(metaclass=GodotClassMeta):
     """Root of every Godot class seen from Python."""
 
-    __slots__ = ("__weakref__", "_gd_owns", "_ptr")
+    __slots__ = ("__weakref__", "_addr", "_gd_owns", "_ptr")
     _gd_native: ClassVar[bool] = True
     _gd_refcounted: ClassVar[bool] = False
     _gd_instantiable: ClassVar[bool] = True
@@ -417,17 +435,22 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
     def method(self: Any, *args: Any) -> Any:
         nonlocal mb
         if mb is None:
-            mb = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
-            if mb == ffi.NULL:
+            found = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
+            if found == ffi.NULL:
                 raise GodotError(f"{label} is not in this engine")
+            mb = int(ffi.cast("intptr_t", found))
         if is_static:
-            return call_bind(mb, ffi.NULL, args, label)
-        ptr = self._ptr
-        if ptr is None:
-            raise GodotError(f"{label}: {type(self).__name__} instance was freed")
-        if not thread_safe and self._gd_is_node and threading.get_ident() != MAIN_THREAD:
-            check_thread(self, label)
-        return call_bind(mb, ptr, args, label)
+            address = 0
+        else:
+            if self._ptr is None:
+                raise GodotError(f"{label}: {type(self).__name__} instance was freed")
+            if not thread_safe and self._gd_is_node and threading.get_ident() != MAIN_THREAD:
+                check_thread(self, label)
+            address = self._addr
+        try:
+            return _fast_call(mb, address, *args)
+        except _CallError as error:
+            raise GodotError(f"{label}: {_call_error(error.args[0])}") from None
 
     method.__name__ = name
     method.__qualname__ = label
