@@ -257,3 +257,22 @@ def test_one_step_a_frame_moves_the_clock_and_removal_is_final() -> None:
     assert server.selectors.groups == {} and server.step(1.0) == []
     with pytest.raises(KeyError):
         server.remove(guard)
+
+
+def test_rehearsal_and_eviction_are_signalled_to_their_stream() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    small = server.add_memory({"capacity": 2})
+    other = server.add_memory({"capacity": 2})
+    server.record(small, 1, MemoryType.TRIVIA, 0.1)
+    server.record(small, 2, MemoryType.HOSTILE, 0.9)
+    server.update()
+    server.advance(5.0)  # past the refractory period: a repeat rehearses
+    server.record(small, 2, MemoryType.HOSTILE, 0.9)
+    server.record(small, 3, MemoryType.TRAUMA, 1.0)  # full: the faded trivia goes, never the hostile
+    events = server.update()
+    assert signals(events, small) == [
+        ("memory_rehearsed", (2, int(MemoryType.HOSTILE))),
+        ("memory_evicted", (1, int(MemoryType.TRIVIA))),
+        ("memory_formed", (3, int(MemoryType.TRAUMA))),
+    ]
+    assert signals(events, other) == []
