@@ -96,3 +96,11 @@ def test_the_demo_command_plays_headless_and_writes_its_timeline(tmp_path: Path)
     assert any(line.get("event") == "sample" for line in lines)
     assert lines[-1]["event"] == "summary" and lines[-1]["all_stories_held"]
     assert (tmp_path / "forgetting.png").is_file()
+
+
+@pytest.mark.llm
+def test_stories_hold_with_the_real_local_model(tmp_path: Path, llm_endpoint) -> None:
+    run = play(tmp_path, llm_endpoint.base_url)
+    assert_stories(run)
+    grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
+    assert grenade["in_flight"]  # a real request to the real model was cut off by the grenade
