@@ -129,7 +129,7 @@ class BatchScorer:
         self._veto_owner_t = np.ascontiguousarray(self._veto_owner.T)  # (V, B)
         self._product_behavior_weights = behavior_weights[self._product_behaviors]
         self._buffers: dict[int, _Buffers] = {}
-        self.nan_counts: dict[str, int] = {}
+        self.nan_counts: dict[str, int] = {}  # NaN input values seen, per key (one per NPC and target)
 
     def score(
         self, inputs: Mapping[str, npt.ArrayLike], target_mask: npt.ArrayLike | None = None
@@ -141,15 +141,16 @@ class BatchScorer:
         """
         arrays, lead = self._flat_inputs(inputs)
         width = lead[0] * lead[-1] if len(lead) == 2 else lead[0]
+        repeat = lead[-1] if len(lead) == 2 else 1  # scalar keys are repeated once per target
         buffers = self._buffers_for(width)
         values, scores = buffers.values, buffers.scores
         np.concatenate([arrays[key] for key in self._row_keys], out=values.reshape(-1))
         self.stack.evaluate(values, out=scores, scratch=buffers.scratch, finish=self._finish_early)
         totals = self._aggregate(buffers)
         if self._finish_early:
-            self._report_nan(values)
+            self._report_nan(values, repeat)
         elif np.isnan(totals).any():  # a NaN input reached a bounded curve: clamp and redo
-            self._report_nan(values)
+            self._report_nan(values, repeat)
             CurveStack.finish(scores)
             totals = self._aggregate(buffers)
         if len(lead) == 1:
@@ -252,7 +253,7 @@ class BatchScorer:
             self._buffers[width] = buffers
         return buffers
 
-    def _report_nan(self, values: FloatArray) -> None:
+    def _report_nan(self, values: FloatArray, repeat: int) -> None:
         suspects = np.flatnonzero(np.isnan(np.add.reduce(values, axis=1)))  # also +inf + -inf: rechecked
         counted: set[str] = set()
         for row in suspects:
@@ -261,10 +262,12 @@ class BatchScorer:
             if key in counted or not missing:
                 continue
             counted.add(key)
-            if key not in self.nan_counts:
-                log.warning(
-                    "%s: input %r is NaN for some NPCs; those considerations score 0",
-                    self.first_use[key],
-                    key,
-                )
-            self.nan_counts[key] = self.nan_counts.get(key, 0) + missing
+            self.record_nan(key, missing if key in self.per_target_keys else missing // repeat)
+
+    def record_nan(self, key: str, missing: int) -> None:
+        """Count `missing` NaN values of input `key` (logged the first time a key has any)."""
+        if key not in self.nan_counts:
+            log.warning(
+                "%s: input %r is NaN for some NPCs; those considerations score 0", self.first_use[key], key
+            )
+        self.nan_counts[key] = self.nan_counts.get(key, 0) + missing

@@ -56,6 +56,7 @@ _BASE_FIELDS = frozenset({"input_min", "input_max", "invert"})
 _HUGE = 1e30  # saturating inputs are clamped here (float32 too) so that +inf gives 1, not inf / inf
 _MAX_K = 1e12  # a saturating k beyond this would not reach 1 even at _HUGE
 _LOGIT_EPSILON = 1e-9  # keeps the logit's z strictly inside (0, 1)
+_SCALARS = (float, int, np.floating, np.integer)  # one number: the plain-Python path
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +94,13 @@ class Curve:
         return {name: getattr(self, name) for name in self.param_names()}
 
     def __call__(self, x: float | npt.ArrayLike) -> float | FloatArray:
-        """The score of one input (a float) or of an array of inputs (an array of the same shape)."""
+        """The score of one input (a float) or of an array of inputs (an array of the same shape).
+
+        One number goes through the generated plain-Python kernel (`scalar.compile_curve`), an
+        array through the numpy one; both do the same arithmetic.
+        """
+        if isinstance(x, _SCALARS):
+            return self._scalar(float(x))
         values = np.asarray(x, dtype=np.float64)
         out = self._single_stack.evaluate(values.reshape(1, -1))
         return float(out[0, 0]) if values.ndim == 0 else out.reshape(values.shape)
@@ -101,6 +108,12 @@ class Curve:
     @cached_property
     def _single_stack(self) -> CurveStack:
         return CurveStack([self])
+
+    @cached_property
+    def _scalar(self) -> Callable[[float], float]:
+        from npc_mind.utility.scalar import compile_curve
+
+        return compile_curve(self)
 
     def _validate(self) -> None:
         """Family-specific parameter checks; the base already made every parameter a finite float."""

@@ -10,14 +10,16 @@ Anti-dithering (all off by default, so plain arg max and the design source's num
 - top_n (>= 1) with seed: a new choice is a weighted random pick among the n best candidates
   (weights = scores); the running behaviour stays while it is among the n best.
 
-One decision function works on (N, B) arrays of scores and state; `UtilitySelector.choose` uses it
-with N = 1 and `SelectorBatch.choose` with every NPC, so both follow the same rules.
+`decide` works on (N, B) arrays of scores and state for `SelectorBatch.choose`; `decide_one` is the
+same rules in plain Python for `UtilitySelector.choose` (one NPC: numpy's call overhead would cost
+more than the work). They make the same choices, and draw the same random numbers for top_n.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import operator
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
@@ -30,8 +32,11 @@ from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
 from npc_mind.utility.curves import FloatArray
 from npc_mind.utility.errors import UtilityDefinitionError, UtilityError
+from npc_mind.utility.scalar import ScalarScorer
 
 log = logging.getLogger("npc_mind.utility")
+_score_of_pair = operator.itemgetter(1)
+_score_of_row = operator.itemgetter(2)
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 Precision = Literal["float64", "float32"]
@@ -175,6 +180,107 @@ def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.ra
     return np.where(totals > 0.0, random_best, best)
 
 
+class OneDecisionState:
+    """`DecisionState` for one NPC in plain Python: running index, its start, each behaviour's stop."""
+
+    __slots__ = ("last_now", "running", "started", "stopped")
+
+    def __init__(self, n_behaviors: int) -> None:
+        self.running = -1  # nothing chosen yet
+        self.started = -math.inf
+        self.stopped = [-math.inf] * n_behaviors
+        self.last_now = -math.inf
+
+
+def decide_one(
+    scores: list[float],
+    *,
+    allowed: list[bool] | None,
+    cooldowns: list[float] | None,
+    state: OneDecisionState,
+    now: float,
+    settings: AntiDithering,
+    rng: np.random.Generator,
+) -> tuple[int, bool]:
+    """`decide` for one NPC: the chosen behaviour and whether the tag restriction fell back.
+
+    scores: (B,) >= 0; allowed: (B,) or None; cooldowns: (B,) or None when none is above 0.
+    Step for step the rules of `decide`, which the batch tests hold it to.
+    """
+    if not math.isfinite(now):
+        raise UtilityError(f"now must be a finite time, got {now}")
+    if now < state.last_now:
+        raise UtilityError(f"now went backwards: {now} after {state.last_now}")
+    state.last_now = now
+    running = state.running
+    has_running = running >= 0
+
+    ready: list[bool] | None = None
+    tag_fallback = False
+    if allowed is not None:
+        ready = [ok and score > 0.0 for ok, score in zip(allowed, scores, strict=True)]
+        if not any(ready):
+            tag_fallback = True
+            ready = None  # every behaviour
+    if cooldowns is not None:
+        rested = [
+            now - stopped >= cooldown for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
+        ]
+        if has_running:
+            rested[running] = True  # the running behaviour is exempt
+        if ready is not None:
+            rested = [a and b for a, b in zip(ready, rested, strict=True)]
+        if any(rested):
+            ready = rested
+
+    adjusted = (
+        list(scores) if ready is None else [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
+    )
+    if has_running and settings.momentum > 0.0:
+        adjusted[running] *= 1.0 + settings.momentum
+    best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
+    top_n = settings.top_n
+    if not has_running:
+        chosen = _weighted_top_n_one(adjusted, best, top_n, rng) if top_n > 1 else best
+    else:
+        best_score = adjusted[best]
+        if top_n > 1:
+            best = _weighted_top_n_one(adjusted, best, top_n, rng)
+        running_score = adjusted[running]
+        running_ok = running_score > 0.0
+        margin = settings.tie_tolerance
+        if settings.commitment > 0.0 and (now - state.started) < settings.commitment:
+            margin = max(settings.tie_tolerance, settings.interrupt_margin)
+        keep = running_ok and best_score <= running_score + margin
+        if top_n > 1 and running_ok and sum(1 for a in adjusted if a > running_score) < top_n:
+            keep = True
+        chosen = running if keep else best
+
+    if chosen != running:
+        if has_running:
+            state.stopped[running] = now
+        state.started = now
+    state.running = chosen
+    return chosen, tag_fallback
+
+
+def _weighted_top_n_one(adjusted: list[float], best: int, top_n: int, rng: np.random.Generator) -> int:
+    """`_weighted_top_n` for one NPC, drawing the same random number."""
+    keep = min(top_n, len(adjusted))
+    top = sorted(range(len(adjusted)), key=lambda j: -adjusted[j])[:keep]  # stable, as argsort
+    weights = [w if 0.0 < w < math.inf else 0.0 for w in (adjusted[j] for j in top)]
+    total = float(np.sum(weights)) if keep >= 8 else sum(weights)  # numpy sums 8+ pairwise
+    draw = rng.random() * total
+    cumulative = 0.0
+    pick = 0
+    for weight in weights:
+        cumulative += weight
+        if cumulative <= draw:
+            pick += 1
+    pick = min(pick, keep - 1)
+    return top[pick] if total > 0.0 else best
+
+
 @dataclass(frozen=True)
 class Choice:
     """The detail behind `UtilitySelector.choose`'s answer."""
@@ -218,9 +324,14 @@ class UtilitySelector:
         self.scorer = BatchScorer(self.behaviors)  # also checks that inputs are used consistently
         self._scorers = {"float64": self.scorer}
         self.targeted = self.scorer.targeted
-        self.state = DecisionState(1, len(self.behaviors))
+        # The per-NPC path: generated plain-Python scoring and the scalar decision rules.
+        self.scalar = ScalarScorer(self.behaviors, self.scorer)
+        self._scalar_cooldowns = self.cooldowns.tolist() if bool((self.cooldowns > 0.0).any()) else None
+        self._tag_sets = [frozenset(behavior.tags) for behavior in self.behaviors]
+        self._tag_masks: dict[frozenset[str], list[bool]] = {}
+        self.state = OneDecisionState(len(self.behaviors))
         self.rng = np.random.default_rng(seed)
-        self.last_choice: Choice | None = None
+        self._last: tuple[str, int | None, float, bool] | None = None
         self._batch: SelectorBatch | None = None
 
     # --- data format (see schema.py) -----------------------------------------------------------
@@ -250,8 +361,8 @@ class UtilitySelector:
     def explain(self, context: Context) -> list[BehaviorExplanation]:
         """Every behaviour (per target when per-target) with each consideration's numbers.
 
-        The detailed path, for debugging and the editor; `rank` and `choose` score through the
-        compiled scorer, which gives the same numbers faster.
+        The detailed path, for debugging and the editor (each curve in plain Python); `rank` and
+        `choose` score through the selector's generated code, which gives the same numbers faster.
         """
         targets = self._target_count(context)
         rows = []
@@ -266,39 +377,55 @@ class UtilitySelector:
         Without per-target behaviours: (name, score) rows. With them: (name, target_index, score)
         rows, one per target (target_index None for behaviours without per-target inputs).
         """
-        rows = sorted(self._score_rows(context), key=lambda row: -row[2])
-        if self.targeted:
-            return rows
-        return [(name, score) for name, _, score in rows]
+        if not self.targeted:
+            scores = self.scalar.scores(context)
+            return sorted(zip(self.names, scores, strict=True), key=_score_of_pair, reverse=True)
+        return sorted(self._score_rows(context), key=_score_of_row, reverse=True)
 
     def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
         """The behaviour to run now; the detail (target, score, tag fallback) is in `last_choice`."""
-        best: dict[str, tuple[int | None, float]] = {}
-        for name, target, score in self._score_rows(context):
-            if name not in best or score > best[name][1]:
-                best[name] = (target, score)
-        scores = np.array([[best[name][1] if name in best else 0.0 for name in self.names]])
-        allowed = None if allowed_tags is None else self.tag_mask(allowed_tags)[np.newaxis, :]
-        chosen, fallback = decide(
+        values = self.scalar.scores(context)
+        targets: list[int | None] | None = None
+        if self.targeted:
+            scores: list[float] = []
+            targets = []
+            for behavior, value in zip(self.behaviors, values, strict=True):
+                if not behavior.targeted:
+                    scores.append(value)
+                    targets.append(None)
+                elif value:  # the best target (the first of equals, as np.argmax)
+                    best = max(value)
+                    scores.append(best)
+                    targets.append(value.index(best))
+                else:  # nothing to target
+                    scores.append(0.0)
+                    targets.append(None)
+        else:
+            scores = values
+        chosen, fallback = decide_one(
             scores,
-            allowed=allowed,
-            cooldowns=self.cooldowns,
+            allowed=None if allowed_tags is None else self._tag_list(allowed_tags),
+            cooldowns=self._scalar_cooldowns,
             state=self.state,
             now=now,
             settings=self.settings,
             rng=self.rng,
         )
-        name = self.names[int(chosen[0])]
-        target = best[name][0] if name in best else None
-        self.last_choice = Choice(name, target, float(scores[0, chosen[0]]), bool(fallback[0]))
-        if self.last_choice.tag_fallback:
+        name = self.names[chosen]
+        self._last = (name, None if targets is None else targets[chosen], scores[chosen], fallback)
+        if fallback:
             log.info("no behavior available for tags %s; chose freely: %s", sorted(allowed_tags or ()), name)
         return name
 
+    @property
+    def last_choice(self) -> Choice | None:
+        """The detail behind the last `choose` (None before any, or after `reset`)."""
+        return None if self._last is None else Choice(*self._last)
+
     def reset(self) -> None:
         """Forget the running behaviour, commitment and cooldowns."""
-        self.state = DecisionState(1, len(self.behaviors))
-        self.last_choice = None
+        self.state = OneDecisionState(len(self.behaviors))
+        self._last = None
 
     def tag_mask(self, allowed_tags: Collection[str]) -> BoolArray:
         """(B,) True for behaviours carrying at least one of the tags."""
@@ -306,6 +433,18 @@ class UtilitySelector:
             raise UtilityError("allowed_tags must be a collection of tags, not one string")
         wanted = set(allowed_tags)
         return np.array([bool(wanted.intersection(behavior.tags)) for behavior in self.behaviors])
+
+    def _tag_list(self, allowed_tags: Collection[str]) -> list[bool]:
+        """`tag_mask` as a list, cached per set of tags (the same few come back every tick)."""
+        if isinstance(allowed_tags, str):
+            raise UtilityError("allowed_tags must be a collection of tags, not one string")
+        wanted = frozenset(allowed_tags)
+        mask = self._tag_masks.get(wanted)
+        if mask is None:
+            if len(self._tag_masks) >= 256:
+                self._tag_masks.clear()
+            mask = self._tag_masks[wanted] = [bool(wanted & tags) for tags in self._tag_sets]
+        return mask
 
     # --- N NPCs --------------------------------------------------------------------------------
     def score_batch(
@@ -366,43 +505,16 @@ class UtilitySelector:
 
     def _score_rows(self, context: Context) -> list[tuple[str, int | None, float]]:
         """(behaviour, target_index, score) in definition order, one row per target if per-target."""
-        targets = self._target_count(context)
-        if self.targeted and targets == 0:
-            # Nothing to target: only behaviours without per-target inputs can be scored.
-            return [(row.behavior, row.target_index, row.score) for row in self.explain(context)]
-        scores = self.scorer.score(self._context_inputs(context))[0].tolist()  # (B,) or (B, T)
+        values = self.scalar.scores(context)
         if not self.targeted:
-            return [(name, None, score) for name, score in zip(self.names, scores, strict=True)]
+            return [(name, None, score) for name, score in zip(self.names, values, strict=True)]
         rows: list[tuple[str, int | None, float]] = []
-        for behavior, row in zip(self.behaviors, scores, strict=True):
+        for behavior, value in zip(self.behaviors, values, strict=True):
             if behavior.targeted:
-                rows.extend((behavior.name, t, score) for t, score in enumerate(row))
+                rows.extend((behavior.name, t, score) for t, score in enumerate(value))
             else:
-                rows.append((behavior.name, None, row[0]))
+                rows.append((behavior.name, None, value))
         return rows
-
-    def _context_inputs(self, context: Context) -> dict[str, FloatArray]:
-        """One context as a batch of one NPC; missing keys are left to the scorer's error."""
-        inputs: dict[str, FloatArray] = {}
-        for key in self.scorer.keys:
-            if key not in context:
-                continue
-            value = context[key]
-            per_target = key in self.scorer.per_target_keys
-            try:
-                if per_target:
-                    array = np.asarray(value, dtype=np.float64)
-                    if array.ndim != 1:
-                        raise ValueError
-                    inputs[key] = array.reshape(1, -1)
-                else:
-                    inputs[key] = np.array([float(value)])  # type: ignore[arg-type]
-            except (TypeError, ValueError):
-                kind = "a sequence of numbers (one per target)" if per_target else "a number"
-                raise UtilityError(
-                    f"{self.scorer.first_use[key]}: input must be {kind}, got {value!r}"
-                ) from None
-        return inputs
 
 
 def _all_float32(inputs: Mapping[str, npt.ArrayLike], keys: Sequence[str]) -> bool:

@@ -1,0 +1,412 @@
+"""The per-NPC path: one context of plain floats scored by generated straight-line Python.
+
+Scoring one NPC through numpy costs tens of microseconds of call overhead for a few dozen numbers,
+while the design source's plain loop takes a few. So each curve, and each selector's whole
+definition, is compiled once (at construction) into a Python function with its constants inlined
+and each shared sub-expression (an input's clip, a range normalisation) computed once; `source`
+keeps the generated text for debugging.
+
+The arithmetic is the batch kernels' (curves.py, batch.py), operation for operation: subtract,
+multiply by the same precomputed reciprocal, clip, the family's shape, invert as 1 - y, clamp to
+[0, 1] with NaN -> 0; weighted sums use the batch's folded weights (consideration weight x
+behaviour weight), products its compensation and order. The two paths agree to rounding (tested to
+1e-12): the batch's weighted sum is a BLAS matrix product whose summation order is its own, and
+numpy's exp / log / sin / power may differ from the C library's in the last bit.
+
+Python raises where numpy returns inf or NaN (`**` and `math.exp` on overflow, `math.sin(inf)`),
+so those calls are guarded to give numpy's answer.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from npc_mind.utility.errors import MissingInputError, UtilityError
+
+if TYPE_CHECKING:
+    from npc_mind.utility.batch import BatchScorer
+    from npc_mind.utility.behavior import Behavior
+    from npc_mind.utility.curves import Curve
+
+_HUGE = 1e30  # as curves._HUGE: saturating inputs are clamped here
+_LOGIT_EPSILON = 1e-9  # as curves._LOGIT_EPSILON
+_INF = math.inf
+# Per behaviour: a score, or a list of scores (one per target) for a per-target behaviour.
+Scores = list[Any]
+
+
+def _lit(value: float) -> str:
+    """A float as an exact Python literal (repr round-trips), parenthesised when negative."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite constant: {value}")
+    text = repr(value)
+    return f"({text})" if text.startswith("-") else text
+
+
+def _clip(name: str, low: str, high: str) -> str:
+    """np.clip for one float: NaN stays NaN."""
+    return f"({low} if {name} < {low} else ({high} if {name} > {high} else {name}))"
+
+
+def _exp_big(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return _INF
+
+
+def _pow(base: float, exponent: float) -> float:
+    """base ** exponent with numpy's overflow to +-inf instead of OverflowError."""
+    try:
+        return base**exponent
+    except OverflowError:
+        odd = exponent % 2.0 == 1.0
+        return -_INF if base < 0.0 and odd else _INF
+
+
+def _table_lookup(curve: Curve) -> Callable[[float], float]:
+    """np.interp over one table (a stack of one, as `Curve.__call__` uses), for one float."""
+    points = np.asarray(curve.points, dtype=np.float64)  # type: ignore[attr-defined]
+    first, last = float(points[0, 0]), float(points[-1, 0])
+    inverse_span = float(1.0 / (points[-1, 0] - points[0, 0]))
+    xs = ((points[:, 0] - points[0, 0]) * inverse_span).tolist()
+    ys = points[:, 1].tolist()
+    slopes = [(ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]) for i in range(len(xs) - 1)]
+    end = len(xs) - 1
+
+    def lookup(u: float) -> float:
+        if math.isnan(u):
+            return math.nan
+        v = (first if u < first else (last if u > last else u)) - first
+        v = v * inverse_span
+        j = bisect.bisect_right(xs, v) - 1
+        if j >= end:
+            return ys[end]
+        if v == xs[j]:
+            return ys[j]
+        return slopes[j] * (v - xs[j]) + ys[j]
+
+    return lookup
+
+
+_NAMESPACE: dict[str, Any] = {
+    "_exp": math.exp,
+    "_log": math.log,
+    "_sin": math.sin,
+    "_exp_big": _exp_big,
+    "_pow": _pow,
+    "_INF": _INF,
+    "_NAN": math.nan,
+    "_float": float,
+    "_min": min,
+    "_max": max,
+    "_sum": sum,
+    "_tuple": tuple,
+    "_map": map,
+    "_zip": zip,
+}
+
+
+class _Code:
+    """Straight-line code under construction; an expression seen before reuses its variable."""
+
+    def __init__(self, prefix: str, indent: str, namespace: dict[str, Any]) -> None:
+        self.lines: list[str] = []
+        self.names: dict[str, str] = {}
+        self.prefix = prefix
+        self.indent = indent
+        self.namespace = namespace
+
+    def let(self, expression: str) -> str:
+        if expression.isidentifier():
+            return expression
+        name = self.names.get(expression)
+        if name is None:
+            name = f"{self.prefix}{len(self.names)}"
+            self.names[expression] = name
+            self.lines.append(f"{self.indent}{name} = {expression}")
+        return name
+
+    def constant(self, value: object, hint: str) -> str:
+        name = f"_{hint}{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
+
+
+def curve_expression(curve: Curve, x: str, code: _Code, clean: bool = False) -> str:
+    """An expression for curve(x) in [0, 1], with its sub-expressions bound in `code`.
+
+    clean: x is known to be in [0, 1e30] (no NaN, no inf), which lets the saturating curve skip
+    its clip and NaN check.
+    """
+    family = curve.family
+    u = x
+    ranged = curve.input_min is not None and curve.input_max is not None
+    if ranged:
+        scale = 1.0 / (curve.input_max - curve.input_min)  # type: ignore[operator]
+        shifted = code.let(f"({x} - {_lit(curve.input_min)}) * {_lit(scale)}")  # type: ignore[arg-type]
+        u = code.let(_clip(shifted, "0.0", "1.0"))
+    params = {name: getattr(curve, name) for name in ("m", "k", "c", "b") if hasattr(curve, name)}
+    if family == "saturating":
+        clipped = u if ranged or clean else code.let(_clip(u, "0.0", repr(_HUGE)))
+        y = f"{clipped} / ({clipped} + {_lit(params['k'])})"
+        if curve.invert:
+            y = f"1.0 - {y}"
+        if clean:
+            return y
+        score = code.let(y)
+        return f"({score} if {score} == {score} else 0.0)"  # u / (u + k) is in [0, 1] unless NaN
+    if family == "polynomial":
+        k = float(params["k"])
+        t = code.let(f"{u} - {_lit(params['c'])}")
+        if k != round(k):
+            t = code.let(f"(0.0 if {t} < 0.0 else {t})")  # np.maximum(t, 0): NaN stays NaN
+        if k != 1.0:
+            limit = math.exp(min(690.0, 690.0 / k))  # |t| below this cannot overflow t ** k
+            t = code.let(
+                f"({t} ** {_lit(k)} if {_lit(-limit)} < {t} < {_lit(limit)} else _pow({t}, {_lit(k)}))"
+            )
+        y = f"{t} * {_lit(params['m'])} + {_lit(params['b'])}"
+    elif family == "logistic":
+        t = code.let(f"({u} - {_lit(params['c'])}) * {_lit(-params['m'])}")
+        e = code.let(f"(_exp({t}) if {t} < 700.0 else _exp_big({t}))")
+        y = f"{_lit(params['k'])} / ({e} + 1.0) + {_lit(params['b'])}"
+    elif family == "logit":
+        t = code.let(f"{u} - {_lit(params['c'])}")
+        z = code.let(_clip(t, _lit(_LOGIT_EPSILON), _lit(1.0 - _LOGIT_EPSILON)))
+        y = f"_log({z} / (1.0 - {z})) * {_lit(params['m'])} + {_lit(params['b'])}"
+    elif family == "normal":
+        t = code.let(f"({u} - {_lit(params['c'])}) * {_lit(1.0 / params['k'])}")
+        y = f"_exp({t} * {t} * -0.5) * {_lit(params['m'])} + {_lit(params['b'])}"
+    elif family == "sine":
+        t = code.let(f"({u} - {_lit(params['c'])}) * {_lit(math.pi * params['k'])}")
+        y = f"(_sin({t}) if -_INF < {t} < _INF else _NAN) * {_lit(params['m'])} + {_lit(params['b'])}"
+    elif family == "step":
+        low, high = float(curve.low), float(curve.high)  # type: ignore[attr-defined]
+        on, off = _lit(1.0 * (high - low) + low), _lit(0.0 * (high - low) + low)
+        threshold = _lit(curve.threshold)  # type: ignore[attr-defined]
+        otherwise = off if clean else f"({off} if {u} == {u} else _NAN)"
+        y = f"({on} if {u} >= {threshold} else {otherwise})"
+    elif family == "table":
+        y = f"{code.constant(_table_lookup(curve), 'table')}({u})"
+    else:  # pragma: no cover - every family in curves.py is handled above
+        raise UtilityError(f"no scalar kernel for the {family!r} family")
+    if curve.invert:
+        y = f"1.0 - ({y})"
+    score = code.let(y)
+    # fmax(y, 0) then fmin(y, 1): NaN -> 0.
+    return f"(({score} if {score} <= 1.0 else 1.0) if {score} >= 0.0 else 0.0)"
+
+
+def _compile(source: str, namespace: dict[str, Any], name: str) -> Callable[..., Any]:
+    exec(compile(source, f"<npc_mind.utility {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def compile_curve(curve: Curve) -> Callable[[float], float]:
+    """curve(x) for one float, as generated code (see the module docstring)."""
+    namespace = dict(_NAMESPACE)
+    code = _Code("v", "    ", namespace)
+    result = curve_expression(curve, "x", code)
+    source = "\n".join(["def curve(x):", *code.lines, f"    return {result}", ""])
+    function = _compile(source, namespace, "curve")
+    function.source = source  # type: ignore[attr-defined]
+    return function
+
+
+class ScalarScorer:
+    """A selector's behaviours compiled for one context at a time.
+
+    `scores(context)`: per behaviour (definition order) its score, or for a per-target behaviour
+    a list with one score per target. Scalar inputs are read with float(); per-target inputs are
+    sequences of numbers of one length (a context holding none of them has no targets). Errors
+    name the behaviour and consideration, as the batch path's do; NaN inputs score 0 and are
+    counted in the batch scorer's `nan_counts` and logged once per key.
+    """
+
+    def __init__(self, behaviors: Sequence[Behavior], batch: BatchScorer) -> None:
+        self.behaviors = tuple(behaviors)
+        self.batch = batch
+        self.scalar_keys = [key for key in batch.keys if key not in batch.per_target_keys]
+        self.target_keys = [key for key in batch.keys if key in batch.per_target_keys]
+        namespace = dict(_NAMESPACE)
+        namespace |= {"_bad": self._bad_input, "_nan": self._report_nan, "_targets": self._targets}
+        self.source = self._generate(namespace)
+        self.scores: Callable[[Mapping[str, Any]], Scores] = _compile(self.source, namespace, "scores")
+
+    # --- code generation -----------------------------------------------------------------------
+    def _generate(self, namespace: dict[str, Any]) -> str:
+        inputs = {key: f"x{i}" for i, key in enumerate(self.scalar_keys)}
+        inputs |= {key: f"y{i}" for i, key in enumerate(self.target_keys)}
+        lines = ["def scores(ctx):"]
+        n_scalar = len(self.scalar_keys)
+        if n_scalar:
+            namespace["_get"] = operator.itemgetter(*self.scalar_keys)
+            read = "(_float(_get(ctx)),)" if n_scalar == 1 else "_tuple(_map(_float, _get(ctx)))"
+            lines += [
+                "    try:",
+                f"        _v = {read}",
+                "    except (KeyError, TypeError, ValueError, OverflowError):",
+                "        _bad(ctx)",
+                "        raise",
+                f"    {', '.join(inputs[key] for key in self.scalar_keys)}, = _v",
+            ]
+        else:
+            lines.append("    _v = ()")
+        if self.target_keys:
+            lists = [f"p{i}" for i in range(len(self.target_keys))]
+            lines.append(f"    {', '.join(lists)}, = _targets(ctx)")
+            total = " + ".join(["_sum(_v)", *(f"_sum({p})" for p in lists)])
+            lines += [f"    _s = {total}", "    if _s != _s:", f"        _nan(_v, ({', '.join(lists)},))"]
+            lines += self._body(inputs, namespace, clean=False, targeted=True)
+            return "\n".join([*lines, ""])
+        lines += ["    _s = _sum(_v)", "    if _s != _s:", "        _nan(_v, ())"]
+        if self._has_unranged_saturating():
+            # Inputs all in [0, 1e30] (no NaN, no inf): the saturating curves need no clip.
+            lines.append(f"    if 0.0 <= _min(_v) and _max(_v) <= {_HUGE!r} and _s == _s:")
+            lines += self._body(inputs, namespace, clean=True, targeted=False, indent="        ")
+        lines += self._body(inputs, namespace, clean=False, targeted=False)
+        return "\n".join([*lines, ""])
+
+    def _has_unranged_saturating(self) -> bool:
+        return any(
+            c.curve.family == "saturating" and c.curve.input_min is None
+            for behavior in self.behaviors
+            for c in behavior.considerations
+        )
+
+    def _body(
+        self,
+        inputs: dict[str, str],
+        namespace: dict[str, Any],
+        *,
+        clean: bool,
+        targeted: bool,
+        indent: str = "    ",
+    ) -> list[str]:
+        outer = _Code("a" if clean else "g", indent, namespace)
+        inner = _Code("t", indent + "    ", namespace)
+        rows: dict[tuple[str, Curve], str] = {}
+
+        def row(key: str, curve: Curve) -> str:
+            name = rows.get((key, curve))
+            if name is None:
+                code = inner if key in self.batch.per_target_keys else outer
+                name = rows[key, curve] = code.let(curve_expression(curve, inputs[key], code, clean))
+            return name
+
+        results: list[str] = []
+        appends: list[str] = []
+        for b, behavior in enumerate(self.behaviors):
+            code = inner if behavior.targeted else outer
+            total = code.let(self._behavior_expression(behavior, row, code))
+            if behavior.targeted:
+                results.append(f"r{b}")
+                appends.append(f"{inner.indent}r{b}.append({total})")
+            else:
+                results.append(total)
+        lines = list(outer.lines)
+        if targeted and appends:
+            targeted_names = [f"r{b}" for b, behavior in enumerate(self.behaviors) if behavior.targeted]
+            lines += [f"{indent}{name} = []" for name in targeted_names]
+            elements = ", ".join(f"y{i}" for i in range(len(self.target_keys)))
+            lists = ", ".join(f"p{i}" for i in range(len(self.target_keys)))
+            lines.append(f"{indent}for {elements}, in _zip({lists}):")
+            lines += [*inner.lines, *appends]
+        lines.append(f"{indent}return [{', '.join(results)}]")
+        return lines
+
+    @staticmethod
+    def _behavior_expression(behavior: Behavior, row: Callable[[str, Curve], str], code: _Code) -> str:
+        considerations = behavior.considerations
+        if behavior.aggregation == "weighted_sum":
+            # The batch's folded weight matrix: per distinct (input, curve), the summed consideration
+            # weights times the behaviour weight.
+            weights: dict[str, float] = {}
+            for c in considerations:
+                name = row(c.input_key, c.curve)
+                weights[name] = weights.get(name, 0.0) + c.weight
+            folded = {name: weight * behavior.weight for name, weight in weights.items()}
+            total = " + ".join(f"{name} * {_lit(w)}" for name, w in folded.items() if w != 0.0) or "0.0"
+        else:
+            # f = s ** w; f' = f + (1 - f)(1 - 1/n) f; the f' multiplied in order, then the weight.
+            compensation = 1.0 - 1.0 / len(considerations)
+            factors = []
+            for c in considerations:
+                f = row(c.input_key, c.curve)
+                if c.weight != 1.0:
+                    f = code.let(f"{f} ** {_lit(c.weight)}")
+                if compensation != 0.0:
+                    f = code.let(f"{f} + (1.0 - {f}) * {_lit(compensation)} * {f}")
+                factors.append(f)
+            total = " * ".join([*factors, _lit(behavior.weight)])
+        vetoes = [
+            f"{row(c.input_key, c.curve)} < {_lit(c.veto_below)}"
+            for c in considerations
+            if c.veto_below is not None
+        ]
+        if vetoes:
+            total = f"(0.0 if {' or '.join(vetoes)} else {total})"
+        return total
+
+    # --- helpers the generated code calls --------------------------------------------------------
+    def _bad_input(self, context: Mapping[str, Any]) -> None:
+        """Raise the clear error for a context the fast read failed on (or return to re-raise)."""
+        for key in self.scalar_keys:
+            if key not in context:
+                raise MissingInputError(
+                    f"{self.batch.first_use[key]}: input {key!r} is missing from the context"
+                )
+            try:
+                float(context[key])
+            except (TypeError, ValueError, OverflowError):
+                raise UtilityError(
+                    f"{self.batch.first_use[key]}: input must be a number, got {context[key]!r}"
+                ) from None
+
+    def _targets(self, context: Mapping[str, Any]) -> list[list[float]]:
+        """Each per-target input as a list of floats, all of one length."""
+        if not any(key in context for key in self.target_keys):
+            return [[] for _ in self.target_keys]  # nothing to target
+        lists = []
+        for key in self.target_keys:
+            if key not in context:
+                raise MissingInputError(
+                    f"{self.batch.first_use[key]}: input {key!r} is missing from the context"
+                )
+            lists.append(self._sequence(key, context[key]))
+        counts = {key: len(values) for key, values in zip(self.target_keys, lists, strict=True)}
+        if len(set(counts.values())) > 1:
+            raise UtilityError(f"per-target inputs disagree on the number of targets: {counts}")
+        return lists
+
+    def _sequence(self, key: str, value: object) -> list[float]:
+        try:
+            if isinstance(value, str | bytes):
+                raise TypeError
+            if isinstance(value, np.ndarray):
+                if value.ndim != 1:
+                    raise TypeError
+                return value.astype(np.float64).tolist()
+            return [float(item) for item in value]  # type: ignore[attr-defined]
+        except (TypeError, ValueError, OverflowError):
+            raise UtilityError(
+                f"{self.batch.first_use[key]}: input must be a sequence of numbers (one per target),"
+                f" got {value!r}"
+            ) from None
+
+    def _report_nan(self, values: tuple[float, ...], lists: tuple[list[float], ...]) -> None:
+        for key, value in zip(self.scalar_keys, values, strict=True):
+            if math.isnan(value):
+                self.batch.record_nan(key, 1)
+        for key, items in zip(self.target_keys, lists, strict=True):
+            missing = sum(1 for item in items if math.isnan(item))
+            if missing:
+                self.batch.record_nan(key, missing)
