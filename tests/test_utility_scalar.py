@@ -1,0 +1,143 @@
+"""The per-NPC path (generated plain Python) gives the batch path's numbers and choices."""
+
+import logging
+import math
+
+import numpy as np
+import pytest
+from test_utility_batch import KEYS, random_curve, random_inputs, random_selector
+
+from npc_mind.utility import Behavior, Consideration, MissingInputError, UtilityError, UtilitySelector
+from npc_mind.utility.curves import CurveStack, Linear, Saturating, Table
+
+SPECIAL = [math.nan, math.inf, -math.inf, 1e300, -1e300, 1e30, 1e-300, 0.0, -0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_one_float_gives_the_array_kernels_number(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    curves = [random_curve(rng) for _ in range(40)]
+    xs = np.concatenate([rng.uniform(-1.5, 3.0, 200), SPECIAL])
+    stack = CurveStack(curves)
+    expected = stack.evaluate(np.tile(xs, (len(curves), 1)))
+    for row, index in enumerate(stack.order):
+        scalar = [curves[index](float(x)) for x in xs]
+        assert all(isinstance(y, float) and 0.0 <= y <= 1.0 for y in scalar)
+        assert scalar == pytest.approx(expected[row].tolist(), rel=0.0, abs=1e-12)
+
+
+def test_table_points_and_their_ends_are_hit_exactly() -> None:
+    table = Table(points=((-1.0, 0.2), (0.3, 0.9), (0.7, 0.1), (2.0, 0.6)))
+    xs = [-5.0, -1.0, 0.3, 0.7, 2.0, 9.0, 0.29999999999999993, 0.30000000000000004, 1.3]
+    assert [table(x) for x in xs] == table(np.array(xs)).tolist()
+
+
+@pytest.mark.parametrize("per_target", [False, True], ids=["scalar", "per_target"])
+@pytest.mark.parametrize("seed", range(10))
+def test_rank_gives_score_batch_numbers(seed: int, per_target: bool) -> None:
+    rng = np.random.default_rng(100 + seed)
+    selector = random_selector(rng, per_target=per_target)
+    inputs = random_inputs(rng, 30, targets=3 if per_target else None)
+    inputs["fear"][2] = np.nan
+    inputs["health"][4] = np.inf
+    inputs["ammo"][6] = -np.inf
+    inputs["hunger"][8] = 1e300
+    scores = selector.score_batch(inputs)
+    for i in range(30):
+        context = {key: values[i] for key, values in inputs.items()}
+        for row in selector.rank(context):
+            name, score = row[0], row[-1]
+            b = selector.index[name]
+            expected = scores[i, b] if not per_target else scores[i, b, row[1] or 0]
+            assert score == pytest.approx(float(expected), rel=0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"top_n": 3, "seed": 4},
+        {"top_n": 9, "seed": 8, "momentum": 0.05},  # 8+ candidates: numpy's pairwise sum
+        {"top_n": 2, "seed": 1, "commitment": 0.4, "tie_tolerance": 0.02},
+        {"momentum": 0.1, "commitment": 0.3, "interrupt_margin": 0.05},
+    ],
+)
+def test_choose_makes_a_batch_of_ones_choices_and_random_draws(settings: dict) -> None:
+    rng = np.random.default_rng(21)
+    definition = random_selector(rng, n_behaviors=10).to_dict() | settings
+    for behavior in definition["behaviors"][1::3]:
+        behavior["cooldown"] = 0.25
+        behavior["tags"] = ["third"]
+    single = UtilitySelector.from_dict(definition)
+    batch = UtilitySelector.from_dict(definition).batch(1)
+    inputs = random_inputs(rng, 1)
+    third = single.tag_mask(["third"])
+    for tick in range(400):
+        for key in inputs:
+            inputs[key] = np.clip(inputs[key] + rng.normal(0.0, 0.2, 1), -1.0, 2.5)
+        now = tick * 0.1
+        restrict = tick % 5 == 0
+        chosen = batch.choose(inputs, now, allowed=third if restrict else None)
+        name = single.choose(
+            {key: float(v[0]) for key, v in inputs.items()}, now, ["third"] if restrict else None
+        )
+        assert (batch.names[chosen[0]], bool(batch.tag_fallback[0])) == (
+            name,
+            single.last_choice.tag_fallback,
+        )
+        assert single.last_choice.score == pytest.approx(float(batch.scores[0, chosen[0]]), abs=1e-12)
+
+
+def test_bad_contexts_raise_the_same_clear_errors() -> None:
+    selector = UtilitySelector(
+        [
+            Behavior("attack", [Consideration("ammo", Saturating(2.0)), Consideration("anger", Linear())]),
+            Behavior("hit", [Consideration("distance", Linear(), per_target=True)]),
+        ]
+    )
+    context = {"ammo": 3.0, "anger": 0.5, "distance": [1.0, 0.2]}
+    assert selector.choose(context, now=0.0) == "attack"
+    assert selector.last_choice is not None and selector.last_choice.target_index is None
+    with pytest.raises(MissingInputError, match=r"behavior 'attack', consideration 'anger'.*missing"):
+        selector.rank({"ammo": 3.0, "distance": [1.0]})
+    with pytest.raises(UtilityError, match="consideration 'ammo': input must be a number, got 'lots'"):
+        selector.rank({**context, "ammo": "lots"})
+    with pytest.raises(UtilityError, match=r"consideration 'distance'.*one per target"):
+        selector.rank({**context, "distance": "far"})
+    with pytest.raises(UtilityError, match=r"consideration 'distance'.*one per target"):
+        selector.rank({**context, "distance": np.zeros((2, 2))})
+    # Inputs no consideration reads are ignored; numpy scalars and ints are numbers.
+    ranked = selector.rank({**context, "ammo": np.float32(2.0), "anger": 1, "unused": "x"})
+    assert ranked[0] == ("attack", None, pytest.approx(0.5 + 1.0))
+    # No per-target input at all: no targets, the other behaviours are still scored.
+    assert selector.rank({"ammo": 2.0, "anger": 0.0}) == [("attack", None, 0.5)]
+
+
+def test_nan_is_counted_once_per_value_on_both_paths(caplog: pytest.LogCaptureFixture) -> None:
+    behaviors = [
+        Behavior("rest", [Consideration("tired", Saturating(1.0)), Consideration("pain", Linear())]),
+        Behavior("run", [Consideration("tired", Saturating(1.0, invert=True))]),
+        Behavior("hit", [Consideration("distance", Linear(invert=True), per_target=True)]),
+    ]
+    selector = UtilitySelector(behaviors)
+    with caplog.at_level(logging.WARNING, logger="npc_mind.utility"):
+        ranked = selector.rank({"tired": math.nan, "pain": 0.5, "distance": [0.2, math.nan]})
+    assert dict((name, score) for name, _, score in ranked if name != "hit") == {"rest": 0.5, "run": 0.0}
+    assert ("hit", 1, 0.0) in ranked
+    assert selector.scorer.nan_counts == {"tired": 1, "distance": 1}
+    assert "'tired'" in caplog.text
+    batch = UtilitySelector(behaviors)
+    batch.score_batch(
+        {
+            "tired": np.array([math.nan, 1.0]),
+            "pain": np.zeros(2),
+            "distance": np.array([[0.2, math.nan], [0, 0]]),
+        }
+    )
+    assert batch.scorer.nan_counts == {"tired": 1, "distance": 1}  # the scalar key is not counted per target
+
+
+def test_unused_keys_and_a_single_input_selector() -> None:
+    selector = UtilitySelector([Behavior("only", [Consideration(KEYS[0], Saturating(1.0))])])
+    assert selector.rank({KEYS[0]: 1.0, "other": math.nan}) == [("only", 0.5)]
+    assert selector.scorer.nan_counts == {}
+    assert "def scores(ctx):" in selector.scalar.source
