@@ -65,12 +65,13 @@ def main(argv: list[str] | None = None) -> int:
         if windowed:
             command = [str(GODOT), "--path", str(ROOT), "--", f"--out={out}"]
             return subprocess.run(command, env=environment, check=False).returncode
-        # Real-time pacing by default, so a model's latency spans as much game time as in play.
-        pacing = [] if args.fast else ["--max-fps", str(args.fps)]
+        # Real-time pacing by default, so a model's latency spans as much game time as in play
+        # (the scene paces itself: --fixed-fps turns off the engine's own frame pacing).
+        pacing = [] if args.fast else ["--realtime"]
         # --quit-after: the scenario quits by itself; this only stops a scene that failed to load.
         limit = ["--quit-after", str(200 * args.fps)]
-        command = [str(GODOT), "--headless", "--fixed-fps", str(args.fps), *pacing, *limit]
-        command += ["--path", str(ROOT), "--", f"--out={out}"]
+        command = [str(GODOT), "--headless", "--fixed-fps", str(args.fps), *limit]
+        command += ["--path", str(ROOT), "--", f"--out={out}", *pacing]
         timeline = (out / "timeline.jsonl").open("w")
         with subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, text=True) as game:
             assert game.stdout is not None

@@ -35,6 +35,11 @@ var _grenade_due := INF
 var _screenshot_path := ""  ## --screenshot=PATH: save one rendered frame at --screenshot-at seconds, then quit
 var _screenshot_at := 8.0
 var _scripted_only := false  ## --scripted: no player, the scenario alone (recordings)
+## --realtime: pace fixed-step frames to the wall clock. `--fixed-fps` (needed for determinism)
+## turns off the engine's own pacing, and the LLM's latency is wall-clock time.
+var _realtime := false
+var _paced_seconds := 0.0
+var _paced_start_usec := 0
 
 @onready var aldric: Node2D = $Aldric
 @onready var bertha: Node2D = $Bertha
@@ -48,6 +53,9 @@ func _ready() -> void:
 			_screenshot_path = argument.trim_prefix("--screenshot=")
 		elif argument == "--scripted":
 			_scripted_only = true
+		elif argument == "--realtime":
+			_realtime = true
+			_paced_start_usec = Time.get_ticks_usec()
 		elif argument.begins_with("--screenshot-at="):
 			_screenshot_at = argument.trim_prefix("--screenshot-at=").to_float()
 	for guard: Node2D in [aldric, bertha]:
@@ -123,6 +131,15 @@ func _process(delta: float) -> void:
 		_script_step = -1
 		_finish()
 	queue_redraw()
+	if _realtime:
+		_pace(delta)
+
+
+func _pace(delta: float) -> void:
+	_paced_seconds += delta
+	var ahead := _paced_start_usec + int(_paced_seconds * 1e6) - Time.get_ticks_usec()
+	if ahead > 0:
+		OS.delay_usec(ahead)
 
 
 # The scripted scenario, in server-clock seconds. Deterministic under --fixed-fps.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,16 @@ def test_stories_hold_with_the_real_local_model(tmp_path: Path, llm_endpoint) ->
     assert_stories(run)
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # a real request to the real model was cut off by the grenade
+
+
+def test_realtime_paces_fixed_step_frames_to_the_wall_clock(tmp_path: Path) -> None:
+    # --fixed-fps alone runs as fast as the engine goes; --realtime must sleep up to the wall clock,
+    # so 90 frames at 30 fps take at least 3 s (about 0.7 s unpaced here) (a lower bound: a slow machine only adds to it).
+    started = time.monotonic()
+    run = run_godot(
+        ROOT, "--fixed-fps", "30", "--quit-after", "90", "--", f"--out={tmp_path}", "--realtime",
+        timeout=120, env={"NPC_MIND_LLM_URL": ""},
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert run.returncode == 0, run.log
+    assert elapsed >= 3.0, elapsed
