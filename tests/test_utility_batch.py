@@ -286,3 +286,39 @@ def test_resize_keeps_existing_rows_state_and_starts_new_rows_fresh() -> None:
     assert batch.state.running.tolist() == [0]
     with pytest.raises(UtilityError, match="at least one NPC"):
         batch.resize(0)
+
+
+def test_sums_of_inputs_at_least_zero_skip_the_saturating_clip_with_the_same_numbers() -> None:
+    selector = UtilitySelector(
+        [
+            Behavior(
+                "a",
+                [
+                    Consideration("x", Saturating(2.0), 0.7),
+                    Consideration("y", Saturating(0.5, invert=True), 0.3),
+                ],
+            ),
+            Behavior(
+                "b",
+                [
+                    Consideration("y", Linear(input_min=0.0, input_max=10.0)),
+                    Consideration("x", Saturating(1.0)),
+                ],
+            ),
+        ]
+    )
+    assert selector.scorer._unclipped_ok  # weighted sums only: the clip may be skipped
+    x = np.array([0.0, 1.0, 1e31, 5.0, 2.5])
+    y = np.array([3.0, 0.0, 2.0, 1e300, 7.0])
+    fast = selector.score_batch({"x": x, "y": y})
+    selector.scorer._unclipped_ok = False
+    assert selector.score_batch({"x": x, "y": y}).tolist() == fast.tolist()  # bit for bit
+    selector.scorer._unclipped_ok = True
+    # +inf gives NaN without the clip: found in the result and redone with it, not reported as NaN.
+    x[4] = np.inf
+    scores = selector.score_batch({"x": x, "y": y})
+    assert scores[4] == pytest.approx([0.7 + 0.3 * 0.5 / 7.5, 0.7 + 1.0], abs=1e-12)
+    assert selector.scorer.nan_counts == {}
+    for i in range(5):
+        ranked = dict(selector.rank({"x": x[i], "y": y[i]}))
+        assert scores[i] == pytest.approx([ranked["a"], ranked["b"]], rel=0.0, abs=1e-12)

@@ -17,6 +17,7 @@ without per-target inputs then have the same score for every target).
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -129,6 +130,9 @@ class BatchScorer:
         self._veto_owner_t = np.ascontiguousarray(self._veto_owner.T)  # (V, B)
         self._product_behavior_weights = behavior_weights[self._product_behaviors]
         self._buffers: dict[int, _Buffers] = {}
+        self._row_arrays = operator.itemgetter(*self._row_keys) if n_rows > 1 else self._one_row
+        # Products and vetoes read clamped scores before the NaN check: they keep the clip.
+        self._unclipped_ok = self.stack.has_saturating and not self._finish_early
         self.nan_counts: dict[str, int] = {}  # NaN input values seen, per key (one per NPC and target)
 
     def score(
@@ -144,14 +148,22 @@ class BatchScorer:
         repeat = lead[-1] if len(lead) == 2 else 1  # scalar keys are repeated once per target
         buffers = self._buffers_for(width)
         values, scores = buffers.values, buffers.scores
-        np.concatenate([arrays[key] for key in self._row_keys], out=values.reshape(-1))
-        self.stack.evaluate(values, out=scores, scratch=buffers.scratch, finish=self._finish_early)
+        np.concatenate(self._row_arrays(arrays), out=values.reshape(-1))
+        # Weighted sums of inputs >= 0 (the common case, checked in one reduction): the saturating
+        # curves skip their clip; an +inf input then shows up as NaN below, like a NaN input.
+        non_negative = self._unclipped_ok and bool(values.min() >= 0.0)
+        self.stack.evaluate(
+            values, out=scores, scratch=buffers.scratch, finish=self._finish_early, non_negative=non_negative
+        )
         totals = self._aggregate(buffers)
         if self._finish_early:
             self._report_nan(values, repeat)
-        elif np.isnan(totals).any():  # a NaN input reached a bounded curve: clamp and redo
+        elif np.isnan(totals).any():  # a NaN (or +inf) input reached a bounded curve: clamp and redo
             self._report_nan(values, repeat)
-            CurveStack.finish(scores)
+            if non_negative:
+                self.stack.evaluate(values, out=scores, scratch=buffers.scratch, finish=True)
+            else:
+                CurveStack.finish(scores)
             totals = self._aggregate(buffers)
         if len(lead) == 1:
             if target_mask is not None:
@@ -164,6 +176,9 @@ class BatchScorer:
                 raise UtilityError(f"target_mask has shape {mask.shape}, the per-target inputs {lead}")
             result[:, self._targeted_behaviors, :] *= mask[:, np.newaxis, :]
         return result
+
+    def _one_row(self, arrays: Mapping[str, FloatArray]) -> tuple[FloatArray]:
+        return (arrays[self._row_keys[0]],)
 
     def _aggregate(self, buffers: _Buffers) -> FloatArray:
         scores = buffers.scores

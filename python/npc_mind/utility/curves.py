@@ -427,6 +427,18 @@ class _FamilyGroup:
     def __init__(self, rows: slice, curves: Sequence[Curve], dtype: DType) -> None:
         self.rows = rows
         self.kernel, self.bounded = _FAMILY_KERNELS[curves[0].family](curves, dtype)
+        # For inputs known to be >= 0 (no NaN): the saturating curve without its clip, u / (u + k).
+        # Identical numbers for finite u (u + k rounds to u above 1e30); +inf gives NaN, not 1, and
+        # the caller must redo the stack (see `CurveStack.evaluate`).
+        self.non_negative_kernel: Kernel | None = None
+        if curves[0].family == "saturating":
+            k = _column(curves, "k", dtype)
+
+            def unclipped(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
+                np.add(u, k, out=scratch)
+                np.divide(u, scratch, out=out)
+
+            self.non_negative_kernel = unclipped
         ranged = np.array([[curve.input_min is not None] for curve in curves])
         self.any_ranged = bool(ranged.any())
         low = np.array([[curve.input_min if curve.input_min is not None else 0.0] for curve in curves])
@@ -441,14 +453,19 @@ class _FamilyGroup:
         self.invert_sign = np.where(inverted, -1.0, 1.0).astype(dtype)
         self.invert_shift = np.where(inverted, 1.0, 0.0).astype(dtype)
 
-    def evaluate(self, x: FloatArray, out: FloatArray, scratch: FloatArray, finish: bool) -> None:
+    def evaluate(
+        self, x: FloatArray, out: FloatArray, scratch: FloatArray, finish: bool, non_negative: bool
+    ) -> None:
         u = x
         if self.any_ranged:
             np.subtract(x, self.range_low, out=out)
             np.multiply(out, self.range_scale, out=out)
             np.clip(out, self.clamp_low, self.clamp_high, out=out)
             u = out
-        self.kernel(u, out, scratch)  # every kernel keeps a NaN input NaN
+        kernel = self.kernel
+        if non_negative and self.non_negative_kernel is not None:
+            kernel = self.non_negative_kernel
+        kernel(u, out, scratch)  # every kernel keeps a NaN input NaN
         if self.any_inverted:
             np.multiply(out, self.invert_sign, out=out)
             np.add(out, self.invert_shift, out=out)
@@ -485,12 +502,17 @@ class CurveStack:
     def __len__(self) -> int:
         return len(self.curves)
 
+    @property
+    def has_saturating(self) -> bool:
+        return any(group.non_negative_kernel is not None for group in self._groups)
+
     def evaluate(
         self,
         x: FloatArray,
         out: FloatArray | None = None,
         scratch: FloatArray | None = None,
         finish: bool = True,
+        non_negative: bool = False,
     ) -> FloatArray:
         """Scores of x (M, L) in stack row order, written into out (allocated if None).
 
@@ -499,6 +521,11 @@ class CurveStack:
         finish=False skips the last clamp where a family cannot leave [0, 1] for a finite input:
         those rows then hold NaN for a NaN input, and the caller must call `finish(out)` if it
         finds one (batched scoring checks its much smaller result instead of every input).
+
+        non_negative=True promises that x holds no negative value and no NaN (the caller checked
+        `x.min() >= 0`): the saturating family then skips its clip, one pass fewer. An +inf input
+        then gives NaN instead of 1, so with finish=False the caller must check for NaN and, if it
+        finds one, evaluate again without the promise.
         """
         if out is None:
             out = np.empty_like(x, dtype=self.dtype)
@@ -506,7 +533,7 @@ class CurveStack:
             scratch = np.empty_like(out)
         with np.errstate(all="ignore"):  # overflow to inf and NaN inputs are expected and clamped
             for group in self._groups:
-                group.evaluate(x[group.rows], out[group.rows], scratch[group.rows], finish)
+                group.evaluate(x[group.rows], out[group.rows], scratch[group.rows], finish, non_negative)
         return out
 
     @staticmethod
