@@ -167,7 +167,7 @@ class Behavior:
         rows = []
         for consideration in self.considerations:
             raw = self._read_input(context, consideration, target_index)
-            score = float(consideration.curve(raw))
+            score = consideration.curve._scalar(raw)  # the plain-Python kernel, as curve(raw)
             consideration_vetoed = consideration.veto_below is not None and score < consideration.veto_below
             vetoed = vetoed or consideration_vetoed
             if product:
@@ -193,6 +193,11 @@ class Behavior:
 
     def _read_input(self, context: Context, consideration: Consideration, target_index: int | None) -> float:
         key = consideration.input_key
+        if key in context and not consideration.per_target:
+            try:
+                return float(context[key])  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                pass  # the clear error below
         where = f"behavior {self.name!r}, consideration {key!r}"
         if key not in context:
             raise MissingInputError(f"{where}: input {key!r} is missing from the context")
