@@ -30,6 +30,7 @@ from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, U
 
 log = logging.getLogger("npc_mind.utility")
 _MATMUL_BLOCK = 1024  # NPCs per weighted-sum matrix product
+_MINIMUM = np.minimum.reduce  # NaN if any element is NaN; one call, no Python wrapper
 
 
 @dataclass
@@ -151,14 +152,14 @@ class BatchScorer:
         np.concatenate(self._row_arrays(arrays), out=values.reshape(-1))
         # Weighted sums of inputs >= 0 (the common case, checked in one reduction): the saturating
         # curves skip their clip; an +inf input then shows up as NaN below, like a NaN input.
-        non_negative = self._unclipped_ok and bool(values.min() >= 0.0)
+        non_negative = self._unclipped_ok and bool(_MINIMUM(values, axis=None) >= 0.0)
         self.stack.evaluate(
             values, out=scores, scratch=buffers.scratch, finish=self._finish_early, non_negative=non_negative
         )
         totals = self._aggregate(buffers)
         if self._finish_early:
             self._report_nan(values, repeat)
-        elif np.isnan(totals).any():  # a NaN (or +inf) input reached a bounded curve: clamp and redo
+        elif np.isnan(_MINIMUM(totals, axis=None)):  # NaN (or +inf) input, bounded curve: clamp, redo
             self._report_nan(values, repeat)
             if non_negative:
                 self.stack.evaluate(values, out=scores, scratch=buffers.scratch, finish=True)
