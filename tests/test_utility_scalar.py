@@ -141,3 +141,15 @@ def test_unused_keys_and_a_single_input_selector() -> None:
     assert selector.rank({KEYS[0]: 1.0, "other": math.nan}) == [("only", 0.5)]
     assert selector.scorer.nan_counts == {}
     assert "def scores(ctx):" in selector.scalar.source
+
+
+def test_selectors_of_one_definition_share_compiled_code_not_state() -> None:
+    definition = random_selector(np.random.default_rng(3)).to_dict()
+    first, second = UtilitySelector.from_dict(definition), UtilitySelector.from_dict(definition)
+    assert first.scalar.source is second.scalar.source
+    context = dict.fromkeys(KEYS, 0.5) | {"fear": math.nan}
+    first.rank(context)
+    assert first.scorer.nan_counts == {"fear": 1}
+    assert second.scorer.nan_counts == {}
+    with pytest.raises(MissingInputError, match="'ammo'"):
+        second.rank({key: 0.5 for key in KEYS if key != "ammo"})

@@ -20,9 +20,11 @@ so those calls are guarded to give numpy's answer.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
+from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,6 +41,9 @@ _LOGIT_EPSILON = 1e-9  # as curves._LOGIT_EPSILON
 _INF = math.inf
 # Per behaviour: a score, or a list of scores (one per target) for a per-target behaviour.
 Scores = list[Any]
+# Compiled selector code by definition (a tuple of behaviours): source, code object, namespace.
+_COMPILED: dict[tuple[Behavior, ...], tuple[str, CodeType, dict[str, Any]]] = {}
+_COMPILED_LIMIT = 256
 
 
 def _lit(value: float) -> str:
@@ -236,10 +241,24 @@ class ScalarScorer:
         self.batch = batch
         self.scalar_keys = [key for key in batch.keys if key not in batch.per_target_keys]
         self.target_keys = [key for key in batch.keys if key in batch.per_target_keys]
-        namespace = dict(_NAMESPACE)
-        namespace |= {"_bad": self._bad_input, "_nan": self._report_nan, "_targets": self._targets}
-        self.source = self._generate(namespace)
-        self.scores: Callable[[Mapping[str, Any]], Scores] = _compile(self.source, namespace, "scores")
+        # Generating and compiling costs about a millisecond; selectors of one definition (e.g. one
+        # per NPC on the server's Dictionary path) share the compiled code.
+        try:
+            cached = _COMPILED.get(self.behaviors)
+        except TypeError:  # an unhashable definition: compile it for this selector only
+            cached = None
+        if cached is None:
+            base = dict(_NAMESPACE)
+            source = self._generate(base)
+            cached = (source, compile(source, "<npc_mind.utility scores>", "exec"), base)
+            if len(_COMPILED) >= _COMPILED_LIMIT:
+                _COMPILED.clear()
+            with contextlib.suppress(TypeError):
+                _COMPILED[self.behaviors] = cached
+        self.source, code, base = cached
+        namespace = base | {"_bad": self._bad_input, "_nan": self._report_nan, "_targets": self._targets}
+        exec(code, namespace)
+        self.scores: Callable[[Mapping[str, Any]], Scores] = namespace["scores"]
 
     # --- code generation -----------------------------------------------------------------------
     def _generate(self, namespace: dict[str, Any]) -> str:
