@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
@@ -215,6 +216,7 @@ def _compile(source: str, namespace: dict[str, Any], name: str) -> Callable[...,
     return namespace[name]
 
 
+@functools.lru_cache(maxsize=1024)  # equal curves (e.g. one definition loaded per NPC) share it
 def compile_curve(curve: Curve) -> Callable[[float], float]:
     """curve(x) for one float, as generated code (see the module docstring)."""
     namespace = dict(_NAMESPACE)
