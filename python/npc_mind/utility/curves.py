@@ -26,8 +26,9 @@ Families (`type_name` is the `curve_type` of the data format):
 instead of sampling the engine per tick.
 
 `CurveStack` evaluates many curves at once: one pass per family over a stacked (M, L) array,
-which is what makes batched scoring fast. A single curve is a stack of one, so both paths share
-the same arithmetic.
+which is what makes batched scoring fast. A curve called on an array is a stack of one; called on
+one number it runs generated plain-Python code with the same operations (`scalar.py`), since
+numpy's per-call overhead would dwarf the work.
 """
 
 from __future__ import annotations
