@@ -153,3 +153,68 @@ def test_tick_all_skipping_idle_npcs_changes_nothing(
     npcs: int, ops: list[tuple], config: DecisionConfig
 ) -> None:
     assert play(npcs, ops, True, config) == play(npcs, ops, False, config)
+
+
+def test_answers_for_a_removed_npc_are_discarded_and_counted() -> None:
+    """An answer committed before the NPC was removed (not merged yet), and one that comes back after
+    its removal, are both stale discards; neither reaches an NPC re-added under the same id."""
+    clock = FakeClock()
+    transport = ScriptedTransport(clock)
+    hub = DecisionHub(transport, SCHEMA, config=CONFIG)
+    for npc in (0, 1):
+        hub.add(npc, world.rules())
+    boards = {npc: world.board(threat=0.5) for npc in (0, 1)}
+    hub.tick_all(clock(), boards)
+    assert transport.open_keys() == [(0, 1), (1, 1)]
+    clock.advance(0.05)
+    transport.finish((0, 1), Answer("attack", 0.5))  # committed, not merged yet
+    hub.remove(0)
+    hub.remove(1)
+    assert transport.cancelled == {(0, 1), (1, 1)}
+    assert hub.metrics()["stale_discards"] == 1
+    again = hub.add(1, world.rules())  # the same id, a new NPC (not ticked: it would reuse epoch 1)
+    transport.finish((1, 1), Answer("attack", 0.5))  # the late answer of the removed one
+    events = hub.drain_events()
+    metrics = hub.metrics()
+    assert metrics["stale_discards"] == 2
+    assert metrics["aborts"] == 2
+    assert not again.slot and again.intent is None
+    assert not [e for e in events if isinstance(e, DecisionMade | DecisionFallback)]
+
+
+JITTERED = DecisionConfig(
+    replan_interval=1.0, watched=("threat",), min_gap=0.1, replan_jitter=0.5, soft_deadline=0.3
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, NPCS), st.lists(operations, max_size=60))
+def test_tick_all_skipping_idle_npcs_changes_nothing_with_jitter(npcs: int, ops: list[tuple]) -> None:
+    assert play(npcs, ops, True, JITTERED) == play(npcs, ops, False, JITTERED)
+
+
+def test_replan_jitter_staggers_npcs_that_started_together() -> None:
+    clock = FakeClock()
+    transport = ScriptedTransport(clock)
+    hub = DecisionHub(transport, SCHEMA, config=JITTERED)
+    for npc in range(200):
+        hub.add(npc, world.rules())
+    boards = {npc: world.board(threat=0.5) for npc in range(200)}
+    hub.tick_all(clock(), boards)  # all ask in the first frame
+    for key in transport.open_keys():
+        transport.finish(key, Answer("patrol", 0.5))
+    hub.tick_all(clock(), boards)
+    asked_at: dict[int, list[float]] = {}
+    for _ in range(300):  # 3 s in 10 ms frames
+        clock.advance(0.01)
+        hub.tick_all(clock(), boards)
+        for key in transport.open_keys():
+            asked_at.setdefault(key[0], []).append(clock())
+            transport.finish(key, Answer("patrol", 0.5))
+    first = sorted(times[0] - 1000.0 for times in asked_at.values())
+    assert len(first) == 200
+    # Each interval is in [0.5, 1.0] s: the second requests spread over that half second.
+    assert first[0] >= 0.5 - 1e-9 and first[-1] <= 1.0 + 0.011
+    frames = {round(t, 2) for t in first}
+    assert len(frames) > 30  # no single frame where everyone asks
+    assert max(first.count(t) for t in first) < 20

@@ -237,3 +237,47 @@ def test_prompt_carries_the_memory_pools_top_k_without_waking_it(fault_server: F
     assert "- hostile about entity 42: recall" in prompt
     after = pool.top_k(guard, time.monotonic(), k=5)
     assert [m.recall_count for m in after] == [m.recall_count for m in before]
+
+
+def test_answer_arriving_after_removal_is_counted_as_stale(fault_server: FaultServer) -> None:
+    """The race of a real transport: the NPC is removed while its answer is on the wire (the cancel
+    is held back, as inside a `tick_all`, until the answer has arrived). The answer is discarded and
+    counted, never applied, and no event is raised for it."""
+    fault_server.script(Fault(latency=0.1, intent="attack"))
+    with make_hub(fault_server.base_url) as hub:
+        decision = hub.add(5, world.selector(), rules=world.rules())
+        hub.tick_all(time.monotonic(), {5: world.board()})
+        hub.drain_events()
+        transport = hub.transport
+        transport.hold()  # type: ignore[attr-defined]
+        hub.remove(5)
+        stop = time.monotonic() + SAFETY
+        while not decision.slot and time.monotonic() < stop:  # the answer reaches the removed NPC
+            time.sleep(0.005)
+        transport.flush()  # type: ignore[attr-defined]
+        assert decision.slot
+        while hub.metrics()["stale_discards"] == 0 and time.monotonic() < stop:
+            time.sleep(0.002)  # the transport's thread names the NPC right after committing
+        metrics = hub.metrics()
+        events = hub.drain_events()
+    assert metrics["stale_discards"] == 1
+    assert metrics["aborts"] == 1
+    assert not decision.slot
+    assert events == []
+    assert decision.intent is None and decision.behaviour is None
+
+
+def test_answer_committed_before_removal_is_counted_as_stale(fault_server: FaultServer) -> None:
+    fault_server.script(Fault(latency=0.0, intent="attack"))
+    with make_hub(fault_server.base_url) as hub:
+        decision = hub.add(6, world.selector(), rules=world.rules())
+        hub.tick_all(time.monotonic(), {6: world.board()})
+        stop = time.monotonic() + SAFETY
+        while not decision.slot and time.monotonic() < stop:  # committed, not merged yet
+            time.sleep(0.002)
+        hub.remove(6)
+        hub.tick_all(time.monotonic(), {})
+        metrics = hub.metrics()
+        events = hub.drain_events()
+    assert metrics["stale_discards"] == 1
+    assert not [e for e in events if isinstance(e, DecisionMade | DecisionFallback)]

@@ -12,7 +12,10 @@ class DecisionConfig:
     hard_deadline: soft..120 s, the request is cancelled and the local AI decides freely (tier 3).
     tag_ttl: 0..3600 s, how long the last intent still restricts the selector's choice.
     replan_interval: 0.01..3600 s between requests; watched: blackboard keys whose change (by more than
-    min_change, 0..1e9) asks at once; min_gap: 0..60 s, the least time between two requests."""
+    min_change, 0..1e9) asks at once; min_gap: 0..60 s, the least time between two requests.
+    replan_jitter: 0..1, staggering: each re-plan interval is shortened by up to this fraction (an
+    amount fixed by NPC and request number, so runs repeat), so NPCs that started together drift apart
+    instead of all asking in the same frame every interval. 0 (the default): exact intervals."""
 
     soft_deadline: float = 0.3
     hard_deadline: float = 0.8
@@ -21,6 +24,7 @@ class DecisionConfig:
     watched: tuple[str, ...] = ()
     min_change: float = 0.0
     min_gap: float = 0.25
+    replan_jitter: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "watched", tuple(self.watched))
@@ -36,6 +40,8 @@ class DecisionConfig:
             raise ValueError(f"min_change must be in 0..1e9, got {self.min_change}")
         if not 0 <= self.min_gap <= 60:
             raise ValueError(f"min_gap must be in 0..60 s, got {self.min_gap}")
+        if not 0.0 <= self.replan_jitter <= 1.0:
+            raise ValueError(f"replan_jitter must be in 0..1, got {self.replan_jitter}")
         if any(not isinstance(key, str) for key in self.watched):
             raise ValueError("watched must be blackboard key names")
 

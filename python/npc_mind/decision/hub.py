@@ -1,6 +1,11 @@
 """`DecisionHub`: many NPCs' decisions behind one transport (one asyncio loop thread, one client),
 ticked in one call per frame, with one event queue drained on the main thread and one metrics dict.
 This is the engine-side "server" the Godot addon's `AsyncLLMDecision` nodes are thin front ends of.
+
+Per frame, `tick_all` looks at each NPC only long enough to see it has nothing to do (no deadline or
+re-plan due, no watched key moved); NPCs whose answer came back are named by the transport's thread in
+one shared deque instead of being polled. Every request and cancel of the frame reaches the transport's
+thread in one wake-up at the end of `tick_all`.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ from typing import Any
 
 from npc_mind.decision.config import DecisionConfig
 from npc_mind.decision.events import Event
-from npc_mind.decision.machine import AsyncDecision, MemorySource, Transport
+from npc_mind.decision.machine import _INF, AsyncDecision, MemorySource, Transport
 from npc_mind.decision.metrics import DecisionStats
 from npc_mind.decision.rules import Chooser
 from npc_mind.llm.breaker import BreakerConfig
@@ -40,6 +45,9 @@ class DecisionHub:
         self.stats = DecisionStats()
         self.events: deque[Event] = deque()
         self.decisions: dict[int, AsyncDecision] = {}
+        # Decisions that committed an outcome (appended on the transport's thread), seen at the next
+        # tick_all, drain_events or metrics: a live one is ticked, a removed one's answers are discarded.
+        self._committed: deque[AsyncDecision] = deque()
         self._owned: LLMTransport | None = None
 
     @classmethod
@@ -65,46 +73,84 @@ class DecisionHub:
         decision = AsyncDecision(
             npc, self.transport, self.schema, selector, rules=rules, config=self.config,
             prompt=self.prompt, memory=self.memory, events=self.events, stats=self.stats,
+            committed=self._committed,
         )  # fmt: skip
         self.decisions[npc] = decision
         return decision
 
     def remove(self, npc: int) -> None:
+        """Drop the NPC; its pending request is cancelled, and an answer it already committed or that
+        still comes back is discarded and counted (`stale_discards`)."""
         decision = self.decisions.pop(npc)
         decision.abort("removed")
+        self._discard(decision)
 
     def abort(self, npc: int, reason: str = "interrupt") -> None:
         self.decisions[npc].abort(reason)
 
+    def _discard(self, decision: AsyncDecision) -> None:
+        slot = decision.slot
+        while slot:
+            slot.popleft()
+            self.stats.stale_discards += 1
+
+    def _take_commits(self) -> None:
+        committed = self._committed
+        decisions = self.decisions
+        while committed:
+            decision = committed.popleft()
+            if decisions.get(decision.npc) is decision:
+                decision.wake = -_INF  # its next tick merges the outcome
+            else:  # removed (or replaced under the same id): an answer nobody can use
+                self._discard(decision)
+
     def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
         """Tick every NPC with its active board; returns the NPCs whose behaviour changed."""
-        deferred = getattr(self.transport, "deferred", None)
-        if deferred is None:
+        transport = self.transport
+        hold = getattr(transport, "hold", None)
+        if hold is None:
+            deferred = getattr(transport, "deferred", None)
+            if deferred is None:
+                return self._tick_all(now, boards)
+            with deferred():
+                return self._tick_all(now, boards)
+        hold()  # all of this frame's requests and cancels reach the loop thread in one wake-up
+        try:
             return self._tick_all(now, boards)
-        with deferred():  # all of this frame's requests reach the loop thread in one wake-up
-            return self._tick_all(now, boards)
+        finally:
+            transport.flush()  # type: ignore[attr-defined]
 
     def _tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
+        if self._committed:
+            self._take_commits()
         changed = []
         watched = self.config.watched
-        exact = self.config.min_change == 0.0 and len(watched) == 1
-        key = watched[0] if watched else ""
-        for npc, decision in self.decisions.items():
-            # The common frame: no deadline reached, not due, nothing committed. Skip the call.
-            if now < decision.wake and not decision.slot:
-                if now < decision.watch_from:
+        # The common frame for an NPC: no deadline reached, not due (`wake`), inside its min_gap or
+        # pending (`watch_from`), or no watched key moved. Skip the call.
+        if len(watched) == 1 and self.config.min_change == 0.0:
+            key = watched[0]
+            for npc, decision in self.decisions.items():
+                if now < decision.wake and (
+                    now < decision.watch_from or boards[npc].get(key) == decision.asked_values[0]
+                ):
                     continue
-                if exact:
-                    if boards[npc].get(key) == decision.asked_values[0]:
-                        continue
-                elif not decision.watched_changed(boards[npc]):
+                before = decision.behaviour
+                if decision.tick(now, boards[npc]) != before:
+                    changed.append(npc)
+        else:
+            for npc, decision in self.decisions.items():
+                if now < decision.wake and (
+                    now < decision.watch_from or not decision.watched_changed(boards[npc])
+                ):
                     continue
-            before = decision.behaviour
-            if decision.tick(now, boards[npc]) != before:
-                changed.append(npc)
+                before = decision.behaviour
+                if decision.tick(now, boards[npc]) != before:
+                    changed.append(npc)
         return changed
 
     def drain_events(self) -> list[Event]:
+        if self._committed:
+            self._take_commits()
         events = self.events
         drained = []
         while events:
@@ -113,6 +159,8 @@ class DecisionHub:
 
     def metrics(self) -> dict[str, Any]:
         """One dict: tier counts, latency p50/p95, timeouts, stale discards, breaker, queue depth."""
+        if self._committed:
+            self._take_commits()
         metrics = self.stats.snapshot()
         metrics["npcs"] = len(self.decisions)
         metrics["pending"] = sum(1 for d in self.decisions.values() if d.pending)

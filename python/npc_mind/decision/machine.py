@@ -19,11 +19,22 @@ from npc_mind.decision.events import DecisionFallback, DecisionMade, ThinkingSta
 from npc_mind.decision.metrics import DecisionStats
 from npc_mind.decision.rules import Chooser
 from npc_mind.llm.errors import RejectedError
-from npc_mind.llm.prompt import PromptConfig, build_messages
+from npc_mind.llm.prompt import PromptConfig, memory_facts
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import Outcome, Request
 
 _INF = float("inf")
+
+
+def _unit(npc: int, epoch: int) -> float:
+    """A deterministic, well-spread number in [0, 1) for (npc, epoch): the re-plan jitter."""
+    x = (hash(npc) * 0x9E3779B1 + epoch * 0x85EBCA77) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x2C1B3C6D) & 0xFFFFFFFF
+    x ^= x >> 12
+    x = (x * 0x297A2D39) & 0xFFFFFFFF
+    x ^= x >> 15
+    return x / 4294967296.0
 
 
 class Cancellable(Protocol):
@@ -56,7 +67,11 @@ class AsyncDecision:
         memory: MemorySource | None = None,
         events: Any = None,
         stats: DecisionStats | None = None,
+        committed: Any = None,
     ) -> None:
+        """committed: a deque (a `DecisionHub`'s) that gets this object appended, on the transport's
+        thread, after each outcome it commits; so the hub need not look at every NPC's slot per frame,
+        and counts the late answers of NPCs it no longer has."""
         self.npc = npc
         self.transport = transport
         self.schema = schema
@@ -68,6 +83,9 @@ class AsyncDecision:
         self.events: Any = events if events is not None else []
         self.stats = stats or DecisionStats()
         self.slot = CommitSlot()
+        self._committed = committed
+        # A transport that can say cheaply (without an exception) that it would refuse a request.
+        self._refusal: Callable[[], str | None] | None = getattr(transport, "refusal", None)
         # Before `wake`, with an empty slot and (when idle) no watched change, `tick` has nothing to do.
         self.wake = -_INF
         self.watch_from = -_INF  # from then on a watched change asks at once (inf while pending)
@@ -136,7 +154,7 @@ class AsyncDecision:
             self.watch_from = _INF
         else:
             self.wake = self._next_due
-            self.watch_from = self._earliest
+            self.watch_from = self._earliest if self.config.watched else _INF
 
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
@@ -171,24 +189,47 @@ class AsyncDecision:
             return False
         return now >= self._next_due or self.watched_changed(board)
 
+    def _commit(self, outcome: Outcome) -> None:
+        """The transport's callback (on its own thread): into the commit slot, then tell the hub."""
+        self.slot.append(outcome)
+        committed = self._committed
+        if committed is not None:
+            committed.append(self)
+
     def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
         self.epoch += 1
-        snapshot = freeze(board)
-        self.asked_values = tuple(snapshot.get(key) for key in self.config.watched)
-        self._next_due = now + self.config.replan_interval
-        self._earliest = now + self.config.min_gap
-        memories = self.memory.top_k(self.npc, now, self.prompt.max_memories) if self.memory else ()
-        messages = tuple(build_messages(self.schema, snapshot, memories, self.prompt))
-        request = Request(self.npc, self.epoch, messages, self.schema, now, self.config.hard_deadline)
-        self.stats.dispatched += 1
-        try:
-            ticket = self.transport.submit(request, self.slot.put)
-        except RejectedError as error:
-            self._pending_epoch = self.epoch
-            self._fall_back(now, board, 0.0, error.reason)
-            return
-        self._ticket = ticket
+        config = self.config
+        watched = config.watched
+        if watched:
+            self.asked_values = tuple([board.get(key) for key in watched])
+        interval = config.replan_interval
+        if config.replan_jitter:
+            interval *= 1.0 - config.replan_jitter * _unit(self.npc, self.epoch)
+        self._next_due = now + interval
+        self._earliest = now + config.min_gap
         self._pending_epoch = self.epoch
+        self.stats.dispatched += 1
+        # Ask first whether the transport would take it: a refused request costs no snapshot, memory
+        # query or exception. The prompt itself is formatted on the transport's thread (`Request.chat`).
+        reason = self._refusal() if self._refusal is not None else None
+        if reason is None:
+            prompt = self.prompt
+            memories = (
+                memory_facts(self.memory.top_k(self.npc, now, prompt.max_memories), prompt.max_memories)
+                if self.memory is not None
+                else ()
+            )
+            request = Request(
+                self.npc, self.epoch, (), self.schema, now, config.hard_deadline, freeze(board), memories,
+                prompt,
+            )  # fmt: skip
+            try:
+                self._ticket = self.transport.submit(request, self._commit)
+            except RejectedError as error:
+                reason = error.reason
+        if reason is not None:
+            self._fall_back(now, board, 0.0, reason)
+            return
         self._started_at = now
         self._soft_passed = False
         self.events.append(ThinkingStarted(self.npc, self.epoch, now))

@@ -14,7 +14,7 @@ from npc_mind.llm.client import API_KEY_ENV, LLMClient, LLMSettings
 from npc_mind.llm.endpoints import URL_ENV, Endpoint, EndpointPool, endpoints_from_env
 from npc_mind.llm.errors import EndpointError, InvalidAnswerError, LLMError, RejectedError
 from npc_mind.llm.local_server import LocalLlamaServer, LocalServerError, resolve_endpoints
-from npc_mind.llm.prompt import PromptConfig, build_messages
+from npc_mind.llm.prompt import MemoryFact, PromptConfig, build_messages, memory_facts
 from npc_mind.llm.schema import Answer, DecisionSchema
 from npc_mind.llm.transport import LLMTransport, Outcome, Request, Ticket, TransportConfig
 
@@ -36,6 +36,7 @@ __all__ = [
     "LLMTransport",
     "LocalLlamaServer",
     "LocalServerError",
+    "MemoryFact",
     "Outcome",
     "PromptConfig",
     "RejectedError",
@@ -44,5 +45,6 @@ __all__ = [
     "TransportConfig",
     "build_messages",
     "endpoints_from_env",
+    "memory_facts",
     "resolve_endpoints",
 ]

@@ -8,9 +8,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from npc_mind.llm.schema import DecisionSchema
+
+
+class MemoryFact(NamedTuple):
+    """What a prompt shows of one memory, read on the main thread from the pool's view, so the prompt
+    can be formatted on another thread without touching the pool."""
+
+    memory_type: str
+    entity: Any
+    retrievability: float
+    salience: float
+
+
+def memory_facts(views: Sequence[Any], limit: int) -> tuple[MemoryFact, ...]:
+    """The first `limit` memory views as plain, immutable facts (the fields `build_messages` shows)."""
+    facts = []
+    for view in list(views)[:limit]:
+        kind = getattr(view, "memory_type", "memory")
+        facts.append(
+            MemoryFact(
+                getattr(kind, "name", str(kind)).lower(),
+                getattr(view, "entity", "?"),
+                float(getattr(view, "retrievability", 0.0)),
+                float(getattr(view, "salience", 0.0)),
+            )
+        )
+    return tuple(facts)
 
 
 @dataclasses.dataclass(frozen=True)

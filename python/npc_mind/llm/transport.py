@@ -1,8 +1,14 @@
 """The bridge between the game's main thread and the one asyncio loop thread that runs the client.
 
 The main thread calls `submit` (never blocks: a full queue or all-open breakers are refused at once)
-and `Ticket.cancel`; the loop thread runs the request and hands the `Outcome` to a callback that
-only appends to a deque (the epoch-stamped commit slot), merged by the main thread at its next tick.
+and `Ticket.cancel`; the loop thread builds the prompt from the request's frozen snapshot, runs the
+request and hands the `Outcome` to a callback that only appends to a deque (the epoch-stamped commit
+slot), merged by the main thread at its next tick.
+
+Main-thread cost is kept to a few small steps per request: `refusal()` is a check without an exception,
+a request is one tuple (the prompt text and request JSON are made on the loop thread), the hand-over is
+one deque append, and within `hold()`/`flush()` (one `DecisionHub.tick_all`) every submit and cancel of
+the frame reaches the loop thread in one wake-up at the end.
 """
 
 from __future__ import annotations
@@ -14,18 +20,23 @@ import dataclasses
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
-from npc_mind.llm.breaker import BreakerConfig
+from npc_mind.llm.breaker import BreakerConfig, BreakerState
 from npc_mind.llm.client import LLMClient, LLMSettings
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import LLMError, RejectedError
+from npc_mind.llm.prompt import PromptConfig, build_messages
 from npc_mind.llm.schema import Answer, DecisionSchema
 
+_OPEN = BreakerState.OPEN
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Request:
-    """One decision request: built on the main thread from a frozen snapshot, then immutable."""
+
+class Request(NamedTuple):
+    """One decision request, immutable. Either `messages` is given ready-made, or (empty) the prompt is
+    built by `chat()` from `board` (a frozen snapshot), `memories` (read-only views or `MemoryFact`s)
+    and `prompt`: `LLMTransport` calls it on its loop thread, so the main thread never formats text."""
 
     npc: int
     epoch: int
@@ -33,6 +44,15 @@ class Request:
     schema: DecisionSchema
     started_at: float
     deadline: float  # seconds after start at which the worker gives up by itself
+    board: Mapping[str, Any] | None = None
+    memories: tuple[Any, ...] = ()
+    prompt: PromptConfig | None = None
+
+    def chat(self) -> Sequence[dict[str, str]]:
+        """The chat messages to send."""
+        if self.messages:
+            return self.messages
+        return build_messages(self.schema, self.board or {}, self.memories, self.prompt)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,21 +67,31 @@ class Outcome:
 
 
 class Ticket:
-    """The main thread's handle on a submitted request."""
+    """The main thread's handle on a submitted request (it also carries the request to the loop thread)."""
 
-    __slots__ = ("_transport", "cancelled", "task")
+    __slots__ = ("_transport", "cancelled", "on_done", "request", "task")
 
-    def __init__(self, transport: LLMTransport) -> None:
+    def __init__(
+        self,
+        transport: LLMTransport,
+        request: Request | None = None,
+        on_done: Callable[[Outcome], None] | None = None,
+    ) -> None:
         self._transport = transport
+        self.request = request
+        self.on_done = on_done
         self.cancelled = False
         self.task: asyncio.Task[None] | None = None  # set on the loop thread
 
     def cancel(self) -> None:
-        """Thread-safe; the loop cancels the task at once, which closes its connection."""
+        """Thread-safe; the loop cancels the task at once (at the end of the frame inside `hold()`),
+        which closes its connection."""
         if not self.cancelled:
             self.cancelled = True
-            self._transport._cancels.append(self)
-            self._transport._wake()
+            transport = self._transport
+            transport._cancels.append(self)
+            if not transport._holding:
+                transport._wake()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +110,10 @@ class TransportConfig:
 
 
 class LLMTransport:
-    """Owns the asyncio loop thread and the `LLMClient`; use as a context manager or call `close()`."""
+    """Owns the asyncio loop thread and the `LLMClient`; use as a context manager or call `close()`.
+
+    `submit`, `refusal`, `hold`/`flush` and `Ticket.cancel` are called from one thread, the game's
+    main thread."""
 
     def __init__(
         self,
@@ -93,15 +126,18 @@ class LLMTransport:
         self.config = config or TransportConfig()
         self._clock = clock
         self.client = LLMClient(endpoints, settings, breaker, clock)
-        self._lock = threading.Lock()
-        self._outstanding = 0
+        self._capacity = self.client.pool.capacity + self.config.max_queue
+        self._breakers = [slot.breaker for slot in self.client.pool._slots]
+        # Outstanding = submitted - finished, each counter with one writer (main thread, loop thread).
+        self._submitted = 0
+        self._finished = 0
         self.rejected = {"queue_full": 0, "breaker_open": 0}
         # Hand-over to the loop thread: deque appends (atomic) and at most one pending wake-up, so a
         # frame that dispatches many requests wakes the loop (and asks for the GIL) once, not per request.
-        self._inbox: deque[tuple[Ticket, Request, Callable[[Outcome], None]]] = deque()
+        self._inbox: deque[Ticket] = deque()
         self._cancels: deque[Ticket] = deque()
         self._wake_pending = False
-        self._deferring = False
+        self._holding = 0
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run_loop, name="npc_mind-llm", daemon=True)
@@ -116,45 +152,66 @@ class LLMTransport:
 
     @property
     def capacity(self) -> int:
-        return self.client.pool.capacity + self.config.max_queue
+        return self._capacity
 
     @property
     def outstanding(self) -> int:
-        return self._outstanding
+        return self._submitted - self._finished
 
     @property
     def queue_depth(self) -> int:
         """Requests submitted but not yet holding an endpoint slot."""
         in_flight = sum(int(s["in_flight"]) for s in self.client.pool.states())  # type: ignore[call-overload]
-        return max(0, self._outstanding - in_flight)
+        return max(0, self.outstanding - in_flight)
+
+    def refusal(self) -> str | None:
+        """Why `submit` would refuse a request now (`breaker_open` or `queue_full`, counted as refused),
+        or None. Cheap, raises nothing: a dispatcher asks first and skips building a refused request.
+        Only the loop thread changes the answer meanwhile, and only towards accepting (a slot frees)
+        or `breaker_open`, which `submit` still checks."""
+        for breaker in self._breakers:
+            if breaker._state is not _OPEN or breaker.state is not _OPEN:  # no clock read when closed
+                break
+        else:
+            self.rejected["breaker_open"] += 1
+            return "breaker_open"
+        if self._submitted - self._finished >= self._capacity:
+            self.rejected["queue_full"] += 1
+            return "queue_full"
+        return None
 
     def submit(self, request: Request, on_done: Callable[[Outcome], None]) -> Ticket:
         """Start a request; raises `RejectedError` at once when the queue is full or every breaker is open."""
-        if not self.client.pool.any_available():
-            self.rejected["breaker_open"] += 1
-            raise RejectedError("every endpoint's circuit breaker is open", "breaker_open")
-        with self._lock:
-            if self._outstanding >= self.capacity:
-                self.rejected["queue_full"] += 1
-                raise RejectedError(f"{self._outstanding} requests outstanding", "queue_full")
-            self._outstanding += 1
-        ticket = Ticket(self)
-        self._inbox.append((ticket, request, on_done))
-        if not self._deferring:
+        reason = self.refusal()
+        if reason is not None:
+            if reason == "queue_full":
+                raise RejectedError(f"{self.outstanding} requests outstanding", reason)
+            raise RejectedError("every endpoint's circuit breaker is open", reason)
+        self._submitted += 1
+        ticket = Ticket(self, request, on_done)
+        self._inbox.append(ticket)
+        if not self._holding:
             self._wake()
         return ticket
 
+    def hold(self) -> None:
+        """Until the matching `flush()`, submissions and cancels wait and leave in one wake-up
+        (`DecisionHub.tick_all` holds for the whole frame). Nests."""
+        self._holding += 1
+
+    def flush(self) -> None:
+        self._holding -= 1
+        if not self._holding and (self._inbox or self._cancels):
+            self._wake()
+
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:
-        """Within the block, submissions wait and leave in one wake-up at its end (`DecisionHub.tick_all`
-        wraps each frame in it). Cancels always leave at once."""
-        self._deferring = True
+        """`hold()` ... `flush()` as a context manager."""
+        self.hold()
         try:
             yield
         finally:
-            self._deferring = False
-            if self._inbox:
-                self._wake()
+            self.flush()
 
     def _wake(self) -> None:
         if not self._wake_pending:
@@ -167,11 +224,13 @@ class LLMTransport:
         self._wake_pending = False
         inbox = self._inbox
         while inbox:
-            ticket, request, on_done = inbox.popleft()
+            ticket = inbox.popleft()
+            request, on_done = ticket.request, ticket.on_done
+            ticket.request = ticket.on_done = None
             if ticket.cancelled:
                 self._release(None)
                 continue
-            task = self._loop.create_task(self._run(request, on_done))
+            task = self._loop.create_task(self._run(request, on_done))  # type: ignore[arg-type]
             # A done callback, not a `finally`: a task cancelled before its first step skips its body.
             task.add_done_callback(self._release)
             ticket.task = task
@@ -182,13 +241,17 @@ class LLMTransport:
                 task.cancel()
 
     def _release(self, _task: object) -> None:
-        with self._lock:
-            self._outstanding -= 1
+        self._finished += 1
 
     async def _run(self, request: Request, on_done: Callable[[Outcome], None]) -> None:
         try:
+            messages = request.chat()
+        except Exception:  # a snapshot the prompt cannot show (e.g. keys that do not sort)
+            on_done(Outcome(request.npc, request.epoch, None, "prompt_error", self._clock()))
+            return
+        try:
             async with asyncio.timeout(request.deadline + self.config.grace):
-                answer = await self.client.decide(request.messages, request.schema)
+                answer = await self.client.decide(messages, request.schema)
             outcome = Outcome(request.npc, request.epoch, answer, "", self._clock())
         except LLMError as error:
             outcome = Outcome(request.npc, request.epoch, None, error.reason, self._clock())
