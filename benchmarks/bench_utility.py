@@ -224,8 +224,9 @@ def main() -> None:
         "# Utility AI benchmark",
         "",
         f"`scripts/bench utility` (benchmarks/bench_utility.py). {N_BEHAVIORS} behaviours x"
-        f" {N_CONSIDERATIONS} considerations over {N_KEYS} inputs; every consideration its own",
-        "saturating curve x / (x + k), weighted sum: the design source's example scaled up. Baseline:",
+        f" {N_CONSIDERATIONS} considerations",
+        f"over {N_KEYS} inputs; every consideration its own saturating curve x / (x + k), weighted sum:",
+        "the design source's example scaled up. Baseline:",
         "the source's per-NPC Python classes looping over one context dict per NPC, timed in the same",
         "run. The mixed row uses four curve families, products, vetoes and input ranges (the source's",
         "classes cannot express it; its ratio is against the same baseline). float32 inputs (Godot's",
@@ -247,9 +248,9 @@ def main() -> None:
         )
     lines += [
         "",
-        f"Per NPC (`UtilitySelector`, one context dict per call, {PER_NPC_CONTEXTS} different contexts,"
-        f" {PER_NPC_ROUNDS} rounds as above): the path",
-        "of the Godot node's `evaluate(Dictionary)`. Scored by generated plain-Python code, not numpy.",
+        f"Per NPC (`UtilitySelector`, one context dict per call, {PER_NPC_CONTEXTS} different contexts,",
+        f"{PER_NPC_ROUNDS} rounds as above): the path of the Godot node's `evaluate(Dictionary)`, scored",
+        "by generated plain-Python code, not numpy.",
         "",
         "| what | per NPC (min) | per NPC (median) | vs source (min / min) | (median / median) |",
         "|---|---:|---:|---:|---:|",
