@@ -248,10 +248,12 @@ def test_answer_arriving_after_removal_is_counted_as_stale(fault_server: FaultSe
         decision = hub.add(5, world.selector(), rules=world.rules())
         hub.tick_all(time.monotonic(), {5: world.board()})
         hub.drain_events()
+        stop = time.monotonic() + SAFETY
+        while not fault_server.seen and time.monotonic() < stop:  # the request is on the wire
+            time.sleep(0.002)
         transport = hub.transport
         transport.hold()  # type: ignore[attr-defined]
         hub.remove(5)
-        stop = time.monotonic() + SAFETY
         while not decision.slot and time.monotonic() < stop:  # the answer reaches the removed NPC
             time.sleep(0.005)
         transport.flush()  # type: ignore[attr-defined]
