@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import ctypes
 import dataclasses
+import socket
 import threading
 import time
 from collections import deque
@@ -31,6 +33,26 @@ from npc_mind.llm.prompt import PromptConfig, build_messages
 from npc_mind.llm.schema import Answer, DecisionSchema
 
 _OPEN = BreakerState.OPEN
+
+
+def _gil_keeping_write() -> Callable[[int, bytes, int], int] | None:
+    """libc `write` called without releasing the GIL (a `PyDLL` call), or None where unavailable.
+
+    Waking the loop thread with a Python-level write releases the GIL around the system call; the
+    woken loop thread then often takes the GIL first and the game's main thread waits until the loop
+    thread's next pause (up to the 5 ms switch interval). A one-byte write to a non-blocking socket
+    never blocks, so keeping the GIL through it is safe, and the loop thread runs once the main thread
+    lets go of the GIL on its own."""
+    try:
+        write = ctypes.PyDLL(None).write
+    except (OSError, AttributeError, TypeError):
+        return None
+    write.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
+    write.restype = ctypes.c_ssize_t
+    return write  # type: ignore[no-any-return]
+
+
+_WRITE = _gil_keeping_write()
 
 
 class Request(NamedTuple):
@@ -138,6 +160,11 @@ class LLMTransport:
         self._cancels: deque[Ticket] = deque()
         self._wake_pending = False
         self._holding = 0
+        # The wake-up line: one byte on a socket pair the loop thread watches.
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._wake_fd = self._wake_w.fileno()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run_loop, name="npc_mind-llm", daemon=True)
@@ -147,6 +174,7 @@ class LLMTransport:
 
     def _run_loop(self) -> None:
         asyncio.set_event_loop(self._loop)
+        self._loop.add_reader(self._wake_r.fileno(), self._woken)
         self._loop.call_soon(self._ready.set)
         self._loop.run_forever()
 
@@ -216,7 +244,15 @@ class LLMTransport:
     def _wake(self) -> None:
         if not self._wake_pending:
             self._wake_pending = True
-            self._loop.call_soon_threadsafe(self._drain)
+            if _WRITE is None or _WRITE(self._wake_fd, b"\0", 1) != 1:
+                with contextlib.suppress(BlockingIOError):  # a full line is awake already
+                    self._wake_w.send(b"\0")
+
+    def _woken(self) -> None:
+        with contextlib.suppress(BlockingIOError, InterruptedError):
+            while self._wake_r.recv(4096):
+                pass
+        self._drain()
 
     def _drain(self) -> None:
         """On the loop thread: start what was submitted, then cancel what was cancelled."""
@@ -267,12 +303,15 @@ class LLMTransport:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
+        self._wake_r.close()
+        self._wake_w.close()
 
     async def _shutdown(self) -> None:
         tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        self._loop.remove_reader(self._wake_r.fileno())
         await self.client.__aexit__(None, None, None)
 
     def __enter__(self) -> LLMTransport:
