@@ -42,6 +42,7 @@ MAX_CAPACITY = 65_535
 #: |now| beyond this (about 31.7 billion years) is refused: it would overflow the time arithmetic.
 MAX_TIME = 1e18
 _EMPTY_TAGS: frozenset[str] = frozenset()
+_AWARENESS = tuple(Awareness)
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -55,6 +56,25 @@ def entity_hash(entities: np.ndarray) -> np.ndarray:
 
 
 _EMPTY_HASH = int(entity_hash(np.array([EMPTY_ENTITY], dtype=np.int64))[0])
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_U64 = 2**64 - 1
+
+
+def _hash_one(entity: int) -> int:
+    """`entity_hash` of one id in plain Python (the same 16 bits)."""
+    return (((entity & _U64) * 0x9E3779B97F4A7C15) & _U64) >> 48
+
+
+# ln(1 + k) for k = 0, 1, ... as Python floats, computed by numpy's log so the scalar paths'
+# rehearsal and consolidation factors have the bits the batch path's np.log gives; grown on demand.
+_ln1p_k: list[float] = []
+
+
+def _ln1p(k: int) -> float:
+    if k >= len(_ln1p_k):
+        size = max(4096, 1 << k.bit_length())
+        _ln1p_k[:] = np.log(1.0 + np.arange(size, dtype=np.int64)).tolist()
+    return _ln1p_k[k]
 
 
 def _selector(rows: np.ndarray, increasing: bool = False) -> slice | np.ndarray:
@@ -183,7 +203,8 @@ class MemoryPool:
         self._links: dict[int, dict[tuple[int, int], set[tuple[int, int]]]] = {}
         self._lt = LongTermStore()
         self._tags: np.ndarray | None = None
-        self._ev: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+        # (kind, npcs, entities, types): arrays from the batch paths, ints from the scalar ones
+        self._ev: list[tuple[int, Any, Any, Any]] = []
         self._scratch: dict[str, np.ndarray] = {}
         # the compiled query kernel, when built (kernel.py); None: the pure numpy path
         self._mk = kernel.load()
@@ -197,6 +218,9 @@ class MemoryPool:
         # one never decides anything: R above it is above the search threshold too)
         forget = min(params.forget_threshold, params.awareness_search)
         self._levels = np.array([forget, params.awareness_search, params.awareness_pursue])
+        # the scalar awareness path: the forget threshold, then the levels R must be strictly above
+        self._level_bounds = (params.forget_threshold, *self._levels.tolist())
+        self._is_exponential = params.curve == "exponential"
         self._alloc_rows(max(1, int(reserve_npcs)))
 
     # ---------------------------------------------------------------------------------------------
@@ -602,7 +626,19 @@ class MemoryPool:
         tags: Iterable[str] | None = None,
     ) -> None:
         """Perceive one event: rehearse the matching memory (same entity and type, whatever its R)
-        or form a new one, evicting when the NPC's working memory is full. A batch of one."""
+        or form a new one, evicting when the NPC's working memory is full. A batch of one: the
+        common case (plain Python numbers, no tags, no links) runs a scalar path with the batch's
+        arithmetic; anything else (and every bad input, for its error) goes through `record_batch`."""
+        if (
+            tags is None
+            and type(now) is float
+            and type(npc) is int
+            and type(entity) is int
+            and type(memory_type) is int
+            and (type(salience) is float or type(salience) is int)
+            and self._record_one(npc, entity, memory_type, float(salience), now)
+        ):
+            return
         self.record_batch(
             np.array([npc]) if not isinstance(npc, np.ndarray) else npc,
             np.array([entity]) if not isinstance(entity, np.ndarray) else entity,
@@ -611,6 +647,121 @@ class MemoryPool:
             now,
             tags=None if tags is None else [tags],
         )
+
+    def _record_one(self, npc: int, entity: int, memory_type: int, salience: float, now: float) -> bool:
+        """`record_batch` of one well-formed event, on the row's values in plain Python: the same
+        IEEE operations in the same order (ln(1 + k) from numpy's table, eviction keys by `_keys`),
+        so the same bits. False (nothing changed) when it does not apply: bad input, an NPC with
+        links or a row of pinned memories, the empty-slot id; those go through the batch path."""
+        if not (
+            -MAX_TIME <= now <= MAX_TIME
+            and 0 <= npc < self._next_id
+            and _INT64_MIN < entity <= _INT64_MAX
+            and 0 <= memory_type <= 4
+            and salience - salience == 0.0  # finite
+        ):
+            return False
+        row = int(self._row_of_id[npc])
+        cap = self._C
+        if row < 0 or self._links.get(npc) or self._pinned[row] >= cap:
+            return False
+        if not 0.0 <= salience <= 1.0:  # np.clip's result (it keeps -0.0 as well)
+            salience = 0.0 if salience < 0.0 else 1.0
+        p = self._p
+        self._clock = now
+        base = row * cap
+        match, same = self._slots_of(row, entity, memory_type)
+        if match >= 0:
+            f = base + match
+            lastf = self._lastf
+            last_old = lastf.item(f)
+            lastf[f] = now
+            self._emitf[f] = False
+            if now - last_old >= p.rehearsal_refractory_s:
+                k = self._kf.item(f) + 1
+                self._kf[f] = k
+                e_old = self._salf.item(f)
+                e_new = e_old if e_old > salience else salience  # np.maximum(old, new)
+                self._salf[f] = e_new
+                s_new = self._stabf.item(f) * (1.0 + p.alpha * _ln1p(k) * e_new)
+                self._stabf[f] = s_new if s_new < p.max_stability else p.max_stability
+                if self._events_on:
+                    self._ev.append((int(EventKind.REHEARSED), npc, entity, memory_type))
+                if same and e_new >= p.consolidation_min_salience and p.consolidation_factor != 0.0:
+                    factor = 1.0 + (p.consolidation_factor * p.alpha) * _ln1p(k) * e_new
+                    stabf = self._stabf
+                    for g in same:
+                        s_g = stabf.item(base + g) * factor
+                        stabf[base + g] = s_g if s_g < p.max_stability else p.max_stability
+        else:
+            if self._used.item(row) < cap:
+                slot = self._typ[row].tobytes().find(b"\xff")  # the lowest free slot (key -2)
+                self._used[row] += 1
+            else:
+                slot = self._evict_slot(row, now)
+                f = base + slot
+                if self._events_on:
+                    self._ev.append((int(EventKind.EVICTED), npc, self._entf.item(f), self._typf.item(f)))
+            f = base + slot
+            self._entf[f] = entity
+            self._hf[f] = _hash_one(entity)
+            self._typf[f] = memory_type
+            self._lastf[f] = now
+            s0 = self._base.item(memory_type) * (0.5 + salience)
+            self._stabf[f] = s0 if s0 < p.max_stability else p.max_stability
+            self._salf[f] = salience
+            self._kf[f] = 1
+            self._pinf[f] = False
+            self._emitf[f] = False
+            if self._tags is not None:
+                self._tags.reshape(-1)[f] = None
+            if self._events_on:
+                self._ev.append((int(EventKind.FORMED), npc, entity, memory_type))
+        self._tmax = max(self._tmax, now)
+        return True
+
+    def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
+        """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories
+        of the entity, found with one bytes search over the row's ids instead of numpy calls."""
+        ids = self._ent[row].tobytes()
+        key = entity.to_bytes(8, "little", signed=True)
+        typ = self._typ[row]
+        match = -1
+        same: list[int] = []
+        at = ids.find(key)
+        while at >= 0:
+            if not at & 7:
+                slot = at >> 3
+                t = typ.item(slot)
+                if t == memory_type:
+                    match = slot
+                elif t >= 0:
+                    same.append(slot)
+                at = ids.find(key, at + 8)
+            else:
+                at = ids.find(key, at + 1)
+        return match, same
+
+    def _evict_slot(self, row: int, now: float) -> int:
+        """The slot a new memory takes in a full row: the lowest eviction key, computed by `_keys`
+        as the batch path does for a batch holding only this row."""
+        cap = self._C
+        sel = slice(row, row + 1)
+        shape = (1, cap)
+        keys = self._keys(
+            self._last[sel],
+            self._stab[sel],
+            self._sal[sel],
+            self._typ[sel],
+            self._pin[sel],
+            now,
+            self._buf("KO", cap, np.float64).reshape(shape),
+            self._buf("KR", cap, np.float64).reshape(shape),
+            self._buf("KM", cap, bool).reshape(shape),
+            False,
+            bool(self._pinned.item(row)),
+        )
+        return int(keys.argmin())
 
     def record_batch(
         self,
@@ -892,7 +1043,48 @@ class MemoryPool:
 
     def awareness(self, npc: int, entity: int, now: float) -> Awareness:
         """The layered response to the strongest memory of `entity`. Never wakes anything."""
+        if type(now) is float and type(npc) is int and type(entity) is int:
+            level = self._awareness_one(npc, entity, now)
+            if level >= 0:
+                return _AWARENESS[level]
         return Awareness(int(self.awareness_batch(np.array([npc]), np.array([entity]), now)[0]))
+
+    def _awareness_one(self, npc: int, entity: int, now: float) -> int:
+        """`awareness_batch` of one query in plain Python, or -1 when it does not apply (bad input,
+        the power curve, long-term memories: the batch path decides those). R = e^x with x as the
+        batch path computes it; `math.exp` decides the level unless R lies within a relative 1e-12
+        of a threshold, where numpy's exp (the batch path's bits) decides."""
+        if not (
+            -MAX_TIME <= now <= MAX_TIME
+            and 0 <= npc < self._next_id
+            and _INT64_MIN < entity <= _INT64_MAX
+            and self._is_exponential
+        ):
+            return -1
+        row = int(self._row_of_id[npc])
+        if row < 0 or (self._lt.size and self._ltn.item(row)):
+            return -1
+        self._clock = now
+        match, same = self._slots_of(row, entity, -1)
+        if match < 0 and not same:
+            return 0
+        base = row * self._C
+        lastf, stabf = self._lastf, self._stabf
+        clamp = now < self._tmax
+        best = -math.inf
+        for slot in same:
+            x = lastf.item(base + slot) - now
+            if clamp and x > 0.0:
+                x = 0.0
+            x /= stabf.item(base + slot)
+            best = max(best, x)
+        r = math.exp(best)
+        bounds = self._level_bounds
+        if any(abs(r - b) <= 1e-12 * b for b in bounds):
+            r = float(np.exp(np.array([best]))[0])
+        if not r > bounds[0]:  # the forget threshold: not remembered
+            return 0
+        return (r > bounds[1]) + (r > bounds[2]) + (r > bounds[3])
 
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
@@ -1422,12 +1614,28 @@ class MemoryPool:
             return MemoryEvents(
                 np.empty(0, np.int8), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int8)
             )
-        kinds = np.concatenate([np.full(e[1].shape[0], e[0], dtype=np.int8) for e in ev])
-        return MemoryEvents(
-            kinds,
-            np.concatenate([e[1] for e in ev]),
-            np.concatenate([e[2] for e in ev]),
-            np.concatenate([e[3] for e in ev]),
+        parts: list[tuple[np.ndarray, ...]] = []
+        singles: list[tuple[int, int, int, int]] = []
+        for e in ev:
+            if type(e[1]) is int:
+                singles.append(e)
+                continue
+            if singles:
+                parts.append(self._event_columns(singles))
+                singles = []
+            parts.append((np.full(e[1].shape[0], e[0], dtype=np.int8), e[1], e[2], e[3]))
+        if singles:
+            parts.append(self._event_columns(singles))
+        return MemoryEvents(*(np.concatenate([part[i] for part in parts]) for i in range(4)))
+
+    @staticmethod
+    def _event_columns(singles: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, ...]:
+        kinds, npcs, ents, typs = zip(*singles, strict=True)
+        return (
+            np.array(kinds, dtype=np.int8),
+            np.array(npcs, dtype=np.int64),
+            np.array(ents, dtype=np.int64),
+            np.array(typs, dtype=np.int8),
         )
 
     def _working_views(self, npc: int, row: int, now: float) -> list[MemoryView]:
