@@ -125,14 +125,18 @@ class DecisionHub:
             self._take_commits()
         changed = []
         watched = self.config.watched
-        # The common frame for an NPC: no deadline reached, not due (`wake`), inside its min_gap or
-        # pending (`watch_from`), or no watched key moved. Skip the call.
+        # The common frame for an NPC: no deadline reached and not due (`wake`), and no watched key
+        # moved, or it is pending or inside its min_gap (`watch_from`). Skip the call. A value still
+        # the very object the last request saw is compared by identity, without reading it.
         if len(watched) == 1 and self.config.min_change == 0.0:
             key = watched[0]
             for npc, decision in self.decisions.items():
-                if now < decision.wake and (
-                    now < decision.watch_from or boards[npc].get(key) == decision.asked_values[0]
-                ):
+                try:
+                    value = boards[npc][key]  # a subscript is cheaper than .get(); same result
+                except KeyError:
+                    value = boards[npc].get(key)
+                asked = decision.asked_first
+                if (value is asked or value == asked or now < decision.watch_from) and now < decision.wake:
                     continue
                 before = decision.behaviour
                 if decision.tick(now, boards[npc]) != before:

@@ -56,8 +56,8 @@ class AsyncDecision:
 
     # Slots, with what `DecisionHub.tick_all` reads for every NPC every frame first (one cache line).
     __slots__ = (  # noqa: RUF023 (order is memory layout)
-        "wake", "watch_from", "asked_values", "behaviour", "npc", "slot", "_committed", "_ticket",
-        "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
+        "wake", "watch_from", "asked_first", "asked_values", "behaviour", "npc", "slot", "_committed",
+        "_ticket", "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
         "_refusal", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
         "selector", "stats", "tier", "transport",
     )  # fmt: skip
@@ -110,6 +110,7 @@ class AsyncDecision:
         self._earliest = float("-inf")
         # The watched keys' values when the last request went out (a tuple: cheap to compare per frame).
         self.asked_values: tuple[Any, ...] = (None,) * len(self.config.watched)
+        self.asked_first: Any = None  # asked_values[0], read by `DecisionHub.tick_all` every frame
 
     def watched_changed(self, board: Mapping[str, Any]) -> bool:
         """Whether a watched key moved by more than `min_change` since the last request."""
@@ -210,6 +211,7 @@ class AsyncDecision:
         watched = config.watched
         if watched:
             self.asked_values = tuple([board.get(key) for key in watched])
+            self.asked_first = self.asked_values[0]
         interval = config.replan_interval
         if config.replan_jitter:
             interval *= 1.0 - config.replan_jitter * _unit(self.npc, self.epoch)
