@@ -43,6 +43,8 @@ MAX_CAPACITY = 65_535
 MAX_TIME = 1e18
 _EMPTY_TAGS: frozenset[str] = frozenset()
 _AWARENESS = tuple(Awareness)
+_MEMORY_TYPES = tuple(MemoryType)
+_BATCH = object()  # a scalar path's "use the batch path"
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -722,24 +724,27 @@ class MemoryPool:
 
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories
-        of the entity, found with one bytes search over the row's ids instead of numpy calls."""
-        ids = self._ent[row].tobytes()
-        key = entity.to_bytes(8, "little", signed=True)
-        typ = self._typ[row]
+        of the entity: one bytes search for the 16-bit hash over the row's hashes (as the batch
+        path compares hashes first), then the full id of each candidate."""
+        hashes = self._h[row].tobytes()
+        key = _hash_one(entity).to_bytes(2, "little")
+        base = row * self._C
+        entf, typf = self._entf, self._typf
         match = -1
         same: list[int] = []
-        at = ids.find(key)
+        at = hashes.find(key)
         while at >= 0:
-            if not at & 7:
-                slot = at >> 3
-                t = typ.item(slot)
+            if at & 1:  # straddles two slots
+                at = hashes.find(key, at + 1)
+                continue
+            slot = at >> 1
+            if entf.item(base + slot) == entity:
+                t = typf.item(base + slot)
                 if t == memory_type:
                     match = slot
                 elif t >= 0:
                     same.append(slot)
-                at = ids.find(key, at + 8)
-            else:
-                at = ids.find(key, at + 1)
+            at = hashes.find(key, at + 2)
         return match, same
 
     def _evict_slot(self, row: int, now: float) -> int:
@@ -1031,7 +1036,76 @@ class MemoryPool:
         """The NPC's strongest memory of `entity` if its R is above the forget threshold, else None.
         The recall wakes it (last access = now, k + 1, S unchanged); R is reported as it was before
         the wake. Only this and `query_strongest_batch` change state among the read calls."""
+        if type(now) is float and type(npc) is int and type(entity) is int:
+            found = self._query_one(npc, entity, now)
+            if found is not _BATCH:
+                return found  # type: ignore[return-value]
         return self.query_strongest_batch(np.array([npc]), np.array([entity]), now).view(0)
+
+    def _query_one(self, npc: int, entity: int, now: float) -> MemoryView | object | None:
+        """`query_strongest_batch` of one query on the row's values in plain Python, or `_BATCH`
+        when it does not apply (bad input, the power curve, links, long-term memories). The
+        candidates' R come from one numpy exp, so they have the batch path's bits."""
+        if not (
+            -MAX_TIME <= now <= MAX_TIME
+            and 0 <= npc < self._next_id
+            and _INT64_MIN < entity <= _INT64_MAX
+            and self._is_exponential
+        ):
+            return _BATCH
+        row = int(self._row_of_id[npc])
+        if row < 0 or self._links.get(npc) or (self._lt.size and self._ltn.item(row)):
+            return _BATCH
+        self._clock = now
+        _, slots = self._slots_of(row, entity, -1)
+        if not slots:
+            return None
+        base = row * self._C
+        lastf, stabf = self._lastf, self._stabf
+        clamp = now < self._tmax
+        x = self._buf("q1", len(slots), np.float64)
+        for i, slot in enumerate(slots):
+            d = lastf.item(base + slot) - now
+            if clamp and d > 0.0:
+                d = 0.0
+            x[i] = d / stabf.item(base + slot)
+        rs = np.exp(x, out=x).tolist()
+        best_r = max(rs)  # ties: the lowest slot (slots ascend)
+        p = self._p
+        if not best_r > p.forget_threshold:
+            return None
+        best = slots[rs.index(best_r)]
+        f = base + best
+        k = self._kf.item(f) + 1
+        sal = self._salf.item(f)
+        self._tmax = max(self._tmax, now)
+        lastf[f] = now
+        self._kf[f] = k
+        self._emitf[f] = False
+        if len(slots) > 1 and sal >= p.consolidation_min_salience and p.consolidation_factor != 0.0:
+            factor = 1.0 + (p.consolidation_factor * p.alpha) * _ln1p(k) * sal
+            for g in slots:
+                if g != best:
+                    s_g = stabf.item(base + g) * factor
+                    stabf[base + g] = s_g if s_g < p.max_stability else p.max_stability
+        memory_type = self._typf.item(f)
+        if self._events_on:
+            self._ev.append((int(EventKind.RECALLED), npc, entity, memory_type))
+        tags = self._tags.reshape(-1)[f] if self._tags is not None else None
+        return MemoryView(
+            npc=npc,
+            entity=entity,
+            memory_type=_MEMORY_TYPES[memory_type],
+            retrievability=best_r,
+            stability=stabf.item(f),
+            salience=sal,
+            recall_count=k,
+            tier=Tier.WORKING,
+            slot=best,
+            age=0.0,
+            pinned=bool(self._pinf.item(f)),
+            tags=tags or _EMPTY_TAGS,
+        )
 
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
