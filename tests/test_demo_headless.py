@@ -109,7 +109,8 @@ def test_stories_hold_with_the_real_local_model(tmp_path: Path, llm_endpoint) ->
 
 def test_realtime_paces_fixed_step_frames_to_the_wall_clock(tmp_path: Path) -> None:
     # --fixed-fps alone runs as fast as the engine goes; --realtime must sleep up to the wall clock,
-    # so 90 frames at 30 fps take at least 3 s (about 0.7 s unpaced here) (a lower bound: a slow machine only adds to it).
+    # so 90 frames at 30 fps take at least 3 s (about 0.7 s unpaced here; a lower bound: a slow
+    # machine only adds to it).
     started = time.monotonic()
     run = run_godot(
         ROOT, "--fixed-fps", "30", "--quit-after", "90", "--", f"--out={tmp_path}", "--realtime",
