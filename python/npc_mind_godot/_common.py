@@ -26,3 +26,14 @@ def server() -> Any:
     from npc_mind_godot.server_singleton import instance
 
     return instance()
+
+
+_core: list[Any] = []  # the singleton's MindServer, once looked up (it is created once a process)
+
+
+def core() -> Any:
+    """The singleton's engine-agnostic `MindServer`: what the nodes' per-call methods use, without
+    the import and attribute lookups of `server().core` on every call."""
+    if not _core:
+        _core.append(server().core)
+    return _core[0]

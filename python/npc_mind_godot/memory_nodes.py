@@ -9,7 +9,7 @@ from gdbridge.declare import PackedByteArray, constant, export, export_group, py
 from gdbridge.types import PropertyHint
 from npc_mind.memory import MemoryParams
 from npc_mind.server.memories import MemoryProfileSpec
-from npc_mind_godot._common import icon, server
+from npc_mind_godot._common import core, icon, server
 
 NOTIFICATION_PREDELETE = 1
 
@@ -122,15 +122,15 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
 
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
         """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""
-        server().core.record(self._handle(), entity_id, memory_type, salience)
+        core().record(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
 
     def query_strongest(self, entity_id: int) -> dict:
         """Recall the entity's strongest memory (wakes it); empty when forgotten or never seen."""
-        return server().core.query_strongest(self._handle(), entity_id)
+        return core().query_strongest(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     def awareness_of(self, entity_id: int) -> int:
         """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
-        return server().core.awareness(self._handle(), entity_id)
+        return core().awareness(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     def get_memories(self) -> list:
         """Every memory still remembered, strongest first, as Dictionaries; only looks."""

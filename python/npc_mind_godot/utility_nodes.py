@@ -15,7 +15,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind_godot._common import icon, server
+from npc_mind_godot._common import core, icon, server
 
 NOTIFICATION_PREDELETE = 1
 TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
@@ -185,7 +185,8 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
 
     def evaluate(self, context: dict) -> StringName:
         """The behaviour to run now for this context (a Dictionary of input key -> number)."""
-        return StringName(server().core.evaluate(self._handle(), {str(k): v for k, v in context.items()}))
+        handle = self.__dict__.get("_server_handle") or self._handle()
+        return _behavior_name(core().evaluate(handle, {str(k): v for k, v in context.items()}))
 
     def get_scores(self) -> dict:
         """Each behaviour's score from the last choice."""
@@ -207,3 +208,14 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+
+
+_behavior_names: dict[str, StringName] = {}
+
+
+def _behavior_name(name: str) -> StringName:
+    """The StringName of a behaviour's name, made once per name rather than on every `evaluate`."""
+    found = _behavior_names.get(name)
+    if found is None:
+        found = _behavior_names[name] = StringName(name)
+    return found

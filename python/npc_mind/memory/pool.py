@@ -663,9 +663,9 @@ class MemoryPool:
             and salience - salience == 0.0  # finite
         ):
             return False
-        row = int(self._row_of_id[npc])
+        row = self._row_of_id.item(npc)
         cap = self._C
-        if row < 0 or self._links.get(npc) or self._pinned[row] >= cap:
+        if row < 0 or self._links.get(npc) or self._pinned.item(row) >= cap:
             return False
         if not 0.0 <= salience <= 1.0:  # np.clip's result (it keeps -0.0 as well)
             salience = 0.0 if salience < 0.0 else 1.0
@@ -1053,7 +1053,7 @@ class MemoryPool:
             and self._is_exponential
         ):
             return _BATCH
-        row = int(self._row_of_id[npc])
+        row = self._row_of_id.item(npc)
         if row < 0 or self._links.get(npc) or (self._lt.size and self._ltn.item(row)):
             return _BATCH
         self._clock = now
@@ -1135,7 +1135,7 @@ class MemoryPool:
             and self._is_exponential
         ):
             return -1
-        row = int(self._row_of_id[npc])
+        row = self._row_of_id.item(npc)
         if row < 0 or (self._lt.size and self._ltn.item(row)):
             return -1
         self._clock = now

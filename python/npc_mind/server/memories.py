@@ -78,6 +78,8 @@ class MemoryBank:
     entries: Registry[StreamEntry] = field(init=False)
     table: HandleTable = field(default_factory=lambda: HandleTable("memory stream"))
     slots: list[PoolSlot] = field(default_factory=list)
+    # handle -> (pool, pool NPC id): the Dictionary path's one lookup per call
+    targets: dict[int, tuple[MemoryPool, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
@@ -92,18 +94,23 @@ class MemoryBank:
         handle = self.entries.add(StreamEntry(slot, npc))
         slot.handle_of_npc[npc] = handle
         self.table.set(handle, slot.index, npc)
+        self.targets[handle] = (slot.pool, npc)
         return handle
 
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
+        self.targets.pop(int(handle), None)
         self.table.clear(handle)
         entry.slot.pool.remove_npc(entry.npc)
         del entry.slot.handle_of_npc[entry.npc]
         self.events.discard(handle)
 
     def _at(self, handle: int) -> tuple[MemoryPool, int]:
-        entry = self.entries.get(handle)
-        return entry.slot.pool, entry.npc
+        target = self.targets.get(handle)
+        if target is None:  # raises UnknownHandleError, or finds a handle given as another number type
+            entry = self.entries.get(handle)
+            return entry.slot.pool, entry.npc
+        return target
 
     # --- the Dictionary path -------------------------------------------------------------------
     def record(self, handle: int, entity: int, memory_type: int, salience: float, now: float) -> None:

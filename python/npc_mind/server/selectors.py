@@ -22,6 +22,7 @@ from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 from npc_mind.utility import SelectorBatch, UtilitySelector
 
 BEHAVIOR_CHANGED = "behavior_changed"
+_NO_SCORES: dict[str, float] = {}  # shared and never mutated: `scores` hands out copies
 
 
 def definition_key(definition: Mapping[str, Any]) -> str:
@@ -134,7 +135,7 @@ class SelectorHub:
             entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
         chosen = entry.single.choose(context, now, allowed_tags)
         entry.last_context = dict(context)  # scores are worked out only when someone asks
-        entry.last_scores = {}
+        entry.last_scores = _NO_SCORES
         self._changed(handle, entry, chosen)
         return chosen
 
