@@ -6,7 +6,9 @@ extends SceneTree
 ## refreshes, as in a game), reads its awareness of one of them and chooses a behaviour; one guard in
 ## 300 asks the LLM each frame (no endpoint: each request ends in the fallback tier at once).
 ##   --npcs=N --frames=F --path=batched|dictionary
-## Prints one JSON line: frame intervals (ms) of both phases.
+## Prints one JSON line: frame intervals (ms) of both phases, and on the Dictionary path the time per
+## call of each node method as GDScript sees it (measured over whole passes of the guards, loop and
+## arguments included; query_strongest, which wakes memories, once over every guard at the end).
 
 const ENTITIES := 256
 const EVENTS_PER_GUARD := 2
@@ -26,6 +28,8 @@ var rng := RandomNumberGenerator.new()
 var memory_ids := PackedInt32Array()
 var frame := 0
 var selector_ids := PackedInt32Array()
+var call_usec := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
+var call_count := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
 
 
 func _initialize() -> void:
@@ -63,8 +67,14 @@ func _process(_delta: float) -> bool:
 			"warmup_with":
 				phase = "with"
 			"with":
+				if path == "dictionary":
+					_time_recalls()
+				var per_call := {}
+				for method in call_usec:
+					if call_count[method] > 0:
+						per_call[method] = float(call_usec[method]) / call_count[method]
 				print(JSON.stringify({"npcs": npcs, "path": path, "frames": frames, "without": intervals["without"],
-					"with": intervals["with"]}))
+					"with": intervals["with"], "per_call_us": per_call}))
 				return true
 	return false
 
@@ -137,12 +147,36 @@ func _mind_work() -> void:
 		NpcMindServer.set_inputs(selector_ids, &"noise", calm)
 		NpcMindServer.get_choices(selector_ids)  # last frame's choices, as a game would read them
 	else:
+		var started := Time.get_ticks_usec()
 		for i in npcs:
 			var memory := memories[i]
 			for event in EVENTS_PER_GUARD:
 				memory.record_event(seen(i, event), i % 5, 0.5)
-			var level: int = memory.awareness_of(seen(i, 0))
-			selectors[i].evaluate({"threat": level / 3.0, "calm": 0.5, "noise": 0.5})
+		var recorded := Time.get_ticks_usec()
+		var levels := PackedInt32Array()
+		levels.resize(npcs)
+		for i in npcs:
+			levels[i] = memories[i].awareness_of(seen(i, 0))
+		var looked := Time.get_ticks_usec()
+		for i in npcs:
+			selectors[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
+		if phase == "with":
+			_count("record_event", recorded - started, npcs * EVENTS_PER_GUARD)
+			_count("awareness_of", looked - recorded, npcs)
+			_count("evaluate", Time.get_ticks_usec() - looked, npcs)
+
+
+func _count(method: String, usec: int, calls: int) -> void:
+	call_usec[method] += usec
+	call_count[method] += calls
+
+
+func _time_recalls() -> void:
+	## One recall per guard (it wakes the memory, so it is timed once, after the frames).
+	var started := Time.get_ticks_usec()
+	for i in npcs:
+		memories[i].query_strongest(seen(i, 0))
+	_count("query_strongest", Time.get_ticks_usec() - started, npcs)
 
 
 func behavior(behavior_name: String, key: String) -> Resource:
