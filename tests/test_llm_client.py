@@ -112,3 +112,31 @@ def test_a_server_that_closes_streams_after_the_last_chunk() -> None:
         answers = asyncio.run(run())
     assert [getattr(a, "intent", None) for a in answers] == ["attack"] * 4
     assert all(seen.headers.get("connection") == "close" for seen in server.seen)
+
+
+def test_a_request_carries_its_snapshot_and_the_prompt_is_built_off_the_main_thread() -> None:
+    from npc_mind.decision import DecisionHub
+    from tests.support.scripted_transport import FakeClock, ScriptedTransport
+
+    clock = FakeClock()
+    transport = ScriptedTransport(clock)
+    hub = DecisionHub(transport, world.SCHEMA)
+    hub.add(1, world.rules())
+    board = world.board(threat=0.6)
+    hub.tick_all(clock(), {1: board})
+    ((request, _),) = transport.requests.values()
+    assert request.messages == ()  # no text made on the main thread
+    board["threat"] = 0.1  # the request works on a frozen snapshot
+    assert request.chat() == build_messages(world.SCHEMA, world.board(threat=0.6))
+
+
+def test_cancel_after_close_is_harmless(fault_server: FaultServer) -> None:
+    from npc_mind.llm import LLMTransport
+    from npc_mind.llm.transport import Request
+
+    fault_server.default = Fault(latency=5.0)
+    transport = LLMTransport([Endpoint(fault_server.base_url)])
+    ticket = transport.submit(Request(1, 1, (), world.SCHEMA, 0.0, 5.0, world.board()), lambda _: None)
+    transport.close()
+    ticket.cancel()  # no write to the closed (maybe reused) wake-up descriptor, no exception
+    assert ticket.cancelled

@@ -242,7 +242,7 @@ class LLMTransport:
             self.flush()
 
     def _wake(self) -> None:
-        if not self._wake_pending:
+        if not self._wake_pending and self._wake_fd >= 0:  # -1: closed (never write to a reused fd)
             self._wake_pending = True
             if _WRITE is None or _WRITE(self._wake_fd, b"\0", 1) != 1:
                 with contextlib.suppress(BlockingIOError):  # a full line is awake already
@@ -303,6 +303,7 @@ class LLMTransport:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
+        self._wake_fd = -1
         self._wake_r.close()
         self._wake_w.close()
 
