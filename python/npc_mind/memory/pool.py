@@ -223,6 +223,7 @@ class MemoryPool:
         # the scalar awareness path: the forget threshold, then the levels R must be strictly above
         self._level_bounds = (params.forget_threshold, *self._levels.tolist())
         self._is_exponential = params.curve == "exponential"
+        self._q1x = np.empty(self._C)  # the scalar query's candidate exponents, then R
         self._alloc_rows(max(1, int(reserve_npcs)))
 
     # ---------------------------------------------------------------------------------------------
@@ -1063,7 +1064,7 @@ class MemoryPool:
         base = row * self._C
         lastf, stabf = self._lastf, self._stabf
         clamp = now < self._tmax
-        x = self._buf("q1", len(slots), np.float64)
+        x = self._q1x[: len(slots)]
         for i, slot in enumerate(slots):
             d = lastf.item(base + slot) - now
             if clamp and d > 0.0:
@@ -1092,19 +1093,19 @@ class MemoryPool:
         if self._events_on:
             self._ev.append((int(EventKind.RECALLED), npc, entity, memory_type))
         tags = self._tags.reshape(-1)[f] if self._tags is not None else None
-        return MemoryView(
-            npc=npc,
-            entity=entity,
-            memory_type=_MEMORY_TYPES[memory_type],
-            retrievability=best_r,
-            stability=stabf.item(f),
-            salience=sal,
-            recall_count=k,
-            tier=Tier.WORKING,
-            slot=best,
-            age=0.0,
-            pinned=bool(self._pinf.item(f)),
-            tags=tags or _EMPTY_TAGS,
+        return MemoryView(  # positional: npc, entity, type, R, S, E, k, tier, slot, age, pinned, tags
+            npc,
+            entity,
+            _MEMORY_TYPES[memory_type],
+            best_r,
+            stabf.item(f),
+            sal,
+            k,
+            Tier.WORKING,
+            best,
+            0.0,
+            self._pinf.item(f),
+            tags or _EMPTY_TAGS,
         )
 
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
