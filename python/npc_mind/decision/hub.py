@@ -131,11 +131,12 @@ class DecisionHub:
         if len(watched) == 1 and self.config.min_change == 0.0:
             key = watched[0]
             for npc, decision in self.decisions.items():
+                asked = decision.asked_first
                 try:
                     value = boards[npc][key]  # a subscript is cheaper than .get(); same result
                 except KeyError:
-                    value = boards[npc].get(key)
-                asked = decision.asked_first
+                    board = boards.get(npc)  # no board: only an NPC that has something due needs one
+                    value = asked if board is None else board.get(key)
                 if (value is asked or value == asked or now < decision.watch_from) and now < decision.wake:
                     continue
                 before = decision.behaviour
