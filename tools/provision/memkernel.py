@@ -30,7 +30,12 @@ def provision() -> None:
     print("provision: memkernel: compiling the memory query kernel", flush=True)
     ffi = cffi.FFI()
     ffi.cdef(kernel.CDEF)
-    ffi.set_source(kernel.MODULE, kernel.c_source(), extra_compile_args=list(kernel.COMPILE_ARGS))
+    ffi.set_source(
+        kernel.MODULE,
+        kernel.c_source(),
+        include_dirs=[str(kernel.HEADER.parent)],
+        extra_compile_args=list(kernel.COMPILE_ARGS),
+    )
     with tempfile.TemporaryDirectory(dir=kernel.BUILD_DIR) as tmp:
         try:
             built = Path(ffi.compile(tmpdir=tmp, verbose=False))

@@ -16,44 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* A pool's columns (flat, capacity slots per row), id map and parameters. */
-typedef struct {
-    const uint16_t *hash;
-    const int64_t *entity;
-    const int8_t *type;
-    double *last;
-    double *stability;
-    const double *salience;
-    int64_t *recalls;
-    uint8_t *reported;
-    const uint8_t *pinned;
-    int64_t capacity;
-    const int64_t *row_of_id;
-    int64_t next_id;
-    double threshold;     /* forget_threshold */
-    double min_salience;  /* consolidation_min_salience */
-    double gain;          /* consolidation_factor x alpha */
-    double max_stability;
-    int32_t consolidate;  /* consolidation_factor != 0 */
-    int32_t exponential;  /* the curve: 1 exponential (x computed here), 0 power (R from the caller) */
-    const double *ln_table; /* ln(1 + k) for k < ln_size, computed by numpy */
-    int64_t ln_size;
-} mk_pool;
-
-/* Reusable buffers of one pool: rows of the queries, the candidates (query, flat slot, exponent
- * then R), and the lists mk_select hands back. cells: [rows increase, long-term wins, strong
- * hits, deferred hits]. */
-typedef struct {
-    int64_t *rows;
-    int64_t *cand_query;
-    int64_t *cand_flat;
-    double *cand_x;
-    int64_t room;
-    int64_t *longterm_won;
-    int64_t *strong;
-    int64_t *deferred;
-    int64_t cells[4];
-} mk_scratch;
+#include "memkernel.h"
 
 static inline uint16_t mk_hash(int64_t entity)
 {
