@@ -440,6 +440,10 @@ static PyObject *gdb_coerce(int want, PyObject *value) {
     return out;
 }
 
+static int gdb_py_to_variant(void *v, PyObject *value);
+static int gdb_py_fill_dict(void *dict, PyObject *items);
+static int gdb_py_fill_array(void *array, PyObject *items);
+
 /* Call and store the result; `variant_ret` says whether `ret` is a Variant (call) or raw (ptrcall). */
 static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, int ok, void *ret, int variant_ret) {
     PyObject *argv[9];
@@ -460,6 +464,14 @@ static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, in
                 else if (m->ret == GDEXTENSION_VARIANT_TYPE_FLOAT) gdb_vfloat(ret, out.f);
                 else gdb_vbool(ret, out.b);
             }
+        } else if (variant_ret || m->ret == GDB_ANY) {
+            /* A Variant result: written in C (containers included), as to_variant would. */
+            i_variant_destroy(ret);
+            if (!gdb_py_to_variant(ret, r)) Py_CLEAR(r);
+        } else if ((m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY && PyDict_Check(r)) ||
+                   (m->ret == GDEXTENSION_VARIANT_TYPE_ARRAY && (PyList_Check(r) || PyTuple_Check(r)))) {
+            int ok = m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY ? gdb_py_fill_dict(ret, r) : gdb_py_fill_array(ret, r);
+            if (!ok) Py_CLEAR(r);
         } else {
             PyObject *done = PyObject_CallFunction(m->writer, "nOi", (Py_ssize_t)(intptr_t)ret, r, variant_ret);
             if (!done) Py_CLEAR(r);
@@ -501,27 +513,89 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
 /* ---- Python -> engine calls: arguments and result converted here, one crossing per call ---- */
 /* gdb_to_variant_cb: to_variant_address(address, value) for the types C does not write. */
 
+static int gdb_py_fill_dict(void *dict, PyObject *items);
+static int gdb_py_fill_array(void *array, PyObject *items);
+
+/* Write `value` as a new Variant into uninitialized `v`: None, bool, int, float, str, StringName,
+ * NodePath, dict, list and tuple here (containers element by element, without Python calls);
+ * anything else through to_variant_address. Returns 0 with a Python exception set and `v` Nil. */
 static int gdb_py_to_variant(void *v, PyObject *value) {
     if (value == Py_None) { gdb_vnil(v); return 1; }
     if (PyBool_Check(value)) { gdb_vbool(v, value == Py_True); return 1; }
-    if (PyLong_CheckExact(value)) {
+    PyTypeObject *kind = Py_TYPE(value);
+    if (kind == &PyLong_Type) {
         long long x = PyLong_AsLongLong(value);
-        if (x == -1 && PyErr_Occurred()) return 0;
+        if (x == -1 && PyErr_Occurred()) { gdb_vnil(v); return 0; }
         gdb_vint(v, x);
         return 1;
     }
-    if (PyFloat_CheckExact(value)) { gdb_vfloat(v, PyFloat_AS_DOUBLE(value)); return 1; }
-    if (PyUnicode_CheckExact(value)) {
+    if (kind == &PyFloat_Type) { gdb_vfloat(v, PyFloat_AS_DOUBLE(value)); return 1; }
+    int text = kind == &PyUnicode_Type ? GDEXTENSION_VARIANT_TYPE_STRING
+               : (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME]
+                   ? GDEXTENSION_VARIANT_TYPE_STRING_NAME
+               : (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_NODE_PATH]
+                   ? GDEXTENSION_VARIANT_TYPE_NODE_PATH
+                   : 0;
+    if (text) {
         Py_ssize_t n;
-        const char *text = PyUnicode_AsUTF8AndSize(value, &n);
-        if (!text) return 0;
-        gdb_vtext(v, GDEXTENSION_VARIANT_TYPE_STRING, text, n);
+        const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
+        if (!utf8) { gdb_vnil(v); return 0; }
+        gdb_vtext(v, text, utf8, n);
         return 1;
+    }
+    if (kind == &PyDict_Type || kind == &PyList_Type || kind == &PyTuple_Type) {
+        int dict = kind == &PyDict_Type;
+        void *inner = gdb_vnew(v, dict ? GDEXTENSION_VARIANT_TYPE_DICTIONARY : GDEXTENSION_VARIANT_TYPE_ARRAY);
+        if (dict ? gdb_py_fill_dict(inner, value) : gdb_py_fill_array(inner, value)) return 1;
+        i_variant_destroy(v);
+        gdb_vnil(v);
+        return 0;
     }
     gdb_vnil(v);
     PyObject *r = PyObject_CallFunction(gdb_to_variant_cb, "nO", (Py_ssize_t)(intptr_t)v, value);
     Py_XDECREF(r);
     return r != NULL;
+}
+
+/* Entries of the dict `items` into the Dictionary `dict` (by internal pointer), in order. */
+static int gdb_py_fill_dict(void *dict, PyObject *items) {
+    PyObject *k, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(items, &pos, &k, &value)) {
+        gdb_variant key;
+        Py_INCREF(k);
+        Py_INCREF(value);
+        int ok = gdb_py_to_variant(&key, k);
+        if (ok) {
+            void *slot = i_dictionary_index(dict, &key);
+            i_variant_destroy(slot);
+            ok = gdb_py_to_variant(slot, value);
+        }
+        i_variant_destroy(&key);
+        Py_DECREF(k);
+        Py_DECREF(value);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* Items of the list or tuple `items` into the Array `array` (by internal pointer), resized to fit. */
+static int gdb_py_fill_array(void *array, PyObject *items) {
+    PyObject *seq = PySequence_Fast(items, "an Array needs a sequence");
+    if (!seq) return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    gdb_seq_resize(GDEXTENSION_VARIANT_TYPE_ARRAY, array, n);
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < n && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        Py_INCREF(item);
+        void *slot = i_array_index(array, i);
+        i_variant_destroy(slot);
+        ok = gdb_py_to_variant(slot, item);
+        Py_DECREF(item);
+    }
+    Py_DECREF(seq);
+    return ok;
 }
 
 /* Call method bind `mb` on `obj` with the tuple `args`; append the result to the list `out`.
@@ -611,8 +685,23 @@ done:
     return result;
 }
 
+/* fill(address, items): a dict into the Dictionary, or a sequence into the Array, at `address`
+ * (an internal pointer); what gdbridge._variant.fill_dict / fill_array run. */
+static PyObject *gdb_fast_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "fill(address, items) takes 2 arguments");
+        return NULL;
+    }
+    void *target = PyLong_AsVoidPtr(args[0]);
+    if (PyErr_Occurred()) return NULL;
+    int ok = PyDict_Check(args[1]) ? gdb_py_fill_dict(target, args[1]) : gdb_py_fill_array(target, args[1]);
+    if (!ok) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
+    {"fill", (PyCFunction)(void (*)(void))gdb_fast_fill, METH_FASTCALL, "Fill a Dictionary or an Array."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};

@@ -24,13 +24,15 @@ _TEXT_CAP = 4096
 _raw_buf: Any = None
 
 
-def _unbound(value: Any) -> Any:
+def _unbound(*args: Any) -> Any:
     raise RuntimeError("gdbridge is not attached to an engine")
 
 
 # Object <-> pointer, set by gdbridge.objects.bind (objects imports this module, not the reverse).
 _wrap_object: Callable[[Any], Any] = _unbound
 _object_ptr: Callable[[Any], Any] = _unbound
+# fill(address, items) of the extension's _gdbridge_fast module, also set by gdbridge.objects.bind.
+_fast_fill: Callable[[int, Any], None] = _unbound
 
 PACKED_DTYPES = {
     T.PACKED_BYTE_ARRAY: (np.uint8, 1),
@@ -142,11 +144,8 @@ def read_array(arr: Any) -> list:
 
 
 def fill_array(arr: Any, items: Any) -> None:
-    lib.gdb_seq_resize(T.ARRAY, arr, len(items))
-    for i, item in enumerate(items):
-        slot = lib.gdb_array_at(arr, i)
-        lib.gdb_vdestroy(slot)
-        to_variant(slot, item)
+    """The sequence `items` into the Array at `arr` (resized to fit), element by element in C."""
+    _fast_fill(int(ffi.cast("intptr_t", arr)), items)
 
 
 def read_dict(d: Any) -> dict:
@@ -171,13 +170,8 @@ def _dict_keys_values(d: Any, out: Any) -> None:
 
 
 def fill_dict(d: Any, items: dict) -> None:
-    key = ffi.new("gdb_variant*")
-    for k, v in items.items():
-        to_variant(key, k)
-        slot = lib.gdb_dict_at(d, key)
-        lib.gdb_vdestroy(key)
-        lib.gdb_vdestroy(slot)
-        to_variant(slot, v)
+    """The entries of `items` into the Dictionary at `d`, in order, converted in C."""
+    _fast_fill(int(ffi.cast("intptr_t", d)), items)
 
 
 def read_packed(vtype: int, seq: Any) -> Any:

@@ -85,6 +85,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     import _gdbridge_fast
 
     _fast_call = _gdbridge_fast.call
+    _variant._fast_fill = _gdbridge_fast.fill
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))

@@ -95,6 +95,42 @@ class Probe(Node):
     def echo(self, value: gd.Variant) -> gd.Variant:
         return value
 
+    def copy_dict(self, table: dict) -> dict:
+        """A typed Dictionary result built in Python (ptrcall from typed GDScript)."""
+        return dict(table)
+
+    def copy_list(self, items: list) -> list:
+        """A typed Array result, given back as a tuple (crosses as an Array)."""
+        return tuple(items)
+
+    def key_types(self, table: dict) -> gd.PackedStringArray:
+        """The Python type name of each key, in order (str, StringName, int, float, bool, ...)."""
+        return gd.PackedStringArray(type(key).__name__ for key in table)
+
+    def built_dict(self) -> gd.Variant:
+        """Keys and values of every kind a Python dict holds, nested, built on the Python side."""
+        return {
+            "text": "x",
+            gd.StringName("name"): gd.StringName("value"),
+            gd.NodePath("a/b"): gd.NodePath("c"),
+            7: 1.5,
+            2.5: True,
+            False: None,
+            "vector": gd.Vector2(3, 4),
+            "nested": {"list": [1, (2, 3), {"deep": []}], "empty": {}},
+            "enum": Mood.ANGRY,
+            "tuple": (1, "two"),
+            "large": {f"k{i}": i for i in range(1000)},
+        }
+
+    def meta_round_trip(self) -> bool:
+        """A nested dict and a tuple into an engine call from Python, and back."""
+        value = {"a": [1, {"b": gd.StringName("c")}], 3: (4.5, "six"), "empty": {}}
+        self.set_meta("blob", value)
+        back = self.get_meta("blob")
+        expected = {"a": [1, {"b": "c"}], 3: [4.5, "six"], "empty": {}}
+        return back == expected and type(back["a"][1]["b"]) is gd.StringName
+
     def doubled(self, values: gd.PackedInt32Array) -> gd.PackedInt32Array:
         return np.asarray(values, np.int32) * 2
 

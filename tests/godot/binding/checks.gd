@@ -92,6 +92,7 @@ func check_calls() -> void:
 			bad.append([type_string(typeof(value)), value, back])
 	check("variant_echo", bad.is_empty(), bad)
 	check("object_echo", p.echo(p) == p)
+	check_containers(p, u)
 	check("static_method", Probe.live_instances() >= 1)
 	var scripted := Node.new()
 	var script := GDScript.new()
@@ -103,6 +104,37 @@ func check_calls() -> void:
 	check("to_string", str(p) == "<Probe 3>", str(p))
 	p.speak()
 	p.free()
+
+
+func check_containers(p: Probe, u: Variant) -> void:
+	var nested := {"a": {"b": [1, {"c": 2.5}, []]}, 3: [[], {}], &"sn": "x", -4: null, 1.5: true, false: Vector2i(1, 2), "": ""}
+	var large := {}
+	for i in 2000:
+		large["key%d" % i] = i * 0.5
+	var bad := []
+	for value in [nested, {}, large, [nested, [{}, []], large]]:
+		for back in [p.echo(value), u.echo(value)]:
+			if typeof(back) != typeof(value) or back != value:
+				bad.append([value, back])
+	check("container_round_trip", bad.is_empty(), bad)
+	var typed_dict: Dictionary = p.copy_dict(nested)
+	var untyped_dict: Dictionary = u.copy_dict(nested)
+	check("typed_dict_return", typed_dict == nested and untyped_dict == nested and p.copy_dict({}).is_empty() and p.copy_dict(large) == large, typed_dict)
+	var typed_list: Array = p.copy_list([1, "two", {"k": []}])
+	check("typed_array_return", typed_list == [1, "two", {"k": []}] and u.copy_list([]) == [], typed_list)
+	var kinds := p.key_types({"s": 1, &"n": 2, 3: 3, 4.5: 4, true: 5, null: 7})
+	check("key_types_to_python", kinds == PackedStringArray(["str", "StringName", "int", "float", "bool", "NoneType"]), kinds)
+	var ordered := {"z": 1, "a": 2, "m": 3}
+	check("key_order", p.copy_dict(ordered).keys() == ["z", "a", "m"] and u.echo(ordered).keys() == ["z", "a", "m"])
+	var built: Dictionary = p.built_dict()
+	var shapes := [typeof(built.keys()[0]), typeof(built.keys()[1]), typeof(built[&"name"]), typeof(built.keys()[2]), typeof(built[NodePath("a/b")]), typeof(built.keys()[3]), typeof(built[7]), typeof(built.keys()[4]), typeof(built.keys()[5]), typeof(built["vector"])]
+	var want_shapes := [TYPE_STRING, TYPE_STRING_NAME, TYPE_STRING_NAME, TYPE_NODE_PATH, TYPE_NODE_PATH, TYPE_INT, TYPE_FLOAT, TYPE_FLOAT, TYPE_BOOL, TYPE_VECTOR2]
+	var built_ok: bool = shapes == want_shapes and built[2.5] == true and built[false] == null \
+		and built["nested"] == {"list": [1, [2, 3], {"deep": []}], "empty": {}} and built["enum"] == 1 \
+		and typeof(built["enum"]) == TYPE_INT and built["tuple"] == [1, "two"] and built["large"].size() == 1000 \
+		and built["large"]["k999"] == 999 and built.size() == 11
+	check("python_built_dict", built_ok, [shapes, built])
+	check("python_dict_into_engine_call", p.meta_round_trip())
 
 
 func check_properties() -> void:

@@ -63,6 +63,13 @@ func bench_calls() -> void:
 			for node: GdBench in gd_nodes:
 				node.take(values, table)
 			var p2 := Time.get_ticks_usec()
+			var d0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.strongest()
+			var d1 := Time.get_ticks_usec()
+			for node: GdBench in gd_nodes:
+				node.strongest()
+			var d2 := Time.get_ticks_usec()
 			var e_py: float = py_nodes[0].engine_calls(n)
 			var e_gd: float = gd_nodes[0].engine_calls(n)
 			if repeat == 2:
@@ -73,6 +80,8 @@ func bench_calls() -> void:
 				emit("untyped call add(1, 2)", "python", n, float(u1 - u0) / n)
 				emit("call with PackedFloat32Array[1000] + Dictionary[10]", "python", n, float(p1 - p0) / n)
 				emit("call with PackedFloat32Array[1000] + Dictionary[10]", "gdscript", n, float(p2 - p1) / n)
+				emit("call returning a 6-key Dictionary", "python", n, float(d1 - d0) / n)
+				emit("call returning a 6-key Dictionary", "gdscript", n, float(d2 - d1) / n)
 		for node in py_nodes:
 			node.free()
 		for node in gd_nodes:

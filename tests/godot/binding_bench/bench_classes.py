@@ -16,13 +16,25 @@ class PyEmpty(Node):
 
 
 class PyCalls(Node):
-    """Methods GDScript calls: a typed int call, and a call carrying a packed array and a dictionary."""
+    """Methods GDScript calls: a typed int call, a call carrying a packed array and a dictionary, and a
+    Dictionary result."""
 
     def add(self, a: int, b: int) -> int:
         return a + b
 
     def take(self, values: gd.PackedFloat32Array, table: dict) -> int:
         return len(values) + len(table)
+
+    def strongest(self) -> dict:
+        """A 6-key Dictionary result, the shape of MemoryStream.query_strongest."""
+        return {
+            "event": "gunshot",
+            "salience": 0.75,
+            "age": 1.5,
+            "slot": 3,
+            "source": "north_gate",
+            "confidence": 0.5,
+        }
 
     def engine_calls(self, n: int) -> float:
         """Microseconds per call of an engine method from Python (`get_child_count`, a Variant call)."""

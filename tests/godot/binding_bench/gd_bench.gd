@@ -11,6 +11,10 @@ func take(values: PackedFloat32Array, table: Dictionary) -> int:
 	return values.size() + table.size()
 
 
+func strongest() -> Dictionary:
+	return {"event": "gunshot", "salience": 0.75, "age": 1.5, "slot": 3, "source": "north_gate", "confidence": 0.5}
+
+
 func engine_calls(n: int) -> float:
 	var started := Time.get_ticks_usec()
 	for i in n:
