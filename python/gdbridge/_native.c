@@ -42,6 +42,8 @@ static GDExtensionInterfaceVariantNewNil i_variant_new_nil;
 static GDExtensionInterfaceStringNewWithUtf8CharsAndLen2 i_string_new_utf8;
 static GDExtensionInterfaceStringToUtf8Chars i_string_to_utf8;
 static GDExtensionInterfaceStringNameNewWithUtf8CharsAndLen i_string_name_new_utf8;
+static GDExtensionInterfaceStringToUtf32Chars i_string_to_utf32;
+static GDExtensionInterfaceStringOperatorIndexConst i_string_index_const;
 static GDExtensionInterfaceObjectMethodBindCall i_method_bind_call;
 static GDExtensionInterfaceObjectMethodBindPtrcall i_method_bind_ptrcall;
 static GDExtensionInterfaceObjectGetInstanceBinding i_get_instance_binding;
@@ -304,16 +306,40 @@ static void gdb_report_pending(void) {
 
 static PyObject *gdb_variant_to_py(const void *v);
 
+/* A String as str, straight from its UTF-32 characters (no UTF-8 round trip); NULL without a
+ * Python error when they hold code points str does not take as they are (surrogates, beyond
+ * U+10FFFF), which the UTF-8 path below handles. */
+static PyObject *gdb_string_to_py(const void *s) {
+    int64_t n = i_string_to_utf32((GDExtensionConstStringPtr)s, NULL, 0);
+    if (n <= 0) return PyUnicode_New(0, 0);
+    const uint32_t *chars = (const uint32_t *)i_string_index_const((GDExtensionConstStringPtr)s, 0);
+    if (!chars) return NULL;
+    for (int64_t i = 0; i < n; i++)
+        if (chars[i] >= 0xD800 && (chars[i] < 0xE000 || chars[i] > 0x10FFFF)) return NULL;
+    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars, (Py_ssize_t)n);
+}
+
 static PyObject *gdb_text_to_py(const void *value, int type) {
-    char stack[512];
-    char *buf = stack;
-    int64_t n = gdb_text_utf8(value, type, stack, sizeof(stack));
-    if (n > (int64_t)sizeof(stack)) {
-        buf = malloc((size_t)n);
-        gdb_text_utf8(value, type, buf, n);
+    uint64_t converted = 0;
+    const void *s = value;
+    if (type != GDEXTENSION_VARIANT_TYPE_STRING) {
+        GDExtensionConstTypePtr args[1] = {value};
+        g_string_from[type](&converted, args);
+        s = &converted;
     }
-    PyObject *text = PyUnicode_DecodeUTF8(buf, n, "replace");
-    if (buf != stack) free(buf);
+    PyObject *text = gdb_string_to_py(s);
+    if (!text && !PyErr_Occurred()) {
+        char stack[512];
+        char *buf = stack;
+        int64_t n = gdb_string_utf8(s, stack, sizeof(stack));
+        if (n > (int64_t)sizeof(stack)) {
+            buf = malloc((size_t)n);
+            gdb_string_utf8(s, buf, n);
+        }
+        text = PyUnicode_DecodeUTF8(buf, n, "replace");
+        if (buf != stack) free(buf);
+    }
+    if (type != GDEXTENSION_VARIANT_TYPE_STRING) g_destructor[GDEXTENSION_VARIANT_TYPE_STRING](&converted);
     if (text && type != GDEXTENSION_VARIANT_TYPE_STRING && gdb_text_cls[type]) {
         PyObject *wrapped = PyObject_CallOneArg(gdb_text_cls[type], text);
         Py_DECREF(text);
@@ -836,6 +862,8 @@ __attribute__((visibility("default"))) GDExtensionBool gdbridge_entry(GDExtensio
     GDB_RESOLVE(i_string_new_utf8, "string_new_with_utf8_chars_and_len2");
     GDB_RESOLVE(i_string_to_utf8, "string_to_utf8_chars");
     GDB_RESOLVE(i_string_name_new_utf8, "string_name_new_with_utf8_chars_and_len");
+    GDB_RESOLVE(i_string_to_utf32, "string_to_utf32_chars");
+    GDB_RESOLVE(i_string_index_const, "string_operator_index_const");
     GDB_RESOLVE(i_method_bind_call, "object_method_bind_call");
     GDB_RESOLVE(i_method_bind_ptrcall, "object_method_bind_ptrcall");
     GDB_RESOLVE(i_get_instance_binding, "object_get_instance_binding");

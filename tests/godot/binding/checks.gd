@@ -135,6 +135,12 @@ func check_containers(p: Probe, u: Variant) -> void:
 		and built["large"]["k999"] == 999 and built.size() == 11
 	check("python_built_dict", built_ok, [shapes, built])
 	check("python_dict_into_engine_call", p.meta_round_trip())
+	var long_text := "abé".repeat(5000)
+	var texts := {"été": "日本😀", &"ñ": "", "": &"日", "long": long_text, long_text: NodePath("é/b")}
+	var text_back: Variant = u.echo(texts)
+	var text_kinds := p.key_types(texts)
+	check("text_round_trip", text_back == texts and typeof(text_back[""]) == TYPE_STRING_NAME and typeof(text_back[long_text]) == TYPE_NODE_PATH \
+		and text_kinds == PackedStringArray(["str", "StringName", "str", "str", "str"]) and p.concat("é", long_text) == "é" + long_text, text_kinds)
 
 
 func check_properties() -> void:

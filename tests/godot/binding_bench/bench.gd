@@ -38,6 +38,7 @@ func bench_calls() -> void:
 	var table := {}
 	for k in 10:
 		table["key%d" % k] = k
+	var context := {"health": 0.5, "threat": 0.8, "distance": 12.5, "ammo": 3, "alerted": true}
 	for n in SIZES:
 		var py_nodes: Array[PyCalls] = []
 		var gd_nodes: Array[GdBench] = []
@@ -63,6 +64,13 @@ func bench_calls() -> void:
 			for node: GdBench in gd_nodes:
 				node.take(values, table)
 			var p2 := Time.get_ticks_usec()
+			var c0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.context_size(context)
+			var c1 := Time.get_ticks_usec()
+			for node: GdBench in gd_nodes:
+				node.context_size(context)
+			var c2 := Time.get_ticks_usec()
 			var d0 := Time.get_ticks_usec()
 			for node: PyCalls in py_nodes:
 				node.strongest()
@@ -80,6 +88,8 @@ func bench_calls() -> void:
 				emit("untyped call add(1, 2)", "python", n, float(u1 - u0) / n)
 				emit("call with PackedFloat32Array[1000] + Dictionary[10]", "python", n, float(p1 - p0) / n)
 				emit("call with PackedFloat32Array[1000] + Dictionary[10]", "gdscript", n, float(p2 - p1) / n)
+				emit("call with a 5-key Dictionary argument", "python", n, float(c1 - c0) / n)
+				emit("call with a 5-key Dictionary argument", "gdscript", n, float(c2 - c1) / n)
 				emit("call returning a 6-key Dictionary", "python", n, float(d1 - d0) / n)
 				emit("call returning a 6-key Dictionary", "gdscript", n, float(d2 - d1) / n)
 		for node in py_nodes:

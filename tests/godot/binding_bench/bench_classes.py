@@ -25,6 +25,10 @@ class PyCalls(Node):
     def take(self, values: gd.PackedFloat32Array, table: dict) -> int:
         return len(values) + len(table)
 
+    def context_size(self, context: dict) -> int:
+        """A 5-key context Dictionary argument, the shape UtilitySelector.evaluate reads."""
+        return len(context)
+
     def strongest(self) -> dict:
         """A 6-key Dictionary result, the shape of MemoryStream.query_strongest."""
         return {

@@ -11,6 +11,10 @@ func take(values: PackedFloat32Array, table: Dictionary) -> int:
 	return values.size() + table.size()
 
 
+func context_size(context: Dictionary) -> int:
+	return context.size()
+
+
 func strongest() -> Dictionary:
 	return {"event": "gunshot", "salience": 0.75, "age": 1.5, "slot": 3, "source": "north_gate", "confidence": 0.5}
 
