@@ -245,6 +245,15 @@ static PyObject *gdb_read_var_cb;   /* read_variant(address) */
 static PyObject *gdb_packed_cb;     /* packed(vtype, memoryview) -> numpy array */
 static PyObject *gdb_text_cls[GDB_TYPES]; /* StringName, NodePath */
 static GDExtensionPtrBuiltInMethod g_dict_keys, g_dict_values;
+static PyObject *gdb_np_empty;                /* numpy.empty */
+static PyObject *gdb_np_dtype[GDB_TYPES];     /* dtype of the one-number-per-item packed arrays */
+
+/* numpy.empty and the dtype of a packed type whose items are single numbers (borrowed: kept alive
+ * by gdbridge._variant); those arrays are then made here, without the Python packed callback. */
+static void gdb_set_numpy(intptr_t empty, int type, intptr_t dtype) {
+    gdb_np_empty = (PyObject *)empty;
+    if (type > 0 && type < GDB_TYPES) gdb_np_dtype[type] = (PyObject *)dtype;
+}
 
 static void *gdb_grow(void *table, intptr_t *cap, intptr_t need, size_t item) {
     if (need < *cap) return table;
@@ -408,6 +417,23 @@ static PyObject *gdb_raw_to_py(int type, const void *p) {
     if (type > 0 && type < GDB_TYPES && gdb_packed_item[type]) {
         int64_t n = gdb_seq_size(type, p);
         char *data = n ? gdb_packed_data(type, (void *)p) : empty;
+        if (gdb_np_empty && gdb_np_dtype[type]) {
+            /* numpy.empty(n, dtype) filled with one copy: an owned, writable array. */
+            PyObject *size = PyLong_FromLongLong(n);
+            if (!size) return NULL;
+            PyObject *argv[2] = {size, gdb_np_dtype[type]};
+            PyObject *array = PyObject_Vectorcall(gdb_np_empty, argv, 2, NULL);
+            Py_DECREF(size);
+            if (!array || !n) return array;
+            Py_buffer buffer;
+            if (PyObject_GetBuffer(array, &buffer, PyBUF_CONTIG) < 0) {
+                Py_DECREF(array);
+                return NULL;
+            }
+            memcpy(buffer.buf, data, (size_t)(n * gdb_packed_item[type]));
+            PyBuffer_Release(&buffer);
+            return array;
+        }
         PyObject *view = PyMemoryView_FromMemory(data, (Py_ssize_t)(n * gdb_packed_item[type]), PyBUF_READ);
         if (!view) return NULL;
         PyObject *vt = PyLong_FromLong(type);

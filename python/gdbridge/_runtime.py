@@ -163,6 +163,9 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         ffi.cast("void*", _variant._dict_methods["values"]),
         id(_variant.to_variant_address),
     )
+    for vtype, dtype in _variant.NUMPY_DTYPES.items():
+        if _variant.PACKED_DTYPES[vtype][1] == 1:
+            lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
     lookup = objects.lookup
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls

@@ -45,6 +45,8 @@ PACKED_DTYPES = {
     T.PACKED_COLOR_ARRAY: (np.float32, 4),
     T.PACKED_VECTOR4_ARRAY: (np.float32, 4),
 }
+# The dtype objects the C layer builds packed arguments with (borrowed there, kept alive here).
+NUMPY_DTYPES = {vt: np.dtype(dtype) for vt, (dtype, _) in PACKED_DTYPES.items()}
 _DTYPE_TO_PACKED = {
     (np.dtype(np.uint8), 1): T.PACKED_BYTE_ARRAY,
     (np.dtype(np.int32), 1): T.PACKED_INT32_ARRAY,

@@ -123,6 +123,11 @@ class Probe(Node):
             "large": {f"k{i}": i for i in range(1000)},
         }
 
+    def packed_facts(self, values: gd.Variant) -> str:
+        """What a packed-array argument arrives as: dtype, shape, writable, owning its data, values."""
+        flags = values.flags
+        return f"{values.dtype} {values.shape} {flags.writeable} {flags.owndata} {values.tolist()}"
+
     def meta_round_trip(self) -> bool:
         """A nested dict and a tuple into an engine call from Python, and back."""
         value = {"a": [1, {"b": gd.StringName("c")}], 3: (4.5, "six"), "empty": {}}

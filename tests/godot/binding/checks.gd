@@ -135,6 +135,13 @@ func check_containers(p: Probe, u: Variant) -> void:
 		and built["large"]["k999"] == 999 and built.size() == 11
 	check("python_built_dict", built_ok, [shapes, built])
 	check("python_dict_into_engine_call", p.meta_round_trip())
+	var facts := [p.packed_facts(PackedByteArray([1, 2, 255])), p.packed_facts(PackedInt32Array([-1, 7])),
+		p.packed_facts(PackedInt64Array([1 << 40])), p.packed_facts(PackedFloat32Array()),
+		p.packed_facts(PackedFloat64Array([0.125])), p.packed_facts(PackedFloat32Array([1.5, -2.0]))]
+	var want_facts := ["uint8 (3,) True True [1, 2, 255]", "int32 (2,) True True [-1, 7]",
+		"int64 (1,) True True [1099511627776]", "float32 (0,) True True []", "float64 (1,) True True [0.125]",
+		"float32 (2,) True True [1.5, -2.0]"]
+	check("packed_arguments", facts == want_facts, facts)
 	var long_text := "abé".repeat(5000)
 	var texts := {"été": "日本😀", &"ñ": "", "": &"日", "long": long_text, long_text: NodePath("é/b")}
 	var text_back: Variant = u.echo(texts)
