@@ -751,9 +751,26 @@ static PyObject *gdb_fast_fill(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
+/* read(address, vtype): the Array or Dictionary at `address` (an internal pointer) as a list or
+ * dict, elements converted here; what gdbridge._variant.read_array / read_dict run. */
+static PyObject *gdb_fast_read(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "read(address, vtype) takes 2 arguments");
+        return NULL;
+    }
+    void *source = PyLong_AsVoidPtr(args[0]);
+    long type = PyLong_AsLong(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    if (type == GDEXTENSION_VARIANT_TYPE_ARRAY) return gdb_array_to_py(source);
+    if (type == GDEXTENSION_VARIANT_TYPE_DICTIONARY) return gdb_dict_to_py(source);
+    PyErr_SetString(PyExc_ValueError, "read() takes an Array or a Dictionary");
+    return NULL;
+}
+
 static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
     {"fill", (PyCFunction)(void (*)(void))gdb_fast_fill, METH_FASTCALL, "Fill a Dictionary or an Array."},
+    {"read", (PyCFunction)(void (*)(void))gdb_fast_read, METH_FASTCALL, "An Array or a Dictionary as list or dict."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};

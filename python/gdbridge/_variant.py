@@ -31,8 +31,10 @@ def _unbound(*args: Any) -> Any:
 # Object <-> pointer, set by gdbridge.objects.bind (objects imports this module, not the reverse).
 _wrap_object: Callable[[Any], Any] = _unbound
 _object_ptr: Callable[[Any], Any] = _unbound
-# fill(address, items) of the extension's _gdbridge_fast module, also set by gdbridge.objects.bind.
+# fill(address, items) and read(address, vtype) of the extension's _gdbridge_fast module, also set
+# by gdbridge.objects.bind.
 _fast_fill: Callable[[int, Any], None] = _unbound
+_fast_read: Callable[[int, int], Any] = _unbound
 
 PACKED_DTYPES = {
     T.PACKED_BYTE_ARRAY: (np.uint8, 1),
@@ -141,8 +143,8 @@ _TYPE_OF: dict[type, int] = {
 
 # ---- containers, by internal pointer ----
 def read_array(arr: Any) -> list:
-    n = lib.gdb_seq_size(T.ARRAY, arr)
-    return [from_variant(lib.gdb_array_at(arr, i)) for i in range(n)]
+    """The Array at `arr` as a list, converted in C."""
+    return _fast_read(int(ffi.cast("intptr_t", arr)), T.ARRAY)
 
 
 def fill_array(arr: Any, items: Any) -> None:
@@ -151,24 +153,12 @@ def fill_array(arr: Any, items: Any) -> None:
 
 
 def read_dict(d: Any) -> dict:
-    keys = ffi.new("gdb_variant[2]")
-    try:
-        # keys() and values() of Dictionary, through the variant call of the engine's builtin method.
-        _dict_keys_values(d, keys)
-        return dict(zip(from_variant(keys + 0), from_variant(keys + 1), strict=True))
-    finally:
-        lib.gdb_vdestroy(keys + 0)
-        lib.gdb_vdestroy(keys + 1)
+    """The Dictionary at `d` as a dict, in order, converted in C."""
+    return _fast_read(int(ffi.cast("intptr_t", d)), T.DICTIONARY)
 
 
+# keys() and values() of Dictionary (the engine's builtin methods), which the C layer reads with.
 _dict_methods: dict[str, Any] = {}
-
-
-def _dict_keys_values(d: Any, out: Any) -> None:
-    for i, name in enumerate(("keys", "values")):
-        slot = out + i
-        arr = lib.gdb_vnew(slot, T.ARRAY)
-        _dict_methods[name](d, ffi.NULL, arr, 0)
 
 
 def fill_dict(d: Any, items: dict) -> None:

@@ -86,6 +86,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
 
     _fast_call = _gdbridge_fast.call
     _variant._fast_fill = _gdbridge_fast.fill
+    _variant._fast_read = _gdbridge_fast.read
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))

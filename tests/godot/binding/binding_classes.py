@@ -123,6 +123,11 @@ class Probe(Node):
             "large": {f"k{i}": i for i in range(1000)},
         }
 
+    def scaled_dict(self, table: dict, scale: int = 2) -> dict:
+        """Reached untyped with the default left out: the Python call path reads and writes the
+        containers (not the C fast path)."""
+        return {key: [value, [scale] * 2, {scale: (key,)}] for key, value in table.items()}
+
     def packed_facts(self, values: gd.Variant) -> str:
         """What a packed-array argument arrives as: dtype, shape, writable, owning its data, values."""
         flags = values.flags

@@ -142,6 +142,10 @@ func check_containers(p: Probe, u: Variant) -> void:
 		"int64 (1,) True True [1099511627776]", "float32 (0,) True True []", "float64 (1,) True True [0.125]",
 		"float32 (2,) True True [1.5, -2.0]"]
 	check("packed_arguments", facts == want_facts, facts)
+	var scaled: Variant = u.scaled_dict({"a": [1, {&"b": 2.5}], 4: {}})
+	var want_scaled := {"a": [[1, {&"b": 2.5}], [2, 2], {2: ["a"]}], 4: [{}, [2, 2], {2: [4]}]}
+	check("python_path_containers", scaled == want_scaled and u.scaled_dict({}, 3) == {} \
+		and typeof(scaled["a"][0][1].keys()[0]) == TYPE_STRING_NAME, scaled)
 	var long_text := "abé".repeat(5000)
 	var texts := {"été": "日本😀", &"ñ": "", "": &"日", "long": long_text, long_text: NodePath("é/b")}
 	var text_back: Variant = u.echo(texts)
