@@ -23,7 +23,7 @@ CHECKS = [
     # containers: Dictionary and Array both ways, nested, every key kind, empty and large
     "container_round_trip", "typed_dict_return", "typed_array_return", "key_types_to_python", "key_order",
     "python_built_dict", "python_dict_into_engine_call", "text_round_trip",
-    "packed_arguments", "python_path_containers",
+    "packed_arguments", "python_path_containers", "cyclic_python_list_refused",
     "script_members_from_python",
     "to_string",
     # properties

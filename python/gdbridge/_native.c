@@ -358,6 +358,8 @@ static PyObject *gdb_text_to_py(const void *value, int type) {
 }
 
 static PyObject *gdb_array_to_py(void *array) {
+    /* An Array holding itself ends in RecursionError, not a stack overflow. */
+    if (Py_EnterRecursiveCall(" while converting an Array")) return NULL;
     int64_t n = gdb_seq_size(GDEXTENSION_VARIANT_TYPE_ARRAY, array);
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (int64_t i = 0; list && i < n; i++) {
@@ -368,10 +370,12 @@ static PyObject *gdb_array_to_py(void *array) {
         }
         PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
+    Py_LeaveRecursiveCall();
     return list;
 }
 
 static PyObject *gdb_dict_to_py(void *dict) {
+    if (Py_EnterRecursiveCall(" while converting a Dictionary")) return NULL;
     uint64_t keys = 0, values = 0;
     g_default_constructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&keys, NULL);
     g_default_constructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&values, NULL);
@@ -388,6 +392,7 @@ static PyObject *gdb_dict_to_py(void *dict) {
     }
     g_destructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&keys);
     g_destructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&values);
+    Py_LeaveRecursiveCall();
     return out;
 }
 
@@ -596,9 +601,13 @@ static int gdb_py_to_variant(void *v, PyObject *value) {
         return 1;
     }
     if (kind == &PyDict_Type || kind == &PyList_Type || kind == &PyTuple_Type) {
+        /* Python's recursion limit bounds the nesting (a dict holding itself raises RecursionError). */
+        if (Py_EnterRecursiveCall(" while converting to a Variant")) { gdb_vnil(v); return 0; }
         int dict = kind == &PyDict_Type;
         void *inner = gdb_vnew(v, dict ? GDEXTENSION_VARIANT_TYPE_DICTIONARY : GDEXTENSION_VARIANT_TYPE_ARRAY);
-        if (dict ? gdb_py_fill_dict(inner, value) : gdb_py_fill_array(inner, value)) return 1;
+        int ok = dict ? gdb_py_fill_dict(inner, value) : gdb_py_fill_array(inner, value);
+        Py_LeaveRecursiveCall();
+        if (ok) return 1;
         i_variant_destroy(v);
         gdb_vnil(v);
         return 0;

@@ -128,6 +128,16 @@ class Probe(Node):
         containers (not the C fast path)."""
         return {key: [value, [scale] * 2, {scale: (key,)}] for key, value in table.items()}
 
+    def cyclic_refused(self) -> bool:
+        """A list holding itself, into an engine call: RecursionError, not a crash."""
+        cyclic: list = [1]
+        cyclic.append(cyclic)
+        try:
+            self.set_meta("cyclic", cyclic)
+        except RecursionError:
+            return not self.has_meta("cyclic")
+        return False
+
     def packed_facts(self, values: gd.Variant) -> str:
         """What a packed-array argument arrives as: dtype, shape, writable, owning its data, values."""
         flags = values.flags

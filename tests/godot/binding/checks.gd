@@ -146,6 +146,7 @@ func check_containers(p: Probe, u: Variant) -> void:
 	var want_scaled := {"a": [[1, {&"b": 2.5}], [2, 2], {2: ["a"]}], 4: [{}, [2, 2], {2: [4]}]}
 	check("python_path_containers", scaled == want_scaled and u.scaled_dict({}, 3) == {} \
 		and typeof(scaled["a"][0][1].keys()[0]) == TYPE_STRING_NAME, scaled)
+	check("cyclic_python_list_refused", p.cyclic_refused())
 	var long_text := "abé".repeat(5000)
 	var texts := {"été": "日本😀", &"ñ": "", "": &"日", "long": long_text, long_text: NodePath("é/b")}
 	var text_back: Variant = u.echo(texts)
