@@ -746,16 +746,29 @@ done:
     return result;
 }
 
-/* fill(address, items): a dict into the Dictionary, or a sequence into the Array, at `address`
- * (an internal pointer); what gdbridge._variant.fill_dict / fill_array run. */
+/* fill(address, vtype, items): a dict into the Dictionary, or a sequence into the Array, at
+ * `address` (an internal pointer); what gdbridge._variant.fill_dict / fill_array run. */
 static PyObject *gdb_fast_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "fill(address, items) takes 2 arguments");
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "fill(address, vtype, items) takes 3 arguments");
         return NULL;
     }
     void *target = PyLong_AsVoidPtr(args[0]);
+    long type = PyLong_AsLong(args[1]);
     if (PyErr_Occurred()) return NULL;
-    int ok = PyDict_Check(args[1]) ? gdb_py_fill_dict(target, args[1]) : gdb_py_fill_array(target, args[1]);
+    int ok;
+    if (type == GDEXTENSION_VARIANT_TYPE_DICTIONARY) {
+        if (!PyDict_Check(args[2])) {
+            PyErr_Format(PyExc_TypeError, "a Dictionary needs a dict, not %.100s", Py_TYPE(args[2])->tp_name);
+            return NULL;
+        }
+        ok = gdb_py_fill_dict(target, args[2]);
+    } else if (type == GDEXTENSION_VARIANT_TYPE_ARRAY) {
+        ok = gdb_py_fill_array(target, args[2]);
+    } else {
+        PyErr_SetString(PyExc_ValueError, "fill() takes an Array or a Dictionary");
+        return NULL;
+    }
     if (!ok) return NULL;
     Py_RETURN_NONE;
 }

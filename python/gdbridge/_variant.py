@@ -31,9 +31,9 @@ def _unbound(*args: Any) -> Any:
 # Object <-> pointer, set by gdbridge.objects.bind (objects imports this module, not the reverse).
 _wrap_object: Callable[[Any], Any] = _unbound
 _object_ptr: Callable[[Any], Any] = _unbound
-# fill(address, items) and read(address, vtype) of the extension's _gdbridge_fast module, also set
+# fill(address, vtype, items) and read(address, vtype) of the extension's _gdbridge_fast module, also set
 # by gdbridge.objects.bind.
-_fast_fill: Callable[[int, Any], None] = _unbound
+_fast_fill: Callable[[int, int, Any], None] = _unbound
 _fast_read: Callable[[int, int], Any] = _unbound
 
 PACKED_DTYPES = {
@@ -149,7 +149,7 @@ def read_array(arr: Any) -> list:
 
 def fill_array(arr: Any, items: Any) -> None:
     """The sequence `items` into the Array at `arr` (resized to fit), element by element in C."""
-    _fast_fill(int(ffi.cast("intptr_t", arr)), items)
+    _fast_fill(int(ffi.cast("intptr_t", arr)), T.ARRAY, items)
 
 
 def read_dict(d: Any) -> dict:
@@ -163,7 +163,7 @@ _dict_methods: dict[str, Any] = {}
 
 def fill_dict(d: Any, items: dict) -> None:
     """The entries of `items` into the Dictionary at `d`, in order, converted in C."""
-    _fast_fill(int(ffi.cast("intptr_t", d)), items)
+    _fast_fill(int(ffi.cast("intptr_t", d)), T.DICTIONARY, items)
 
 
 def read_packed(vtype: int, seq: Any) -> Any:
