@@ -315,6 +315,16 @@ static void gdb_report_pending(void) {
 
 static PyObject *gdb_variant_to_py(const void *v);
 
+/* Recent short strings by the address of their characters: a String shares its characters with
+ * its copies (Dictionary keys, names in scripts), so the same key read again is found here and
+ * the str (already hashed) reused. An entry counts only when its characters still match. */
+#define GDB_TEXT_CACHE 256
+#define GDB_TEXT_CACHE_MAX 64
+static struct {
+    const void *chars;
+    PyObject *text; /* owned; a str of 1-byte kind */
+} gdb_text_cache[GDB_TEXT_CACHE];
+
 /* A String as str, straight from its UTF-32 characters (no UTF-8 round trip); NULL without a
  * Python error when they hold code points str does not take as they are (surrogates, beyond
  * U+10FFFF), which the UTF-8 path below handles. */
@@ -323,9 +333,30 @@ static PyObject *gdb_string_to_py(const void *s) {
     if (n <= 0) return PyUnicode_New(0, 0);
     const uint32_t *chars = (const uint32_t *)i_string_index_const((GDExtensionConstStringPtr)s, 0);
     if (!chars) return NULL;
-    for (int64_t i = 0; i < n; i++)
+    size_t slot = ((uintptr_t)chars >> 4) % GDB_TEXT_CACHE;
+    if (n <= GDB_TEXT_CACHE_MAX && gdb_text_cache[slot].chars == chars) {
+        PyObject *hit = gdb_text_cache[slot].text;
+        if (PyUnicode_GET_LENGTH(hit) == n) {
+            const Py_UCS1 *have = PyUnicode_1BYTE_DATA(hit);
+            int64_t i = 0;
+            while (i < n && have[i] == chars[i]) i++;
+            if (i == n) {
+                Py_INCREF(hit);
+                return hit;
+            }
+        }
+    }
+    uint32_t widest = 0;
+    for (int64_t i = 0; i < n; i++) {
         if (chars[i] >= 0xD800 && (chars[i] < 0xE000 || chars[i] > 0x10FFFF)) return NULL;
-    return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars, (Py_ssize_t)n);
+        widest |= chars[i];
+    }
+    PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars, (Py_ssize_t)n);
+    if (text && n <= GDB_TEXT_CACHE_MAX && widest < 0x100) {
+        Py_XSETREF(gdb_text_cache[slot].text, Py_NewRef(text));
+        gdb_text_cache[slot].chars = chars;
+    }
+    return text;
 }
 
 static PyObject *gdb_text_to_py(const void *value, int type) {

@@ -147,6 +147,13 @@ func check_containers(p: Probe, u: Variant) -> void:
 	check("python_path_containers", scaled == want_scaled and u.scaled_dict({}, 3) == {} \
 		and typeof(scaled["a"][0][1].keys()[0]) == TYPE_STRING_NAME, scaled)
 	check("cyclic_python_list_refused", p.cyclic_refused())
+	var reused := []
+	for i in 300:
+		var fresh := {("é%03d" % i): ("v%03d" % (i % 7)), ("k%03d" % (i % 5)): i}
+		var fresh_back: Variant = u.echo(fresh)
+		if fresh_back != fresh or p.key_types(fresh) != PackedStringArray(["str", "str"]):
+			reused.append([fresh, fresh_back])
+	check("text_reread_each_time", reused.is_empty(), reused)
 	var long_text := "abé".repeat(5000)
 	var texts := {"été": "日本😀", &"ñ": "", "": &"日", "long": long_text, long_text: NodePath("é/b")}
 	var text_back: Variant = u.echo(texts)
