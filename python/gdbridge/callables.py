@@ -11,22 +11,28 @@ T = VariantType
 _constructor: Any = None
 
 
-def object_method(obj: Any, method: str) -> _variant.VariantValue:
-    """Callable(obj, method): `obj` any Godot object (engine or Python-defined)."""
-    global _constructor  # noqa: PLW0603 - resolved once, on first use
+def _take_callable(raw: Any) -> _variant.VariantValue:
+    """A Variant value holding the Callable built in `raw`; `raw` itself is destroyed."""
     ffi, lib = objects.ffi, objects.lib
-    if _constructor is None:
-        _constructor = objects._iface["variant_get_ptr_constructor"](T.CALLABLE, 2)
-    raw = ffi.new("uint64_t[2]")
-    holder = ffi.new("void**", objects.object_ptr(obj))
-    args = ffi.new("void*[2]", [holder, objects.sn(method)])
-    _constructor(raw, args)
     v = ffi.new("gdb_variant*")
     lib.gdb_vraw(v, T.CALLABLE, raw)
     lib.gdb_value_destroy(T.CALLABLE, raw)
     value = _variant.VariantValue(v)
     lib.gdb_vdestroy(v)
     return value
+
+
+def object_method(obj: Any, method: str) -> _variant.VariantValue:
+    """Callable(obj, method): `obj` any Godot object (engine or Python-defined)."""
+    global _constructor  # noqa: PLW0603 - resolved once, on first use
+    ffi = objects.ffi
+    if _constructor is None:
+        _constructor = objects._iface["variant_get_ptr_constructor"](T.CALLABLE, 2)
+    raw = ffi.new("uint64_t[2]")
+    holder = ffi.new("void**", objects.object_ptr(obj))
+    args = ffi.new("void*[2]", [holder, objects.sn(method)])
+    _constructor(raw, args)
+    return _take_callable(raw)
 
 
 _functions: dict[int, Any] = {}  # custom Callable id -> the Python callable it runs
@@ -47,12 +53,7 @@ def python_function(fn: Any, owner: Any = None) -> _variant.VariantValue:
         "GDExtensionInterfaceCallableCustomCreate2", lib.gdb_get_proc(b"callable_custom_create2")
     )
     create(raw, info)
-    v = ffi.new("gdb_variant*")
-    lib.gdb_vraw(v, T.CALLABLE, raw)
-    lib.gdb_value_destroy(T.CALLABLE, raw)
-    value = _variant.VariantValue(v)
-    lib.gdb_vdestroy(v)
-    return value
+    return _take_callable(raw)
 
 
 def call_function(cid: int, args: Any, n: int, ret: Any) -> None:
