@@ -5,7 +5,9 @@ extends SceneTree
 ## guard records the 2 people it sees (who changes every 1.5-2 s, so most records are refractory
 ## refreshes, as in a game), reads its awareness of one of them and chooses a behaviour; one guard in
 ## 300 asks the LLM each frame (no endpoint: each request ends in the fallback tier at once).
-##   --npcs=N --frames=F --path=batched|dictionary
+##   --npcs=N --frames=F --path=batched|dictionary [--signals=off]
+## With --signals=off every MemoryStream has emit_signals off and the crowd code reads all memory events
+## in one call a frame (NpcMindServer.drain_memory_events) instead of one engine signal per event.
 ## Prints one JSON line: frame intervals (ms) of both phases, and on the Dictionary path the time per
 ## call of each node method as GDScript sees it (measured over whole passes of the guards, loop and
 ## arguments included; query_strongest, which wakes memories, once over every guard at the end).
@@ -16,6 +18,7 @@ const EVENTS_PER_GUARD := 2
 var npcs := 1000
 var frames := 300
 var path := "batched"
+var signals := true
 var guards: Array[Node2D] = []
 var memories: Array[Node] = []
 var selectors: Array[Node] = []
@@ -39,6 +42,7 @@ func _initialize() -> void:
 			"npcs": npcs = parts[1].to_int()
 			"frames": frames = parts[1].to_int()
 			"path": path = parts[1]
+			"signals": signals = parts[1] != "off"
 	rng.seed = 7
 	for i in npcs:
 		var guard := Node2D.new()
@@ -73,7 +77,7 @@ func _process(_delta: float) -> bool:
 				for method in call_usec:
 					if call_count[method] > 0:
 						per_call[method] = float(call_usec[method]) / call_count[method]
-				print(JSON.stringify({"npcs": npcs, "path": path, "frames": frames, "without": intervals["without"],
+				print(JSON.stringify({"npcs": npcs, "path": path, "signals": signals, "frames": frames, "without": intervals["without"],
 					"with": intervals["with"], "per_call_us": per_call}))
 				return true
 	return false
@@ -91,6 +95,7 @@ func _add_minds() -> void:
 	for guard in guards:
 		var memory: Node = ClassDB.instantiate("MemoryStream")
 		memory.profile = profile
+		memory.emit_signals = signals
 		var selector: Node = ClassDB.instantiate("UtilitySelector")
 		selector.behaviors = behaviors
 		var decision: Node = ClassDB.instantiate("AsyncLLMDecision")
@@ -146,6 +151,8 @@ func _mind_work() -> void:
 		NpcMindServer.set_inputs(selector_ids, &"calm", calm)
 		NpcMindServer.set_inputs(selector_ids, &"noise", calm)
 		NpcMindServer.get_choices(selector_ids)  # last frame's choices, as a game would read them
+		if not signals:
+			NpcMindServer.drain_memory_events()  # last frame's memory events, one read for the crowd
 	else:
 		var started := Time.get_ticks_usec()
 		for i in npcs:

@@ -80,6 +80,10 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     AWARENESS_PUZZLED = constant(1)
     AWARENESS_SEARCH = constant(2)
     AWARENESS_PURSUE = constant(3)
+    EVENT_FORMED = constant(0)
+    EVENT_REHEARSED = constant(1)
+    EVENT_FORGOTTEN = constant(2)
+    EVENT_EVICTED = constant(3)
 
     profile: MemoryProfile = export(None, doc="Shared memory settings; empty: the defaults.")
 
@@ -92,6 +96,17 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
             data = core.save_memory(handle)
             server().release(self.__dict__.pop("_server_handle"))
             core.load_memory(self._handle(), data)
+
+    emit_signals: bool = export(
+        True,
+        doc="Off (crowds): no memory_* signals; read the events with NpcMindServer.drain_memory_events().",
+    )
+
+    @emit_signals.setter
+    def _emit_signals_changed(self, value: Any) -> None:
+        handle = self.__dict__.get("_server_handle", 0)
+        if handle:
+            server().core.set_memory_signals(handle, bool(value))
 
     memory_formed = signal(entity_id=int, memory_type=int, doc="A new memory.")
     memory_rehearsed = signal(entity_id=int, memory_type=int, doc="A matching event strengthened a memory.")
@@ -107,6 +122,8 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
             handle = server().core.add_memory(spec)
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
+            if not self.emit_signals:
+                server().core.set_memory_signals(handle, False)
         return handle
 
     def _enter_tree(self) -> None:

@@ -152,6 +152,17 @@ class NpcMindServer(classes.Object):
         strength, kinds = self.core.query_strongest_batch(ids, entities)
         return {"retrievability": strength.astype(np.float32), "memory_type": kinds.astype(np.int32)}
 
+    def drain_memory_events(self) -> dict:
+        """Every MemoryStream's memory events of the last batched update, once (a second read is empty):
+        {kind: MemoryStream.EVENT_*, id: stream ids, entity_id, memory_type}, one row per event."""
+        log = self.core.drain_memory_events()
+        return {
+            "kind": log.code.astype(np.int32),
+            "id": log.handle.astype(np.int32),
+            "entity_id": log.entity.astype(np.int64),
+            "memory_type": log.memory_type.astype(np.int32),
+        }
+
     def set_inputs(self, ids: PackedInt32Array, key: StringName, values: PackedFloat32Array) -> None:
         """One input key for many UtilitySelectors, chosen for in batches at the end of the frame."""
         self.core.set_inputs(ids, str(key), values)

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from npc_mind.server.clock import ClockMode, ServerClock
 from npc_mind.server.decisions import DecisionBank, DecisionSettings
 from npc_mind.server.events import EventQueue, ServerEvent
-from npc_mind.server.memories import MemoryBank, MemoryProfileSpec
+from npc_mind.server.memories import MemoryBank, MemoryLog, MemoryProfileSpec
 from npc_mind.server.registry import HandleCounter
 from npc_mind.server.selectors import SelectorHub
 
@@ -132,6 +132,14 @@ class MindServer:
         self, handles: npt.ArrayLike, entities: npt.ArrayLike
     ) -> tuple[np.ndarray, np.ndarray]:
         return self.memory.query_strongest_batch(handles, entities, self.now())
+
+    def set_memory_signals(self, handle: int, enabled: bool) -> None:
+        """Off: the stream's events appear only in `drain_memory_events`, never as its signals."""
+        self.memory.set_signals(handle, enabled)
+
+    def drain_memory_events(self) -> MemoryLog:
+        """Every stream's memory events of the last update (codes `memories.EVENT_*`), once."""
+        return self.memory.drain_log()
 
     def _top_k_now(self, handle: int, k: int) -> list[Any]:
         return self.memory.top_k(handle, k, self.now())

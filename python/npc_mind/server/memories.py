@@ -22,10 +22,20 @@ MEMORY_FORMED = "memory_formed"
 MEMORY_REHEARSED = "memory_rehearsed"
 MEMORY_EVICTED = "memory_evicted"
 MEMORY_FORGOTTEN = "memory_forgotten"
-_SIGNAL_OF_KIND = {
-    int(EventKind.FORMED): MEMORY_FORMED,
-    int(EventKind.REHEARSED): MEMORY_REHEARSED,
-    int(EventKind.EVICTED): MEMORY_EVICTED,
+# Event codes of the batched read (`MemoryBank.drain_log`), the MemoryStream EVENT_* constants.
+EVENT_FORMED = 0
+EVENT_REHEARSED = 1
+EVENT_FORGOTTEN = 2
+EVENT_EVICTED = 3
+_CODE_OF_KIND = np.full(max(int(kind) for kind in EventKind) + 1, -1, dtype=np.int32)
+_CODE_OF_KIND[int(EventKind.FORMED)] = EVENT_FORMED
+_CODE_OF_KIND[int(EventKind.REHEARSED)] = EVENT_REHEARSED
+_CODE_OF_KIND[int(EventKind.EVICTED)] = EVENT_EVICTED
+_SIGNAL_OF_CODE = {
+    EVENT_FORMED: MEMORY_FORMED,
+    EVENT_REHEARSED: MEMORY_REHEARSED,
+    EVENT_FORGOTTEN: MEMORY_FORGOTTEN,
+    EVENT_EVICTED: MEMORY_EVICTED,
 }
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
@@ -62,12 +72,39 @@ class PoolSlot:
     spec: MemoryProfileSpec
     pool: MemoryPool
     handle_of_npc: dict[int, int] = field(default_factory=dict)
+    # the same map as an array indexed by pool NPC id (0: no stream), for the batched event rows
+    handle_array: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def map_npc(self, npc: int, handle: int) -> None:
+        if npc >= self.handle_array.size:
+            grown = np.zeros(max(2 * self.handle_array.size, npc + 1, 16), dtype=np.int64)
+            grown[: self.handle_array.size] = self.handle_array
+            self.handle_array = grown
+        self.handle_array[npc] = handle
 
 
 @dataclass
 class StreamEntry:
     slot: PoolSlot
     npc: int
+
+
+@dataclass
+class MemoryLog:
+    """Every stream's memory events of the last batched update as parallel arrays (code, handle,
+    entity, memory type), in the order the signals would come: the batched read for crowds."""
+
+    code: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    handle: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    entity: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    memory_type: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+
+    def __len__(self) -> int:
+        return int(self.code.size)
+
+    def without(self, handle: int) -> MemoryLog:
+        keep = self.handle != handle
+        return MemoryLog(self.code[keep], self.handle[keep], self.entity[keep], self.memory_type[keep])
 
 
 @dataclass
@@ -80,6 +117,9 @@ class MemoryBank:
     slots: list[PoolSlot] = field(default_factory=list)
     # handle -> (pool, pool NPC id): the Dictionary path's one lookup per call
     targets: dict[int, tuple[MemoryPool, int]] = field(default_factory=dict)
+    # streams whose events go only to the batched read, not to per-node signals
+    quiet: set[int] = field(default_factory=set)
+    log: MemoryLog = field(default_factory=MemoryLog)
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
@@ -93,6 +133,7 @@ class MemoryBank:
         npc = slot.pool.add_npc()
         handle = self.entries.add(StreamEntry(slot, npc))
         slot.handle_of_npc[npc] = handle
+        slot.map_npc(npc, handle)
         self.table.set(handle, slot.index, npc)
         self.targets[handle] = (slot.pool, npc)
         return handle
@@ -103,7 +144,24 @@ class MemoryBank:
         self.table.clear(handle)
         entry.slot.pool.remove_npc(entry.npc)
         del entry.slot.handle_of_npc[entry.npc]
+        entry.slot.map_npc(entry.npc, 0)
         self.events.discard(handle)
+        self.quiet.discard(int(handle))
+        if len(self.log):
+            self.log = self.log.without(int(handle))
+
+    def set_signals(self, handle: int, enabled: bool) -> None:
+        """Whether the stream's events become per-node signals; they are in the batched read either way."""
+        self.entries.get(handle)  # raises for an unknown handle
+        if enabled:
+            self.quiet.discard(int(handle))
+        else:
+            self.quiet.add(int(handle))
+
+    def drain_log(self) -> MemoryLog:
+        """The last batched update's memory events (each handed over once: a second read is empty)."""
+        log, self.log = self.log, MemoryLog()
+        return log
 
     def _at(self, handle: int) -> tuple[MemoryPool, int]:
         target = self.targets.get(handle)
@@ -198,28 +256,61 @@ class MemoryBank:
 
     # --- once a frame --------------------------------------------------------------------------
     def step(self, now: float) -> None:
-        """Queue every pool's signals: formed / rehearsed / evicted as they happened, then forgotten."""
+        """Log every pool's events (formed / rehearsed / evicted as they happened, then forgotten) for
+        the batched read, and queue them as signals for every stream that has signals on."""
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for slot in self.pools.values():
             drained = slot.pool.drain_events()
-            for kind, npc, entity, memory_type in zip(
-                drained.kind.tolist(), drained.npc.tolist(), drained.entity.tolist(),
-                drained.memory_type.tolist(), strict=True,
-            ):  # fmt: skip
-                signal = _SIGNAL_OF_KIND.get(kind)
-                handle = slot.handle_of_npc.get(npc)
-                if signal is not None and handle is not None:
-                    self.events.push(handle, signal, entity, memory_type)
+            codes = _CODE_OF_KIND[np.asarray(drained.kind, dtype=np.int64)]
+            parts.append(self._rows(slot, codes, drained.npc, drained.entity, drained.memory_type))
             forgotten = slot.pool.pop_forgotten(now)
             order = np.argsort(forgotten.forget_time, kind="stable")
-            for index in order.tolist():
-                handle = slot.handle_of_npc.get(int(forgotten.npc[index]))
-                if handle is not None:
-                    self.events.push(
-                        handle,
-                        MEMORY_FORGOTTEN,
-                        int(forgotten.entity[index]),
-                        int(forgotten.memory_type[index]),
-                    )
+            codes = np.full(order.size, EVENT_FORGOTTEN, dtype=np.int32)
+            npcs = np.asarray(forgotten.npc)[order]
+            parts.append(
+                self._rows(
+                    slot,
+                    codes,
+                    npcs,
+                    np.asarray(forgotten.entity)[order],
+                    np.asarray(forgotten.memory_type)[order],
+                )
+            )
+        if not parts:
+            self.log = MemoryLog()
+            return
+        log = MemoryLog(*(np.concatenate(columns) for columns in zip(*parts, strict=True)))
+        self.log = log
+        loud = np.ones(len(log), dtype=bool)
+        if self.quiet:
+            loud = ~np.isin(log.handle, np.fromiter(self.quiet, dtype=np.int64, count=len(self.quiet)))
+        push = self.events.push
+        for code, handle, entity, memory_type in zip(
+            log.code[loud].tolist(), log.handle[loud].tolist(), log.entity[loud].tolist(),
+            log.memory_type[loud].tolist(), strict=True,
+        ):  # fmt: skip
+            push(handle, _SIGNAL_OF_CODE[code], entity, memory_type)
+
+    @staticmethod
+    def _rows(
+        slot: PoolSlot,
+        codes: np.ndarray,
+        npcs: npt.ArrayLike,
+        entities: npt.ArrayLike,
+        memory_types: npt.ArrayLike,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The rows with a signal and a live stream, as (code, handle, entity, memory type) arrays."""
+        npcs = np.asarray(npcs, dtype=np.int64)
+        known = (npcs >= 0) & (npcs < slot.handle_array.size)
+        handles = np.zeros(npcs.size, dtype=np.int64)
+        handles[known] = slot.handle_array[npcs[known]]
+        keep = (codes >= 0) & (handles != 0)
+        return (
+            codes[keep].astype(np.int32),
+            handles[keep],
+            np.asarray(entities, dtype=np.int64)[keep],
+            np.asarray(memory_types, dtype=np.int32)[keep],
+        )
 
     def stats(self, now: float) -> dict[str, float]:
         pools = [slot.pool for slot in self.pools.values()]
