@@ -7,7 +7,8 @@ from typing import Any
 from gdbridge import classes
 from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
 from gdbridge.types import PropertyHint
-from npc_mind.memory import MemoryParams
+from npc_mind.memory import Awareness, MemoryParams, MemoryType
+from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot._common import core, icon, server
 
@@ -71,19 +72,20 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     with the node, so reparenting keeps memories.
     """
 
-    TRIVIA = constant(0)
-    OBSERVATION = constant(1)
-    INTERACTION = constant(2)
-    HOSTILE = constant(3)
-    TRAUMA = constant(4)
-    AWARENESS_NONE = constant(0)
-    AWARENESS_PUZZLED = constant(1)
-    AWARENESS_SEARCH = constant(2)
-    AWARENESS_PURSUE = constant(3)
-    EVENT_FORMED = constant(0)
-    EVENT_REHEARSED = constant(1)
-    EVENT_FORGOTTEN = constant(2)
-    EVENT_EVICTED = constant(3)
+    # The core's own codes, so the engine constants can never drift from them.
+    TRIVIA = constant(MemoryType.TRIVIA)
+    OBSERVATION = constant(MemoryType.OBSERVATION)
+    INTERACTION = constant(MemoryType.INTERACTION)
+    HOSTILE = constant(MemoryType.HOSTILE)
+    TRAUMA = constant(MemoryType.TRAUMA)
+    AWARENESS_NONE = constant(Awareness.NONE)
+    AWARENESS_PUZZLED = constant(Awareness.PUZZLED)
+    AWARENESS_SEARCH = constant(Awareness.SEARCH)
+    AWARENESS_PURSUE = constant(Awareness.PURSUE)
+    EVENT_FORMED = constant(memory_events.EVENT_FORMED)
+    EVENT_REHEARSED = constant(memory_events.EVENT_REHEARSED)
+    EVENT_FORGOTTEN = constant(memory_events.EVENT_FORGOTTEN)
+    EVENT_EVICTED = constant(memory_events.EVENT_EVICTED)
 
     profile: MemoryProfile = export(None, doc="Shared memory settings; empty: the defaults.")
 
