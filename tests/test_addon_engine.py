@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.godot import run_godot
+from tests.support.godot import run_check_script, run_godot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,13 +17,8 @@ pytestmark = pytest.mark.godot
 
 
 def test_batched_path_matches_the_node_path_and_monitors_read_the_server() -> None:
-    run = run_godot(ROOT, "-s", "res://tests/addon/batched_and_monitors.gd")
-    assert run.returncode == 0, run.log
-    assert run.json_lines()[-1] == {"done": True}, run.log
-    checks = run.checks()
-    assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
+    run, checks = run_check_script(ROOT, "res://tests/addon/batched_and_monitors.gd")
     assert len(checks) == 11
-    assert not run.errors(), run.log
     assert "leaked" not in run.stdout + run.stderr, run.log  # nodes, resources and curves all freed
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.godot import run_godot
+from tests.support.godot import run_check_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -16,11 +16,6 @@ pytestmark = pytest.mark.godot
 
 
 def test_a_quiet_stream_emits_no_signals_and_its_events_are_in_the_batched_read() -> None:
-    run = run_godot(ROOT, "-s", "res://tests/addon/memory_events.gd")
-    assert run.returncode == 0, run.log
-    assert run.json_lines()[-1] == {"done": True}, run.log
-    checks = run.checks()
-    assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
+    run, checks = run_check_script(ROOT, "res://tests/addon/memory_events.gd")
     assert len(checks) == 9
-    assert not run.errors(), run.log
     assert "leaked" not in run.stdout + run.stderr, run.log

@@ -75,6 +75,18 @@ def run_godot(
     return GodotRun(done.returncode, done.stdout, done.stderr)
 
 
+def run_check_script(project: Path, script: str) -> tuple[GodotRun, dict[str, dict[str, Any]]]:
+    """Run a GDScript check script (`-s res://...`) that prints `{"check": ...}` lines and ends with
+    `{"done": true}`; asserts it finished with every check ok and no engine errors."""
+    run = run_godot(project, "-s", script)
+    assert run.returncode == 0, run.log
+    assert run.json_lines()[-1] == {"done": True}, run.log
+    checks = run.checks()
+    assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
+    assert not run.errors(), run.log
+    return run, checks
+
+
 def engine_version() -> str:
     done = subprocess.run([*godot_command(), "--version"], capture_output=True, text=True, check=False)
     return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "unknown"
