@@ -202,6 +202,31 @@ static intptr_t gdb_instance_of(void *obj) {
 }
 static const GDExtensionInstanceBindingCallbacks *gdb_binding_callbacks_ptr(void) { return &gdb_binding_callbacks; }
 
+/* Objects by instance id: a pointer is only used after ObjectDB says the id is still alive, so a
+ * freed object (whose memory may hold another object by now) is never read. Resolved by
+ * gdb_resolve_objects (called from Python at attach time, outside the entry point). */
+static GDExtensionInterfaceObjectGetInstanceFromId i_object_from_id;
+static GDExtensionInterfaceObjectGetInstanceId i_object_get_id;
+static GDExtensionPtrUtilityFunction g_is_instance_valid;
+static void gdb_resolve_objects(void *is_instance_valid) {
+    i_object_from_id = (GDExtensionInterfaceObjectGetInstanceFromId)gdb_gpa("object_get_instance_from_id");
+    i_object_get_id = (GDExtensionInterfaceObjectGetInstanceId)gdb_gpa("object_get_instance_id");
+    g_is_instance_valid = (GDExtensionPtrUtilityFunction)is_instance_valid;
+}
+/* The live object an Object Variant holds, or NULL (null or freed); its instance id into `id`. */
+static void *gdb_variant_object(const void *v, uint64_t *id) {
+    GDExtensionBool valid = 0;
+    const void *args[1] = {v};
+    *id = 0;
+    g_is_instance_valid(&valid, (const GDExtensionConstTypePtr *)args, 1);
+    if (!valid) return NULL;
+    void *obj = gdb_as_object(v);
+    if (obj) *id = i_object_get_id(obj);
+    return obj;
+}
+static uint64_t gdb_object_id(void *obj) { return obj ? i_object_get_id(obj) : 0; }
+static void *gdb_object_from_id(uint64_t id) { return id ? i_object_from_id(id) : NULL; }
+
 /* ---- Python callbacks (extern "Python", defined in gdbridge._runtime) ---- */
 static void gdb_py_initialize(int level);
 static void gdb_py_deinitialize(int level);
@@ -311,6 +336,21 @@ static void gdb_report_pending(void) {
     Py_XDECREF(value);
     Py_XDECREF(tb);
     PyErr_Clear();
+}
+
+/* Python-defined RefCounted objects that arrived during a callback (gdbridge.objects.arrivals) and
+ * the function that settles them at its end; both borrowed, module-level in Python. */
+static PyObject *gdb_arrivals;
+static PyObject *gdb_settle_cb;
+static void gdb_set_arrivals(intptr_t arrivals, intptr_t settle) {
+    gdb_arrivals = (PyObject *)arrivals;
+    gdb_settle_cb = (PyObject *)settle;
+}
+static void gdb_settle(void) {
+    if (!gdb_arrivals || PyList_GET_SIZE(gdb_arrivals) == 0) return;
+    PyObject *r = PyObject_CallNoArgs(gdb_settle_cb);
+    if (!r) gdb_report_pending();
+    Py_XDECREF(r);
 }
 
 static PyObject *gdb_variant_to_py(const void *v);
@@ -568,6 +608,7 @@ static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, in
     }
     if (!r) gdb_report_pending();
     Py_XDECREF(r);
+    gdb_settle();
 }
 
 static void gdb_fast_ptrcall(gdb_fast_method *m, void *inst, const GDExtensionConstTypePtr *args, void *ret) {
@@ -739,8 +780,9 @@ static int gdb_call_py(const void *mb, void *obj, intptr_t args_addr, intptr_t o
 }
 
 /* The same call as a CPython builtin (module _gdbridge_fast): no cffi wrapper around it, so the
- * GIL is only released around the engine call itself. call(method_bind, object, *args), both
- * addresses as ints; an engine call error raises `gdb_call_error_cls(code)`. */
+ * GIL is only released around the engine call itself. call(method_bind, instance_id, *args): the
+ * method bind's address and the object's instance id (0 for a static method) as ints; an engine
+ * call error raises `gdb_call_error_cls(code)`, a freed object `gdb_call_error_cls(-1)`. */
 static PyObject *gdb_call_error_cls;
 
 static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -749,8 +791,16 @@ static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     void *mb = PyLong_AsVoidPtr(args[0]);
-    void *obj = PyLong_AsVoidPtr(args[1]);
+    uint64_t id = PyLong_AsUnsignedLongLong(args[1]);
     if (PyErr_Occurred()) return NULL;
+    void *obj = gdb_object_from_id(id);
+    if (id && !obj) {
+        /* The object was freed: code -1 (never an engine call error). */
+        PyObject *code = PyLong_FromLong(-1);
+        if (code) PyErr_SetObject(gdb_call_error_cls, code);
+        Py_XDECREF(code);
+        return NULL;
+    }
     Py_ssize_t n = nargs - 2;
     gdb_variant vars[17];
     const void *ptrs[16];
@@ -845,6 +895,7 @@ static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {
     PyObject *r = PyObject_Vectorcall(func, argv, arg ? 2 : 1, NULL);
     if (!r) gdb_report_pending();
     Py_XDECREF(r);
+    gdb_settle();
 }
 
 /* ---- trampolines with the engine's signatures ---- */

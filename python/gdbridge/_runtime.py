@@ -166,7 +166,9 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     for vtype, dtype in _variant.NUMPY_DTYPES.items():
         if _variant.PACKED_DTYPES[vtype][1] == 1:
             lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
+    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.settle_arrivals))
     lookup = objects.lookup
+    arrivals, settle = objects.arrivals, objects.settle_arrivals
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls
     varcalls = classdb._varcalls
@@ -210,22 +212,32 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual0(iid: int, vid: int) -> None:
         vcalls[vid](lookup(iid))
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual_f(iid: int, vid: int, x: float) -> None:
         vcalls[vid](lookup(iid), x)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual(iid: int, vid: int, args: Any, ret: Any) -> None:
         vcalls[vid](lookup(iid), args, ret)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_notification(iid: int, what: int, reversed_: int) -> None:
         classdb.notification(iid, what, reversed_)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_ptrcall(mid: int, iid: int, args: Any, ret: Any) -> None:
         ptrcalls[mid](lookup(iid) if iid else None, args, ret)
+        if arrivals:
+            settle()
 
     def _call_error(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         report(exc_type, exc, tb)
@@ -235,6 +247,8 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
     ) -> None:
         code, expected = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
+        if arrivals:
+            settle()
         if code:
             err.error = code
             err.expected = expected
@@ -246,6 +260,8 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
         callables.call_function(cid, args, n, ret)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_free(cid: int) -> None:

@@ -31,6 +31,7 @@ def _unbound(*args: Any) -> Any:
 # Object <-> pointer, set by gdbridge.objects.bind (objects imports this module, not the reverse).
 _wrap_object: Callable[[Any], Any] = _unbound
 _object_ptr: Callable[[Any], Any] = _unbound
+_wrap_variant: Callable[[Any], Any] = _unbound  # the object of an Object Variant (checked by id)
 # fill(address, vtype, items) and read(address, vtype) of the extension's _gdbridge_fast module, also set
 # by gdbridge.objects.bind.
 _fast_fill: Callable[[int, int, Any], None] = _unbound
@@ -337,7 +338,7 @@ def from_variant(v: Any) -> Any:
     if vtype == T.NIL:
         return None
     if vtype == T.OBJECT:
-        return _wrap_object(lib.gdb_as_object(v))
+        return _wrap_variant(v)
     if vtype in _RAW_BY_TYPE:
         raw_buf = _buffers()[1]
         lib.gdb_as_raw(v, vtype, raw_buf)

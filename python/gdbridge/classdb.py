@@ -8,6 +8,7 @@ the lists below; the instance pointer is the Python object's address (`objects.i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import gc
@@ -15,7 +16,7 @@ import inspect
 import threading
 import typing
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gdbridge import _variant, objects
@@ -30,6 +31,7 @@ SHAPE_NO_ARGS = frozenset({"_ready", "_enter_tree", "_exit_tree"})
 SHAPE_ONE_FLOAT = frozenset({"_process", "_physics_process"})
 METADATA = {T.INT: 4, T.FLOAT: 10}  # int64 and double on the ptrcall path
 _METHOD_FLAG_NORMAL = 1
+_METHOD_FLAG_VARARG = 16
 _METHOD_FLAG_STATIC = 32
 
 
@@ -56,6 +58,7 @@ class MethodInfo:
     ret: TypeSpec | None
     defaults: list[Any]
     is_static: bool = False
+    vararg: bool = False  # a `*args` parameter: extra arguments after the declared ones
 
 
 classes: list[ClassInfo | None] = [None]  # class id -> info (0 is never used)
@@ -282,6 +285,10 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
     info = ffi.new("GDExtensionClassMethodInfo*")
     info.name = objects.sn(method.name)
     info.method_flags = _METHOD_FLAG_NORMAL | (_METHOD_FLAG_STATIC if method.is_static else 0)
+    if method.vararg or any(spec.vtype == T.OBJECT for _, spec in method.args):
+        # Called with Variants only: a typed ptrcall hands over a bare Object pointer, which may be
+        # an object GDScript already freed; a Variant carries its instance id, checked first.
+        info.method_flags |= _METHOD_FLAG_VARARG
     ret_info = None  # owns the struct the method info points at, until registration returns
     if method.ret is not None:
         info.has_return_value = True
@@ -446,7 +453,7 @@ def create(cid: int, notify: int) -> Any:
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
-    obj._addr = int(ffi.cast("intptr_t", ptr))
+    obj._id = lib.gdb_object_id(ptr)
     obj._gd_owns = False
     # The instance pointer given to the engine is the Python object's address (the C fast paths
     # call it directly); `instances` keeps the object alive until the engine frees it.
@@ -458,9 +465,13 @@ def create(cid: int, notify: int) -> Any:
     _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
         ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
     )
-    if cls._gd_refcounted:
-        # Python holds one engine reference for as long as the Python object lives; `instances`
-        # holds the Python object strongly while the engine holds more (see `reference_changed`).
+    from_python = getattr(_constructing, "python", False)
+    _constructing.python = False  # objects __init__ makes are not Python's unless it asks for them
+    if cls._gd_refcounted and from_python:
+        # Made by Python code (`Counter()`): Python holds one engine reference for as long as the
+        # Python object lives; `instances` holds the Python object strongly while the engine holds
+        # more (see `reference_changed`). Made by the engine (GDScript `Counter.new()`, a scene
+        # load): no Python reference, so the count is the engine's own, as in godot-cpp.
         objects.engine_class("RefCounted").init_ref(obj)
         obj._gd_owns = True
     if type(obj).__init__ is not object.__init__:
@@ -473,6 +484,20 @@ def create(cid: int, notify: int) -> Any:
     if notify:
         obj.notification(0)
     return ptr
+
+
+_constructing = threading.local()
+
+
+@contextlib.contextmanager
+def constructing_from_python() -> Iterator[None]:
+    """Marks the engine construction Python asked for (create() then takes Python's reference)."""
+    before = getattr(_constructing, "python", False)
+    _constructing.python = True
+    try:
+        yield
+    finally:
+        _constructing.python = before
 
 
 def free(cid: int, iid: int) -> None:
