@@ -14,7 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from gdbridge.types import FLATTENED, RAW_FORMATS, NodePath, PackedStringArray, StringName, VariantType
+from gdbridge.types import (
+    FLATTENED,
+    RAW_FORMATS,
+    VARIANT_OF,
+    NodePath,
+    PackedStringArray,
+    StringName,
+    VariantType,
+)
 
 T = VariantType
 ffi: Any = None
@@ -118,28 +126,15 @@ def type_of(value: Any) -> int:
         return packed
     if hasattr(value, "_ptr"):
         return T.OBJECT
-    for base, vt in _TYPE_OF.items():
+    for base, vt in _BASES:
         if isinstance(value, base):
             return vt
-    if isinstance(value, tuple):
-        return T.ARRAY
     raise TypeError(f"cannot pass a {kind.__name__} to Godot")
 
 
-_TYPE_OF: dict[type, int] = {
-    type(None): T.NIL,
-    bool: T.BOOL,
-    int: T.INT,
-    float: T.FLOAT,
-    str: T.STRING,
-    StringName: T.STRING_NAME,
-    NodePath: T.NODE_PATH,
-    list: T.ARRAY,
-    dict: T.DICTIONARY,
-    PackedStringArray: T.PACKED_STRING_ARRAY,
-    bytes: T.PACKED_BYTE_ARRAY,
-    **{cls: vt for cls, (vt, _) in RAW_FORMATS.items()},
-}
+_TYPE_OF = VARIANT_OF
+# Subclasses of these (an IntEnum member, a str subclass...) cross as their base (checked in order).
+_BASES = tuple((kind, vt) for kind, vt in VARIANT_OF.items() if isinstance(kind, type))
 
 
 # ---- containers, by internal pointer ----

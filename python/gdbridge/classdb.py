@@ -109,15 +109,19 @@ def register_pending() -> None:
 
 
 # ---- registration ----
-def _property_info(name: str, spec: TypeSpec, usage: int = PropertyUsage.DEFAULT) -> Any:
+def _property_info(
+    name: str, spec: TypeSpec, usage: int = PropertyUsage.DEFAULT, method: bool = False
+) -> Any:
+    """A PropertyInfo (a property's, or with `method` a method argument's or result's)."""
     ffi = objects.ffi
     info = ffi.new("GDExtensionPropertyInfo*")
     info.type = spec.vtype
     info.name = objects.sn(name)
     info.class_name = objects.sn(spec.class_name)
-    info.hint = spec.hint
+    hint, text = spec.method_hint() if method else (spec.hint, spec.hint_string)
+    info.hint = hint
     hint_string = ffi.new("uint64_t*")
-    _variant.new_text(hint_string, T.STRING, spec.hint_string)
+    _variant.new_text(hint_string, T.STRING, text)
     info.hint_string = hint_string
     if spec.is_variant:
         usage |= PropertyUsage.NIL_IS_VARIANT
@@ -149,8 +153,8 @@ def register(info: ClassInfo) -> None:
     icon = ffi.new("uint64_t*")
     _variant.new_text(icon, T.STRING, info.icon)
     creation.icon_path = icon
-    has_notification = "_notification" in cls.__dict__
-    has_validate = "_validate_property" in cls.__dict__
+    has_notification = _defines(cls, "_notification")
+    has_validate = _defines(cls, "_validate_property")
     lib.gdb_fill_class_info(creation, info.cid, has_notification, has_validate, bool(cls._gd_refcounted))
     register_class = _fn(
         "classdb_register_extension_class5", "GDExtensionInterfaceClassdbRegisterExtensionClass5"
@@ -160,9 +164,10 @@ def register(info: ClassInfo) -> None:
     info.registered = True
 
     class_sn = objects.sn(info.name)
+    members = _members(cls)
     methods = _collect_methods(cls)
     exported_names = set()
-    for attr, value in list(cls.__dict__.items()):
+    for attr, value in list(members.items()):
         if isinstance(value, Export):
             value.spec = _spec_for(cls, attr, value.type)
             if value.hint:
@@ -179,7 +184,7 @@ def register(info: ClassInfo) -> None:
         "GDExtensionInterfaceClassdbRegisterExtensionClassPropertyGroup",
     )
     user_methods = {m.name for m in methods}
-    for attr, value in list(cls.__dict__.items()):
+    for attr, value in list(members.items()):
         if isinstance(value, Group):
             title, prefix = ffi.new("uint64_t*"), ffi.new("uint64_t*")
             _variant.new_text(title, T.STRING, value.title)
@@ -207,7 +212,7 @@ def register(info: ClassInfo) -> None:
         "classdb_register_extension_class_integer_constant",
         "GDExtensionInterfaceClassdbRegisterExtensionClassIntegerConstant",
     )
-    for attr, value in list(cls.__dict__.items()):
+    for attr, value in list(members.items()):
         if isinstance(value, Signal):
             infos = [_property_info(arg, type_spec(annotation)) for arg, annotation in value.args.items()]
             array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(infos)))
@@ -216,7 +221,7 @@ def register(info: ClassInfo) -> None:
             register_signal(library, class_sn, objects.sn(attr), array, len(infos))
         elif isinstance(value, Constant):
             register_constant(library, class_sn, objects.sn(""), objects.sn(attr), value.value, False)
-        elif isinstance(value, type) and issubclass(value, enum.IntEnum):
+        elif isinstance(value, type) and issubclass(value, enum.IntEnum | enum.IntFlag):
             bitfield = issubclass(value, enum.IntFlag)
             for member in value:
                 register_constant(
@@ -227,34 +232,58 @@ def register(info: ClassInfo) -> None:
     _keep.clear()
 
 
+def _members(cls: type) -> dict[str, Any]:
+    """What `cls` declares for Godot: its own namespace over those of its plain Python mixins (bases
+    that are not Godot classes and that no Godot base of `cls` already has)."""
+    godot_base = next(c for c in cls.__mro__[1:] if hasattr(c, "_gd_native"))
+    inherited = set(godot_base.__mro__)
+    found: dict[str, Any] = {}
+    for mixin in reversed(cls.__mro__[1:]):
+        if mixin is not object and not hasattr(mixin, "_gd_native") and mixin not in inherited:
+            found.update(mixin.__dict__)
+    found.update(cls.__dict__)
+    return found
+
+
 def _collect_methods(cls: type) -> list[MethodInfo]:
     found = []
-    for attr, value in cls.__dict__.items():
+    for attr, value in _members(cls).items():
         func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
         if not inspect.isfunction(func):
             continue
         exposed = getattr(func, "_gd_expose", "" if attr.startswith("_") else attr)
         if not exposed:
             continue
-        hints = typing.get_type_hints(func)
-        signature = inspect.signature(func)
-        params = list(signature.parameters.values())
-        is_static = isinstance(value, staticmethod)
-        if not is_static:
-            params = params[1:]
-        args, defaults = [], []
-        for param in params:
-            if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-                raise TypeError(f"{cls.__name__}.{attr}: only positional parameters can be exposed to Godot")
-            args.append((param.name, type_spec(hints.get(param.name, typing.Any))))
-            if param.default is not param.empty:
-                defaults.append(param.default)
-        ret_annotation = hints.get("return", typing.Any)
-        ret = None if ret_annotation in (None, type(None)) else type_spec(ret_annotation)
-        if is_static:
-            func = _drop_self(func)
-        found.append(MethodInfo(exposed, func, args, ret, defaults, is_static))
+        try:
+            found.append(_method_info(cls, attr, exposed, value, func))
+        except TypeError as error:  # reported; the class's other methods are still registered
+            from gdbridge._runtime import report
+
+            report(type(error), error, error.__traceback__)
     return found
+
+
+def _method_info(cls: type, attr: str, exposed: str, value: Any, func: Callable[..., Any]) -> MethodInfo:
+    hints = typing.get_type_hints(func)
+    params = list(inspect.signature(func).parameters.values())
+    is_static = isinstance(value, staticmethod)
+    if not is_static:
+        params = params[1:]
+    args, defaults, vararg = [], [], False
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            vararg = True  # `*args`: a vararg method, extra arguments arrive as Variants
+            continue
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            raise TypeError(f"{cls.__name__}.{attr}: keyword-only parameters cannot be exposed to Godot")
+        args.append((param.name, type_spec(hints.get(param.name, typing.Any))))
+        if param.default is not param.empty:
+            defaults.append(param.default)
+    ret_annotation = hints.get("return", typing.Any)
+    ret = None if ret_annotation in (None, type(None)) else type_spec(ret_annotation)
+    if is_static:
+        func = _drop_self(func)
+    return MethodInfo(exposed, func, args, ret, defaults, is_static, vararg)
 
 
 def _drop_self(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -292,14 +321,14 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
     ret_info = None  # owns the struct the method info points at, until registration returns
     if method.ret is not None:
         info.has_return_value = True
-        ret_info = _property_info("", method.ret, PropertyUsage.NONE)
+        ret_info = _property_info("", method.ret, PropertyUsage.NONE, method=True)
         info.return_value_info = ret_info
         info.return_value_metadata = METADATA.get(method.ret.vtype, 0)
     n = len(method.args)
     arg_infos = ffi.new("GDExtensionPropertyInfo[]", max(1, n))
     metadata = ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
     for i, (arg_name, spec) in enumerate(method.args):
-        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE)[0]
+        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
         metadata[i] = METADATA.get(spec.vtype, 0)
     info.argument_count = n
     info.arguments_info = arg_infos
@@ -324,8 +353,8 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
 def _set_fast_path(mid: int, method: MethodInfo) -> None:
     """Register the method with the C fast path (arguments boxed in C, vectorcall); the Python
     adapters stay as the fallback (more than 7 arguments, or an untyped call relying on defaults)."""
-    if len(method.args) > 7:
-        return
+    if len(method.args) > 7 or (method.ret is not None and method.ret.items) or method.vararg:
+        return  # more than 7 arguments, a typed container result, extra arguments: the Python path
     types = [-1 if spec.is_variant else int(spec.vtype) for _, spec in method.args]
     ret = method.ret
     ret_type = -2 if ret is None else (-1 if ret.is_variant else int(ret.vtype))
@@ -371,6 +400,8 @@ def _ret_writer(method: MethodInfo) -> Callable[[Any, Any], None] | None:
         return _write_variant
     if ret.vtype == T.OBJECT and _is_refcounted(ret):
         return _write_ref
+    if ret.items:
+        return lambda ptr, value: typed_container(ptr, ret, value, in_variant=False)
     return _variant._WRITERS[ret.vtype]
 
 
@@ -415,28 +446,69 @@ def _write_ref(ptr: Any, value: Any) -> None:
 _COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
 
 
+_nil_script = [None]  # a Nil Variant: "no script" for set_typed
+
+
+def typed_container(ptr: Any, spec: TypeSpec, value: Any, in_variant: bool) -> None:
+    """Replace the Array/Dictionary at `ptr` (a Variant, or a raw ptrcall result) with a new typed
+    one (Array[X], Dictionary[K, V] of `spec`) holding `value`."""
+    ffi, lib = objects.ffi, objects.lib
+    if _nil_script[0] is None:
+        _nil_script[0] = ffi.new("gdb_variant*")
+    if in_variant:
+        lib.gdb_vdestroy(ptr)
+        inner = lib.gdb_vnew(ptr, spec.vtype)
+    else:
+        lib.gdb_value_destroy(spec.vtype, ptr)
+        objects._iface["variant_get_ptr_constructor"](spec.vtype, 0)(ptr, ffi.NULL)
+        inner = ptr
+    nil = _nil_script[0]
+    if spec.vtype == T.ARRAY:
+        (item,) = spec.items
+        set_typed = _fn("array_set_typed", "GDExtensionInterfaceArraySetTyped")
+        set_typed(inner, _element_type(item), objects.sn(item.class_name), nil)
+        _variant.fill_array(inner, value)
+    else:
+        key, item = spec.items
+        set_typed = _fn("dictionary_set_typed", "GDExtensionInterfaceDictionarySetTyped")
+        set_typed(
+            inner, _element_type(key), objects.sn(key.class_name), nil,
+            _element_type(item), objects.sn(item.class_name), nil,
+        )  # fmt: skip
+        _variant.fill_dict(inner, value)
+
+
+def _element_type(spec: TypeSpec) -> int:
+    return T.NIL if spec.is_variant else spec.vtype
+
+
 def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
     func = method.func
     specs = [spec for _, spec in method.args]
     coercers = [_COERCE.get(spec.vtype) for spec in specs]
     wants_return = method.ret is not None
+    typed_ret = wants_return and bool(method.ret.items)
     total = len(specs)
     required = total - len(method.defaults)
 
+    vararg = method.vararg
+
     def call(obj: Any, args: Any, n: int, ret: Any) -> tuple[int, int]:
-        if n > total:
+        if n > total and not vararg:
             return 3, total
         if n < required:
             return 4, required
         values = []
         for i in range(n):
             value = _variant.from_variant(args[i])
-            coerce = coercers[i]
+            coerce = coercers[i] if i < total else None
             if coerce is not None and value is not None:
                 value = coerce(value)
             values.append(value)
         result = func(obj, *values)
-        if wants_return:
+        if typed_ret:
+            typed_container(ret, method.ret, result, in_variant=True)
+        elif wants_return:
             objects.lib.gdb_vdestroy(ret)
             _variant.to_variant(ret, result)
         return 0, 0
@@ -658,9 +730,35 @@ def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
 
 
 def notification(iid: int, what: int, reversed_: int) -> None:
+    """Every `_notification` of the object's Python classes (mixins too), base class first as the
+    engine sends notifications forward, most derived first when it sends them `reversed`."""
     obj = objects.lookup(iid)
-    if obj is not None:
-        obj._notification(what)
+    if obj is None:
+        return
+    chain = _notification_chain(type(obj))
+    for handler in reversed(chain) if reversed_ else chain:
+        handler(obj, what)
+
+
+_chains: dict[type, list[Callable[..., Any]]] = {}
+
+
+def _notification_chain(cls: type) -> list[Callable[..., Any]]:
+    found = _chains.get(cls)
+    if found is None:
+        found = _chains[cls] = [c.__dict__["_notification"] for c in reversed(_python_mro(cls))
+                                if "_notification" in c.__dict__]  # fmt: skip
+    return found
+
+
+def _python_mro(cls: type) -> list[type]:
+    """The classes of `cls`'s MRO written in Python (Python-defined Godot classes and plain mixins),
+    not the engine's proxies."""
+    return [c for c in cls.__mro__ if c is not object and not c.__dict__.get("_gd_native", False)]
+
+
+def _defines(cls: type, name: str) -> bool:
+    return any(name in c.__dict__ for c in _python_mro(cls))
 
 
 @dataclasses.dataclass

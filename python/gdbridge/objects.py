@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from gdbridge import _variant
-from gdbridge.types import VariantType
+from gdbridge.types import VARIANT_OF_NAME, VariantType
 
 T = VariantType
 ffi: Any = None
@@ -87,7 +87,8 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     import _gdbridge_fast
 
     _fast_call = _gdbridge_fast.call
-    valid = _iface["variant_get_ptr_utility_function"](sn("is_instance_valid"), API["utility"]["is_instance_valid"][0])
+    valid_hash = API["utility"]["is_instance_valid"][0]
+    valid = _iface["variant_get_ptr_utility_function"](sn("is_instance_valid"), valid_hash)
     lib.gdb_resolve_objects(valid)
     _variant._fast_fill = _gdbridge_fast.fill
     _variant._fast_read = _gdbridge_fast.read
@@ -122,14 +123,11 @@ _PACKED = (
 
 
 def builtin_method(type_name: str, method: str) -> Any:
-    vtype = getattr(T, _SNAKE.get(type_name, type_name.upper()))
+    vtype = VARIANT_OF_NAME[type_name]
     fn = _iface["variant_get_ptr_builtin_method"](vtype, sn(method), API["builtin"][f"{type_name}.{method}"])
     if fn == ffi.NULL:
         raise GodotError(f"builtin method {type_name}.{method} not found")
     return ffi.cast("GDExtensionPtrBuiltInMethod", fn)
-
-
-_SNAKE = {t.name.title().replace("_", ""): t.name for t in T}
 
 
 def sn(name: str) -> Any:
@@ -155,13 +153,7 @@ def vtype_of(type_name: str) -> int | None:
         return T.ARRAY
     if type_name.startswith("typeddictionary::"):
         return T.DICTIONARY
-    simple = {"int": T.INT, "float": T.FLOAT, "bool": T.BOOL, "Nil": T.NIL}
-    if type_name in simple:
-        return simple[type_name]
-    key = _SNAKE.get(type_name)
-    if key is not None:
-        return T[key]
-    return T.OBJECT
+    return VARIANT_OF_NAME.get(type_name, T.OBJECT)
 
 
 # ---- objects ----
@@ -606,7 +598,8 @@ class Utility:
                         _variant.to_variant(buf + i, arg)
                         ptrs[i] = buf + i
                     else:
-                        _variant.to_variant(buf + i, _typed_argument(vtype, arg, f"{name}() argument {i + 1}"), vtype)
+                        value = _typed_argument(vtype, arg, f"{name}() argument {i + 1}")
+                        _variant.to_variant(buf + i, value, vtype)
                         ptrs[i] = lib.gdb_vinternal(buf + i, vtype)
                 return _utility_result(fn, ptrs, n, ret_vtype, buf + n)
             finally:
