@@ -131,6 +131,12 @@ def _typed_array(item: Any) -> TypeSpec:
     inner = type_spec(item)
     if inner.is_variant:
         return TypeSpec(T.ARRAY, py_type=list)
+    if inner.vtype == T.OBJECT and not inner.hint:
+        # An Object class that is neither a Resource nor a Node: the format has no place for its
+        # name, so the engine's other one (ARRAY_TYPE "ClassName").
+        return TypeSpec(
+            T.ARRAY, hint=H.ARRAY_TYPE, hint_string=inner.class_name, py_type=list, items=(inner,)
+        )
     hint_string = f"{inner.vtype}/{inner.hint}:{inner.hint_string}" if inner.hint else f"{inner.vtype}:"
     return TypeSpec(T.ARRAY, hint=H.TYPE_STRING, hint_string=hint_string, py_type=list, items=(inner,))
 

@@ -197,12 +197,13 @@ def wrap(ptr: Any, owned: bool = False) -> Any:
     return proxy
 
 
-# ---- Python-defined RefCounted objects the engine made, arriving in Python ----
-# Such an object carries no Python reference (its count is the engine's own, as in godot-cpp). When
-# it arrives (an argument, an engine call's result) it takes one at once, so the engine cannot free
-# it under Python; at the end of the engine's callback `settle_arrivals` gives it back unless Python
-# kept the object (stored it: more references than the bookkeeping's own), which then stays owned
-# like one Python made.
+# ---- Python-defined RefCounted objects arriving in Python ----
+# One the engine made carries no Python reference (its count is the engine's own, as in godot-cpp).
+# When it arrives (an argument, an engine call's result) it takes one at once, so the engine cannot
+# free it under Python; one Python makes (`Tally()`) holds one from the start. At the end of the
+# engine's callback `settle_arrivals` gives that reference back unless Python kept the object
+# (stored it: more references than the bookkeeping's own); a kept one stays owned until Python's
+# references go (see gdbridge.classdb, "RefCounted lifetime").
 arrivals: list[Any] = []
 
 
@@ -363,7 +364,7 @@ class GodotClassMeta(type):
             ptr = _iface["classdb_construct_object2"](sn(info.name))
         obj = lookup(lib.gdb_instance_of(ptr))
         if cls._gd_refcounted:
-            classdb.created_by_python(obj)
+            arrivals.append(obj)  # Python's reference is given back if Python does not keep it
         return obj
 
 
