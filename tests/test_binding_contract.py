@@ -25,6 +25,10 @@ CHECKS = [
     "typed_array_method_hint",
     # notifications
     "postinitialize_from_gdscript", "notifications_chained", "parent_notification_inherited",
+    "postinitialize_from_python",
+    # dynamic properties
+    "dynamic_property_list", "dynamic_get_set", "dynamic_list_follows_state", "property_revert",
+    "unknown_dynamic_property", "saved_dynamic_property", "loaded_dynamic_property", "subgroup",
     # declarations
     "bitfield_registered", "bitfield_property", "bitfield_values", "vararg_method", "mixin_method",
     "mixin_signal",

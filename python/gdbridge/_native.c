@@ -243,6 +243,9 @@ static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info
 static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
 static void gdb_py_reference(intptr_t inst, int up);
 static void gdb_py_callable_call(intptr_t id, const void *const *args, int64_t n, void *ret, GDExtensionCallError *err);
+static int gdb_py_property(intptr_t inst, int op, const void *name, void *value);
+static const GDExtensionPropertyInfo *gdb_py_property_list(intptr_t inst, uint32_t *count);
+static void gdb_py_free_property_list(intptr_t inst, const GDExtensionPropertyInfo *list);
 static void gdb_py_callable_free(intptr_t id);
 
 /* ---- fast paths: methods and the common virtuals, straight through the C API ----
@@ -971,6 +974,42 @@ static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_py_reference(
 static void *tr_binding_create(void *token, void *instance) { return NULL; }
 static void tr_binding_free(void *token, void *instance, void *binding) {}
 static GDExtensionBool tr_binding_reference(void *token, void *binding, GDExtensionBool reference) { return 1; }
+
+/* Dynamic properties: `_set`, `_get`, `_property_can_revert`, `_property_get_revert` of a Python
+ * class (one Python callback, `op` says which) and `_get_property_list`. */
+enum { GDB_PROP_SET = 0, GDB_PROP_GET = 1, GDB_PROP_CAN_REVERT = 2, GDB_PROP_GET_REVERT = 3 };
+static GDExtensionBool tr_set(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
+                              GDExtensionConstVariantPtr value) {
+    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_SET, name, (void *)value);
+}
+static GDExtensionBool tr_get(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
+                              GDExtensionVariantPtr ret) {
+    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_GET, name, ret);
+}
+static GDExtensionBool tr_can_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name) {
+    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_CAN_REVERT, name, NULL);
+}
+static GDExtensionBool tr_get_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
+                                     GDExtensionVariantPtr ret) {
+    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_GET_REVERT, name, ret);
+}
+static const GDExtensionPropertyInfo *tr_get_property_list(GDExtensionClassInstancePtr inst, uint32_t *count) {
+    *count = 0; /* stays 0 (with a NULL list) when the Python side fails */
+    return gdb_py_property_list((intptr_t)inst, count);
+}
+static void tr_free_property_list(GDExtensionClassInstancePtr inst, const GDExtensionPropertyInfo *list,
+                                  uint32_t count) {
+    gdb_py_free_property_list((intptr_t)inst, list);
+}
+/* Bits of `which`: 1 _set, 2 _get, 4 _get_property_list, 8 _property_can_revert/_property_get_revert. */
+static void gdb_fill_class_properties(GDExtensionClassCreationInfo5 *info, int which) {
+    info->set_func = (which & 1) ? tr_set : NULL;
+    info->get_func = (which & 2) ? tr_get : NULL;
+    info->get_property_list_func = (which & 4) ? tr_get_property_list : NULL;
+    info->free_property_list_func = (which & 4) ? tr_free_property_list : NULL;
+    info->property_can_revert_func = (which & 8) ? tr_can_revert : NULL;
+    info->property_get_revert_func = (which & 8) ? tr_get_revert : NULL;
+}
 
 /* Fill a class creation struct with our trampolines; Python sets the flags and icon. */
 static void gdb_fill_class_info(GDExtensionClassCreationInfo5 *info, intptr_t cls, int has_notification,

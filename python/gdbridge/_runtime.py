@@ -274,3 +274,15 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:
         classdb.to_string(iid, valid, out)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_property(iid: int, op: int, name: Any, value: Any) -> int:
+        return classdb.property_hook(iid, op, name, value)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_property_list(iid: int, count: Any) -> Any:
+        return classdb.property_list(iid, count)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_free_property_list(iid: int, array: Any) -> None:
+        classdb.free_property_list(iid, array)

@@ -21,7 +21,7 @@ from typing import Any
 
 from gdbridge import _variant, objects
 from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec
-from gdbridge.types import PropertyHint, PropertyUsage, VariantType
+from gdbridge.types import PropertyHint, PropertyUsage, StringName, VariantType
 
 T = VariantType
 # Game virtuals: in the editor they only run for tool classes.
@@ -105,7 +105,12 @@ def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) 
 
 def register_pending() -> None:
     while _pending:
-        register(_pending.pop(0))
+        try:
+            register(_pending.pop(0))
+        except TypeError as error:  # reported; the other classes are still registered
+            from gdbridge._runtime import report
+
+            report(type(error), error, error.__traceback__)
 
 
 # ---- registration ----
@@ -140,6 +145,9 @@ def _spec_for(cls: type, attr: str, declared: Any) -> TypeSpec:
 
 def register(info: ClassInfo) -> None:
     ffi, lib = objects.ffi, objects.lib
+    if objects.singleton("ClassDB").class_exists(info.name):
+        raise TypeError(f"{info.cls.__module__}.{info.cls.__qualname__}: Godot already has a class named "
+                        f"{info.name!r}; rename it or give name=... in the class statement")  # fmt: skip
     library = lib.gdb_get_library()
     cls = info.cls
     info.cid = len(classes)
@@ -156,6 +164,11 @@ def register(info: ClassInfo) -> None:
     has_notification = _defines(cls, "_notification")
     has_validate = _defines(cls, "_validate_property")
     lib.gdb_fill_class_info(creation, info.cid, has_notification, has_validate, bool(cls._gd_refcounted))
+    hooks = 0
+    for hook, bit in _PROPERTY_HOOKS.items():
+        if _defines(cls, hook):
+            hooks |= bit
+    lib.gdb_fill_class_properties(creation, hooks)
     register_class = _fn(
         "classdb_register_extension_class5", "GDExtensionInterfaceClassdbRegisterExtensionClass5"
     )
@@ -183,13 +196,17 @@ def register(info: ClassInfo) -> None:
         "classdb_register_extension_class_property_group",
         "GDExtensionInterfaceClassdbRegisterExtensionClassPropertyGroup",
     )
+    register_subgroup = _fn(
+        "classdb_register_extension_class_property_subgroup",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassPropertySubgroup",
+    )
     user_methods = {m.name for m in methods}
     for attr, value in list(members.items()):
         if isinstance(value, Group):
             title, prefix = ffi.new("uint64_t*"), ffi.new("uint64_t*")
             _variant.new_text(title, T.STRING, value.title)
             _variant.new_text(prefix, T.STRING, value.prefix)
-            register_group(library, class_sn, title, prefix)
+            (register_subgroup if value.subgroup else register_group)(library, class_sn, title, prefix)
             lib.gdb_value_destroy(T.STRING, title)
             lib.gdb_value_destroy(T.STRING, prefix)
         elif isinstance(value, Export):
@@ -759,6 +776,77 @@ def _python_mro(cls: type) -> list[type]:
 
 def _defines(cls: type, name: str) -> bool:
     return any(name in c.__dict__ for c in _python_mro(cls))
+
+
+# ---- dynamic properties: _set, _get, _get_property_list, _property_can_revert, _property_get_revert ----
+_PROPERTY_HOOKS = {
+    "_set": 1,
+    "_get": 2,
+    "_get_property_list": 4,
+    "_property_can_revert": 8,
+    "_property_get_revert": 8,
+}
+_SET, _GET, _CAN_REVERT, _GET_REVERT = range(4)
+
+
+def property_hook(iid: int, op: int, name_ptr: Any, value: Any) -> int:
+    """The engine's set/get/can-revert/get-revert by name, before (set) or after (get) ClassDB's own
+    properties. As in GDScript: `_set` returns True when it took the value, `_get` and
+    `_property_get_revert` return None for a name they do not handle."""
+    obj = objects.lookup(iid)
+    if obj is None:
+        return 0
+    cls = type(obj)
+    name = StringName(_variant.utf8_of(name_ptr, T.STRING_NAME))
+    if op == _SET:
+        return int(hasattr(cls, "_set") and bool(obj._set(name, _variant.from_variant(value))))
+    if op == _CAN_REVERT:
+        return int(hasattr(cls, "_property_can_revert") and bool(obj._property_can_revert(name)))
+    hook = obj._get if op == _GET else getattr(obj, "_property_get_revert", None)
+    result = hook(name) if hook is not None else None
+    if result is None:
+        return 0
+    objects.lib.gdb_vdestroy(value)
+    _variant.to_variant(value, result)
+    return 1
+
+
+_lists: dict[int, tuple[Any, list[Any]]] = {}  # property lists the engine holds, by address
+
+
+def property_list(iid: int, count: Any) -> Any:
+    """`_get_property_list()`: dicts as in GDScript ({"name", "type", "hint", "hint_string",
+    "usage", "class_name"}); "type" is a VariantType or any annotation gdbridge maps (float, a
+    Resource class, list[int]...), which also gives the hint when none is given."""
+    ffi = objects.ffi
+    obj = objects.lookup(iid)
+    entries = list(obj._get_property_list() or []) if obj is not None else []
+    array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(entries)))
+    texts: list[Any] = []
+    for i, entry in enumerate(entries):
+        kind = entry.get("type", T.NIL)
+        spec = TypeSpec(int(kind)) if isinstance(kind, int) else type_spec(kind)
+        item = array[i]
+        item.name = objects.sn(str(entry["name"]))
+        item.type = spec.vtype
+        item.class_name = objects.sn(entry.get("class_name", spec.class_name))
+        item.hint = entry.get("hint", spec.hint)
+        hint_string = ffi.new("uint64_t*")
+        _variant.new_text(hint_string, T.STRING, entry.get("hint_string", spec.hint_string))
+        texts.append(hint_string)
+        item.hint_string = hint_string
+        item.usage = entry.get(
+            "usage", PropertyUsage.DEFAULT | (PropertyUsage.NIL_IS_VARIANT if spec.is_variant else 0)
+        )
+    _lists[int(ffi.cast("intptr_t", array))] = (array, texts)
+    count[0] = len(entries)
+    return array
+
+
+def free_property_list(iid: int, array: Any) -> None:
+    _, texts = _lists.pop(int(objects.ffi.cast("intptr_t", array)), (None, []))
+    for text in texts:
+        objects.lib.gdb_value_destroy(T.STRING, text)
 
 
 @dataclasses.dataclass

@@ -241,10 +241,16 @@ class Group:
 
     title: str
     prefix: str = ""
+    subgroup: bool = False
 
 
 def export_group(title: str, prefix: str = "") -> Any:
     return Group(title, prefix)
+
+
+def export_subgroup(title: str, prefix: str = "") -> Any:
+    """`export_subgroup("Fine")`: a subgroup inside the current group (the exports after it)."""
+    return Group(title, prefix, subgroup=True)
 
 
 @dataclasses.dataclass

@@ -355,6 +355,7 @@ class GodotClassMeta(type):
             obj = wrap(ptr, owned=True)
             if cls._gd_refcounted:
                 _ref_method("init_ref")(obj)
+            obj.notification(0)  # NOTIFICATION_POSTINITIALIZE: the constructor's caller sends it
             return obj
         if info is None:
             raise TypeError(f"{cls.__name__} is not registered with Godot")
@@ -365,6 +366,7 @@ class GodotClassMeta(type):
         obj = lookup(lib.gdb_instance_of(ptr))
         if cls._gd_refcounted:
             arrivals.append(obj)  # Python's reference is given back if Python does not keep it
+        obj.notification(0)  # NOTIFICATION_POSTINITIALIZE, through the whole class chain
         return obj
 
 

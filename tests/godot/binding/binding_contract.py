@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import enum
 import math
+import typing
 from typing import Any
 
 import numpy as np
 
 import gdbridge as gd
 from gdbridge import objects
-from gdbridge.classes import Expression, Node, Object, RefCounted
+from gdbridge.classes import Expression, Node, Object, RefCounted, Resource
 
 # Utilities with side effects (output, the global random state) or random results: called, their
 # result type checked, not compared with GDScript's.
@@ -75,6 +76,44 @@ class Derived(Lifecycle, Base):
 
 class Quiet(Base):
     """No `_notification` of its own: its parent's still runs."""
+
+
+class FamilyCurve(Resource):
+    """Dynamic properties: only the chosen family's parameters exist (and are saved)."""
+
+    family: str = gd.export("linear")
+    _fine = gd.export_group("Tuning")
+    _finer = gd.export_subgroup("Fine", "fine_")
+    fine_step: float = gd.export(0.5)
+
+    DEFAULTS: typing.ClassVar[dict[str, float]] = {"slope": 1.0, "exponent": 2.0}
+    FAMILIES: typing.ClassVar[dict[str, list[str]]] = {"linear": ["slope"], "power": ["exponent"]}
+
+    def __init__(self) -> None:
+        self.params = dict(self.DEFAULTS)
+        self.reads = 0
+
+    def _get_property_list(self) -> list[dict]:
+        return [{"name": name, "type": float} for name in self.FAMILIES.get(self.family, [])]
+
+    def _get(self, name: str) -> Any:
+        self.reads += 1
+        return self.params.get(name)
+
+    def _set(self, name: str, value: Any) -> bool:
+        if name not in self.params:
+            return False
+        self.params[name] = float(value)
+        return True
+
+    def _property_can_revert(self, name: str) -> bool:
+        return name in self.params and self.params[name] != self.DEFAULTS[name]
+
+    def _property_get_revert(self, name: str) -> Any:
+        return self.DEFAULTS.get(name)
+
+    def read_count(self) -> int:
+        return self.reads
 
 
 class Contract(Node):
@@ -225,6 +264,13 @@ class Contract(Node):
 
     def flag_type(self) -> str:
         return type(self.flags).__name__
+
+    def made_from_python(self) -> gd.PackedStringArray:
+        """POSTINITIALIZE reaches an object Python makes, through every class of its chain."""
+        node = Derived()
+        history = node.history()
+        node.free()
+        return history
 
     def joined(self, sep: str, *parts: gd.Variant) -> str:
         return sep.join(str(part) for part in parts)

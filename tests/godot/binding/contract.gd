@@ -21,6 +21,7 @@ func _initialize() -> void:
 	check_refcounts()
 	check_containers()
 	check_declarations()
+	check_dynamic_properties()
 
 
 func _process(_delta: float) -> bool:
@@ -142,6 +143,35 @@ func check_notifications() -> void:
 	root.add_child(q)
 	check("parent_notification_inherited", Array(q.history()) == ["base 0", "base 10"], q.history())
 	q.free()
+	check("postinitialize_from_python", Array(c.made_from_python()) == ["base 0", "mixin 0", "derived 0"], c.made_from_python())
+
+
+func check_dynamic_properties() -> void:
+	var curve := FamilyCurve.new()
+	var v: Variant = curve
+	var names := []
+	for prop in curve.get_property_list():
+		names.append(prop["name"])
+	check("dynamic_property_list", names.has("slope") and not names.has("exponent") and names.has("family"), names)
+	curve.set("slope", 3)
+	check("dynamic_get_set", curve.get("slope") == 3.0 and v.slope == 3.0 and typeof(v.slope) == TYPE_FLOAT and curve.get("family") == "linear", [curve.get("slope")])
+	v.exponent = 5.0
+	curve.family = "power"
+	names.clear()
+	for prop in curve.get_property_list():
+		names.append(prop["name"])
+	check("dynamic_list_follows_state", names.has("exponent") and not names.has("slope") and curve.get("exponent") == 5.0, names)
+	check("property_revert", curve.property_can_revert(&"exponent") and curve.property_get_revert(&"exponent") == 2.0 and not curve.property_can_revert(&"family"), [curve.property_can_revert(&"exponent"), curve.property_get_revert(&"exponent")])
+	curve.set("nothing", 1)
+	check("unknown_dynamic_property", curve.get("nothing") == null)
+	check("saved_dynamic_property", ResourceSaver.save(curve, "user://curve.tres") == OK and FileAccess.get_file_as_string("user://curve.tres").contains("exponent = 5.0"), FileAccess.get_file_as_string("user://curve.tres"))
+	var loaded: FamilyCurve = ResourceLoader.load("user://curve.tres", "", ResourceLoader.CACHE_MODE_IGNORE)
+	check("loaded_dynamic_property", loaded.family == "power" and loaded.get("exponent") == 5.0, [loaded.family, loaded.get("exponent")])
+	var groups := []
+	for prop in ClassDB.class_get_property_list("FamilyCurve", true):
+		if prop["usage"] & (PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP):
+			groups.append([prop["name"], prop["usage"] & PROPERTY_USAGE_SUBGROUP != 0])
+	check("subgroup", groups == [["Tuning", false], ["Fine", true]], groups)
 
 
 func check_declarations() -> void:
