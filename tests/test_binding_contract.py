@@ -29,6 +29,9 @@ CHECKS = [
     # dynamic properties
     "dynamic_property_list", "dynamic_get_set", "dynamic_list_follows_state", "property_revert",
     "unknown_dynamic_property", "saved_dynamic_property", "loaded_dynamic_property", "subgroup",
+    # callables and declared virtuals
+    "python_callables_compare", "python_callable_in_gdscript", "virtual_default_body",
+    "virtual_overridden_in_gdscript", "virtual_declared",
     # declarations
     "bitfield_registered", "bitfield_property", "bitfield_values", "vararg_method", "mixin_method",
     "mixin_signal",

@@ -38,6 +38,7 @@ from gdbridge.declare import (
     method,
     python_only,
     signal,
+    virtual,
 )
 from gdbridge.objects import GodotError, Object, register_singleton, singleton, utility
 from gdbridge.types import (
@@ -112,4 +113,5 @@ __all__ = [
     "signal",
     "singleton",
     "utility",
+    "virtual",
 ]

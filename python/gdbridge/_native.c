@@ -247,6 +247,7 @@ static int gdb_py_property(intptr_t inst, int op, const void *name, void *value)
 static const GDExtensionPropertyInfo *gdb_py_property_list(intptr_t inst, uint32_t *count);
 static void gdb_py_free_property_list(intptr_t inst, const GDExtensionPropertyInfo *list);
 static void gdb_py_callable_free(intptr_t id);
+static int64_t gdb_py_callable_info(intptr_t id, int what, intptr_t other);
 
 /* ---- fast paths: methods and the common virtuals, straight through the C API ----
  * The instance pointer the engine hands back is the address of the Python object (kept alive by
@@ -961,6 +962,18 @@ static void tr_callable_call(void *ud, const GDExtensionConstVariantPtr *args, G
     gdb_py_callable_call((intptr_t)ud, (const void *const *)args, n, ret, err);
 }
 static void tr_callable_free(void *ud) { gdb_py_callable_free((intptr_t)ud); }
+/* Identity of a Python callable: two Callables made from equal Python callables (the same bound
+ * method made twice) are equal, so is_connected/disconnect find a connection made earlier. */
+static uint32_t tr_callable_hash(void *ud) { return (uint32_t)gdb_py_callable_info((intptr_t)ud, 0, 0); }
+static GDExtensionBool tr_callable_equal(void *a, void *b) {
+    return a == b || gdb_py_callable_info((intptr_t)a, 1, (intptr_t)b) != 0;
+}
+static GDExtensionBool tr_callable_less(void *a, void *b) { return gdb_py_callable_info((intptr_t)a, 2, (intptr_t)b) != 0; }
+static GDExtensionInt tr_callable_argc(void *ud, GDExtensionBool *valid) {
+    int64_t n = gdb_py_callable_info((intptr_t)ud, 3, 0);
+    *valid = n >= 0;
+    return n < 0 ? 0 : n;
+}
 /* A Callable that calls a Python function (id `id`); invalid once object `object_id` is freed. */
 static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_t id, uint64_t object_id) {
     info->callable_userdata = (void *)id;
@@ -968,6 +981,10 @@ static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_
     info->object_id = object_id;
     info->call_func = tr_callable_call;
     info->free_func = tr_callable_free;
+    info->hash_func = tr_callable_hash;
+    info->equal_func = tr_callable_equal;
+    info->less_than_func = tr_callable_less;
+    info->get_argument_count_func = tr_callable_argc;
 }
 static void tr_reference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 1); }
 static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 0); }

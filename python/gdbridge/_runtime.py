@@ -286,3 +286,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_free_property_list(iid: int, array: Any) -> None:
         classdb.free_property_list(iid, array)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_callable_info(cid: int, what: int, other: int) -> int:
+        return callables.function_info(cid, what, other)

@@ -383,14 +383,43 @@ def to_variant(v: Any, value: Any, vtype: int | None = None) -> None:
             fill_packed(vtype, inner, value)
 
 
+# The Variant's builtin methods, ==, hash: set by gdbridge.objects.bind.
+_variant_call: Callable[[Any, str, tuple], Any] = _unbound
+_variant_equal: Callable[[Any, Any], bool] = _unbound
+_variant_hash: Callable[[Any], int] = _unbound
+
+
 class VariantValue:
-    """A Godot value with no Python counterpart (Callable, Signal): kept as an owned Variant copy."""
+    """A Godot value with no Python counterpart (Callable, Signal): kept as an owned Variant copy.
+
+    Its builtin methods are callable (`callable.bind(3)`, `callable.unbind(1)`,
+    `callable.get_argument_count()`, `signal.get_name()`); a Callable is also called directly
+    (`callable(1, 2)`); `==` and `hash` are the engine's."""
 
     __slots__ = ("variant",)
 
     def __init__(self, v: Any) -> None:
         self.variant = ffi.new("gdb_variant*")
         lib.gdb_vcopy(self.variant, v)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args: _variant_call(self.variant, name, args)
+
+    def __call__(self, *args: Any) -> Any:
+        return _variant_call(self.variant, "call", args)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VariantValue) and _variant_equal(self.variant, other.variant)
+
+    def __hash__(self) -> int:
+        return _variant_hash(self.variant)
+
+    def __repr__(self) -> str:
+        kind = T(lib.gdb_vtype(self.variant))
+        method = _variant_call(self.variant, "get_method", ()) if kind == T.CALLABLE else ""
+        return f"<{kind.name.title()} {method}>"
 
     def __del__(self) -> None:
         if lib is not None:

@@ -188,6 +188,10 @@ def register(info: ClassInfo) -> None:
             exported_names.add(attr)
     for method_info in methods:
         _register_method(class_sn, method_info)
+    for attr, value in members.items():
+        default = getattr(value, "_gd_virtual", None)
+        if default is not None:
+            _register_virtual(class_sn, _method_info(cls, attr, attr, value, default))
     register_property = _fn(
         "classdb_register_extension_class_property",
         "GDExtensionInterfaceClassdbRegisterExtensionClassProperty",
@@ -269,7 +273,7 @@ def _collect_methods(cls: type) -> list[MethodInfo]:
         if not inspect.isfunction(func):
             continue
         exposed = getattr(func, "_gd_expose", "" if attr.startswith("_") else attr)
-        if not exposed:
+        if not exposed or hasattr(func, "_gd_virtual"):
             continue
         try:
             found.append(_method_info(cls, attr, exposed, value, func))
@@ -365,6 +369,34 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
     del ret_info
     for i in range(len(method.defaults)):
         lib.gdb_vdestroy(defaults + i)
+
+
+_METHOD_FLAG_VIRTUAL = 8
+
+
+def _register_virtual(class_sn: Any, method: MethodInfo) -> None:
+    """A virtual method GDScript can override (its signature in ClassDB, no method bind)."""
+    ffi, lib = objects.ffi, objects.lib
+    info = ffi.new("GDExtensionClassVirtualMethodInfo*")
+    info.name = objects.sn(method.name)
+    info.method_flags = _METHOD_FLAG_NORMAL | _METHOD_FLAG_VIRTUAL
+    ret = method.ret if method.ret is not None else TypeSpec(T.NIL, py_type=type(None))
+    info.return_value = _property_info("", ret, PropertyUsage.NONE, method=True)[0]
+    info.return_value_metadata = METADATA.get(ret.vtype, 0)
+    n = len(method.args)
+    arg_infos = ffi.new("GDExtensionPropertyInfo[]", max(1, n))
+    metadata = ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
+    for i, (arg_name, spec) in enumerate(method.args):
+        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
+        metadata[i] = METADATA.get(spec.vtype, 0)
+    info.argument_count = n
+    info.arguments = arg_infos
+    info.arguments_metadata = metadata
+    register = _fn(
+        "classdb_register_extension_class_virtual_method",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassVirtualMethod",
+    )
+    register(lib.gdb_get_library(), class_sn, info)
 
 
 def _set_fast_path(mid: int, method: MethodInfo) -> None:

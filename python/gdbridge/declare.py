@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import functools
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -330,6 +331,23 @@ def method(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> 
         return f
 
     return mark(fn) if fn is not None else mark
+
+
+def virtual(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A virtual method of the class (`@gd.virtual def _on_hit(self, damage: int) -> int`): declared to
+    ClassDB like godot-cpp's GDVIRTUAL, so a GDScript extending the class can override it. Calling it
+    from Python runs the script's override when the object's script has one, else this body."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def dispatch(self: Any, *args: Any) -> Any:
+        # has_method is True for a virtual only when a script on the object defines it.
+        if self.has_method(name):
+            return self.call(name, *args)
+        return fn(self, *args)
+
+    dispatch._gd_virtual = fn  # type: ignore[attr-defined]
+    return dispatch
 
 
 def python_only(fn: Callable[..., Any]) -> Callable[..., Any]:

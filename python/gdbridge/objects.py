@@ -76,10 +76,16 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
         ("object_get_instance_from_id", "GDExtensionInterfaceObjectGetInstanceFromId"),
         ("ref_set_object", "GDExtensionInterfaceRefSetObject"),
         ("ref_get_object", "GDExtensionInterfaceRefGetObject"),
+        ("variant_call", "GDExtensionInterfaceVariantCall"),
+        ("variant_evaluate", "GDExtensionInterfaceVariantEvaluate"),
+        ("variant_hash", "GDExtensionInterfaceVariantHash"),
     ):
         _iface[name] = ffi.cast(ctype, lib.gdb_get_proc(name.encode()))
     _variant._wrap_object = wrap
     _variant._wrap_variant = wrap_variant
+    _variant._variant_call = variant_call
+    _variant._variant_equal = _variant_equal
+    _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
     global _fast_call  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
@@ -306,6 +312,37 @@ def call_bind(mb: Any, ptr: Any, args: tuple, label: str) -> Any:
     if code > 0:
         raise GodotError(f"{label}: {_call_error(code)}")
     return _call_bind_python(mb, ptr, args, label)
+
+
+def variant_call(v: Any, method: str, args: tuple) -> Any:
+    """Builtin method `method` of the Variant at `v` (Callable.bind, Signal.get_name, ...)."""
+    n = len(args)
+    buf = ffi.new("gdb_variant[]", n + 1)  # zeroed: Nil, safe to destroy whatever happens
+    ptrs = ffi.new("void*[]", max(n, 1))
+    err = ffi.new("GDExtensionCallError*")
+    try:
+        for i, arg in enumerate(args):
+            _variant.to_variant(buf + i, arg)
+            ptrs[i] = buf + i
+        _iface["variant_call"](v, sn(method), ptrs, n, buf + n, err)
+        if err.error:
+            raise GodotError(
+                f"{T(lib.gdb_vtype(v)).name.title()}.{method}: {_call_error(err.error * 1000 + err.argument)}"
+            )
+        return _variant.from_variant(buf + n)
+    finally:
+        for i in range(n + 1):
+            lib.gdb_vdestroy(buf + i)
+
+
+def _variant_equal(a: Any, b: Any) -> bool:
+    out = ffi.new("gdb_variant*")
+    valid = ffi.new("GDExtensionBool*")
+    _iface["variant_evaluate"](0, a, b, out, valid)  # OP_EQUAL
+    try:
+        return bool(valid[0]) and _variant.from_variant(out) is True
+    finally:
+        lib.gdb_vdestroy(out)
 
 
 def _call_bind_python(mb: Any, ptr: Any, args: tuple, label: str) -> Any:

@@ -116,8 +116,21 @@ class FamilyCurve(Resource):
         return self.reads
 
 
+class Hittable(Node):
+    """Declares a virtual method a GDScript extending it overrides."""
+
+    @gd.virtual
+    def _on_hit(self, damage: int) -> int:
+        return damage + 1
+
+    def hit(self, damage: int) -> int:
+        return self._on_hit(damage)
+
+
 class Contract(Node):
     """Every check's Python side."""
+
+    pinged = gd.signal(value=int)
 
     Flags = Flags
 
@@ -264,6 +277,41 @@ class Contract(Node):
 
     def flag_type(self) -> str:
         return type(self.flags).__name__
+
+    # -- callables --
+    def _heard(self, value: int) -> None:
+        self.heard.append(value)
+
+    def callable_facts(self) -> list:
+        """Callables made from Python: equal when made from the same function (so is_connected and
+        disconnect work), their real argument count, bind/unbind/call."""
+        self.heard: list[int] = []
+        facts = []
+        self.pinged.connect(self._heard)
+        facts.append(self.pinged.is_connected(self._heard))
+        self.pinged.emit(1)
+        self.pinged.disconnect(self._heard)
+        facts.append(not self.pinged.is_connected(self._heard))
+        self.pinged.emit(2)
+        facts.append(self.heard == [1])
+        facts.append(gd.as_callable(self._heard) == gd.as_callable(self._heard))
+        facts.append(hash(gd.as_callable(self._heard)) == hash(gd.as_callable(self._heard)))
+        product = gd.as_callable(lambda a, b: a * b)
+        facts.append(product.get_argument_count() == 2 and product != gd.as_callable(lambda a, b: a * b))
+        bound = product.bind(5)
+        facts.append(bound(3) == 15 and bound.get_argument_count() == 1)
+        dropped = gd.as_callable(self._heard).unbind(1)
+        dropped(7, "ignored")
+        facts.append(self.heard == [1, 7] and dropped.get_argument_count() == 2)
+        method = gd.as_callable(self, "hit_count")
+        facts.append(method.get_object() == self and method.get_method() == "hit_count")
+        return facts
+
+    def hit_count(self) -> int:
+        return len(self.heard)
+
+    def python_callable(self) -> gd.Variant:
+        return gd.as_callable(lambda a, b, c: a + b + c)
 
     def made_from_python(self) -> gd.PackedStringArray:
         """POSTINITIALIZE reaches an object Python makes, through every class of its chain."""

@@ -22,6 +22,7 @@ func _initialize() -> void:
 	check_containers()
 	check_declarations()
 	check_dynamic_properties()
+	check_callables_and_virtuals()
 
 
 func _process(_delta: float) -> bool:
@@ -172,6 +173,28 @@ func check_dynamic_properties() -> void:
 		if prop["usage"] & (PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP):
 			groups.append([prop["name"], prop["usage"] & PROPERTY_USAGE_SUBGROUP != 0])
 	check("subgroup", groups == [["Tuning", false], ["Fine", true]], groups)
+
+
+func check_callables_and_virtuals() -> void:
+	var facts: Array = c.callable_facts()
+	check("python_callables_compare", facts.count(true) == facts.size() and facts.size() == 9, facts)
+	var cb: Callable = c.python_callable()
+	check("python_callable_in_gdscript", cb.get_argument_count() == 3 and cb.call(1, 2, 3) == 6 and cb.bind(3).call(1, 2) == 6, cb.get_argument_count())
+	var script := GDScript.new()
+	script.source_code = "extends Hittable\nfunc _on_hit(damage: int) -> int:\n\treturn damage * 3\n"
+	script.reload()
+	var plain := Hittable.new()
+	var scripted := Hittable.new()
+	scripted.set_script(script)
+	check("virtual_default_body", plain.hit(2) == 3, plain.hit(2))
+	check("virtual_overridden_in_gdscript", scripted.hit(2) == 6, scripted.hit(2))
+	var flags := -1
+	for method in ClassDB.class_get_method_list("Hittable", true):
+		if method["name"] == "_on_hit":
+			flags = method["flags"]
+	check("virtual_declared", flags >= 0 and flags & METHOD_FLAG_VIRTUAL != 0, flags)
+	plain.free()
+	scripted.free()
 
 
 func check_declarations() -> void:
