@@ -22,7 +22,7 @@ CHECKS = [
     "vector_keys_from_python", "vector_keys_into_python", "value_types_hashable", "typed_array_result",
     "typed_int_array_result", "typed_array_argument", "typed_dict_result", "typed_dict_argument",
     "typed_array_property", "typed_dict_property", "typed_array_property_hint", "typed_dict_property_hint",
-    "typed_array_method_hint",
+    "typed_array_method_hint", "hinted_array_property",
     # notifications
     "postinitialize_from_gdscript", "notifications_chained", "parent_notification_inherited",
     "postinitialize_from_python",

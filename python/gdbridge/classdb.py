@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gdbridge import _variant, objects
-from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec
+from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec, typed_from_hint
 from gdbridge.types import PropertyHint, PropertyUsage, StringName, VariantType
 
 T = VariantType
@@ -185,6 +185,7 @@ def register(info: ClassInfo) -> None:
             value.spec = _spec_for(cls, attr, value.type)
             if value.hint:
                 value.spec.hint, value.spec.hint_string = value.hint, value.hint_string
+                typed_from_hint(value.spec)
             exported_names.add(attr)
     for method_info in methods:
         _register_method(class_sn, method_info)

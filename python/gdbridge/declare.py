@@ -9,6 +9,7 @@ import copy
 import dataclasses
 import enum
 import functools
+import re
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from gdbridge.types import (
     GODOT_NAMES,
     VARIANT_OF,
+    VARIANT_OF_NAME,
     PackedByteArray,
     PackedColorArray,
     PackedFloat32Array,
@@ -149,6 +151,32 @@ def _typed_dict(key: Any, value: Any) -> TypeSpec:
         return TypeSpec(T.DICTIONARY, py_type=dict)
     hint_string = ";".join(item.type_name for item in items)
     return TypeSpec(T.DICTIONARY, hint=H.DICTIONARY_TYPE, hint_string=hint_string, py_type=dict, items=items)
+
+
+_TYPED_HINT = re.compile(r"^(\d+)(?:/(\d+))?:(.*)$")
+
+
+def typed_from_hint(spec: TypeSpec) -> None:
+    """An Array export given its element type by hint (`hint=ARRAY_TYPE, hint_string="24/17:Item"`
+    or `hint_string="Item"`) becomes an Array[Item] like `list[Item]`: typed values, and the
+    "type/hint:hint_string" format under the hint that names it (TYPE_STRING; GDScript cannot read
+    that format under ARRAY_TYPE)."""
+    if spec.vtype != T.ARRAY or spec.items or spec.hint not in (H.ARRAY_TYPE, H.TYPE_STRING):
+        return
+    found = _TYPED_HINT.match(spec.hint_string)
+    if found is not None:
+        vtype, hint, text = int(found[1]), int(found[2] or 0), found[3]
+        named = vtype == T.OBJECT and hint in (H.RESOURCE_TYPE, H.NODE_TYPE)
+        element = TypeSpec(vtype, class_name=text if named else "", hint=hint, hint_string=text)
+        spec.hint = H.TYPE_STRING
+    elif spec.hint == H.ARRAY_TYPE and spec.hint_string:
+        vtype = VARIANT_OF_NAME.get(spec.hint_string, T.OBJECT)
+        element = TypeSpec(vtype, class_name=spec.hint_string if vtype == T.OBJECT else "")
+    else:
+        return
+    if element.vtype == T.OBJECT and not element.class_name:
+        return  # an Object element without a class: nothing to type the values with
+    spec.items = (element,)
 
 
 def godot_name(cls: type) -> str:

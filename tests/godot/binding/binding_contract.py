@@ -137,6 +137,8 @@ class Contract(Node):
     flags: Flags = gd.export(Flags.NEAR)
     tally_list: list[Tally] = gd.export([])
     score_table: dict[str, int] = gd.export({})
+    # The element type given by hint instead of annotation (as the addon's nodes declare theirs).
+    curves: list = gd.export([], hint=gd.PropertyHint.ARRAY_TYPE, hint_string="24/17:FamilyCurve")
 
     def __init__(self) -> None:
         self.held: Any = None

@@ -126,6 +126,10 @@ func check_containers() -> void:
 		hints[prop["name"]] = prop
 	check("typed_array_property_hint", hints["tally_list"]["hint"] == PROPERTY_HINT_ARRAY_TYPE and hints["tally_list"]["hint_string"] == "Tally", hints["tally_list"])
 	check("typed_dict_property_hint", hints["score_table"]["hint"] == PROPERTY_HINT_DICTIONARY_TYPE and hints["score_table"]["hint_string"] == "String;int", hints["score_table"])
+	var curves: Array[FamilyCurve] = [FamilyCurve.new()]
+	c.curves = curves
+	var curves_back: Array[FamilyCurve] = c.curves
+	check("hinted_array_property", hints["curves"]["hint"] == PROPERTY_HINT_TYPE_STRING and hints["curves"]["hint_string"] == "24/17:FamilyCurve" and curves_back.get_typed_class_name() == &"FamilyCurve", hints["curves"])
 	var returns := {}
 	for method in ClassDB.class_get_method_list("Contract", true):
 		returns[method["name"]] = method["return"]
