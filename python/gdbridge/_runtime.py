@@ -121,6 +121,20 @@ def _entry_modules() -> list[str]:
     return modules
 
 
+def watch_roots() -> list[Path]:
+    """Where the modules a reload watches live: the project's `python/paths` folders and the
+    folders holding the addon's entry modules."""
+    settings = objects.singleton("ProjectSettings")
+    roots = [Path(settings.globalize_path(path)) for path in _project_setting("python/paths", [])]
+    for name in _gdextension_config().get("entry_modules", []):
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None)
+        if file:
+            path = Path(file).parent
+            roots.append(path.parent if path.name == name else path)
+    return roots
+
+
 def _start_scene() -> None:
     _redirect_output()
     engine = objects.singleton("Engine")

@@ -67,7 +67,7 @@ _ptrcalls: list[Callable[..., Any] | None] = [None]  # method id -> ptrcall adap
 _varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call adapter
 _vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
 _virtual_ids: dict[tuple[int, str], int] = {}
-state = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
+state: dict[str, Any] = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
 _keep: list[Any] = []  # cdata that must outlive registration calls
 _iface: dict[str, Any] = {}
 
@@ -82,6 +82,19 @@ def _fn(name: str, ctype: str) -> Any:
 
 # ---- collecting classes ----
 def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) -> None:
+    reloading = state.get("reloading")
+    if reloading is not None:
+        # A module re-imported by gdbridge.reload: the class the engine knows gets this one's
+        # members; nothing is registered.
+        godot_name = name or cls.__name__
+        known = next(
+            (i for i in classes[1:] if i is not None and i.registered and i.name == godot_name), None
+        )
+        if known is not None:
+            cls._gd_info = known
+            cls._gd_native = False
+            reloading[godot_name] = cls
+            return
     parent = next(base for base in cls.__mro__[1:] if hasattr(base, "_gd_native"))
     native = next(base for base in cls.__mro__[1:] if base.__dict__.get("_gd_native", False))
     parent_info = parent.__dict__.get("_gd_info")
@@ -189,6 +202,7 @@ def register(info: ClassInfo) -> None:
             exported_names.add(attr)
     for method_info in methods:
         _register_method(class_sn, method_info)
+        _method_records.setdefault(info.name, {})[method_info.name] = (len(_ptrcalls) - 1, method_info)
     for attr, value in members.items():
         default = getattr(value, "_gd_virtual", None)
         if default is not None:
@@ -398,6 +412,46 @@ def _register_virtual(class_sn: Any, method: MethodInfo) -> None:
         "GDExtensionInterfaceClassdbRegisterExtensionClassVirtualMethod",
     )
     register(lib.gdb_get_library(), class_sn, info)
+
+
+_method_records: dict[str, dict[str, tuple[int, MethodInfo]]] = {}  # class -> method -> (id, info)
+
+
+def registered_methods(class_name: str) -> dict[str, tuple[int, MethodInfo]]:
+    """The methods declared by the class itself that ClassDB has (not the generated set_/get_)."""
+    return dict(_method_records.get(class_name, {}))
+
+
+def replace_method(class_name: str, mid: int, method: MethodInfo) -> None:
+    """ClassDB's method `mid` calls `method` from now on (same signature: a reload)."""
+    _ptrcalls[mid] = _make_ptrcall(method)
+    _varcalls[mid] = _make_varcall(method)
+    _set_fast_path(mid, method)
+    _method_records[class_name][method.name] = (mid, method)
+
+
+def reloaded(info: ClassInfo) -> None:
+    """After a reload updated `info.cls` in place: the virtual overrides of it and its subclasses
+    run the new functions (objects made from now on also find virtuals it did not define)."""
+    _chains.clear()
+    for (cid, name), result in list(_virtual_ids.items()):
+        target = classes[cid]
+        if target is None or info.cls not in target.cls.__mro__:
+            continue
+        if not result:
+            del _virtual_ids[(cid, name)]
+            continue
+        owner = next((c for c in target.cls.__mro__ if name in c.__dict__), None)
+        if owner is None or owner.__dict__.get("_gd_native", True):
+            continue
+        func = owner.__dict__[name]
+        vid, shape = result >> 2, result & 3
+        if shape:
+            _vcalls[vid] = func
+            _fast_keep.append(func)
+            objects.lib.gdb_set_fast_virtual(vid, id(func))
+        else:
+            _vcalls[vid] = _virtual_adapter(target, name, func)
 
 
 def _set_fast_path(mid: int, method: MethodInfo) -> None:

@@ -282,6 +282,13 @@ def register_singleton(name: str, obj: Any) -> None:
     Call it while the entry modules are imported (SCENE level), so scripts compiled later see the
     name. gdbridge unregisters and frees it at shutdown.
     """
+    from gdbridge import classdb
+
+    if classdb.state.get("reloading") is not None and any(known == name for known, _ in _own_singletons):
+        # A reloaded module made its singleton again: the engine keeps the first one.
+        if not type(obj)._gd_refcounted:
+            obj.free()
+        return
     singleton("Engine").register_singleton(name, obj)
     _own_singletons.append((name, obj))
 
