@@ -360,13 +360,8 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
         ret_info = _property_info("", method.ret, PropertyUsage.NONE, method=True)
         info.return_value_info = ret_info
         info.return_value_metadata = METADATA.get(method.ret.vtype, 0)
-    n = len(method.args)
-    arg_infos = ffi.new("GDExtensionPropertyInfo[]", max(1, n))
-    metadata = ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
-    for i, (arg_name, spec) in enumerate(method.args):
-        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
-        metadata[i] = METADATA.get(spec.vtype, 0)
-    info.argument_count = n
+    arg_infos, metadata = _argument_infos(method)
+    info.argument_count = len(method.args)
     info.arguments_info = arg_infos
     info.arguments_metadata = metadata
     defaults = ffi.new("gdb_variant[]", max(1, len(method.defaults)))
@@ -389,6 +384,17 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
 _METHOD_FLAG_VIRTUAL = 8
 
 
+def _argument_infos(method: MethodInfo) -> tuple[Any, Any]:
+    """The PropertyInfo and metadata arrays of a method's arguments (kept alive by the caller)."""
+    n = len(method.args)
+    arg_infos = objects.ffi.new("GDExtensionPropertyInfo[]", max(1, n))
+    metadata = objects.ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
+    for i, (arg_name, spec) in enumerate(method.args):
+        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
+        metadata[i] = METADATA.get(spec.vtype, 0)
+    return arg_infos, metadata
+
+
 def _register_virtual(class_sn: Any, method: MethodInfo) -> None:
     """A virtual method GDScript can override (its signature in ClassDB, no method bind)."""
     ffi, lib = objects.ffi, objects.lib
@@ -398,13 +404,8 @@ def _register_virtual(class_sn: Any, method: MethodInfo) -> None:
     ret = method.ret if method.ret is not None else TypeSpec(T.NIL, py_type=type(None))
     info.return_value = _property_info("", ret, PropertyUsage.NONE, method=True)[0]
     info.return_value_metadata = METADATA.get(ret.vtype, 0)
-    n = len(method.args)
-    arg_infos = ffi.new("GDExtensionPropertyInfo[]", max(1, n))
-    metadata = ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
-    for i, (arg_name, spec) in enumerate(method.args):
-        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
-        metadata[i] = METADATA.get(spec.vtype, 0)
-    info.argument_count = n
+    arg_infos, metadata = _argument_infos(method)
+    info.argument_count = len(method.args)
     info.arguments = arg_infos
     info.arguments_metadata = metadata
     register = _fn(
