@@ -40,7 +40,7 @@ CHECKS = [
 
 @pytest.fixture(scope="module")
 def run() -> GodotRun:
-    return run_godot(PROJECT, "-s", "res://contract.gd")
+    return run_godot(PROJECT, "-s", "res://contract.gd", timeout=60)
 
 
 @pytest.mark.godot

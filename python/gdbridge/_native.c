@@ -557,7 +557,14 @@ static int gdb_unbox(int type, PyObject *r, void *out) {
     case GDEXTENSION_VARIANT_TYPE_BOOL: *(uint8_t *)out = (uint8_t)(PyObject_IsTrue(r) == 1); break;
     default: break;
     }
-    return !PyErr_Occurred();
+    if (!PyErr_Occurred()) return 1;
+    /* Not a number of that kind: the caller gets the type's default, not the error marker (-1). */
+    switch (type) {
+    case GDEXTENSION_VARIANT_TYPE_INT: *(int64_t *)out = 0; break;
+    case GDEXTENSION_VARIANT_TYPE_FLOAT: *(double *)out = 0; break;
+    default: break;
+    }
+    return 0;
 }
 
 /* Declared int/float/bool parameters get that Python type from an untyped call (2 -> 2.0). */

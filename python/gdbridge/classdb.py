@@ -21,7 +21,7 @@ from typing import Any
 
 from gdbridge import _variant, objects
 from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec, typed_from_hint
-from gdbridge.types import PropertyHint, PropertyUsage, StringName, VariantType
+from gdbridge.types import GODOT_NAMES, PropertyHint, PropertyUsage, StringName, VariantType
 
 T = VariantType
 # Game virtuals: in the editor they only run for tool classes.
@@ -556,31 +556,59 @@ _nil_script = [None]  # a Nil Variant: "no script" for set_typed
 
 def typed_container(ptr: Any, spec: TypeSpec, value: Any, in_variant: bool) -> None:
     """Replace the Array/Dictionary at `ptr` (a Variant, or a raw ptrcall result) with a new typed
-    one (Array[X], Dictionary[K, V] of `spec`) holding `value`."""
+    one (Array[X], Dictionary[K, V] of `spec`) holding `value`. The items go into an untyped
+    container first, and the engine's typed constructor checks and converts them, so a typed
+    container never holds an item of another type (the engine reports one that does not fit)."""
     ffi, lib = objects.ffi, objects.lib
+    try:
+        _check_items(spec, value)
+    except TypeError:
+        typed_container(ptr, spec, {} if spec.vtype == T.DICTIONARY else [], in_variant)  # still typed
+        raise
     if _nil_script[0] is None:
         _nil_script[0] = ffi.new("gdb_variant*")
-    if in_variant:
-        lib.gdb_vdestroy(ptr)
-        inner = lib.gdb_vnew(ptr, spec.vtype)
-    else:
-        lib.gdb_value_destroy(spec.vtype, ptr)
-        objects._iface["variant_get_ptr_constructor"](spec.vtype, 0)(ptr, ffi.NULL)
-        inner = ptr
     nil = _nil_script[0]
-    if spec.vtype == T.ARRAY:
-        (item,) = spec.items
-        set_typed = _fn("array_set_typed", "GDExtensionInterfaceArraySetTyped")
-        set_typed(inner, _element_type(item), objects.sn(item.class_name), nil)
-        _variant.fill_array(inner, value)
-    else:
-        key, item = spec.items
-        set_typed = _fn("dictionary_set_typed", "GDExtensionInterfaceDictionarySetTyped")
-        set_typed(
-            inner, _element_type(key), objects.sn(key.class_name), nil,
-            _element_type(item), objects.sn(item.class_name), nil,
-        )  # fmt: skip
-        _variant.fill_dict(inner, value)
+    untyped = ffi.new("gdb_variant*")
+    inner = lib.gdb_vnew(untyped, spec.vtype)
+    try:
+        if spec.vtype == T.ARRAY:
+            _variant.fill_array(inner, value)
+            (item,) = spec.items
+            args = [inner, ffi.new("int64_t*", _element_type(item)), objects.sn(item.class_name), nil]
+        else:
+            _variant.fill_dict(inner, value)
+            key, item = spec.items
+            args = [inner, ffi.new("int64_t*", _element_type(key)), objects.sn(key.class_name), nil,
+                    ffi.new("int64_t*", _element_type(item)), objects.sn(item.class_name), nil]  # fmt: skip
+        construct = objects._iface["variant_get_ptr_constructor"](spec.vtype, 2)  # (base, types...)
+        raw = ffi.new("uint64_t[2]")
+        construct(raw, ffi.new("void*[]", args))
+        if in_variant:
+            lib.gdb_vdestroy(ptr)
+            lib.gdb_vraw(ptr, spec.vtype, raw)
+            lib.gdb_value_destroy(spec.vtype, raw)
+        else:
+            lib.gdb_value_destroy(spec.vtype, ptr)
+            copy = objects._iface["variant_get_ptr_constructor"](spec.vtype, 1)  # (from: same type)
+            copy(ptr, ffi.new("void*[]", [raw]))
+            lib.gdb_value_destroy(spec.vtype, raw)
+    finally:
+        lib.gdb_vdestroy(untyped)
+
+
+def _check_items(spec: TypeSpec, value: Any) -> None:
+    """TypeError for an item whose Variant type cannot be the declared one (int for float is fine)."""
+    pairs = [(spec.items[0], list(value))] if spec.vtype == T.ARRAY else [
+        (spec.items[0], list(value.keys())), (spec.items[1], list(value.values()))]  # fmt: skip
+    for item, values in pairs:
+        if item.is_variant:
+            continue
+        for one in values:
+            kind = _variant.type_of(one)
+            if kind != item.vtype and not (item.vtype == T.FLOAT and kind == T.INT) and one is not None:
+                raise TypeError(
+                    f"a container of {item.type_name} cannot hold {one!r} ({GODOT_NAMES[T(kind)]})"
+                )
 
 
 def _element_type(spec: TypeSpec) -> int:

@@ -342,3 +342,40 @@ def _same(got: Any, want: Any) -> bool:
     if isinstance(got, Object) and isinstance(want, Object) and got.get_class() == "WeakRef":
         return want.get_class() == "WeakRef"
     return type(got) is type(want) and got == want
+
+
+class Broken(Resource):
+    """Every hook raises: the engine must report each with its traceback and keep running."""
+
+    def _get_property_list(self) -> list[dict]:
+        raise ValueError("broken property list")
+
+    def _get(self, name: str) -> Any:
+        raise ValueError(f"broken get {name}")
+
+    def _set(self, name: str, value: Any) -> bool:
+        raise ValueError(f"broken set {name}")
+
+    def _notification(self, what: int) -> None:
+        if what == 0:
+            raise ValueError("broken postinitialize")
+
+    def takes_int(self, value: int) -> int:
+        return value
+
+    def takes_object(self, obj: Object) -> str:
+        return obj.get_class()
+
+    def bad_result(self) -> int:
+        return "not an int"  # type: ignore[return-value]
+
+    def bad_typed_list(self) -> list[int]:
+        return ["not", "ints"]  # type: ignore[list-item]
+
+    def bad_class_list(self) -> list[Tally]:
+        return [FamilyCurve()]  # the engine's typed constructor refuses it
+
+    def returns_freed(self) -> Object:
+        node = Node()
+        node.free()
+        return node
