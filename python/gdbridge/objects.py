@@ -48,6 +48,11 @@ class GodotError(RuntimeError):
     """An engine call failed (wrong arguments, freed object, unsafe thread)."""
 
 
+class FreedObjectError(GodotError, AttributeError):
+    """A member of an object the engine already freed was asked for (also an AttributeError, so
+    `hasattr` and `getattr(obj, name, default)` on a freed wrapper answer instead of raising)."""
+
+
 class _CallError(Exception):
     """Raised by the C call with the engine's call error code; turned into a GodotError."""
 
@@ -460,7 +465,7 @@ class Object(metaclass=GodotClassMeta):
         if name.startswith(("__", "_gd")) or name in ("_ptr", "_id"):
             raise AttributeError(name)
         if object.__getattribute__(self, "_ptr") is None:
-            raise GodotError(f"{type(self).__name__}.{name}: the instance was freed")
+            raise FreedObjectError(f"{type(self).__name__}.{name}: the instance was freed")
         if self.has_method(name):
             return lambda *args: self.call(name, *args)
         if any(prop["name"] == name for prop in self.get_property_list()):
