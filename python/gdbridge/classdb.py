@@ -906,7 +906,7 @@ _SET, _GET, _CAN_REVERT, _GET_REVERT = range(4)
 
 
 def property_hook(iid: int, op: int, name_ptr: Any, value: Any) -> int:
-    """The engine's set/get/can-revert/get-revert by name, before (set) or after (get) ClassDB's own
+    """The engine's set/get/can-revert/get-revert by name, asked before ClassDB's own
     properties. As in GDScript: `_set` returns True when it took the value, `_get` and
     `_property_get_revert` return None for a name they do not handle."""
     obj = objects.lookup(iid)
