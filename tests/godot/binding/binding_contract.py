@@ -344,20 +344,31 @@ def _same(got: Any, want: Any) -> bool:
     return type(got) is type(want) and got == want
 
 
+def _game() -> bool:
+    # The editor makes an instance of every class (for its defaults): Broken breaks only in a game.
+    return not gd.singleton("Engine").is_editor_hint()
+
+
 class Broken(Resource):
     """Every hook raises: the engine must report each with its traceback and keep running."""
 
     def _get_property_list(self) -> list[dict]:
-        raise ValueError("broken property list")
+        if _game():
+            raise ValueError("broken property list")
+        return []
 
     def _get(self, name: str) -> Any:
-        raise ValueError(f"broken get {name}")
+        if _game():
+            raise ValueError(f"broken get {name}")
+        return None
 
     def _set(self, name: str, value: Any) -> bool:
-        raise ValueError(f"broken set {name}")
+        if _game():
+            raise ValueError(f"broken set {name}")
+        return False
 
     def _notification(self, what: int) -> None:
-        if what == 0:
+        if what == 0 and _game():
             raise ValueError("broken postinitialize")
 
     def takes_int(self, value: int) -> int:
