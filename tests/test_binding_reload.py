@@ -21,7 +21,12 @@ import gdbridge as gd
 from gdbridge.classes import Node
 
 
-class Reloadable(Node, tool=True):
+class Greeting:
+    def greet(self) -> str:
+        return "hello 2"
+
+
+class Reloadable(Greeting, Node, tool=True):
     level: int = gd.export(7)
 
     def answer(self, x: int) -> int:
@@ -55,9 +60,9 @@ def test_the_same_object_runs_the_new_code(edited: GodotRun) -> None:
     assert results, edited.log
     before, after = results[-1]["before"], results[-1]["after"]
     assert before == {"engine_call": 11, "python_call": 11, "to_string": "version 1", "level": 9,
-                      "is_instance": True}, edited.log  # fmt: skip
+                      "is_instance": True, "mixin": "hello 1"}, edited.log  # fmt: skip
     assert after == {"engine_call": 30, "python_call": 30, "to_string": "version 2", "level": 9,
-                     "is_instance": True}, edited.log  # fmt: skip
+                     "is_instance": True, "mixin": "hello 2"}, edited.log  # fmt: skip
     assert "gdbridge: reloaded reload_classes" in edited.stdout, edited.log
 
 

@@ -97,10 +97,7 @@ def reload_module(module: types.ModuleType) -> list[str]:
         old_info = _registered(name)
         if old_info is None:
             continue
-        problems += _update_class(old_info, new_cls)
-        for attr, value in list(vars(module).items()):
-            if value is new_cls:
-                setattr(module, attr, old_info.cls)  # the module names the class the engine knows
+        problems += _update_class(old_info, new_cls)  # the module then names the known classes
     return problems
 
 
@@ -118,22 +115,38 @@ def _update_class(info: classdb.ClassInfo, new_cls: type) -> list[str]:
         after = {k for k, v in new_members.items() if isinstance(v, kind)}
         for attr in sorted(before ^ after):
             problems.append(f"{label}.{attr} ({kind.__name__.lower()}) added or removed: restart the editor")
-    # Python attributes: everything but the declarations ClassDB already holds, with `super()`
-    # inside the new methods pointing at the class the engine knows.
-    for attr, value in vars(new_cls).items():
-        if attr in _CLASS_KEEP or isinstance(value, declare.Export | declare.Signal | declare.Group):
-            continue
-        _retarget_super(value, new_cls, old_cls)
-        setattr(old_cls, attr, value)
+    # The class and its plain Python mixins from the same module take the new Python attributes.
+    pairs = [(old_cls, new_cls)]
+    olds = {(c.__module__, c.__qualname__): c for c in old_cls.__mro__ if not hasattr(c, "_gd_native")}
+    for base in new_cls.__mro__:
+        old_base = olds.get((base.__module__, base.__qualname__))
+        if old_base is not None and base is not old_base and base.__module__ == new_cls.__module__:
+            pairs.append((old_base, base))
+    for old, new in pairs:
+        _copy_attributes(old, new)
+        module = sys.modules.get(new.__module__)
+        if module is not None and getattr(module, new.__name__, None) is new:
+            setattr(module, new.__name__, old)
     for attr, value in old_members.items():
         if isinstance(value, declare.Export):
             value.on_change = getattr(new_members.get(attr), "on_change", None)
-    for attr in set(vars(old_cls)) - set(vars(new_cls)) - _CLASS_KEEP:
-        if not isinstance(vars(old_cls)[attr], declare.Export | declare.Signal | declare.Group):
-            delattr(old_cls, attr)
     problems += _update_methods(info, old_cls)
     classdb.reloaded(info)
     return problems
+
+
+def _copy_attributes(old: type, new: type) -> None:
+    """Everything but the declarations ClassDB already holds, with `super()` inside the new methods
+    pointing at the class the engine knows; attributes the new version dropped go too."""
+    declarations = declare.Export | declare.Signal | declare.Group
+    for attr, value in vars(new).items():
+        if attr in _CLASS_KEEP or isinstance(value, declarations):
+            continue
+        _retarget_super(value, new, old)
+        setattr(old, attr, value)
+    for attr in set(vars(old)) - set(vars(new)) - _CLASS_KEEP:
+        if not isinstance(vars(old)[attr], declarations):
+            delattr(old, attr)
 
 
 def _retarget_super(value: Any, new_cls: type, old_cls: type) -> None:

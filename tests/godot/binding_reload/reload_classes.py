@@ -7,7 +7,14 @@ import gdbridge as gd
 from gdbridge.classes import Node
 
 
-class Reloadable(Node, tool=True):
+class Greeting:
+    """A plain mixin: its methods reload too."""
+
+    def greet(self) -> str:
+        return "hello 1"
+
+
+class Reloadable(Greeting, Node, tool=True):
     level: int = gd.export(7)
 
     def answer(self, x: int) -> int:

@@ -24,6 +24,7 @@ def observe(target: Node) -> dict:
         "to_string": gd.utility.str(target),
         "level": target.level,
         "is_instance": isinstance(target, reload_classes.Reloadable),
+        "mixin": target.call("greet"),
     }
 
 
