@@ -206,7 +206,8 @@ def register(info: ClassInfo) -> None:
     for attr, value in members.items():
         default = getattr(value, "_gd_virtual", None)
         if default is not None:
-            _register_virtual(class_sn, _method_info(cls, attr, attr, value, default))
+            method = _method_info(cls, attr, attr, value, default)
+            _register_virtual(class_sn, method, getattr(value, "_gd_required", False))
     register_property = _fn(
         "classdb_register_extension_class_property",
         "GDExtensionInterfaceClassdbRegisterExtensionClassProperty",
@@ -382,6 +383,7 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
 
 
 _METHOD_FLAG_VIRTUAL = 8
+_METHOD_FLAG_VIRTUAL_REQUIRED = 128
 
 
 def _argument_infos(method: MethodInfo) -> tuple[Any, Any]:
@@ -395,12 +397,14 @@ def _argument_infos(method: MethodInfo) -> tuple[Any, Any]:
     return arg_infos, metadata
 
 
-def _register_virtual(class_sn: Any, method: MethodInfo) -> None:
+def _register_virtual(class_sn: Any, method: MethodInfo, required: bool) -> None:
     """A virtual method GDScript can override (its signature in ClassDB, no method bind)."""
     ffi, lib = objects.ffi, objects.lib
     info = ffi.new("GDExtensionClassVirtualMethodInfo*")
     info.name = objects.sn(method.name)
-    info.method_flags = _METHOD_FLAG_NORMAL | _METHOD_FLAG_VIRTUAL
+    info.method_flags = (
+        _METHOD_FLAG_NORMAL | _METHOD_FLAG_VIRTUAL | (_METHOD_FLAG_VIRTUAL_REQUIRED if required else 0)
+    )
     ret = method.ret if method.ret is not None else TypeSpec(T.NIL, py_type=type(None))
     info.return_value = _property_info("", ret, PropertyUsage.NONE, method=True)[0]
     info.return_value_metadata = METADATA.get(ret.vtype, 0)

@@ -361,21 +361,27 @@ def method(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> 
     return mark(fn) if fn is not None else mark
 
 
-def virtual(fn: Callable[..., Any]) -> Callable[..., Any]:
+def virtual(fn: Callable[..., Any] | None = None, *, required: bool = False) -> Any:
     """A virtual method of the class (`@gd.virtual def _on_hit(self, damage: int) -> int`): declared to
     ClassDB like godot-cpp's GDVIRTUAL, so a GDScript extending the class can override it. Calling it
-    from Python runs the script's override when the object's script has one, else this body."""
-    name = fn.__name__
+    from Python runs the script's override when the object's script has one, else this body.
+    `@gd.virtual(required=True)`: scripts extending the class must override it (the editor says so)."""
 
-    @functools.wraps(fn)
-    def dispatch(self: Any, *args: Any) -> Any:
-        # has_method is True for a virtual only when a script on the object defines it.
-        if self.has_method(name):
-            return self.call(name, *args)
-        return fn(self, *args)
+    def mark(body: Callable[..., Any]) -> Callable[..., Any]:
+        name = body.__name__
 
-    dispatch._gd_virtual = fn  # type: ignore[attr-defined]
-    return dispatch
+        @functools.wraps(body)
+        def dispatch(self: Any, *args: Any) -> Any:
+            # has_method is True for a virtual only when a script on the object defines it.
+            if self.has_method(name):
+                return self.call(name, *args)
+            return body(self, *args)
+
+        dispatch._gd_virtual = body  # type: ignore[attr-defined]
+        dispatch._gd_required = required  # type: ignore[attr-defined]
+        return dispatch
+
+    return mark(fn) if fn is not None else mark
 
 
 def python_only(fn: Callable[..., Any]) -> Callable[..., Any]:

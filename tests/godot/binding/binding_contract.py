@@ -123,8 +123,15 @@ class Hittable(Node):
     def _on_hit(self, damage: int) -> int:
         return damage + 1
 
+    @gd.virtual(required=True)
+    def _describe(self) -> str:
+        return "no description"
+
     def hit(self, damage: int) -> int:
         return self._on_hit(damage)
+
+    def describe(self) -> str:
+        return self._describe()
 
 
 class Contract(Node):

@@ -192,11 +192,11 @@ func check_callables_and_virtuals() -> void:
 	scripted.set_script(script)
 	check("virtual_default_body", plain.hit(2) == 3, plain.hit(2))
 	check("virtual_overridden_in_gdscript", scripted.hit(2) == 6, scripted.hit(2))
-	var flags := -1
+	var flags := {}
 	for method in ClassDB.class_get_method_list("Hittable", true):
-		if method["name"] == "_on_hit":
-			flags = method["flags"]
-	check("virtual_declared", flags >= 0 and flags & METHOD_FLAG_VIRTUAL != 0, flags)
+		flags[method["name"]] = method["flags"]
+	check("virtual_declared", flags.get("_on_hit", 0) & METHOD_FLAG_VIRTUAL != 0 and flags.get("_on_hit", 0) & METHOD_FLAG_VIRTUAL_REQUIRED == 0 \
+		and flags.get("_describe", 0) & METHOD_FLAG_VIRTUAL_REQUIRED != 0 and plain.describe() == "no description", flags)
 	plain.free()
 	scripted.free()
 
