@@ -31,7 +31,7 @@ CHECKS = [
     "unknown_dynamic_property", "saved_dynamic_property", "loaded_dynamic_property", "subgroup",
     # callables and declared virtuals
     "python_callables_compare", "python_callable_in_gdscript", "virtual_default_body",
-    "virtual_overridden_in_gdscript", "virtual_declared",
+    "virtual_overridden_in_gdscript", "virtual_declared", "virtual_typed_array_result", "virtual_ref_result",
     # declarations
     "bitfield_registered", "bitfield_property", "bitfield_values", "vararg_method", "mixin_method",
     "mixin_signal",

@@ -843,10 +843,17 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
     ret_vtype = objects.vtype_of(ret_type) if ret_type else T.NIL
     writer = _variant._WRITERS.get(ret_vtype) if ret_type and ret_type != "Variant" else None
     if ret_type == "Variant":
+        writer = _write_variant
+    elif ret_type.startswith("typedarray::"):
+        # An Array[X] result: made typed by the engine's constructor, never holding another type.
+        element = _api_type_spec(ret_type.removeprefix("typedarray::").rpartition(":")[2])
+        typed = TypeSpec(T.ARRAY, items=(element,))
 
         def writer(ptr: Any, value: Any) -> None:
-            objects.lib.gdb_vdestroy(ptr)
-            _variant.to_variant(ptr, value)
+            typed_container(ptr, typed, value, in_variant=False)
+
+    elif ret_vtype == T.OBJECT and objects.API["classes"].get(ret_type, {}).get("refcounted"):
+        writer = _write_ref  # a Ref<T> result: it must take its reference
 
     def call(obj: Any, args: Any, ret: Any) -> None:
         result = func(obj, *[reader(args[i]) for i, reader in enumerate(readers)])
@@ -854,6 +861,14 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
             writer(ret, result)
 
     return call
+
+
+def _api_type_spec(type_name: str) -> TypeSpec:
+    """TypeSpec of a type as the engine API names it ("int", "Vector2i", "Image", "Variant")."""
+    vtype = objects.vtype_of(type_name)
+    if vtype is None:
+        return TypeSpec(T.NIL)
+    return TypeSpec(vtype, class_name=type_name if vtype == T.OBJECT else "")
 
 
 def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:

@@ -13,7 +13,7 @@ import numpy as np
 
 import gdbridge as gd
 from gdbridge import objects
-from gdbridge.classes import Expression, Node, Object, RefCounted, Resource
+from gdbridge.classes import Expression, Mesh, Node, Object, RefCounted, Resource, StandardMaterial3D
 
 # Utilities with side effects (output, the global random state) or random results: called, their
 # result type checked, not compared with GDScript's.
@@ -114,6 +114,26 @@ class FamilyCurve(Resource):
 
     def read_count(self) -> int:
         return self.reads
+
+
+class PyMesh(Mesh):
+    """Engine virtuals with a typed-array result and a Ref<Material> result."""
+
+    def __init__(self) -> None:
+        self.material = StandardMaterial3D()
+        self.blend = [[1, 2], [3]]
+
+    def _get_surface_count(self) -> int:
+        return 1
+
+    def _surface_get_blend_shape_arrays(self, index: int) -> list:
+        return self.blend
+
+    def _surface_get_material(self, index: int) -> Object:
+        return self.material
+
+    def set_blend(self, blend: list) -> None:
+        self.blend = blend
 
 
 class Hittable(Node):

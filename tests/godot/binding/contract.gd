@@ -23,6 +23,7 @@ func _initialize() -> void:
 	check_declarations()
 	check_dynamic_properties()
 	check_callables_and_virtuals()
+	check_engine_virtual_results()
 
 
 func _process(_delta: float) -> bool:
@@ -199,6 +200,18 @@ func check_callables_and_virtuals() -> void:
 		and flags.get("_describe", 0) & METHOD_FLAG_VIRTUAL_REQUIRED != 0 and plain.describe() == "no description", flags)
 	plain.free()
 	scripted.free()
+
+
+func check_engine_virtual_results() -> void:
+	var mesh := PyMesh.new()
+	var arrays: Array[Array] = mesh.surface_get_blend_shape_arrays(0)
+	check("virtual_typed_array_result", arrays == [[1, 2], [3]] and arrays.get_typed_builtin() == TYPE_ARRAY, arrays)
+	var first: Material = mesh.surface_get_material(0)
+	var base := first.get_reference_count()
+	for i in 1000:
+		mesh.surface_get_material(0)
+	var ok := is_instance_valid(first) and first.get_reference_count() == base and first == mesh.surface_get_material(0)
+	check("virtual_ref_result", ok, [base, first.get_reference_count()])
 
 
 func check_declarations() -> void:
