@@ -428,6 +428,10 @@ class Object(metaclass=GodotClassMeta):
     _gd_instantiable: ClassVar[bool] = True
     _gd_is_node: ClassVar[bool] = False
 
+    def __bool__(self) -> bool:
+        """False once the engine freed the object (as `if obj:` is in GDScript)."""
+        return self.is_valid
+
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, Object) and self._id != 0 and self._id == other._id)
 

@@ -357,7 +357,7 @@ def _kind(obj: Any) -> str:
     if obj is None:
         return "none"
     if not obj.is_valid:
-        return "freed"
+        return "freed" if not obj else "freed but truthy"
     return f"valid {obj.get_class()}"
 
 
