@@ -795,6 +795,7 @@ static int gdb_call_py(const void *mb, void *obj, intptr_t args_addr, intptr_t o
  * method bind's address and the object's instance id (0 for a static method) as ints; an engine
  * call error raises `gdb_call_error_cls(code)`, a freed object `gdb_call_error_cls(-1)`. */
 static PyObject *gdb_call_error_cls;
+static PyObject *gdb_name_set, *gdb_name_get; /* interned "_set", "_get", for tr_set / tr_get */
 
 static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || nargs > 18) {
@@ -893,6 +894,8 @@ static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_f
 static int gdb_install_fast(intptr_t call_error_cls) {
     PyGILState_STATE gil = PyGILState_Ensure();
     gdb_call_error_cls = (PyObject *)call_error_cls;
+    gdb_name_set = PyUnicode_InternFromString("_set");
+    gdb_name_get = PyUnicode_InternFromString("_get");
     PyObject *module = PyModule_Create(&gdb_fast_module);
     int ok = module && PyDict_SetItemString(PyImport_GetModuleDict(), "_gdbridge_fast", module) == 0;
     Py_XDECREF(module);
@@ -999,16 +1002,44 @@ static void *tr_binding_create(void *token, void *instance) { return NULL; }
 static void tr_binding_free(void *token, void *instance, void *binding) {}
 static GDExtensionBool tr_binding_reference(void *token, void *binding, GDExtensionBool reference) { return 1; }
 
-/* Dynamic properties: `_set`, `_get`, `_property_can_revert`, `_property_get_revert` of a Python
- * class (one Python callback, `op` says which) and `_get_property_list`. */
-enum { GDB_PROP_SET = 0, GDB_PROP_GET = 1, GDB_PROP_CAN_REVERT = 2, GDB_PROP_GET_REVERT = 3 };
+/* Dynamic properties: `_property_can_revert`, `_property_get_revert` of a Python class (one Python
+ * callback, `op` says which), `_get_property_list`, and `_set`/`_get` (below, in C). */
+enum { GDB_PROP_CAN_REVERT = 2, GDB_PROP_GET_REVERT = 3 };
+/* `_set` and `_get` run for every property set or read by name (the declared ones too), so they are
+ * called here, straight through the C API, like the fast methods: the instance pointer is the
+ * Python object, the name a StringName, the value boxed in C; an exception is reported. */
 static GDExtensionBool tr_set(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
                               GDExtensionConstVariantPtr value) {
-    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_SET, name, (void *)value);
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *key = gdb_text_to_py(name, GDEXTENSION_VARIANT_TYPE_STRING_NAME);
+    PyObject *boxed = key ? gdb_variant_to_py(value) : NULL;
+    PyObject *r = boxed ? PyObject_CallMethodObjArgs((PyObject *)inst, gdb_name_set, key, boxed, NULL) : NULL;
+    int handled = r ? PyObject_IsTrue(r) : 0;
+    if (!r || handled < 0) gdb_report_pending();
+    Py_XDECREF(r);
+    Py_XDECREF(boxed);
+    Py_XDECREF(key);
+    gdb_settle();
+    PyGILState_Release(gil);
+    return handled == 1;
 }
 static GDExtensionBool tr_get(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
                               GDExtensionVariantPtr ret) {
-    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_GET, name, ret);
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int handled = 0;
+    PyObject *key = gdb_text_to_py(name, GDEXTENSION_VARIANT_TYPE_STRING_NAME);
+    PyObject *r = key ? PyObject_CallMethodOneArg((PyObject *)inst, gdb_name_get, key) : NULL;
+    if (r && r != Py_None) {
+        /* None: not handled (GDScript's convention); a value that cannot cross is reported. */
+        i_variant_destroy(ret);
+        handled = gdb_py_to_variant(ret, r);
+    }
+    if (!r || (r != Py_None && !handled)) gdb_report_pending();
+    Py_XDECREF(r);
+    Py_XDECREF(key);
+    gdb_settle();
+    PyGILState_Release(gil);
+    return (GDExtensionBool)handled;
 }
 static GDExtensionBool tr_can_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name) {
     return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_CAN_REVERT, name, NULL);

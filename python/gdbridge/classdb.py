@@ -921,23 +921,20 @@ _PROPERTY_HOOKS = {
     "_property_can_revert": 8,
     "_property_get_revert": 8,
 }
-_SET, _GET, _CAN_REVERT, _GET_REVERT = range(4)
+_CAN_REVERT = 2  # the C layer's GDB_PROP_CAN_REVERT (3 is GET_REVERT)
 
 
 def property_hook(iid: int, op: int, name_ptr: Any, value: Any) -> int:
-    """The engine's set/get/can-revert/get-revert by name, asked before ClassDB's own
-    properties. As in GDScript: `_set` returns True when it took the value, `_get` and
-    `_property_get_revert` return None for a name they do not handle."""
+    """The engine's can-revert/get-revert by name (`_set` and `_get`, asked for every property by
+    name, are called from C). As in GDScript, `_property_get_revert` returns None for a name it does
+    not handle."""
     obj = objects.lookup(iid)
     if obj is None:
         return 0
-    cls = type(obj)
     name = StringName(_variant.utf8_of(name_ptr, T.STRING_NAME))
-    if op == _SET:
-        return int(hasattr(cls, "_set") and bool(obj._set(name, _variant.from_variant(value))))
     if op == _CAN_REVERT:
-        return int(hasattr(cls, "_property_can_revert") and bool(obj._property_can_revert(name)))
-    hook = obj._get if op == _GET else getattr(obj, "_property_get_revert", None)
+        return int(hasattr(type(obj), "_property_can_revert") and bool(obj._property_can_revert(name)))
+    hook = getattr(obj, "_property_get_revert", None)
     result = hook(name) if hook is not None else None
     if result is None:
         return 0
