@@ -75,8 +75,9 @@ def function_info(cid: int, what: int, other: int) -> int:
         return hash(fn) & 0xFFFFFFFF
     if what == 1:
         return int(fn is not None and fn == _functions.get(other))
-    if what == 2:
-        return int((hash(fn), cid) < (hash(_functions.get(other)), other))
+    if what == 2:  # consistent with equality: equal callables are not ordered
+        other_fn = _functions.get(other)
+        return int(fn != other_fn and (hash(fn), cid) < (hash(other_fn), other))
     return argument_count(fn)
 
 
