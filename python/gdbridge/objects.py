@@ -439,9 +439,9 @@ class Object(metaclass=GodotClassMeta):
         return hash(self._id)
 
     def __repr__(self) -> str:
-        if self._ptr is None:
+        if not self.is_valid:
             return f"<{type(self).__name__} (freed)>"
-        return f"<{type(self).__name__}#{self.get_instance_id()}>"
+        return f"<{type(self).__name__}#{self._id}>"
 
     def __del__(self) -> None:
         if getattr(self, "_gd_owns", False) and self._ptr is not None and lib is not None:

@@ -243,11 +243,12 @@ class Contract(Node):
         return self.held == obj
 
     def held_use_error(self) -> str:
-        """Using a freed wrapper raises GodotError (it never reaches the freed memory)."""
+        """Using a freed wrapper raises GodotError (it never reaches the freed memory); its repr and
+        hasattr still answer."""
         try:
             self.held.get_name()
         except gd.GodotError as error:
-            return str(error)
+            return f"{error}; {self.held!r}; {hasattr(self.held, 'script_member')}"
         return "no error"
 
     def held_valid_by_utility(self) -> bool:

@@ -65,7 +65,7 @@ func check_objects() -> void:
 	var node := Node.new()
 	c.hold(node)
 	node.free()
-	check("freed_use_raises", c.held_use_error().contains("freed"), c.held_use_error())
+	check("freed_use_raises", c.held_use_error().contains("instance was freed; <Node (freed)>; False"), c.held_use_error())
 	var mixed := Derived.new()
 	c.hold(mixed)
 	check("held_live", c.held_state() == "valid Derived" and c.held_is(mixed) and c.held_valid_by_utility())
