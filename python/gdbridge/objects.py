@@ -468,7 +468,7 @@ class Object(metaclass=GodotClassMeta):
         """Script members (a GDScript attached to an engine object): methods and properties."""
         if name.startswith(("__", "_gd")) or name in ("_ptr", "_id"):
             raise AttributeError(name)
-        if object.__getattribute__(self, "_ptr") is None:
+        if not self.is_valid:
             raise FreedObjectError(f"{type(self).__name__}.{name}: the instance was freed")
         if self.has_method(name):
             return lambda *args: self.call(name, *args)
