@@ -1,14 +1,12 @@
-"""A batch gives bit-for-bit what the same single calls, in order, give (on both query paths)."""
+"""A batch gives bit-for-bit what the same single calls, in order, give."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_mind.memory import MemoryParams, MemoryPool
-from tests.support.memory_backend import BACKENDS, memory_backend
 
 COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit")
 
@@ -46,7 +44,6 @@ frames = st.lists(
 )
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=120, deadline=None)
 @given(
     frames=frames,
@@ -54,11 +51,9 @@ frames = st.lists(
     curve=st.sampled_from(["exponential", "power"]),
     links=st.booleans(),
 )
-def test_batches_equal_sequential_singles(backend, frames, capacity, curve, links) -> None:
-    with memory_backend(backend):
-        batch = fresh(4, capacity, curve, links)
-        single = fresh(4, capacity, curve, links)
-    assert batch.uses_kernel == single.uses_kernel == (backend == "c")
+def test_batches_equal_sequential_singles(frames, capacity, curve, links) -> None:
+    batch = fresh(4, capacity, curve, links)
+    single = fresh(4, capacity, curve, links)
     now = 0.0
     for evs, dt, queries in frames:
         now += dt
