@@ -3,7 +3,9 @@
 Per frame, at 100, 1,000 and 10,000 NPCs x 64 slots, random events over 256 entities:
   (a) record 4 events per NPC, (b) one strongest-memory query per NPC, (c) R of every memory.
 Every input is generated before timing; the implementations replay the same frames from an empty
-state (warm-up frames fill the pools first). Reported: median per frame.
+state (warm-up frames fill the pools first). Reported: median per frame. Also: one
+`record_batch` of 20,000 rows all for one NPC against 20,000 rows spread one per NPC, same run
+(issue 10 defect 8: the one-NPC batch ran one round per row).
 
     scripts/bench memory            # or: .venv/bin/python benchmarks/bench_memory.py [--quick]
 
@@ -155,6 +157,30 @@ def run_numpy(fr: Frames) -> tuple[float, float, float]:
     return tuple(float(np.median(t)) * 1e6 for t in (ta, tb, tc))  # type: ignore[return-value]
 
 
+SKEW_ROWS = 20_000
+
+
+def run_skew(calls: int) -> tuple[float, float]:
+    """Median `record_batch` time (us) of SKEW_ROWS random rows: all for one NPC, then one per NPC."""
+    rng = np.random.default_rng(5)
+    ent = rng.integers(0, ENTITIES, SKEW_ROWS, dtype=np.int64)
+    typ = rng.integers(0, 5, SKEW_ROWS, dtype=np.int8)
+    sal = rng.random(SKEW_ROWS)
+    out = []
+    for layout in ("one", "spread"):
+        pool = MemoryPool(CAPACITY, reserve_npcs=SKEW_ROWS)
+        ids = pool.add_npcs(SKEW_ROWS)
+        npcs = np.zeros(SKEW_ROWS, dtype=np.int64) if layout == "one" else ids
+        times = []
+        for call in range(calls + 1):  # the first call fills the pool (not timed)
+            t0 = time.perf_counter()
+            pool.record_batch(npcs, ent, typ, sal, float(call))
+            if call:
+                times.append(time.perf_counter() - t0)
+        out.append(float(np.median(times)) * 1e6)
+    return out[0], out[1]
+
+
 def run_python(fr: Frames, measured: int) -> tuple[float, float, float]:
     streams = [NPCMemoryStream() for _ in range(fr.n)]
     npc = fr.npc.tolist()
@@ -237,7 +263,9 @@ def main() -> int:
             f"python {py[0]:11.1f} {py[1]:9.1f} {py[2]:9.1f} us",
             flush=True,
         )
-    table = render(results, cxx, measured)
+    skew = run_skew(2 if args.quick else 5)
+    print(f"  record_batch of {SKEW_ROWS:,} rows: one NPC {skew[0]:.1f} us, spread {skew[1]:.1f} us")
+    table = render(results, cxx, measured, skew)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     if not args.quick and sizes == [100, 1000, 10000]:
         DOC.write_text(table)
@@ -246,7 +274,7 @@ def main() -> int:
     return 0
 
 
-def render(results: list, cxx: str, measured: int) -> str:
+def render(results: list, cxx: str, measured: int, skew: tuple[float, float]) -> str:
     cpu = "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -284,7 +312,20 @@ def render(results: list, cxx: str, measured: int) -> str:
                 f"| {n:,} | {name} | {fmt_us(npy[i])} | {fmt_us(cpp[i])} | "
                 f"{ratio:.2f}x | {fmt_us(py[i])} | {py[i] / npy[i]:,.0f}x faster |"
             )
-    lines.append("")
+    one, spread = skew
+    lines += [
+        "",
+        f"One `record_batch` of {SKEW_ROWS:,} random rows (entities over {ENTITIES}, random types and "
+        f"saliences, {CAPACITY} slots, into pools filled by one such call), median of 5 calls: every row "
+        "for one NPC (each row applies in input order, so most evict) against one row for each of "
+        f"{SKEW_ROWS:,} NPCs.",
+        "",
+        "| rows | layout | record_batch | / spread |",
+        "|---:|---|---:|---:|",
+        f"| {SKEW_ROWS:,} | all for one NPC | {fmt_us(one)} | {one / spread:.1f}x |",
+        f"| {SKEW_ROWS:,} | one per NPC | {fmt_us(spread)} | 1.0x |",
+        "",
+    ]
     return "\n".join(lines)
 
 

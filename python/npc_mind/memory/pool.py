@@ -51,6 +51,10 @@ _EMPTY_TAGS: frozenset[str] = frozenset()
 _AWARENESS = tuple(Awareness)
 _MEMORY_TYPES = tuple(MemoryType)
 _BATCH = object()  # a scalar path's "use the batch path"
+#: A record round narrower than this many events runs its events one by one (the scalar path)
+#: instead: a round costs ~30 us of numpy calls whatever its width, an event on the scalar path
+#: ~2 us (its row's eviction keys kept current, as the rounds keep theirs): measured break-even 16.
+_NARROW_ROUND = 16
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -410,32 +414,43 @@ class MemoryPool:
 
     # ---------------------------------------------------------------------------------------------
     # rounds: at most one event per NPC each, in per-NPC input order
-    def _rounds(self, rows: np.ndarray) -> list[np.ndarray | None]:
+    def _rounds(
+        self, rows: np.ndarray, min_width: int = 0
+    ) -> tuple[list[np.ndarray | None], np.ndarray | None]:
         """Split events into rounds holding at most one event per NPC, keeping each NPC's events in
         input order: round j holds every NPC's j-th event. A round is an index array into the
-        events, or None for "all events" (no NPC twice, the common case). No sorting."""
+        events, or None for "all events" (no NPC twice, the common case).
+
+        Returns (rounds, tail): rounds narrower than `min_width` events (they cost a round's numpy
+        calls for a handful of events: one NPC's 20,000 events would be 20,000 rounds) are left
+        to the caller's per-event path as `tail`, the indices of their events in input order (None:
+        no tail). One stable sort finds every event's round, so the cost is linear in events (up
+        to the sort's log) whatever their distribution over NPCs."""
         n = rows.shape[0]
         if n < 2 or bool((rows[1:] > rows[:-1]).all()):
             self._increasing = rows
-            return [None]
+            return [None], None
         mark = self._mark
         ar = np.arange(n)
         mark[rows] = n
         np.minimum.at(mark, rows, ar)
         first = mark[rows] == ar
         if first.all():
-            return [None]
-        rounds: list[np.ndarray | None] = [np.flatnonzero(first)]
-        rest = np.flatnonzero(~first)
-        while rest.shape[0]:
-            rr = rows[rest]
-            pos = np.arange(rest.shape[0])
-            mark[rr] = n
-            np.minimum.at(mark, rr, pos)
-            first = mark[rr] == pos
-            rounds.append(rest[first])
-            rest = rest[~first]
-        return rounds
+            return [None], None
+        # each event's rank among its NPC's events = its round
+        order = np.argsort(rows, kind="stable")
+        grouped = rows[order]
+        starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = ar - np.repeat(starts, np.diff(np.append(starts, n)))
+        by_round = np.argsort(rank, kind="stable")  # round 0's events in input order, then round 1's, ...
+        widths = np.bincount(rank)  # non-increasing: NPCs with more than j events
+        wide = int(np.count_nonzero(widths >= min_width))
+        ends = np.cumsum(widths)
+        cut = int(ends[wide - 1]) if wide else 0
+        rounds: list[np.ndarray | None] = list(np.split(by_round[:cut], ends[: wide - 1])) if wide else []
+        tail = np.sort(by_round[cut:]) if wide < widths.shape[0] else None
+        return rounds, tail
 
     # ---------------------------------------------------------------------------------------------
     # eviction key: free slot -2, forgotten (R < threshold) -1, else w_r R + w_e E; pinned +inf
@@ -574,11 +589,22 @@ class MemoryPool:
             tags=None if tags is None else [tags],
         )
 
-    def _record_one(self, npc: int, entity: int, memory_type: int, salience: float, now: float) -> bool:
+    def _record_one(  # noqa: PLR0917
+        self,
+        npc: int,
+        entity: int,
+        memory_type: int,
+        salience: float,
+        now: float,
+        keys: dict[int, np.ndarray] | None = None,
+    ) -> bool:
         """`record_batch` of one well-formed event, on the row's values in plain Python: the same
         IEEE operations in the same order (ln(1 + k) from numpy's table, eviction keys by `_keys`),
         so the same bits. False (nothing changed) when it does not apply: bad input, an NPC with
-        links or a row of pinned memories, the empty-slot id; those go through the batch path."""
+        links or a row of pinned memories, the empty-slot id; those go through the batch path.
+
+        `keys`: row -> eviction keys at `now`, kept current across a run of calls at one `now`
+        (as a batch's rounds keep theirs), so a row's keys are computed once, not per eviction."""
         if not (
             -MAX_TIME <= now <= MAX_TIME
             and 0 <= npc < self._next_id
@@ -619,12 +645,27 @@ class MemoryPool:
                     for g in same:
                         s_g = stabf.item(base + g) * factor
                         stabf[base + g] = s_g if s_g < p.max_stability else p.max_stability
+                    if keys is not None:
+                        keys.pop(row, None)  # other slots' S changed: their keys are stale
+            if keys is not None and row in keys:
+                # accessed at `now`: R is exactly 1, the key w_e E + w_r (as `_keys` gives it)
+                keys[row][match] = (
+                    math.inf
+                    if self._pinf.item(f)
+                    else self._salf.item(f) * p.eviction_weight_e + p.eviction_weight_r
+                )
         else:
             if self._used.item(row) < cap:
                 slot = self._typ[row].tobytes().find(b"\xff")  # the lowest free slot (key -2)
                 self._used[row] += 1
             else:
-                slot = self._evict_slot(row, now)
+                if keys is None:
+                    slot = self._evict_slot(row, now)
+                else:
+                    row_keys = keys.get(row)
+                    if row_keys is None:
+                        row_keys = keys[row] = self._evict_keys(row, now).copy()
+                    slot = int(row_keys.argmin())
                 f = base + slot
                 if self._events_on:
                     self._ev.append((int(EventKind.EVICTED), npc, self._entf.item(f), self._typf.item(f)))
@@ -643,6 +684,8 @@ class MemoryPool:
                 self._tags.reshape(-1)[f] = None
             if self._events_on:
                 self._ev.append((int(EventKind.FORMED), npc, entity, memory_type))
+            if keys is not None and row in keys:
+                keys[row][slot] = salience * p.eviction_weight_e + p.eviction_weight_r
         self._tmax = max(self._tmax, now)
         return True
 
@@ -674,6 +717,10 @@ class MemoryPool:
     def _evict_slot(self, row: int, now: float) -> int:
         """The slot a new memory takes in a full row: the lowest eviction key, computed by `_keys`
         as the batch path does for a batch holding only this row."""
+        return int(self._evict_keys(row, now).argmin())
+
+    def _evict_keys(self, row: int, now: float) -> np.ndarray:
+        """The eviction keys of a full row's slots (a scratch view)."""
         cap = self._C
         sel = slice(row, row + 1)
         shape = (1, cap)
@@ -690,7 +737,7 @@ class MemoryPool:
             False,
             bool(self._pinned.item(row)),
         )
-        return int(keys.argmin())
+        return keys.reshape(-1)
 
     def record_batch(
         self,
@@ -729,17 +776,49 @@ class MemoryPool:
             self._check_pinned_full(ids, rows, ent, typ)
         if tag_sets is not None:
             self._ensure_tags()
-        rounds = self._rounds(rows)
-        state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
+        rounds, tail = self._rounds(rows, _NARROW_ROUND)
         hq = entity_hash(ent)
-        for ev in rounds:
-            if ev is None:
-                self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
-            else:
-                self._record_round(
-                    rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state
-                )
+        if rounds:
+            state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
+            for ev in rounds:
+                if ev is None:
+                    self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
+                else:
+                    self._record_round(
+                        rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state
+                    )
+        if tail is not None:
+            self._record_tail(tail, rows, hq, ent, typ, sal, ids, now, tag_sets)
         self._tmax = max(self._tmax, now)
+
+    def _record_tail(  # noqa: PLR0917
+        self,
+        tail: np.ndarray,
+        rows: np.ndarray,
+        hq: np.ndarray,
+        ent: np.ndarray,
+        typ: np.ndarray,
+        sal: np.ndarray,
+        ids: np.ndarray,
+        now: float,
+        tag_sets: list[frozenset[str]] | None,
+    ) -> None:
+        """The events of narrow rounds, one at a time in input order (NPCs never share memories, so
+        only each NPC's own order matters): the scalar path where it applies, else a round of one."""
+        scalar = tag_sets is None
+        keys: dict[int, np.ndarray] = {}  # eviction keys of the rows seen, kept current
+        for i, npc, entity, memory_type, salience in zip(
+            tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), typ[tail].tolist(), sal[tail].tolist(),
+            strict=True,
+        ):  # fmt: skip
+            if scalar and self._record_one(npc, entity, memory_type, salience, now, keys):
+                continue
+            one = np.array([i])
+            keys.pop(int(rows[i]), None)
+            state: dict[str, Any] = {"K": None, "u": rows[one]}
+            self._record_round(
+                rows[one], hq[one], ent[one], typ[one], sal[one], ids[one], now, tag_sets, one, state
+            )
 
     def _check_pinned_full(self, ids: np.ndarray, rows: np.ndarray, ent: np.ndarray, typ: np.ndarray) -> None:
         for i in np.flatnonzero(self._pinned[rows] >= self._C).tolist():
@@ -1106,7 +1185,7 @@ class MemoryPool:
             raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
         self._clock = now
         self._increasing = None
-        rounds = self._rounds(rows) if wake and n else [None]
+        rounds = self._rounds(rows)[0] if wake and n else [None]
         return self._query_rounds(rows, ent, ids, now, wake, rounds)
 
     def _query_rounds(  # noqa: PLR0917
