@@ -78,12 +78,16 @@ def _hash_one(entity: int) -> int:
 
 
 # ln(1 + k) for k = 0, 1, ... as Python floats, computed by numpy's log so the scalar paths'
-# rehearsal and consolidation factors have the bits the batch path's np.log gives; grown on demand.
+# rehearsal and consolidation factors have the bits the batch path's np.log gives; grown on demand
+# up to _LN1P_TABLE entries (a recall count can reach millions: beyond, one numpy log per call).
 _ln1p_k: list[float] = []
+_LN1P_TABLE = 1 << 16
 
 
 def _ln1p(k: int) -> float:
     if k >= len(_ln1p_k):
+        if k >= _LN1P_TABLE:
+            return float(np.log(np.array([1.0 + k]))[0])
         size = max(4096, 1 << k.bit_length())
         _ln1p_k[:] = np.log(1.0 + np.arange(size, dtype=np.int64)).tolist()
     return _ln1p_k[k]
@@ -1655,20 +1659,26 @@ class MemoryPool:
         """Write the whole pool (params, NPC ids, memories as ages, links, long-term tier).
         `now` (default: the latest call's) turns last-access times into ages."""
         now = self._clock if now is None else self._time(now)
-        data = persistence.dump_pool(self, now)
-        tmp = Path(path).with_name(Path(path).name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        persistence.write_atomic(Path(path), persistence.dump_pool(self, now))
 
     @classmethod
-    def load(cls, path: str | Path, now: float, *, events: bool = False) -> MemoryPool:
-        """A pool read from `save`'s file, resumed at time `now` of the new session's clock."""
+    def load(
+        cls,
+        path: str | Path,
+        now: float,
+        *,
+        events: bool = False,
+        max_bytes: int = persistence.MAX_LOAD_BYTES,
+    ) -> MemoryPool:
+        """A pool read from `save`'s file, resumed at time `now` of the new session's clock.
+        `max_bytes` bounds what the file may make it allocate (its NPC rows x capacity, the id
+        table): a file asking for more raises `SaveFormatError` before anything is allocated."""
         now = cls._time(now)
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise persistence.SaveFormatError(f"cannot read save file {path}: {exc}") from exc
-        return persistence.load_pool(cls, data, now, events=events)
+        return persistence.load_pool(cls, data, now, events=events, max_bytes=max_bytes)
 
     def export_npc(self, npc: int, now: float | None = None) -> bytes:
         """One NPC's memories (working as ages, long-term, links) as bytes, for per-node game saves."""
