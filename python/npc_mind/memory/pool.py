@@ -352,10 +352,17 @@ class MemoryPool:
         except OverflowError as exc:
             raise ValueError(f"{what} must fit in 64 bits: {exc}") from None
         kind = arr.dtype.kind
-        if kind == "O":
+        if arr.size == 0 and arr.ndim == 1:  # [] reads as float64: no values, nothing to refuse
+            return np.empty(0, dtype=np.int64)
+        if kind == "O":  # Python ints too big for one numpy dtype, or mixed types
+            values = arr.reshape(-1).tolist()
+            integer = (int, np.integer)
+            bad = next((v for v in values if isinstance(v, bool) or not isinstance(v, integer)), None)
+            if bad is not None:  # never coerced: "12" or 1.5 is not the id 12 or 1
+                raise TypeError(f"{what} must be integers, got {type(bad).__name__} {bad!r:.40}")
             try:
-                arr = np.array([int(v) for v in arr.reshape(-1)], dtype=np.int64).reshape(arr.shape)
-            except (OverflowError, TypeError, ValueError) as exc:
+                arr = np.array([int(v) for v in values], dtype=np.int64).reshape(arr.shape)
+            except OverflowError as exc:
                 raise ValueError(f"{what} must be 64-bit integers: {exc}") from None
         elif kind == "u":
             arr = arr.view(np.int64) if arr.dtype.itemsize == 8 else arr.astype(np.int64)
@@ -393,8 +400,8 @@ class MemoryPool:
 
     @staticmethod
     def _saliences(values: Any, n: int) -> np.ndarray:
-        arr = np.asarray(values, dtype=np.float64) if not isinstance(values, np.ndarray) else values
-        if arr.dtype.kind not in "fiu" or arr.dtype.kind == "b":
+        arr = np.asarray(values)  # no dtype: a string "0.5" must not become 0.5
+        if arr.dtype.kind not in "fiu":
             raise TypeError(f"saliences must be numbers, got {arr.dtype} values")
         arr = arr.astype(np.float64, copy=False)
         if arr.ndim == 0:
@@ -588,7 +595,7 @@ class MemoryPool:
             np.array([npc]) if not isinstance(npc, np.ndarray) else npc,
             np.array([entity]) if not isinstance(entity, np.ndarray) else entity,
             np.array([memory_type]) if not isinstance(memory_type, np.ndarray) else memory_type,
-            np.array([salience], dtype=np.float64) if not isinstance(salience, np.ndarray) else salience,
+            np.array([salience]) if not isinstance(salience, np.ndarray) else salience,
             now,
             tags=None if tags is None else [tags],
         )
@@ -768,16 +775,18 @@ class MemoryPool:
             )
         tag_sets: list[frozenset[str]] | None = None
         if tags is not None:
+            if isinstance(tags, str):  # would be split into one letter per event
+                raise TypeError("record_batch tags must be one tag list per event, got a string")
             if len(tags) != n:
                 raise ValueError(f"tags needs one entry per event ({n}), got {len(tags)}")
             tag_sets = [self._tag_set(t) for t in tags]
             if not any(tag_sets):
                 tag_sets = None
-        self._clock = now
+        if n and self._pinned[rows].max() >= self._C:
+            self._check_pinned_full(ids, rows, ent, typ)
+        self._clock = now  # the call is accepted: only now does the pool's clock move
         if n == 0:
             return
-        if self._pinned[rows].max() >= self._C:
-            self._check_pinned_full(ids, rows, ent, typ)
         if tag_sets is not None:
             self._ensure_tags()
         rounds, tail = self._rounds(rows, _NARROW_ROUND)

@@ -242,26 +242,31 @@ class MemoryBank:
         return log
 
     def _at(self, handle: int) -> tuple[MemoryPool, int]:
-        target = self.targets.get(handle)
-        if target is None:  # raises UnknownHandleError, or finds a handle given as another number type
-            entry = self.entries.get(handle)
-            return entry.slot.pool, entry.npc
-        return target
+        if type(handle) is int:
+            target = self.targets.get(handle)
+            if target is not None:
+                return target
+        elif not isinstance(handle, np.integer):  # a float 1.0 would find handle 1 in the dict
+            raise TypeError(f"a memory stream handle must be an integer, got {type(handle).__name__}")
+        entry = self.entries.get(handle)  # raises UnknownHandleError
+        return entry.slot.pool, entry.npc
 
     # --- the Dictionary path -------------------------------------------------------------------
+    # Values go to the pool as given: it refuses a String or float id, type or salience with a
+    # TypeError instead of reading "12" as 12 or 1.5 as 1.
     def record(self, handle: int, entity: int, memory_type: int, salience: float, now: float) -> None:
         pool, npc = self._at(handle)
-        pool.record(npc, int(entity), int(memory_type), float(salience), now)
+        pool.record(npc, entity, memory_type, salience, now)
 
     def query_strongest(self, handle: int, entity: int, now: float) -> dict[str, Any]:
         """A recall: wakes the memory. Empty when forgotten or never formed."""
         pool, npc = self._at(handle)
-        view = pool.query_strongest(npc, int(entity), now)
+        view = pool.query_strongest(npc, entity, now)
         return {} if view is None else view_to_dict(view)
 
     def awareness(self, handle: int, entity: int, now: float) -> int:
         pool, npc = self._at(handle)
-        return int(pool.awareness(npc, int(entity), now))
+        return int(pool.awareness(npc, entity, now))
 
     def memories(self, handle: int, now: float) -> list[dict[str, Any]]:
         """The memories still remembered (R above the forget threshold), strongest first; never wakes."""
@@ -284,10 +289,19 @@ class MemoryBank:
         pool.import_npc(npc, bytes(data), now)
 
     # --- the batched path ----------------------------------------------------------------------
-    def _group(self, handles: npt.ArrayLike) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
+    def _group(self, handles: np.ndarray) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
-        handles = np.asarray(handles, dtype=np.int64).ravel()
         return [(self.slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]
+
+    @staticmethod
+    def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """Handles and entities as int64 arrays of one length; a clear error otherwise (a float or
+        String array is refused, never truncated or parsed; unequal lengths never pair wrong rows)."""
+        handles = MemoryPool._int64(np.ravel(handles), "handles")
+        entities = MemoryPool._int64(np.ravel(entities), "entities")
+        if handles.size != entities.size:
+            raise ValueError(f"{call}: {handles.size} handles and {entities.size} entities must match")
+        return handles, entities
 
     def record_batch(
         self,
@@ -297,22 +311,27 @@ class MemoryBank:
         saliences: npt.ArrayLike,
         now: float,
     ) -> None:
-        entities = np.asarray(entities, dtype=np.int64).ravel()
-        memory_types = np.asarray(memory_types, dtype=np.int64).ravel()
-        saliences = np.asarray(saliences, dtype=np.float64).ravel()
-        count = np.asarray(handles).size
-        if not entities.size == memory_types.size == saliences.size == count:
+        handles, entities = self._pairs("record_batch", handles, entities)
+        count = handles.size
+        memory_types = np.ravel(memory_types)
+        saliences = np.ravel(saliences)
+        if not memory_types.size == saliences.size == count:
             raise ValueError(
                 f"record_batch: {count} handles, {entities.size} entities, "
                 f"{memory_types.size} types and {saliences.size} saliences must all match"
             )
+        if not count:
+            return
+        # checked for every row before any pool changes (the pools would check their own rows only)
+        memory_types = MemoryPool._types(memory_types, count)
+        saliences = MemoryPool._saliences(saliences, count)
         for slot, positions, npcs in self._group(handles):
             slot.pool.record_batch(
                 npcs, entities[positions], memory_types[positions], saliences[positions], now
             )
 
     def awareness_batch(self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float) -> np.ndarray:
-        entities = np.asarray(entities, dtype=np.int64).ravel()
+        handles, entities = self._pairs("awareness_batch", handles, entities)
         out = np.zeros(entities.size, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
             out[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
@@ -322,7 +341,7 @@ class MemoryBank:
         self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float
     ) -> tuple[np.ndarray, np.ndarray]:
         """(R before the wake, memory type or -1) per query; each hit wakes its memory."""
-        entities = np.asarray(entities, dtype=np.int64).ravel()
+        handles, entities = self._pairs("query_strongest_batch", handles, entities)
         strength = np.zeros(entities.size, dtype=np.float32)
         kinds = np.full(entities.size, -1, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
