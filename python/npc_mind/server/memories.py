@@ -22,15 +22,16 @@ MEMORY_FORMED = "memory_formed"
 MEMORY_REHEARSED = "memory_rehearsed"
 MEMORY_EVICTED = "memory_evicted"
 MEMORY_FORGOTTEN = "memory_forgotten"
-# Event codes of the batched read (`MemoryBank.drain_log`), the MemoryStream EVENT_* constants.
-EVENT_FORMED = 0
-EVENT_REHEARSED = 1
-EVENT_FORGOTTEN = 2
-EVENT_EVICTED = 3
+# Event codes of the batched read (`MemoryBank.drain_log`), the MemoryStream EVENT_* constants:
+# the core's own `EventKind` codes (one table), for the four events that are signals.
+EVENT_FORMED = int(EventKind.FORMED)
+EVENT_REHEARSED = int(EventKind.REHEARSED)
+EVENT_FORGOTTEN = int(EventKind.FORGOTTEN)
+EVENT_EVICTED = int(EventKind.EVICTED)
+# drain_events kind -> its code when it is a signal, else -1 (recalls and long-term rows are not)
 _CODE_OF_KIND = np.full(max(int(kind) for kind in EventKind) + 1, -1, dtype=np.int32)
-_CODE_OF_KIND[int(EventKind.FORMED)] = EVENT_FORMED
-_CODE_OF_KIND[int(EventKind.REHEARSED)] = EVENT_REHEARSED
-_CODE_OF_KIND[int(EventKind.EVICTED)] = EVENT_EVICTED
+for _code in (EVENT_FORMED, EVENT_REHEARSED, EVENT_EVICTED):
+    _CODE_OF_KIND[_code] = _code
 _SIGNAL_OF_CODE = {
     EVENT_FORMED: MEMORY_FORMED,
     EVENT_REHEARSED: MEMORY_REHEARSED,
