@@ -1198,8 +1198,8 @@ class MemoryPool:
             raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
         self._clock = now
         self._increasing = None
-        rounds = self._rounds(rows)[0] if wake and n else [None]
-        return self._query_rounds(rows, ent, ids, now, wake, rounds)
+        rounds, tail = self._rounds(rows, _NARROW_ROUND) if wake and n else ([None], None)
+        return self._query_rounds(rows, ent, ids, now, wake, rounds, tail)
 
     def _query_rounds(  # noqa: PLR0917
         self,
@@ -1209,8 +1209,10 @@ class MemoryPool:
         now: float,
         wake: bool,
         rounds: list[np.ndarray | None],
+        tail: np.ndarray | None = None,
     ) -> QueryBatch:
-        """Run the rounds of a query batch (`_query_round` each) and join them."""
+        """Run the rounds of a query batch (`_query_round` each) and the `tail` of narrow rounds
+        (`_query_tail`), and join them."""
         n = rows.shape[0]
         r_out = np.zeros(n)
         hits: list[np.ndarray] = []
@@ -1222,6 +1224,10 @@ class MemoryPool:
                 else:
                     h, r, f = self._query_round(rows[ev], ent[ev], ids[ev], now, wake)
                     h = ev[h]
+                r_out[h] = r
+                hits.append(h)
+                fields.append(f)
+            for h, r, f in self._query_tail(tail, rows, ent, ids, now) if tail is not None else ():
                 r_out[h] = r
                 hits.append(h)
                 fields.append(f)
@@ -1243,6 +1249,38 @@ class MemoryPool:
         else:
             hit, hit_fields = np.empty(0, dtype=np.int64), {}
         return QueryBatch(n, ids, r_out, hit, hit_fields)
+
+    def _query_tail(
+        self, tail: np.ndarray, rows: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float
+    ) -> list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
+        """The waking queries of narrow rounds, one at a time in input order (as `_record_tail`):
+        the scalar path where it applies, else a round of one. (hits, R, fields) parts."""
+        parts: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]] = []
+        found: list[tuple[int, MemoryView]] = []
+        for i, npc, entity in zip(tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), strict=True):
+            view = self._query_one(npc, entity, now)
+            if view is _BATCH:
+                one = np.array([i])
+                h, r, f = self._query_round(rows[one], ent[one], ids[one], now, True)
+                parts.append((one[h], r, f))
+            elif view is not None:
+                found.append((i, view))  # type: ignore[arg-type]
+        if found:
+            views = [view for _, view in found]
+            fields: dict[str, Any] = {
+                "entity": np.array([v.entity for v in views], dtype=np.int64),
+                "memory_type": np.array([v.memory_type for v in views], dtype=np.int8),
+                "stability": np.array([v.stability for v in views]),
+                "salience": np.array([v.salience for v in views]),
+                "recall_count": np.array([v.recall_count for v in views], dtype=np.int64),
+                "slot": np.array([v.slot for v in views], dtype=np.int64),
+                "pinned": np.array([v.pinned for v in views], dtype=bool),
+            }
+            if self._tags is not None:
+                fields["tags"] = [v.tags for v in views]
+            hit = np.array([i for i, _ in found], dtype=np.int64)
+            parts.append((hit, np.array([v.retrievability for v in views]), fields))
+        return parts
 
     def _query_round(
         self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
