@@ -586,9 +586,9 @@ class MemoryPool:
             and type(now) is float
             and type(npc) is int
             and type(entity) is int
-            and type(memory_type) is int
+            and (type(memory_type) is int or type(memory_type) is MemoryType)  # MemoryType.HOSTILE too
             and (type(salience) is float or type(salience) is int)
-            and self._record_one(npc, entity, memory_type, float(salience), now)
+            and self._record_one(npc, entity, int(memory_type), float(salience), now)
         ):
             return
         self.record_batch(

@@ -142,7 +142,9 @@ class MemoryBank:
     pools: dict[MemoryProfileSpec, PoolSlot] = field(default_factory=dict)
     entries: Registry[StreamEntry] = field(init=False)
     table: HandleTable = field(default_factory=lambda: HandleTable("memory stream"))
-    slots: list[PoolSlot] = field(default_factory=list)
+    # indexed by PoolSlot.index (the HandleTable's owner); None: a dropped pool's index, reused
+    slots: list[PoolSlot | None] = field(default_factory=list)
+    free_slots: list[int] = field(default_factory=list)
     # handle -> (pool, pool NPC id): the Dictionary path's one lookup per call
     targets: dict[int, tuple[MemoryPool, int]] = field(default_factory=dict)
     # streams whose events go only to the batched read, not to per-node signals
@@ -159,10 +161,25 @@ class MemoryBank:
         """The pool of `spec`, made on first use (an invalid spec raises before anything is kept)."""
         slot = self.pools.get(spec)
         if slot is None:
-            pool = MemoryPool(spec.capacity, spec.params, events=True)
-            slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
-            self.slots.append(slot)
+            slot = self._keep(spec, MemoryPool(spec.capacity, spec.params, events=True))
         return slot
+
+    def _keep(self, spec: MemoryProfileSpec, pool: MemoryPool) -> PoolSlot:
+        index = self.free_slots.pop() if self.free_slots else len(self.slots)
+        slot = self.pools[spec] = PoolSlot(index, spec, pool)
+        if index == len(self.slots):
+            self.slots.append(slot)
+        else:
+            self.slots[index] = slot
+        return slot
+
+    def _drop_empty_pools(self) -> None:
+        """Pools whose last stream left (freed, or moved to another profile: every edit of a profile
+        makes a new one) go once their events are read, so a frame costs nothing for them."""
+        for spec in [spec for spec, slot in self.pools.items() if not slot.handle_of_npc]:
+            slot = self.pools.pop(spec)
+            self.slots[slot.index] = None
+            self.free_slots.append(slot.index)
 
     def _bind(self, handle: int, slot: PoolSlot, npc: int) -> None:
         slot.handle_of_npc[npc] = handle
@@ -202,11 +219,7 @@ class MemoryBank:
             pool.remove_npc(npc)
             raise
         # the memories are in the new pool: from here nothing can fail
-        if known:
-            slot = self.pools[spec]
-        else:
-            slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
-            self.slots.append(slot)
+        slot = self.pools[spec] if known else self._keep(spec, pool)
         old = entry.slot
         old.pool.remove_npc(entry.npc)
         del old.handle_of_npc[entry.npc]
@@ -292,7 +305,8 @@ class MemoryBank:
     # --- the batched path ----------------------------------------------------------------------
     def _group(self, handles: np.ndarray) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
-        return [(self.slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]
+        slots = self.slots
+        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]
 
     @staticmethod
     def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -377,6 +391,7 @@ class MemoryBank:
         for old, npc in self.moved:  # their last events are in the rows above
             old.map_npc(npc, 0)
         self.moved.clear()
+        self._drop_empty_pools()
         if not parts:
             self.log = MemoryLog()
             return
