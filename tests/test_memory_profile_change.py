@@ -72,6 +72,8 @@ def test_the_core_moves_a_stream_transactionally() -> None:
         server.set_memory_profile(handle, MemoryProfileSpec(2))
     with pytest.raises(ValueError, match="capacity"):
         server.set_memory_profile(handle, {"capacity": 0})
+    with pytest.raises(ValueError, match="capacity"):
+        server.set_memory_profile(handle, {"capacity": 8.5})  # not read as 8
     with pytest.raises(ValueError, match="alpha"):
         server.set_memory_profile(handle, {"alpha": math.nan})
     with pytest.raises(TypeError, match="MemoryProfileSpec or a mapping"):
