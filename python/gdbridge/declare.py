@@ -14,18 +14,11 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+from gdbridge import types
 from gdbridge.types import (
     GODOT_NAMES,
     VARIANT_OF,
     VARIANT_OF_NAME,
-    PackedByteArray,
-    PackedColorArray,
-    PackedFloat32Array,
-    PackedFloat64Array,
-    PackedInt32Array,
-    PackedInt64Array,
-    PackedVector2Array,
-    PackedVector3Array,
     PropertyHint,
     PropertyUsage,
     StringName,
@@ -34,16 +27,15 @@ from gdbridge.types import (
 
 T = VariantType
 H = PropertyHint
-__all__ = [
-    "PackedByteArray",
-    "PackedColorArray",
-    "PackedFloat32Array",
-    "PackedFloat64Array",
-    "PackedInt32Array",
-    "PackedInt64Array",
-    "PackedVector2Array",
-    "PackedVector3Array",
-]
+
+
+def __getattr__(name: str) -> Any:
+    # The packed-array annotations live in gdbridge.types; `from gdbridge.declare import
+    # PackedByteArray` still works.
+    if name.startswith("Packed") and hasattr(types, name):
+        return getattr(types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 Variant = typing.Any
 _PY_TYPES = VARIANT_OF  # annotations mean what values of that type cross as (gdbridge.types)
