@@ -62,7 +62,8 @@ print(json.dumps({
     "list_any": spec(type_spec(list)),
     "enum": spec(type_spec(Mood)),
     "flags": spec(type_spec(Flags)),
-    "hinted": [int(hinted.hint), hinted.hint_string, [int(i.vtype) for i in hinted.items], hinted.items[0].class_name],
+    "hinted": [int(hinted.hint), hinted.hint_string, [int(i.vtype) for i in hinted.items],
+               hinted.items[0].class_name],
 }))
 """
 
@@ -83,11 +84,12 @@ def facts() -> dict:
 # The annotation table before the two maps were merged (declare._PY_TYPES), and None/Variant.
 BEFORE = {
     "int": 2, "float": 3, "bool": 1, "str": 4, "StringName": 21, "NodePath": 22, "list": 28, "dict": 27,
-    "PackedStringArray": 34, "PackedByteArray": 29, "bytes": 29, "PackedInt32Array": 30, "PackedInt64Array": 31,
-    "PackedFloat32Array": 32, "PackedFloat64Array": 33, "PackedVector2Array": 35, "PackedVector3Array": 36,
-    "PackedColorArray": 37, "Vector2": 5, "Vector2i": 6, "Rect2": 7, "Rect2i": 8, "Vector3": 9, "Vector3i": 10,
-    "Transform2D": 11, "Vector4": 12, "Vector4i": 13, "Plane": 14, "Quaternion": 15, "AABB": 16, "Basis": 17,
-    "Transform3D": 18, "Projection": 19, "Color": 20, "RID": 23, "None": 0, "Variant": 0,
+    "PackedStringArray": 34, "PackedByteArray": 29, "bytes": 29, "PackedInt32Array": 30,
+    "PackedInt64Array": 31, "PackedFloat32Array": 32, "PackedFloat64Array": 33, "PackedVector2Array": 35,
+    "PackedVector3Array": 36, "PackedColorArray": 37, "Vector2": 5, "Vector2i": 6, "Rect2": 7, "Rect2i": 8,
+    "Vector3": 9, "Vector3i": 10, "Transform2D": 11, "Vector4": 12, "Vector4i": 13, "Plane": 14,
+    "Quaternion": 15, "AABB": 16, "Basis": 17, "Transform3D": 18, "Projection": 19, "Color": 20, "RID": 23,
+    "None": 0, "Variant": 0,
 }  # fmt: skip
 
 
