@@ -4,13 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from gdbridge import classes
+from gdbridge import classes, objects
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
+from npc_mind.decision.blackboard import describe_type, plain_board
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind_godot._common import icon, server
 
 NOTIFICATION_PREDELETE = 1
+
+
+def describe_engine_value(value: Any) -> Any:
+    """An engine object in a context as plain data, read now on the main thread: `{"id": instance id,
+    "class": class name, "name": node name}` (nodes only have a name). A freed object already reads
+    as None (gdbridge checks the variant), so nothing here touches a dead one."""
+    if isinstance(value, objects.Object):
+        described: dict[str, Any] = {"id": int(value.get_instance_id()), "class": str(value.get_class())}
+        if type(value)._gd_is_node:
+            described["name"] = str(value.get_name())
+        return described
+    return describe_type(value)
 
 
 class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
@@ -104,8 +117,10 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
         return self._handle()
 
     def request_decision(self, context: dict) -> None:
-        """Ask once; the request leaves at the end of this frame and ends in exactly one signal."""
-        server().core.request_decision(self._handle(), {str(k): v for k, v in context.items()})
+        """Ask once; the request leaves at the end of this frame and ends in exactly one signal. The
+        context is copied as plain data now: an engine object in it becomes its id, class and name
+        (a freed one None), so freeing it afterwards is safe."""
+        server().core.request_decision(self._handle(), plain_board(context, describe_engine_value))
 
     def abort(self) -> None:
         """Drop the pending request: no signal for it, and its late answer is discarded."""

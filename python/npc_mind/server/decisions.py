@@ -23,6 +23,7 @@ from npc_mind.decision import (
     RuleChooser,
     ThinkingStarted,
 )
+from npc_mind.decision.blackboard import plain_board
 from npc_mind.decision.rules import Chooser
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import RejectedError
@@ -156,10 +157,14 @@ class DecisionBank:
         self.events.discard(handle)
 
     def request(self, handle: int, context: Mapping[str, Any]) -> None:
-        """Ask once; the request goes out in the next `step` and ends in exactly one decision signal."""
+        """Ask once; the request goes out in the next `step` and ends in exactly one decision signal.
+        The context is copied now as plain data (`plain_board`): values that are not plain become
+        descriptions, so nothing the caller owns is read later or on another thread."""
         entry = self.entries.get(handle)
+        board = plain_board(context)
         entry.requests += 1
-        entry.board = {**context, REQUEST_KEY: entry.requests}
+        board[REQUEST_KEY] = entry.requests
+        entry.board = board
         entry.wants_dispatch = True
         self._active.add(handle)
 
