@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -169,6 +170,37 @@ class _BoundedBody:
         return data
 
 
+def cancel_once(task: asyncio.Task[Any]) -> bool:
+    """Cancel `task` unless a cancellation is already on its way: a second one would interrupt the
+    first one's clean-up (httpx closing the connection, which tells the server to stop generating)."""
+    if task.done() or task.cancelling():
+        return False
+    return task.cancel()
+
+
+@contextlib.asynccontextmanager
+async def cancel_at(seconds: float) -> AsyncIterator[None]:
+    """Like `asyncio.timeout(seconds)` (TimeoutError once it expires), but it never cancels a task
+    that is being cancelled already (see `cancel_once`)."""
+    task = asyncio.current_task()
+    assert task is not None
+    expired = []
+
+    def expire() -> None:
+        if cancel_once(task):
+            expired.append(True)
+
+    timer = asyncio.get_running_loop().call_later(max(0.0, seconds), expire)
+    try:
+        yield
+    except asyncio.CancelledError:
+        if expired and task.uncancel() == 0:
+            raise TimeoutError from None
+        raise
+    finally:
+        timer.cancel()
+
+
 class LLMClient:
     """Use as `async with LLMClient(endpoints) as client: answer = await client.decide(messages, schema)`."""
 
@@ -230,7 +262,7 @@ class LLMClient:
                 content = await self._post(slot.endpoint, body)
             else:
                 try:
-                    async with asyncio.timeout(max(0.0, deadline - self._clock())):
+                    async with cancel_at(deadline - self._clock()):
                         content = await self._post(slot.endpoint, body)
                 except TimeoutError:
                     raise EndpointError(
@@ -270,21 +302,7 @@ class LLMClient:
                     raise EndpointError(
                         f"{endpoint.base_url} answered HTTP {response.status_code}", "http_error"
                     )
-                settings = self.settings
-                reader = _BoundedBody(
-                    response.headers.get("content-encoding", ""),
-                    settings.max_response_bytes,
-                    settings.max_decoded_bytes,
-                )
-                chunks = (reader.feed(raw) async for raw in response.aiter_raw())
-                if not body["stream"]:
-                    return _content_of_body(b"".join([chunk async for chunk in chunks]))
-                parts = []
-                async for line in _lines(chunks):
-                    text = _content_of_stream_line(line)
-                    if text:
-                        parts.append(text)
-                return "".join(parts)
+                return await self._read(response, body["stream"])
         except httpx.TimeoutException as error:
             raise EndpointError(f"{endpoint.base_url}: {error.__class__.__name__}", "timeout") from None
         except httpx.ConnectError:
@@ -293,6 +311,24 @@ class LLMClient:
             raise EndpointError(
                 f"{endpoint.base_url}: {error.__class__.__name__}", "connection_error"
             ) from None
+
+    async def _read(self, response: httpx.Response, stream: bool) -> str:
+        """The answer's text, read within the caps."""
+        settings = self.settings
+        reader = _BoundedBody(
+            response.headers.get("content-encoding", ""),
+            settings.max_response_bytes,
+            settings.max_decoded_bytes,
+        )
+        chunks = (reader.feed(raw) async for raw in response.aiter_raw())
+        if not stream:
+            return _content_of_body(b"".join([chunk async for chunk in chunks]))
+        parts = []
+        async for line in _lines(chunks):
+            text = _content_of_stream_line(line)
+            if text:
+                parts.append(text)
+        return "".join(parts)
 
 
 async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from npc_mind.llm.breaker import BreakerConfig, BreakerState
-from npc_mind.llm.client import LLMClient, LLMSettings
+from npc_mind.llm.client import LLMClient, LLMSettings, cancel_at, cancel_once
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import LLMError, RejectedError
 from npc_mind.llm.prompt import PromptConfig, build_messages
@@ -283,7 +283,7 @@ class LLMTransport:
         while cancels:
             task = cancels.popleft().task
             if task is not None:
-                task.cancel()
+                cancel_once(task)  # not over the deadline's own cancel: it is closing the connection
 
     def _release(self, _task: object) -> None:
         self._finished += 1
@@ -300,7 +300,7 @@ class LLMTransport:
             return
         deadline = request.started_at + request.deadline
         try:
-            async with asyncio.timeout(request.deadline + self.config.grace):
+            async with cancel_at(request.deadline + self.config.grace):
                 answer = await self.client.decide(messages, request.schema, deadline)
             outcome = Outcome(request.npc, request.epoch, answer, "", self._clock())
         except LLMError as error:
