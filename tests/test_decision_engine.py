@@ -28,13 +28,16 @@ def prompts_by_persona(server: FaultServer) -> dict[str, str]:
 def test_engine_objects_in_a_context_reach_the_prompt_as_plain_data(fault_server: FaultServer) -> None:
     """A node in the context freed in the same frame crashed the engine (signal 11): the LLM thread
     formatted the prompt with str() of the freed node. A live node ended every request at once in an
-    unlogged prompt_error (a node in the tree refuses calls from another thread)."""
+    unlogged prompt_error (a node in the tree refuses calls from another thread). A decision whose
+    MemoryStream was freed raised inside the server's step."""
     run, _ = run_check_script(
         ROOT, "res://tests/addon/decision_objects.gd", env={"NPC_MIND_TEST_ENDPOINT": fault_server.base_url}
     )
     ids = next(line["ids"] for line in run.json_lines() if "ids" in line)
     prompts = prompts_by_persona(fault_server)
-    assert set(prompts) == {"freed_same_frame", "live_node", "freed_before", "freed_right_after"}, prompts
+    assert set(prompts) == {
+        "freed_same_frame", "live_node", "freed_before", "freed_right_after", "memory_freed"
+    }, prompts  # fmt: skip
     enemy = f"{{'id': {ids['enemy']}, 'class': 'Node2D'"
     assert f"- target: {enemy}" in prompts["freed_same_frame"]
     watcher = f"{{'id': {ids['watcher']}, 'class': 'Node3D'"
@@ -43,3 +46,4 @@ def test_engine_objects_in_a_context_reach_the_prompt_as_plain_data(fault_server
     assert f"- nested: {{'who': {{'id': {ids['watcher']}" in prompts["live_node"]  # 40 characters shown
     assert "- target: None" in prompts["freed_before"]  # a freed object reads as None, never its pointer
     assert f"- target: {watcher}" in prompts["freed_right_after"]  # copied when asked
+    assert "You remember" not in prompts["memory_freed"]

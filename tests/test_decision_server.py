@@ -147,10 +147,32 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
         for handle in handles:
             server.remove(handle)
         assert list(bank.hubs.values()) == [bank.entries.get(shared).hub]
-        assert list(bank.transports) == [fault_server.base_url]
+        assert [key[0] for key in bank.transports] == [fault_server.base_url]
         assert llm_threads() == threads + 1
         assert bank.metrics()["dispatched"] == 1  # a released hub's counters are kept
         server.remove(shared)
         assert bank.hubs == {} and bank.transports == {} and llm_threads() == threads
+    finally:
+        server.close()
+
+
+def test_a_decisions_response_caps_reach_its_transport(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("oversized", size=8_000)
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
+    try:
+        roomy = server.add_decision(
+            DecisionSettings(intents=("attack",), soft_deadline=5.0, hard_deadline=9.0)
+        )
+        strict = server.add_decision(
+            DecisionSettings(
+                intents=("attack",), soft_deadline=5.0, hard_deadline=9.0, max_response_bytes=4096
+            )
+        )
+        assert len(server.decisions.transports) == 2  # caps are part of a transport's identity
+        for handle in (roomy, strict):
+            server.request_decision(handle, {"threat": 0.5})
+        got = until_ended(server, [roomy, strict])
+        assert ends(got[roomy]) == [("decision_made", ("attack", 0.5, 1))]
+        assert ends(got[strict]) == [("decision_fallback", (3, "too_large"))]
     finally:
         server.close()

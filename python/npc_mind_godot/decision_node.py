@@ -8,6 +8,7 @@ from gdbridge import classes, objects
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
 from npc_mind.decision.blackboard import describe_type, plain_board
+from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind_godot._common import icon, server
 
@@ -54,6 +55,12 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
     memory_stream: NodePath = export(
         NodePath(""), doc="Memories for the prompt (empty: a sibling MemoryStream)."
     )
+    max_response_kib: int = export(
+        DEFAULT_RESPONSE_CAP >> 10, range=(1, 65536), doc="A longer response is refused (too_large)."
+    )
+    max_decoded_kib: int = export(
+        DEFAULT_RESPONSE_CAP >> 10, range=(1, 65536), doc="Cap after decompression (too_large)."
+    )
 
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
@@ -72,6 +79,8 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
             tag_ttl=float(self.tag_ttl),
             persona=str(self.system_prompt)[:400] or "an NPC",
             endpoint=str(self.endpoint),
+            max_response_bytes=int(self.max_response_kib) << 10,
+            max_decoded_bytes=int(self.max_decoded_kib) << 10,
         )
 
     def _reconfigure(self, _value: Any) -> None:
@@ -149,6 +158,6 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
 
 for _field in (
     "endpoint", "soft_deadline_ms", "hard_deadline_ms", "tag_ttl", "allowed_intents", "system_prompt",
-    "fallback_selector", "memory_stream",
+    "fallback_selector", "memory_stream", "max_response_kib", "max_decoded_kib",
 ):  # fmt: skip
     AsyncLLMDecision.__dict__[_field].on_change = AsyncLLMDecision._reconfigure

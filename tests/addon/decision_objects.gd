@@ -3,7 +3,9 @@ extends SceneTree
 ## fault server, answering "attack"). A node passed as a value and freed in the same frame must not
 ## crash the engine (the prompt is made on the LLM thread, after the node is gone); a live node, nodes
 ## inside an Array and a Dictionary, and an object freed before the call all reach the prompt as plain
-## data. Prints one JSON line per check and the ids the test looks for in the prompts.
+## data. A decision whose sibling MemoryStream was freed still asks (it raised inside the server's
+## step, losing every node's update). Prints one JSON line per check and the ids the test looks for
+## in the prompts.
 
 var ends := {}
 var frame := 0
@@ -13,7 +15,7 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func decision(label: String) -> Node:
+func decision(label: String, parent: Node = root) -> Node:
 	var node: Node = ClassDB.instantiate("AsyncLLMDecision")
 	node.name = label
 	node.allowed_intents = PackedStringArray(["attack", "flee"])
@@ -21,7 +23,7 @@ func decision(label: String) -> Node:
 	node.soft_deadline_ms = 10000
 	node.hard_deadline_ms = 20000
 	node.system_prompt = label  # tells the test which prompt is whose
-	root.add_child(node)
+	parent.add_child(node)
 	ends[label] = []
 	node.decision_made.connect(func(intent: StringName, _urgency: float, tier: int) -> void:
 		ends[label].append(["made", String(intent), tier]))
@@ -47,6 +49,16 @@ func _initialize() -> void:
 	var later := decision("freed_right_after")
 	later.request_decision({"target": watcher})
 	watcher.free()  # freed at once, before the server's step of this frame
+
+	var guard := Node.new()
+	root.add_child(guard)
+	var memory: Node = ClassDB.instantiate("MemoryStream")
+	guard.add_child(memory)
+	memory.record_event(7, MemoryStream.HOSTILE, 0.9)
+	var forgetful := decision("memory_freed", guard)
+	forgetful.get_server_id()  # registered with its sibling stream
+	memory.free()
+	forgetful.request_decision({"threat": 0.5})
 
 
 func _process(_delta: float) -> bool:

@@ -33,6 +33,7 @@ from npc_mind.decision import (
 )
 from npc_mind.decision.blackboard import plain_board
 from npc_mind.decision.rules import Chooser
+from npc_mind.llm.client import DEFAULT_RESPONSE_CAP, LLMSettings
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import RejectedError
 from npc_mind.llm.prompt import PromptConfig
@@ -52,7 +53,8 @@ log = logging.getLogger("npc_mind.decision")
 
 @dataclass(frozen=True)
 class DecisionSettings:
-    """What one AsyncLLMDecision node configures; equal settings share a hub."""
+    """What one AsyncLLMDecision node configures; equal settings share a hub, equal endpoint and caps
+    a transport. max_response_bytes / max_decoded_bytes: `LLMSettings`' caps on one response."""
 
     intents: tuple[str, ...] = ("idle",)
     soft_deadline: float = 0.3
@@ -60,6 +62,8 @@ class DecisionSettings:
     tag_ttl: float = 10.0
     persona: str = "a guard in a game world"
     endpoint: str = ""  # empty: the server's default endpoint
+    max_response_bytes: int = DEFAULT_RESPONSE_CAP
+    max_decoded_bytes: int = DEFAULT_RESPONSE_CAP
 
     def hub_key(self) -> tuple[Any, ...]:
         return (
@@ -69,6 +73,8 @@ class DecisionSettings:
             self.tag_ttl,
             self.persona,
             self.endpoint,
+            self.max_response_bytes,
+            self.max_decoded_bytes,
         )
 
 
@@ -120,7 +126,7 @@ class DecisionBank:
     clock: Callable[[], float] = time.monotonic
     entries: Registry[DecisionEntry] = field(init=False)
     hubs: dict[tuple[Any, ...], DecisionHub] = field(default_factory=dict)
-    transports: dict[str, Any] = field(default_factory=dict)
+    transports: dict[tuple[str, int, int], Any] = field(default_factory=dict)  # (url, caps)
     retired: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     _active: set[int] = field(default_factory=set)
     _users: dict[int, int] = field(default_factory=dict)  # id(hub) -> its decisions' count
@@ -129,16 +135,19 @@ class DecisionBank:
     def __post_init__(self) -> None:
         self.entries = Registry("decision", self.counter)
 
-    def _url(self, settings: DecisionSettings) -> str:
-        return settings.endpoint or self.default_endpoint
-
-    def _transport(self, endpoint: str) -> Any:
-        url = endpoint or self.default_endpoint
-        transport = self.transports.get(url)
+    def _transport(self, settings: DecisionSettings) -> Any:
+        url = settings.endpoint or self.default_endpoint
+        caps = (settings.max_response_bytes, settings.max_decoded_bytes)
+        key = (url, *caps)
+        transport = self.transports.get(key)
         if transport is None:
             urls = [part.strip() for part in url.split(",") if part.strip()]
-            transport = LLMTransport([Endpoint(part) for part in urls]) if urls else _NoEndpoint()
-            self.transports[url] = transport
+            if urls:
+                llm = LLMSettings(max_response_bytes=caps[0], max_decoded_bytes=caps[1])
+                transport = LLMTransport([Endpoint(part) for part in urls], llm)
+            else:
+                transport = _NoEndpoint()
+            self.transports[key] = transport
         return transport
 
     def _hub(self, settings: DecisionSettings) -> DecisionHub:
@@ -155,7 +164,7 @@ class DecisionBank:
             )
             memory = _MemoryForHub(self.memory_top_k, self) if self.memory_top_k else None
             hub = DecisionHub(
-                self._transport(settings.endpoint),
+                self._transport(settings),
                 DecisionSchema(settings.intents),
                 config=config,
                 prompt=PromptConfig(persona=settings.persona),
@@ -197,11 +206,10 @@ class DecisionBank:
             self.retired[key] += int(metrics[key])  # type: ignore[call-overload]
         del self.hubs[settings.hub_key()]
         hub.close()
-        url = self._url(settings)
         transport = hub.transport
         if not any(other.transport is transport for other in self.hubs.values()):
-            if self.transports.get(url) is transport:
-                del self.transports[url]
+            for key in [key for key, known in self.transports.items() if known is transport]:
+                del self.transports[key]
             transport.close()
 
     def request(self, handle: int, context: Mapping[str, Any]) -> None:
