@@ -66,7 +66,7 @@ def test_responses_over_the_caps_are_too_large(fault_server: FaultServer, kind: 
         tracemalloc.stop()
     assert isinstance(error, InvalidAnswerError), error
     assert error.reason == "too_large"
-    assert peak < 16 << 20, peak  # bytes: the caps are 256 KiB; without them this is hundreds of MB
+    assert peak < 16 << 20, peak  # bytes: the caps are 512 KiB; without them this is hundreds of MB
 
 
 def test_the_caps_are_settings(fault_server: FaultServer) -> None:

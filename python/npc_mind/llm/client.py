@@ -28,9 +28,9 @@ from npc_mind.llm.schema import Answer, DecisionSchema
 
 API_KEY_ENV = "NPC_MIND_API_KEY"
 MODEL_ENV = "NPC_MIND_LLM_MODEL"
-# A streamed answer costs ~150-400 bytes of server-sent event per token; max_tokens=1024 x 200 bytes
-# is about 200 KiB, and a valid decision is a small fraction of that.
-DEFAULT_RESPONSE_CAP = 256 << 10
+# llama-server streams ~300 bytes per token (server-sent event and chunk framing, measured): the
+# longest answer max_tokens=1024 allows is ~310 KB, the default 48 tokens ~15 KB.
+DEFAULT_RESPONSE_CAP = 512 << 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,8 +38,8 @@ class LLMSettings:
     """max_tokens: 1..1024 (a decision needs ~30); temperature: 0..2; timeouts in seconds, 0.01..120;
     model: the name sent to the server (llama-server ignores it; `NPC_MIND_LLM_MODEL` overrides);
     max_response_bytes: 1 KiB..64 MiB read from the wire, max_decoded_bytes: 1 KiB..64 MiB after
-    decompression; a longer response ends as `too_large` (an invalid answer). The defaults (256 KiB
-    each) hold the largest valid answer streamed at max_tokens=1024 with room to spare."""
+    decompression; a longer response ends as `too_large` (an invalid answer). The defaults (512 KiB
+    each) hold the longest answer max_tokens=1024 allows, streamed, 1.6 times."""
 
     max_tokens: int = 48
     temperature: float = 0.0
