@@ -29,14 +29,16 @@ def test_engine_objects_in_a_context_reach_the_prompt_as_plain_data(fault_server
     """A node in the context freed in the same frame crashed the engine (signal 11): the LLM thread
     formatted the prompt with str() of the freed node. A live node ended every request at once in an
     unlogged prompt_error (a node in the tree refuses calls from another thread). A decision whose
-    MemoryStream was freed raised inside the server's step."""
+    MemoryStream was freed raised inside the server's step. A request pending when a setting changed
+    ended in no signal."""
     run, _ = run_check_script(
         ROOT, "res://tests/addon/decision_objects.gd", env={"NPC_MIND_TEST_ENDPOINT": fault_server.base_url}
     )
     ids = next(line["ids"] for line in run.json_lines() if "ids" in line)
     prompts = prompts_by_persona(fault_server)
     assert set(prompts) == {
-        "freed_same_frame", "live_node", "freed_before", "freed_right_after", "memory_freed"
+        "freed_same_frame", "live_node", "freed_before", "freed_right_after", "memory_freed",
+        "reconfigured",
     }, prompts  # fmt: skip
     enemy = f"{{'id': {ids['enemy']}, 'class': 'Node2D'"
     assert f"- target: {enemy}" in prompts["freed_same_frame"]

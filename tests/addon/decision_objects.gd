@@ -4,7 +4,8 @@ extends SceneTree
 ## crash the engine (the prompt is made on the LLM thread, after the node is gone); a live node, nodes
 ## inside an Array and a Dictionary, and an object freed before the call all reach the prompt as plain
 ## data. A decision whose sibling MemoryStream was freed still asks (it raised inside the server's
-## step, losing every node's update). Prints one JSON line per check and the ids the test looks for
+## step, losing every node's update). A request pending when a setting changes ends at once as
+## `reconfigured` (it ended in no signal). Prints one JSON line per check and the ids the test looks for
 ## in the prompts.
 
 var ends := {}
@@ -60,17 +61,23 @@ func _initialize() -> void:
 	memory.free()
 	forgetful.request_decision({"threat": 0.5})
 
+	var changed := decision("reconfigured")
+	changed.request_decision({"threat": 0.5})
+	changed.tag_ttl = 5.0  # a setting changed while the request is pending: it ends at once
+	check("reconfigured at once", ends["reconfigured"] == [["fallback", "reconfigured", 3]], ends["reconfigured"])
+	changed.request_decision({"threat": 0.6})  # and the next one uses the new settings
+
 
 func _process(_delta: float) -> bool:
 	frame += 1
-	var waiting := false
+	var waiting: bool = ends["reconfigured"].size() < 2
 	for label: String in ends:
 		waiting = waiting or ends[label].is_empty()
 	if waiting and frame < 4000:
 		OS.delay_msec(5)
 		return false
 	for label: String in ends:
-		var got: Array = ends[label]
-		check(label, got.size() == 1 and got[0][0] == "made" and got[0][1] == "attack", got)
+		var got: Array = ends[label].slice(1) if label == "reconfigured" else ends[label]
+		check(label, got.size() == 1 and got[0][0] == "made" and got[0][1] == "attack", ends[label])
 	print(JSON.stringify({"done": true}))
 	return true
