@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -42,6 +43,14 @@ def until_ended(server: MindServer, handles: list[int], count: int = 1) -> dict[
             break
         time.sleep(0.005)
     return got
+
+
+def until(condition: Callable[[], bool]) -> bool:
+    """Whether `condition` became true within SAFETY seconds."""
+    stop = time.monotonic() + SAFETY
+    while not condition() and time.monotonic() < stop:
+        time.sleep(0.01)
+    return condition()
 
 
 def ends(received: list[tuple[str, tuple]]) -> list[tuple[str, tuple]]:
@@ -147,10 +156,22 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
             server.remove(handle)
         assert list(bank.hubs.values()) == [bank.entries.get(shared).hub]
         assert [key[0] for key in bank.transports] == [fault_server.base_url]
-        assert llm_threads() == threads + 1
         assert bank.metrics()["dispatched"] == 1  # a released hub's counters are kept
+        # Unused transports wait `idle_seconds` for reuse: respawning at once opens nothing.
+        assert len(bank.idle) == 2 and llm_threads() == threads + 3
+        again = server.add_decision(
+            DecisionSettings(intents=("attack",), endpoint=f"{fault_server.base_url}/")
+        )
+        assert len(bank.idle) == 1 and llm_threads() == threads + 3
+        server.remove(again)
+        bank.idle_seconds = 0.0
+        server.update()  # closes them, without waiting for their threads
+        assert bank.idle == {}
+        assert until(lambda: llm_threads() == threads + 1)
         server.remove(shared)
-        assert bank.hubs == {} and bank.transports == {} and llm_threads() == threads
+        server.update()
+        assert bank.hubs == {} and bank.transports == {} and bank.idle == {}
+        assert until(lambda: llm_threads() == threads)
     finally:
         server.close()
 
