@@ -12,23 +12,15 @@ from collections.abc import Callable
 
 import pytest
 
-from npc_mind.server import ClockMode, ServerEvent
+from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DecisionSettings
 from tests.support.fault_llm_server import Fault, FaultServer
+from tests.test_server_core import GUARD_SELECTOR as SELECTOR
+from tests.test_server_core import signals
 
 SAFETY = 20.0  # seconds: a bound on waiting loops, never an assertion
 ENDS = ("decision_made", "decision_fallback")
-SELECTOR = {
-    "behaviors": [
-        {"name": "patrol", "considerations": [{"input_key": "calm", "curve_type": "linear"}]},
-        {"name": "pursue", "considerations": [{"input_key": "threat", "curve_type": "linear"}]},
-    ]
-}
-
-
-def signals(events: list[ServerEvent], handle: int) -> list[tuple[str, tuple]]:
-    return [(event.signal, event.args) for event in events if event.handle == handle]
 
 
 def until_ended(server: MindServer, handles: list[int], count: int = 1) -> dict[int, list[tuple[str, tuple]]]:
@@ -196,3 +188,14 @@ def test_a_decisions_response_caps_reach_its_transport(fault_server: FaultServer
         assert ends(got[strict]) == [("decision_fallback", (3, "too_large"))]
     finally:
         server.close()
+
+
+def test_a_rule_with_tags_given_as_one_string_is_refused() -> None:
+    """frozenset("flee") made the tags its letters: the rule matched intents f, l and e."""
+    from npc_mind.decision import Rule
+
+    with pytest.raises(ValueError, match="not one string"):
+        Rule("run", "threat", 0.5, tags="flee")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="non-empty strings"):
+        Rule("run", "threat", 0.5, tags=frozenset({""}))
+    assert Rule("run", "threat", 0.5, tags=frozenset({"flee"})).tags == {"flee"}
