@@ -115,7 +115,7 @@ def test_one_decisions_failure_does_not_abort_the_others(caplog: pytest.LogCaptu
         assert signals(events, handle) == [("decision_fallback", (3, "no_endpoint"))]
         assert server.decisions.behaviour(handle) == "pursue"
     (record,) = [r for r in caplog.records if r.name == "npc_mind.decision"]
-    assert f"decision {broken}" in record.getMessage() and record.exc_info is not None
+    assert f"NPC {broken}:" in record.getMessage() and record.exc_info is not None
     assert "input must be a number" in caplog.text  # the traceback names the cause
     server.request_decision(broken, {"threat": 0.5, "calm": 0.0})  # and it works again
     assert signals(server.update(), broken) == [("decision_fallback", (3, "no_endpoint"))]
@@ -199,3 +199,25 @@ def test_a_rule_with_tags_given_as_one_string_is_refused() -> None:
     with pytest.raises(ValueError, match="non-empty strings"):
         Rule("run", "threat", 0.5, tags=frozenset({""}))
     assert Rule("run", "threat", 0.5, tags=frozenset({"flee"})).tags == {"flee"}
+
+
+def test_in_a_hub_one_npcs_failure_does_not_abort_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    """The isolation is the decision's own: a `DecisionHub` ticking many NPCs goes on with the others
+    too, and the failed NPC's request ends once, as internal_error."""
+    from npc_mind.decision import DecisionConfig, DecisionFallback, DecisionHub, DecisionMade, ThinkingStarted
+    from tests.support import decision_world as world
+    from tests.support.scripted_transport import FakeClock, ScriptedTransport
+
+    clock = FakeClock()
+    hub = DecisionHub(ScriptedTransport(clock), world.SCHEMA, config=DecisionConfig(replan_interval=60.0))
+    for npc in range(3):
+        hub.add(npc, world.selector())
+    boards = {npc: world.board() for npc in range(3)}
+    boards[0] = {**world.board(), "threat": "high"}  # its selector cannot read it
+    with caplog.at_level(logging.ERROR, logger="npc_mind.decision"):
+        hub.tick_all(clock(), boards)
+    events = hub.drain_events()
+    ended = [e.reason for e in events if e.npc == 0 and isinstance(e, DecisionMade | DecisionFallback)]
+    assert ended == ["internal_error"]
+    assert all(any(isinstance(e, ThinkingStarted) and e.npc == npc for e in events) for npc in (1, 2))
+    assert "input must be a number" in caplog.text

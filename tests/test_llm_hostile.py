@@ -220,6 +220,10 @@ def test_through_the_watchdog_a_slowloris_endpoint_opens_the_breaker(fault_serve
                 time.sleep(0.005)
                 hub.tick_all(time.monotonic(), {npc: world.board()})
             endings += [e.reason for e in hub.drain_events() if isinstance(e, DecisionFallback)]
+            # The loop thread records the cancelled request's failure as it releases its slot: wait
+            # for that, or the next request can go out before the breaker has counted this one.
+            while hub.metrics()["in_flight"] and time.monotonic() < stop:
+                time.sleep(0.005)
         breaker_state = hub.metrics()["breaker"]
     assert endings == ["timeout"] * 3 + ["breaker_open"] * 2
     assert breaker_state == "open"
