@@ -227,3 +227,19 @@ def test_through_the_watchdog_a_slowloris_endpoint_opens_the_breaker(fault_serve
         breaker_state = hub.metrics()["breaker"]
     assert endings == ["timeout"] * 3 + ["breaker_open"] * 2
     assert breaker_state == "open"
+
+
+def test_tls_is_verified_and_its_context_made_once() -> None:
+    """Each client built httpx's verifying context (~130 ms, much of it holding the GIL): the first
+    request_decision of every new endpoint stalled the frame. Now one per process for https, and for
+    plain-http endpoints a context that trusts no one (never used; it would refuse every server)."""
+    import ssl
+
+    from npc_mind.llm.client import _tls_context
+
+    verified = _tls_context(True)
+    assert verified is _tls_context(True)
+    assert verified.verify_mode == ssl.CERT_REQUIRED and verified.check_hostname
+    unused = _tls_context(False)
+    assert unused.verify_mode == ssl.CERT_REQUIRED and unused.check_hostname
+    assert unused.cert_store_stats()["x509_ca"] == 0

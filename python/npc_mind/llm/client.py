@@ -176,9 +176,13 @@ _tls: list[ssl.SSLContext] = []
 _tls_lock = threading.Lock()
 
 
-def _tls_context() -> ssl.SSLContext:
+def _tls_context(https: bool) -> ssl.SSLContext:
     """httpx's default verifying TLS context, made once per process: making one (loading the CA
-    bundle) costs ~100 ms, mostly holding the GIL, and each transport's client used to make its own."""
+    bundle) costs ~100 ms, mostly holding the GIL, and each transport's client used to make its own.
+    Without an https endpoint no TLS is ever used: a context that trusts no one (it fails closed)
+    costs nothing to make."""
+    if not https:
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, with no CA: refuses every server
     with _tls_lock:
         if not _tls:
             _tls.append(httpx.create_ssl_context())
@@ -242,7 +246,10 @@ class LLMClient:
         cap = self.pool.capacity
         limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
         self._http = httpx.AsyncClient(
-            timeout=self.settings.timeout(), limits=limits, headers=self._headers, verify=_tls_context()
+            timeout=self.settings.timeout(),
+            limits=limits,
+            headers=self._headers,
+            verify=_tls_context(any(s["url"].startswith("https:") for s in self.pool.states())),
         )
         return self
 
