@@ -121,13 +121,17 @@ def test_one_decisions_failure_does_not_abort_the_others(caplog: pytest.LogCaptu
     assert signals(server.update(), broken) == [("decision_fallback", (3, "no_endpoint"))]
 
 
+OTHER = "http://127.0.0.1:9/v1"  # never contacted: only their transports' lives are looked at
+OTHER_TOO = "http://127.0.0.1:9/v1,http://127.0.0.1:7/v1"
+
+
 def llm_threads() -> int:
     return sum(1 for thread in threading.enumerate() if thread.name == "npc_mind-llm")
 
 
 def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServer) -> None:
     """20,000 NPCs with their own persona left 20,000 hubs (+76 MB, a 24.9 ms step with no live NPC);
-    every distinct endpoint string kept its thread for ever."""
+    every distinct endpoint string kept its thread for ever (spellings of one endpoint list share one)."""
     server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
     threads = llm_threads()
     try:
@@ -135,7 +139,13 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
         handles = [
             server.add_decision(DecisionSettings(intents=("attack",), persona=f"guard {index}", endpoint=url))
             for index, url in enumerate(
-                [fault_server.base_url] * 3 + [f"{fault_server.base_url}/", f" {fault_server.base_url}"]
+                [
+                    fault_server.base_url,
+                    f"{fault_server.base_url}/",
+                    f" {fault_server.base_url}",
+                    OTHER,
+                    OTHER_TOO,
+                ]
             )
         ]
         bank = server.decisions
@@ -151,9 +161,7 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
         assert bank.metrics()["dispatched"] == 1  # a released hub's counters are kept
         # Unused transports wait `idle_seconds` for reuse: respawning at once opens nothing.
         assert len(bank.idle) == 2 and llm_threads() == threads + 3
-        again = server.add_decision(
-            DecisionSettings(intents=("attack",), endpoint=f"{fault_server.base_url}/")
-        )
+        again = server.add_decision(DecisionSettings(intents=("attack",), endpoint=f"{OTHER}/"))
         assert len(bank.idle) == 1 and llm_threads() == threads + 3
         server.remove(again)
         bank.idle_seconds = 0.0

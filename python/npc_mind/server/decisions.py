@@ -135,7 +135,10 @@ class DecisionBank:
         self.entries = Registry("decision", self.counter)
 
     def _transport(self, settings: DecisionSettings) -> Any:
-        url = settings.endpoint or self.default_endpoint
+        # One transport per endpoint list, however it is spelled ("http://a/v1/", " http://a/v1").
+        parts = (settings.endpoint or self.default_endpoint).split(",")
+        endpoints = [Endpoint(part.strip()) for part in parts if part.strip()]
+        url = ",".join(endpoint.base_url for endpoint in endpoints)
         caps = (settings.max_response_bytes, settings.max_decoded_bytes)
         key = (url, *caps)
         transport = self.transports.get(key)
@@ -143,10 +146,9 @@ class DecisionBank:
             transport = self.idle.pop(key)[0]
             self.transports[key] = transport
         if transport is None:
-            urls = [part.strip() for part in url.split(",") if part.strip()]
-            if urls:
+            if endpoints:
                 llm = LLMSettings(max_response_bytes=caps[0], max_decoded_bytes=caps[1])
-                transport = LLMTransport([Endpoint(part) for part in urls], llm)
+                transport = LLMTransport(endpoints, llm)
             else:
                 transport = _NoEndpoint()
             self.transports[key] = transport
