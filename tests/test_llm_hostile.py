@@ -243,3 +243,23 @@ def test_tls_is_verified_and_its_context_made_once() -> None:
     unused = _tls_context(False)
     assert unused.verify_mode == ssl.CERT_REQUIRED and unused.check_hostname
     assert unused.cert_store_stats()["x509_ca"] == 0
+
+
+def test_waiting_for_a_busy_endpoint_past_the_deadline_is_not_its_failure(fault_server: FaultServer) -> None:
+    """The endpoint answers (slowly); a request queued behind the cap until after its own deadline
+    ends as timeout without being sent, and the breaker (threshold 1) stays closed."""
+    fault_server.default = Fault(latency=0.4)
+    breaker = BreakerConfig(failure_threshold=1, cooldown=600.0)
+
+    async def run() -> tuple[list[object], str]:
+        async with LLMClient([Endpoint(fault_server.base_url, max_in_flight=1)], breaker=breaker) as client:
+            now = time.monotonic()
+            first = client.decide(MESSAGES, world.SCHEMA, now + 5.0)
+            queued = client.decide(MESSAGES, world.SCHEMA, now + 0.2)  # its slot frees at ~0.4 s
+            results = await asyncio.gather(first, queued, return_exceptions=True)
+            return results, str(client.pool.states()[0]["breaker"])
+
+    (answer, late), state = asyncio.run(run())
+    assert getattr(answer, "intent", None) == "attack", answer
+    assert isinstance(late, RejectedError) and late.reason == "timeout", late
+    assert state == "closed" and len(fault_server.seen) == 1

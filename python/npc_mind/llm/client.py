@@ -25,7 +25,7 @@ import httpx
 
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.endpoints import Endpoint, EndpointPool
-from npc_mind.llm.errors import EndpointError, InvalidAnswerError
+from npc_mind.llm.errors import EndpointError, InvalidAnswerError, RejectedError
 from npc_mind.llm.schema import Answer, DecisionSchema
 
 API_KEY_ENV = "NPC_MIND_API_KEY"
@@ -280,7 +280,12 @@ class LLMClient:
             raise RuntimeError("LLMClient must be used inside `async with`")
         slot = await self.pool.acquire()
         outcome = "neutral"
+        acquired_at = self._clock()
         try:
+            if deadline is not None and acquired_at >= deadline:
+                # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
+                # says nothing about the endpoint.
+                raise RejectedError(f"waited past its deadline for {slot.endpoint.base_url}", "timeout")
             body = self._body(messages, schema)
             if deadline is None:
                 content = await self._post(slot.endpoint, body)
@@ -301,8 +306,8 @@ class LLMClient:
             outcome = "success"  # it answered: alive, if wrong
             raise
         finally:
-            if outcome == "neutral" and deadline is not None and self._clock() >= deadline:
-                outcome = "failure"  # cancelled after its deadline: it hung
+            if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
+                outcome = "failure"  # the endpoint had it and was cancelled after its deadline: it hung
             # Invalid answers still prove the endpoint alive; cancellations say nothing about it.
             if outcome == "failure":
                 slot.breaker.record_failure()
