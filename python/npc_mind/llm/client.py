@@ -361,15 +361,19 @@ class LLMClient:
 
 
 async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Server-sent event lines (ended by LF, CRLF or CR) of a byte stream, as text."""
-    pending = b""
+    """Server-sent event lines (ended by LF, CRLF or CR) of a byte stream, as text. Only a chunk
+    holding a line end is searched and joined: a line sent a byte at a time costs linear time."""
+    pending: list[bytes] = []
     async for chunk in chunks:
-        pending += chunk
-        *lines, pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        pending.append(chunk)
+        if b"\n" not in chunk and b"\r" not in chunk:
+            continue
+        *lines, rest = b"".join(pending).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        pending = [rest] if rest else []
         for line in lines:
             yield _text(line)
     if pending:
-        yield _text(pending)
+        yield _text(b"".join(pending))
 
 
 def _text(line: bytes) -> str:
