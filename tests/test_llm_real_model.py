@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -18,7 +22,7 @@ from npc_mind.llm import (
     endpoints_from_env,
 )
 from npc_mind.llm.errors import RejectedError
-from npc_mind.llm.local_server import LAUNCHER
+from npc_mind.llm.local_server import LAUNCHER, MODEL, LocalServerError
 from npc_mind.llm.prompt import stable_messages
 from npc_mind.llm.schema import DecisionSchema
 from tests.support import decision_world as world
@@ -181,3 +185,24 @@ def test_choice_mode_refuses_intents_whose_first_tokens_collide(llm_endpoint: En
         hub.add(1, world.selector())
         end = only_decision(run_until_decided(hub, {1: world.board()}))
     assert isinstance(end, DecisionFallback) and end.reason == "choice_collision"
+
+
+def test_a_relative_model_path_works_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not (LAUNCHER.is_file() and MODEL.is_file()):
+        pytest.skip("the local llama-server is not provisioned")
+    monkeypatch.chdir(tmp_path)  # the launcher changes directory: the path must be absolute by then
+    with LocalLlamaServer(model=Path(os.path.relpath(MODEL, tmp_path)), parallel=1) as server:
+        assert server.model.is_absolute()  # type: ignore[union-attr]
+        assert httpx.get(f"{server.root_url}/health", timeout=5.0).status_code == 200
+
+
+def test_a_missing_model_is_a_clear_error_and_the_command_says_so(tmp_path: Path) -> None:
+    with pytest.raises(LocalServerError, match="NPC_MIND_LLM_MODEL_FILE"):
+        LocalLlamaServer(model=tmp_path / "absent.gguf").start()
+    done = subprocess.run(
+        [sys.executable, "-m", "npc_mind.llm", "--model", str(tmp_path / "absent.gguf")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and "absent.gguf" in done.stderr and "Traceback" not in done.stderr

@@ -107,7 +107,7 @@ def stable_messages(schema: DecisionSchema, config: PromptConfig | None = None) 
     system = (
         f"You are the mind of {config.persona}. Read the situation and choose what to do next.\n"
         f"Intents: {', '.join(schema.intents)}.\n"
-        f'Answer with JSON only: {ANSWER_PREFIX}<intent>{URGENCY_SUFFIX}<0.0 to 1.0>}}'
+        f"Answer with JSON only: {ANSWER_PREFIX}<intent>{URGENCY_SUFFIX}<0.0 to 1.0>}}"
     )
     messages = [{"role": "system", "content": system}]
     for example in config.examples:
