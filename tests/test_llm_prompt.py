@@ -13,7 +13,7 @@ import pytest
 
 from npc_mind.llm import DecisionSchema, Endpoint, PromptConfig, build_messages
 from npc_mind.llm.errors import InvalidAnswerError
-from npc_mind.llm.prompt import Example, answer_json, stable_messages
+from npc_mind.llm.prompt import Example, MemoryFact, answer_json, stable_messages
 from npc_mind.llm.schema import ANSWER_PREFIX, ChoiceCollisionError
 from npc_mind.llm.shape import RequestShape, resolve_mode
 from npc_mind.memory import MemoryType
@@ -73,10 +73,19 @@ def test_two_npcs_of_a_hub_share_the_prefix_and_repeat_the_same_prompt(fault_ser
 def test_the_situation_is_short_and_coarse() -> None:
     snapshot = {
         "_internal": 3, "threat": 0.6666, "danger": True, "target": 1_234_567, "when": 81234.5,
-        "note": "line one\nline two", "blob": {"a": 1}, "count": 3,
+        "note": "line one\nline two", "blob": {"a": 1}, "count": 3, "health": 0.0, "calm": False,
     }  # fmt: skip
-    *_, user = build_messages(SCHEMA, snapshot, [], PromptConfig(max_facts=8))
-    assert user["content"] == "Facts: count: 3, danger: yes, note: line one line two, threat: 0.7."
+    memories = [
+        MemoryFact("hostile", THIEF, 0.9, 0.9), MemoryFact("observation", 1, 0.5, 0.3),
+        MemoryFact("observation", 2, 0.4, 0.3), MemoryFact("trivia", 3, 0.1, 0.1),
+    ]  # fmt: skip
+    *_, user = build_messages(SCHEMA, snapshot, memories, PromptConfig(max_facts=8))
+    assert user["content"] == (
+        "Facts: calm: no, count: 3, danger: yes, note: line one line two, threat: 0.7.\n"
+        "You remember: hostile (vivid), observation (faint) x2, trivia (fading)."
+    )
+    *_, kept = build_messages(SCHEMA, {"health": 0.0}, (), PromptConfig(omit_zero=False))
+    assert kept["content"] == "Facts: health: 0.0."
     *_, empty = build_messages(SCHEMA, {"_npc_mind_request": 7})
     assert empty["content"] == "Nothing is happening."
 

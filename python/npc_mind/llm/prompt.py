@@ -9,7 +9,9 @@ shares with the last one in its slot. So the prompt is split:
 - `situation_text`: the one varying message, in words and a few coarse facts. It never shows internal
   keys (any key starting with `_`, such as the server's request counter), raw entity ids or long
   numbers (integers of 5 or more digits), and shows numbers with one decimal and memories by type and
-  a coarse strength, so two requests for the same situation give the same text.
+  a coarse strength (equal ones counted, not repeated), so two requests for the same situation give the
+  same text. Numbers equal to 0 are left out by default (an absent flag or score; `omit_zero`): every
+  tail token costs prompt evaluation on each request.
 
 Memories are duck-typed views (`memory_type`, `retrievability`, ...), as the memory pool's `top_k`
 returns, or `MemoryFact`s.
@@ -67,13 +69,15 @@ class Example(NamedTuple):
 class PromptConfig:
     """persona: who the NPC is (<= 400 chars); max_facts: 1..64 blackboard entries;
     max_memories: 0..16 memories; digits: 0..6 decimals for numbers (1: coarse, stable);
-    examples: 0..8 few-shot `Example`s (part of the stable prefix; their intents must be allowed)."""
+    examples: 0..8 few-shot `Example`s (part of the stable prefix; their intents must be allowed);
+    omit_zero: leave out facts whose value is the number 0."""
 
     persona: str = "a guard in a game world"
     max_facts: int = 16
     max_memories: int = 5
     digits: int = 1
     examples: tuple[Example, ...] = ()
+    omit_zero: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.persona) <= 400:
@@ -151,18 +155,23 @@ def situation_text(
     for key in sorted(str(k) for k in snapshot):
         if key.startswith("_") or key == SITUATION_KEY:
             continue  # internal keys are for the machinery, never for the model
-        shown = _value(snapshot[key], config.digits)
+        value = snapshot[key]
+        if config.omit_zero and not isinstance(value, bool) and isinstance(value, int | float) and value == 0:
+            continue
+        shown = _value(value, config.digits)
         if shown is not None:
             facts.append(f"{key.replace('_', ' ')}: {shown}")
     if facts:
         lines.append("Facts: " + ", ".join(facts[: config.max_facts]) + ".")
-    recalled = []
+    recalled: dict[str, int] = {}  # in the pool's order, equal ones counted
     for view in list(memories)[: config.max_memories]:
         kind = getattr(view, "memory_type", "memory")
         kind = getattr(kind, "name", str(kind)).lower()
-        recalled.append(f"{kind} ({_strength(float(getattr(view, 'retrievability', 0.0)))})")
+        shown = f"{kind} ({_strength(float(getattr(view, 'retrievability', 0.0)))})"
+        recalled[shown] = recalled.get(shown, 0) + 1
     if recalled:
-        lines.append("You remember: " + ", ".join(recalled) + ".")
+        shown = [text if count == 1 else f"{text} x{count}" for text, count in recalled.items()]
+        lines.append("You remember: " + ", ".join(shown) + ".")
     return "\n".join(lines) or "Nothing is happening."
 
 
