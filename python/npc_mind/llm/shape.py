@@ -148,15 +148,17 @@ async def _tokenize(http: httpx.AsyncClient, endpoint: Endpoint, text: str) -> l
 async def warm_up(
     http: httpx.AsyncClient, endpoint: Endpoint, prefix: Sequence[Mapping[str, str]], slots: int
 ) -> int:
-    """Have each of the server's slots evaluate and cache the stable prefix (one concurrent request per
-    slot, so each lands in its own); returns how many succeeded."""
+    """Have each of the server's slots evaluate and cache the stable prefix (one request per slot, sent
+    to it by `id_slot`: left to itself the server gives a prompt it has just cached to the same slot);
+    returns how many succeeded."""
 
-    async def one() -> bool:
+    async def one(slot: int) -> bool:
         body = {
             "messages": [*prefix, {"role": "user", "content": ""}],
             "max_tokens": 1,
             "temperature": 0.0,
             "cache_prompt": True,
+            "id_slot": slot,
         }
         try:
             response = await http.post(endpoint.chat_url, json=body, timeout=WARM_UP_TIMEOUT)
@@ -164,7 +166,7 @@ async def warm_up(
             return False
         return response.status_code == 200
 
-    done = await asyncio.gather(*(one() for _ in range(slots)))
+    done = await asyncio.gather(*(one(slot) for slot in range(slots)))
     return sum(done)
 
 
