@@ -20,10 +20,12 @@ TIMELINE_FIELDS = {"t", "guard", "entity", "R", "awareness", "behaviour", "tier"
 pytestmark = pytest.mark.godot
 
 
-def play(out: Path, endpoint: str = "") -> GodotRun:
+def play(out: Path, endpoint: str = "", *scene_args: str) -> GodotRun:
     # --quit-after: a scene that failed to load would otherwise idle until the timeout.
     frames = ["--fixed-fps", "30", "--quit-after", "4000"]
-    run = run_godot(ROOT, *frames, "--", f"--out={out}", timeout=240, env={"NPC_MIND_LLM_URL": endpoint})
+    run = run_godot(
+        ROOT, *frames, "--", f"--out={out}", *scene_args, timeout=240, env={"NPC_MIND_LLM_URL": endpoint}
+    )
     assert run.returncode == 0, run.log
     return run
 
@@ -100,11 +102,18 @@ def test_the_demo_command_plays_headless_and_writes_its_timeline(tmp_path: Path)
 
 
 @pytest.mark.llm
-def test_stories_hold_with_the_real_local_model(tmp_path: Path, llm_endpoint) -> None:
-    run = play(tmp_path, llm_endpoint.base_url)
+def test_the_real_model_advises_in_tier_1_and_the_stories_hold(tmp_path: Path, llm_endpoint) -> None:
+    # Paced to the wall clock at 4x (model latency is real time; the whole story takes ~30 s).
+    run = play(tmp_path, llm_endpoint.base_url, "--pace=4")
     assert_stories(run)
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # a real request to the real model was cut off by the grenade
+    decisions = events(run, "decision")
+    assert all(line["tier"] in (1, 2) and line["intent"] for line in decisions)
+    if not any(line["tier"] == 1 for line in decisions):
+        metrics = events(run, "summary")[0]["metrics"]
+        latency = {key: value for key, value in metrics.items() if key.startswith("decision/")}
+        pytest.skip(f"the machine is too loaded for a tier-1 answer this run: {decisions}, {latency}")
 
 
 def test_realtime_paces_fixed_step_frames_to_the_wall_clock(tmp_path: Path) -> None:
