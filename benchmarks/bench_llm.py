@@ -358,9 +358,18 @@ SHAPES = [
 ]
 
 
-async def _one(client: LLMClient, endpoint: Endpoint, shape: RequestShape, messages: list) -> dict:
-    """One non-streamed request (to read its finish_reason): latency, answer or failure."""
+async def _one(
+    client: LLMClient, endpoint: Endpoint, shape: RequestShape, messages: list, *,
+    slot: int | None = None, legacy: bool = False,
+) -> dict:  # fmt: skip
+    """One non-streamed request (to read its finish_reason): latency, answer or failure. slot: the
+    server slot it must use (llama-server's `id_slot`), so each shape meets only its own cache."""
     body = client._body(messages, shape.schema, shape) | {"stream": False}
+    if slot is not None:
+        body["id_slot"] = slot
+    if legacy:  # the schema as it was: an optional target_id the prompt invited
+        properties = body["response_format"]["json_schema"]["schema"]["properties"]
+        properties["target_id"] = {"type": "integer", "minimum": 0}
     started = time.monotonic()
     try:
         response = await client._http.post(endpoint.chat_url, json=body)  # type: ignore[union-attr]
@@ -377,14 +386,19 @@ async def _one(client: LLMClient, endpoint: Endpoint, shape: RequestShape, messa
     }
 
 
-async def _shape_client(endpoint: Endpoint, shape: Shape, schema: DecisionSchema) -> tuple:
+async def _shape_client(
+    endpoint: Endpoint, shape: Shape, schema: DecisionSchema, slot: int | None = None
+) -> tuple:
+    """A client for `shape` and its request shape, with the shape's prefix cached: in its own slot
+    (`slot`) by one untimed request, else by `prepare` (the warm-up a hub runs at start)."""
     mode = "schema" if shape.mode == "legacy" else shape.mode
     declared = Endpoint(endpoint.base_url, endpoint.max_in_flight, kind=endpoint.kind, mode=mode)
     client = LLMClient([declared], LLMSettings(max_tokens=48, read_timeout=60.0))
     await client.__aenter__()
     request_shape = await client.shape(declared, schema)
-    if shape.mode == "legacy":
-        await _one(client, declared, request_shape, shape.messages(schema, SCENARIOS[0][0], 0))  # its cache
+    if slot is not None or shape.mode == "legacy":
+        messages = shape.messages(schema, SCENARIOS[-1][0], 0)
+        await _one(client, declared, request_shape, messages, slot=slot, legacy=shape.mode == "legacy")
     else:
         await client.prepare(schema, stable_messages(schema, shape.prompt))
     return client, declared, request_shape
@@ -392,8 +406,13 @@ async def _shape_client(endpoint: Endpoint, shape: Shape, schema: DecisionSchema
 
 async def _shapes(endpoint: Endpoint, per_shape: int) -> list[dict[str, object]]:
     """Every shape `per_shape` times over the scenarios, interleaved (one request of each shape in
-    turn), so a slow spell of the machine hits all shapes alike."""
-    clients = [await _shape_client(endpoint, shape, SCHEMA) for shape in SHAPES]
+    turn), so a slow spell of the machine hits all shapes alike; each shape in its own server slot,
+    where the previous request was another situation (as for one hub's NPCs in a game)."""
+    slots = endpoint.kind == "llama" or endpoint.mode == "auto"
+    clients = [
+        await _shape_client(endpoint, shape, SCHEMA, index if slots else None)
+        for index, shape in enumerate(SHAPES)
+    ]
     results: list[list[dict]] = [[] for _ in SHAPES]
     try:
         for i in range(per_shape):
@@ -401,7 +420,10 @@ async def _shapes(endpoint: Endpoint, per_shape: int) -> list[dict[str, object]]
             for index, shape in enumerate(SHAPES):
                 client, declared, request_shape = clients[index]
                 messages = shape.messages(SCHEMA, board, i + 1)
-                results[index].append(await _one(client, declared, request_shape, messages))
+                slot = index if slots else None
+                legacy = shape.mode == "legacy"
+                result = await _one(client, declared, request_shape, messages, slot=slot, legacy=legacy)
+                results[index].append(result)
     finally:
         for client, _, _ in clients:
             await client.__aexit__(None, None, None)
@@ -447,7 +469,8 @@ async def _agreement(endpoint: Endpoint, shape: Shape) -> dict[str, object]:
         try:
             for counter, (situation, expected) in enumerate(SCENARIOS):
                 messages = shape.messages(schema, situation, counter)
-                answer = (await _one(client, declared, request_shape, messages))["answer"]
+                legacy = shape.mode == "legacy"
+                answer = (await _one(client, declared, request_shape, messages, legacy=legacy))["answer"]
                 if answer is None:
                     picks.append("-")
                     continue
@@ -645,8 +668,10 @@ def main(argv: list[str] | None = None) -> int:
                 "## Request shapes against the model (same run)",
                 "",
                 f"Each shape {PER_SHAPE} times over the scenarios below, the shapes interleaved (one",
-                "request of each in turn), one at a time, not streamed (to read `finish_reason`); each",
-                "shape's prefix cached first (the new shapes by `prepare`, the warm-up a hub runs at start).",
+                "request of each in turn), one at a time, not streamed (to read `finish_reason`). On",
+                "llama-server each shape has its own slot (`id_slot`), cached with its prefix by a first",
+                "untimed request; the previous request in a slot was always another situation, so each",
+                "request evaluates its whole situation (shapes sharing a slot reused each other's).",
                 "Two recalled memories in every prompt. Tiers as the watchdog counts them (300 / 800 ms); an",
                 "invalid answer counts as tier 3. Cut: `finish_reason` `length` (the answer did not end).",
                 "",
