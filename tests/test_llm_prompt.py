@@ -74,6 +74,7 @@ def test_the_situation_is_short_and_coarse() -> None:
     snapshot = {
         "_internal": 3, "threat": 0.6666, "danger": True, "target": 1_234_567, "when": 81234.5,
         "note": "line one\nline two", "blob": {"a": 1}, "count": 3, "health": 0.0, "calm": False,
+        "visible": 1.0, "near": 0.04,
     }  # fmt: skip
     memories = [
         MemoryFact("hostile", THIEF, 0.9, 0.9), MemoryFact("observation", 1, 0.5, 0.3),
@@ -81,11 +82,11 @@ def test_the_situation_is_short_and_coarse() -> None:
     ]  # fmt: skip
     *_, user = build_messages(SCHEMA, snapshot, memories, PromptConfig(max_facts=8))
     assert user["content"] == (
-        "Facts: calm: no, count: 3, danger: yes, note: line one line two, threat: 0.7.\n"
+        "Facts: calm: no, count: 3, danger: yes, near: 0, note: line one line two, threat: 0.7, visible: 1.\n"
         "You remember: hostile (vivid), observation (faint) x2, trivia (fading)."
     )
     *_, kept = build_messages(SCHEMA, {"health": 0.0}, (), PromptConfig(omit_zero=False))
-    assert kept["content"] == "Facts: health: 0.0."
+    assert kept["content"] == "Facts: health: 0."
     *_, empty = build_messages(SCHEMA, {"_npc_mind_request": 7})
     assert empty["content"] == "Nothing is happening."
 

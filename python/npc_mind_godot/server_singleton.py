@@ -221,7 +221,8 @@ def _start_local_model_wanted() -> bool:
 
 def _start_local_model() -> Any:
     """The local model server the project settings name (paths: absolute, `res://`/`user://`, or
-    relative to the project), else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the
+    relative to the project; in an exported game `res://` and relative paths are beside its
+    executable), else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the
     provisioned ones (this checkout's or the project's `.deps/llama/`). None, with a warning, if it
     cannot start: the game then plays on the fallback tiers."""
     from pathlib import Path
@@ -229,11 +230,20 @@ def _start_local_model() -> Any:
     from npc_mind.llm import local_server as local
 
     settings = objects.singleton("ProjectSettings")
-    project = Path(str(settings.globalize_path("res://")))
+    engine_os = objects.singleton("OS")
+    # res:// is a real folder only when run from the editor binary; an export's files sit beside it.
+    exported = not engine_os.has_feature("editor")
+    project = (
+        Path(str(engine_os.get_executable_path())).parent
+        if exported
+        else Path(str(settings.globalize_path("res://")))
+    )
 
     def path(setting: str, env: str, default: Path) -> Path:
         value = str(project_setting(setting, ""))
         if value:
+            if exported and value.startswith("res://"):
+                value = value.removeprefix("res://")  # beside the executable
             return local.resolve_path(str(settings.globalize_path(value)), env, default, base=project)
         if os.environ.get(env):
             return local.resolve_path(None, env, default)

@@ -8,10 +8,10 @@ shares with the last one in its slot. So the prompt is split:
   and every NPC of a hub, and is cached once per server slot (warmed up before the first NPC asks).
 - `situation_text`: the one varying message, in words and a few coarse facts. It never shows internal
   keys (any key starting with `_`, such as the server's request counter), raw entity ids or long
-  numbers (integers of 5 or more digits), and shows numbers with one decimal and memories by type and
-  a coarse strength (equal ones counted, not repeated), so two requests for the same situation give the
-  same text. Numbers equal to 0 are left out by default (an absent flag or score; `omit_zero`): every
-  tail token costs prompt evaluation on each request.
+  numbers (integers of 5 or more digits), and shows numbers with one decimal (whole ones without) and
+  memories by type and a coarse strength (equal ones counted, not repeated), so two requests for the
+  same situation give the same text. Numbers equal to 0 are left out by default (an absent flag or
+  score; `omit_zero`): every tail token costs prompt evaluation on each request.
 
 Memories are duck-typed views (`memory_type`, `retrievability`, ...), as the memory pool's `top_k`
 returns, or `MemoryFact`s.
@@ -129,7 +129,9 @@ def _value(value: Any, digits: int) -> str | None:
     if isinstance(value, float):
         if not math.isfinite(value) or abs(value) >= LONG_NUMBER:
             return None
-        return f"{value:.{digits}f}"
+        text = f"{value:.{digits}f}"
+        # A whole number as an integer: "1.0" is three tokens, "1" one.
+        return text.rstrip("0").rstrip(".") if "." in text else text
     if isinstance(value, str):
         text = " ".join(value.split())  # one line
         return text[:MAX_TEXT] if text else None
