@@ -4,6 +4,7 @@ it cannot tell apart; endpoints declare their kind and mode."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -11,8 +12,9 @@ import time
 
 import pytest
 
-from npc_mind.llm import DecisionSchema, Endpoint, PromptConfig, build_messages
+from npc_mind.llm import DecisionSchema, Endpoint, LLMClient, PromptConfig, build_messages
 from npc_mind.llm.errors import InvalidAnswerError
+from npc_mind.llm.local_server import free_port
 from npc_mind.llm.prompt import Example, MemoryFact, answer_json, stable_messages
 from npc_mind.llm.schema import ANSWER_PREFIX, ChoiceCollisionError
 from npc_mind.llm.shape import RequestShape, resolve_mode
@@ -167,3 +169,18 @@ def test_endpoints_declare_kind_and_mode_in_the_url_or_the_environment(
         "choice", "choice", "json", "schema",
     ]  # fmt: skip
     assert {resolve_mode(m, "openai") for m in ("auto", "choice", "json", "schema")} == {"schema"}
+
+
+def test_an_unreachable_endpoint_is_asked_its_kind_again_once_it_answers() -> None:
+    port = free_port()
+    endpoint = Endpoint(f"http://127.0.0.1:{port}/v1")
+
+    async def run() -> tuple[str, int, str, int]:
+        async with LLMClient([endpoint]) as client:
+            before = await client.shape(endpoint, SCHEMA)  # nothing listens: a plain request, not kept
+            kept_before = len(client._shapes)
+            with FaultServer(port=port):  # now something answers (not llama-server: 404 on /props)
+                after = await client.shape(endpoint, SCHEMA)
+                return before.mode, kept_before, after.mode, len(client._shapes)
+
+    assert asyncio.run(run()) == ("schema", 0, "schema", 1)

@@ -147,7 +147,8 @@ class LLMClient:
             temperature=settings.temperature, stream=settings.stream,
         )  # fmt: skip
 
-    async def _kind(self, endpoint: Endpoint) -> str:
+    async def _kind(self, endpoint: Endpoint) -> str | None:
+        """The endpoint's server kind, or None while it cannot be reached (asked again next time)."""
         if endpoint.kind != "auto":
             return endpoint.kind
         assert self._http is not None
@@ -156,13 +157,12 @@ class LLMClient:
             future = asyncio.ensure_future(detect_kind(self._http, endpoint))
             self._kinds[endpoint.base_url] = future
         kind = await asyncio.shield(future)
-        if kind is None:  # unreachable for now: ask again next time, send a plain request meanwhile
+        if kind is None:
             self._kinds.pop(endpoint.base_url, None)
-            return "openai"
         return kind
 
-    async def _make_shape(self, endpoint: Endpoint, schema: DecisionSchema) -> RequestShape:
-        mode = resolve_mode(endpoint.mode, await self._kind(endpoint))
+    async def _make_shape(self, endpoint: Endpoint, schema: DecisionSchema, kind: str) -> RequestShape:
+        mode = resolve_mode(endpoint.mode, kind)
         tokens = None
         if mode == "choice":
             assert self._http is not None
@@ -172,12 +172,18 @@ class LLMClient:
     async def shape(self, endpoint: Endpoint, schema: DecisionSchema) -> RequestShape:
         """The request shape for `endpoint` and `schema` (made once; raises `RejectedError`
         `choice_collision` for intents choice mode cannot tell apart, `EndpointError` when the
-        server could not be asked)."""
+        server could not be asked). While the server cannot be reached its kind is unknown: a plain
+        `schema` request goes out (and fails like any request would), and the next one asks again."""
         key = (endpoint.base_url, schema.intents)
         future = self._shapes.get(key)
         if future is None:
-            future = asyncio.ensure_future(self._make_shape(endpoint, schema))
-            self._shapes[key] = future
+            kind = await self._kind(endpoint)
+            if kind is None:
+                return RequestShape.for_mode(schema, "schema")
+            future = self._shapes.get(key)  # made meanwhile by a concurrent request
+            if future is None:
+                future = asyncio.ensure_future(self._make_shape(endpoint, schema, kind))
+                self._shapes[key] = future
         try:
             return await asyncio.shield(future)
         except ChoiceCollisionError as error:
