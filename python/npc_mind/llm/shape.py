@@ -27,7 +27,7 @@ import httpx
 
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import InvalidAnswerError
-from npc_mind.llm.schema import ANSWER_PREFIX, Answer, DecisionSchema
+from npc_mind.llm.schema import ANSWER_PREFIX, Answer, ChoiceCollisionError, DecisionSchema
 
 PROBE_TIMEOUT = 2.0  # seconds for a start-up request (detection, tokenization)
 WARM_UP_TIMEOUT = 30.0  # a cold prefix on a busy one-thread server takes a while
@@ -124,13 +124,16 @@ async def first_tokens(
     http: httpx.AsyncClient, endpoint: Endpoint, intents: Sequence[str]
 ) -> dict[str, tuple[int, str]]:
     """Each intent's first token (id, text) in the answer's context (after `{"intent":"`), from the
-    server's `/tokenize`; raises `httpx.HTTPError` or `ValueError` when it cannot tell."""
+    server's `/tokenize`; raises `httpx.HTTPError` when it cannot ask, `ChoiceCollisionError` when an
+    intent has no first token of its own there."""
     prefix = await _tokenize(http, endpoint, ANSWER_PREFIX)
     tokens = {}
     for name in intents:
         pieces = await _tokenize(http, endpoint, ANSWER_PREFIX + name)
         if pieces[: len(prefix)] != prefix or len(pieces) <= len(prefix):
-            raise ValueError(f"the tokenizer merges {name!r} with the answer's prefix")
+            raise ChoiceCollisionError(
+                f"choice mode: the tokenizer merges {name!r} with the answer's prefix; use mode 'json'"
+            )
         tokens[name] = pieces[len(prefix)]
     return tokens
 
