@@ -76,13 +76,23 @@ def test_stories_hold_without_a_model_and_replay_identically(tmp_path: Path) -> 
 def test_stories_hold_when_a_model_answers_and_a_grenade_cuts_it_off(
     tmp_path: Path, fault_server, latency: float
 ) -> None:
-    fault_server.default = Fault("ok", latency=latency, intent="search", urgency=0.7)
+    # "flee" to everything (as the small model tends to say): the stories must hold all the same.
+    fault_server.default = Fault("ok", latency=latency, intent="flee", urgency=0.7)
     run = play(tmp_path, fault_server.base_url)
     assert_stories(run)
     # Which tier each answer earns depends on the machine (tiers follow measured latency), so only
     # what holds for every tier is asserted: an applied answer is tier 1 or 2, a fallback tier 3.
     assert all(line["tier"] in (1, 2) for line in events(run, "decision"))
     assert all(line["tier"] == 3 for line in events(run, "fallback"))
+    # The advice shows: an answer to the stone, in calm, has Bertha flee while it is fresh (6 s).
+    samples = events(run, "sample")
+    for answer in events(run, "decision"):
+        if answer["guard"] == "Bertha" and answer["t"] < 40.0:
+            fresh = [
+                line["behaviour"] for line in samples
+                if line["guard"] == "Bertha" and 0 < line["t"] - answer["t"] <= 6
+            ]  # fmt: skip
+            assert "flee" in fresh, (answer, fresh)
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # the request had left: the abort cancelled a real HTTP request
     assert events(run, "summary")[0]["metrics"]["decision/aborts"] == 1
