@@ -21,7 +21,7 @@ from npc_mind.llm.shape import RequestShape, resolve_mode
 from npc_mind.memory import MemoryType
 from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
-from npc_mind.server.decisions import REQUEST_KEY, DecisionSettings
+from npc_mind.server.decisions import DecisionSettings
 from tests.support.fault_llm_server import Fault, FaultServer
 from tests.support.gbnf import matches
 
@@ -66,7 +66,7 @@ def test_two_npcs_of_a_hub_share_the_prefix_and_repeat_the_same_prompt(fault_ser
     assert prefix == stable_messages(SCHEMA, PromptConfig(persona="a guard"))
     assert all(chat == chats[0] for chat in chats)  # same situation: the same request, tail included
     text = json.dumps(chats[0])
-    assert REQUEST_KEY not in text and "_npc_mind" not in text
+    assert "_npc_mind" not in text  # the server's request counter was written here
     assert not re.search(r"\d{5,}", text), text  # no entity ids or long numbers
     situation = chats[0][-1]["content"]
     assert "spotted Tam" in situation and "threat: 0.7" in situation and "hostile (vivid)" in situation
@@ -76,15 +76,17 @@ def test_the_situation_is_short_and_coarse() -> None:
     snapshot = {
         "_internal": 3, "threat": 0.6666, "danger": True, "target": 1_234_567, "when": 81234.5,
         "note": "line one\nline two", "blob": {"a": 1}, "count": 3, "health": 0.0, "calm": False,
-        "visible": 1.0, "near": 0.04,
+        "visible": 1.0, "near": 0.04, "at": {"x": 3.5, "y": -1.0}, "tags": ("a", "b"),
+        "who": {"id": THIEF, "class": "Node2D"}, "deep": {"a": {"b": 1}},
     }  # fmt: skip
     memories = [
         MemoryFact("hostile", THIEF, 0.9, 0.9), MemoryFact("observation", 1, 0.5, 0.3),
         MemoryFact("observation", 2, 0.4, 0.3), MemoryFact("trivia", 3, 0.1, 0.1),
     ]  # fmt: skip
-    *_, user = build_messages(SCHEMA, snapshot, memories, PromptConfig(max_facts=8))
+    *_, user = build_messages(SCHEMA, snapshot, memories, PromptConfig(max_facts=12))
     assert user["content"] == (
-        "Facts: calm: no, count: 3, danger: yes, near: 0, note: line one line two, threat: 0.7, visible: 1.\n"
+        "Facts: at: x 3.5 y -1, blob: a 1, calm: no, count: 3, danger: yes, near: 0, "
+        "note: line one line two, tags: a, b, threat: 0.7, visible: 1.\n"
         "You remember: hostile (vivid), observation (faint) x2, trivia (fading)."
     )
     *_, kept = build_messages(SCHEMA, {"health": 0.0}, (), PromptConfig(omit_zero=False))

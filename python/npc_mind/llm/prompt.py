@@ -28,6 +28,7 @@ from npc_mind.llm.schema import ANSWER_PREFIX, URGENCY_SUFFIX, DecisionSchema
 
 LONG_NUMBER = 10_000  # a number this large is an id or a timestamp: nothing a model can reason about
 MAX_TEXT = 120  # characters of one text value
+MAX_PARTS = 4  # fields of a mapping, items of a sequence
 SITUATION_KEY = "situation"  # a text value under this key leads the message, as a sentence
 
 
@@ -109,7 +110,7 @@ def stable_messages(schema: DecisionSchema, config: PromptConfig | None = None) 
         if example.intent not in schema.intents:
             raise ValueError(f"examples: {example.intent!r} is not one of the allowed intents")
     system = (
-        f"You are the mind of {config.persona}. Read the situation and choose what to do next.\n"
+        f"You are the tactical mind of {config.persona}. Read the situation and choose what to do next.\n"
         f"Intents: {', '.join(schema.intents)}.\n"
         f"Answer with JSON only: {ANSWER_PREFIX}<intent>{URGENCY_SUFFIX}<0.0 to 1.0>}}"
     )
@@ -120,8 +121,20 @@ def stable_messages(schema: DecisionSchema, config: PromptConfig | None = None) 
     return messages
 
 
-def _value(value: Any, digits: int) -> str | None:
-    """A blackboard value in words, or None when it tells a model nothing (ids, long numbers, objects)."""
+def _value(value: Any, digits: int, nested: bool = False) -> str | None:
+    """A blackboard value in words, or None when it tells a model nothing (ids, long numbers, objects).
+    A small mapping of plain values (a vector, a colour by its fields) reads `x 3.5 y -1`, a short
+    sequence `a, b`; a mapping with an `id` (an engine object) is left out."""
+    if isinstance(value, Mapping) and not nested:
+        if "id" in value or len(value) > MAX_PARTS:
+            return None
+        parts = [(str(k), _value(v, digits, True)) for k, v in value.items()]
+        if not parts or any(shown is None for _, shown in parts):
+            return None
+        return " ".join(f"{k} {shown}" for k, shown in parts)
+    if isinstance(value, list | tuple) and not nested:
+        shown = [_value(item, digits, True) for item in value[:MAX_PARTS]]
+        return ", ".join(shown) if shown and None not in shown else None  # type: ignore[arg-type]
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
