@@ -5,7 +5,8 @@ Three modes (`Endpoint.mode`; `auto`, the default, is `choice` on llama-server a
 - `choice` (llama-server): the answer is prefilled with `{"intent":"` and the model generates one
   token, constrained by a grammar to the first tokens of the allowed intents (their ids come from the
   server's `/tokenize` at start; intents sharing a first token are refused, `ChoiceCollisionError`),
-  then the end token. Tier 1 by construction on a small model; urgency is left to the local selector.
+  then the end token: the fastest shape (only the situation to evaluate, one token to generate);
+  urgency is left to the local selector.
 - `json` (llama-server): the same prefill, then a grammar with one spelling per answer and no
   whitespace (`pursue","urgency":0.7}`), `max_tokens` sized from the longest valid answer: never cut.
 - `schema` (any OpenAI-compatible server): `response_format` with the JSON schema, `max_tokens` from
