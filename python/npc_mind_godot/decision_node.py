@@ -125,6 +125,11 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
             self.__dict__["_server_handle"] = handle
         return handle
 
+    def _ready(self) -> None:
+        # Join the server's decision hub now (not at the first request): a new hub prepares its
+        # endpoint, warming the model's cache with the prompt's stable prefix before anyone asks.
+        self._handle()
+
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))

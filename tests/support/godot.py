@@ -76,11 +76,11 @@ def run_godot(
 
 
 def run_check_script(
-    project: Path, script: str, env: dict[str, str] | None = None
+    project: Path, script: str, env: dict[str, str] | None = None, timeout: float = 120
 ) -> tuple[GodotRun, dict[str, dict[str, Any]]]:
     """Run a GDScript check script (`-s res://...`) that prints `{"check": ...}` lines and ends with
     `{"done": true}`; asserts it finished with every check ok and no engine errors."""
-    run = run_godot(project, "-s", script, env=env)
+    run = run_godot(project, "-s", script, env=env, timeout=timeout)
     assert run.returncode == 0, run.log
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()
