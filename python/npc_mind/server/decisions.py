@@ -104,6 +104,8 @@ class DecisionBank:
     hubs: dict[tuple[Any, ...], DecisionHub] = field(default_factory=dict)
     transports: dict[str, Any] = field(default_factory=dict)
     _active: set[int] = field(default_factory=set)
+    # Read-only watchers of every decision event as it happens (the editor's debugger feed).
+    observers: list[Callable[[Any], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.entries = Registry("decision", self.counter)
@@ -194,6 +196,8 @@ class DecisionBank:
     def _signal(self, event: Any) -> None:
         if event.npc not in self.entries:
             return
+        for observer in self.observers:
+            observer(event)
         if isinstance(event, ThinkingStarted):
             self.events.push(event.npc, THINKING_STARTED)
         elif isinstance(event, DecisionMade):
