@@ -5,6 +5,9 @@ extends EditorPlugin
 
 const MONITORS_AUTOLOAD := "NpcMindMonitors"
 const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
+const DEBUGGER_PLUGIN := preload("res://addons/npc_mind/debugger/debugger_plugin.gd")  # designer tools
+
+var _debugger: EditorDebuggerPlugin  # designer tools: the NPC Mind debugger tab
 
 ## name -> [type, default, hint, hint_string]. Values equal to the default are never written to
 ## project.godot, and the runtime always reads them with the same default, so the plugin is optional.
@@ -16,6 +19,8 @@ const SETTINGS := {
 
 
 func _enter_tree() -> void:
+	_debugger = DEBUGGER_PLUGIN.new()  # designer tools
+	add_debugger_plugin(_debugger)  # designer tools
 	for setting_name: String in SETTINGS:
 		var spec: Array = SETTINGS[setting_name]
 		if not ProjectSettings.has_setting(setting_name):
@@ -25,6 +30,10 @@ func _enter_tree() -> void:
 		ProjectSettings.add_property_info({
 			"name": setting_name, "type": spec[0], "hint": spec[2], "hint_string": spec[3],
 		})
+
+
+func _exit_tree() -> void:
+	remove_debugger_plugin(_debugger)  # designer tools
 
 
 func _enable_plugin() -> void:
