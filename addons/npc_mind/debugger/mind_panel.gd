@@ -9,8 +9,8 @@ signal select_requested(npc_id: int)
 
 const HISTORY := 60  ## score samples kept per behaviour (12 s at the feed's 5 Hz)
 const TIMELINE_SECONDS := 60.0
-const AWARENESS_NAMES := ["none", "puzzled", "search", "pursue"]
-const AWARENESS_COLORS := [Color(0.45, 0.45, 0.45), Color(0.35, 0.6, 0.95), Color(0.95, 0.75, 0.2), Color(0.95, 0.3, 0.25)]
+## trivia, observation, interaction, hostile, trauma (the demo's legend colours)
+const TYPE_COLORS := [Color(0.6, 0.6, 0.6), Color(0.3, 0.6, 0.95), Color(0.35, 0.8, 0.45), Color(0.92, 0.3, 0.25), Color(0.65, 0.3, 0.85)]
 const TIER_COLORS := {0: Color(0.6, 0.6, 0.6), 1: Color(0.3, 0.8, 0.4), 2: Color(0.95, 0.75, 0.2), 3: Color(0.95, 0.35, 0.3)}
 const SERIES_COLORS := [Color(0.95, 0.35, 0.3), Color(0.95, 0.75, 0.2), Color(0.35, 0.6, 0.95), Color(0.3, 0.8, 0.4), Color(0.75, 0.5, 0.95), Color(0.3, 0.85, 0.85), Color(0.9, 0.55, 0.3), Color(0.8, 0.8, 0.8)]
 
@@ -156,16 +156,8 @@ func _show(snapshot: Dictionary) -> void:
 	_decisions.show_decisions(snapshot.get("decisions", []), float(snapshot.get("now", 0.0)))
 
 
-static func _font(control: Control) -> Font:
-	return control.get_theme_font("font", "Label")
-
-
-static func _font_size(control: Control) -> int:
-	return control.get_theme_font_size("font_size", "Label")
-
-
-## One bar per memory: R as the filled width (coloured by awareness), the awareness thresholds as
-## ticks, and the numbers beside it.
+## One bar per memory: R as the filled width (coloured by memory type), the forget and awareness
+## thresholds as ticks, and the numbers beside it (awareness: of the entity, from its strongest memory).
 class MemoryBars extends Control:
 	const ROW := 22.0
 	const LABEL_W := 170.0
@@ -195,7 +187,7 @@ class MemoryBars extends Control:
 			var bar := Rect2(LABEL_W, y + 3, BAR_W, ROW - 7)
 			draw_rect(bar, Color(0.18, 0.18, 0.2))
 			var level: int = clampi(int(row.awareness), 0, 3)
-			draw_rect(Rect2(bar.position, Vector2(BAR_W * clampf(row.r, 0.0, 1.0), bar.size.y)), MindPanelColors.awareness(level))
+			draw_rect(Rect2(bar.position, Vector2(BAR_W * clampf(row.r, 0.0, 1.0), bar.size.y)), MindPanelColors.memory_type(int(row.type)))
 			for key in ["forget", "search", "pursue"]:
 				if profile.has(key):
 					var x: float = bar.position.x + BAR_W * float(profile[key])
@@ -332,8 +324,8 @@ class DecisionTimeline extends Control:
 
 ## Colours shared by the views.
 class MindPanelColors:
-	static func awareness(level: int) -> Color:
-		return AWARENESS_COLORS[clampi(level, 0, 3)]
+	static func memory_type(kind: int) -> Color:
+		return TYPE_COLORS[clampi(kind, 0, TYPE_COLORS.size() - 1)]
 
 	static func tier(tier: int) -> Color:
 		return TIER_COLORS.get(tier, Color.WHITE)
