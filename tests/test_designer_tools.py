@@ -1,0 +1,33 @@
+"""The designer tools in the inspector: the curve preview of a UtilityConsideration (every curve
+family, sampled with the real curve code, typed parameter fields, invalid parameters reported) and
+the MemoryProfile forgetting preview, built outside the editor and inside the real headless editor
+through the npc_mind plugin's inspector plugin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.godot import run_check_script, run_godot
+
+ROOT = Path(__file__).resolve().parents[1]
+FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
+
+pytestmark = pytest.mark.godot
+
+
+def test_previews_build_for_every_curve_family_and_the_profile() -> None:
+    _run, checks = run_check_script(ROOT, "res://tests/addon/designer_previews.gd")
+    assert {name.split(":")[0] for name in checks if ":" in name} >= FAMILIES | {"profile"}
+
+
+def test_the_editor_loads_the_plugin_and_inspects_with_the_previews() -> None:
+    run = run_godot(ROOT, "-e", "res://tests/addon/designer_editor.tscn", "--quit-after", "900", timeout=180)
+    assert run.returncode == 0, run.log
+    assert run.json_lines()[-1] == {"done": True}, run.log
+    checks = run.checks()
+    assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
+    assert {name.split(":")[0] for name in checks if ":" in name} == FAMILIES
+    assert "plugin enabled" in checks and "profile preview in the inspector" in checks
+    assert not run.errors(), run.log
