@@ -11,7 +11,7 @@ from typing import Any
 
 from gdbridge import classes
 from gdbridge.declare import export, python_only, signal
-from gdbridge.types import PackedStringArray, PropertyHint, StringName
+from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
@@ -40,8 +40,13 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     veto_below: float = export(
         -1.0, range=(-1.0, 1.0, 0.01), doc="Score below it zeroes the behaviour (-1: off)."
     )
-    input_min: float = export(0.0, doc="Inputs are normalised from [input_min, input_max] and clamped.")
-    input_max: float = export(1.0)
+    use_input_range: bool = export(
+        False,
+        doc="On: the input is normalised from [input_min, input_max] and clamped to 0..1 before the curve. "
+        "Off (the default, as in Python and JSON without a range): the curve reads the raw input.",
+    )
+    input_min: float = export(0.0, doc="With use_input_range: the input that maps to 0.")
+    input_max: float = export(1.0, doc="With use_input_range: the input that maps to 1.")
     invert: bool = export(False, doc="Use 1 - curve(x).")
     per_target: bool = export(False, doc="The input is an array, one value per target.")
 
@@ -51,16 +56,42 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
             "curve_type": str(self.curve_type),
             "curve_params": {str(k): float(v) for k, v in dict(self.curve_params or {}).items()},
             "weight": float(self.weight),
-            "input_min": float(self.input_min),
-            "input_max": float(self.input_max),
             "invert": bool(self.invert),
             "per_target": bool(self.per_target),
         }
+        if self.use_input_range:
+            data["input_min"] = float(self.input_min)
+            data["input_max"] = float(self.input_max)
         if self.veto_below >= 0.0:
             data["veto_below"] = float(self.veto_below)
         if data["curve_type"] == "table":
             data["points"] = _bake(self.curve)
         return data
+
+    def _validate_property(self, prop: Any) -> None:
+        if prop.name in ("input_min", "input_max") and not self.use_input_range:
+            prop.usage = PropertyUsage.STORAGE  # shown only while the range is used
+
+
+def _range_changed(consideration: UtilityConsideration, _value: Any) -> None:
+    # A range away from [0, 1] (typed in, or loaded from a resource saved before use_input_range
+    # existed) turns the range on; turning it off resets the range, so what is saved stays consistent.
+    fields = consideration.__dict__
+    span = (fields.get("input_min", 0.0), fields.get("input_max", 1.0))
+    if not fields.get("use_input_range") and span != (0.0, 1.0):
+        fields["use_input_range"] = True
+        consideration.notify_property_list_changed()
+
+
+def _use_range_changed(consideration: UtilityConsideration, value: Any) -> None:
+    if not value:
+        consideration.__dict__["input_min"], consideration.__dict__["input_max"] = 0.0, 1.0
+    consideration.notify_property_list_changed()
+
+
+UtilityConsideration.__dict__["input_min"].on_change = _range_changed
+UtilityConsideration.__dict__["input_max"].on_change = _range_changed
+UtilityConsideration.__dict__["use_input_range"].on_change = _use_range_changed
 
 
 def _bake(curve: Any) -> list[list[float]]:
