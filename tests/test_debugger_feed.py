@@ -16,6 +16,7 @@ from tests.support.remote_debugger import DebuggerEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = "res://tests/addon/debug_feed.gd"
+MONITOR_TYPE_QUANTITY, MONITOR_TYPE_TIME = 0, 2  # Performance.MONITOR_TYPE_*
 
 pytestmark = pytest.mark.godot
 
@@ -114,3 +115,11 @@ def test_nothing_is_sent_without_a_debugger() -> None:
     run = play()
     assert line_with(run, "feed") == {"active": False, "feed": False, "capture": False, "sent": 0}
     assert not run.errors(), run.log
+    # The monitors are there anyway (registered by the server, not by the plugin's autoload, which a
+    # script run like this one does not have); times are TIME monitors (seconds, shown in ms).
+    monitors = line_with(run, "monitor_types")
+    kinds = monitors["monitor_types"]
+    assert kinds["npc_mind/server/step_ms"] == MONITOR_TYPE_TIME
+    assert kinds["npc_mind/decision/latency_p50_ms"] == MONITOR_TYPE_TIME
+    assert kinds["npc_mind/memory/streams"] == MONITOR_TYPE_QUANTITY
+    assert monitors["step_ms"] > 0.0 and monitors["step_s"] == pytest.approx(monitors["step_ms"] / 1000.0)

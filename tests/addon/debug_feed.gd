@@ -64,6 +64,14 @@ func _process(_delta: float) -> bool:
 	if t < RUN_SECONDS:
 		return false
 	var feed := root.get_node_or_null("NpcMindDebugFeed")
+	var monitor_types := {}
+	var names := Performance.get_custom_monitor_names()
+	var types := Performance.get_custom_monitor_types()
+	for index in names.size():
+		if names[index].begins_with("npc_mind/"):
+			monitor_types[names[index]] = types[index]
+	print(JSON.stringify({"monitor_types": monitor_types, "step_s": Performance.get_custom_monitor("npc_mind/server/step_ms"),
+		"step_ms": NpcMindServer.get_monitor("server/step_ms")}))
 	print(JSON.stringify({
 		"active": EngineDebugger.is_active(),
 		"feed": feed != null,
