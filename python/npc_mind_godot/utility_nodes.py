@@ -36,9 +36,15 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     )
     curve_params: dict = export({}, doc='The curve family\'s parameters by name, e.g. {"k": 5.0}.')
     curve: classes.Curve = export(None, doc="For curve_type table: a Godot Curve, baked to points.")
-    weight: float = export(1.0, range=(0.0, 10.0, 0.01, "or_greater"))
+    weight: float = export(
+        1.0,
+        range=(0.0, 10.0, 0.01, "or_greater"),
+        doc="weighted_sum: this score's multiplier; product: its exponent (0 ignores it).",
+    )
     veto_below: float = export(
-        -1.0, range=(-1.0, 1.0, 0.01), doc="Score below it zeroes the behaviour (-1: off)."
+        0.0,
+        range=(0.0, 1.0, 0.01),
+        doc="A curve score below it zeroes the whole behaviour (0: never vetoes).",
     )
     use_input_range: bool = export(
         False,
@@ -62,7 +68,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
         if self.use_input_range:
             data["input_min"] = float(self.input_min)
             data["input_max"] = float(self.input_max)
-        if self.veto_below >= 0.0:
+        if self.veto_below > 0.0:  # 0 (or a negative value saved by older versions): no veto
             data["veto_below"] = float(self.veto_below)
         if data["curve_type"] == "table":
             data["points"] = _bake(self.curve)
@@ -121,10 +127,20 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
         hint_string="24/17:UtilityConsideration",
         doc="What it is scored from.",
     )
-    aggregation: str = export("weighted_sum", hint=PropertyHint.ENUM, hint_string="weighted_sum,product")
-    weight: float = export(1.0, range=(0.0, 10.0, 0.01, "or_greater"))
+    aggregation: str = export(
+        "weighted_sum",
+        hint=PropertyHint.ENUM,
+        hint_string="weighted_sum,product",
+        doc="weighted_sum: sum of weight x score; product: scores raised to their weights, multiplied "
+        "(IAUS, compensated for the number of considerations).",
+    )
+    weight: float = export(
+        1.0, range=(0.0, 10.0, 0.01, "or_greater"), doc="Multiplies the behaviour's aggregated score."
+    )
     tags: PackedStringArray = export(PackedStringArray([]), doc="Intents this behaviour serves.")
-    cooldown: float = export(0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds.")
+    cooldown: float = export(
+        0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds after it stops before it may win again."
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -149,11 +165,27 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     behaviors: list = export(
         [], hint=PropertyHint.ARRAY_TYPE, hint_string="24/17:UtilityBehavior", doc="The candidate behaviours."
     )
-    momentum: float = export(0.0, range=(0.0, 1.0, 0.01, "or_greater"))
-    commitment: float = export(0.0, range=(0.0, 60.0, 0.05, "or_greater"), doc="Seconds.")
-    interrupt_margin: float = export(0.25, range=(0.0, 1.0, 0.01, "or_greater"))
-    tie_tolerance: float = export(0.0, range=(0.0, 1.0, 0.001))
-    top_n: int = export(1, range=(1, 16))
+    momentum: float = export(
+        0.0,
+        range=(0.0, 1.0, 0.01, "or_greater"),
+        doc="The running behaviour's score counts (1 + momentum) times when choosing (0: off).",
+    )
+    commitment: float = export(
+        0.0,
+        range=(0.0, 60.0, 0.05, "or_greater"),
+        doc="Seconds to keep a new behaviour unless a challenger beats it by interrupt_margin or it hits 0.",
+    )
+    interrupt_margin: float = export(
+        0.25,
+        range=(0.0, 1.0, 0.01, "or_greater"),
+        doc="During commitment, a challenger must beat the running behaviour by more than this.",
+    )
+    tie_tolerance: float = export(
+        0.0, range=(0.0, 1.0, 0.001), doc="A challenger must beat the running behaviour by more than this."
+    )
+    top_n: int = export(
+        1, range=(1, 16), doc="Above 1: a new choice is a weighted random pick among the n best (see seed)."
+    )
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
 
     behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
@@ -230,11 +262,20 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     def _get_configuration_warnings(self) -> PackedStringArray:
         if not self.behaviors:
             return PackedStringArray(["Add at least one UtilityBehavior to 'behaviors'."])
+        behaviors = list(self.behaviors)
+        warnings = [f"behaviors[{i}] is empty (it is skipped)." for i, b in enumerate(behaviors) if b is None]
+        warnings += [
+            f"Behaviour {str(b.name)!r}: considerations[{i}] is empty (it is skipped)."
+            for b in behaviors
+            if b is not None
+            for i, c in enumerate(b.considerations)
+            if c is None
+        ]
         try:
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
-            return PackedStringArray([str(error)])
-        return PackedStringArray([])
+            warnings.append(str(error))
+        return PackedStringArray(warnings)
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
