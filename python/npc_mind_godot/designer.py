@@ -116,6 +116,12 @@ class NpcMindDesigner(classes.Object):
         return {"scores": np.asarray(scores, dtype=np.float64), "error": ""}
 
     @staticmethod
+    def get_configuration_warnings(node: Any) -> PackedStringArray:
+        """The configuration warnings an npc_mind node shows now (what the Scene dock reads)."""
+        read = getattr(node, "_get_configuration_warnings", None)
+        return PackedStringArray(list(read())) if callable(read) else PackedStringArray()
+
+    @staticmethod
     def sample_forgetting(profile: Any, ages: PackedFloat64Array, salience: float) -> dict:
         """R over `ages` (seconds since last woken) for a fresh memory of each type at `salience`
         (S0 = base x (0.5 + salience)): {names, stability, r: [per type], search, pursue, forget,

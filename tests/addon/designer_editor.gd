@@ -42,9 +42,59 @@ func _ready() -> void:
 		await get_tree().process_frame
 	var profiles := find(inspector, ProfilePreview)
 	check("profile preview in the inspector", profiles.size() == 1 and profiles[0].result.get("r", []).size() == 5, profiles.size())
+	await check_live_warnings()
 	EditorInterface.inspect_object(null)
 	print(JSON.stringify({"done": true}))
 	get_tree().quit()
+
+
+## An undoable edit (what the inspector makes) of a consideration nested in a selector's behaviour
+## refreshes the selector's warning at once (the Scene dock's icon), and the warning clears when the
+## value is fixed.
+func check_live_warnings() -> void:
+	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
+	consideration.input_key = &"threat"
+	consideration.curve_type = "saturating"
+	var behavior: Resource = ClassDB.instantiate("UtilityBehavior")
+	behavior.name = &"attack"
+	var considerations: Array[UtilityConsideration] = [consideration]
+	behavior.considerations = considerations
+	var selector: Node = ClassDB.instantiate("UtilitySelector")
+	var behaviors: Array[UtilityBehavior] = [behavior]
+	selector.behaviors = behaviors
+	add_child(selector)
+	var refreshed := []
+	get_tree().node_configuration_warning_changed.connect(func(node: Node) -> void: refreshed.append(node))
+	check("valid selector: no warning", NpcMindDesigner.get_configuration_warnings(selector).is_empty(), NpcMindDesigner.get_configuration_warnings(selector))
+	EditorInterface.inspect_object(selector)
+	await get_tree().process_frame
+	var labels := find_labels(EditorInterface.get_inspector(), "Reads: threat")
+	check("the selector shows the inputs it reads", labels.size() == 1, labels.size())
+	var undo := EditorInterface.get_editor_undo_redo()
+	undo.create_action("break the curve")
+	undo.add_do_property(consideration, "curve_params", {"k": 0.0})
+	undo.add_undo_property(consideration, "curve_params", {})
+	undo.commit_action()
+	await get_tree().process_frame
+	var warnings: PackedStringArray = NpcMindDesigner.get_configuration_warnings(selector)
+	check("a nested edit refreshes the warning", refreshed.has(selector) and warnings.size() == 1 and warnings[0].contains("k must be in"), [refreshed.size(), warnings])
+	refreshed.clear()
+	undo.create_action("fix the curve")
+	undo.add_do_property(consideration, "curve_params", {"k": 2.0})
+	undo.add_undo_property(consideration, "curve_params", {"k": 0.0})
+	undo.commit_action()
+	await get_tree().process_frame
+	check("fixing it clears the warning", refreshed.has(selector) and NpcMindDesigner.get_configuration_warnings(selector).is_empty(), NpcMindDesigner.get_configuration_warnings(selector))
+	selector.queue_free()
+
+
+func find_labels(node: Node, text: String) -> Array:
+	var found := []
+	if node is Label and node.text.begins_with(text):
+		found.append(node)
+	for child in node.get_children():
+		found.append_array(find_labels(child, text))
+	return found
 
 
 func find(node: Node, script: Script) -> Array:
