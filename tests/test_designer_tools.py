@@ -24,7 +24,8 @@ def test_previews_build_for_every_curve_family_and_the_profile() -> None:
 
 
 def test_the_editor_loads_the_plugin_and_inspects_with_the_previews() -> None:
-    run = run_godot(ROOT, "-e", "res://tests/addon/designer_editor.tscn", "--quit-after", "900", timeout=180)
+    scene = "res://tests/addon/designer_editor.tscn"
+    run = run_godot(ROOT, "-e", scene, "--quit-after", "900", "--", "--npc-mind-editor-checks", timeout=180)
     assert run.returncode == 0, run.log
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()

@@ -38,6 +38,7 @@ from npc_mind_godot._common import server
 
 CAPTURE = "npc_mind"
 LIST_EVERY = 1.0  # seconds between looks at the set of NPCs
+NEW_PER_LOOK = 256  # new nodes looked up per look: attaching to 1,000 NPCs spreads over a few looks
 LIVE_HZ = 5.0  # snapshots of the selected NPC per second
 MAX_MEMORIES = 32  # strongest first; a full 64-slot memory would only crowd the tab
 DECISION_LOG = 24  # outcomes kept per decision node
@@ -116,9 +117,14 @@ class DebugFeed:
         for handle in [handle for handle in self.owner if handle not in nodes]:
             changed = True
             self._forget(handle)
+        looked_up = 0
         for handle, node in nodes.items():
             if handle in self.owner or not node.is_valid:
                 continue
+            if looked_up >= NEW_PER_LOOK:
+                self._next_list = 0.0  # the rest at the next frame
+                break
+            looked_up += 1
             parent = node.get_parent()
             if parent is None:
                 continue  # not in the tree yet: the next look
@@ -307,7 +313,8 @@ class NpcMindDebugFeed(classes.Node):
     def get_npc_list(self) -> list:
         """[ids, paths, names] of every NPC (what `npc_mind:npcs` carries)."""
         feed: DebugFeed = self.__dict__["feed"]
-        feed.refresh()
+        while feed.refresh():  # every new node, not NEW_PER_LOOK of them
+            pass
         return feed.npc_list()
 
     def get_snapshot(self, npc_id: int) -> dict:

@@ -114,7 +114,7 @@ class ForgettingGraph extends Control:
 	func _draw() -> void:
 		var font := get_theme_font("font", "Label")
 		var font_size := get_theme_font_size("font_size", "Label") - 2
-		var area := Rect2(Vector2(34, 6), size - Vector2(42, 40))
+		var area := Rect2(Vector2(34, 6), size - Vector2(42, 24))
 		draw_rect(area, Color(0.1, 0.11, 0.13))
 		var preview: Object = owner_preview
 		if preview == null or preview.result.is_empty() or preview.result.error != "":
@@ -143,7 +143,11 @@ class ForgettingGraph extends Control:
 				points.append(Vector2(_x(area, span, preview.ages[index]), area.end.y - area.size.y * clampf(r[index], 0.0, 1.0)))
 			var color: Color = preview.TYPE_COLORS[kind % preview.TYPE_COLORS.size()]
 			draw_polyline(points, color, 2.0, true)
-			draw_string(font, Vector2(area.position.x + 4 + kind * 80, area.end.y + 30), result.names[kind], HORIZONTAL_ALIGNMENT_LEFT, 78, font_size, color)
+			# The name where the curve crosses R = 0.5 (age S ln 2), alternately above and below it.
+			var half_life: float = float(result.stability[kind]) * log(2.0)
+			var at := Vector2(_x(area, span, clampf(half_life, preview.MIN_SECONDS, preview.max_seconds)), area.end.y - area.size.y * 0.5)
+			var offset := -6.0 if kind % 2 == 0 else 14.0
+			draw_string(font, at + Vector2(3, offset), result.names[kind], HORIZONTAL_ALIGNMENT_LEFT, -1, font_size, color)
 
 	func _x(area: Rect2, span: Vector2, seconds: float) -> float:
 		return area.position.x + area.size.x * (log(seconds) - span.x) / (span.y - span.x)
