@@ -31,6 +31,11 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
         2.0, range=(0.0, 3600.0, 0.1), doc="A matching event this soon after the last wake only refreshes it."
     )
     forget_threshold: float = export(0.05, range=(0.001, 0.5, 0.001), doc="R at or below it is forgotten.")
+    max_stability: float = export(
+        2592000.0,
+        range=(1.0, 3.2e9, 1.0, "exp"),
+        doc="Seconds: S never grows past it however often a memory is rehearsed (default 30 days).",
+    )
     _stabilities = export_group("Base stability (seconds)", "stability_")
     stability_trivia: float = export(5.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
     stability_observation: float = export(30.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
@@ -48,6 +53,7 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
             alpha=self.alpha,
             rehearsal_refractory_s=self.rehearsal_refractory_s,
             forget_threshold=self.forget_threshold,
+            max_stability=self.max_stability,
             base_stability=(
                 self.stability_trivia,
                 self.stability_observation,
