@@ -66,5 +66,27 @@ func _initialize() -> void:
 	profile.awareness_search = 0.9
 	profile_preview.refresh(false)
 	check("profile: an invalid profile is reported", profile_preview.result.error != "", profile_preview.result.error)
+	check_max_stability()
 	print(JSON.stringify({"done": true}))
 	quit()
+
+
+## MemoryProfile.max_stability caps S however often a memory is rehearsed (a mob bumped again and
+## again); without it S grows far past the cap.
+func check_max_stability() -> void:
+	NpcMindServer.clock = "manual"
+	var grown := {}
+	for cap in [200.0, 2592000.0]:
+		var profile: Resource = ClassDB.instantiate("MemoryProfile")
+		profile.stability_hostile = 150.0
+		profile.stability_trauma = 200.0
+		profile.max_stability = cap
+		var memory: Node = ClassDB.instantiate("MemoryStream")
+		memory.profile = profile
+		root.add_child(memory)
+		for bump in 20:
+			memory.record_event(7, MemoryStream.HOSTILE, 1.0)
+			NpcMindServer.advance(3.0)  # past the 2 s refractory period: each bump rehearses
+		grown[cap] = memory.get_memories()[0].stability
+		memory.queue_free()
+	check("profile: max_stability caps S", grown[200.0] <= 200.0 and grown[2592000.0] > 200.0, grown)
