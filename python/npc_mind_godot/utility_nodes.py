@@ -55,6 +55,14 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     input_max: float = export(1.0, doc="With use_input_range: the input that maps to 1.")
     invert: bool = export(False, doc="Use 1 - curve(x).")
     per_target: bool = export(False, doc="The input is an array, one value per target.")
+    use_default_input: bool = export(
+        False,
+        doc="On: default_input stands in when the game gives no value for input_key, so a behaviour "
+        "added in the inspector never stops a game; off: a missing input is an error.",
+    )
+    default_input: float = export(
+        0.0, doc="With use_default_input: the input when the context lacks input_key."
+    )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -77,6 +85,8 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     def _validate_property(self, prop: Any) -> None:
         if prop.name in ("input_min", "input_max") and not self.use_input_range:
             prop.usage = PropertyUsage.STORAGE  # shown only while the range is used
+        elif prop.name == "default_input" and not self.use_default_input:
+            prop.usage = PropertyUsage.STORAGE
 
 
 def _range_changed(consideration: UtilityConsideration, _value: Any) -> None:
@@ -98,6 +108,7 @@ def _use_range_changed(consideration: UtilityConsideration, value: Any) -> None:
 UtilityConsideration.__dict__["input_min"].on_change = _range_changed
 UtilityConsideration.__dict__["input_max"].on_change = _range_changed
 UtilityConsideration.__dict__["use_input_range"].on_change = _use_range_changed
+UtilityConsideration.__dict__["use_default_input"].on_change = lambda c, _v: c.notify_property_list_changed()
 
 
 def _bake(curve: Any) -> list[list[float]]:
@@ -216,6 +227,9 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
             self._watch_curves()
+            defaults = self.__dict__["_input_defaults"] = _input_defaults(self.behaviors)
+            for key, value in defaults.items():  # the batched path starts from the defaults too
+                server().core.set_inputs([handle], key, [value])
         return handle
 
     def _watch_curves(self) -> None:
@@ -249,7 +263,10 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     def evaluate(self, context: dict) -> StringName:
         """The behaviour to run now for this context (a Dictionary of input key -> number)."""
         handle = self.__dict__.get("_server_handle") or self._handle()
-        return _behavior_name(core().evaluate(handle, {str(k): v for k, v in context.items()}))
+        values = {str(k): v for k, v in context.items()}
+        for key, value in self.__dict__["_input_defaults"].items():
+            values.setdefault(key, value)
+        return _behavior_name(core().evaluate(handle, values))
 
     def get_scores(self) -> dict:
         """Each behaviour's score from the last choice."""
@@ -280,6 +297,16 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+
+
+def _input_defaults(behaviors: list) -> dict[str, float]:
+    """input key -> default_input of the considerations that have one (the first one wins)."""
+    defaults: dict[str, float] = {}
+    for behavior in behaviors:
+        for consideration in behavior.considerations if behavior is not None else ():
+            if consideration is not None and consideration.use_default_input:
+                defaults.setdefault(str(consideration.input_key), float(consideration.default_input))
+    return defaults
 
 
 _behavior_names: dict[str, StringName] = {}
