@@ -36,3 +36,10 @@ def test_the_editor_loads_the_plugin_and_inspects_with_the_previews() -> None:
         "a nested edit refreshes the warning", "fixing it clears the warning",
     } <= set(checks)  # fmt: skip
     assert not run.errors(), run.log
+
+
+def test_a_default_input_stands_in_for_a_key_the_game_does_not_give() -> None:
+    _run, checks = run_check_script(ROOT, "res://tests/addon/default_input.gd")
+    assert set(checks) == {
+        "evaluate: the default stands in", "evaluate: a given value wins", "batched: the default stands in",
+    }  # fmt: skip
