@@ -178,7 +178,7 @@ class DebugFeed:
         if npc.memory and npc.memory in core.memory.entries:
             out.update(self._memories(core, npc.memory))
         if npc.selector and npc.selector in core.selectors.entries:
-            out["selector"] = _selector_state(core, npc.selector)
+            out["selector"] = selector_state(core, npc.selector)
         if npc.decision and npc.decision in core.decisions.entries:
             out["decisions"] = list(self.decisions.get(npc.decision, ()))
             out["pending"] = bool(core.decisions.pending(npc.decision))
@@ -222,8 +222,7 @@ class DebugFeed:
     def _entity_name(self, entity: int) -> str:
         name = self._entity_names.get(entity)
         if name is None:
-            found = _object_of(entity)
-            name = _display_name(found) if found is not None else ""
+            name = entity_name(entity)
             if len(self._entity_names) < 4096:
                 self._entity_names[entity] = name
         return name
@@ -247,7 +246,8 @@ class DebugFeed:
         log.append(record)
 
 
-def _selector_state(core: Any, handle: int) -> dict[str, Any]:
+def selector_state(core: Any, handle: int) -> dict[str, Any]:
+    """A selector's behaviour names, their scores from its last choice, and the chosen one."""
     entry = core.selectors.entries.get(handle)
     group = entry.group
     names = list(group.names)
@@ -259,6 +259,12 @@ def _selector_state(core: Any, handle: int) -> dict[str, Any]:
     else:
         scores = [0.0] * len(names)
     return {"names": PackedStringArray(names), "scores": scores, "chosen": entry.last_behavior}
+
+
+def entity_name(entity: int) -> str:
+    """The name of the object whose instance id `entity` is (its display_name, else node name), or ""."""
+    found = _object_of(entity)
+    return _display_name(found) if found is not None else ""
 
 
 def _object_of(instance_id: int) -> Any:
