@@ -6,10 +6,11 @@ from typing import Any
 
 from gdbridge import classes
 from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
-from gdbridge.types import PropertyHint
+from gdbridge.types import PackedStringArray, PropertyHint
 from npc_mind.memory import Awareness, MemoryParams, MemoryType
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
+from npc_mind_godot import live
 from npc_mind_godot._common import core, icon, server
 
 NOTIFICATION_PREDELETE = 1
@@ -115,6 +116,18 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
         handle = self.__dict__.get("_server_handle", 0)
         if handle:
             server().core.set_memory_signals(handle, bool(value))
+
+    _live = live.group()
+    live_memory_count: int = live.live(0, "Memories still remembered.")
+    live_strongest: PackedStringArray = live.live(PackedStringArray([]), "The strongest: who, type, R, S.")
+
+    def get_live_memory_count(self) -> int:
+        handle = live.handle_of(self)
+        return len(server().core.memories(handle)) if handle else 0
+
+    def get_live_strongest(self) -> PackedStringArray:
+        handle = live.handle_of(self)
+        return live.strongest_memories(handle) if handle else PackedStringArray([])
 
     memory_formed = signal(entity_id=int, memory_type=int, doc="A new memory.")
     memory_rehearsed = signal(entity_id=int, memory_type=int, doc="A matching event strengthened a memory.")
