@@ -15,7 +15,9 @@ from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, Strin
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
+from npc_mind_godot import live
 from npc_mind_godot._common import core, icon, server
+from npc_mind_godot.debug_feed import selector_state
 
 NOTIFICATION_PREDELETE = 1
 TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
@@ -200,6 +202,19 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
 
     behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
+
+    _live = live.group()
+    live_behavior: StringName = live.live(StringName(""), "The behaviour chosen last.")
+    live_scores: dict = live.live({}, "Each behaviour's score from the last choice.")
+
+    def get_live_behavior(self) -> StringName:
+        handle = live.handle_of(self)
+        return StringName(selector_state(server().core, handle)["chosen"] if handle else "")
+
+    def get_live_scores(self) -> dict:
+        handle = live.handle_of(self)
+        state = selector_state(server().core, handle) if handle else {"names": [], "scores": []}
+        return dict(zip(state["names"], state["scores"], strict=True))
 
     def _redefine(self, _value: Any) -> None:
         # A definition changed at run time: the selector joins the group of its new definition
