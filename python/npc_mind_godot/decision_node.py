@@ -8,6 +8,7 @@ from gdbridge import classes
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
 from npc_mind.server.decisions import DecisionSettings
+from npc_mind_godot import live
 from npc_mind_godot._common import icon, server
 
 NOTIFICATION_PREDELETE = 1
@@ -41,6 +42,18 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
     memory_stream: NodePath = export(
         NodePath(""), doc="Memories for the prompt (empty: a sibling MemoryStream)."
     )
+
+    _live = live.group()
+    live_pending: bool = live.live(False, "A request is out (from request_decision until its signal).")
+    live_behavior: StringName = live.live(StringName(""), "What the decision layer chose last.")
+
+    def get_live_pending(self) -> bool:
+        handle = live.handle_of(self)
+        return bool(server().core.decisions.pending(handle)) if handle else False
+
+    def get_live_behavior(self) -> StringName:
+        handle = live.handle_of(self)
+        return StringName(server().core.decisions.behaviour(handle) if handle else "")
 
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
