@@ -2,7 +2,8 @@
 family, sampled with the real curve code, typed parameter fields, invalid parameters reported) and
 the MemoryProfile forgetting preview, built outside the editor and inside the real headless editor
 through the npc_mind plugin's inspector plugin; there also the selector's declared inputs, and
-warnings that appear and clear as a nested resource is edited."""
+warnings that appear and clear as a nested resource is edited; a consideration's default input; the
+running nodes' read-only "Live" properties (what the Remote inspector shows)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,8 @@ def test_a_default_input_stands_in_for_a_key_the_game_does_not_give() -> None:
     assert set(checks) == {
         "evaluate: the default stands in", "evaluate: a given value wins", "batched: the default stands in",
     }  # fmt: skip
+
+
+def test_running_nodes_show_live_read_only_state() -> None:
+    _run, checks = run_check_script(ROOT, "res://tests/addon/live_state.gd")
+    assert len(checks) == 6
