@@ -108,8 +108,11 @@ class NpcMindDesigner(classes.Object):
     @staticmethod
     def sample_consideration(consideration: Any, inputs: PackedFloat64Array) -> dict:
         """The consideration's curve at each raw input: {scores, error} (error: why it cannot score)."""
+        definition = consideration.to_dict()
+        # A new consideration has no key yet: its curve still has a shape (the selector warns about the key).
+        definition["input_key"] = definition["input_key"] or "input"
         try:
-            curve = preview_curve(consideration.to_dict())
+            curve = preview_curve(definition)
         except UtilityError as error:
             return {"scores": np.zeros(0), "error": str(error)}
         scores = curve(np.asarray(inputs, dtype=np.float64))

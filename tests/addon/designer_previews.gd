@@ -44,6 +44,12 @@ func _initialize() -> void:
 			check("%s: a field edits curve_params" % family, is_equal_approx(float(consideration.curve_params[first.name]), float(first.default) + 0.25), consideration.curve_params)
 			check("%s: and the curve redraws" % family, preview.scores != before)
 		preview.queue_free()
+	# A new consideration (no input key yet) still shows its curve.
+	var fresh: Resource = ClassDB.instantiate("UtilityConsideration")
+	var fresh_preview: Control = CurvePreview.new()
+	root.add_child(fresh_preview)
+	fresh_preview.bind(fresh)
+	check("a consideration without a key previews", fresh_preview.error == "" and fresh_preview.scores.size() == fresh_preview.SAMPLES, fresh_preview.error)
 	# A parameter the family rejects: the preview says why instead of drawing.
 	var bad: Resource = ClassDB.instantiate("UtilityConsideration")
 	bad.input_key = &"x"

@@ -64,7 +64,7 @@ func bind(target: Object) -> void:
 
 func _process(delta: float) -> void:
 	_since_poll += delta
-	if _since_poll >= POLL_SECONDS and consideration != null:
+	if _since_poll >= POLL_SECONDS and is_instance_valid(consideration):
 		_since_poll = 0.0
 		refresh(false)
 

@@ -63,7 +63,7 @@ func bind(target: Object) -> void:
 
 func _process(delta: float) -> void:
 	_since_poll += delta
-	if _since_poll >= POLL_SECONDS and profile != null:
+	if _since_poll >= POLL_SECONDS and is_instance_valid(profile):
 		_since_poll = 0.0
 		refresh(false)
 
