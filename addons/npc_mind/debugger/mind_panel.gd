@@ -92,6 +92,13 @@ func receive(message: String, data: Array) -> bool:
 
 
 func on_started() -> void:
+	# A new run: its NPCs are new objects (a reselect by id would miss), so start from an empty list.
+	_ids = PackedInt64Array()
+	_paths = PackedStringArray()
+	_names = PackedStringArray()
+	selected_id = 0
+	_history.clear()
+	_fill_list()
 	_status.text = "Game running."
 
 
