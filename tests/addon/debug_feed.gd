@@ -5,6 +5,7 @@ extends SceneTree
 ## throttled by wall time) while the threat rises, so the chosen behaviour changes. Prints one JSON
 ## line with the ids at the start and one with the feed's state at the end.
 
+const Build := preload("res://tests/addon/utility_builders.gd")
 const RUN_SECONDS := 3.0
 const PLAIN_ENTITY := 12345
 
@@ -17,15 +18,9 @@ var asked_at := -1.0
 
 
 func behavior(behavior_name: String, key: String, invert: bool) -> Resource:
-	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-	consideration.input_key = key
-	consideration.curve_type = "linear"
+	var consideration := Build.consideration(key)
 	consideration.invert = invert
-	var made: Resource = ClassDB.instantiate("UtilityBehavior")
-	made.name = behavior_name
-	var considerations: Array[UtilityConsideration] = [consideration]
-	made.considerations = considerations
-	return made
+	return Build.behavior(behavior_name, [consideration])
 
 
 func _initialize() -> void:
@@ -34,10 +29,8 @@ func _initialize() -> void:
 	memory = ClassDB.instantiate("MemoryStream")
 	memory.name = "Memory"
 	guard.add_child(memory)
-	selector = ClassDB.instantiate("UtilitySelector")
+	selector = Build.selector([behavior("attack", "threat", false), behavior("idle", "threat", true)])
 	selector.name = "Selector"
-	var behaviors: Array[UtilityBehavior] = [behavior("attack", "threat", false), behavior("idle", "threat", true)]
-	selector.behaviors = behaviors
 	guard.add_child(selector)
 	decision = ClassDB.instantiate("AsyncLLMDecision")
 	decision.name = "Decision"

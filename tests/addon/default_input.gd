@@ -5,28 +5,19 @@ extends SceneTree
 ## per check.
 
 
+const Build := preload("res://tests/addon/utility_builders.gd")
+
+
 func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
 func selector_with_default(default_danger: float) -> Node:
-	var threat: Resource = ClassDB.instantiate("UtilityConsideration")
-	threat.input_key = &"threat"
-	var attack: Resource = ClassDB.instantiate("UtilityBehavior")
-	attack.name = &"attack"
-	var attack_inputs: Array[UtilityConsideration] = [threat]
-	attack.considerations = attack_inputs
-	var danger: Resource = ClassDB.instantiate("UtilityConsideration")
-	danger.input_key = &"danger"  # the game never gives it
+	var danger := Build.consideration("danger")  # the game never gives it
 	danger.use_default_input = true
 	danger.default_input = default_danger
-	var flee: Resource = ClassDB.instantiate("UtilityBehavior")
-	flee.name = &"flee"
-	var flee_inputs: Array[UtilityConsideration] = [danger]
-	flee.considerations = flee_inputs
-	var selector: Node = ClassDB.instantiate("UtilitySelector")
-	var behaviors: Array[UtilityBehavior] = [attack, flee]
-	selector.behaviors = behaviors
+	var selector := Build.selector([
+		Build.behavior("attack", [Build.consideration("threat")]), Build.behavior("flee", [danger])])
 	root.add_child(selector)
 	return selector
 

@@ -8,6 +8,7 @@ extends Node
 
 const CurvePreview := preload("res://addons/npc_mind/inspector/curve_preview.gd")
 const ProfilePreview := preload("res://addons/npc_mind/inspector/profile_preview.gd")
+const Build := preload("res://tests/addon/utility_builders.gd")
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
@@ -23,9 +24,7 @@ func _ready() -> void:
 	check("plugin enabled", EditorInterface.is_plugin_enabled("npc_mind"))
 	var inspector := EditorInterface.get_inspector()
 	for family in NpcMindDesigner.get_curve_types():
-		var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-		consideration.input_key = &"threat"
-		consideration.curve_type = family
+		var consideration := Build.consideration("threat", family)
 		EditorInterface.inspect_object(consideration)
 		for _frame in 3:
 			await get_tree().process_frame
@@ -53,16 +52,8 @@ func _ready() -> void:
 ## refreshes the selector's warning at once (the Scene dock's icon), and the warning clears when the
 ## value is fixed.
 func check_live_warnings() -> void:
-	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-	consideration.input_key = &"threat"
-	consideration.curve_type = "saturating"
-	var behavior: Resource = ClassDB.instantiate("UtilityBehavior")
-	behavior.name = &"attack"
-	var considerations: Array[UtilityConsideration] = [consideration]
-	behavior.considerations = considerations
-	var selector: Node = ClassDB.instantiate("UtilitySelector")
-	var behaviors: Array[UtilityBehavior] = [behavior]
-	selector.behaviors = behaviors
+	var consideration := Build.consideration("threat", "saturating")
+	var selector := Build.selector([Build.behavior("attack", [consideration])])
 	add_child(selector)
 	var refreshed := []
 	get_tree().node_configuration_warning_changed.connect(func(node: Node) -> void: refreshed.append(node))

@@ -5,6 +5,9 @@ extends SceneTree
 ## One JSON line per check.
 
 
+const Build := preload("res://tests/addon/utility_builders.gd")
+
+
 func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
@@ -20,17 +23,9 @@ func _initialize() -> void:
 	NpcMindServer.clock = "manual"
 	var guard := Node2D.new()
 	var memory: Node = ClassDB.instantiate("MemoryStream")
-	var selector: Node = ClassDB.instantiate("UtilitySelector")
+	var selector := Build.selector([Build.behavior("attack", [Build.consideration("threat")])])
 	var decision: Node = ClassDB.instantiate("AsyncLLMDecision")
 	check("before registering: empty", memory.live_memory_count == 0 and memory.live_strongest.is_empty() and selector.live_scores.is_empty() and decision.live_pending == false)
-	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-	consideration.input_key = &"threat"
-	var attack: Resource = ClassDB.instantiate("UtilityBehavior")
-	attack.name = &"attack"
-	var inputs: Array[UtilityConsideration] = [consideration]
-	attack.considerations = inputs
-	var behaviors: Array[UtilityBehavior] = [attack]
-	selector.behaviors = behaviors
 	decision.allowed_intents = PackedStringArray(["attack"])
 	for node in [memory, selector, decision]:
 		guard.add_child(node)

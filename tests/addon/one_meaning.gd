@@ -4,13 +4,12 @@ extends SceneTree
 ## input through the server (UtilitySelector.evaluate + get_scores) and prints one JSON line per
 ## case with the definition the resource produced and the scores.
 
+const Build := preload("res://tests/addon/utility_builders.gd")
 const INPUTS := [-0.5, 0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 1.5, 6.0, 40.0]
 
 
 func consideration_for(case: Dictionary) -> Resource:
-	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-	consideration.input_key = &"x"
-	consideration.curve_type = case.family
+	var consideration := Build.consideration("x", case.family)
 	consideration.curve_params = case.params
 	consideration.invert = case.invert
 	if case.range != null:
@@ -32,13 +31,7 @@ func _initialize() -> void:
 			cases = JSON.parse_string(argument.trim_prefix("--cases="))
 	for index in cases.size():
 		var consideration := consideration_for(cases[index])
-		var behavior: Resource = ClassDB.instantiate("UtilityBehavior")
-		behavior.name = &"b"
-		var considerations: Array[UtilityConsideration] = [consideration]
-		behavior.considerations = considerations
-		var selector: Node = ClassDB.instantiate("UtilitySelector")
-		var behaviors: Array[UtilityBehavior] = [behavior]
-		selector.behaviors = behaviors
+		var selector := Build.selector([Build.behavior("b", [consideration])])
 		root.add_child(selector)
 		var scores := []
 		for value in INPUTS:
