@@ -7,7 +7,8 @@ extends Node
 ## Shots: `curve` (the inspector on the demo guard's "search" consideration), `profile` (the inspector
 ## on the guard's MemoryProfile), `debugger` (starts the demo with --remote-debug to this editor, opens
 ## the NPC Mind tab, selects Bertha).
-## Opened without those arguments it does nothing.
+## Opened without those arguments it does nothing. With NPC_MIND_LLM_URL set, the game asks that
+## model. The editor may rewrite project.godot's comments on the way: restore it afterwards.
 
 const MindPanel := preload("res://addons/npc_mind/debugger/mind_panel.gd")
 
@@ -25,8 +26,9 @@ func _ready() -> void:
 			shot = argument.trim_prefix("--npc-mind-shot=")
 		elif argument.begins_with("--npc-mind-shot-out="):
 			out = argument.trim_prefix("--npc-mind-shot-out=")
-	if shot == "" or out == "":
-		return
+	if shot == "" or out == "" or Engine.has_meta("npc_mind_shot"):
+		return  # nothing asked, or another copy of this scene (an editor reopening it) took it
+	Engine.set_meta("npc_mind_shot", true)
 	await frames(30)
 	match shot:
 		"curve":
@@ -41,12 +43,17 @@ func _ready() -> void:
 			save(_crop)
 	if _game > 0:
 		OS.kill(_game)
-	EditorInterface.get_base_control().get_tree().quit()
+	editor_tree().quit()
+
+
+## The editor's own tree: this node may leave the tree while the editor (re)opens scenes.
+func editor_tree() -> SceneTree:
+	return EditorInterface.get_base_control().get_tree()
 
 
 func frames(count: int) -> void:
 	for _frame in count:
-		await get_tree().process_frame
+		await editor_tree().process_frame
 
 
 func inspect_guard_consideration() -> void:
@@ -66,6 +73,7 @@ func show_debugger() -> void:
 	# The game connects to the editor's debugger from the command line (`--remote-debug`), as a
 	# game started from a terminal does: the editor's own Run would start the engine's executable,
 	# which here is the provisioned engine's loader.
+	await editor_tree().create_timer(5.0).timeout  # the editor finishes loading (plugins, scenes)
 	keep_debug_server_open()
 	await frames(10)
 	var settings := EditorInterface.get_editor_settings()
@@ -74,12 +82,12 @@ func show_debugger() -> void:
 		"--path", ProjectSettings.globalize_path("res://"), "--remote-debug", "tcp://127.0.0.1:%d" % port,
 		"--rendering-driver", "opengl3", "--audio-driver", "Dummy", "--resolution", "960x540"])
 	var panel: Control = null
-	for _try in 600:
+	var give_up := Time.get_ticks_msec() + 90000  # wall time: the editor may still be loading
+	while panel == null and Time.get_ticks_msec() < give_up:
 		await frames(1)
 		var found := find(EditorInterface.get_base_control(), "res://addons/npc_mind/debugger/mind_panel.gd")
 		if not found.is_empty() and found[0]._ids.size() > 0:
 			panel = found[0]
-			break
 	if panel == null:
 		printerr("designer_shots: the NPC Mind panel got no NPC list")
 		return
