@@ -15,10 +15,7 @@ from gdbridge.types import PackedStringArray, PropertyUsage
 from npc_mind.memory import MemoryType
 from npc_mind_godot._common import server
 
-# Godot 4.6's PROPERTY_USAGE_READ_ONLY is 1 << 28 (gdbridge's PropertyUsage.READ_ONLY, 1 << 27, is an
-# older engine's value; in 4.6 that bit means something else).
-READ_ONLY = 1 << 28
-USAGE = PropertyUsage.EDITOR | READ_ONLY
+USAGE = PropertyUsage.EDITOR | PropertyUsage.READ_ONLY
 GROUP_TITLE = "Live (read-only, while the game runs)"
 STRONGEST = 5
 TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
