@@ -14,6 +14,10 @@ import pytest
 from tests.support.godot import run_check_script, run_godot
 
 ROOT = Path(__file__).resolve().parents[1]
+HELP_PAGES = {
+    "UtilitySelector", "UtilityBehavior", "UtilityConsideration",
+    "MemoryProfile", "MemoryStream", "AsyncLLMDecision",
+}  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 
 pytestmark = pytest.mark.godot
@@ -35,7 +39,12 @@ def test_the_editor_loads_the_plugin_and_inspects_with_the_previews() -> None:
     assert {
         "plugin enabled", "profile preview in the inspector", "the selector shows the inputs it reads",
         "a nested edit refreshes the warning", "fixing it clears the warning",
+        "a behaviour carries its name", "a consideration carries its input key",
+        "the picker shows UtilityBehavior's name", "the picker shows UtilityConsideration's name",
     } <= set(checks)  # fmt: skip
+    unbroken = "help page has no mid-sentence line break"
+    helped = {name.split(":")[0] for name in checks if name.endswith(unbroken)}
+    assert helped == HELP_PAGES, checks
     assert not run.errors(), run.log
 
 

@@ -113,6 +113,15 @@ UtilityConsideration.__dict__["use_input_range"].on_change = _use_range_changed
 UtilityConsideration.__dict__["use_default_input"].on_change = lambda c, _v: c.notify_property_list_changed()
 
 
+def _show_as(resource: Any, label: Any) -> None:
+    # The inspector labels an array element (and a resource picker) with its resource_name, so a
+    # behaviour shows as its name and a consideration as its input key, not "0 UtilityBehavior".
+    resource.set(StringName("resource_name"), str(label))
+
+
+UtilityConsideration.__dict__["input_key"].on_change = _show_as
+
+
 def _bake(curve: Any) -> list[list[float]]:
     """A Godot Curve (cubic Hermite with tangents) sampled into a table, so no engine call per tick."""
     if curve is None:
@@ -164,6 +173,9 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
             "tags": [str(tag) for tag in self.tags],
             "cooldown": float(self.cooldown),
         }
+
+
+UtilityBehavior.__dict__["name"].on_change = _show_as
 
 
 class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):

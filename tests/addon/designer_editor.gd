@@ -43,6 +43,8 @@ func _ready() -> void:
 	var profiles := find(inspector, ProfilePreview)
 	check("profile preview in the inspector", profiles.size() == 1 and profiles[0].result.get("r", []).size() == 5, profiles.size())
 	await check_live_warnings()
+	await check_element_names()
+	await check_help_pages()
 	EditorInterface.inspect_object(null)
 	print(JSON.stringify({"done": true}))
 	get_tree().quit()
@@ -104,4 +106,67 @@ func find_property_editors(node: Node, property: String) -> Array:
 		found.append(node)
 	for child in node.get_children():
 		found.append_array(find_property_editors(child, property))
+	return found
+
+
+## A behaviour's array element in the inspector is labelled with its name, a consideration's with
+## its input key: the resource picker shows resource_name, kept in step with them.
+func check_element_names() -> void:
+	var consideration := Build.consideration("threat", "saturating")
+	var behavior := Build.behavior("attack", [consideration])
+	consideration.input_key = &"distance"
+	check("a behaviour carries its name", behavior.resource_name == "attack", behavior.resource_name)
+	check("a consideration carries its input key", consideration.resource_name == "distance", consideration.resource_name)
+	# the picker the inspector puts on every array element and resource property
+	for resource in [behavior, consideration]:
+		var picker := EditorResourcePicker.new()
+		add_child(picker)
+		picker.edited_resource = resource
+		await get_tree().process_frame
+		var shown := []
+		for button in picker.get_children():
+			if button is Button and not button.text.is_empty():
+				shown.append(button.text)
+		check("the picker shows %s's name" % resource.get_class(), shown.has(resource.resource_name), shown)
+		picker.queue_free()
+
+
+## The help pages of the addon's classes, rendered by the editor from gdbridge's class reference:
+## no raw Markdown backticks and no paragraph broken where its docstring line was wrapped.
+const HELP_HEADINGS := ["Description", "Properties", "Methods", "Signals", "Constants", "Enumerations", "Property Descriptions", "Method Descriptions", "Signal Descriptions"]
+
+
+func check_help_pages() -> void:
+	var script_editor := EditorInterface.get_script_editor()
+	for name in ["UtilitySelector", "UtilityBehavior", "UtilityConsideration", "MemoryProfile", "MemoryStream", "AsyncLLMDecision"]:
+		script_editor.goto_help("class_name:" + name)
+		for _frame in 5:
+			await get_tree().process_frame
+		var text := ""
+		for help in find_class(script_editor, "EditorHelp"):
+			if help.is_visible_in_tree():
+				for label in find_class(help, "RichTextLabel"):
+					text += label.get_parsed_text()
+		var broken := []
+		var lines := Array(text.split("\n", false)).map(func(line: String) -> String: return line.strip_edges())
+		for i in range(1, lines.size()):
+			var before: String = lines[i - 1]
+			var after: String = lines[i]
+			# a paragraph ending in a word, a comma or code and the next going on in lower case:
+			# one sentence broken where its docstring line was wrapped
+			if not before in HELP_HEADINGS and not before.begins_with("●") and not before.is_empty() and not after.is_empty() and (before[-1] in ",`" or (before[-1] >= "a" and before[-1] <= "z")) and after[0] >= "a" and after[0] <= "z":
+				broken.append(before + " | " + after)
+		if OS.get_cmdline_user_args().has("--print-help"):
+			print(JSON.stringify({"help_text": text}))
+		check("%s: help page rendered" % name, text.contains(name) and text.length() > 200, text.length())
+		check("%s: help page has no backticks" % name, not text.contains("`"), text.count("`"))
+		check("%s: help page has no mid-sentence line break" % name, broken.is_empty(), broken)
+
+
+func find_class(node: Node, name: String) -> Array:
+	var found := []
+	if node.is_class(name):
+		found.append(node)
+	for child in node.get_children():
+		found.append_array(find_class(child, name))
 	return found
