@@ -41,7 +41,10 @@ def test_the_editor_loads_the_plugin_and_inspects_with_the_previews() -> None:
         "a nested edit refreshes the warning", "fixing it clears the warning",
         "a behaviour carries its name", "a consideration carries its input key",
         "the picker shows UtilityBehavior's name", "the picker shows UtilityConsideration's name",
+        "label of rehearsal_refractory_s", "label of tag_ttl", "label of max_response_kib",
     } <= set(checks)  # fmt: skip
+    described = {name.split(":")[0] for name in checks if name.endswith("every member has a description")}
+    assert described == HELP_PAGES, checks
     unbroken = "help page has no mid-sentence line break"
     helped = {name.split(":")[0] for name in checks if name.endswith(unbroken)}
     assert helped == HELP_PAGES, checks

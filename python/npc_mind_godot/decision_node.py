@@ -148,6 +148,7 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
             server().release(self.__dict__.pop("_server_handle"))
 
     def get_server_id(self) -> int:
+        """This decision's id for the server's batched methods."""
         return self._handle()
 
     def request_decision(self, context: dict) -> None:

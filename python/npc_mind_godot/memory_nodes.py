@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Any
 
 from gdbridge import classes
@@ -51,11 +52,31 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
         doc="Seconds: S never grows past it however often a memory is rehearsed (default 30 days).",
     )
     _stabilities = export_group("Base stability (seconds)", "stability_")
-    stability_trivia: float = export(5.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
-    stability_observation: float = export(30.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
-    stability_interaction: float = export(120.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
-    stability_hostile: float = export(600.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
-    stability_trauma: float = export(3600.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_trivia: float = export(
+        5.0,
+        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
+        doc="S0 (seconds) of a trivia memory (footsteps, a passer-by) at salience 0.5.",
+    )
+    stability_observation: float = export(
+        30.0,
+        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
+        doc="S0 (seconds) of an observation memory (a door opens, a resource respawns) at salience 0.5.",
+    )
+    stability_interaction: float = export(
+        120.0,
+        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
+        doc="S0 (seconds) of an interaction memory (a trade, a conversation, a quest) at salience 0.5.",
+    )
+    stability_hostile: float = export(
+        600.0,
+        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
+        doc="S0 (seconds) of a hostile memory (attacked, saw a theft) at salience 0.5.",
+    )
+    stability_trauma: float = export(
+        3600.0,
+        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
+        doc="S0 (seconds) of a trauma memory (home destroyed, kin killed) at salience 0.5.",
+    )
     _awareness = export_group("Awareness thresholds", "awareness_")
     awareness_search: float = export(0.3, range=_range("awareness_search", 0.01), doc="R above it: search.")
     awareness_pursue: float = export(0.8, range=_range("awareness_pursue", 0.01), doc="R above it: pursue.")
@@ -100,6 +121,7 @@ PROFILE_FIELDS = (
     "stability_trauma",
     "awareness_search",
     "awareness_pursue",
+    "max_stability",
 )
 for _field in PROFILE_FIELDS:
     MemoryProfile.__dict__[_field].on_change = MemoryProfile._fields_changed
@@ -114,6 +136,9 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
     return profile.to_spec()
 
 
+AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
+
+
 class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     """An NPC's working memory: it forgets like a person (R = e^(-t/S)).
 
@@ -124,16 +149,11 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     with the node, so reparenting keeps memories.
     """
 
-    # The core's own codes, so the engine constants can never drift from them.
-    TRIVIA = constant(MemoryType.TRIVIA)
-    OBSERVATION = constant(MemoryType.OBSERVATION)
-    INTERACTION = constant(MemoryType.INTERACTION)
-    HOSTILE = constant(MemoryType.HOSTILE)
-    TRAUMA = constant(MemoryType.TRAUMA)
-    AWARENESS_NONE = constant(Awareness.NONE)
-    AWARENESS_PUZZLED = constant(Awareness.PUZZLED)
-    AWARENESS_SEARCH = constant(Awareness.SEARCH)
-    AWARENESS_PURSUE = constant(Awareness.PURSUE)
+    # The core's own codes, so the engine constants can never drift from them. Class enums: the
+    # help lists them by name and GDScript can type with them (MemoryStream.MemoryType); their
+    # members stay class constants (MemoryStream.TRIVIA, MemoryStream.AWARENESS_PURSUE).
+    MemoryType = MemoryType
+    Awareness = AwarenessTier
     EVENT_FORMED = constant(memory_events.EVENT_FORMED)
     EVENT_REHEARSED = constant(memory_events.EVENT_REHEARSED)
     EVENT_FORGOTTEN = constant(memory_events.EVENT_FORGOTTEN)

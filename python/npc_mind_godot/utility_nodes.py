@@ -67,6 +67,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     )
 
     def to_dict(self) -> dict[str, Any]:
+        """This consideration in `npc_mind.utility`'s data format (what the server scores)."""
         data: dict[str, Any] = {
             "input_key": str(self.input_key),
             "curve_type": str(self.curve_type),
@@ -165,6 +166,7 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
     )
 
     def to_dict(self) -> dict[str, Any]:
+        """This behaviour in `npc_mind.utility`'s data format (what the server scores)."""
         return {
             "name": str(self.name),
             "considerations": [c.to_dict() for c in self.considerations if c is not None],

@@ -45,6 +45,7 @@ func _ready() -> void:
 	await check_live_warnings()
 	await check_element_names()
 	await check_help_pages()
+	await check_labels()
 	EditorInterface.inspect_object(null)
 	print(JSON.stringify({"done": true}))
 	get_tree().quit()
@@ -161,6 +162,8 @@ func check_help_pages() -> void:
 		check("%s: help page rendered" % name, text.contains(name) and text.length() > 200, text.length())
 		check("%s: help page has no backticks" % name, not text.contains("`"), text.count("`"))
 		check("%s: help page has no mid-sentence line break" % name, broken.is_empty(), broken)
+		var undocumented := Array(text.split("\n")).filter(func(line: String) -> bool: return line.contains("currently no description"))
+		check("%s: every member has a description" % name, undocumented.is_empty(), undocumented.size())
 
 
 func find_class(node: Node, name: String) -> Array:
@@ -170,3 +173,22 @@ func find_class(node: Node, name: String) -> Array:
 	for child in node.get_children():
 		found.append_array(find_class(child, name))
 	return found
+
+
+## Properties whose names capitalise badly carry the plugin's labels in the inspector.
+func check_labels() -> void:
+	var inspector := EditorInterface.get_inspector()
+	var decision: Node = ClassDB.instantiate("AsyncLLMDecision")
+	var expected := {
+		"rehearsal_refractory_s": [ClassDB.instantiate("MemoryProfile"), "Rehearsal Refractory (s)"],
+		"tag_ttl": [decision, "Intent Lifetime (s)"],
+		"max_response_kib": [decision, "Max Response (KiB)"],
+	}
+	for property: String in expected:
+		EditorInterface.inspect_object(expected[property][0])
+		for _frame in 3:
+			await get_tree().process_frame
+		var labels := find_property_editors(inspector, property).map(func(editor: EditorProperty) -> String: return editor.label)
+		check("label of %s" % property, labels == [expected[property][1]], labels)
+	EditorInterface.inspect_object(null)
+	decision.free()

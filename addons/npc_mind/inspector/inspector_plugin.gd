@@ -8,6 +8,15 @@ const CurvePreview := preload("res://addons/npc_mind/inspector/curve_preview.gd"
 const ProfilePreview := preload("res://addons/npc_mind/inspector/profile_preview.gd")
 
 const WARNING_CLASSES := ["UtilitySelector", "AsyncLLMDecision", "MemoryStream"]
+## Labels for the properties whose names the inspector's capitalisation reads badly ("Tag Ttl",
+## "Rehearsal Refractory S"): the property keeps its name (scenes, scripts, Python), only the label
+## changes; the editor's own editor for it is kept.
+const LABELS := {
+	"MemoryProfile:rehearsal_refractory_s": "Rehearsal Refractory (s)",
+	"AsyncLLMDecision:tag_ttl": "Intent Lifetime (s)",
+	"AsyncLLMDecision:max_response_kib": "Max Response (KiB)",
+	"AsyncLLMDecision:max_decoded_kib": "Max Decoded (KiB)",
+}
 
 ## Set by the plugin; every undoable edit then refreshes the scene's configuration warnings.
 var undo_redo: EditorUndoRedoManager:
@@ -17,10 +26,12 @@ var undo_redo: EditorUndoRedoManager:
 			value.history_changed.connect(refresh_warnings)  # an action was committed
 			value.version_changed.connect(refresh_warnings)
 
+var _labelling := false
+
 
 func _can_handle(object: Object) -> bool:
 	return object != null and (object.is_class("UtilityConsideration") or object.is_class("MemoryProfile")
-		or object.is_class("UtilitySelector"))
+		or object.is_class("UtilitySelector") or object.is_class("AsyncLLMDecision"))
 
 
 func _parse_begin(object: Object) -> void:
@@ -67,7 +78,15 @@ static func _refresh_warnings(node: Node) -> void:
 		_refresh_warnings(child)
 
 
-func _parse_property(object: Object, _type: Variant.Type, name: String, _hint: PropertyHint, _hint_string: String, _usage: int, _wide: bool) -> bool:
+func _parse_property(object: Object, type: Variant.Type, name: String, hint: PropertyHint, hint_string: String, usage: int, wide: bool) -> bool:
+	var label: String = LABELS.get("%s:%s" % [object.get_class(), name], "")
+	if not label.is_empty() and not _labelling:
+		_labelling = true  # the editor's own editor asks the plugins again: this one says no then
+		var editor := EditorInspector.instantiate_property_editor(object, type, name, hint, hint_string, usage, wide)
+		_labelling = false
+		if editor != null:
+			add_property_editor(name, editor, false, label)
+			return true
 	if object.is_class("UtilityConsideration") and name == "curve_params":
 		var preview: Control = CurvePreview.new()
 		preview.undo_redo = undo_redo
