@@ -4,8 +4,8 @@ extends Node
 ##   xvfb-run -a -s "-screen 0 1600x900x24 -nolisten tcp" .deps/godot/godot --path . \
 ##     --rendering-driver opengl3 --audio-driver Dummy --resolution 1600x900 \
 ##     -e res://docs/media/shots/designer_shots.tscn -- --npc-mind-shot=curve --npc-mind-shot-out=/abs/out.png
-## Shots: `curve` (the inspector on the demo guard's "search" consideration), `profile` (the inspector
-## on the guard's MemoryProfile), `debugger` (starts the demo with --remote-debug to this editor, opens
+## Shots: `help` (the editor's help page of UtilityConsideration), `curve` (the inspector on the demo
+## guard's "search" consideration), `profile` (the inspector on the guard's MemoryProfile), `debugger` (starts the demo with --remote-debug to this editor, opens
 ## the NPC Mind tab, selects Bertha).
 ## Opened without those arguments it does nothing. With NPC_MIND_LLM_URL set, the game asks that
 ## model. The editor may rewrite project.godot's comments on the way: restore it afterwards.
@@ -38,6 +38,11 @@ func _ready() -> void:
 			EditorInterface.inspect_object(load("res://demo_scene/guard_profile.tres"))
 			await frames(20)
 			save(EditorInterface.get_inspector().get_parent_control())
+		"help":
+			EditorInterface.set_main_screen_editor("Script")
+			EditorInterface.get_script_editor().goto_help("class_name:UtilityConsideration")
+			await frames(30)
+			save(EditorInterface.get_script_editor())
 		"debugger":
 			await show_debugger()
 			save(_crop)
