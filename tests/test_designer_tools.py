@@ -61,3 +61,8 @@ def test_a_default_input_stands_in_for_a_key_the_game_does_not_give() -> None:
 def test_running_nodes_show_live_read_only_state() -> None:
     _run, checks = run_check_script(ROOT, "res://tests/addon/live_state.gd")
     assert len(checks) == 6
+
+
+def test_the_inspector_names_types_and_profile_edits() -> None:
+    _run, checks = run_check_script(ROOT, "res://tests/addon/inspector_names.gd")
+    assert len(checks) == 6, checks
