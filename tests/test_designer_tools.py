@@ -16,7 +16,7 @@ from tests.support.godot import run_check_script, run_godot
 ROOT = Path(__file__).resolve().parents[1]
 HELP_PAGES = {
     "UtilitySelector", "UtilityBehavior", "UtilityConsideration",
-    "MemoryProfile", "MemoryStream", "AsyncLLMDecision",
+    "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 

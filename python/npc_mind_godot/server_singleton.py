@@ -202,12 +202,15 @@ class NpcMindServer(classes.Object):
 
     # --- monitors ------------------------------------------------------------------------------
     def get_monitor_names(self) -> PackedStringArray:
+        """The names of the server's statistics (the Debugger's npc_mind/... monitors)."""
         return PackedStringArray(sorted(self.core.metrics()))
 
     def get_monitor(self, name: str) -> float:
+        """One statistic by name (0 for an unknown name)."""
         return float(self.core.metrics().get(str(name), 0.0))
 
     def get_metrics(self) -> dict:
+        """Every statistic by name, as a Dictionary."""
         return self.core.metrics()
 
 
