@@ -10,9 +10,9 @@ holding at most one event per NPC (in input order per NPC), each round vectorise
 NPCs never share memories, so this gives bit-for-bit what the same single calls in order give.
 
 A single `record`, `awareness` or `query_strongest` with plain Python numbers skips the rounds: a
-scalar path works on the NPC's row with the same IEEE operations in the same order (ln(1 + k) from
-a numpy-made table, R from numpy's exp wherever its bits matter), so it gives the batch's bits at a
-few microseconds instead of dozens of numpy calls. Whatever it does not handle (links, tags,
+scalar path works on the NPC's row with floats, calling the same rule functions the batch calls with
+arrays (`npc_mind.memory.rules`, bit-for-bit by construction; R from numpy's exp wherever its bits
+matter), so it gives the batch's bits at a few microseconds instead of dozens of numpy calls. Whatever it does not handle (links, tags,
 long-term memories, the power curve for reads, numpy inputs, bad input) goes through the batch.
 """
 
@@ -29,6 +29,20 @@ from npc_mind.memory import persistence, retrieval
 from npc_mind.memory.curves import retrievability
 from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import DAY_SECONDS, EXPONENT_FLOOR, MemoryParams
+from npc_mind.memory.rules import (
+    awareness_level,
+    capped,
+    clip_salience,
+    consolidated,
+    consolidation_factor,
+    eviction_key,
+    exponential_exponent,
+    fresh_eviction_key,
+    initial_stability,
+    larger,
+    rehearsed_stability,
+    rehearses,
+)
 from npc_mind.memory.types import (
     Awareness,
     EventKind,
@@ -75,22 +89,6 @@ _U64 = 2**64 - 1
 def _hash_one(entity: int) -> int:
     """`entity_hash` of one id in plain Python (the same 16 bits)."""
     return (((entity & _U64) * 0x9E3779B97F4A7C15) & _U64) >> 48
-
-
-# ln(1 + k) for k = 0, 1, ... as Python floats, computed by numpy's log so the scalar paths'
-# rehearsal and consolidation factors have the bits the batch path's np.log gives; grown on demand
-# up to _LN1P_TABLE entries (a recall count can reach millions: beyond, one numpy log per call).
-_ln1p_k: list[float] = []
-_LN1P_TABLE = 1 << 16
-
-
-def _ln1p(k: int) -> float:
-    if k >= len(_ln1p_k):
-        if k >= _LN1P_TABLE:
-            return float(np.log(np.array([1.0 + k]))[0])
-        size = max(4096, 1 << k.bit_length())
-        _ln1p_k[:] = np.log(1.0 + np.arange(size, dtype=np.int64)).tolist()
-    return _ln1p_k[k]
 
 
 def _selector(rows: np.ndarray, increasing: bool = False) -> slice | np.ndarray:
@@ -149,12 +147,8 @@ class MemoryPool:
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
         self._base = np.asarray(params.base_stability, dtype=np.float64)
         self._forget_factor = params.forget_factor
-        # awareness = how many of these R is strictly above (a forget threshold above the search
-        # one never decides anything: R above it is above the search threshold too)
-        forget = min(params.forget_threshold, params.awareness_search)
-        self._levels = np.array([forget, params.awareness_search, params.awareness_pursue])
-        # the scalar awareness path: the forget threshold, then the levels R must be strictly above
-        self._level_bounds = (params.forget_threshold, *self._levels.tolist())
+        # the thresholds of `awareness_level` (forget, search, pursue)
+        self._level_bounds = (params.forget_threshold, params.awareness_search, params.awareness_pursue)
         self._is_exponential = params.curve == "exponential"
         self._q1x = np.empty(self._C)  # the scalar query's candidate exponents, then R
         self._alloc_rows(max(1, int(reserve_npcs)))
@@ -495,18 +489,13 @@ class MemoryPool:
         R < e^-10 < threshold, which maps to -1 either way, so the key is the same and a pass is saved."""
         p = self._p
         if p.curve == "exponential":
-            np.subtract(last, now, out=rbuf)
-            if now < self._tmax:
-                np.minimum(rbuf, 0.0, out=rbuf)
-            np.divide(rbuf, stab, out=rbuf)
+            exponential_exponent(last, now, stab, now < self._tmax, out=rbuf)
             np.maximum(rbuf, EXPONENT_FLOOR, out=rbuf)
             r = np.exp(rbuf, out=rbuf)
         else:
             r = retrievability(last, stab, now, p, out=rbuf, mask=mbuf)
         np.less(r, p.forget_threshold, out=mbuf)
-        np.multiply(r, p.eviction_weight_r, out=out)
-        np.multiply(sal, p.eviction_weight_e, out=rbuf)  # R is no longer needed
-        np.add(out, rbuf, out=out)
+        eviction_key(r, sal, p.eviction_weight_r, p.eviction_weight_e, out=out, scratch=rbuf)  # R then unused
         np.copyto(out, -1.0, where=mbuf)
         if any_free:
             np.less(typ, 0, out=mbuf)
@@ -638,8 +627,7 @@ class MemoryPool:
         cap = self._C
         if row < 0 or self._links.get(npc) or self._pinned.item(row) >= cap:
             return False
-        if not 0.0 <= salience <= 1.0:  # np.clip's result (it keeps -0.0 as well)
-            salience = 0.0 if salience < 0.0 else 1.0
+        salience = clip_salience(salience)
         p = self._p
         self._clock = now
         base = row * cap
@@ -650,22 +638,19 @@ class MemoryPool:
             last_old = lastf.item(f)
             lastf[f] = now
             self._emitf[f] = False
-            if now - last_old >= p.rehearsal_refractory_s:
+            if rehearses(now, last_old, p.rehearsal_refractory_s):
                 k = self._kf.item(f) + 1
                 self._kf[f] = k
-                e_old = self._salf.item(f)
-                e_new = e_old if e_old > salience else salience  # np.maximum(old, new)
+                e_new = larger(self._salf.item(f), salience)
                 self._salf[f] = e_new
-                s_new = self._stabf.item(f) * (1.0 + p.alpha * _ln1p(k) * e_new)
-                self._stabf[f] = s_new if s_new < p.max_stability else p.max_stability
+                self._stabf[f] = rehearsed_stability(self._stabf.item(f), k, e_new, p.alpha, p.max_stability)
                 if self._events_on:
                     self._ev.append((int(EventKind.REHEARSED), npc, entity, memory_type))
-                if same and e_new >= p.consolidation_min_salience and p.consolidation_factor != 0.0:
-                    factor = 1.0 + (p.consolidation_factor * p.alpha) * _ln1p(k) * e_new
+                if same and consolidated(p.consolidation_factor, p.consolidation_min_salience, e_new):
+                    factor = consolidation_factor(p.consolidation_factor, p.alpha, k, e_new)
                     stabf = self._stabf
                     for g in same:
-                        s_g = stabf.item(base + g) * factor
-                        stabf[base + g] = s_g if s_g < p.max_stability else p.max_stability
+                        stabf[base + g] = capped(stabf.item(base + g) * factor, p.max_stability)
                     if keys is not None:
                         keys.pop(row, None)  # other slots' S changed: their keys are stale
             if keys is not None and row in keys:
@@ -673,7 +658,7 @@ class MemoryPool:
                 keys[row][match] = (
                     math.inf
                     if self._pinf.item(f)
-                    else self._salf.item(f) * p.eviction_weight_e + p.eviction_weight_r
+                    else fresh_eviction_key(self._salf.item(f), p.eviction_weight_r, p.eviction_weight_e)
                 )
         else:
             if self._used.item(row) < cap:
@@ -695,8 +680,7 @@ class MemoryPool:
             self._hf[f] = _hash_one(entity)
             self._typf[f] = memory_type
             self._lastf[f] = now
-            s0 = self._base.item(memory_type) * (0.5 + salience)
-            self._stabf[f] = s0 if s0 < p.max_stability else p.max_stability
+            self._stabf[f] = initial_stability(self._base.item(memory_type), salience, p.max_stability)
             self._salf[f] = salience
             self._kf[f] = 1
             self._pinf[f] = False
@@ -706,7 +690,7 @@ class MemoryPool:
             if self._events_on:
                 self._ev.append((int(EventKind.FORMED), npc, entity, memory_type))
             if keys is not None and row in keys:
-                keys[row][slot] = salience * p.eviction_weight_e + p.eviction_weight_r
+                keys[row][slot] = fresh_eviction_key(salience, p.eviction_weight_r, p.eviction_weight_e)
         self._tmax = max(self._tmax, now)
         return True
 
@@ -886,16 +870,14 @@ class MemoryPool:
             last_old = self._lastf[mf]
             self._lastf[mf] = now
             self._emitf[mf] = False
-            reh = (now - last_old) >= p.rehearsal_refractory_s
+            reh = rehearses(now, last_old, p.rehearsal_refractory_s)
             if reh.any():
                 hf, he = mf[reh], mi[reh]
                 k = self._kf[hf] + 1
                 self._kf[hf] = k
-                e_new = np.maximum(self._salf[hf], sal[he])
+                e_new = larger(self._salf[hf], sal[he])
                 self._salf[hf] = e_new
-                s_new = self._stabf[hf] * (1.0 + p.alpha * np.log(1.0 + k) * e_new)
-                np.minimum(s_new, p.max_stability, out=s_new)
-                self._stabf[hf] = s_new
+                self._stabf[hf] = rehearsed_stability(self._stabf[hf], k, e_new, p.alpha, p.max_stability)
                 woke_f, woke_e, woke_k, woke_s = hf, he, k, e_new
                 if self._events_on:
                     self._emit_event(EventKind.REHEARSED, ids[he], self._entf[hf], self._typf[hf])
@@ -940,7 +922,7 @@ class MemoryPool:
             self._hf[nf] = hq[ne]
             self._typf[nf] = t_new
             self._lastf[nf] = now
-            self._stabf[nf] = np.minimum(self._base[t_new] * (0.5 + s_new), p.max_stability)
+            self._stabf[nf] = initial_stability(self._base[t_new], s_new, p.max_stability)
             self._salf[nf] = s_new
             self._kf[nf] = 1
             self._pinf[nf] = False
@@ -968,11 +950,11 @@ class MemoryPool:
             kf = keys.reshape(-1)
             fresh = touched[0]
             if fresh.shape[0]:
-                key = self._salf[fresh] * p.eviction_weight_e + p.eviction_weight_r
+                key = fresh_eviction_key(self._salf[fresh], p.eviction_weight_r, p.eviction_weight_e)
                 key[self._pinf[fresh]] = np.inf
                 kf[fresh] = key
             if new_f is not None:
-                kf[new_f] = self._salf[new_f] * p.eviction_weight_e + p.eviction_weight_r
+                kf[new_f] = fresh_eviction_key(self._salf[new_f], p.eviction_weight_r, p.eviction_weight_e)
             if cons_f is not None:
                 kf[cons_f] = self._flat_keys(cons_f, now)
 
@@ -991,11 +973,11 @@ class MemoryPool:
         """Boost the other memories of each woken memory's entity (`ri`/`fi`: this round's entity
         matches) and its linked memories. Does not chain. Returns (flat slots, events) boosted."""
         p = self._p
-        strong = woke_s >= p.consolidation_min_salience
-        if not strong.any() or p.consolidation_factor == 0.0:
+        strong = consolidated(p.consolidation_factor, p.consolidation_min_salience, woke_s)
+        if not strong.any():
             return None
         wf, we = woke_f[strong], woke_e[strong]  # `we` ascends: events come in order
-        factor = 1.0 + (p.consolidation_factor * p.alpha) * np.log(1.0 + woke_k[strong]) * woke_s[strong]
+        factor = consolidation_factor(p.consolidation_factor, p.alpha, woke_k[strong], woke_s[strong])
         # only events that matched two or more memories of their entity have same-entity targets
         tf = te = tfac = np.empty(0, dtype=np.int64)
         if ri.shape[0] > 1:
@@ -1027,9 +1009,7 @@ class MemoryPool:
                 tfac = np.concatenate([tfac, factor[np.searchsorted(we, extra_e_arr)]])
         if not tf.shape[0]:
             return None
-        s = self._stabf[tf] * tfac
-        np.minimum(s, p.max_stability, out=s)
-        self._stabf[tf] = s
+        self._stabf[tf] = capped(self._stabf[tf] * tfac, p.max_stability)
         return tf, te
 
     def _linked_slots(self, npc: int, row: int, entity: int, memory_type: int) -> list[int]:
@@ -1090,10 +1070,7 @@ class MemoryPool:
         clamp = now < self._tmax
         x = self._q1x[: len(slots)]
         for i, slot in enumerate(slots):
-            d = lastf.item(base + slot) - now
-            if clamp and d > 0.0:
-                d = 0.0
-            x[i] = d / stabf.item(base + slot)
+            x[i] = exponential_exponent(lastf.item(base + slot), now, stabf.item(base + slot), clamp)
         rs = np.exp(x, out=x).tolist()
         best_r = max(rs)  # ties: the lowest slot (slots ascend)
         p = self._p
@@ -1107,12 +1084,11 @@ class MemoryPool:
         lastf[f] = now
         self._kf[f] = k
         self._emitf[f] = False
-        if len(slots) > 1 and sal >= p.consolidation_min_salience and p.consolidation_factor != 0.0:
-            factor = 1.0 + (p.consolidation_factor * p.alpha) * _ln1p(k) * sal
+        if len(slots) > 1 and consolidated(p.consolidation_factor, p.consolidation_min_salience, sal):
+            factor = consolidation_factor(p.consolidation_factor, p.alpha, k, sal)
             for g in slots:
                 if g != best:
-                    s_g = stabf.item(base + g) * factor
-                    stabf[base + g] = s_g if s_g < p.max_stability else p.max_stability
+                    stabf[base + g] = capped(stabf.item(base + g) * factor, p.max_stability)
         memory_type = self._typf.item(f)
         if self._events_on:
             self._ev.append((int(EventKind.RECALLED), npc, entity, memory_type))
@@ -1168,35 +1144,22 @@ class MemoryPool:
         clamp = now < self._tmax
         best = -math.inf
         for slot in same:
-            x = lastf.item(base + slot) - now
-            if clamp and x > 0.0:
-                x = 0.0
-            x /= stabf.item(base + slot)
+            x = exponential_exponent(lastf.item(base + slot), now, stabf.item(base + slot), clamp)
             best = max(best, x)
         r = math.exp(best)
         bounds = self._level_bounds
         if any(abs(r - b) <= 1e-12 * b for b in bounds):
             r = float(np.exp(np.array([best]))[0])
-        if not r > bounds[0]:  # the forget threshold: not remembered
-            return 0
-        return (r > bounds[1]) + (r > bounds[2]) + (r > bounds[3])
+        return awareness_level(r, *bounds)
 
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
         r = self._query(npcs, entities, now, wake=False).retrievability
-        return np.searchsorted(self._levels, r, side="left").astype(np.int8)
+        return awareness_level(r, *self._level_bounds)
 
     def awareness_of(self, retrievability_value: float) -> Awareness:
         """The `Awareness` level of a retrievability value under this pool's thresholds."""
-        p = self._p
-        r = float(retrievability_value)
-        if r > p.awareness_pursue:
-            return Awareness.PURSUE
-        if r > p.awareness_search:
-            return Awareness.SEARCH
-        if r > p.forget_threshold:
-            return Awareness.PUZZLED
-        return Awareness.NONE
+        return _AWARENESS[awareness_level(float(retrievability_value), *self._level_bounds)]
 
     def _query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
         now = self._time(now)
@@ -1311,10 +1274,7 @@ class MemoryPool:
         if p.curve == "exponential":
             # plain e^x: it differs from the clamped R only below e^-10 < threshold, where both
             # mean "not remembered"; every R kept below is the exact clamped value
-            r = self._lastf[fi] - now
-            if now < self._tmax:
-                np.minimum(r, 0.0, out=r)
-            r /= self._stabf[fi]
+            r = exponential_exponent(self._lastf[fi], now, self._stabf[fi], now < self._tmax)
             np.exp(r, out=r)
         else:
             r = retrievability(self._lastf[fi], self._stabf[fi], now, p)
