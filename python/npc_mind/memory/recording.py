@@ -35,13 +35,13 @@ from npc_mind.memory.types import (
 class Recording:
     """`record_batch` and what it decides with arrays (the rules of `npc_mind.memory.rules`)."""
 
+    def _key_columns(self, sel: slice | np.ndarray) -> tuple[np.ndarray, ...]:
+        """The columns `_keys` reads, of rows `sel`: last, stability, salience, type, pinned."""
+        return self._last[sel], self._stab[sel], self._sal[sel], self._typ[sel], self._pin[sel]
+
     def _keys(  # noqa: PLR0917
         self,
-        last: np.ndarray,
-        stab: np.ndarray,
-        sal: np.ndarray,
-        typ: np.ndarray,
-        pin: np.ndarray,
+        cols: tuple[np.ndarray, ...],
         now: float,
         out: np.ndarray,
         rbuf: np.ndarray,
@@ -53,6 +53,7 @@ class Recording:
 
         R here is e^max(x, -10) rather than the exactly-0 clamped value: the two differ only where
         R < e^-10 < threshold, which maps to -1 either way, so the key is the same and a pass is saved."""
+        last, stab, sal, typ, pin = cols
         p = self._p
         if p.curve == "exponential":
             exponential_exponent(last, now, stab, now < self._tmax, out=rbuf)
@@ -85,11 +86,7 @@ class Recording:
         any_pin = bool(self._pinned[sel].any())
         if isinstance(sel, slice):
             self._keys(
-                self._last[sel],
-                self._stab[sel],
-                self._sal[sel],
-                self._typ[sel],
-                self._pin[sel],
+                self._key_columns(sel),
                 now,
                 keys[sel],
                 rbuf,
@@ -100,11 +97,7 @@ class Recording:
         else:
             out = self._buf("KO", m * cap, np.float64).reshape(shape)
             keys[sel] = self._keys(
-                self._last[sel],
-                self._stab[sel],
-                self._sal[sel],
-                self._typ[sel],
-                self._pin[sel],
+                self._key_columns(sel),
                 now,
                 out,
                 rbuf,
@@ -117,11 +110,7 @@ class Recording:
     def _flat_keys(self, fi: np.ndarray, now: float) -> np.ndarray:
         n = fi.shape[0]
         return self._keys(
-            self._lastf[fi],
-            self._stabf[fi],
-            self._salf[fi],
-            self._typf[fi],
-            self._pinf[fi],
+            (self._lastf[fi], self._stabf[fi], self._salf[fi], self._typf[fi], self._pinf[fi]),
             now,
             np.empty(n),
             np.empty(n),
@@ -141,11 +130,7 @@ class Recording:
         sel = slice(row, row + 1)
         shape = (1, cap)
         keys = self._keys(
-            self._last[sel],
-            self._stab[sel],
-            self._sal[sel],
-            self._typ[sel],
-            self._pin[sel],
+            self._key_columns(sel),
             now,
             self._buf("KO", cap, np.float64).reshape(shape),
             self._buf("KR", cap, np.float64).reshape(shape),
