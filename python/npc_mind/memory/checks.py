@@ -19,7 +19,8 @@ from npc_mind.memory.types import (
 
 
 class InputChecks:
-    """Checks of ids, times, types, saliences and tags."""
+    """Checks of ids, times, types, saliences and tags.
+    A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
 
     def _row(self, npc: Any) -> int:
         if isinstance(npc, bool) or not isinstance(npc, int | np.integer):

@@ -92,7 +92,8 @@ ROW_COLUMNS = (
 
 
 class ColumnStore:
-    """Storage of `MemoryPool`'s columns, driven by `SLOT_COLUMNS` and `ROW_COLUMNS`."""
+    """Storage of `MemoryPool`'s columns, driven by `SLOT_COLUMNS` and `ROW_COLUMNS`.
+    A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
 
     def _alloc_rows(self, rows: int) -> None:
         cap, old, n = self._C, self._alloc, self._n

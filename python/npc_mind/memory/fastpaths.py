@@ -43,7 +43,8 @@ from npc_mind.memory.types import (
 
 
 class FastPaths:
-    """Single calls on one row, and the per-event tails of narrow rounds."""
+    """Single calls on one row, and the per-event tails of narrow rounds.
+    A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
 
     def record(
         self,

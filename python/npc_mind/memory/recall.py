@@ -25,7 +25,8 @@ from npc_mind.memory.types import (
 
 
 class Recall:
-    """Reads and waking recalls with arrays."""
+    """Reads and waking recalls with arrays.
+    A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
 
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""

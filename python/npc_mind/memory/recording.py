@@ -33,7 +33,8 @@ from npc_mind.memory.types import (
 
 
 class Recording:
-    """`record_batch` and what it decides with arrays (the rules of `npc_mind.memory.rules`)."""
+    """`record_batch` and what it decides with arrays (the rules of `npc_mind.memory.rules`).
+    A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
 
     def _key_columns(self, sel: slice | np.ndarray) -> tuple[np.ndarray, ...]:
         """The columns `_keys` reads, of rows `sel`: last, stability, salience, type, pinned."""

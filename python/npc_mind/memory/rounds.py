@@ -11,7 +11,8 @@ from npc_mind.memory.types import (
 
 
 class Rounds:
-    """Rounds and events of the batch paths."""
+    """Rounds and events of the batch paths.
+    A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
 
     #: rounds narrower than this run their events one by one on the fast paths (a class attribute
     #: so a test can make every round vectorised)
