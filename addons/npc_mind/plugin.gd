@@ -12,6 +12,9 @@ const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
 const SETTINGS := {
 	"npc_mind/memory/clock": [TYPE_STRING, "process", PROPERTY_HINT_ENUM, "process,scaled_process,manual"],
 	"npc_mind/llm/endpoint": [TYPE_STRING, "", PROPERTY_HINT_PLACEHOLDER_TEXT, "http://127.0.0.1:8080/v1 (empty: NPC_MIND_LLM_URL)"],
+	"npc_mind/llm/start_local_model": [TYPE_BOOL, false, PROPERTY_HINT_NONE, ""],
+	"npc_mind/llm/local_server_path": [TYPE_STRING, "", PROPERTY_HINT_GLOBAL_FILE, ""],
+	"npc_mind/llm/local_model_path": [TYPE_STRING, "", PROPERTY_HINT_FILE, "*.gguf"],
 }
 
 
