@@ -134,6 +134,10 @@ class NpcMindServer(classes.Object):
         ticker.set_process_priority(LAST)
         tree.get_root().call_deferred("add_child", ticker)
         self.ticker = ticker
+        from npc_mind_godot import debug_feed, monitors
+
+        monitors.register(self)
+        debug_feed.start(tree)  # only while a debugger is attached
 
     def _deliver(self, events: list[ServerEvent]) -> None:
         nodes = self.nodes

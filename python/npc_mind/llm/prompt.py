@@ -124,9 +124,11 @@ def stable_messages(schema: DecisionSchema, config: PromptConfig | None = None) 
 def _value(value: Any, digits: int, nested: bool = False) -> str | None:
     """A blackboard value in words, or None when it tells a model nothing (ids, long numbers, objects).
     A small mapping of plain values (a vector, a colour by its fields) reads `x 3.5 y -1`, a short
-    sequence `a, b`; a mapping with an `id` (an engine object) is left out."""
+    sequence `a, b`; an engine object (a mapping with an `id`) by its node name, never its id."""
+    if isinstance(value, Mapping) and "id" in value:
+        return _value(value.get("name"), digits, True)
     if isinstance(value, Mapping) and not nested:
-        if "id" in value or len(value) > MAX_PARTS:
+        if len(value) > MAX_PARTS:
             return None
         parts = [(str(k), _value(v, digits, True)) for k, v in value.items()]
         if not parts or any(shown is None for _, shown in parts):
