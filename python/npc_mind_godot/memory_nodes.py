@@ -26,6 +26,13 @@ def _range(name: str, step: float) -> tuple[float, float, float]:
 _MAX_BASE = MemoryParams().max_stability  # the slider's end; larger values are typed in ("or_greater")
 
 
+def _base_stability(seconds: float, kind: str) -> Any:
+    """A base-stability field of MemoryProfile (one per memory type)."""
+    return export(
+        seconds, range=(0.01, _MAX_BASE, 0.01, "or_greater"), doc=f"S0 (seconds) of {kind} at salience 0.5."
+    )
+
+
 class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     """How a kind of NPC remembers and forgets; streams sharing a profile share one memory pool.
 
@@ -52,31 +59,11 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
         doc="Seconds: S never grows past it however often a memory is rehearsed (default 30 days).",
     )
     _stabilities = export_group("Base stability (seconds)", "stability_")
-    stability_trivia: float = export(
-        5.0,
-        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
-        doc="S0 (seconds) of a trivia memory (footsteps, a passer-by) at salience 0.5.",
-    )
-    stability_observation: float = export(
-        30.0,
-        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
-        doc="S0 (seconds) of an observation memory (a door opens, a resource respawns) at salience 0.5.",
-    )
-    stability_interaction: float = export(
-        120.0,
-        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
-        doc="S0 (seconds) of an interaction memory (a trade, a conversation, a quest) at salience 0.5.",
-    )
-    stability_hostile: float = export(
-        600.0,
-        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
-        doc="S0 (seconds) of a hostile memory (attacked, saw a theft) at salience 0.5.",
-    )
-    stability_trauma: float = export(
-        3600.0,
-        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
-        doc="S0 (seconds) of a trauma memory (home destroyed, kin killed) at salience 0.5.",
-    )
+    stability_trivia: float = _base_stability(5.0, "a trivia memory (footsteps, a passer-by)")
+    stability_observation: float = _base_stability(30.0, "an observation memory (a door opens, a respawn)")
+    stability_interaction: float = _base_stability(120.0, "an interaction memory (a trade, a quest)")
+    stability_hostile: float = _base_stability(600.0, "a hostile memory (attacked, saw a theft)")
+    stability_trauma: float = _base_stability(3600.0, "a trauma memory (home destroyed, kin killed)")
     _awareness = export_group("Awareness thresholds", "awareness_")
     awareness_search: float = export(0.3, range=_range("awareness_search", 0.01), doc="R above it: search.")
     awareness_pursue: float = export(0.8, range=_range("awareness_pursue", 0.01), doc="R above it: pursue.")
