@@ -72,18 +72,34 @@ def _plugin_call(function: str) -> None:
     call(objects.sn(PLUGIN))
 
 
+def _skip_doc_refresh_when_headless() -> None:
+    """A running editor that just loaded the addon (the first import of a project) answers
+    `GDExtensionManager.extensions_reloaded` by reloading its class reference on a worker thread,
+    whose last step (documenting the extension's classes) is a deferred call. A headless
+    `--import` or `--export-*` quits a few frames later; the editor frees its docs on the way out,
+    then runs that deferred call on them: a segfault at exit (Godot 4.6 engine bug, upstream
+    issue 111048) whenever an extension class exists. Headless, nobody reads those docs, the
+    inspector or open scripts (what the handler refreshes), so the refresh is disconnected."""
+    if objects.singleton("DisplayServer").get_name() != "headless":
+        return
+    manager = objects.singleton("GDExtensionManager")
+    for connection in manager.get_signal_connection_list("extensions_reloaded"):
+        manager.disconnect("extensions_reloaded", connection["callable"])
+
+
 def start() -> None:
     """Only when the editor runs (EDITOR level is also reached by games started from an editor build)."""
     from gdbridge import classdb
 
-    # Loaded by an editor that already runs (the first import of a project): registering editor
-    # classes then crashes the engine at exit, so the guard and the docs wait for the next start.
-    if not classdb.state["editor"] or classdb.state["late_load"]:
+    if not classdb.state["editor"]:
         return
+    if classdb.state["late_load"]:
+        _skip_doc_refresh_when_headless()
     classdb.state["level"] = LEVEL_EDITOR
     _define_classes()
     classdb.register_pending()
-    docs.load_into_editor()
+    if not classdb.state["late_load"]:  # late: the editor may still be reading its doc cache
+        docs.load_into_editor()
     _plugin_call("editor_add_plugin")
     _added.append(PLUGIN)
 

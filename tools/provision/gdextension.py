@@ -223,21 +223,17 @@ def projects() -> list[Path]:
 
 
 def import_project(engine: list[str], project: Path, force: bool = False) -> None:
-    """`--headless --import` until `.godot/extension_list.cfg` exists and a clean start works.
+    """`--headless --import` once, so that `.godot/extension_list.cfg` names the extension.
 
-    The first import discovers the addon while the editor already runs and quits at once; the
-    engine may crash at exit then (classes registered late, editor still busy with them), after it
-    wrote the file. The second import loads the extension at start, as every later run does, and
-    must exit cleanly.
+    The editor discovers the addon while it runs and loads it then; that single import must exit
+    cleanly (gdbridge keeps a headless editor from refreshing its docs at exit, see gdbridge.editor).
     """
     if not force and (project / ".godot" / "extension_list.cfg").is_file():
         return
     print(f"provision: gdextension: importing {project.relative_to(REPO) or '.'}", flush=True)
-    command = [*engine, "--headless", "--path", str(project), "--import"]
-    subprocess.run(command, capture_output=True, timeout=300, check=False)
+    _run([*engine, "--headless", "--path", str(project), "--import"], timeout=300)
     if not (project / ".godot" / "extension_list.cfg").is_file():
         raise ProvisionError(f"importing {project} did not write .godot/extension_list.cfg")
-    _run(command, timeout=300)
 
 
 def provision() -> None:
