@@ -55,9 +55,11 @@ def test_the_build_carries_its_own_python_runtime() -> None:
     site = package.RUNTIME / "lib" / package.VERSION_DIR / "site-packages"
     assert {"numpy", "httpx", "cffi", "certifi"} <= {p.name for p in site.iterdir()}
     assert not {"pytest", "matplotlib", "ruff"} & {p.name for p in site.iterdir()}
-    # In this checkout the project's own packages come live from python/, through a relative path.
-    pth = (site / package.DEV_PTH).read_text().strip()
-    assert not Path(pth).is_absolute() and (site / pth).resolve() == ROOT / "python"
+    # The project's own packages are copies, in step with python/ (the test session syncs them).
+    for name in package.OWN_PACKAGES:
+        copy, source = site / name / "__init__.py", ROOT / "python" / name / "__init__.py"
+        assert copy.read_bytes() == source.read_bytes()
+    assert package.sync_own_packages() == 0
 
 
 def test_every_project_using_the_addon_is_imported() -> None:

@@ -8,8 +8,9 @@ with `home` = that folder (python/gdbridge/_native.c). Every ELF in it has an `$
 RUNPATH, and no file names a path of the build machine.
 
 - `bundle()`: builds `bin/python/` (rebuilt when the Python build, the lock, the extra requirements
-  or this file change). In this checkout, `npc_mind`, `gdbridge` and `npc_mind_godot` are reached
-  through a relative `.pth` to `python/` so that edits are live; the zip gets copies.
+  or this file change) and copies `npc_mind`, `gdbridge` and `npc_mind_godot` from `python/` into
+  it (`sync_own_packages()`, also run at the start of every test session), so this checkout's
+  `addons/npc_mind` is exactly what users get and can itself be copied into a game.
 - `write_zip()`: `dist/npc_mind-<version>-linux-x86_64.zip`, whose only top folder is
   `addons/npc_mind/` (the Asset Library's layout).
 - Extra pure-Python dependencies for a game: `scripts/package --requirements FILE` installs them
@@ -19,6 +20,7 @@ RUNPATH, and no file names a path of the build machine.
 from __future__ import annotations
 
 import compileall
+import filecmp
 import hashlib
 import json
 import os
@@ -44,9 +46,8 @@ LIBPYTHON = str(sysconfig.get_config_var("INSTSONAME"))
 STAMP = RUNTIME / ".stamp"
 # Extra requirements of the game (one per line, pip syntax), installed into the runtime.
 REQUIREMENTS_ENV = "NPC_MIND_REQUIREMENTS"
-# The project's own packages (python/), copied into the zip; a relative .pth to them in the checkout.
+# The project's own packages (python/), kept in step with the runtime's site-packages.
 OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
-DEV_PTH = "npc_mind_checkout.pth"
 # Distributions the engine-side code imports; their runtime closure comes from importlib.metadata.
 ROOTS = ("numpy", "httpx", "cffi")
 # Never needed inside a game: tests, GUI toolkits, packaging and build tools, databases, terminals.
@@ -295,14 +296,13 @@ def bundle(force: bool = False) -> bool:
     """Build `bin/python/` if anything it comes from changed; True when it was (re)built."""
     requirements = extra_requirements()
     fingerprint = _fingerprint(requirements)
-    site = RUNTIME / "lib" / VERSION_DIR / "site-packages"
     if (
         not force
         and STAMP.is_file()
         and STAMP.read_text() == fingerprint
         and (RUNTIME / "lib" / LIBPYTHON).is_file()
     ):
-        _write_dev_pth(site)
+        sync_own_packages()
         return False
     print("provision: package: building the addon's Python runtime in addons/npc_mind/bin/python", flush=True)
     BIN.mkdir(parents=True, exist_ok=True)
@@ -332,14 +332,42 @@ def bundle(force: bool = False) -> bool:
     finally:
         if staging.exists():
             shutil.rmtree(staging)
-    _write_dev_pth(site)
+    sync_own_packages()
     return True
 
 
-def _write_dev_pth(site: Path) -> None:
-    """In this checkout: the project's own packages straight from python/ (a relative path)."""
-    relative = os.path.relpath(REPO / "python", site.resolve())
-    (site / DEV_PTH).write_text(relative + "\n")
+def _own_files(package: str) -> dict[str, Path]:
+    """The files of one of the project's packages (sources and data, no bytecode), by relative name."""
+    source = REPO / "python" / package
+    return {
+        path.relative_to(source).as_posix(): path
+        for path in sorted(source.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".so")
+    }
+
+
+def sync_own_packages() -> int:
+    """Copy npc_mind, gdbridge and npc_mind_godot from python/ into the runtime's site-packages
+    (only what changed; files gone from python/ are removed). Quick; the test session runs it first
+    so the engine never runs stale copies. Returns how many files it wrote or removed."""
+    site = RUNTIME / "lib" / VERSION_DIR / "site-packages"
+    if not site.is_dir():
+        return 0
+    changed = 0
+    for package in OWN_PACKAGES:
+        wanted = _own_files(package)
+        target = site / package
+        for name, source in wanted.items():
+            copy = target / name
+            if not copy.is_file() or not filecmp.cmp(source, copy, shallow=False):
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, copy)
+                changed += 1
+        for stale in [p for p in target.rglob("*") if p.is_file() and "__pycache__" not in p.parts]:
+            if stale.relative_to(target).as_posix() not in wanted:
+                stale.unlink()
+                changed += 1
+    return changed
 
 
 def _version() -> str:
@@ -355,47 +383,51 @@ def zip_path() -> Path:
 
 
 def _addon_files() -> list[tuple[Path, str]]:
-    """(file, name in the zip) for the addon as users get it: the checkout's .pth becomes copies."""
+    """(file, name in the zip): the addon folder as it is, without build stamps and bytecode caches."""
     found: list[tuple[Path, str]] = []
-    site_rel = Path("bin") / "python" / "lib" / VERSION_DIR / "site-packages"
     for path in sorted(ADDON.rglob("*")):
         relative = path.relative_to(ADDON)
-        if path.is_dir() or relative.name in (DEV_PTH, ".stamp", "gdbridge.stamp"):
+        if (
+            path.is_dir()
+            or relative.name in (".stamp", "gdbridge.stamp")
+            or relative.name.startswith(".python-")
+        ):
             continue
-        if relative.parts[:1] == ("bin",) and relative.name.startswith(".python-"):
-            continue
+        if relative.parts[0] == "bin" and "__pycache__" in relative.parts and _own_package(relative):
+            continue  # written by this checkout's runs; the zip gets hash-checked ones instead
         found.append((path, f"addons/npc_mind/{relative.as_posix()}"))
-    for package in OWN_PACKAGES:
-        source = REPO / "python" / package
-        for path in sorted(source.rglob("*")):
-            if (
-                path.is_file()
-                and "__pycache__" not in path.parts
-                and path.suffix in (".py", ".c", ".cdef", ".json", ".h")
-            ):
-                name = (site_rel / package / path.relative_to(source)).as_posix()
-                found.append((path, f"addons/npc_mind/{name}"))
     return found
 
 
+def _own_package(relative: Path) -> bool:
+    parts = relative.parts
+    return len(parts) > 5 and parts[4] == "site-packages" and parts[5] in OWN_PACKAGES
+
+
 def write_zip(target: Path | None = None) -> Path:
-    """The addon as a zip; the project's own packages precompiled next to their sources."""
+    """The addon as a zip; the project's own modules with bytecode checked against their source's hash
+    (never stale if someone edits them, and never rewritten because unzipping changed their times)."""
     target = target or zip_path()
     target.parent.mkdir(parents=True, exist_ok=True)
+    site = RUNTIME / "lib" / VERSION_DIR / "site-packages"
     with tempfile.TemporaryDirectory() as tmp:
         compiled = Path(tmp)
         for package in OWN_PACKAGES:
-            shutil.copytree(
-                REPO / "python" / package, compiled / package, ignore=shutil.ignore_patterns("__pycache__")
-            )
-        _compile(compiled)
+            shutil.copytree(site / package, compiled / package, ignore=shutil.ignore_patterns("__pycache__"))
+        compileall.compile_dir(
+            str(compiled),
+            quiet=2,
+            workers=0,
+            stripdir=str(compiled),
+            invalidation_mode=compileall.py_compile.PycInvalidationMode.CHECKED_HASH,
+        )
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
             for path, name in _addon_files():
                 archive.write(path, name)
-            site = f"addons/npc_mind/bin/python/lib/{VERSION_DIR}/site-packages"
+            prefix = f"addons/npc_mind/bin/python/lib/{VERSION_DIR}/site-packages"
             for pyc in sorted(compiled.rglob("*.pyc")):
-                archive.write(pyc, f"{site}/{pyc.relative_to(compiled).as_posix()}")
+                archive.write(pyc, f"{prefix}/{pyc.relative_to(compiled).as_posix()}")
         partial.replace(target)
     return target
 
