@@ -1,65 +1,182 @@
-"""Editor-only start-up (EDITOR initialization level): class docs and the export guard.
+"""Editor-only start-up (EDITOR initialization level): class docs and the runtime export.
 
-Exporting a game with Python inside is not supported yet (the exported game would need its own
-Python runtime and packages). The guard, an editor plugin registered by the extension itself,
-marks every export preset invalid with that message and stops an export that starts anyway.
+Exporting ships the addon's Python runtime beside the game: an export plugin registered by the
+extension itself (no editor plugin needs enabling) copies `bin/python/` (the runtime and the
+project's own packages) and `gdbridge_api.json` next to the exported binary, where the engine
+also puts the extension library; the project's `python/paths` modules go to `python/res/`.
+An export that cannot run fails with one message: the preset is marked invalid (a missing
+runtime file, a platform other than Linux x86_64), and a data-only export (`--export-pack`) into
+a folder that does not hold the game's runtime is made to fail (see `_block_pack`).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from gdbridge import docs, objects
 
-MESSAGE = (
-    "npc_mind (gdbridge): exporting a game that uses Python classes is not supported yet; "
-    "the export would not run. Run the project from the editor or with the godot command instead."
-)
-OPTION = "gdbridge/python_export_unsupported"
+OPTION = "gdbridge/python_runtime"
 _TYPE_BOOL = 1
 LEVEL_EDITOR = 3
 _EXPORT_MESSAGE_ERROR = 3
+LIBRARY = "libgdbridge.linux.x86_64.so"
+API_FILE = "gdbridge_api.json"
+VERSION_DIR = "python3.11"
+# What an exported game needs beside its binary (relative to the addon's bin/).
+RUNTIME_FILES = (
+    LIBRARY,
+    API_FILE,
+    "python/lib/libpython3.11.so.1.0",
+    f"python/lib/{VERSION_DIR}/os.py",
+    f"python/lib/{VERSION_DIR}/site-packages/npc_mind_godot/__init__.py",
+    f"python/lib/{VERSION_DIR}/site-packages/gdbridge/__init__.py",
+)
+# The project's Python modules (project setting python/paths) are shipped under this folder.
+PROJECT_MODULES = "python/res"
+_SKIP_DIRS = {".godot", ".git", "__pycache__", "addons", ".import"}
+
+
+def bin_dir() -> Path:
+    """The addon's bin/ on disk (where the extension library was loaded from)."""
+    return Path(os.path.realpath(objects.ffi.string(objects.lib.gdb_library_path()).decode())).parent
+
+
+def runtime_problem(platform_name: str) -> str:
+    """Why an export to `platform_name` cannot carry the runtime ('' when it can)."""
+    if platform_name != "Linux":
+        return (
+            f"npc_mind: exporting to {platform_name} is not supported yet; the addon ships a Python "
+            "runtime for Linux x86_64 only (see the addon's docs/platforms.md)."
+        )
+    missing = [name for name in RUNTIME_FILES if not (bin_dir() / name).is_file()]
+    if missing:
+        return (
+            f"npc_mind: the addon's Python runtime is incomplete ({bin_dir() / missing[0]} is missing); "
+            "unzip the npc_mind addon again (or run scripts/package in an npc_mind checkout)."
+        )
+    return ""
+
+
+def pack_problem(pack: str) -> str:
+    """A data-only export runs only beside an exported game that already holds the runtime."""
+    folder = Path(pack).parent
+    needed = (LIBRARY, API_FILE, "python/lib/libpython3.11.so.1.0")
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if not missing:
+        return ""
+    return (
+        f"npc_mind: a data-only export (--export-pack) needs the game's Python runtime in its folder, "
+        f"and {folder / missing[0]} is not there; export the whole game into {folder} first "
+        "(Export Project, or --export-release)."
+    )
+
+
+def project_modules() -> list[tuple[str, str]]:
+    """(res:// file, target folder beside the binary) for every .py under the python/paths folders."""
+    settings = objects.singleton("ProjectSettings")
+    if not settings.has_setting("python/paths"):
+        return []
+    found: list[tuple[str, str]] = []
+    for setting in settings.get_setting("python/paths"):
+        res_path = str(setting)
+        root = Path(str(settings.globalize_path(res_path)))
+        relative_root = res_path.removeprefix("res://").strip("/")
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    inside = Path(folder).relative_to(root).as_posix().strip(".")
+                    parts = [part for part in (relative_root, inside) if part]
+                    source = "res://" + "/".join([*parts, name])
+                    found.append((source, "/".join([PROJECT_MODULES, *parts])))
+    return found
+
+
+def _block_pack(pack: str) -> None:
+    """Make the engine's pack writer fail (an export plugin's error does not change the exit code).
+
+    A .pck is first written to `packtmp` in the editor's cache folder; a folder of that name
+    there makes that open fail, so `--export-pack` exits non-zero and writes nothing. For a .zip,
+    a folder at the target path stops the final move. Both are removed when the export ends.
+    """
+    if pack.endswith(".zip"):
+        blocker = Path(pack)
+    else:
+        paths = objects.singleton("EditorInterface").get_editor_paths()
+        blocker = Path(str(paths.get_cache_dir())) / "packtmp"
+    if blocker.exists():
+        return
+    blocker.mkdir(parents=True)
+    _blockers.append(blocker)
+
+
+_blockers: list[Path] = []
 
 
 def _define_classes() -> None:
     from gdbridge.classes import EditorExportPlugin, EditorPlugin
 
-    class GdbridgeExportGuard(EditorExportPlugin, tool=True):
-        """Stops exports: Python classes cannot be exported yet."""
+    class GdbridgeRuntimeExport(EditorExportPlugin, tool=True):
+        """Ships the addon's Python runtime beside an exported game."""
 
         def _get_name(self) -> str:
-            return "gdbridge_export_guard"
+            return "gdbridge_python_runtime"
 
         def _supports_platform(self, platform: Any) -> bool:
             return True
 
         def _get_export_options(self, platform: Any) -> list:
             option = {"name": OPTION, "type": _TYPE_BOOL, "hint": 0, "hint_string": "", "usage": 6}
-            return [{"option": option, "default_value": False, "required": True}]
+            return [{"option": option, "default_value": True, "required": True}]
 
         def _get_export_option_warning(self, platform: Any, option: str) -> str:
-            return MESSAGE if option == OPTION else ""
+            # Not empty: the preset is invalid, so the Export dialog and --export-release refuse it.
+            return runtime_problem(str(platform.get_os_name())) if option == OPTION else ""
 
         def _export_begin(self, features: Any, is_debug: bool, path: str, flags: int) -> None:
-            objects.utility.push_error(MESSAGE)
+            path = str(path)
             platform = self.get_export_platform()
-            if platform is not None:
-                platform.add_message(_EXPORT_MESSAGE_ERROR, "gdbridge", MESSAGE)
-            # Leave nothing usable behind: every file is skipped, so no half-working build ships.
+            problem = runtime_problem(str(platform.get_os_name()) if platform is not None else "Linux")
+            if not problem and path.endswith((".pck", ".zip")):
+                problem = pack_problem(path)
+                if problem:
+                    _block_pack(path)
+            if problem:
+                objects.utility.push_error(problem)
+                return
+            if path.endswith((".pck", ".zip")):
+                return  # data only: the runtime beside it was checked
+            addon_bin = objects.singleton("ProjectSettings").localize_path(str(bin_dir()))
+            self.add_shared_object(f"{addon_bin}/python", [], "")
+            self.add_shared_object(f"{addon_bin}/{API_FILE}", [], "")
+            for source, target in project_modules():
+                self.add_shared_object(source, [], target)
 
         def _export_file(self, path: str, type_: str, features: Any) -> None:
-            self.skip()
+            # The runtime's files go beside the binary, not into the pack.
+            if "/bin/" in str(path) and str(path).endswith((API_FILE, ".stamp")):
+                self.skip()
+
+        def _export_end(self) -> None:
+            while _blockers:
+                blocker = _blockers.pop()
+                if blocker.is_dir() and not any(blocker.iterdir()):
+                    blocker.rmdir()
 
     class GdbridgeEditorPlugin(EditorPlugin, tool=True):
-        """Adds the export guard."""
+        """Adds the runtime export (and the engine libraries' export, when the addon has one)."""
 
         def _enter_tree(self) -> None:
-            self.guard = GdbridgeExportGuard()
-            self.add_export_plugin(self.guard)
+            self.exporters = [GdbridgeRuntimeExport()]
+            for exporter in self.exporters:
+                self.add_export_plugin(exporter)
 
         def _exit_tree(self) -> None:
-            self.remove_export_plugin(self.guard)
-            self.guard = None
+            for exporter in self.exporters:
+                self.remove_export_plugin(exporter)
+            self.exporters = []
 
 
 PLUGIN = "GdbridgeEditorPlugin"
