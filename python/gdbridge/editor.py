@@ -97,19 +97,17 @@ def project_modules() -> list[tuple[str, str]]:
 def _block_pack(pack: str) -> None:
     """Make the engine's pack writer fail (an export plugin's error does not change the exit code).
 
-    A .pck is first written to `packtmp` in the editor's cache folder; a folder of that name
-    there makes that open fail, so `--export-pack` exits non-zero and writes nothing. For a .zip,
-    a folder at the target path stops the final move. Both are removed when the export ends.
+    The engine then writes the pack at `pack` (a .pck opened for writing, a .zip moved there); a
+    folder at that path makes it fail, so `--export-pack` exits non-zero and leaves no pack that
+    could not run. A file already there would have been overwritten by this export anyway. The
+    folder is removed when the export ends.
     """
-    if pack.endswith(".zip"):
-        blocker = Path(pack)
-    else:
-        paths = objects.singleton("EditorInterface").get_editor_paths()
-        blocker = Path(str(paths.get_cache_dir())) / "packtmp"
-    if blocker.exists():
+    target = Path(pack)
+    if target.is_dir():
         return
-    blocker.mkdir(parents=True)
-    _blockers.append(blocker)
+    target.unlink(missing_ok=True)
+    target.mkdir(parents=True)
+    _blockers.append(target)
 
 
 _blockers: list[Path] = []
@@ -170,6 +168,11 @@ def _define_classes() -> None:
 
         def _enter_tree(self) -> None:
             self.exporters = [GdbridgeRuntimeExport()]
+            # The engine's C libraries for a Debian-built engine (ship-engine's export/engine_libs.gd).
+            engine_libs = bin_dir().parent / "export" / "engine_libs.gd"
+            if engine_libs.is_file():
+                path = objects.singleton("ProjectSettings").localize_path(str(engine_libs))
+                self.exporters.append(objects.singleton("ResourceLoader").load(path).new())
             for exporter in self.exporters:
                 self.add_export_plugin(exporter)
 

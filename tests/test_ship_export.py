@@ -1,0 +1,144 @@
+"""Exported games: the demo exported with --export-release and --export-debug (the repository's own
+export_presets.cfg) carries its Python runtime and runs in a chroot holding only its export folder
+(no /usr, no /etc, no Python); exports that could not run fail with one clear message."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.godot import REPO, GodotRun, run_godot
+from tests.test_demo_headless import assert_stories
+from tools.provision import package
+
+pytestmark = pytest.mark.godot
+BINARY = "demo.x86_64"
+# The demo's scripted scenario, headless and as fast as it goes (no --realtime), no model.
+SCENARIO = ["--headless", "--fixed-fps", "30", "--quit-after", "4000", "--", "--out=/out"]
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, GodotRun]]:
+    found = {}
+    for mode in ("release", "debug"):
+        folder = tmp_path_factory.mktemp(f"export_{mode}")
+        found[mode] = folder, run_godot(REPO, f"--export-{mode}", "Linux", str(folder / BINARY), timeout=300)
+    return found
+
+
+@pytest.mark.parametrize("mode", ["release", "debug"])
+def test_the_export_carries_the_runtime_beside_the_binary(exports: dict, mode: str) -> None:
+    folder, run = exports[mode]
+    assert run.returncode == 0, run.log
+    for name in (
+        BINARY,
+        "demo.pck",
+        "libgdbridge.linux.x86_64.so",
+        "gdbridge_api.json",
+        "python/lib/libpython3.11.so.1.0",
+        "python/lib/python3.11/site-packages/npc_mind_godot/__init__.py",
+    ):
+        assert (folder / name).is_file(), name
+    rpath = subprocess.run(
+        [package.patchelf(), "--print-rpath", str(folder / "libgdbridge.linux.x86_64.so")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert rpath == "$ORIGIN/python/lib"
+
+
+def chroot_run(folder: Path, args: list[str], timeout: float = 240) -> GodotRun:
+    """The exported binary started in a chroot whose root is its export folder, and nothing else."""
+    environment = {
+        "PATH": "/",
+        "HOME": "/",
+        "PYTHONHOME": "/nonexistent",
+        "PYTHONPATH": "/nonexistent",
+        "NPC_MIND_LLM_URL": "",
+    }
+    try:
+        done = subprocess.run(
+            ["chroot", str(folder), f"/{BINARY}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=environment,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as error:
+        out = error.stdout.decode() if isinstance(error.stdout, bytes) else (error.stdout or "")
+        return GodotRun(-9, out, f"(timed out after {timeout} s)")
+    return GodotRun(done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("mode", ["release", "debug"])
+def test_the_exported_demo_plays_its_scenario_in_a_chroot_of_its_folder(exports: dict, mode: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("chroot needs root")
+    folder, export = exports[mode]
+    assert export.returncode == 0, export.log
+    run = chroot_run(folder, SCENARIO)
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python 3.11" in run.stdout and "(/python;" in run.stdout, run.log
+    assert_stories(run)
+    assert (folder / "out" / "timeline.jsonl").is_file()
+
+
+def test_a_data_only_export_beside_the_game_works(exports: dict) -> None:
+    folder, export = exports["release"]
+    assert export.returncode == 0, export.log
+    run = run_godot(REPO, "--export-pack", "Linux", str(folder / "patch.pck"), timeout=300)
+    assert run.returncode == 0, run.log
+    assert (folder / "patch.pck").stat().st_size > 10_000
+
+
+def test_a_data_only_export_without_the_runtime_fails_with_its_message(tmp_path: Path) -> None:
+    run = run_godot(REPO, "--export-pack", "Linux", str(tmp_path / "demo.pck"), timeout=300)
+    assert run.returncode != 0, run.log
+    messages = [line for line in run.errors() if "npc_mind:" in line]
+    assert len(messages) == 1 and "needs the game's Python runtime in its folder" in messages[0], run.log
+    assert list(tmp_path.iterdir()) == []  # no pack, and no blocker left behind
+
+
+def game_from_zip(game: Path, drop: str = "", presets: dict[str, str] | None = None) -> Path:
+    """A game with the unzipped addon (less `drop`, a path inside the addon), the repository's export
+    preset (with `presets` option overrides), imported once."""
+    package.provision()
+    with zipfile.ZipFile(package.zip_path()) as archive:
+        archive.extractall(game)
+    if drop:
+        shutil.rmtree(game / "addons" / "npc_mind" / drop)
+    (game / "project.godot").write_text('config_version=5\n\n[application]\n\nconfig/name="game"\n')
+    text = (REPO / "export_presets.cfg").read_text()
+    for name, value in (presets or {}).items():
+        text = "\n".join(
+            f'{name}="{value}"' if line.startswith(f"{name}=") else line for line in text.splitlines()
+        )
+    (game / "export_presets.cfg").write_text(text + "\n")
+    imported = run_godot(game, "--import", timeout=300)
+    assert imported.returncode == 0, imported.log
+    return game
+
+
+def test_an_export_missing_a_runtime_file_fails_with_its_message(tmp_path: Path) -> None:
+    game = game_from_zip(tmp_path / "game", drop="bin/python/lib/python3.11/site-packages/npc_mind_godot")
+    run = run_godot(game, "--export-release", "Linux", str(tmp_path / BINARY), timeout=300)
+    assert run.returncode != 0, run.log
+    assert "the addon's Python runtime is incomplete" in run.stdout + run.stderr, run.log
+    assert "npc_mind_godot" in run.stdout + run.stderr, run.log
+    assert not (tmp_path / BINARY).exists()
+
+
+def test_an_export_without_a_template_fails_with_the_engines_message(tmp_path: Path) -> None:
+    missing = "/nonexistent/template.x86_64"
+    game = game_from_zip(tmp_path / "game", presets={"custom_template/release": missing})
+    run = run_godot(game, "--export-release", "Linux", str(tmp_path / BINARY), timeout=300)
+    assert run.returncode != 0, run.log
+    assert "Custom release template not found" in run.stdout + run.stderr, run.log
+    assert not (tmp_path / BINARY).exists()
