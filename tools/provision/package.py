@@ -83,7 +83,10 @@ DYNLOAD_PRUNE = re.compile(
 SYSTEM_LIBS = re.compile(
     r"^(libc|libm|libpthread|libdl|librt|libutil|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so"
 )
-PYC_ONLY_SKIP = re.compile(r"(^|/)(tests?|testing|_examples|benchmarks)(/|$)")
+# Parts of the distributions nothing imports at run time: test suites, examples, numpy's build tools.
+DIST_PRUNE = re.compile(
+    r"(^|/)(tests?|testing|_examples|benchmarks)(/|$)|^numpy/(distutils|f2py|_pyinstaller|doc)/"
+)
 
 
 def _run(command: list[str], timeout: int = 600) -> str:
@@ -203,7 +206,7 @@ def _copy_distributions(site: Path, dists: list[metadata.Distribution]) -> int:
                 continue
             source = Path(str(dist.locate_file(entry)))
             relative = Path(*parts)
-            if not source.is_file() or PYC_ONLY_SKIP.search(relative.as_posix()):
+            if not source.is_file() or DIST_PRUNE.search(relative.as_posix()):
                 continue
             if relative.suffix in (".pyi", ".h", ".c", ".pxd", ".pyx") or relative.name == "RECORD":
                 continue
