@@ -73,8 +73,22 @@ def pack_problem(pack: str) -> str:
     )
 
 
+def _shipped(folder: Path, root: Path, name: str) -> bool:
+    """Modules, and every data file of a package or a distribution's metadata (not engine files)."""
+    if name.endswith(".py"):
+        return True
+    if name.endswith((".pyc", ".uid", ".import")):
+        return False
+    inside = folder.relative_to(root).parts
+    return any(
+        (root.joinpath(*inside[: i + 1]) / "__init__.py").is_file() or part.endswith(".dist-info")
+        for i, part in enumerate(inside)
+    )
+
+
 def project_modules() -> list[tuple[str, str]]:
-    """(res:// file, target folder beside the binary) for every .py under the python/paths folders."""
+    """(res:// file, target folder beside the binary) for the project's own Python (`python/paths`):
+    its modules, and everything inside its packages (data files, vendored distributions' metadata)."""
     settings = objects.singleton("ProjectSettings")
     if not settings.has_setting("python/paths"):
         return []
@@ -86,11 +100,10 @@ def project_modules() -> list[tuple[str, str]]:
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
             for name in sorted(files):
-                if name.endswith(".py"):
+                if _shipped(Path(folder), root, name):
                     inside = Path(folder).relative_to(root).as_posix().strip(".")
                     parts = [part for part in (relative_root, inside) if part]
-                    source = "res://" + "/".join([*parts, name])
-                    found.append((source, "/".join([PROJECT_MODULES, *parts])))
+                    found.append(("res://" + "/".join([*parts, name]), "/".join([PROJECT_MODULES, *parts])))
     return found
 
 
