@@ -149,10 +149,20 @@ export_path=""
 binary_format/embed_pck=false
 """
 
+REGISTER_ENGINE_LIBS = """@tool
+extends EditorPlugin
+var engine_libs: EditorExportPlugin
+func _enter_tree() -> void:
+	engine_libs = load("res://addons/npc_mind/export/engine_libs.gd").new()
+	add_export_plugin(engine_libs)
+func _exit_tree() -> void:
+	remove_export_plugin(engine_libs)
+"""
+
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, GodotRun]]:
-    """A GDScript-only game with the addon's editor plugin (not its extension), exported both ways."""
+    """A GDScript-only game with the addon's engine-libraries export plugin, exported both ways."""
     from tools.provision import godot
 
     if not godot.EXPORT_LIBS.is_dir():
@@ -161,11 +171,14 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, G
     project = _new_project(base / "game", "game", with_addon=False)
     with (project / "project.godot").open("a") as settings:
         settings.write('run/main_scene="res://main.tscn"\n\n')
-        settings.write('[editor_plugins]\n\nenabled=PackedStringArray("res://addons/npc_mind/plugin.cfg")\n')
-    for part in ("plugin.cfg", "plugin.gd", "export"):
-        source, target = ADDON / part, project / "addons" / "npc_mind" / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, target)
+        settings.write('[editor_plugins]\n\nenabled=PackedStringArray("res://addons/libs/plugin.cfg")\n')
+    # The addon's export piece, registered as gdbridge's own editor plugin does (without Python here).
+    shutil.copytree(ADDON / "export", project / "addons" / "npc_mind" / "export")
+    (project / "addons" / "libs").mkdir(parents=True)
+    (project / "addons" / "libs" / "plugin.cfg").write_text(
+        '[plugin]\nname="libs"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
+    )
+    (project / "addons" / "libs" / "plugin.gd").write_text(REGISTER_ENGINE_LIBS)
     (project / "main.tscn").write_text(MAIN_SCENE)
     (project / "main.gd").write_text(GAME)
     (project / "export_presets.cfg").write_text(PRESETS)

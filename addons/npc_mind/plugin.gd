@@ -1,14 +1,10 @@
 @tool
 extends EditorPlugin
-## The editor parts of npc_mind: project-setting defaults, the runtime monitors and the engine
-## libraries beside Linux exports (export/engine_libs.gd).
+## The editor parts of npc_mind: project-setting defaults and the runtime monitors.
 ## The node classes themselves come from the GDExtension and exist without this plugin.
 
 const MONITORS_AUTOLOAD := "NpcMindMonitors"
 const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
-const EngineLibs := preload("res://addons/npc_mind/export/engine_libs.gd")
-
-var _engine_libs: EditorExportPlugin
 
 ## name -> [type, default, hint, hint_string]. Values equal to the default are never written to
 ## project.godot, and the runtime always reads them with the same default, so the plugin is optional.
@@ -29,14 +25,6 @@ func _enter_tree() -> void:
 		ProjectSettings.add_property_info({
 			"name": setting_name, "type": spec[0], "hint": spec[2], "hint_string": spec[3],
 		})
-	# Engine libraries beside Linux exports (only with npc_mind's provisioned engine).
-	_engine_libs = EngineLibs.new()
-	add_export_plugin(_engine_libs)
-
-
-func _exit_tree() -> void:
-	remove_export_plugin(_engine_libs)
-	_engine_libs = null
 
 
 func _enable_plugin() -> void:

@@ -5,6 +5,7 @@ extends EditorExportPlugin
 ## `npc_mind_export_libs` folder beside its executable, this copies it as `lib/` next to the
 ## exported binary (whose loader and library path point there) and writes `<name>.sh`, which starts
 ## the game from any working directory. An official Godot has no such folder: this does nothing.
+## Registered by gdbridge's own editor plugin (python/gdbridge/editor.py), so no plugin needs enabling.
 
 const LIBS_FOLDER := "npc_mind_export_libs"
 const EXECUTABLE := 0b111_101_101  # rwxr-xr-x
