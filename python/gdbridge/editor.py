@@ -4,9 +4,9 @@ Exporting ships the addon's Python runtime beside the game: an export plugin reg
 extension itself (no editor plugin needs enabling) copies `bin/python/` (the runtime and the
 project's own packages) and `gdbridge_api.json` next to the exported binary, where the engine
 also puts the extension library; the project's `python/paths` modules go to `python/res/`.
-An export that cannot run fails with one message: the preset is marked invalid (a missing
-runtime file, a platform other than Linux x86_64), and a data-only export (`--export-pack`) into
-a folder that does not hold the game's runtime is made to fail (see `_block_pack`).
+An export that cannot run (a missing runtime file, a platform other than Linux x86_64, a data-only
+export into a folder that does not hold the game's runtime) fails with one message: the Export
+dialog shows it on the preset, and the export itself is made to fail (see `_block_export`).
 """
 
 from __future__ import annotations
@@ -107,15 +107,13 @@ def project_modules() -> list[tuple[str, str]]:
     return found
 
 
-def _block_pack(pack: str) -> None:
-    """Make the engine's pack writer fail (an export plugin's error does not change the exit code).
-
-    The engine then writes the pack at `pack` (a .pck opened for writing, a .zip moved there); a
-    folder at that path makes it fail, so `--export-pack` exits non-zero and leaves no pack that
-    could not run. A file already there would have been overwritten by this export anyway. The
-    folder is removed when the export ends.
-    """
-    target = Path(pack)
+def _block_export(path: str) -> None:
+    """Make the engine's export fail (neither a plugin's error nor a preset warning changes the
+    exit code): the engine next writes `path` (the template copied there, a .pck opened for writing,
+    a .zip moved there), and a folder at that path makes it fail, so the export exits non-zero and
+    leaves nothing that could not run. A file already there would have been overwritten by this
+    export anyway. The folder is removed when the export ends."""
+    target = Path(path)
     if target.is_dir():
         return
     target.unlink(missing_ok=True)
@@ -149,16 +147,16 @@ def _define_classes() -> None:
         def _export_begin(self, features: Any, is_debug: bool, path: str, flags: int) -> None:
             path = str(path)
             platform = self.get_export_platform()
+            data_only = path.endswith((".pck", ".zip"))
             problem = runtime_problem(str(platform.get_os_name()) if platform is not None else "Linux")
-            if not problem and path.endswith((".pck", ".zip")):
+            if not problem and data_only:
                 problem = pack_problem(path)
-                if problem:
-                    _block_pack(path)
             if problem:
+                _block_export(path)
                 objects.utility.push_error(problem)
                 return
-            if path.endswith((".pck", ".zip")):
-                return  # data only: the runtime beside it was checked
+            if data_only:
+                return  # the runtime beside it was checked
             addon_bin = objects.singleton("ProjectSettings").localize_path(str(bin_dir()))
             self.add_shared_object(f"{addon_bin}/python", [], "")
             self.add_shared_object(f"{addon_bin}/{API_FILE}", [], "")
