@@ -120,39 +120,43 @@ def test_a_data_only_export_without_the_runtime_fails_with_its_message(tmp_path:
     assert list(tmp_path.iterdir()) == []  # no pack, and no blocker left behind
 
 
-def game_from_zip(game: Path, drop: str = "", presets: dict[str, str] | None = None) -> Path:
-    """A game with the unzipped addon (less `drop`, a path inside the addon), the repository's export
-    preset (with `presets` option overrides), imported once."""
+NO_TEMPLATE = "/nonexistent/template.x86_64"
+
+
+@pytest.fixture(scope="module")
+def zipped_game(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A game with the unzipped addon and the repository's export preset, plus a second preset
+    whose custom templates do not exist; imported once."""
     package.provision()
+    game = tmp_path_factory.mktemp("zipped") / "game"
     with zipfile.ZipFile(package.zip_path()) as archive:
         archive.extractall(game)
-    if drop:
-        shutil.rmtree(game / "addons" / "npc_mind" / drop)
     (game / "project.godot").write_text('config_version=5\n\n[application]\n\nconfig/name="game"\n')
-    text = (REPO / "export_presets.cfg").read_text()
-    for name, value in (presets or {}).items():
-        text = "\n".join(
-            f'{name}="{value}"' if line.startswith(f"{name}=") else line for line in text.splitlines()
-        )
-    (game / "export_presets.cfg").write_text(text + "\n")
+    presets = (REPO / "export_presets.cfg").read_text()
+    no_template = presets.replace("[preset.0", "[preset.1").replace('name="Linux"', 'name="No template"')
+    for name in ("custom_template/release", "custom_template/debug"):
+        no_template = no_template.replace(f'{name}=""', f'{name}="{NO_TEMPLATE}"')
+    (game / "export_presets.cfg").write_text(presets + "\n" + no_template)
     imported = run_godot(game, "--import", timeout=300)
     assert imported.returncode == 0, imported.log
     return game
 
 
-def test_an_export_missing_a_runtime_file_fails_with_its_message(tmp_path: Path) -> None:
-    game = game_from_zip(tmp_path / "game", drop="bin/python/lib/python3.11/site-packages/npc_mind_godot")
-    run = run_godot(game, "--export-release", "Linux", str(tmp_path / BINARY), timeout=300)
+def test_an_export_without_a_template_fails_with_the_engines_message(
+    zipped_game: Path, tmp_path: Path
+) -> None:
+    run = run_godot(zipped_game, "--export-release", "No template", str(tmp_path / BINARY), timeout=300)
     assert run.returncode != 0, run.log
-    assert "the addon's Python runtime is incomplete" in run.stdout + run.stderr, run.log
-    assert "npc_mind_godot" in run.stdout + run.stderr, run.log
+    assert any("template" in line.lower() for line in run.errors()), run.log
     assert not (tmp_path / BINARY).exists()
 
 
-def test_an_export_without_a_template_fails_with_the_engines_message(tmp_path: Path) -> None:
-    missing = "/nonexistent/template.x86_64"
-    game = game_from_zip(tmp_path / "game", presets={"custom_template/release": missing})
-    run = run_godot(game, "--export-release", "Linux", str(tmp_path / BINARY), timeout=300)
+def test_an_export_missing_a_runtime_file_fails_with_its_message(zipped_game: Path, tmp_path: Path) -> None:
+    # Last in this module: it breaks the game's addon.
+    shutil.rmtree(zipped_game / "addons/npc_mind/bin/python/lib/python3.11/site-packages/npc_mind_godot")
+    run = run_godot(zipped_game, "--export-release", "Linux", str(tmp_path / BINARY), timeout=300)
     assert run.returncode != 0, run.log
-    assert any("template" in line.lower() for line in run.errors()), run.log
+    messages = [line for line in run.errors() if "npc_mind:" in line]
+    assert len(messages) == 1 and "the addon's Python runtime is incomplete" in messages[0], run.log
+    assert "npc_mind_godot" in messages[0], run.log
     assert not (tmp_path / BINARY).exists()
