@@ -120,6 +120,21 @@ def test_a_data_only_export_without_the_runtime_fails_with_its_message(tmp_path:
     assert list(tmp_path.iterdir()) == []  # no pack, and no blocker left behind
 
 
+def test_the_projects_own_python_modules_ship_with_the_game(tmp_path: Path) -> None:
+    """The binding test project's python/paths (res://) module defines its classes in the export."""
+    if os.geteuid() != 0:
+        pytest.skip("chroot needs root")
+    project = REPO / "tests" / "godot" / "binding"
+    export = run_godot(project, "--export-debug", "Linux", str(tmp_path / BINARY), timeout=300)
+    assert export.returncode == 0, export.log
+    assert (tmp_path / "python" / "res" / "binding_classes.py").is_file()
+    assert not list((tmp_path / "python" / "res").rglob("*.gd"))  # only the Python side
+    # Templates take no scene or script on the command line: the project starts exported_check.tscn
+    # in exported games only (run/main_scene.template).
+    run = chroot_run(tmp_path, ["--headless", "--quit-after", "300"])
+    assert run.checks().get("project module", {}).get("ok"), run.log
+
+
 NO_TEMPLATE = "/nonexistent/template.x86_64"
 
 
