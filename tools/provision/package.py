@@ -14,7 +14,8 @@ RUNPATH, and no file names a path of the build machine.
 - `write_zip()`: `dist/npc_mind-<version>-linux-x86_64.zip`, whose only top folder is
   `addons/npc_mind/` (the Asset Library's layout).
 - Extra pure-Python dependencies for a game: `scripts/package --requirements FILE` installs them
-  into the runtime's site-packages (pip, binary wheels only, no build step).
+  into the runtime's site-packages (pip, wheels only, no dependency resolution: FILE lists every
+  package it needs, and nothing replaces the runtime's own numpy, httpx or cffi).
 """
 
 from __future__ import annotations
@@ -229,6 +230,7 @@ def _install_requirements(site: Path, requirements: Path) -> None:
             "--disable-pip-version-check",
             "--no-compile",
             "--only-binary=:all:",
+            "--no-deps",  # the file lists every package it needs: nothing replaces the runtime's own
             "--target",
             str(site),
             "-r",
