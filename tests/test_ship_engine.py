@@ -100,6 +100,18 @@ def test_the_provisioned_engine_is_a_real_executable() -> None:
         pytest.skip("GODOT names the user's own engine: nothing was patched")
     assert elf.patchelf("--print-interpreter", str(godot.ENGINE)).strip() == str(godot.ROOT / godot.LOADER)
     assert str(godot.ROOT) in elf.search_path(godot.ENGINE)
+    # A library's own RUNPATH hides the engine's DT_RPATH from what it loads: each must name the
+    # unpacked library folders (sid's libpulse and libLLVM did not: no sound library, no software GL).
+    folders = {folder.resolve() for folder in godot._lib_dirs()}
+    away = {}
+    for library in (godot.ROOT / godot.LIB_DIRS[0]).glob("lib*.so*"):
+        if library.is_symlink() or not library.is_file() or not elf.search_path(library):
+            continue
+        named = {Path(entry.replace("$ORIGIN", str(library.parent))).resolve()
+                 for entry in elf.search_path(library).split(":")}  # fmt: skip
+        if not named <= folders:
+            away[library.name] = elf.search_path(library)
+    assert away == {}, away
 
 
 @pytest.mark.godot
