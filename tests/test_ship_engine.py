@@ -255,3 +255,18 @@ def test_the_export_runs_in_a_chroot_holding_only_its_folder(
     # What the chroot held: the export, /proc, and the user data the game wrote under $HOME (/root).
     held = sorted(p.name for p in root.iterdir())
     assert held == ["game.pck", "game.sh", "game.x86_64", "lib", "proc", "root"], held
+
+
+@pytest.mark.godot
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="no xvfb-run: scripts/provision display")
+def test_the_export_opens_a_window_with_the_machines_own_gl(
+    exports: dict[str, tuple[Path, GodotRun]], tmp_path: Path
+) -> None:
+    """lib/ carries no GL stack: a windowed game uses the player's (here Debian 12's Mesa) through
+    sid's loader and glibc."""
+    folder, _ = exports["release"]
+    command = ["xvfb-run", "-a", "-s", "-screen 0 640x480x24 -nolisten tcp", str(folder / "game.sh"),
+               "--rendering-driver", "opengl3", "--audio-driver", "Dummy"]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "OpenGL API" in done.stdout and "EXPORTED GAME RAN template=true" in done.stdout, done.stdout
