@@ -205,6 +205,14 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, G
         folder = base / kind
         folder.mkdir()
         built[kind] = folder, run_godot(project, f"--export-{kind}", "Linux", str(folder / "game.x86_64"))
+    # A zip export: the engine exports into a temporary folder (binary "game", no suffix) and zips it.
+    (base / "zip").mkdir()
+    run = run_godot(project, "--export-release", "Linux", str(base / "zip" / "game.zip"))
+    if run.returncode == 0:
+        shutil.unpack_archive(base / "zip" / "game.zip", base / "zip" / "unzipped")
+        for unzipped in (base / "zip" / "unzipped").rglob("*"):
+            unzipped.chmod(0o755)  # unpack_archive drops the modes the zip records
+    built["zip"] = base / "zip" / "unzipped", run
     return built
 
 
@@ -225,11 +233,12 @@ def test_an_export_carries_the_engine_libraries_and_a_launcher(
 
 
 @pytest.mark.godot
-@pytest.mark.parametrize("kind", ["release", "debug"])
+@pytest.mark.parametrize("kind", ["release", "debug", "zip"])
 def test_the_launcher_starts_the_game_from_any_folder(
     exports: dict[str, tuple[Path, GodotRun]], kind: str, tmp_path: Path
 ) -> None:
-    folder, _ = exports[kind]
+    folder, run = exports[kind]
+    assert run.returncode == 0, run.log
     done = subprocess.run([str(folder / "game.sh"), "--headless"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
