@@ -7,12 +7,21 @@ from typing import Any
 from gdbridge import classes
 from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
 from gdbridge.types import PropertyHint
-from npc_mind.memory import Awareness, MemoryParams, MemoryType
+from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot._common import core, icon, server
 
 NOTIFICATION_PREDELETE = 1
+
+
+def _range(name: str, step: float) -> tuple[float, float, float]:
+    """An inspector slider over `MemoryParams`'s own bounds of `name` (an open end moved in a step)."""
+    low, high, low_in, high_in = params.bounds(name)
+    return (low if low_in else low + step, high if high_in else high - step, step)
+
+
+_MAX_BASE = MemoryParams().max_stability  # the slider's end; larger values are typed in ("or_greater")
 
 
 class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
@@ -22,28 +31,32 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's.
     """
 
-    capacity: int = export(64, range=(1, 65535), doc="Working memories per NPC (a hard bound).")
+    capacity: int = export(64, range=(1, MAX_CAPACITY), doc="Working memories per NPC (a hard bound).")
     curve: str = export(
         "exponential", hint=PropertyHint.ENUM, hint_string="exponential,power", doc="Forgetting curve."
     )
-    alpha: float = export(1.35, range=(1.2, 1.8, 0.01), doc="Consolidation gain on rehearsal.")
+    alpha: float = export(1.35, range=_range("alpha", 0.01), doc="Consolidation gain on rehearsal.")
     rehearsal_refractory_s: float = export(
-        2.0, range=(0.0, 3600.0, 0.1), doc="A matching event this soon after the last wake only refreshes it."
+        2.0,
+        range=_range("rehearsal_refractory_s", 0.1),
+        doc="A matching event this soon after the last wake only refreshes it.",
     )
-    forget_threshold: float = export(0.05, range=(0.001, 0.5, 0.001), doc="R at or below it is forgotten.")
+    forget_threshold: float = export(
+        0.05, range=_range("forget_threshold", 0.001), doc="R at or below it is forgotten."
+    )
     _stabilities = export_group("Base stability (seconds)", "stability_")
-    stability_trivia: float = export(5.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_observation: float = export(30.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_interaction: float = export(120.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_hostile: float = export(600.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_trauma: float = export(3600.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    stability_trivia: float = export(5.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_observation: float = export(30.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_interaction: float = export(120.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_hostile: float = export(600.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_trauma: float = export(3600.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
     _awareness = export_group("Awareness thresholds", "awareness_")
-    awareness_search: float = export(0.3, range=(0.01, 0.99, 0.01), doc="R above it: search.")
-    awareness_pursue: float = export(0.8, range=(0.01, 0.99, 0.01), doc="R above it: pursue.")
+    awareness_search: float = export(0.3, range=_range("awareness_search", 0.01), doc="R above it: search.")
+    awareness_pursue: float = export(0.8, range=_range("awareness_pursue", 0.01), doc="R above it: pursue.")
 
     @python_only
     def to_spec(self) -> MemoryProfileSpec:
-        """The engine-agnostic profile; invalid values raise a clear ValueError."""
+        """The engine-agnostic profile; invalid values raise a clear ValueError or TypeError."""
         params = MemoryParams(
             alpha=self.alpha,
             rehearsal_refractory_s=self.rehearsal_refractory_s,
@@ -59,7 +72,39 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
             awareness_pursue=self.awareness_pursue,
             curve=str(self.curve),
         )
-        return MemoryProfileSpec(int(self.capacity), params)
+        return MemoryProfileSpec(self.capacity, params)
+
+    def _fields_changed(self, _value: Any) -> None:
+        # every field edit (inspector, GDScript, scene load) emits `changed`: the streams using
+        # this profile apply it (MemoryStream.apply_profile)
+        self.emit_changed()
+
+
+PROFILE_FIELDS = (
+    "capacity",
+    "curve",
+    "alpha",
+    "rehearsal_refractory_s",
+    "forget_threshold",
+    "stability_trivia",
+    "stability_observation",
+    "stability_interaction",
+    "stability_hostile",
+    "stability_trauma",
+    "awareness_search",
+    "awareness_pursue",
+)
+for _field in PROFILE_FIELDS:
+    MemoryProfile.__dict__[_field].on_change = MemoryProfile._fields_changed
+
+
+def _spec_of(profile: Any) -> MemoryProfileSpec:
+    """The validated spec of a `profile` value (None: the defaults); a clear error otherwise."""
+    if profile is None:
+        return MemoryProfileSpec()
+    if not isinstance(profile, MemoryProfile):
+        raise TypeError(f"MemoryStream.profile must be a MemoryProfile or null, got {type(profile).__name__}")
+    return profile.to_spec()
 
 
 class MemoryStream(classes.Node, icon=icon("MemoryStream")):
@@ -87,17 +132,41 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     EVENT_FORGOTTEN = constant(memory_events.EVENT_FORGOTTEN)
     EVENT_EVICTED = constant(memory_events.EVENT_EVICTED)
 
-    profile: MemoryProfile = export(None, doc="Shared memory settings; empty: the defaults.")
+    profile: MemoryProfile = export(
+        None,
+        doc="Shared memory settings; empty: the defaults. A change (or an edit of the profile's fields) "
+        "moves the memories to the new settings; a rejected one raises and changes nothing.",
+    )
 
     @profile.setter
     def _profile_changed(self, value: Any) -> None:
-        # A stream that already holds memories moves to the new profile's pool, memories included.
+        # Validate first, then move: a rejected profile leaves the stream (and the value read back)
+        # exactly as it was.
+        try:
+            self._apply(value)
+        except Exception:
+            self.__dict__["profile"] = self.__dict__.get("_applied_profile")
+            raise
+
+    def apply_profile(self) -> None:
+        """Apply the current profile's fields now, memories included. Runs by itself when the profile
+        emits `changed` (every MemoryProfile field edit does); a rejected edit raises and the stream
+        keeps the settings it had."""
+        self._apply(self.profile)
+
+    def _apply(self, profile: Any) -> None:
+        spec = _spec_of(profile)
         handle = self.__dict__.get("_server_handle", 0)
         if handle:
-            core = server().core
-            data = core.save_memory(handle)
-            server().release(self.__dict__.pop("_server_handle"))
-            core.load_memory(self._handle(), data)
+            server().core.set_memory_profile(handle, spec)  # transactional: raises or moves
+        old = self.__dict__.get("_applied_profile")
+        if old is not profile:
+            if old is not None and old.changed.is_connected(self, "apply_profile"):
+                old.changed.disconnect(self, "apply_profile")
+            if profile is not None:
+                profile.changed.connect(self, "apply_profile")
+        self.__dict__["_applied_profile"] = profile
+        self.__dict__["_applied_spec"] = spec
 
     emit_signals: bool = export(
         True,
@@ -120,7 +189,7 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     def _handle(self) -> int:
         handle = self.__dict__.get("_server_handle", 0)
         if not handle:
-            spec = self.profile.to_spec() if self.profile is not None else MemoryProfileSpec()
+            spec = self.__dict__.get("_applied_spec") or MemoryProfileSpec()
             handle = server().core.add_memory(spec)
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
@@ -172,6 +241,6 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
         if self.profile is not None:
             try:
                 self.profile.to_spec()
-            except ValueError as error:
+            except (TypeError, ValueError) as error:
                 warnings.append(f"The memory profile is invalid: {error}")
         return PackedStringArray(warnings)
