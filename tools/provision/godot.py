@@ -141,12 +141,16 @@ def _lib_dirs() -> list[Path]:
     return [ROOT / folder for folder in (*LIB_DIRS, *EXTRA_LIB_DIRS)]
 
 
-def _fix_pulse_runpath() -> None:
-    """libpulse's RUNPATH names the system's pulseaudio folder (absent here); point it at its own."""
-    for library in (ROOT / LIB_DIRS[0]).glob("libpulse*.so.*"):
-        if library.is_symlink() or elf.search_path(library) in ("", "$ORIGIN/pulseaudio"):
+def _fix_runpaths() -> None:
+    """A library with its own RUNPATH does not see the engine's DT_RPATH for what it needs itself:
+    sid's libpulse names the system's pulseaudio folder (absent here), libLLVM (Mesa's software GL)
+    `$ORIGIN/../lib`. Both then pick up this machine's older libraries, or none. Point every such
+    library at the unpacked folders instead."""
+    wanted = f"$ORIGIN:$ORIGIN/{Path(EXTRA_LIB_DIRS[0]).name}"
+    for library in sorted((ROOT / LIB_DIRS[0]).glob("lib*.so*")):
+        if library.is_symlink() or not library.is_file() or elf.search_path(library) in ("", wanted):
             continue
-        elf.set_runpath(library, "$ORIGIN/pulseaudio")
+        elf.set_runpath(library, wanted)
 
 
 def _stamp(version: str, locked: dict[str, FetchedPackage]) -> str:
@@ -187,7 +191,7 @@ def _build_engine(version: str, locked: dict[str, FetchedPackage]) -> None:
     if STAMP.is_file() and STAMP.read_text() == stamp and all(path.exists() for path in outputs):
         return
     print("provision: godot: patching the engine and export templates for this machine's glibc", flush=True)
-    _fix_pulse_runpath()
+    _fix_runpaths()
     ENGINE_DIR.mkdir(parents=True, exist_ok=True)
     rpath = ":".join(str(folder) for folder in _lib_dirs())
     _copy_patched(ROOT / BINARY, ENGINE, str(ROOT / LOADER), rpath)
