@@ -181,7 +181,9 @@ def _copy_stdlib(dest: Path) -> None:
     config_dir = f"config-{sys.version_info.major}.{sys.version_info.minor}"
 
     def ignore(folder: str, names: list[str]) -> set[str]:
-        skip = {n for n in names if n == "__pycache__" or n.startswith(config_dir)}
+        skip = {
+            n for n in names if n in ("__pycache__", "test", "tests", "idle_test") or n.startswith(config_dir)
+        }
         if Path(folder) == source:
             skip |= STDLIB_PRUNE & set(names)
         if Path(folder).name == "lib-dynload":
@@ -286,14 +288,16 @@ def _relocate(runtime: Path) -> None:
             _run([tool, "--set-rpath", ":".join(keep), str(elf)])
 
 
-def _compile(folder: Path) -> None:
-    """Bytecode for every module, checked by nothing (the files are never edited in place)."""
+def _compile(folder: Path, checked: bool = False) -> None:
+    """Bytecode for every module under `folder`, validated by the source's hash when `checked`
+    (files someone may edit), else never (the runtime's own files are never edited in place)."""
+    mode = compileall.py_compile.PycInvalidationMode
     compileall.compile_dir(
         str(folder),
         quiet=2,
         workers=0,
         stripdir=str(folder),
-        invalidation_mode=compileall.py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        invalidation_mode=mode.CHECKED_HASH if checked else mode.UNCHECKED_HASH,
     )
 
 
@@ -419,13 +423,7 @@ def write_zip(target: Path | None = None) -> Path:
         compiled = Path(tmp)
         for package in OWN_PACKAGES:
             shutil.copytree(site / package, compiled / package, ignore=shutil.ignore_patterns("__pycache__"))
-        compileall.compile_dir(
-            str(compiled),
-            quiet=2,
-            workers=0,
-            stripdir=str(compiled),
-            invalidation_mode=compileall.py_compile.PycInvalidationMode.CHECKED_HASH,
-        )
+        _compile(compiled, checked=True)
         partial = target.with_name(target.name + ".part")
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
             for path, name in _addon_files():
