@@ -21,6 +21,7 @@ OPTION = "gdbridge/python_runtime"
 _TYPE_BOOL = 1
 LEVEL_EDITOR = 3
 _EXPORT_MESSAGE_ERROR = 3
+RELOAD_CHECK_SECONDS = 0.5  # how often the editor looks for changed Python files
 LIBRARY = "libgdbridge.linux.x86_64.so"
 API_FILE = "gdbridge_api.json"
 VERSION_DIR = "python3.11"
@@ -175,7 +176,8 @@ def _define_classes() -> None:
                     blocker.rmdir()
 
     class GdbridgeEditorPlugin(EditorPlugin, tool=True):
-        """Adds the runtime export (and the engine libraries' export, when the addon has one)."""
+        """Adds the runtime export (and the engine libraries' export, when the addon has one);
+        reloads changed Python modules (gdbridge.reload)."""
 
         def _enter_tree(self) -> None:
             self.exporters = [GdbridgeRuntimeExport()]
@@ -186,6 +188,18 @@ def _define_classes() -> None:
                 self.exporters.append(objects.singleton("ResourceLoader").load(path).new())
             for exporter in self.exporters:
                 self.add_export_plugin(exporter)
+            self.since_check = 0.0
+            from gdbridge import _runtime, reload
+
+            reload.watch(_runtime.watch_roots())
+
+        def _process(self, delta: float) -> None:
+            self.since_check += delta
+            if self.since_check >= RELOAD_CHECK_SECONDS:
+                self.since_check = 0.0
+                from gdbridge import reload
+
+                reload.check()
 
         def _exit_tree(self) -> None:
             for exporter in self.exporters:

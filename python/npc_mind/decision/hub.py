@@ -22,7 +22,7 @@ from npc_mind.decision.rules import Chooser
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.client import LLMSettings
 from npc_mind.llm.endpoints import Endpoint
-from npc_mind.llm.prompt import PromptConfig
+from npc_mind.llm.prompt import PromptConfig, stable_messages
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import LLMTransport, TransportConfig
 
@@ -49,6 +49,9 @@ class DecisionHub:
         # tick_all, drain_events or metrics: a live one is ticked, a removed one's answers are discarded.
         self._committed: deque[AsyncDecision] = deque()
         self._owned: LLMTransport | None = None
+        # Warm the endpoints with this hub's stable prompt prefix now, before the first NPC asks.
+        prepare = getattr(transport, "prepare", None)
+        self.prepared = prepare(schema, stable_messages(schema, self.prompt)) if prepare else None
 
     @classmethod
     def connect(
@@ -105,7 +108,8 @@ class DecisionHub:
                 self._discard(decision)
 
     def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
-        """Tick every NPC with its active board; returns the NPCs whose behaviour changed."""
+        """Tick every NPC with its active board; returns the NPCs whose behaviour changed. An NPC with
+        no board in `boards` waits for one (it is not ticked this frame)."""
         transport = self.transport
         hold = getattr(transport, "hold", None)
         if hold is None:
@@ -135,8 +139,10 @@ class DecisionHub:
                 try:
                     value = boards[npc][key]  # a subscript is cheaper than .get(); same result
                 except KeyError:
-                    board = boards.get(npc)  # no board: only an NPC that has something due needs one
-                    value = asked if board is None else board.get(key)
+                    board = boards.get(npc)
+                    if board is None:  # no board this frame: it waits for one
+                        continue
+                    value = board.get(key)
                 if (value is asked or value == asked or now < decision.watch_from) and now < decision.wake:
                     continue
                 before = decision.behaviour
@@ -144,12 +150,13 @@ class DecisionHub:
                     changed.append(npc)
         else:
             for npc, decision in self.decisions.items():
-                if now < decision.wake and (
-                    now < decision.watch_from or not decision.watched_changed(boards[npc])
+                board = boards.get(npc)
+                if board is None or (
+                    now < decision.wake and (now < decision.watch_from or not decision.watched_changed(board))
                 ):
                     continue
                 before = decision.behaviour
-                if decision.tick(now, boards[npc]) != before:
+                if decision.tick(now, board) != before:
                     changed.append(npc)
         return changed
 

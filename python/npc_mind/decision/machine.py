@@ -10,6 +10,7 @@ discarded and counted, never applied.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -24,6 +25,7 @@ from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import Outcome, Request
 
 _INF = float("inf")
+log = logging.getLogger("npc_mind.decision")
 
 
 def _unit(npc: int, epoch: int) -> float:
@@ -35,6 +37,13 @@ def _unit(npc: int, epoch: int) -> float:
     x = (x * 0x297A2D39) & 0xFFFFFFFF
     x ^= x >> 15
     return x / 4294967296.0
+
+
+def _differ(new: Any, old: Any) -> bool:
+    try:
+        return bool(new != old)
+    except (TypeError, ValueError):  # no plain answer (an array): count it as a change
+        return True
 
 
 class Cancellable(Protocol):
@@ -58,7 +67,7 @@ class AsyncDecision:
     __slots__ = (  # noqa: RUF023 (order is memory layout)
         "wake", "watch_from", "asked_first", "asked_values", "behaviour", "npc", "slot", "_committed",
         "_ticket", "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
-        "_refusal", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
+        "_refusal", "_asked", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
         "selector", "stats", "tier", "transport",
     )  # fmt: skip
 
@@ -108,19 +117,21 @@ class AsyncDecision:
         self._soft_passed = False
         self._next_due = float("-inf")
         self._earliest = float("-inf")
+        self._asked = False  # an `ask()` not dispatched yet
         # The watched keys' values when the last request went out (a tuple: cheap to compare per frame).
         self.asked_values: tuple[Any, ...] = (None,) * len(self.config.watched)
         self.asked_first: Any = None  # asked_values[0], read by `DecisionHub.tick_all` every frame
 
     def watched_changed(self, board: Mapping[str, Any]) -> bool:
-        """Whether a watched key moved by more than `min_change` since the last request."""
+        """Whether a watched key moved by more than `min_change` since the last request (a value that
+        is not a number: whether it is different)."""
         threshold = self.config.min_change
         for key, old in zip(self.config.watched, self.asked_values, strict=True):
             new = board.get(key)
-            if old is None or new is None:
-                if old is not new:
+            if isinstance(new, int | float) and isinstance(old, int | float):
+                if abs(new - old) > threshold:
                     return True
-            elif abs(new - old) > threshold:
+            elif new is not old and _differ(new, old):
                 return True
         return False
 
@@ -128,13 +139,64 @@ class AsyncDecision:
     def pending(self) -> bool:
         return self._ticket is not None
 
+    @property
+    def asked(self) -> bool:
+        """True from `ask()` until that request goes out (or an abort)."""
+        return self._asked
+
+    def ask(self) -> None:
+        """Request a decision whatever the re-plan policy: it goes out at the next tick, or, while
+        one is pending, at the first tick after that one ends (still no sooner than `min_gap`)."""
+        self._asked = True
+        self.wake = -_INF
+
     def tick(self, now: float, board: Mapping[str, Any]) -> str:
         """What the NPC should do now. Merges a committed result first (the safe point), then runs the
         watchdog, then dispatches if nothing is pending and the re-plan policy says so.
 
         `now` must be on the transport's clock (`time.monotonic` for `LLMTransport`): latencies are
         the transport's completion stamps minus dispatch times. Model latency is real time, whatever
-        the game's own clock does."""
+        the game's own clock does.
+
+        If it raises (a selector that cannot read the board, a memory source that fails), the NPC's
+        requests end as `DecisionFallback(reason="internal_error")`, logged with the traceback, and
+        it returns what it did before: a caller ticking many NPCs goes on with the others."""
+        mark = len(self.events)
+        requests = (self._ticket is not None) + self._asked
+        asked, epoch = self._asked, self._pending_epoch
+        try:
+            return self._tick(now, board)
+        except Exception:
+            if not asked and self._pending_epoch != epoch:
+                requests += 1  # a re-plan began in this tick
+            self._failed(requests - self._ends_since(mark))
+            return self.behaviour or ""
+
+    def _ends_since(self, mark: int) -> int:
+        """This NPC's DecisionMade / DecisionFallback events queued after position `mark`."""
+        return sum(
+            1
+            for event in list(self.events)[mark:]
+            if isinstance(event, DecisionMade | DecisionFallback) and event.npc == self.npc
+        )
+
+    def _failed(self, unended: int) -> None:
+        log.exception("NPC %s: its decision update failed; its requests end as internal_error", self.npc)
+        self.cancel()
+        self._asked = False
+        self.epoch += 1  # whatever still comes back belongs to the failed update: discarded
+        self._schedule()
+        for _ in range(unended):
+            self.tier = 3
+            self.stats.tiers[3] += 1
+            self.stats.reasons["internal_error"] += 1
+            self.events.append(
+                DecisionFallback(
+                    self.npc, self._pending_epoch, self.behaviour or "", 3, 0.0, "internal_error"
+                )
+            )
+
+    def _tick(self, now: float, board: Mapping[str, Any]) -> str:
         if self.slot:
             self._merge(now, board)
         if self._ticket is not None:
@@ -162,13 +224,14 @@ class AsyncDecision:
             self.wake = self._started_at + deadline
             self.watch_from = _INF
         else:
-            self.wake = self._next_due
+            self.wake = self._earliest if self._asked else self._next_due
             self.watch_from = self._earliest if self.config.watched else _INF
 
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
         (call it in the same frame) lets the local AI react freely; a late answer is discarded."""
         self.epoch += 1
+        self._asked = False
         if self.cancel():
             self.stats.aborts += 1
         # The old intent and behaviour belong to the world before the interrupt: ghost state.
@@ -196,7 +259,7 @@ class AsyncDecision:
     def _due(self, now: float, board: Mapping[str, Any]) -> bool:
         if now < self._earliest:
             return False
-        return now >= self._next_due or self.watched_changed(board)
+        return self._asked or now >= self._next_due or self.watched_changed(board)
 
     def _commit(self, outcome: Outcome) -> None:
         """The transport's callback (on its own thread): into the commit slot, then tell the hub."""
@@ -207,6 +270,7 @@ class AsyncDecision:
 
     def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
         self.epoch += 1
+        self._asked = False
         config = self.config
         watched = config.watched
         if watched:
@@ -255,6 +319,8 @@ class AsyncDecision:
             latency = outcome.finished_at - self._started_at
             answer = outcome.answer
             if answer is None:
+                if outcome.detail:  # a bug, not the endpoint: logged here, on the main thread
+                    log.error("NPC %s: request failed (%s)\n%s", self.npc, outcome.reason, outcome.detail)
                 self._fall_back(now, board, latency, outcome.reason)
                 continue
             tier = self.config.classify(latency)

@@ -5,32 +5,57 @@
 - Explicit connect/read/write/pool timeouts; every failure is a typed `LLMError`.
 - The API key comes only from `NPC_MIND_API_KEY` and is never part of a message, repr or setting.
 - Per response, Python only parses and validates, to leave the GIL to the game's main thread.
+- The request body follows the endpoint's `RequestShape` (`npc_mind.llm.shape`): decided once per
+  endpoint and schema, at `prepare` (before the first NPC asks, with the warm-up) or at the first request.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
+import logging
 import os
+import ssl
+import threading
 import time
-from collections.abc import Callable, Sequence
+import zlib
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
 
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.endpoints import Endpoint, EndpointPool
-from npc_mind.llm.errors import EndpointError, InvalidAnswerError
-from npc_mind.llm.schema import Answer, DecisionSchema
+from npc_mind.llm.errors import EndpointError, InvalidAnswerError, RejectedError
+from npc_mind.llm.schema import Answer, ChoiceCollisionError, DecisionSchema
+from npc_mind.llm.shape import (
+    RequestShape,
+    detect_kind,
+    first_tokens,
+    resolve_mode,
+    server_slots,
+    warm_up,
+)
+
+log = logging.getLogger(__name__)
 
 API_KEY_ENV = "NPC_MIND_API_KEY"
 MODEL_ENV = "NPC_MIND_LLM_MODEL"
+# llama-server streams ~300 bytes per token (server-sent event and chunk framing, measured): the
+# longest answer max_tokens=1024 allows is ~310 KB, the default 48 tokens ~15 KB.
+DEFAULT_RESPONSE_CAP = 512 << 10
 
 
 @dataclasses.dataclass(frozen=True)
 class LLMSettings:
-    """max_tokens: 1..1024 (a decision needs ~30); temperature: 0..2; timeouts in seconds, 0.01..120;
-    model: the name sent to the server (llama-server ignores it; `NPC_MIND_LLM_MODEL` overrides)."""
+    """max_tokens: 1..1024, for `schema` mode (choice and json size their own from the answer);
+    temperature: 0..2; timeouts in seconds, 0.01..120;
+    model: the name sent to the server (llama-server ignores it; `NPC_MIND_LLM_MODEL` overrides);
+    max_response_bytes: 1 KiB..64 MiB read from the wire, max_decoded_bytes: 1 KiB..64 MiB after
+    decompression; a longer response ends as `too_large` (an invalid answer). The defaults (512 KiB
+    each) hold the longest answer max_tokens=1024 allows, streamed, 1.6 times."""
 
     max_tokens: int = 48
     temperature: float = 0.0
@@ -40,6 +65,8 @@ class LLMSettings:
     pool_timeout: float = 1.0
     stream: bool = True
     model: str = "npc-mind"
+    max_response_bytes: int = DEFAULT_RESPONSE_CAP
+    max_decoded_bytes: int = DEFAULT_RESPONSE_CAP
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_tokens <= 1024:
@@ -52,6 +79,10 @@ class LLMSettings:
                 raise ValueError(f"{name} must be in 0.01..120 s, got {value}")
         if not self.model:
             raise ValueError("model must be a non-empty name")
+        for name in ("max_response_bytes", "max_decoded_bytes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1024 <= value <= 64 << 20:
+                raise ValueError(f"{name} must be in 1 KiB..64 MiB, got {value!r}")
 
     def timeout(self) -> httpx.Timeout:
         return httpx.Timeout(
@@ -62,28 +93,145 @@ class LLMSettings:
         )
 
 
+def _json(data: str | bytes, what: str) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):  # bad JSON or text, a huge number, nesting too deep
+        raise InvalidAnswerError(f"{what} is not JSON", "invalid_json") from None
+
+
+def _not_a(what: str) -> InvalidAnswerError:
+    return InvalidAnswerError(f"the response is not a chat completion{what}", "invalid_answer")
+
+
+def _first_choice(data: Any, what: str) -> dict[str, Any] | None:
+    """`data["choices"][0]` checked at every step; None when `choices` is empty."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list):
+        raise _not_a(what)
+    if not choices:
+        return None
+    if not isinstance(choices[0], dict):
+        raise _not_a(what)
+    return choices[0]
+
+
+def _text_of(message: Any, what: str) -> str:
+    """The `content` of a message or delta: absent or null is no text, anything but a string is wrong."""
+    if message is None:
+        return ""
+    if not isinstance(message, dict):
+        raise _not_a(what)
+    content = message.get("content")
+    if content is None:
+        return ""
+    if not isinstance(content, str):
+        raise _not_a(what)
+    return content
+
+
 def _content_of_stream_line(line: str) -> str | None:
-    """The text a server-sent event line adds, or None for non-data lines and `[DONE]`."""
+    """The text a server-sent event line adds, or None for non-data lines and `[DONE]`; any malformed
+    chunk raises `InvalidAnswerError`."""
     if not line.startswith("data:"):
         return None
     data = line[5:].strip()
     if data == "[DONE]":
         return None
-    try:
-        choice = json.loads(data)["choices"][0]
-    except (json.JSONDecodeError, KeyError, IndexError, TypeError):
-        raise InvalidAnswerError("a stream chunk is not a chat completion chunk", "invalid_json") from None
-    return (choice.get("delta") or {}).get("content") or ""
+    choice = _first_choice(_json(data, "a stream chunk"), " chunk")
+    return "" if choice is None else _text_of(choice.get("delta"), " chunk")
 
 
 def _content_of_body(body: bytes) -> str:
-    try:
-        content = json.loads(body)["choices"][0]["message"]["content"]
-    except (json.JSONDecodeError, KeyError, IndexError, TypeError):
-        raise InvalidAnswerError("the response is not a chat completion", "invalid_json") from None
-    if not isinstance(content, str):
+    choice = _first_choice(_json(body, "the response"), "")
+    content = _text_of(None if choice is None else choice.get("message"), "")
+    if not content:
         raise InvalidAnswerError("the completion has no text content", "invalid_json")
     return content
+
+
+class _BoundedBody:
+    """A response body decoded (identity, gzip or deflate) within two caps: `max_bytes` read from the
+    wire and `max_decoded` after decompression, so a huge body or a compression bomb costs at most the
+    caps (zlib is asked for no more than what is left of them) and ends as `too_large`."""
+
+    def __init__(self, encoding: str, max_bytes: int, max_decoded: int) -> None:
+        encoding = encoding.strip().lower()
+        if encoding in ("", "identity"):
+            self._zlib = None
+        elif encoding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self._zlib = zlib.decompressobj()
+        else:
+            raise InvalidAnswerError(f"unsupported content-encoding {encoding[:32]!r}", "invalid_answer")
+        self._max_bytes = max_bytes
+        self._left = max_decoded
+        self.read = 0
+
+    def feed(self, raw: bytes) -> bytes:
+        self.read += len(raw)
+        if self.read > self._max_bytes:
+            raise InvalidAnswerError(f"the response is over {self._max_bytes} bytes", "too_large")
+        if self._zlib is None:
+            data = raw
+        else:
+            try:
+                data = self._zlib.decompress(raw, self._left + 1)
+            except zlib.error:
+                raise InvalidAnswerError("the response body does not decompress", "invalid_answer") from None
+        self._left -= len(data)
+        if self._left < 0:
+            raise InvalidAnswerError("the response decompresses to over the cap", "too_large")
+        return data
+
+
+_tls: list[ssl.SSLContext] = []
+_tls_lock = threading.Lock()
+
+
+def _tls_context(https: bool) -> ssl.SSLContext:
+    """httpx's default verifying TLS context, made once per process: making one (loading the CA
+    bundle) costs ~100 ms, mostly holding the GIL, and each transport's client used to make its own.
+    Without an https endpoint no TLS is ever used: a context that trusts no one (it fails closed)
+    costs nothing to make."""
+    if not https:
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, with no CA: refuses every server
+    with _tls_lock:
+        if not _tls:
+            _tls.append(httpx.create_ssl_context())
+        return _tls[0]
+
+
+def cancel_once(task: asyncio.Task[Any]) -> bool:
+    """Cancel `task` unless a cancellation is already on its way: a second one would interrupt the
+    first one's clean-up (httpx closing the connection, which tells the server to stop generating)."""
+    if task.done() or task.cancelling():
+        return False
+    return task.cancel()
+
+
+@contextlib.asynccontextmanager
+async def cancel_at(seconds: float) -> AsyncIterator[None]:
+    """Like `asyncio.timeout(seconds)` (TimeoutError once it expires), but it never cancels a task
+    that is being cancelled already (see `cancel_once`)."""
+    task = asyncio.current_task()
+    assert task is not None
+    expired = []
+
+    def expire() -> None:
+        if cancel_once(task):
+            expired.append(True)
+
+    timer = asyncio.get_running_loop().call_later(max(0.0, seconds), expire)
+    try:
+        yield
+    except asyncio.CancelledError:
+        if expired and task.uncancel() == 0:
+            raise TimeoutError from None
+        raise
+    finally:
+        timer.cancel()
 
 
 class LLMClient:
@@ -98,10 +246,15 @@ class LLMClient:
     ) -> None:
         self.settings = settings or LLMSettings()
         self.pool = EndpointPool(endpoints, breaker, clock)
+        self._clock = clock
         self._model = os.environ.get(MODEL_ENV) or self.settings.model
         key = os.environ.get(API_KEY_ENV, "")
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http: httpx.AsyncClient | None = None
+        # Per endpoint URL: its detected kind; per (URL, intents): its request shape. Futures, so that
+        # concurrent first requests and the warm-up share one detection.
+        self._kinds: dict[str, asyncio.Future[str | None]] = {}
+        self._shapes: dict[tuple[str, tuple[str, ...]], asyncio.Future[RequestShape]] = {}
 
     def __repr__(self) -> str:
         urls = [s["url"] for s in self.pool.states()]
@@ -110,7 +263,12 @@ class LLMClient:
     async def __aenter__(self) -> LLMClient:
         cap = self.pool.capacity
         limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
-        self._http = httpx.AsyncClient(timeout=self.settings.timeout(), limits=limits, headers=self._headers)
+        self._http = httpx.AsyncClient(
+            timeout=self.settings.timeout(),
+            limits=limits,
+            headers=self._headers,
+            verify=_tls_context(any(s["url"].startswith("https:") for s in self.pool.states())),
+        )
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -118,30 +276,127 @@ class LLMClient:
             await self._http.aclose()
             self._http = None
 
-    def _body(self, messages: Sequence[dict[str, str]], schema: DecisionSchema) -> dict[str, Any]:
-        return {
-            "model": self._model,
-            "messages": list(messages),
-            "max_tokens": self.settings.max_tokens,
-            "temperature": self.settings.temperature,
-            "response_format": schema.response_format(),
-            "stream": self.settings.stream,
-        }
+    def _body(
+        self, messages: Sequence[dict[str, str]], schema: DecisionSchema, shape: RequestShape | None = None
+    ) -> dict[str, Any]:
+        shape = shape or RequestShape.for_mode(schema, "schema")
+        settings = self.settings
+        return shape.body(
+            messages, model=self._model, max_tokens=settings.max_tokens,
+            temperature=settings.temperature, stream=settings.stream,
+        )  # fmt: skip
 
-    async def decide(self, messages: Sequence[dict[str, str]], schema: DecisionSchema) -> Answer:
-        """One decision from the least busy endpoint; raises an `LLMError` subclass on any failure."""
+    async def _kind(self, endpoint: Endpoint) -> str | None:
+        """The endpoint's server kind, or None while it cannot be reached (asked again next time)."""
+        if endpoint.kind != "auto":
+            return endpoint.kind
+        assert self._http is not None
+        future = self._kinds.get(endpoint.base_url)
+        if future is None:
+            future = asyncio.ensure_future(detect_kind(self._http, endpoint))
+            self._kinds[endpoint.base_url] = future
+        kind = await asyncio.shield(future)
+        if kind is None:
+            self._kinds.pop(endpoint.base_url, None)
+        return kind
+
+    async def _make_shape(self, endpoint: Endpoint, schema: DecisionSchema, kind: str) -> RequestShape:
+        mode = resolve_mode(endpoint.mode, kind)
+        tokens = None
+        if mode == "choice":
+            assert self._http is not None
+            tokens = await first_tokens(self._http, endpoint, schema.intents)
+        return RequestShape.for_mode(schema, mode, tokens)
+
+    async def shape(self, endpoint: Endpoint, schema: DecisionSchema) -> RequestShape:
+        """The request shape for `endpoint` and `schema` (made once; raises `RejectedError`
+        `choice_collision` for intents choice mode cannot tell apart, `EndpointError` when the
+        server could not be asked). While the server cannot be reached its kind is unknown: a plain
+        `schema` request goes out (and fails like any request would), and the next one asks again."""
+        key = (endpoint.base_url, schema.intents)
+        future = self._shapes.get(key)
+        if future is None:
+            kind = await self._kind(endpoint)
+            if kind is None:
+                return RequestShape.for_mode(schema, "schema")
+            future = self._shapes.get(key)  # made meanwhile by a concurrent request
+            if future is None:
+                future = asyncio.ensure_future(self._make_shape(endpoint, schema, kind))
+                self._shapes[key] = future
+        try:
+            return await asyncio.shield(future)
+        except ChoiceCollisionError as error:
+            raise RejectedError(str(error), "choice_collision") from None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError) as error:
+            self._shapes.pop(key, None)  # ask the server again next time
+            message = f"{endpoint.base_url}: no request shape ({error.__class__.__name__})"
+            raise EndpointError(message, "connection_error") from None
+
+    async def prepare(self, schema: DecisionSchema, prefix: Sequence[dict[str, str]]) -> dict[str, Any]:
+        """Before the first NPC asks: each endpoint's kind and request shape, and on llama-server each
+        slot's cache warmed with the stable prefix. Never raises: what fails is logged and retried by
+        the first request. Returns {url: {"mode": ..., "warmed": slots} or {"error": ...}}."""
+        if self._http is None:
+            raise RuntimeError("LLMClient must be used inside `async with`")
+        report: dict[str, Any] = {}
+        for state in self.pool._slots:
+            endpoint = state.endpoint
+            try:
+                shape = await self.shape(endpoint, schema)
+                warmed = 0
+                if await self._kind(endpoint) == "llama":
+                    slots = await server_slots(self._http, endpoint)
+                    warmed = await warm_up(self._http, endpoint, prefix, slots)
+                report[endpoint.base_url] = {"mode": shape.mode, "warmed": warmed}
+            except (RejectedError, EndpointError) as error:
+                log.warning("npc_mind: %s", error)
+                report[endpoint.base_url] = {"error": str(error)}
+        return report
+
+    async def decide(
+        self, messages: Sequence[dict[str, str]], schema: DecisionSchema, deadline: float | None = None
+    ) -> Answer:
+        """One decision from the least busy endpoint; raises an `LLMError` subclass on any failure.
+
+        deadline: a time on the client's clock by which the endpoint must have answered, else
+        `EndpointError("timeout")`. Timeouts and hangs count against the endpoint's breaker: so does
+        a cancellation after the deadline (the watchdog giving up on an endpoint that never ended)."""
         if self._http is None:
             raise RuntimeError("LLMClient must be used inside `async with`")
         slot = await self.pool.acquire()
         outcome = "neutral"
+        acquired_at = self._clock()
         try:
-            content = await self._post(slot.endpoint, self._body(messages, schema))
+            if deadline is not None and acquired_at >= deadline:
+                # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
+                # says nothing about the endpoint.
+                raise RejectedError(f"waited past its deadline for {slot.endpoint.base_url}", "timeout")
+            async def ask() -> tuple[RequestShape, str]:
+                # The shape (made once per endpoint and intents) may ask the server: inside the deadline.
+                shape = await self.shape(slot.endpoint, schema)
+                return shape, await self._post(slot.endpoint, self._body(messages, schema, shape))
+
+            if deadline is None:
+                shape, content = await ask()
+            else:
+                try:
+                    async with cancel_at(deadline - self._clock()):
+                        shape, content = await ask()
+                except TimeoutError:
+                    raise EndpointError(
+                        f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
+                    ) from None
             outcome = "success"
-            return schema.parse(content)
+            return shape.parse(content)
         except EndpointError:
             outcome = "failure"
             raise
+        except InvalidAnswerError:
+            outcome = "success"  # it answered: alive, if wrong
+            raise
         finally:
+            if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
+                outcome = "failure"  # the endpoint had it and was cancelled after its deadline: it hung
             # Invalid answers still prove the endpoint alive; cancellations say nothing about it.
             if outcome == "failure":
                 slot.breaker.record_failure()
@@ -156,20 +411,16 @@ class LLMClient:
         try:
             # llama-server closes a streamed response's connection right after the last chunk, and a
             # pooled reuse would race that close ("disconnected without a response"): don't pool them.
-            headers = {"Connection": "close"} if body["stream"] else None
+            # Only encodings `_BoundedBody` decodes within its caps are asked for.
+            headers = {"Accept-Encoding": "gzip, deflate"}
+            if body["stream"]:
+                headers["Connection"] = "close"
             async with self._http.stream("POST", endpoint.chat_url, json=body, headers=headers) as response:
                 if response.status_code != 200:
                     raise EndpointError(
                         f"{endpoint.base_url} answered HTTP {response.status_code}", "http_error"
                     )
-                if not body["stream"]:
-                    return _content_of_body(await response.aread())
-                parts = []
-                async for line in response.aiter_lines():
-                    text = _content_of_stream_line(line)
-                    if text:
-                        parts.append(text)
-                return "".join(parts)
+                return await self._read(response, body["stream"])
         except httpx.TimeoutException as error:
             raise EndpointError(f"{endpoint.base_url}: {error.__class__.__name__}", "timeout") from None
         except httpx.ConnectError:
@@ -178,3 +429,44 @@ class LLMClient:
             raise EndpointError(
                 f"{endpoint.base_url}: {error.__class__.__name__}", "connection_error"
             ) from None
+
+    async def _read(self, response: httpx.Response, stream: bool) -> str:
+        """The answer's text, read within the caps."""
+        settings = self.settings
+        reader = _BoundedBody(
+            response.headers.get("content-encoding", ""),
+            settings.max_response_bytes,
+            settings.max_decoded_bytes,
+        )
+        chunks = (reader.feed(raw) async for raw in response.aiter_raw())
+        if not stream:
+            return _content_of_body(b"".join([chunk async for chunk in chunks]))
+        parts = []
+        async for line in _lines(chunks):
+            text = _content_of_stream_line(line)
+            if text:
+                parts.append(text)
+        return "".join(parts)
+
+
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Server-sent event lines (ended by LF, CRLF or CR) of a byte stream, as text. Only a chunk
+    holding a line end is searched and joined: a line sent a byte at a time costs linear time."""
+    pending: list[bytes] = []
+    async for chunk in chunks:
+        pending.append(chunk)
+        if b"\n" not in chunk and b"\r" not in chunk:
+            continue
+        *lines, rest = b"".join(pending).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        pending = [rest] if rest else []
+        for line in lines:
+            yield _text(line)
+    if pending:
+        yield _text(b"".join(pending))
+
+
+def _text(line: bytes) -> str:
+    try:
+        return line.decode()
+    except UnicodeDecodeError:
+        raise InvalidAnswerError("a stream line is not UTF-8", "invalid_json") from None

@@ -21,12 +21,13 @@ import dataclasses
 import socket
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from npc_mind.llm.breaker import BreakerConfig, BreakerState
-from npc_mind.llm.client import LLMClient, LLMSettings
+from npc_mind.llm.client import LLMClient, LLMSettings, cancel_at, cancel_once
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import LLMError, RejectedError
 from npc_mind.llm.prompt import PromptConfig, build_messages
@@ -55,6 +56,11 @@ def _gil_keeping_write() -> Callable[[int, bytes, int], int] | None:
 _WRITE = _gil_keeping_write()
 
 
+def _trace() -> str:
+    """The exception being handled, as text made on this thread (logged later on the main thread)."""
+    return traceback.format_exc(limit=8)
+
+
 class Request(NamedTuple):
     """One decision request, immutable. Either `messages` is given ready-made, or (empty) the prompt is
     built by `chat()` from `board` (a frozen snapshot), `memories` (read-only views or `MemoryFact`s)
@@ -79,13 +85,16 @@ class Request(NamedTuple):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Outcome:
-    """What came back for (npc, epoch): an answer, or the reason it failed; stamped with the clock."""
+    """What came back for (npc, epoch): an answer, or the reason it failed; stamped with the clock.
+    detail: for a failure that is a bug rather than the endpoint's doing (`prompt_error`,
+    `internal_error`), the traceback, which the main thread logs when it merges the outcome."""
 
     npc: int
     epoch: int
     answer: Answer | None
     reason: str
     finished_at: float
+    detail: str = ""
 
 
 class Ticket:
@@ -160,6 +169,7 @@ class LLMTransport:
         self._cancels: deque[Ticket] = deque()
         self._wake_pending = False
         self._holding = 0
+        self._closing = False
         # The wake-up line: one byte on a socket pair the loop thread watches.
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -176,7 +186,12 @@ class LLMTransport:
         asyncio.set_event_loop(self._loop)
         self._loop.add_reader(self._wake_r.fileno(), self._woken)
         self._loop.call_soon(self._ready.set)
-        self._loop.run_forever()
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+            self._wake_r.close()
+            self._wake_w.close()
 
     @property
     def capacity(self) -> int:
@@ -221,6 +236,13 @@ class LLMTransport:
         if not self._holding:
             self._wake()
         return ticket
+
+    def prepare(
+        self, schema: DecisionSchema, prefix: Sequence[dict[str, str]]
+    ) -> concurrent.futures.Future[dict[str, Any]]:
+        """Detect each endpoint's request shape and warm its cache with `prefix` on the loop thread,
+        before the first request; returns at once (the future gives `LLMClient.prepare`'s report)."""
+        return asyncio.run_coroutine_threadsafe(self.client.prepare(schema, prefix), self._loop)
 
     def hold(self) -> None:
         """Until the matching `flush()`, submissions and cancels wait and leave in one wake-up
@@ -274,46 +296,54 @@ class LLMTransport:
         while cancels:
             task = cancels.popleft().task
             if task is not None:
-                task.cancel()
+                cancel_once(task)  # not over the deadline's own cancel: it is closing the connection
 
     def _release(self, _task: object) -> None:
         self._finished += 1
 
     async def _run(self, request: Request, on_done: Callable[[Outcome], None]) -> None:
+        """Always ends in exactly one `on_done` (unless cancelled): an exception that is no `LLMError`
+        is a bug, reported as `internal_error` with its traceback instead of ending the task silently
+        (which left the request to time out)."""
         try:
             messages = request.chat()
-        except Exception:  # a snapshot the prompt cannot show (e.g. keys that do not sort)
-            on_done(Outcome(request.npc, request.epoch, None, "prompt_error", self._clock()))
+        except Exception:  # a snapshot the prompt cannot show: reported, with its traceback
+            failed = Outcome(request.npc, request.epoch, None, "prompt_error", self._clock(), _trace())
+            on_done(failed)
             return
+        deadline = request.started_at + request.deadline
         try:
-            async with asyncio.timeout(request.deadline + self.config.grace):
-                answer = await self.client.decide(messages, request.schema)
+            async with cancel_at(request.deadline + self.config.grace):
+                answer = await self.client.decide(messages, request.schema, deadline)
             outcome = Outcome(request.npc, request.epoch, answer, "", self._clock())
         except LLMError as error:
             outcome = Outcome(request.npc, request.epoch, None, error.reason, self._clock())
         except TimeoutError:
             outcome = Outcome(request.npc, request.epoch, None, "timeout", self._clock())
+        except Exception:
+            outcome = Outcome(request.npc, request.epoch, None, "internal_error", self._clock(), _trace())
         on_done(outcome)
 
-    def close(self) -> None:
-        if not self._thread.is_alive():
-            return
-        closing = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
-        concurrent.futures.wait([closing], timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-        self._wake_fd = -1
-        self._wake_r.close()
-        self._wake_w.close()
+    def close(self, wait: bool = True) -> None:
+        """Cancel what is in flight, close the client and stop the loop thread, which then closes its
+        loop and wake-up line itself. wait=False returns at once (the thread finishes on its own)."""
+        if not self._closing and self._thread.is_alive():
+            self._closing = True
+            self._wake_fd = -1  # no more wake-ups (never write to a descriptor that may be reused)
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+        if wait:
+            self._thread.join(timeout=10)
 
     async def _shutdown(self) -> None:
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        self._loop.remove_reader(self._wake_r.fileno())
-        await self.client.__aexit__(None, None, None)
+        try:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._loop.remove_reader(self._wake_r.fileno())
+            await self.client.__aexit__(None, None, None)
+        finally:
+            self._loop.stop()
 
     def __enter__(self) -> LLMTransport:
         return self
