@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -102,6 +103,20 @@ def test_the_exported_demo_plays_its_scenario_in_a_chroot_of_its_folder(exports:
     assert "gdbridge: Python 3.11" in run.stdout and "(/python;" in run.stdout, run.log
     assert_stories(run)
     assert (folder / "out" / "forgetting.png").is_file()  # the scene wrote its plot in the chroot
+
+
+def test_the_launcher_starts_the_python_game_from_any_folder(exports: dict, tmp_path: Path) -> None:
+    folder, export = exports["release"]
+    assert export.returncode == 0, export.log
+    launcher = folder / "demo.sh"
+    if not launcher.is_file():
+        pytest.skip("an engine without npc_mind's engine libraries: the binary starts directly")
+    environment = {**os.environ, "PYTHONHOME": "/nonexistent", "PYTHONPATH": "/nonexistent"}
+    command = [str(launcher), "--headless", "--quit-after", "5"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=environment,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"gdbridge: Python 3.11.{sys.version_info.micro} ({folder / 'python'};" in done.stdout, done.stdout
 
 
 def test_a_data_only_export_beside_the_game_works(exports: dict) -> None:
