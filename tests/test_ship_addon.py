@@ -115,8 +115,8 @@ def fresh_game(unpacked: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 @pytest.fixture(scope="module")
 def isolated(fresh_game: tuple[Path, Path]) -> dict[str, tuple[GodotRun, list[str]]]:
-    """Import and play the fresh game, and the same two runs of an empty project (what the engine
-    opens by itself: fonts, locale, certificates), all with no Python on the machine."""
+    """Import, open in the editor and play the fresh game, and import and play an empty project
+    (what the engine opens by itself: fonts, locale, certificates), all with no Python on the machine."""
     reason = can_isolate()
     if reason:
         pytest.skip(reason)
@@ -124,11 +124,15 @@ def isolated(fresh_game: tuple[Path, Path]) -> dict[str, tuple[GodotRun, list[st
     empty = scratch / "empty"
     empty.mkdir(exist_ok=True)
     (empty / "project.godot").write_text('config_version=5\n\n[application]\n\nconfig/name="empty"\n')
+    stages = {
+        "import": (game, ["--import"]),
+        "editor": (game, ["-e", "--quit-after", "60"]),  # the editor opens the game (headless)
+        "play": (game, ["--quit-after", "2000"]),
+        "empty import": (empty, ["--import"]),
+        "empty play": (empty, ["--quit-after", "5"]),
+    }
     runs = {}
-    for name, project in (("import", game), ("play", game), ("empty import", empty), ("empty play", empty)):
-        stage = (
-            ["--import"] if name.endswith("import") else ["--quit-after", "2000" if project == game else "5"]
-        )
+    for name, (project, stage) in stages.items():
         runs[name] = isolated_run(
             [str(LAUNCHER), "--headless", "--path", str(project), *stage],
             scratch / name.replace(" ", "_"),
@@ -141,6 +145,14 @@ def isolated(fresh_game: tuple[Path, Path]) -> dict[str, tuple[GodotRun, list[st
 def test_a_fresh_project_imports_once_with_no_python_installed(isolated: dict) -> None:
     run, _ = isolated["import"]
     assert run.returncode == 0, run.log
+    assert not run.errors(), run.log
+
+
+@pytest.mark.godot
+def test_the_editor_opens_the_game_without_errors(isolated: dict) -> None:
+    run, _ = isolated["editor"]
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python 3.11" in run.stdout, run.log
     assert not run.errors(), run.log
 
 
