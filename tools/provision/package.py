@@ -461,8 +461,10 @@ def _install_strace() -> None:
         return
     print("provision: package: installing Debian's strace package (for the shipping tests)", flush=True)
     environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    command = ["apt-get", "install", "-y", "-q", "strace"]
-    subprocess.run(command, capture_output=True, env=environment, check=False)
+    for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "strace"]):
+        subprocess.run(command, capture_output=True, env=environment, check=False)
+    if not shutil.which("strace"):
+        print("provision: package: strace could not be installed; the isolation tests will skip", flush=True)
 
 
 def provision() -> None:
