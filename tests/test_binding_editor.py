@@ -1,5 +1,5 @@
 """gdbridge in the editor: the headless editor opens a scene with Python classes without errors, only
-tool classes run game virtuals there, and the export guard stops an export with its message."""
+tool classes run game virtuals there (exports: tests/test_ship_export.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import pytest
 from tests.support.godot import GodotRun, run_godot
 
 PROJECT = Path(__file__).resolve().parent / "godot" / "binding"
-# The guard's message (gdbridge.editor.MESSAGE; not imported: the core tests check gdbridge stays unloaded).
-MESSAGE = "exporting a game that uses Python classes is not supported yet"
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +29,6 @@ def test_editor_opens_without_errors(editor: GodotRun) -> None:
 def test_only_tool_classes_run_game_virtuals_in_the_editor(editor: GodotRun) -> None:
     ran = {line["editor_virtual"]: line["editor"] for line in editor.json_lines() if "editor_virtual" in line}
     assert ran == {"ToolProbe._ready": True}, editor.log
-
-
-@pytest.mark.godot
-def test_export_is_stopped_with_the_guard_message(tmp_path: Path) -> None:
-    run = run_godot(PROJECT, "--export-release", "Linux", str(tmp_path / "game.x86_64"))
-    assert run.returncode != 0, run.log
-    assert MESSAGE in run.stdout + run.stderr, run.log
-    assert not (tmp_path / "game.x86_64").exists()
 
 
 @pytest.mark.godot

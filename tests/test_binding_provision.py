@@ -46,11 +46,20 @@ def test_the_cleaned_header_parses_as_a_cdef() -> None:
     assert ffi.sizeof("GDExtensionClassCreationInfo5") > 0
 
 
-def test_the_build_names_its_interpreter_and_packages() -> None:
-    env = json.loads((gdextension.BIN / gdextension.ENV_FILE).read_text())
-    assert env["version"].startswith("3.11") and Path(env["python"]).is_file()
-    assert all(Path(path).is_dir() for path in env["paths"])
+def test_the_build_carries_its_own_python_runtime() -> None:
+    from tools.provision import package
+
     assert (gdextension.BIN / gdextension.LIBRARY).is_file()
+    assert (package.RUNTIME / "lib" / package.LIBPYTHON).is_file()
+    assert (package.RUNTIME / ".gdignore").is_file()  # the editor never scans the runtime
+    site = package.RUNTIME / "lib" / package.VERSION_DIR / "site-packages"
+    assert {"numpy", "httpx", "cffi", "certifi"} <= {p.name for p in site.iterdir()}
+    assert not {"pytest", "matplotlib", "ruff"} & {p.name for p in site.iterdir()}
+    # The project's own packages are copies, in step with python/ (the test session syncs them).
+    for name in package.OWN_PACKAGES:
+        copy, source = site / name / "__init__.py", ROOT / "python" / name / "__init__.py"
+        assert copy.read_bytes() == source.read_bytes()
+    assert package.sync_own_packages() == 0
 
 
 def test_every_project_using_the_addon_is_imported() -> None:

@@ -4,6 +4,8 @@
  * small helpers that do several interface calls per Python->C crossing (each crossing costs
  * ~0.1-0.3 us, so fewer of them is the main speed lever). */
 #include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1086,6 +1088,47 @@ static void gdb_fill_method_info(GDExtensionClassMethodInfo *info, intptr_t mid)
     info->ptrcall_func = tr_method_ptrcall;
 }
 
+/* The addon's own Python runtime, a prefix folder `python/` beside this library (in the addon's
+ * bin/, or beside an exported game's binary). When it is there, Python is started here, before
+ * cffi would: isolated (no PYTHON* variables, no user site, no current directory on sys.path),
+ * UTF-8, home = that folder, Python's signal handlers left to the engine. cffi's embedding start
+ * then finds Python running. Without it cffi starts Python the default way (and the init code says
+ * what is missing unless NPC_MIND_PYTHON names an interpreter). */
+static char gdb_runtime_home[4096];
+static const char *gdb_bundled_home(void) { return gdb_runtime_home; }
+
+static void gdb_start_bundled_python(void) {
+    char real[PATH_MAX], probe[PATH_MAX + 64];
+    if (Py_IsInitialized() || !gdb_self_path[0] || !realpath(gdb_self_path, real)) return;
+    char *slash = strrchr(real, '/');
+    if (!slash) return;
+    *slash = 0;
+    snprintf(probe, sizeof(probe), "%s/python/lib/python%d.%d/os.py", real, PY_MAJOR_VERSION, PY_MINOR_VERSION);
+    if (access(probe, R_OK) != 0) return;
+    int length = snprintf(gdb_runtime_home, sizeof(gdb_runtime_home), "%s/python", real);
+    if (length < 0 || (size_t)length >= sizeof(gdb_runtime_home)) { gdb_runtime_home[0] = 0; return; }
+    PyPreConfig pre;
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = 1;
+    PyStatus status = Py_PreInitialize(&pre);
+    PyConfig config;
+    PyConfig_InitIsolatedConfig(&config);
+    if (!PyStatus_Exception(status)) status = PyConfig_SetBytesString(&config, &config.home, gdb_runtime_home);
+    if (!PyStatus_Exception(status)) status = PyConfig_SetBytesString(&config, &config.program_name, "godot");
+    if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(status)) {
+        char text[5120];
+        snprintf(text, sizeof(text), "gdbridge: Python could not start from %s: %s", gdb_runtime_home,
+                 status.err_msg ? status.err_msg : "unknown error");
+        gdb_runtime_home[0] = 0;
+        if (i_print_error) i_print_error(text, text, "gdbridge", "python", 0, 1);
+        else fprintf(stderr, "ERROR: %s\n", text);
+        return;
+    }
+    PyEval_SaveThread(); /* cffi and every callback take the GIL with PyGILState_Ensure */
+}
+
 #define GDB_RESOLVE(var, name) var = (void *)gdb_gpa(name)
 
 /* The entry symbol named in the .gdextension file. */
@@ -1122,6 +1165,7 @@ __attribute__((visibility("default"))) GDExtensionBool gdbridge_entry(GDExtensio
         g_destructor[t] = i_get_ptr_destructor((GDExtensionVariantType)t);
         g_default_constructor[t] = i_get_ptr_constructor((GDExtensionVariantType)t, 0);
     }
+    gdb_start_bundled_python();
     gdb_binding_callbacks.create_callback = tr_binding_create;
     gdb_binding_callbacks.free_callback = tr_binding_free;
     gdb_binding_callbacks.reference_callback = tr_binding_reference;

@@ -88,12 +88,23 @@ def _redirect_output() -> None:
 
 
 def _gdextension_config() -> dict[str, Any]:
-    """The `[python]` section of the addon's .gdextension file (entry_modules = [...])."""
-    addon = Path(ffi.string(lib.gdb_library_path()).decode()).parent.parent
+    """The `[python]` section of the addon's .gdextension file (entry_modules = [...]).
+
+    Read through the engine from the project's extension list (an exported game has the file only
+    in its pack); on a project's first import, before that list exists, from the addon folder."""
+    classdb_ = objects.singleton("ClassDB")
+
+    def read(path: str) -> str:
+        return str(classdb_.class_call_static("FileAccess", "get_file_as_string", path))
+
+    texts = [read(path) for path in read("res://.godot/extension_list.cfg").split()]
+    if not texts:
+        addon = Path(ffi.string(lib.gdb_library_path()).decode()).parent.parent
+        texts = [path.read_text() for path in addon.glob("*.gdextension")]
     found: dict[str, Any] = {}
-    for path in addon.glob("*.gdextension"):
+    for text in texts:
         section = ""
-        for raw in path.read_text().splitlines():
+        for raw in text.splitlines():
             line = raw.strip()
             if line.startswith("["):
                 section = line.strip("[]")
@@ -110,11 +121,19 @@ def _project_setting(name: str, default: Any) -> Any:
     return settings.get_setting(name)
 
 
+def _module_folder(res_path: str) -> str:
+    """Where a `python/paths` folder is on disk: the project itself, or in an exported game the
+    copy beside the binary (`python/res/...`, made by the runtime export)."""
+    exported = Path(ffi.string(lib.gdb_library_path()).decode()).parent / "python" / "res"
+    if exported.is_dir():
+        return str(exported / res_path.removeprefix("res://").strip("/"))
+    return str(objects.singleton("ProjectSettings").globalize_path(res_path))
+
+
 def _entry_modules() -> list[str]:
     modules = list(_gdextension_config().get("entry_modules", []))
-    settings = objects.singleton("ProjectSettings")
     for path in _project_setting("python/paths", []):
-        folder = settings.globalize_path(path)
+        folder = _module_folder(str(path))
         if folder not in sys.path:
             sys.path.insert(0, folder)
     modules += [m for m in _project_setting("python/entry_modules", []) if m not in modules]

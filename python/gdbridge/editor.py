@@ -1,62 +1,193 @@
-"""Editor-only start-up (EDITOR initialization level): class docs and the export guard.
+"""Editor-only start-up (EDITOR initialization level): class docs and the runtime export.
 
-Exporting a game with Python inside is not supported yet (the exported game would need its own
-Python runtime and packages). The guard, an editor plugin registered by the extension itself,
-marks every export preset invalid with that message and stops an export that starts anyway.
+Exporting ships the addon's Python runtime beside the game: an export plugin registered by the
+extension itself (no editor plugin needs enabling) copies `bin/python/` (the runtime and the
+project's own packages) and `gdbridge_api.json` next to the exported binary, where the engine
+also puts the extension library; the project's `python/paths` modules go to `python/res/`.
+An export that cannot run (a missing runtime file, a platform other than Linux x86_64, a data-only
+export into a folder that does not hold the game's runtime) fails with one message: the Export
+dialog shows it on the preset, and the export itself is made to fail (see `_block_export`).
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 from gdbridge import docs, objects
 
-MESSAGE = (
-    "npc_mind (gdbridge): exporting a game that uses Python classes is not supported yet; "
-    "the export would not run. Run the project from the editor or with the godot command instead."
-)
-OPTION = "gdbridge/python_export_unsupported"
+OPTION = "gdbridge/python_runtime"
 _TYPE_BOOL = 1
 LEVEL_EDITOR = 3
 _EXPORT_MESSAGE_ERROR = 3
 RELOAD_CHECK_SECONDS = 0.5  # how often the editor looks for changed Python files
+LIBRARY = "libgdbridge.linux.x86_64.so"
+API_FILE = "gdbridge_api.json"
+VERSION_DIR = "python3.11"
+# What an exported game needs beside its binary (relative to the addon's bin/).
+RUNTIME_FILES = (
+    LIBRARY,
+    API_FILE,
+    "python/lib/libpython3.11.so.1.0",
+    f"python/lib/{VERSION_DIR}/os.py",
+    f"python/lib/{VERSION_DIR}/site-packages/npc_mind_godot/__init__.py",
+    f"python/lib/{VERSION_DIR}/site-packages/gdbridge/__init__.py",
+)
+# The project's Python modules (project setting python/paths) are shipped under this folder.
+PROJECT_MODULES = "python/res"
+_SKIP_DIRS = {".godot", ".git", "__pycache__", "addons", ".import"}
+
+
+def bin_dir() -> Path:
+    """The addon's bin/ on disk (where the extension library was loaded from)."""
+    return Path(os.path.realpath(objects.ffi.string(objects.lib.gdb_library_path()).decode())).parent
+
+
+def runtime_problem(platform_name: str) -> str:
+    """Why an export to `platform_name` cannot carry the runtime ('' when it can)."""
+    if platform_name != "Linux":
+        return (
+            f"npc_mind: exporting to {platform_name} is not supported yet; the addon ships a Python "
+            "runtime for Linux x86_64 only (see the addon's docs/platforms.md)."
+        )
+    missing = [name for name in RUNTIME_FILES if not (bin_dir() / name).is_file()]
+    if missing:
+        return (
+            f"npc_mind: the addon's Python runtime is incomplete ({bin_dir() / missing[0]} is missing); "
+            "unzip the npc_mind addon again (or run scripts/package in an npc_mind checkout)."
+        )
+    return ""
+
+
+def pack_problem(pack: str) -> str:
+    """A data-only export runs only beside an exported game that already holds the runtime."""
+    folder = Path(pack).parent
+    needed = (LIBRARY, API_FILE, "python/lib/libpython3.11.so.1.0")
+    missing = [name for name in needed if not (folder / name).is_file()]
+    if not missing:
+        return ""
+    return (
+        f"npc_mind: a data-only export (--export-pack) needs the game's Python runtime in its folder, "
+        f"and {folder / missing[0]} is not there; export the whole game into {folder} first "
+        "(Export Project, or --export-release)."
+    )
+
+
+def _shipped(folder: Path, root: Path, name: str) -> bool:
+    """Modules, and every data file of a package or a distribution's metadata (not engine files)."""
+    if name.endswith(".py"):
+        return True
+    if name.endswith((".pyc", ".uid", ".import")):
+        return False
+    inside = folder.relative_to(root).parts
+    return any(
+        (root.joinpath(*inside[: i + 1]) / "__init__.py").is_file() or part.endswith(".dist-info")
+        for i, part in enumerate(inside)
+    )
+
+
+def project_modules() -> list[tuple[str, str]]:
+    """(res:// file, target folder beside the binary) for the project's own Python (`python/paths`):
+    its modules, and everything inside its packages (data files, vendored distributions' metadata)."""
+    settings = objects.singleton("ProjectSettings")
+    if not settings.has_setting("python/paths"):
+        return []
+    found: list[tuple[str, str]] = []
+    for setting in settings.get_setting("python/paths"):
+        res_path = str(setting)
+        root = Path(str(settings.globalize_path(res_path)))
+        relative_root = res_path.removeprefix("res://").strip("/")
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(files):
+                if _shipped(Path(folder), root, name):
+                    inside = Path(folder).relative_to(root).as_posix().strip(".")
+                    parts = [part for part in (relative_root, inside) if part]
+                    found.append(("res://" + "/".join([*parts, name]), "/".join([PROJECT_MODULES, *parts])))
+    return found
+
+
+def _block_export(path: str) -> None:
+    """Make the engine's export fail (neither a plugin's error nor a preset warning changes the
+    exit code): the engine next writes `path` (the template copied there, a .pck opened for writing,
+    a .zip moved there), and a folder at that path makes it fail, so the export exits non-zero and
+    leaves nothing that could not run. A file already there would have been overwritten by this
+    export anyway. The folder is removed when the export ends."""
+    target = Path(path)
+    if target.is_dir():
+        return
+    target.unlink(missing_ok=True)
+    target.mkdir(parents=True)
+    _blockers.append(target)
+
+
+_blockers: list[Path] = []
 
 
 def _define_classes() -> None:
     from gdbridge.classes import EditorExportPlugin, EditorPlugin
 
-    class GdbridgeExportGuard(EditorExportPlugin, tool=True):
-        """Stops exports: Python classes cannot be exported yet."""
+    class GdbridgeRuntimeExport(EditorExportPlugin, tool=True):
+        """Ships the addon's Python runtime beside an exported game."""
 
         def _get_name(self) -> str:
-            return "gdbridge_export_guard"
+            return "gdbridge_python_runtime"
 
         def _supports_platform(self, platform: Any) -> bool:
             return True
 
         def _get_export_options(self, platform: Any) -> list:
             option = {"name": OPTION, "type": _TYPE_BOOL, "hint": 0, "hint_string": "", "usage": 6}
-            return [{"option": option, "default_value": False, "required": True}]
+            return [{"option": option, "default_value": True, "required": True}]
 
         def _get_export_option_warning(self, platform: Any, option: str) -> str:
-            return MESSAGE if option == OPTION else ""
+            # Not empty: the preset is invalid, so the Export dialog and --export-release refuse it.
+            return runtime_problem(str(platform.get_os_name())) if option == OPTION else ""
 
         def _export_begin(self, features: Any, is_debug: bool, path: str, flags: int) -> None:
-            objects.utility.push_error(MESSAGE)
+            path = str(path)
             platform = self.get_export_platform()
-            if platform is not None:
-                platform.add_message(_EXPORT_MESSAGE_ERROR, "gdbridge", MESSAGE)
-            # Leave nothing usable behind: every file is skipped, so no half-working build ships.
+            data_only = path.endswith((".pck", ".zip"))
+            problem = runtime_problem(str(platform.get_os_name()) if platform is not None else "Linux")
+            if not problem and data_only:
+                problem = pack_problem(path)
+            if problem:
+                _block_export(path)
+                objects.utility.push_error(problem)
+                return
+            if data_only:
+                return  # the runtime beside it was checked
+            addon_bin = objects.singleton("ProjectSettings").localize_path(str(bin_dir()))
+            self.add_shared_object(f"{addon_bin}/python", [], "")
+            self.add_shared_object(f"{addon_bin}/{API_FILE}", [], "")
+            for source, target in project_modules():
+                self.add_shared_object(source, [], target)
 
         def _export_file(self, path: str, type_: str, features: Any) -> None:
-            self.skip()
+            # The runtime's files go beside the binary, not into the pack.
+            if "/bin/" in str(path) and str(path).endswith((API_FILE, ".stamp")):
+                self.skip()
+
+        def _export_end(self) -> None:
+            while _blockers:
+                blocker = _blockers.pop()
+                if blocker.is_dir() and not any(blocker.iterdir()):
+                    blocker.rmdir()
 
     class GdbridgeEditorPlugin(EditorPlugin, tool=True):
-        """Adds the export guard; reloads changed Python modules (gdbridge.reload)."""
+        """Adds the runtime export (and the engine libraries' export, when the addon has one);
+        reloads changed Python modules (gdbridge.reload)."""
 
         def _enter_tree(self) -> None:
-            self.guard = GdbridgeExportGuard()
-            self.add_export_plugin(self.guard)
+            self.exporters = [GdbridgeRuntimeExport()]
+            # The engine's C libraries for a Debian-built engine (ship-engine's export/engine_libs.gd).
+            engine_libs = bin_dir().parent / "export" / "engine_libs.gd"
+            if engine_libs.is_file():
+                path = objects.singleton("ProjectSettings").localize_path(str(engine_libs))
+                self.exporters.append(objects.singleton("ResourceLoader").load(path).new())
+            for exporter in self.exporters:
+                self.add_export_plugin(exporter)
             self.since_check = 0.0
             from gdbridge import _runtime, reload
 
@@ -71,8 +202,9 @@ def _define_classes() -> None:
                 reload.check()
 
         def _exit_tree(self) -> None:
-            self.remove_export_plugin(self.guard)
-            self.guard = None
+            for exporter in self.exporters:
+                self.remove_export_plugin(exporter)
+            self.exporters = []
 
 
 PLUGIN = "GdbridgeEditorPlugin"
@@ -85,18 +217,34 @@ def _plugin_call(function: str) -> None:
     call(objects.sn(PLUGIN))
 
 
+def _skip_doc_refresh_when_headless() -> None:
+    """A running editor that just loaded the addon (the first import of a project) answers
+    `GDExtensionManager.extensions_reloaded` by reloading its class reference on a worker thread,
+    whose last step (documenting the extension's classes) is a deferred call. A headless
+    `--import` or `--export-*` quits a few frames later; the editor frees its docs on the way out,
+    then runs that deferred call on them: a segfault at exit (Godot 4.6 engine bug, upstream
+    issue 111048) whenever an extension class exists. Headless, nobody reads those docs, the
+    inspector or open scripts (what the handler refreshes), so the refresh is disconnected."""
+    if objects.singleton("DisplayServer").get_name() != "headless":
+        return
+    manager = objects.singleton("GDExtensionManager")
+    for connection in manager.get_signal_connection_list("extensions_reloaded"):
+        manager.disconnect("extensions_reloaded", connection["callable"])
+
+
 def start() -> None:
     """Only when the editor runs (EDITOR level is also reached by games started from an editor build)."""
     from gdbridge import classdb
 
-    # Loaded by an editor that already runs (the first import of a project): registering editor
-    # classes then crashes the engine at exit, so the guard and the docs wait for the next start.
-    if not classdb.state["editor"] or classdb.state["late_load"]:
+    if not classdb.state["editor"]:
         return
+    if classdb.state["late_load"]:
+        _skip_doc_refresh_when_headless()
     classdb.state["level"] = LEVEL_EDITOR
     _define_classes()
     classdb.register_pending()
-    docs.load_into_editor()
+    if not classdb.state["late_load"]:  # late: the editor may still be reading its doc cache
+        docs.load_into_editor()
     _plugin_call("editor_add_plugin")
     _added.append(PLUGIN)
 

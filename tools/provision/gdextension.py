@@ -2,9 +2,10 @@
 
 1. The engine in hand dumps `gdextension_interface.h` and `extension_api.json` into `.deps/gdextension/`.
 2. cffi (embedding mode) compiles `python/gdbridge/_native.c` against that header into
-   `addons/npc_mind/bin/libgdbridge.linux.x86_64.so`, linked to this Python's libpython (RPATH).
-3. Beside it: `gdbridge_env.json` (which interpreter and which package folders the library uses)
-   and `gdbridge_api.json` (the engine API, trimmed to what the binding reads at start-up).
+   `addons/npc_mind/bin/libgdbridge.linux.x86_64.so`.
+3. Beside it: `gdbridge_api.json` (the engine API, trimmed to what the binding reads at start-up)
+   and the Python runtime the library starts (`bin/python/`, see `tools.provision.package`); the
+   library's RUNPATH is `$ORIGIN/python/lib`, so nothing names the build machine.
 4. Projects that use the addon are imported once headless (`--import`), so that
    `.godot/extension_list.cfg` names the extension; without it the engine silently skips it.
 
@@ -23,6 +24,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+from tools.provision import package
 from tools.provision.debian import ProvisionError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,16 +32,17 @@ BUILD = REPO / ".deps" / "gdextension"
 ADDON = REPO / "addons" / "npc_mind"
 BIN = ADDON / "bin"
 LIBRARY = "libgdbridge.linux.x86_64.so"
-ENV_FILE = "gdbridge_env.json"
 API_FILE = "gdbridge_api.json"
 NATIVE = REPO / "python" / "gdbridge" / "_native.c"
 NATIVE_CDEF = REPO / "python" / "gdbridge" / "_native.cdef"
 LAUNCHER = REPO / ".deps" / "godot" / "godot"
 MODULE = "_gdbridge"
 
-# Runs inside the engine on the first callback: find the environment file, then hand over to gdbridge.
+# Runs inside the engine on the first callback. Python is already running from the addon's own
+# runtime (bin/python, started by the C layer) unless NPC_MIND_PYTHON names another interpreter,
+# whose package folders then come first.
 INIT_CODE = r"""
-import json, os, sys
+import os, sys
 from _gdbridge import ffi, lib
 
 def _gdbridge_start():
@@ -47,14 +50,10 @@ def _gdbridge_start():
         import faulthandler
         faulthandler.enable()
     here = os.path.dirname(ffi.string(lib.gdb_library_path()).decode())
-    env_path = os.path.join(here, "gdbridge_env.json")
-    if not os.path.isfile(env_path):
-        raise RuntimeError(env_path + " is missing; run scripts/provision gdextension")
-    with open(env_path) as handle:
-        env = json.load(handle)
+    home = ffi.string(lib.gdb_bundled_home()).decode()
     override = os.environ.get("NPC_MIND_PYTHON")
     if override:
-        import subprocess
+        import json, site, subprocess
         probe = "import json, sys; print(json.dumps([sys.version_info[:2], [p for p in sys.path if p]]))"
         try:
             found = subprocess.run([override, "-c", probe], capture_output=True, text=True, check=False)
@@ -66,18 +65,23 @@ def _gdbridge_start():
         if tuple(version) != sys.version_info[:2]:
             raise RuntimeError("NPC_MIND_PYTHON=%s is Python %d.%d; this library embeds %d.%d"
                                % (override, version[0], version[1], *sys.version_info[:2]))
-        env["python"], env["paths"] = override, [p for p in paths if os.path.isdir(p)]
-    import site
-    for path in env["paths"]:
-        if not os.path.isdir(path):
-            raise RuntimeError("Python package folder %s (from %s) is missing" % (path, env_path))
-        # The environment's packages win over the base interpreter's own site-packages.
-        before = list(sys.path)
-        site.addsitedir(path)
-        sys.path[:] = [p for p in sys.path if p not in before] + before
-    env["api"] = os.path.join(here, env["api"])
+        for path in [p for p in paths if os.path.isdir(p)]:
+            # The interpreter's packages win over the runtime's own.
+            before = list(sys.path)
+            site.addsitedir(path)
+            sys.path[:] = [p for p in sys.path if p not in before] + before
+        python = override
+    elif home:
+        python = home
+    else:
+        raise RuntimeError("the addon's Python runtime %s is missing (build it with scripts/package, "
+                           "or set NPC_MIND_PYTHON to a Python %d.%d)"
+                           % (os.path.join(here, "python"), *sys.version_info[:2]))
+    api = os.path.join(here, "gdbridge_api.json")
+    if not os.path.isfile(api):
+        raise RuntimeError(api + " is missing (it is built with the library by scripts/package)")
     import gdbridge._runtime
-    gdbridge._runtime.attach(ffi, lib, env)
+    gdbridge._runtime.attach(ffi, lib, {"python": python, "api": api})
 
 try:
     _gdbridge_start()
@@ -160,16 +164,6 @@ def compact_api(api: dict[str, Any]) -> dict[str, Any]:
     return {"header": api["header"], "classes": classes, "builtin": builtin, "utility": utility}
 
 
-def _python_env() -> dict[str, Any]:
-    purelib = sysconfig.get_paths()["purelib"]
-    return {
-        "python": sys.executable,
-        "version": sys.version.split()[0],
-        "paths": [purelib],
-        "api": API_FILE,
-    }
-
-
 def _fingerprint(engine_version: str, header: bytes) -> str:
     digest = hashlib.sha256()
     for part in (
@@ -196,20 +190,18 @@ def build(engine: list[str]) -> bool:
     header = (BUILD / "gdextension_interface.h").read_bytes()
     stamp_file = BIN / "gdbridge.stamp"
     fingerprint = _fingerprint(version, header)
-    outputs = [BIN / LIBRARY, BIN / ENV_FILE, BIN / API_FILE]
+    outputs = [BIN / LIBRARY, BIN / API_FILE]
     if all(p.is_file() for p in outputs) and stamp_file.is_file() and stamp_file.read_text() == fingerprint:
         return False
     print(f"provision: gdextension: building {LIBRARY} against Godot {version}", flush=True)
     ffi = cffi.FFI()
     ffi.cdef(clean_header(header.decode()) + "\n" + NATIVE_CDEF.read_text())
     ffi.embedding_init_code(INIT_CODE)
-    libdir = sysconfig.get_config_var("LIBDIR")
     ffi.set_source(
         MODULE,
         '#include "gdextension_interface.h"\n' + NATIVE.read_text(),
         include_dirs=[str(BUILD)],
         extra_compile_args=["-O2", "-Wno-unused-function", "-Wno-unused-parameter"],
-        extra_link_args=[f"-Wl,-rpath,{libdir}"],
         libraries=["dl"],
     )
     try:
@@ -218,9 +210,12 @@ def build(engine: list[str]) -> bool:
         raise ProvisionError(f"compiling the extension failed: {error}") from error
     BIN.mkdir(parents=True, exist_ok=True)
     shutil.copy2(built, BIN / LIBRARY)
+    # libpython from the addon's runtime beside the library (bin/python/lib), wherever that is:
+    # the build's RUNPATH names the build machine's Python.
+    _run([package.patchelf(), "--set-rpath", "$ORIGIN/python/lib", str(BIN / LIBRARY)])
     api = json.loads((BUILD / "extension_api.json").read_text())
     (BIN / API_FILE).write_text(json.dumps(compact_api(api), separators=(",", ":")))
-    (BIN / ENV_FILE).write_text(json.dumps(_python_env(), indent=1) + "\n")
+    (BIN / "gdbridge_env.json").unlink(missing_ok=True)  # older builds named the build machine's .venv
     stamp_file.write_text(fingerprint)
     return True
 
@@ -233,21 +228,17 @@ def projects() -> list[Path]:
 
 
 def import_project(engine: list[str], project: Path, force: bool = False) -> None:
-    """`--headless --import` until `.godot/extension_list.cfg` exists and a clean start works.
+    """`--headless --import` once, so that `.godot/extension_list.cfg` names the extension.
 
-    The first import discovers the addon while the editor already runs and quits at once; the
-    engine may crash at exit then (classes registered late, editor still busy with them), after it
-    wrote the file. The second import loads the extension at start, as every later run does, and
-    must exit cleanly.
+    The editor discovers the addon while it runs and loads it then; that single import must exit
+    cleanly (gdbridge keeps a headless editor from refreshing its docs at exit, see gdbridge.editor).
     """
     if not force and (project / ".godot" / "extension_list.cfg").is_file():
         return
     print(f"provision: gdextension: importing {project.relative_to(REPO) or '.'}", flush=True)
-    command = [*engine, "--headless", "--path", str(project), "--import"]
-    subprocess.run(command, capture_output=True, timeout=300, check=False)
+    _run([*engine, "--headless", "--path", str(project), "--import"], timeout=300)
     if not (project / ".godot" / "extension_list.cfg").is_file():
         raise ProvisionError(f"importing {project} did not write .godot/extension_list.cfg")
-    _run(command, timeout=300)
 
 
 def provision() -> None:
@@ -255,6 +246,7 @@ def provision() -> None:
         raise ProvisionError("no Godot launcher at .deps/godot/godot; run scripts/provision godot first")
     engine = [str(LAUNCHER)]
     rebuilt = build(engine)
+    package.bundle()  # the runtime the library starts; before any import runs it
     for project in projects():
         import_project(engine, project, force=False)
     state = "built" if rebuilt else "up to date"

@@ -1,0 +1,183 @@
+"""The zipped addon (scripts/package) as a game developer gets it: it names no path of the build
+machine, and unzipped into a fresh Godot project it imports once and runs a guard scene on a machine
+with no Python (the checkout, .venv, the build Python and the system's Python hidden)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.support.godot import LAUNCHER, REPO, GodotRun
+from tests.support.ship import can_isolate, isolated_run, outside
+from tools.provision import package
+
+SCENE = Path(__file__).resolve().parent / "ship"
+# Strings that would tie the package to this machine.
+MACHINE_PATHS = sorted(
+    {str(REPO), str(REPO.resolve()), sys.prefix, sys.base_prefix, str(Path(sys.base_prefix).resolve())}
+)
+# Settings of the player's own machine that the runtime's C libraries read when present (never code):
+# glibc's time zone and locale, OpenSSL's configuration and the system's CA certificates.
+HOST_SETTINGS = [Path("/etc/localtime"), Path("/usr/lib/locale"), Path("/etc/ssl"), Path("/usr/lib/ssl")]
+
+
+@pytest.fixture(scope="module")
+def addon_zip() -> Path:
+    package.provision()  # idempotent: rebuilt only when the addon changed
+    return package.zip_path()
+
+
+@pytest.fixture(scope="module")
+def unpacked(addon_zip: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("unpacked")
+    with zipfile.ZipFile(addon_zip) as archive:
+        archive.extractall(folder)
+    # zipfile drops the permission bits; the engine dlopens, which needs none, but keep them honest.
+    return folder
+
+
+def _is_text(data: bytes) -> bool:
+    return b"\0" not in data[:8192]
+
+
+def test_the_zip_holds_only_the_addon_folder(addon_zip: Path) -> None:
+    with zipfile.ZipFile(addon_zip) as archive:
+        names = archive.namelist()
+    assert {name.split("/")[0] for name in names} == {"addons"}
+    assert {name.split("/")[1] for name in names} == {"npc_mind"}
+    for needed in (
+        "npc_mind.gdextension",
+        "plugin.cfg",
+        "bin/libgdbridge.linux.x86_64.so",
+        "bin/gdbridge_api.json",
+        "bin/python/.gdignore",
+        "bin/python/lib/libpython3.11.so.1.0",
+        "bin/python/lib/python3.11/site-packages/npc_mind_godot/__init__.py",
+        "bin/python/lib/python3.11/site-packages/numpy/__init__.py",
+    ):
+        assert f"addons/npc_mind/{needed}" in names, needed
+    assert not [name for name in names if name.endswith((".pth", "gdbridge_env.json"))]
+    assert not [
+        name for name in names if "/site-packages/pytest" in name or "/site-packages/matplotlib" in name
+    ]
+
+
+def test_no_file_names_a_path_of_the_build_machine(unpacked: Path) -> None:
+    patchelf = package.patchelf()
+    texts = elves = 0
+    for path in sorted(p for p in unpacked.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if data[:4] == b"\x7fELF":
+            elves += 1
+            for flag in ("--print-rpath",):
+                rpath = subprocess.run(
+                    [patchelf, flag, str(path)], capture_output=True, text=True, check=True
+                ).stdout
+                entries = [entry for entry in rpath.strip().split(":") if entry]
+                assert all(entry.startswith("$ORIGIN") for entry in entries), (path, rpath)
+        elif _is_text(data):
+            texts += 1
+            text = data.decode("utf-8", errors="replace")
+            assert not [machine for machine in MACHINE_PATHS if machine in text], path
+    assert elves > 50 and texts > 500, (elves, texts)  # the check saw the whole runtime
+
+
+def test_the_checkout_has_the_same_relocatable_library() -> None:
+    rpath = subprocess.run(
+        [package.patchelf(), "--print-rpath", str(package.BIN / "libgdbridge.linux.x86_64.so")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert rpath == "$ORIGIN/python/lib"
+    assert not (package.BIN / "gdbridge_env.json").exists()
+
+
+@pytest.fixture(scope="module")
+def fresh_game(unpacked: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A new project (outside this repository) with the unzipped addon and the guard scene."""
+    scratch = tmp_path_factory.mktemp("fresh")
+    game = scratch / "game"
+    game.mkdir()
+    shutil.copytree(unpacked / "addons", game / "addons")
+    for name in ("main.gd", "main.tscn"):
+        shutil.copy2(SCENE / name, game / name)
+    (game / "project.godot").write_text(
+        'config_version=5\n\n[application]\n\nconfig/name="fresh game"\nrun/main_scene="res://main.tscn"\n'
+    )
+    return scratch, game
+
+
+@pytest.fixture(scope="module")
+def isolated(fresh_game: tuple[Path, Path]) -> dict[str, tuple[GodotRun, list[str]]]:
+    """Import, open in the editor and play the fresh game, and import and play an empty project
+    (what the engine opens by itself: fonts, locale, certificates), all with no Python on the machine."""
+    reason = can_isolate()
+    if reason:
+        pytest.skip(reason)
+    scratch, game = fresh_game
+    empty = scratch / "empty"
+    empty.mkdir(exist_ok=True)
+    (empty / "project.godot").write_text('config_version=5\n\n[application]\n\nconfig/name="empty"\n')
+    stages = {
+        "import": (game, ["--import"]),
+        "editor": (game, ["-e", "--quit-after", "60"]),  # the editor opens the game (headless)
+        "play": (game, ["--quit-after", "2000"]),
+        "empty import": (empty, ["--import"]),
+        "empty play": (empty, ["--quit-after", "5"]),
+    }
+    runs = {}
+    for name, (project, stage) in stages.items():
+        runs[name] = isolated_run(
+            [str(LAUNCHER), "--headless", "--path", str(project), *stage],
+            scratch / name.replace(" ", "_"),
+            timeout=240,
+        )
+    return runs
+
+
+@pytest.mark.godot
+def test_a_fresh_project_imports_once_with_no_python_installed(isolated: dict) -> None:
+    run, _ = isolated["import"]
+    assert run.returncode == 0, run.log
+    assert not run.errors(), run.log
+
+
+@pytest.mark.godot
+def test_the_editor_opens_the_game_without_errors(isolated: dict) -> None:
+    run, _ = isolated["editor"]
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python 3.11" in run.stdout, run.log
+    assert not run.errors(), run.log
+
+
+@pytest.mark.godot
+def test_the_guard_scene_runs_with_no_python_installed(isolated: dict, fresh_game: tuple[Path, Path]) -> None:
+    run, _ = isolated["play"]
+    assert run.returncode == 0, run.log
+    assert "gdbridge: Python 3.11" in run.stdout and str(fresh_game[1]) in run.stdout, run.log
+    checks = run.checks()
+    assert {"done": True} in run.json_lines(), run.log
+    assert checks and all(check["ok"] for check in checks.values()), checks
+    assert len(checks) == 5, checks
+    assert not run.errors(), run.log
+
+
+@pytest.mark.godot
+def test_nothing_is_opened_outside_the_project_and_the_engine(
+    isolated: dict, fresh_game: tuple[Path, Path]
+) -> None:
+    scratch, game = fresh_game
+    runtime = str(game / "addons" / "npc_mind" / "bin" / "python")
+    for stage in ("import", "play"):
+        _, opened = isolated[stage]
+        _, by_itself = isolated[f"empty {stage}"]
+        assert sum(path.startswith(runtime) for path in opened) > 100, stage  # the runtime did run
+        allowed = [game, LAUNCHER.parent, scratch, *HOST_SETTINGS]
+        stray = sorted(set(outside(opened, allowed)) - set(outside(by_itself, allowed)))
+        assert stray == [], (stage, stray)

