@@ -241,8 +241,30 @@ class LLMTransport:
         self, schema: DecisionSchema, prefix: Sequence[dict[str, str]]
     ) -> concurrent.futures.Future[dict[str, Any]]:
         """Detect each endpoint's request shape and warm its cache with `prefix` on the loop thread,
-        before the first request; returns at once (the future gives `LLMClient.prepare`'s report)."""
-        return asyncio.run_coroutine_threadsafe(self.client.prepare(schema, prefix), self._loop)
+        before the first request; returns at once (the future gives `LLMClient.prepare`'s report, `{}`
+        when the transport closed first). The coroutine is made on the loop thread, so one that a
+        closing loop never runs is never made."""
+        report: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+
+        def finish(task: asyncio.Task[dict[str, Any]]) -> None:
+            if task.cancelled():
+                report.set_result({})
+            elif (error := task.exception()) is not None:
+                report.set_exception(error)
+            else:
+                report.set_result(task.result())
+
+        def start() -> None:
+            if self._closing:
+                report.set_result({})
+                return
+            self._loop.create_task(self.client.prepare(schema, prefix)).add_done_callback(finish)
+
+        try:
+            self._loop.call_soon_threadsafe(start)
+        except RuntimeError:  # the loop is closed already
+            report.set_result({})
+        return report
 
     def hold(self) -> None:
         """Until the matching `flush()`, submissions and cancels wait and leave in one wake-up
