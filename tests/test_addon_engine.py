@@ -80,3 +80,13 @@ def test_the_editor_opens_the_project_with_the_plugin_enabled_without_errors() -
     declared = [line.split('"')[1] for line in plugin.splitlines() if line.strip().startswith('"npc_mind/')]
     assert "npc_mind/memory/clock" in declared
     assert not [name for name in declared if "key" in name]  # API keys come only from the environment
+
+
+def test_freeing_every_child_of_root_does_not_stop_the_server() -> None:
+    """Issue 10 (10): the per-frame hook is the main loop's own frame callback, owned by no node."""
+    run = run_godot(ROOT, "--fixed-fps", "10", "-s", "res://tests/addon/level_change.gd")
+    assert run.returncode == 0, run.log
+    assert run.json_lines()[-1] == {"done": True}, run.log
+    checks = run.checks()
+    assert len(checks) == 3 and all(check["ok"] for check in checks.values()), checks
+    assert not run.errors(), run.log

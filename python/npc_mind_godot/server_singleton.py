@@ -1,8 +1,9 @@
 """`NpcMindServer`: the engine singleton that owns every pool, selector and decision state.
 
-It is the only per-frame Python entry: a small internal node (`NpcMindTicker`, added to the tree
-the first time a front-end node registers) calls `_frame` once per frame, after every game node has
-processed; the server does all batched work there and emits the signals owed to each node.
+It is the only per-frame Python entry: the engine main loop's frame callback (`ticker.start`, hooked
+the first time a front-end node registers; no node carries it) calls `frame` once per frame, after
+every game node has processed; the server does all batched work there and emits the signals owed to
+each node.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
+from npc_mind_godot import ticker
 from npc_mind_godot._common import project_setting
 
 SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
 ENDPOINT_SETTING = "npc_mind/llm/endpoint"
-PROCESS_MODE_ALWAYS = 3
 NOTIFICATION_PREDELETE = 1
-LAST = 2**31 - 1  # process priority: after every game node
 _instance: list[Any] = []
 
 
@@ -70,9 +70,11 @@ class NpcMindServer(classes.Object):
         )
         self.__dict__["clock"] = self.core.clock.mode.value
         self.nodes: dict[int, Any] = {}
-        self.ticker: Any = None
+        self.ticking = False
+        self._engine = objects.singleton("Engine")
+        self._tree: Any = None
         self._last_wall = time.monotonic()
-        self._frame_scale = float(objects.singleton("Engine").get_time_scale())
+        self._frame_scale = float(self._engine.get_time_scale())
 
     # --- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -84,25 +86,27 @@ class NpcMindServer(classes.Object):
         self._deliver(self.core.advance(seconds))
 
     @python_only
-    def frame(self, delta: float) -> None:
-        """Once per frame, from the ticker: clock, batched updates, signals."""
-        engine = objects.singleton("Engine")
+    def frame(self) -> None:
+        """Once per frame, from the main loop's frame callback: clock, batched updates, signals."""
+        tree = self._tree
+        if tree is None:
+            return
+        delta = float(tree.get_root().get_process_delta_time())  # this frame's (scaled) _process delta
         # The engine scaled this frame's delta by the time scale in force when the frame began,
         # which is the one we saw at the end of the previous frame (game code may change it since).
         scale = self._frame_scale
-        self._frame_scale = float(engine.get_time_scale())
+        self._frame_scale = float(self._engine.get_time_scale())
         wall = time.monotonic()
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
-        paused = bool(engine.get_main_loop().is_paused())
-        self._deliver(self.core.step(unscaled, scale, paused))
+        self._deliver(self.core.step(unscaled, scale, bool(tree.is_paused())))
 
     # --- registration (Python side, from the nodes) ----------------------------------------------
     @python_only
     def attach(self, node: Any, handle: int) -> None:
         self.nodes[handle] = node
-        if self.ticker is None:
-            self._start_ticker()
+        if not self.ticking:
+            self._start_ticking()
 
     @python_only
     def release(self, handle: int) -> None:
@@ -110,18 +114,13 @@ class NpcMindServer(classes.Object):
         if self.core.owns(handle):
             self.core.remove(handle)
 
-    def _start_ticker(self) -> None:
-        from npc_mind_godot.ticker import NpcMindTicker
-
-        tree = objects.singleton("Engine").get_main_loop()
+    def _start_ticking(self) -> None:
+        tree = self._engine.get_main_loop()
         if tree is None or not hasattr(tree, "get_root"):
-            return
-        ticker = NpcMindTicker()
-        ticker.set_name("NpcMindServer")
-        ticker.set_process_mode(PROCESS_MODE_ALWAYS)
-        ticker.set_process_priority(LAST)
-        tree.get_root().call_deferred("add_child", ticker)
-        self.ticker = ticker
+            return  # no SceneTree (yet): the next node to register tries again
+        self._tree = tree
+        ticker.start(self.frame)
+        self.ticking = True
 
     def _deliver(self, events: list[ServerEvent]) -> None:
         nodes = self.nodes
