@@ -90,3 +90,21 @@ def test_freeing_every_child_of_root_does_not_stop_the_server() -> None:
     checks = run.checks()
     assert len(checks) == 3 and all(check["ok"] for check in checks.values()), checks
     assert not run.errors(), run.log
+
+
+def test_calls_from_a_thread_are_refused_and_never_reach_the_pool() -> None:
+    """Issue 10 (3): a GDScript Thread recording into a 64-slot stream while the main thread does used
+    to corrupt the pool; every call from the thread now fails with one WrongThreadError naming the
+    method, and a node freed on a thread is released on the main thread."""
+    run = run_godot(ROOT, "-s", "res://tests/addon/threads.gd")
+    assert run.returncode == 0, run.log
+    assert run.json_lines()[-1] == {"done": True}, run.log
+    checks = run.checks()
+    assert len(checks) == 2 and all(check["ok"] for check in checks.values()), checks
+    errors = run.errors()
+    refused = [line for line in errors if "WrongThreadError" in line and "non-main thread" in line]
+    assert refused == errors, run.log  # nothing but the refusals
+    named = {line.split("WrongThreadError: ")[1].split("()")[0] for line in refused}
+    assert named == {"MemoryStream.record_event", "NpcMindServer.record_batch", "NpcMindServer.now",
+                     "MemoryStream.awareness_of"}, named  # fmt: skip
+    assert len(refused) == 200 + 3, len(refused)

@@ -4,12 +4,13 @@ decisions, and the signals it owes, driven the way the Godot singleton drives it
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
 
 from npc_mind.memory import MemoryType
-from npc_mind.server import ClockMode, ServerClock, ServerEvent
+from npc_mind.server import ClockMode, ServerClock, ServerEvent, WrongThreadError
 from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind.server.registry import UnknownHandleError
@@ -276,3 +277,24 @@ def test_rehearsal_and_eviction_are_signalled_to_their_stream() -> None:
         ("memory_formed", (3, int(MemoryType.TRAUMA))),
     ]
     assert signals(events, other) == []
+
+
+def test_a_server_refuses_registration_and_steps_from_another_thread() -> None:
+    """Issue 10 (3): a server belongs to the thread that made it; nothing changes on a refused call."""
+    server = MindServer(ClockMode.MANUAL)
+    handle = server.add_memory()
+    refused: list[BaseException] = []
+
+    def intruder() -> None:
+        for call in (server.add_memory, lambda: server.remove(handle), lambda: server.step(0.1),
+                     lambda: server.advance(0.1)):  # fmt: skip
+            try:
+                call()
+            except WrongThreadError as error:
+                refused.append(error)
+
+    worker = threading.Thread(target=intruder)
+    worker.start()
+    worker.join()
+    assert len(refused) == 4 and "another thread" in str(refused[0])
+    assert server.owns(handle) and len(server.memory.entries) == 1 and server.now() == 0.0

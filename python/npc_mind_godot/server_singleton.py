@@ -9,6 +9,7 @@ each node.
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind_godot import ticker
-from npc_mind_godot._common import project_setting
+from npc_mind_godot._common import core, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
@@ -59,17 +60,23 @@ class NpcMindServer(classes.Object):
 
     @clock.setter
     def _set_clock(self, value: str) -> None:
-        if "core" in self.__dict__:
+        if "mind" in self.__dict__:
             self.core.clock.set_mode(ClockMode(str(value)))
+
+    @property
+    def core(self) -> MindServer:
+        """The engine-agnostic server, through the one thread check (`_common.core`)."""
+        return core()
 
     @python_only
     def setup(self) -> None:
-        self.core = MindServer(
+        self.mind = MindServer(
             str(project_setting(CLOCK_SETTING, "process")),
             llm_endpoint=_default_endpoint(),
         )
-        self.__dict__["clock"] = self.core.clock.mode.value
+        self.__dict__["clock"] = self.mind.clock.mode.value
         self.nodes: dict[int, Any] = {}
+        self._released: deque[int] = deque()  # handles of nodes freed on another thread
         self.ticking = False
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
@@ -83,7 +90,9 @@ class NpcMindServer(classes.Object):
 
     def advance(self, seconds: float) -> None:
         """Manual clock only: move time by `seconds` and run the batched update now, emitting signals."""
-        self._deliver(self.core.advance(seconds))
+        core = self.core
+        self._release_queued()
+        self._deliver(core.advance(seconds))
 
     @python_only
     def frame(self) -> None:
@@ -99,7 +108,8 @@ class NpcMindServer(classes.Object):
         wall = time.monotonic()
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
-        self._deliver(self.core.step(unscaled, scale, bool(tree.is_paused())))
+        self._release_queued()
+        self._deliver(self.mind.step(unscaled, scale, bool(tree.is_paused())))
 
     # --- registration (Python side, from the nodes) ----------------------------------------------
     @python_only
@@ -110,9 +120,19 @@ class NpcMindServer(classes.Object):
 
     @python_only
     def release(self, handle: int) -> None:
+        """A node is gone. Freed on another thread (allowed for nodes outside the tree), its slot is
+        released on the main thread, before the next update."""
         self.nodes.pop(handle, None)
-        if self.core.owns(handle):
-            self.core.remove(handle)
+        if not on_main_thread():
+            self._released.append(handle)
+            return
+        mind = self.mind
+        if mind.owns(handle):
+            mind.remove(handle)
+
+    def _release_queued(self) -> None:
+        while self._released:
+            self.release(self._released.popleft())
 
     def _start_ticking(self) -> None:
         tree = self._engine.get_main_loop()
@@ -178,8 +198,8 @@ class NpcMindServer(classes.Object):
             objects._iface["object_destroy"](self._ptr)
 
     def _notification(self, what: int) -> None:
-        if what == NOTIFICATION_PREDELETE and "core" in self.__dict__:
-            self.core.close()  # stops the LLM transport's thread
+        if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
+            self.mind.close()  # stops the LLM transport's thread
 
     # --- monitors ------------------------------------------------------------------------------
     def get_monitor_names(self) -> PackedStringArray:

@@ -181,6 +181,10 @@ class MemoryPool:
     `capacity` (1..65535, default 64) is the hard bound of working slots per NPC. `params` holds
     every other tunable (`MemoryParams`). With `events=True` the pool collects formed / rehearsed /
     recalled / evicted / promoted rows for `drain_events()`.
+
+    Threads: a pool takes no lock; use it from one thread at a time (calls from two threads at once
+    corrupt its slot bookkeeping). npc_mind's server owns its pools on the game loop's thread and
+    refuses calls from other threads (`npc_mind.server.WrongThreadError`).
     """
 
     def __init__(

@@ -20,6 +20,10 @@ class UnknownHandleError(KeyError):
         return str(self.args[0]) if self.args else "unknown handle"
 
 
+class WrongThreadError(RuntimeError):
+    """A server call from a thread other than the one that owns the server (nothing was changed)."""
+
+
 @dataclass
 class HandleCounter:
     """Shared by all registries of one server so handles are unique across kinds."""
