@@ -108,3 +108,17 @@ def test_calls_from_a_thread_are_refused_and_never_reach_the_pool() -> None:
     assert named == {"MemoryStream.record_event", "NpcMindServer.record_batch", "NpcMindServer.now",
                      "MemoryStream.awareness_of"}, named  # fmt: skip
     assert len(refused) == 200 + 3, len(refused)
+
+
+def test_a_rejected_clock_reads_back_and_a_reentrant_advance_is_refused() -> None:
+    """Issue 10 (11): `clock` used to read back a rejected value, and advance() from a handler of the
+    server's own signal recursed until a swallowed RecursionError."""
+    run = run_godot(ROOT, "-s", "res://tests/addon/singleton_rules.gd")
+    assert run.returncode == 0, run.log
+    assert run.json_lines()[-1] == {"done": True}, run.log
+    checks = run.checks()
+    assert len(checks) == 3 and all(check["ok"] for check in checks.values()), checks
+    errors = run.errors()
+    assert len(errors) == 2, run.log  # the clock, then the handler's advance
+    assert "'sundial' is not a valid ClockMode" in errors[0], errors
+    assert "advance() called from a handler of one of its own signals" in errors[1], errors

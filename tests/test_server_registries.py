@@ -54,3 +54,22 @@ def test_a_crowd_that_leaves_shrinks_its_group_and_the_survivors_keep_their_rows
         server.remove(handle)
     assert server.selectors.groups == {} and server.selectors.by_index == {}
     assert len(server.selectors.entries) == 0
+
+
+def test_a_stale_id_in_a_batch_skips_its_row_and_never_fails_the_others() -> None:
+    """Issue 10 (11): one NPC freed this frame used to fail the whole batched call for everyone."""
+    server = MindServer(ClockMode.MANUAL)
+    streams = [server.add_memory() for _ in range(3)]
+    guards = [server.add_selector(GUARD_SELECTOR) for _ in range(3)]
+    server.remove(streams[1])
+    server.remove(guards[1])
+    never = 10_000  # an id never handed out
+    server.record_batch([*streams, never], [7, 7, 7, 7], [3, 3, 3, 3], [0.9] * 4)
+    assert server.awareness_batch([*streams, never], [7] * 4).tolist() == [3, 0, 3, 0]
+    strength, kinds = server.query_strongest_batch([*streams, never], [7] * 4)
+    assert kinds.tolist() == [3, -1, 3, -1] and strength[1] == strength[3] == 0.0 and strength[0] > 0.9
+    server.set_inputs([*guards, never], "threat", [1.0, 1.0, 1.0, 1.0])
+    changed = {event.handle for event in server.update() if event.signal == "behavior_changed"}
+    assert changed == {guards[0], guards[2]}
+    assert server.chosen([*guards, never]).tolist() == [1, -1, 1, -1]
+    assert server.metrics()["server/stale_rows"] == 2 + 2 + 2 + 2 + 2

@@ -48,7 +48,10 @@ class NpcMindServer(classes.Object):
     `Engine.time_scale`, so fast-forwarding a night does not wipe memories), `scaled_process`, or
     `manual` (moved only by `advance()`, for tests and replays). The batched methods take and return
     packed arrays over node ids (`get_server_id()` of each node); the nodes' own Dictionary methods are
-    the convenient, slower path.
+    the convenient, slower path. An id in a batch that is stale (its node was freed) or unknown never
+    fails the call: its row is skipped by the writes (`record_batch`, `set_inputs`) and answered as
+    "knows nothing" by the reads (awareness 0, retrievability 0 with memory_type -1, choice -1); the
+    monitor `server/stale_rows` counts such rows. Every method is main-thread only (see `core`).
     """
 
     clock: str = export(
@@ -78,6 +81,7 @@ class NpcMindServer(classes.Object):
         self.nodes: dict[int, Any] = {}
         self._released: deque[int] = deque()  # handles of nodes freed on another thread
         self.ticking = False
+        self._delivering = False  # inside _deliver: a signal handler is running
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
         self._last_wall = time.monotonic()
@@ -89,8 +93,14 @@ class NpcMindServer(classes.Object):
         return self.core.now()
 
     def advance(self, seconds: float) -> None:
-        """Manual clock only: move time by `seconds` and run the batched update now, emitting signals."""
+        """Manual clock only: move time by `seconds` and run the batched update now, emitting signals.
+        Refused from a handler of a signal the server is delivering (use `call_deferred`)."""
         core = self.core
+        if self._delivering:
+            raise RuntimeError(
+                "NpcMindServer.advance() called from a handler of one of its own signals: an update "
+                'cannot run inside another; use NpcMindServer.call_deferred("advance", seconds)'
+            )
         self._release_queued()
         self._deliver(core.advance(seconds))
 
@@ -144,12 +154,17 @@ class NpcMindServer(classes.Object):
 
     def _deliver(self, events: list[ServerEvent]) -> None:
         nodes = self.nodes
-        for event in events:
-            node = nodes.get(event.handle)
-            if node is not None and node.is_valid:
-                names = event.signal != "decision_fallback"  # its reason is a String, the rest StringNames
-                args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
-                node.emit_signal(StringName(event.signal), *args)
+        self._delivering = True
+        try:
+            for event in events:
+                node = nodes.get(event.handle)
+                if node is not None and node.is_valid:
+                    # decision_fallback's reason is a String, every other text a StringName
+                    names = event.signal != "decision_fallback"
+                    args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
+                    node.emit_signal(StringName(event.signal), *args)
+        finally:
+            self._delivering = False
 
     # --- batched entry points ------------------------------------------------------------------
     def record_batch(

@@ -49,7 +49,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
         data: dict[str, Any] = {
             "input_key": str(self.input_key),
             "curve_type": str(self.curve_type),
-            "curve_params": {str(k): float(v) for k, v in dict(self.curve_params or {}).items()},
+            "curve_params": {str(k): _number(v) for k, v in dict(self.curve_params or {}).items()},
             "weight": float(self.weight),
             "input_min": float(self.input_min),
             "input_max": float(self.input_max),
@@ -61,6 +61,11 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
         if data["curve_type"] == "table":
             data["points"] = _bake(self.curve)
         return data
+
+
+def _number(value: Any) -> Any:
+    """A float when it is one; anything else as given, for the definition check to name it."""
+    return float(value) if isinstance(value, int | float) else value
 
 
 def _bake(curve: Any) -> list[list[float]]:

@@ -192,6 +192,8 @@ class MindServer:
         for key, value in self.decisions.metrics().items():
             flat[f"decision/{key}"] = float(value)
         flat["server/step_ms"] = self.last_step_seconds * 1000.0
+        # batched rows skipped for a stale or unknown id (an NPC freed while its id was still in use)
+        flat["server/stale_rows"] = float(self.memory.table.skipped + self.selectors.table.skipped)
         return flat
 
     def close(self) -> None:

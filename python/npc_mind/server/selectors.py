@@ -218,6 +218,7 @@ class SelectorHub:
 
     # --- the batched path ----------------------------------------------------------------------
     def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:
+        """One input for many selectors; a stale id's row is skipped (see `HandleTable.groups`)."""
         handles = np.asarray(handles, dtype=np.int64).ravel()
         values = np.asarray(values, dtype=np.float64).ravel()
         if handles.shape != values.shape:
@@ -249,9 +250,9 @@ class SelectorHub:
                 self._changed(handle, entry, group.names[int(chosen[row])])
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
-        """Behaviour index per handle from the last batched choice (-1 before any)."""
+        """Behaviour index per handle from the last batched choice (-1 before any, or for a stale id)."""
         handles = np.asarray(handles, dtype=np.int64).ravel()
-        out = np.empty(handles.size, dtype=np.int32)
+        out = np.full(handles.size, -1, dtype=np.int32)
         for owner, positions, rows in self.table.groups(handles):
             out[positions] = self.by_index[owner].chosen[rows]
         return out
