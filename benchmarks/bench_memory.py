@@ -3,9 +3,9 @@
 Per frame, at 100, 1,000 and 10,000 NPCs x 64 slots, random events over 256 entities:
   (a) record 4 events per NPC, (b) one strongest-memory query per NPC, (c) R of every memory.
 Every input is generated before timing; the implementations replay the same frames from an empty
-state (warm-up frames fill the pools first). Reported: median per frame. The pool runs twice: as
-new pools are made (with the compiled query kernel when `scripts/provision memkernel` built it)
-and with `NPC_MIND_MEMORY_KERNEL=numpy` (the pure numpy path, the fallback without the kernel).
+state (warm-up frames fill the pools first). Reported: median per frame. Also: one
+`record_batch` of 20,000 rows all for one NPC against 20,000 rows spread one per NPC, same run
+(issue 10 defect 8: the one-NPC batch ran one round per row).
 
     scripts/bench memory            # or: .venv/bin/python benchmarks/bench_memory.py [--quick]
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from npc_mind import __version__
-from npc_mind.memory import MemoryPool, kernel
+from npc_mind.memory import MemoryPool
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "bench_memory"
@@ -134,18 +134,8 @@ class Frames:
             self.query.astype(np.uint32).tofile(f)
 
 
-def run_numpy(fr: Frames, path: str | None = None) -> tuple[float, float, float]:
-    """The pool; `path` "numpy" forces the pure numpy path, None lets the pool choose."""
-    old = os.environ.get(kernel.ENV_VAR)
-    if path is not None:
-        os.environ[kernel.ENV_VAR] = path
-    try:
-        pool = MemoryPool(CAPACITY, reserve_npcs=fr.n)
-    finally:
-        if old is None:
-            os.environ.pop(kernel.ENV_VAR, None)
-        else:
-            os.environ[kernel.ENV_VAR] = old
+def run_numpy(fr: Frames) -> tuple[float, float, float]:
+    pool = MemoryPool(CAPACITY, reserve_npcs=fr.n)
     ids = pool.add_npcs(fr.n)
     npcs = ids[fr.npc]
     out = np.empty((fr.n, CAPACITY))
@@ -165,6 +155,30 @@ def run_numpy(fr: Frames, path: str | None = None) -> tuple[float, float, float]
             tb.append(t2 - t1)
             tc.append(t3 - t2)
     return tuple(float(np.median(t)) * 1e6 for t in (ta, tb, tc))  # type: ignore[return-value]
+
+
+SKEW_ROWS = 20_000
+
+
+def run_skew(calls: int) -> tuple[float, float]:
+    """Median `record_batch` time (us) of SKEW_ROWS random rows: all for one NPC, then one per NPC."""
+    rng = np.random.default_rng(5)
+    ent = rng.integers(0, ENTITIES, SKEW_ROWS, dtype=np.int64)
+    typ = rng.integers(0, 5, SKEW_ROWS, dtype=np.int8)
+    sal = rng.random(SKEW_ROWS)
+    out = []
+    for layout in ("one", "spread"):
+        pool = MemoryPool(CAPACITY, reserve_npcs=SKEW_ROWS)
+        ids = pool.add_npcs(SKEW_ROWS)
+        npcs = np.zeros(SKEW_ROWS, dtype=np.int64) if layout == "one" else ids
+        times = []
+        for call in range(calls + 1):  # the first call fills the pool (not timed)
+            t0 = time.perf_counter()
+            pool.record_batch(npcs, ent, typ, sal, float(call))
+            if call:
+                times.append(time.perf_counter() - t0)
+        out.append(float(np.median(times)) * 1e6)
+    return out[0], out[1]
 
 
 def run_python(fr: Frames, measured: int) -> tuple[float, float, float]:
@@ -234,26 +248,24 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     measured = 20 if args.quick else 100
     exe, cxx = build_cpp()
-    path = kernel.status()
     print(f"C++ baseline: {cxx}; flags {' '.join(CXX_FLAGS)}", flush=True)
-    print(f"pool query path: {path}", flush=True)
     results = []
     for n in sizes:
         fr = Frames(n, WARMUP + measured, seed=n)
         npy = run_numpy(fr)
-        only = run_numpy(fr, "numpy")
         cpp = run_cpp(exe, fr) if exe else (math.nan,) * 3
         py_frames = 3 if n >= 10_000 or args.quick else 10
         py = run_python(fr, py_frames)
-        results.append((n, npy, only, cpp, py))
+        results.append((n, npy, cpp, py))
         print(
             f"  {n:>6} NPCs  pool {npy[0]:9.1f} {npy[1]:8.1f} {npy[2]:8.1f} us | "
-            f"numpy only {only[0]:9.1f} {only[1]:8.1f} {only[2]:8.1f} us | "
             f"C++ {cpp[0]:9.1f} {cpp[1]:8.1f} {cpp[2]:8.1f} us | "
             f"python {py[0]:11.1f} {py[1]:9.1f} {py[2]:9.1f} us",
             flush=True,
         )
-    table = render(results, cxx, measured, path)
+    skew = run_skew(2 if args.quick else 5)
+    print(f"  record_batch of {SKEW_ROWS:,} rows: one NPC {skew[0]:.1f} us, spread {skew[1]:.1f} us")
+    table = render(results, cxx, measured, skew)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     if not args.quick and sizes == [100, 1000, 10000]:
         DOC.write_text(table)
@@ -262,7 +274,7 @@ def main() -> int:
     return 0
 
 
-def render(results: list, cxx: str, measured: int, path: str) -> str:
+def render(results: list, cxx: str, measured: int, skew: tuple[float, float]) -> str:
     cpu = "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -288,25 +300,32 @@ def render(results: list, cxx: str, measured: int, path: str) -> str:
         "`retrievability_all(out=...)`; ratios are pool time / baseline time "
         "(below 1.0x: the pool is faster).",
         "",
-        f"Pool query path: {path}. The numpy-only column is the same pool with "
-        "`NPC_MIND_MEMORY_KERNEL=numpy` (what runs when the kernel is not built); only (b) differs "
-        "between the two, (a) and (c) are the same numpy code measured twice.",
-        "",
-        "| NPCs | work | pool | pool, numpy only | C++ -O2 -march=native | pool / C++ | numpy only / C++ "
-        "| plain Python | Python / pool |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| NPCs | work | pool | C++ -O2 -march=native | pool / C++ | plain Python | Python / pool |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     names = ("(a) record 4 each", "(b) query 1 each", "(c) R of all")
-    for n, npy, only, cpp, py in results:
+    for n, npy, cpp, py in results:
         for i, name in enumerate(names):
             ok = cpp[i] == cpp[i] and cpp[i] > 0
             ratio = npy[i] / cpp[i] if ok else math.nan
-            ratio_only = only[i] / cpp[i] if ok else math.nan
             lines.append(
-                f"| {n:,} | {name} | {fmt_us(npy[i])} | {fmt_us(only[i])} | {fmt_us(cpp[i])} | "
-                f"{ratio:.2f}x | {ratio_only:.2f}x | {fmt_us(py[i])} | {py[i] / npy[i]:,.0f}x faster |"
+                f"| {n:,} | {name} | {fmt_us(npy[i])} | {fmt_us(cpp[i])} | "
+                f"{ratio:.2f}x | {fmt_us(py[i])} | {py[i] / npy[i]:,.0f}x faster |"
             )
-    lines.append("")
+    one, spread = skew
+    lines += [
+        "",
+        f"One `record_batch` of {SKEW_ROWS:,} random rows (entities over {ENTITIES}, random types and "
+        f"saliences, {CAPACITY} slots, into pools filled by one such call), median of 5 calls: every row "
+        "for one NPC (each row applies in input order, so most evict) against one row for each of "
+        f"{SKEW_ROWS:,} NPCs.",
+        "",
+        "| rows | layout | record_batch | / spread |",
+        "|---:|---|---:|---:|",
+        f"| {SKEW_ROWS:,} | all for one NPC | {fmt_us(one)} | {one / spread:.1f}x |",
+        f"| {SKEW_ROWS:,} | one per NPC | {fmt_us(spread)} | 1.0x |",
+        "",
+    ]
     return "\n".join(lines)
 
 

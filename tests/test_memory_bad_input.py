@@ -18,7 +18,6 @@ from npc_mind.memory import (
     UnknownNpcError,
 )
 from npc_mind.memory.persistence import _PREFIX
-from tests.support.memory_backend import BACKENDS, memory_backend
 
 COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit", "_used", "_pinned")
 
@@ -33,10 +32,9 @@ def snapshot(pool: MemoryPool) -> tuple:
     )
 
 
-@pytest.fixture(params=BACKENDS)
-def pool(request: pytest.FixtureRequest) -> MemoryPool:
-    with memory_backend(request.param):
-        p = MemoryPool(4)
+@pytest.fixture
+def pool() -> MemoryPool:
+    p = MemoryPool(4)
     a, b = p.add_npc(), p.add_npc()
     p.record(a, 1, MemoryType.HOSTILE, 0.9, 0.0)
     p.record(b, 2, MemoryType.TRIVIA, 0.1, 0.0)

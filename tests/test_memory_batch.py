@@ -1,4 +1,4 @@
-"""A batch gives bit-for-bit what the same single calls, in order, give (on both query paths)."""
+"""A batch gives bit-for-bit what the same single calls, in order, give."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_mind.memory import MemoryParams, MemoryPool
-from tests.support.memory_backend import BACKENDS, memory_backend
+from npc_mind.memory import pool as pool_module
 
 COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit")
 
@@ -46,7 +46,7 @@ frames = st.lists(
 )
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("narrow", [0, pool_module._NARROW_ROUND])  # 0: every round vectorised
 @settings(max_examples=120, deadline=None)
 @given(
     frames=frames,
@@ -54,11 +54,18 @@ frames = st.lists(
     curve=st.sampled_from(["exponential", "power"]),
     links=st.booleans(),
 )
-def test_batches_equal_sequential_singles(backend, frames, capacity, curve, links) -> None:
-    with memory_backend(backend):
-        batch = fresh(4, capacity, curve, links)
-        single = fresh(4, capacity, curve, links)
-    assert batch.uses_kernel == single.uses_kernel == (backend == "c")
+def test_batches_equal_sequential_singles(narrow, frames, capacity, curve, links) -> None:
+    default = pool_module._NARROW_ROUND
+    pool_module._NARROW_ROUND = narrow
+    try:
+        check_batches_equal_sequential_singles(frames, capacity, curve, links)
+    finally:
+        pool_module._NARROW_ROUND = default
+
+
+def check_batches_equal_sequential_singles(frames, capacity, curve, links) -> None:
+    batch = fresh(4, capacity, curve, links)
+    single = fresh(4, capacity, curve, links)
     now = 0.0
     for evs, dt, queries in frames:
         now += dt
@@ -130,3 +137,68 @@ def test_query_batch_fields() -> None:
     assert res.slot.tolist() == [0, -1, -1]
     assert np.isnan(res.stability[1]) and res.stability[0] == 840.0
     assert res.view(1) is None and res.view(0).entity == 5 and len(res) == 3
+
+
+def count_rounds(pool: MemoryPool) -> list[int]:
+    """Spy on the pool's vectorised record rounds (the real method still runs): how many rows each."""
+    widths: list[int] = []
+    real = pool._record_round
+
+    def spy(rr: np.ndarray, *args: object) -> None:
+        widths.append(int(rr.shape[0]))
+        real(rr, *args)  # type: ignore[arg-type]
+
+    pool._record_round = spy  # type: ignore[method-assign]
+    return widths
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["one npc", "one npc among many", "three npcs", "sixteen npcs"],
+)
+def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_per_npc(layout: str) -> None:
+    """Issue 10 defect 8: 20,000 rows for one NPC ran 20,000 rounds (1.7-2.3 s; 200,000 hung). Now
+    narrow rounds run their rows one by one on the scalar path, and the result is still exactly the
+    same single calls in order (evictions, rehearsals, the refractory period, consolidation)."""
+    rng = np.random.default_rng(11)
+    n = 4000
+    a, b = MemoryPool(8, events=True), MemoryPool(8, events=True)
+    for pool in (a, b):
+        pool.add_npcs(200)
+    npcs = {
+        "one npc": np.zeros(n, dtype=np.int64),
+        "one npc among many": np.where(rng.random(n) < 0.5, 0, rng.integers(1, 200, n)),
+        "three npcs": rng.integers(0, 3, n),
+        "sixteen npcs": rng.integers(0, 16, n),
+    }[layout]
+    ents, types, sals = rng.integers(0, 12, n), rng.integers(0, 5, n), rng.random(n)
+    widths = count_rounds(a)
+    for now in (0.0, 0.5, 3.0):
+        a.record_batch(npcs, ents, types, sals, now)
+        for i in range(n):
+            b.record(int(npcs[i]), int(ents[i]), int(types[i]), float(sals[i]), now)
+        assert state(a) == state(b)
+    assert sum(widths) <= 3 * n
+    # every vectorised round carries at least _NARROW_ROUND rows: rounds <= rows / that
+    assert all(w >= pool_module._NARROW_ROUND for w in widths), widths[:20]
+    assert len(widths) <= 3 * n // pool_module._NARROW_ROUND
+    ea, eb = a.drain_events(), b.drain_events()
+    assert sorted(zip(*ea, strict=True)) == sorted(zip(*eb, strict=True))
+
+
+def test_narrow_rounds_with_tags_and_links_still_match_singles() -> None:
+    """Rows the scalar path leaves to the batch (tags, linked NPCs) run as rounds of one, in order."""
+    a, b = MemoryPool(4), MemoryPool(4)
+    for pool in (a, b):
+        pool.add_npcs(2)
+        pool.link(0, 1, 2)
+    npcs = [0, 0, 0, 1, 0, 0, 1, 0]
+    ents = [1, 2, 1, 3, 4, 5, 3, 6]
+    tags = [["a"], None, ["b"], ["c"], None, ["d"], None, ["e"]]
+    sal = [0.9, 0.8, 0.95, 0.2, 0.1, 0.3, 0.4, 0.5]
+    for now in (0.0, 4.0):
+        a.record_batch(npcs, ents, 3, sal, now, tags=tags)
+        for n, e, s, t in zip(npcs, ents, sal, tags, strict=True):
+            b.record(n, e, 3, s, now, tags=t)
+        assert state(a) == state(b)
+        assert a.memories(0, now) == b.memories(0, now)

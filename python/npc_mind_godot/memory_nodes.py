@@ -43,7 +43,7 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
 
     @python_only
     def to_spec(self) -> MemoryProfileSpec:
-        """The engine-agnostic profile; invalid values raise a clear ValueError."""
+        """The engine-agnostic profile; invalid values raise a clear ValueError or TypeError."""
         params = MemoryParams(
             alpha=self.alpha,
             rehearsal_refractory_s=self.rehearsal_refractory_s,
@@ -59,7 +59,39 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
             awareness_pursue=self.awareness_pursue,
             curve=str(self.curve),
         )
-        return MemoryProfileSpec(int(self.capacity), params)
+        return MemoryProfileSpec(self.capacity, params)
+
+    def _fields_changed(self, _value: Any) -> None:
+        # every field edit (inspector, GDScript, scene load) emits `changed`: the streams using
+        # this profile apply it (MemoryStream.apply_profile)
+        self.emit_changed()
+
+
+PROFILE_FIELDS = (
+    "capacity",
+    "curve",
+    "alpha",
+    "rehearsal_refractory_s",
+    "forget_threshold",
+    "stability_trivia",
+    "stability_observation",
+    "stability_interaction",
+    "stability_hostile",
+    "stability_trauma",
+    "awareness_search",
+    "awareness_pursue",
+)
+for _field in PROFILE_FIELDS:
+    MemoryProfile.__dict__[_field].on_change = MemoryProfile._fields_changed
+
+
+def _spec_of(profile: Any) -> MemoryProfileSpec:
+    """The validated spec of a `profile` value (None: the defaults); a clear error otherwise."""
+    if profile is None:
+        return MemoryProfileSpec()
+    if not isinstance(profile, MemoryProfile):
+        raise TypeError(f"MemoryStream.profile must be a MemoryProfile or null, got {type(profile).__name__}")
+    return profile.to_spec()
 
 
 class MemoryStream(classes.Node, icon=icon("MemoryStream")):
@@ -87,17 +119,41 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     EVENT_FORGOTTEN = constant(memory_events.EVENT_FORGOTTEN)
     EVENT_EVICTED = constant(memory_events.EVENT_EVICTED)
 
-    profile: MemoryProfile = export(None, doc="Shared memory settings; empty: the defaults.")
+    profile: MemoryProfile = export(
+        None,
+        doc="Shared memory settings; empty: the defaults. A change (or an edit of the profile's fields) "
+        "moves the memories to the new settings; a rejected one raises and changes nothing.",
+    )
 
     @profile.setter
     def _profile_changed(self, value: Any) -> None:
-        # A stream that already holds memories moves to the new profile's pool, memories included.
+        # Validate first, then move: a rejected profile leaves the stream (and the value read back)
+        # exactly as it was.
+        try:
+            self._apply(value)
+        except Exception:
+            self.__dict__["profile"] = self.__dict__.get("_applied_profile")
+            raise
+
+    def apply_profile(self) -> None:
+        """Apply the current profile's fields now, memories included. Runs by itself when the profile
+        emits `changed` (every MemoryProfile field edit does); a rejected edit raises and the stream
+        keeps the settings it had."""
+        self._apply(self.profile)
+
+    def _apply(self, profile: Any) -> None:
+        spec = _spec_of(profile)
         handle = self.__dict__.get("_server_handle", 0)
         if handle:
-            core = server().core
-            data = core.save_memory(handle)
-            server().release(self.__dict__.pop("_server_handle"))
-            core.load_memory(self._handle(), data)
+            server().core.set_memory_profile(handle, spec)  # transactional: raises or moves
+        old = self.__dict__.get("_applied_profile")
+        if old is not profile:
+            if old is not None and old.changed.is_connected(self, "apply_profile"):
+                old.changed.disconnect(self, "apply_profile")
+            if profile is not None:
+                profile.changed.connect(self, "apply_profile")
+        self.__dict__["_applied_profile"] = profile
+        self.__dict__["_applied_spec"] = spec
 
     emit_signals: bool = export(
         True,
@@ -120,7 +176,7 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
     def _handle(self) -> int:
         handle = self.__dict__.get("_server_handle", 0)
         if not handle:
-            spec = self.profile.to_spec() if self.profile is not None else MemoryProfileSpec()
+            spec = self.__dict__.get("_applied_spec") or MemoryProfileSpec()
             handle = server().core.add_memory(spec)
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
@@ -172,6 +228,6 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
         if self.profile is not None:
             try:
                 self.profile.to_spec()
-            except ValueError as error:
+            except (TypeError, ValueError) as error:
                 warnings.append(f"The memory profile is invalid: {error}")
         return PackedStringArray(warnings)

@@ -19,13 +19,13 @@ long-term memories, the power curve for reads, numpy inputs, bad input) goes thr
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from npc_mind.memory import kernel, persistence, retrieval
+from npc_mind.memory import persistence, retrieval
 from npc_mind.memory.curves import retrievability
 from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import DAY_SECONDS, EXPONENT_FLOOR, MemoryParams
@@ -51,6 +51,10 @@ _EMPTY_TAGS: frozenset[str] = frozenset()
 _AWARENESS = tuple(Awareness)
 _MEMORY_TYPES = tuple(MemoryType)
 _BATCH = object()  # a scalar path's "use the batch path"
+#: A record round narrower than this many events runs its events one by one (the scalar path)
+#: instead: a round costs ~30 us of numpy calls whatever its width, an event on the scalar path
+#: ~2 us (its row's eviction keys kept current, as the rounds keep theirs): measured break-even 16.
+_NARROW_ROUND = 16
 
 
 _HASH_MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -99,82 +103,6 @@ def _selector(rows: np.ndarray, increasing: bool = False) -> slice | np.ndarray:
     return rows
 
 
-class _KernelScratch:
-    """Reusable buffers of the kernel path, with the `mk_scratch` struct pointing at them."""
-
-    def __init__(self, ffi: Any, size: int, capacity: int) -> None:
-        self.size = size
-        room = 8 * size + capacity  # at most 5 memories per (npc, entity) are real candidates
-        self.rows = np.empty(size, dtype=np.int64)
-        self.cq = np.empty(room, dtype=np.int64)
-        self.cf = np.empty(room, dtype=np.int64)
-        self.cx = np.empty(room)
-        self.won = np.empty(size, dtype=np.int64)
-        self.strong = np.empty(size, dtype=np.int64)
-        self.deferred = np.empty(size, dtype=np.int64)
-        self.struct = ffi.new("mk_scratch *")
-        self._keep = []
-        for field, ctype, arr in (
-            ("rows", "int64_t[]", self.rows),
-            ("cand_query", "int64_t[]", self.cq),
-            ("cand_flat", "int64_t[]", self.cf),
-            ("cand_x", "double[]", self.cx),
-            ("longterm_won", "int64_t[]", self.won),
-            ("strong", "int64_t[]", self.strong),
-            ("deferred", "int64_t[]", self.deferred),
-        ):
-            buf = ffi.from_buffer(ctype, arr)
-            self._keep.append(buf)
-            setattr(self.struct, field, buf)
-        self.struct.room = room
-        self.cells = self.struct.cells  # [rows increase, long-term wins, strong hits, deferred hits]
-
-
-class _KernelHits(Mapping[str, np.ndarray]):
-    """The per-hit fields of one kernel round, sliced from its output block on first use.
-
-    Block rows (m cells each, float64-sized): 0-4 int64 query, flat slot, entity, recall count,
-    slot; 5-7 R, stability, salience; 8 R of every query; 9 bytes: memory types, then pinned."""
-
-    _NAMES = ("entity", "memory_type", "stability", "salience", "recall_count", "slot", "pinned")
-    __slots__ = ("_cache", "_hits", "_out")
-
-    def __init__(self, out: np.ndarray, hits: int) -> None:
-        self._out = out
-        self._hits = hits
-        self._cache: dict[str, np.ndarray] = {}
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        got = self._cache.get(name)
-        if got is None:
-            out, h = self._out, self._hits
-            m = out.shape[1]
-            if name == "entity":
-                got = out[2, :h].view(np.int64)
-            elif name == "recall_count":
-                got = out[3, :h].view(np.int64)
-            elif name == "slot":
-                got = out[4, :h].view(np.int64)
-            elif name == "stability":
-                got = out[6, :h]
-            elif name == "salience":
-                got = out[7, :h]
-            elif name == "memory_type":
-                got = out[9].view(np.int8)[:h]
-            elif name == "pinned":
-                got = out[9].view(np.bool_)[m : m + h]
-            else:
-                raise KeyError(name)
-            self._cache[name] = got
-        return got
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._NAMES)
-
-    def __len__(self) -> int:
-        return len(self._NAMES)
-
-
 class MemoryPool:
     """The working (and long-term) memories of many NPCs. See the package docstring and README.
 
@@ -218,11 +146,6 @@ class MemoryPool:
         # (kind, npcs, entities, types): arrays from the batch paths, ints from the scalar ones
         self._ev: list[tuple[int, Any, Any, Any]] = []
         self._scratch: dict[str, np.ndarray] = {}
-        # the compiled query kernel, when built (kernel.py); None: the pure numpy path
-        self._mk = kernel.load()
-        self._mk_ffi, self._mk_lib = (self._mk.ffi, self._mk.lib) if self._mk is not None else (None, None)
-        self._mk_sc: _KernelScratch | None = None
-        self._mk_ids: tuple[np.ndarray | None, Any] = (None, None)
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
         self._base = np.asarray(params.base_stability, dtype=np.float64)
         self._forget_factor = params.forget_factor
@@ -285,8 +208,6 @@ class MemoryPool:
         self._kf = self._k.reshape(-1)
         self._pinf = self._pin.reshape(-1)
         self._emitf = self._emit.reshape(-1)
-        if self._mk is not None:
-            self._kernel_bind()
 
     def _buf(self, name: str, size: int, dtype: Any) -> np.ndarray:
         buf = self._scratch.get(name)
@@ -497,32 +418,43 @@ class MemoryPool:
 
     # ---------------------------------------------------------------------------------------------
     # rounds: at most one event per NPC each, in per-NPC input order
-    def _rounds(self, rows: np.ndarray) -> list[np.ndarray | None]:
+    def _rounds(
+        self, rows: np.ndarray, min_width: int = 0
+    ) -> tuple[list[np.ndarray | None], np.ndarray | None]:
         """Split events into rounds holding at most one event per NPC, keeping each NPC's events in
         input order: round j holds every NPC's j-th event. A round is an index array into the
-        events, or None for "all events" (no NPC twice, the common case). No sorting."""
+        events, or None for "all events" (no NPC twice, the common case).
+
+        Returns (rounds, tail): rounds narrower than `min_width` events (they cost a round's numpy
+        calls for a handful of events: one NPC's 20,000 events would be 20,000 rounds) are left
+        to the caller's per-event path as `tail`, the indices of their events in input order (None:
+        no tail). One stable sort finds every event's round, so the cost is linear in events (up
+        to the sort's log) whatever their distribution over NPCs."""
         n = rows.shape[0]
         if n < 2 or bool((rows[1:] > rows[:-1]).all()):
             self._increasing = rows
-            return [None]
+            return [None], None
         mark = self._mark
         ar = np.arange(n)
         mark[rows] = n
         np.minimum.at(mark, rows, ar)
         first = mark[rows] == ar
         if first.all():
-            return [None]
-        rounds: list[np.ndarray | None] = [np.flatnonzero(first)]
-        rest = np.flatnonzero(~first)
-        while rest.shape[0]:
-            rr = rows[rest]
-            pos = np.arange(rest.shape[0])
-            mark[rr] = n
-            np.minimum.at(mark, rr, pos)
-            first = mark[rr] == pos
-            rounds.append(rest[first])
-            rest = rest[~first]
-        return rounds
+            return [None], None
+        # each event's rank among its NPC's events = its round
+        order = np.argsort(rows, kind="stable")
+        grouped = rows[order]
+        starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1])))
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = ar - np.repeat(starts, np.diff(np.append(starts, n)))
+        by_round = np.argsort(rank, kind="stable")  # round 0's events in input order, then round 1's, ...
+        widths = np.bincount(rank)  # non-increasing: NPCs with more than j events
+        wide = int(np.count_nonzero(widths >= min_width))
+        ends = np.cumsum(widths)
+        cut = int(ends[wide - 1]) if wide else 0
+        rounds: list[np.ndarray | None] = list(np.split(by_round[:cut], ends[: wide - 1])) if wide else []
+        tail = np.sort(by_round[cut:]) if wide < widths.shape[0] else None
+        return rounds, tail
 
     # ---------------------------------------------------------------------------------------------
     # eviction key: free slot -2, forgotten (R < threshold) -1, else w_r R + w_e E; pinned +inf
@@ -661,11 +593,22 @@ class MemoryPool:
             tags=None if tags is None else [tags],
         )
 
-    def _record_one(self, npc: int, entity: int, memory_type: int, salience: float, now: float) -> bool:
+    def _record_one(  # noqa: PLR0917
+        self,
+        npc: int,
+        entity: int,
+        memory_type: int,
+        salience: float,
+        now: float,
+        keys: dict[int, np.ndarray] | None = None,
+    ) -> bool:
         """`record_batch` of one well-formed event, on the row's values in plain Python: the same
         IEEE operations in the same order (ln(1 + k) from numpy's table, eviction keys by `_keys`),
         so the same bits. False (nothing changed) when it does not apply: bad input, an NPC with
-        links or a row of pinned memories, the empty-slot id; those go through the batch path."""
+        links or a row of pinned memories, the empty-slot id; those go through the batch path.
+
+        `keys`: row -> eviction keys at `now`, kept current across a run of calls at one `now`
+        (as a batch's rounds keep theirs), so a row's keys are computed once, not per eviction."""
         if not (
             -MAX_TIME <= now <= MAX_TIME
             and 0 <= npc < self._next_id
@@ -706,12 +649,27 @@ class MemoryPool:
                     for g in same:
                         s_g = stabf.item(base + g) * factor
                         stabf[base + g] = s_g if s_g < p.max_stability else p.max_stability
+                    if keys is not None:
+                        keys.pop(row, None)  # other slots' S changed: their keys are stale
+            if keys is not None and row in keys:
+                # accessed at `now`: R is exactly 1, the key w_e E + w_r (as `_keys` gives it)
+                keys[row][match] = (
+                    math.inf
+                    if self._pinf.item(f)
+                    else self._salf.item(f) * p.eviction_weight_e + p.eviction_weight_r
+                )
         else:
             if self._used.item(row) < cap:
                 slot = self._typ[row].tobytes().find(b"\xff")  # the lowest free slot (key -2)
                 self._used[row] += 1
             else:
-                slot = self._evict_slot(row, now)
+                if keys is None:
+                    slot = self._evict_slot(row, now)
+                else:
+                    row_keys = keys.get(row)
+                    if row_keys is None:
+                        row_keys = keys[row] = self._evict_keys(row, now).copy()
+                    slot = int(row_keys.argmin())
                 f = base + slot
                 if self._events_on:
                     self._ev.append((int(EventKind.EVICTED), npc, self._entf.item(f), self._typf.item(f)))
@@ -730,6 +688,8 @@ class MemoryPool:
                 self._tags.reshape(-1)[f] = None
             if self._events_on:
                 self._ev.append((int(EventKind.FORMED), npc, entity, memory_type))
+            if keys is not None and row in keys:
+                keys[row][slot] = salience * p.eviction_weight_e + p.eviction_weight_r
         self._tmax = max(self._tmax, now)
         return True
 
@@ -761,6 +721,10 @@ class MemoryPool:
     def _evict_slot(self, row: int, now: float) -> int:
         """The slot a new memory takes in a full row: the lowest eviction key, computed by `_keys`
         as the batch path does for a batch holding only this row."""
+        return int(self._evict_keys(row, now).argmin())
+
+    def _evict_keys(self, row: int, now: float) -> np.ndarray:
+        """The eviction keys of a full row's slots (a scratch view)."""
         cap = self._C
         sel = slice(row, row + 1)
         shape = (1, cap)
@@ -777,7 +741,7 @@ class MemoryPool:
             False,
             bool(self._pinned.item(row)),
         )
-        return int(keys.argmin())
+        return keys.reshape(-1)
 
     def record_batch(
         self,
@@ -816,17 +780,49 @@ class MemoryPool:
             self._check_pinned_full(ids, rows, ent, typ)
         if tag_sets is not None:
             self._ensure_tags()
-        rounds = self._rounds(rows)
-        state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
+        rounds, tail = self._rounds(rows, _NARROW_ROUND)
         hq = entity_hash(ent)
-        for ev in rounds:
-            if ev is None:
-                self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
-            else:
-                self._record_round(
-                    rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state
-                )
+        if rounds:
+            state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
+            for ev in rounds:
+                if ev is None:
+                    self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
+                else:
+                    self._record_round(
+                        rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state
+                    )
+        if tail is not None:
+            self._record_tail(tail, rows, hq, ent, typ, sal, ids, now, tag_sets)
         self._tmax = max(self._tmax, now)
+
+    def _record_tail(  # noqa: PLR0917
+        self,
+        tail: np.ndarray,
+        rows: np.ndarray,
+        hq: np.ndarray,
+        ent: np.ndarray,
+        typ: np.ndarray,
+        sal: np.ndarray,
+        ids: np.ndarray,
+        now: float,
+        tag_sets: list[frozenset[str]] | None,
+    ) -> None:
+        """The events of narrow rounds, one at a time in input order (NPCs never share memories, so
+        only each NPC's own order matters): the scalar path where it applies, else a round of one."""
+        scalar = tag_sets is None
+        keys: dict[int, np.ndarray] = {}  # eviction keys of the rows seen, kept current
+        for i, npc, entity, memory_type, salience in zip(
+            tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), typ[tail].tolist(), sal[tail].tolist(),
+            strict=True,
+        ):  # fmt: skip
+            if scalar and self._record_one(npc, entity, memory_type, salience, now, keys):
+                continue
+            one = np.array([i])
+            keys.pop(int(rows[i]), None)
+            state: dict[str, Any] = {"K": None, "u": rows[one]}
+            self._record_round(
+                rows[one], hq[one], ent[one], typ[one], sal[one], ids[one], now, tag_sets, one, state
+            )
 
     def _check_pinned_full(self, ids: np.ndarray, rows: np.ndarray, ent: np.ndarray, typ: np.ndarray) -> None:
         for i in np.flatnonzero(self._pinned[rows] >= self._C).tolist():
@@ -1120,10 +1116,6 @@ class MemoryPool:
 
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
-        if self._mk is not None:
-            if type(now) is not float or not -MAX_TIME <= now <= MAX_TIME:  # (NaN fails too)
-                now = self._time(now)
-            return self._kernel_query(npcs, entities, now, True)
         return self._query(npcs, entities, now, wake=True)
 
     def awareness(self, npc: int, entity: int, now: float) -> Awareness:
@@ -1190,8 +1182,6 @@ class MemoryPool:
 
     def _query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
         now = self._time(now)
-        if self._mk is not None:
-            return self._kernel_query(npcs, entities, now, wake)
         ids, rows = self._rows(npcs)
         ent = self._int64(entities, "entities")
         n = rows.shape[0]
@@ -1199,8 +1189,8 @@ class MemoryPool:
             raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
         self._clock = now
         self._increasing = None
-        rounds = self._rounds(rows) if wake and n else [None]
-        return self._query_rounds(rows, ent, ids, now, wake, rounds, self._query_round)
+        rounds = self._rounds(rows)[0] if wake and n else [None]
+        return self._query_rounds(rows, ent, ids, now, wake, rounds)
 
     def _query_rounds(  # noqa: PLR0917
         self,
@@ -1210,9 +1200,8 @@ class MemoryPool:
         now: float,
         wake: bool,
         rounds: list[np.ndarray | None],
-        one_round: Any,
     ) -> QueryBatch:
-        """Run the rounds of a query batch with `one_round` (numpy or kernel) and join them."""
+        """Run the rounds of a query batch (`_query_round` each) and join them."""
         n = rows.shape[0]
         r_out = np.zeros(n)
         hits: list[np.ndarray] = []
@@ -1220,9 +1209,9 @@ class MemoryPool:
         if n:
             for ev in rounds:
                 if ev is None:
-                    h, r, f = one_round(rows, ent, ids, now, wake)
+                    h, r, f = self._query_round(rows, ent, ids, now, wake)
                 else:
-                    h, r, f = one_round(rows[ev], ent[ev], ids[ev], now, wake)
+                    h, r, f = self._query_round(rows[ev], ent[ev], ids[ev], now, wake)
                     h = ev[h]
                 r_out[h] = r
                 hits.append(h)
@@ -1337,7 +1326,7 @@ class MemoryPool:
         lt_r: list[float],
     ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         """Wake the long-term winners, add tags and the long-term hits to a round's fields
-        (shared by the numpy and the kernel path)."""
+        (of one query round)."""
         if wake and lt_row:
             for row in lt_row:
                 self._lt.wake(row)
@@ -1393,245 +1382,6 @@ class MemoryPool:
             keep = ~np.isin(be, drop)
             be, bf, br = be[keep], bf[keep], br[keep]
         return be, bf, br, lt_e, lt_row, lt_r
-
-    # ---------------------------------------------------------------------------------------------
-    # the compiled query kernel (kernel.py, memkernel.c): the same rounds in three fat calls
-    @property
-    def uses_kernel(self) -> bool:
-        """True when this pool's queries run the compiled kernel (see `npc_mind.memory.kernel`);
-        False: the pure numpy path. Both give bit-for-bit the same answers and state."""
-        return self._mk is not None
-
-    def _kernel_bind(self) -> None:
-        """Point the kernel's pool struct at the current columns (after every reallocation)."""
-        ffi = self._mk.ffi  # type: ignore[union-attr]
-        columns = (
-            ("hash", "uint16_t[]", self._hf),
-            ("entity", "int64_t[]", self._entf),
-            ("type", "int8_t[]", self._typf),
-            ("last", "double[]", self._lastf),
-            ("stability", "double[]", self._stabf),
-            ("salience", "double[]", self._salf),
-            ("recalls", "int64_t[]", self._kf),
-            ("reported", "uint8_t[]", self._emitf),
-            ("pinned", "uint8_t[]", self._pinf),
-        )
-        struct = ffi.new("mk_pool *")
-        keep = []
-        for field, ctype, column in columns:
-            buf = ffi.from_buffer(ctype, column)
-            keep.append(buf)
-            setattr(struct, field, buf)
-        struct.capacity = self._C
-        p = self._p
-        struct.threshold = p.forget_threshold
-        struct.min_salience = p.consolidation_min_salience
-        struct.gain = p.consolidation_factor * p.alpha
-        struct.max_stability = p.max_stability
-        struct.consolidate = p.consolidation_factor != 0.0
-        struct.exponential = self._mk_exponential = p.curve == "exponential"
-        struct.ln_table, struct.ln_size = kernel.ln_table(self._mk)  # type: ignore[arg-type]
-        self._mk_pool = (struct, keep)
-        self._mk_ids = (None, None)
-
-    def _kernel_scratch(self, m: int) -> _KernelScratch:
-        sc = self._mk_sc
-        if sc is None or sc.size < m:
-            size = max(m, 2 * sc.size if sc else 256)
-            sc = self._mk_sc = _KernelScratch(self._mk.ffi, size, self._C)  # type: ignore[union-attr]
-        return sc
-
-    def _kernel_query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
-        """`_query` with the kernel: ids are resolved and checked in the same call that finds the
-        candidates; errors (and their order) are the numpy path's."""
-        ffi, lib = self._mk_ffi, self._mk_lib
-        # int64 arrays (the usual input) skip the general conversion
-        ids = (
-            npcs
-            if type(npcs) is np.ndarray and npcs.dtype is _INT64 and npcs.ndim == 1
-            else self._int64(npcs, "npc ids")
-        )
-        n = ids.shape[0]
-        try:
-            ent = (
-                entities
-                if type(entities) is np.ndarray and entities.dtype is _INT64 and entities.ndim == 1
-                else self._int64(entities, "entities")
-            )
-        except (TypeError, ValueError):
-            self._rows(ids)  # a bad npc id is reported first, as on the numpy path
-            raise
-        if ent.shape[0] != n:
-            self._rows(ids)
-            raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
-        if not n:
-            self._clock = now
-            return QueryBatch(0, ids, np.zeros(0), np.empty(0, dtype=np.int64), {})
-        sc = self._mk_sc
-        if sc is None or sc.size < n:
-            sc = self._kernel_scratch(n)
-        pool_c = self._mk_pool[0]
-        if self._mk_ids[0] is not self._row_of_id:
-            self._mk_ids = (self._row_of_id, ffi.from_buffer("int64_t[]", self._row_of_id))
-            pool_c.row_of_id = self._mk_ids[1]
-        pool_c.next_id = self._next_id
-        try:
-            ids_c = ffi.from_buffer("int64_t[]", ids)
-        except ValueError:  # not contiguous
-            ids = np.ascontiguousarray(ids)
-            ids_c = ffi.from_buffer("int64_t[]", ids)
-        try:
-            ent_c = ffi.from_buffer("int64_t[]", ent)
-        except ValueError:
-            ent = np.ascontiguousarray(ent)
-            ent_c = ffi.from_buffer("int64_t[]", ent)
-        nc = lib.mk_match(pool_c, sc.struct, ids_c, ent_c, n, now, now < self._tmax)
-        if nc == -2:
-            self._rows(ids)  # raises the numpy path's error for these ids
-            raise AssertionError("mk_match and _rows disagree on npc ids")  # pragma: no cover
-        self._clock = now
-        if wake and not sc.cells[0]:  # rows do not increase: maybe an NPC asks twice
-            rows = sc.rows[:n]
-            rounds = self._rounds(rows)
-            if rounds[0] is not None:
-                return self._query_rounds(rows.copy(), ent, ids, now, wake, rounds, self._kernel_round)
-        if nc == -1:  # more candidates than any pool the API builds can hold: the numpy path
-            self._increasing = None
-            return self._query_rounds(sc.rows[:n].copy(), ent, ids, now, wake, [None], self._query_round)
-        be, _, fields, out = self._kernel_select(n, ent, ent_c, ids, now, wake, nc, sc)
-        return QueryBatch(n, ids, out[8], be, fields)
-
-    def _kernel_round(
-        self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
-    ) -> tuple[np.ndarray, np.ndarray, Mapping[str, Any]]:
-        """`_query_round` (same arguments, results and state changes) with the compiled kernel."""
-        ffi, lib = self._mk_ffi, self._mk_lib
-        m = rr.shape[0]
-        sc = self._kernel_scratch(m)
-        sc.rows[:m] = rr
-        ent = np.ascontiguousarray(ent)
-        ent_c = ffi.from_buffer("int64_t[]", ent)
-        nc = lib.mk_match(self._mk_pool[0], sc.struct, ffi.NULL, ent_c, m, now, now < self._tmax)
-        if nc < 0:
-            return self._query_round(rr, ent, ids, now, wake)
-        be, br, fields, out = self._kernel_select(m, ent, ent_c, ids, now, wake, nc, sc)
-        return be, out[5, : be.shape[0]] if br is None else br, fields
-
-    def _kernel_select(  # noqa: PLR0917
-        self,
-        m: int,
-        ent: np.ndarray,
-        ent_c: Any,
-        ids: np.ndarray,
-        now: float,
-        wake: bool,
-        nc: int,
-        sc: _KernelScratch,
-    ) -> tuple[np.ndarray, np.ndarray | None, Mapping[str, Any], np.ndarray]:
-        """R of the `m` queries' candidates `mk_match` found (numpy), then `mk_select`; the rest as
-        `_query_round`. Returns the hits' queries, their R (None: row 5 of the block), their fields
-        and the output block (row 8: R of every query)."""
-        p, ffi, lib = self._p, self._mk_ffi, self._mk_lib
-        if self._mk_exponential:
-            cx = sc.cx[:nc]
-            np.exp(cx, out=cx)  # R = e^x by numpy, so it has the numpy path's bits
-            cr_c = ffi.NULL
-        else:
-            cand = sc.cf[:nc]
-            cr_c = ffi.from_buffer("double[]", retrievability(self._lastf[cand], self._stabf[cand], now, p))
-        lt: dict[int, tuple[int, float]] = {}
-        lt_c = ffi.NULL
-        if self._lt.size and self._ltn[sc.rows[:m]].any():
-            lt = self._longterm_best(sc.rows[:m], ent, ids)
-            if lt:
-                lt_r = np.zeros(m)
-                lt_r[list(lt)] = [r for _, r in lt.values()]
-                lt_c = ffi.from_buffer("double[]", lt_r)
-        out = np.empty((10, m))  # the layout of _KernelHits
-        cells = sc.cells
-        hits = lib.mk_select(
-            self._mk_pool[0], sc.struct, ent_c, m, nc, cr_c, lt_c, now, wake, ffi.from_buffer("double[]", out)
-        )
-        be = out[0, :hits].view(np.int64)
-        if wake and hits:
-            self._tmax = max(self._tmax, now)
-            if cells[3] or (self._links and cells[2]):
-                out_i = out[:5].view(np.int64)
-                self._kernel_consolidate(
-                    sc.rows[:m],
-                    ids,
-                    out_i[:, :hits],
-                    out[7, :hits],
-                    sc.strong[: cells[2]],
-                    sc.deferred[: cells[3]],
-                    sc.cq[:nc],
-                    sc.cf[:nc],
-                )
-            if self._events_on:
-                bf = out[1, :hits].view(np.int64)
-                self._emit_event(EventKind.RECALLED, ids[be], self._entf[bf], self._typf[bf])
-        fields = _KernelHits(out, hits)
-        if not lt and self._tags is None:
-            return be, None, fields, out
-        fields = dict(fields)
-        lt_e = sc.won[: cells[1]].tolist()
-        be, br, fields = self._finish_hits(
-            be,
-            out[1, :hits].view(np.int64),
-            out[5, :hits],
-            fields,
-            ids,
-            wake,
-            lt_e,
-            [lt[e][0] for e in lt_e],
-            [lt[e][1] for e in lt_e],
-        )
-        return be, br, fields, out
-
-    def _kernel_consolidate(  # noqa: PLR0917
-        self,
-        rr: np.ndarray,
-        ids: np.ndarray,
-        hit_i: np.ndarray,
-        hit_salience: np.ndarray,
-        strong: np.ndarray,
-        deferred: np.ndarray,
-        cand_query: np.ndarray,
-        cand_flat: np.ndarray,
-    ) -> None:
-        """The parts of `_consolidate` the kernel leaves out, for the hits it woke with E >= the
-        threshold: linked memories, and the same entity's memories when k is past the ln table.
-        Same targets, same factor, same bits (targets of different hits are different NPCs')."""
-        p = self._p
-        target_f: list[int] = []
-        target_h: list[int] = []
-        for h in deferred.tolist():
-            e, f = int(hit_i[0, h]), int(hit_i[1, h])
-            same_entity = cand_flat[cand_query == e]
-            same_entity = same_entity[same_entity != f].tolist()
-            target_f += same_entity
-            target_h += [h] * len(same_entity)
-        if deferred.shape[0]:  # a longer table for next time
-            pool_c = self._mk_pool[0]
-            pool_c.ln_table, pool_c.ln_size = kernel.ln_table(self._mk, int(hit_i[3][deferred].max()) + 2)  # type: ignore[arg-type]
-        for h in strong.tolist() if self._links else ():
-            e, f = int(hit_i[0, h]), int(hit_i[1, h])
-            npc = int(ids[e])
-            if not self._links.get(npc):
-                continue
-            same_entity = cand_flat[cand_query == e]
-            for g in self._linked_slots(npc, int(rr[e]), int(self._entf[f]), int(self._typf[f])):
-                if g != f and not np.any(same_entity == g):
-                    target_f.append(g)
-                    target_h.append(h)
-        if not target_f:
-            return
-        hh = np.asarray(target_h, dtype=np.int64)
-        factor = 1.0 + (p.consolidation_factor * p.alpha) * np.log(1.0 + hit_i[3][hh]) * hit_salience[hh]
-        tf = np.asarray(target_f, dtype=np.int64)
-        s = self._stabf[tf] * factor
-        np.minimum(s, p.max_stability, out=s)
-        self._stabf[tf] = s
 
     def _longterm_best(
         self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray

@@ -61,11 +61,13 @@ class MindServer:
     # --- registration --------------------------------------------------------------------------
     def add_memory(self, profile: MemoryProfileSpec | Mapping[str, Any] | None = None) -> int:
         self._check_thread("add_memory")
-        if profile is None:
-            profile = MemoryProfileSpec()
-        elif not isinstance(profile, MemoryProfileSpec):
-            profile = MemoryProfileSpec.from_dict(profile)
-        return self.memory.add(profile)
+        return self.memory.add(MemoryProfileSpec.of(profile))
+
+    def set_memory_profile(self, handle: int, profile: MemoryProfileSpec | Mapping[str, Any] | None) -> None:
+        """Move a stream to another profile, memories included; a rejected profile raises and
+        changes nothing (`MemoryBank.set_profile`)."""
+        self._check_thread("set_memory_profile")
+        self.memory.set_profile(handle, MemoryProfileSpec.of(profile), self.now())
 
     def add_selector(self, definition: Mapping[str, Any]) -> int:
         self._check_thread("add_selector")

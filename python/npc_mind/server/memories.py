@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.memory import Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry
@@ -47,12 +47,39 @@ class MemoryProfileSpec:
     capacity: int = 64
     params: MemoryParams = field(default_factory=MemoryParams)
 
+    def __post_init__(self) -> None:
+        # a spec is valid once made: a pool is never half-built from it
+        capacity = self.capacity
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= MAX_CAPACITY:
+            bounds = f"[1, {MAX_CAPACITY}]"
+            raise ValueError(f"memory profile capacity must be an integer in {bounds}, got {capacity!r}")
+        if not isinstance(self.params, MemoryParams):
+            raise TypeError(f"memory profile params must be MemoryParams, got {type(self.params).__name__}")
+
+    @classmethod
+    def of(cls, profile: MemoryProfileSpec | Mapping[str, Any] | None) -> MemoryProfileSpec:
+        """A spec from a spec, a `from_dict` mapping, or None (the defaults)."""
+        if profile is None:
+            return cls()
+        if isinstance(profile, MemoryProfileSpec):
+            return profile
+        if not isinstance(profile, Mapping):
+            kind = type(profile).__name__
+            raise TypeError(f"a memory profile must be a MemoryProfileSpec or a mapping, got {kind}")
+        return cls.from_dict(profile)
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryProfileSpec:
         """`capacity` plus any `MemoryParams` field by name; the rest keep their defaults."""
         data = dict(data)
         capacity = int(data.pop("capacity", 64))
         return cls(capacity, MemoryParams.from_dict(data))
+
+
+def _checked_spec(spec: Any) -> MemoryProfileSpec:
+    if not isinstance(spec, MemoryProfileSpec):
+        raise TypeError(f"a memory profile must be a MemoryProfileSpec, got {type(spec).__name__}")
+    return spec
 
 
 def view_to_dict(view: MemoryView) -> dict[str, Any]:
@@ -120,23 +147,71 @@ class MemoryBank:
     # streams whose events go only to the batched read, not to per-node signals
     quiet: set[int] = field(default_factory=set)
     log: MemoryLog = field(default_factory=MemoryLog)
+    # (pool, old pool NPC id) of streams moved to another profile since the last step: the old
+    # pool's undrained events of that NPC still reach the stream, then the mapping is cleared
+    moved: list[tuple[PoolSlot, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
 
-    def add(self, spec: MemoryProfileSpec) -> int:
+    def _slot(self, spec: MemoryProfileSpec) -> PoolSlot:
+        """The pool of `spec`, made on first use (an invalid spec raises before anything is kept)."""
         slot = self.pools.get(spec)
         if slot is None:
             pool = MemoryPool(spec.capacity, spec.params, events=True)
             slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
             self.slots.append(slot)
-        npc = slot.pool.add_npc()
-        handle = self.entries.add(StreamEntry(slot, npc))
+        return slot
+
+    def _bind(self, handle: int, slot: PoolSlot, npc: int) -> None:
         slot.handle_of_npc[npc] = handle
         slot.map_npc(npc, handle)
         self.table.set(handle, slot.index, npc)
         self.targets[handle] = (slot.pool, npc)
+
+    def add(self, spec: MemoryProfileSpec) -> int:
+        slot = self._slot(_checked_spec(spec))
+        npc = slot.pool.add_npc()
+        handle = self.entries.add(StreamEntry(slot, npc))
+        self._bind(handle, slot, npc)
         return handle
+
+    def set_profile(self, handle: int, spec: MemoryProfileSpec, now: float) -> None:
+        """Move a stream's memories (working, long-term, links, tags) to the pool of `spec`,
+        keeping its handle. Transactional: the new profile is validated and the memories are
+        written into the new pool before the old ones are released, so a rejected change (invalid
+        spec, a capacity too small for the memories held) raises and leaves the stream as it was."""
+        entry = self.entries.get(handle)
+        spec = _checked_spec(spec)
+        if spec == entry.slot.spec:
+            return
+        held = entry.slot.pool.memory_count(entry.npc)
+        if held > spec.capacity:
+            raise ValueError(
+                f"memory stream {handle} holds {held} working memories; a profile of capacity "
+                f"{spec.capacity} cannot hold them (the stream keeps its profile)"
+            )
+        data = entry.slot.pool.export_npc(entry.npc, now)
+        known = spec in self.pools
+        pool = self.pools[spec].pool if known else MemoryPool(spec.capacity, spec.params, events=True)
+        npc = pool.add_npc()
+        try:
+            pool.import_npc(npc, data, now)
+        except BaseException:
+            pool.remove_npc(npc)
+            raise
+        # the memories are in the new pool: from here nothing can fail
+        if known:
+            slot = self.pools[spec]
+        else:
+            slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
+            self.slots.append(slot)
+        old = entry.slot
+        old.pool.remove_npc(entry.npc)
+        del old.handle_of_npc[entry.npc]
+        self.moved.append((old, entry.npc))
+        entry.slot, entry.npc = slot, npc
+        self._bind(int(handle), slot, npc)
 
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
@@ -145,6 +220,9 @@ class MemoryBank:
         entry.slot.pool.remove_npc(entry.npc)
         del entry.slot.handle_of_npc[entry.npc]
         entry.slot.map_npc(entry.npc, 0)
+        for old, npc in self.moved:
+            if old.handle_array[npc] == int(handle):
+                old.map_npc(npc, 0)
         self.events.discard(handle)
         self.quiet.discard(int(handle))
         if len(self.log):
@@ -276,6 +354,9 @@ class MemoryBank:
                     np.asarray(forgotten.memory_type)[order],
                 )
             )
+        for old, npc in self.moved:  # their last events are in the rows above
+            old.map_npc(npc, 0)
+        self.moved.clear()
         if not parts:
             self.log = MemoryLog()
             return
