@@ -6,6 +6,9 @@
 3. Decisions per second and latency percentiles against the model at concurrency 1, 2 and 4.
 4. A fixed scenario set (situation -> expected intent): each endpoint's agreement rate.
 5. Whether llama-server frees its slot when a request is cancelled (its `/slots`), streaming or not.
+6. The main thread's frame time while the loop thread reads a hostile answer (10 MB, a gzip bomb)
+   from the fault server, against a normal answer in the same run, with the response caps and
+   without them (`benchmarks/bench_llm.py stall` runs only this one and prints it).
 
 The local llama-server runs with one thread (`-t 1`) and 4 slots; `NPC_MIND_LLM_URL` adds endpoints
 to the scenario comparison and replaces the local model elsewhere.
@@ -14,9 +17,11 @@ to the scenario comparison and replaces the local model elsewhere.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -40,7 +45,8 @@ from npc_mind.llm import (
 )
 from npc_mind.llm.transport import Request
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "llm.md"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "benchmarks" / "llm.md"
 INTENTS = ("attack", "take_cover", "flee", "patrol", "call_backup", "investigate")
 SCHEMA = DecisionSchema(INTENTS)
 # Situation -> the intent a sensible guard picks. Small on purpose: a yardstick, not an eval suite.
@@ -343,6 +349,85 @@ def _wait(condition: Callable[[], bool], limit: float, since: float) -> float:
 
 
 # -- report ------------------------------------------------------------------------------------
+# -- 6. main-thread stall while a hostile answer is read ----------------------------------------
+STALL_CASES = [
+    ("normal answer", {"kind": "ok"}, None),
+    ("10 MB answer, default caps", {"kind": "oversized", "size": 10 << 20}, None),
+    ("10 MB answer, caps 64 MiB", {"kind": "oversized", "size": 10 << 20}, 64 << 20),
+    ("gzip bomb (1 GB inflated), default caps", {"kind": "gzip_bomb", "size": 1 << 30}, None),
+    ("gzip bomb (60 MB inflated), caps 64 MiB", {"kind": "gzip_bomb", "size": 60 << 20}, 64 << 20),
+]
+
+
+SERVE = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from tests.support.fault_llm_server import Fault, FaultServer
+with FaultServer(default=Fault(**json.loads(sys.argv[2]))) as server:
+    print(server.port, flush=True)
+    sys.stdin.read()
+"""
+
+
+def response_stall(requests: int = 4) -> list[dict[str, object]]:
+    """Frames of ~1 ms of game work back to back on the main thread while, one after another,
+    `requests` requests per case are read on the loop thread from a fault server in another process
+    (its own work must not hold this process's GIL); per case the frame p50/p99/max."""
+    rows = []
+    for name, fault, cap in STALL_CASES:
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVE, str(ROOT), json.dumps(fault)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            port = int(server.stdout.readline())  # type: ignore[union-attr]
+            settings = LLMSettings(read_timeout=60.0)
+            if cap is not None:
+                settings = LLMSettings(read_timeout=60.0, max_response_bytes=cap, max_decoded_bytes=cap)
+            frames: list[float] = []
+            outcomes: set[str] = set()
+            with LLMTransport([Endpoint(f"http://127.0.0.1:{port}/v1")], settings) as transport:
+                for index in range(requests):
+                    done: list[object] = []
+                    request = Request(1, index, (), SCHEMA, time.monotonic(), 60.0, {"threat": 0.5})
+                    transport.submit(request, done.append)
+                    while not done:
+                        started = time.perf_counter()
+                        game_work()
+                        frames.append(time.perf_counter() - started)
+                    outcomes.add(getattr(done[0], "reason", "") or "applied")
+        finally:
+            server.communicate("", timeout=30)
+        ms = [f * 1000 for f in frames]
+        rows.append({
+            "case": name, "frames": len(ms), "p50": percentile(ms, 50), "p99": percentile(ms, 99),
+            "max": max(ms), "outcome": ", ".join(sorted(outcomes)),
+        })  # fmt: skip
+    base = rows[0]["max"]
+    for row in rows:
+        row["ratio"] = row["max"] / base  # type: ignore[operator]
+    return rows
+
+
+def stall_lines() -> list[str]:
+    lines = [
+        "## Main-thread frames while a hostile answer is read",
+        "",
+        "Frames of ~1 ms of pure-Python game work back to back on the main thread while the loop",
+        "thread reads 4 answers, one after another, from the fault server (in another process).",
+        "Max ratio: the longest frame against the normal answer's longest frame, same run.",
+        "",
+        "| case | frames | p50 ms | p99 ms | max ms | max ratio | outcome |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in response_stall():
+        lines.append(
+            f"| {r['case']} | {r['frames']} | {r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.2f} | "
+            f"{r['ratio']:.1f}x | {r['outcome']} |"
+        )
+    return lines
+
+
 def main() -> int:
     lines = [
         "# LLM decisions benchmark",
@@ -474,6 +559,8 @@ def main() -> int:
                 else "streaming and non-streaming requests free their slot after about the same time"
             )
             lines += ["", f"This run: {verdict}."]
+        print("bench llm: stall on hostile answers", flush=True)
+        lines += ["", *stall_lines()]
     finally:
         if server is not None:
             server.stop()
@@ -485,4 +572,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["stall"]:
+        print("\n".join(stall_lines()))
+        sys.exit(0)
     sys.exit(main())

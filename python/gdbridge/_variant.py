@@ -30,6 +30,9 @@ def _unbound(*args: Any) -> Any:
 
 # Object <-> pointer, set by gdbridge.objects.bind (objects imports this module, not the reverse).
 _wrap_object: Callable[[Any], Any] = _unbound
+# Whether a variant's value is "true" (the engine's `variant_booleanize`): false for a freed object,
+# whose variant still holds the old, maybe reused, pointer.
+_booleanize: Callable[[Any], Any] = _unbound
 _object_ptr: Callable[[Any], Any] = _unbound
 # fill(address, vtype, items) and read(address, vtype) of the extension's _gdbridge_fast module, also set
 # by gdbridge.objects.bind.
@@ -337,7 +340,8 @@ def from_variant(v: Any) -> Any:
     if vtype == T.NIL:
         return None
     if vtype == T.OBJECT:
-        return _wrap_object(lib.gdb_as_object(v))
+        # A freed object reads as None (as `is_instance_valid` sees it), never as its stale pointer.
+        return _wrap_object(lib.gdb_as_object(v)) if _booleanize(v) else None
     if vtype in _RAW_BY_TYPE:
         raw_buf = _buffers()[1]
         lib.gdb_as_raw(v, vtype, raw_buf)

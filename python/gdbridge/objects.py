@@ -75,9 +75,11 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
         ("object_get_instance_from_id", "GDExtensionInterfaceObjectGetInstanceFromId"),
         ("ref_set_object", "GDExtensionInterfaceRefSetObject"),
         ("ref_get_object", "GDExtensionInterfaceRefGetObject"),
+        ("variant_booleanize", "GDExtensionInterfaceVariantBooleanize"),
     ):
         _iface[name] = ffi.cast(ctype, lib.gdb_get_proc(name.encode()))
     _variant._wrap_object = wrap
+    _variant._booleanize = _iface["variant_booleanize"]
     _variant._object_ptr = object_ptr
     global _fast_call  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):

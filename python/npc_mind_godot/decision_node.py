@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from gdbridge import classes
+from gdbridge import classes, objects
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
+from npc_mind.decision.blackboard import describe_type, plain_board
+from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind_godot._common import icon, server
 
 NOTIFICATION_PREDELETE = 1
+
+
+def describe_engine_value(value: Any) -> Any:
+    """An engine object in a context as plain data, read now on the main thread: `{"id": instance id,
+    "class": class name, "name": node name}` (nodes only have a name). A freed object already reads
+    as None (gdbridge checks the variant), so nothing here touches a dead one."""
+    if isinstance(value, objects.Object):
+        described: dict[str, Any] = {"id": int(value.get_instance_id()), "class": str(value.get_class())}
+        if type(value)._gd_is_node:
+            described["name"] = str(value.get_name())
+        return described
+    return describe_type(value)
 
 
 class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
@@ -41,6 +55,12 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
     memory_stream: NodePath = export(
         NodePath(""), doc="Memories for the prompt (empty: a sibling MemoryStream)."
     )
+    max_response_kib: int = export(
+        DEFAULT_RESPONSE_CAP >> 10, range=(1, 65536), doc="A longer response is refused (too_large)."
+    )
+    max_decoded_kib: int = export(
+        DEFAULT_RESPONSE_CAP >> 10, range=(1, 65536), doc="Cap after decompression (too_large)."
+    )
 
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
@@ -59,12 +79,19 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
             tag_ttl=float(self.tag_ttl),
             persona=str(self.system_prompt)[:400] or "an NPC",
             endpoint=str(self.endpoint),
+            max_response_bytes=int(self.max_response_kib) << 10,
+            max_decoded_bytes=int(self.max_decoded_kib) << 10,
         )
 
     def _reconfigure(self, _value: Any) -> None:
-        # Settings changed at run time: the next request uses them (a pending one is dropped).
-        if self.__dict__.get("_server_handle"):
-            server().release(self.__dict__.pop("_server_handle"))
+        # Settings changed at run time: the next request uses them; one still pending (or not yet
+        # sent) ends now, as every request ends in one signal.
+        handle = self.__dict__.pop("_server_handle", 0)
+        if handle:
+            pending = server().core.decisions.pending(handle)
+            server().release(handle)
+            if pending:
+                self.emit_signal(StringName("decision_fallback"), 3, "reconfigured")
 
     def _linked(self, path: NodePath, class_name: str) -> Any:
         if str(path):
@@ -104,8 +131,10 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
         return self._handle()
 
     def request_decision(self, context: dict) -> None:
-        """Ask once; the request leaves at the end of this frame and ends in exactly one signal."""
-        server().core.request_decision(self._handle(), {str(k): v for k, v in context.items()})
+        """Ask once; the request leaves at the end of this frame and ends in exactly one signal. The
+        context is copied as plain data now: an engine object in it becomes its id, class and name
+        (a freed one None), so freeing it afterwards is safe."""
+        server().core.request_decision(self._handle(), plain_board(context, describe_engine_value))
 
     def abort(self) -> None:
         """Drop the pending request: no signal for it, and its late answer is discarded."""
@@ -134,6 +163,6 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
 
 for _field in (
     "endpoint", "soft_deadline_ms", "hard_deadline_ms", "tag_ttl", "allowed_intents", "system_prompt",
-    "fallback_selector", "memory_stream",
+    "fallback_selector", "memory_stream", "max_response_kib", "max_decoded_kib",
 ):  # fmt: skip
     AsyncLLMDecision.__dict__[_field].on_change = AsyncLLMDecision._reconfigure

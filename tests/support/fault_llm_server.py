@@ -2,9 +2,12 @@
 
 Each request to `/v1/chat/completions` takes the next scripted `Fault` (or the default): a latency,
 then a correct answer (streamed as server-sent events when asked), HTTP 500, malformed JSON, an intent
-outside the enum, a missing field, a connection reset, or a response that never ends. While it waits
-or streams it watches the socket, and records every connection the client closed before the answer
-was complete, so tests can see cancellation reach the wire.
+outside the enum, a missing field, a connection reset, or a response that never ends. The hostile
+modes: `oversized` (a valid answer padded with `size` spaces), `gzip_bomb` (the same, gzip-compressed:
+`size` bytes from about size/1000 on the wire), `slowloris` (a byte every `latency` seconds, forever)
+and `malformed_chunk` (`chunk` as the one event of a stream, or as the body). While it waits or
+streams it watches the socket, and records every connection the client closed before the answer was
+complete, so tests can see cancellation reach the wire.
 """
 
 from __future__ import annotations
@@ -17,10 +20,17 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
-KINDS = ("ok", "http_500", "malformed_json", "bad_intent", "missing_field", "reset", "never_ends")
+KINDS = (
+    "ok", "http_500", "malformed_json", "bad_intent", "missing_field", "reset", "never_ends",
+    "oversized", "gzip_bomb", "slowloris", "malformed_chunk",
+)  # fmt: skip
+PIECE = 1 << 16  # padding is made and sent in pieces this big: a 1 GB answer never sits in memory
+STREAM_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +40,8 @@ class Fault:
     intent: str = "attack"
     urgency: float = 0.5
     target_id: int | None = None
+    size: int = 0  # oversized, gzip_bomb: bytes of padding
+    chunk: str = ""  # malformed_chunk: the event's data
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -181,19 +193,17 @@ class FaultServer:
             writer.transport.abort()
             return False
         content = fault.content()
+        if fault.kind in ("oversized", "gzip_bomb", "slowloris", "malformed_chunk"):
+            return await self._hostile(reader, writer, fault, seen)
         if fault.kind == "never_ends":
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-            )
+            writer.write(STREAM_HEAD)
             writer.write(_chunk(_event(content[:5])))
             await writer.drain()
             await self._client_closed_within(reader, 3600.0)
             seen.closed_by_client = True
             return False
         if seen.body.get("stream"):
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-            )
+            writer.write(STREAM_HEAD)
             for start in range(0, len(content), 8):
                 writer.write(_chunk(_event(content[start : start + 8])))
             writer.write(_chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
@@ -204,6 +214,44 @@ class FaultServer:
             return True
         completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
         await self._send(writer, 200, json.dumps(completion).encode())
+        return True
+
+    async def _hostile(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fault: Fault, seen: Seen
+    ) -> bool:
+        stream = bool(seen.body.get("stream"))
+        try:
+            if fault.kind == "slowloris":
+                writer.write(STREAM_HEAD)
+                while not await self._client_closed_within(reader, max(fault.latency, 0.01)):
+                    writer.write(_chunk(b":\n"))  # a comment line: bytes, never an answer
+                    await writer.drain()
+                seen.closed_by_client = True
+                return False
+            if fault.kind == "malformed_chunk":
+                if stream:
+                    data = b"data: " + fault.chunk.encode() + b"\n\n"
+                    writer.write(STREAM_HEAD + _chunk(data) + _chunk(b"data: [DONE]\n\n") + b"0\r\n\r\n")
+                    await writer.drain()
+                    return True
+                await self._send(writer, 200, fault.chunk.encode())
+                return True
+            pieces = _padded_answer(fault.content(), fault.size, stream)
+            if fault.kind == "gzip_bomb":
+                pieces = _gzipped(pieces)
+                encoding = b"content-encoding: gzip\r\n"
+            else:
+                encoding = b""
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n" + encoding)
+            writer.write(b"transfer-encoding: chunked\r\n\r\n")
+            for piece in pieces:
+                writer.write(_chunk(piece))
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        except ConnectionError:
+            seen.closed_by_client = True
+            return False
         return True
 
     @staticmethod
@@ -231,6 +279,29 @@ class FaultServer:
 def _event(text: str) -> bytes:
     chunk = {"choices": [{"index": 0, "delta": {"content": text}}]}
     return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def _padded_answer(content: str, size: int, stream: bool) -> Iterator[bytes]:
+    """A valid answer whose content ends in `size` spaces (JSON ignores them), in pieces."""
+    quoted = json.dumps(content)[:-1].encode()  # the content string, still open
+    if stream:
+        yield b'data: {"choices":[{"index":0,"delta":{"content":' + quoted
+    else:
+        yield b'{"choices":[{"index":0,"message":{"role":"assistant","content":' + quoted
+    left = size
+    while left > 0:
+        yield b" " * min(PIECE, left)
+        left -= PIECE
+    yield b'"}}]}\n\ndata: [DONE]\n\n' if stream else b'"}}]}'
+
+
+def _gzipped(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    for piece in pieces:
+        packed = packer.compress(piece)
+        if packed:
+            yield packed
+    yield packer.flush()
 
 
 def _chunk(data: bytes) -> bytes:

@@ -75,10 +75,12 @@ def run_godot(
     return GodotRun(done.returncode, done.stdout, done.stderr)
 
 
-def run_check_script(project: Path, script: str) -> tuple[GodotRun, dict[str, dict[str, Any]]]:
+def run_check_script(
+    project: Path, script: str, env: dict[str, str] | None = None
+) -> tuple[GodotRun, dict[str, dict[str, Any]]]:
     """Run a GDScript check script (`-s res://...`) that prints `{"check": ...}` lines and ends with
     `{"done": true}`; asserts it finished with every check ok and no engine errors."""
-    run = run_godot(project, "-s", script)
+    run = run_godot(project, "-s", script, env=env)
     assert run.returncode == 0, run.log
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()

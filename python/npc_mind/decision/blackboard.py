@@ -1,20 +1,78 @@
 """The double-buffered blackboard: the main thread owns the active board and writes it every tick;
 a request works on a frozen snapshot; its result waits in an epoch-stamped commit slot until the main
-thread merges it at the start of a tick, only if its epoch is still current."""
+thread merges it at the start of a tick, only if its epoch is still current.
+
+A snapshot holds plain data only (numbers, strings, None, tuples and dicts of them), made on the main
+thread: the prompt is formatted on the transport's thread, which must never call into a game object
+(an engine node may be freed, or refuse calls from another thread, by the time it runs)."""
 
 from __future__ import annotations
 
+import enum
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from npc_mind.llm.transport import Outcome
+
+_SCALARS = frozenset({bool, int, float, str, type(None)})
+MAX_ITEMS = 64  # entries kept of one list or dict value (a prompt shows about 40 characters of it)
+MAX_DEPTH = 8  # nesting kept; deeper values (a container holding itself, say) become "..."
+
+Describe = Callable[[Any], Any]
+
+
+def describe_type(value: Any) -> str:
+    """The default description of a value that is not plain data: its type's name, without calling
+    anything on the value itself (its `__str__` may be a game object's)."""
+    return f"<{type(value).__name__}>"
+
+
+def plain(value: Any, describe: Describe = describe_type, depth: int = 0) -> Any:
+    """`value` as plain data: scalars kept (subclasses of str, int and float, such as a Godot
+    StringName, as the base type), enums by name, numpy values as Python ones, sequences as tuples and
+    mappings as dicts (first `MAX_ITEMS` entries, `MAX_DEPTH` levels), anything else as what
+    `describe` makes of it (called here, on the calling thread)."""
+    if type(value) in _SCALARS:
+        return value
+    if depth >= MAX_DEPTH:
+        return "..."
+    if isinstance(value, enum.Enum):
+        return value.name
+    for base in (bool, int, float, str):
+        if isinstance(value, base):
+            return base(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        value = value.ravel()[:MAX_ITEMS].tolist()
+    if isinstance(value, Mapping):
+        items = list(value.items())[:MAX_ITEMS]
+        return {_key(key): plain(item, describe, depth + 1) for key, item in items}
+    if isinstance(value, list | tuple | set | frozenset | deque):
+        return tuple(plain(item, describe, depth + 1) for item in list(value)[:MAX_ITEMS])
+    return plain(describe(value), describe_type, depth + 1)
+
+
+def _key(key: Any) -> str:
+    """Keys become strings, so a prompt can sort them."""
+    return key if type(key) is str else str(plain(key))
+
+
+def plain_board(board: Mapping[str, Any], describe: Describe = describe_type) -> dict[str, Any]:
+    """A board as plain data (every key kept, each value as `plain` makes it); a board already plain
+    costs one type check per entry."""
+    if all(type(key) is str and type(value) in _SCALARS for key, value in board.items()):
+        return dict(board)
+    return {_key(key): plain(value, describe, 1) for key, value in board.items()}
 
 
 def freeze(board: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A cheap, read-only copy of the active board (one dict copy)."""
-    return MappingProxyType(dict(board))
+    """A read-only, plain-data copy of the active board (one dict copy when it is plain already)."""
+    return MappingProxyType(plain_board(board))
 
 
 class CommitSlot(deque[Outcome]):

@@ -33,8 +33,11 @@ class DecisionMade:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class DecisionFallback:
-    """No answer was applied (tier 3): the local AI chose `behaviour`; `reason` says why
-    (timeout, queue_full, breaker_open, http_error, invalid_json, invalid_answer, ...)."""
+    """No answer was applied (tier 3): the local AI chose `behaviour`; `reason` says why: the endpoint
+    (timeout, connect_error, connection_error, http_error), its answer (invalid_json, invalid_answer,
+    too_large: over the response caps), a refusal (queue_full, breaker_open, no_endpoint), or a bug,
+    logged with its traceback (prompt_error: the prompt could not be made from the context;
+    internal_error: anything else that went wrong)."""
 
     npc: int
     epoch: int

@@ -10,6 +10,7 @@ discarded and counted, never applied.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -24,6 +25,7 @@ from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import Outcome, Request
 
 _INF = float("inf")
+log = logging.getLogger("npc_mind.decision")
 
 
 def _unit(npc: int, epoch: int) -> float:
@@ -255,6 +257,8 @@ class AsyncDecision:
             latency = outcome.finished_at - self._started_at
             answer = outcome.answer
             if answer is None:
+                if outcome.detail:  # a bug, not the endpoint: logged here, on the main thread
+                    log.error("NPC %s: request failed (%s)\n%s", self.npc, outcome.reason, outcome.detail)
                 self._fall_back(now, board, latency, outcome.reason)
                 continue
             tier = self.config.classify(latency)

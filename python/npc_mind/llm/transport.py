@@ -21,12 +21,13 @@ import dataclasses
 import socket
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from npc_mind.llm.breaker import BreakerConfig, BreakerState
-from npc_mind.llm.client import LLMClient, LLMSettings
+from npc_mind.llm.client import LLMClient, LLMSettings, cancel_at, cancel_once
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import LLMError, RejectedError
 from npc_mind.llm.prompt import PromptConfig, build_messages
@@ -55,6 +56,11 @@ def _gil_keeping_write() -> Callable[[int, bytes, int], int] | None:
 _WRITE = _gil_keeping_write()
 
 
+def _trace() -> str:
+    """The exception being handled, as text made on this thread (logged later on the main thread)."""
+    return traceback.format_exc(limit=8)
+
+
 class Request(NamedTuple):
     """One decision request, immutable. Either `messages` is given ready-made, or (empty) the prompt is
     built by `chat()` from `board` (a frozen snapshot), `memories` (read-only views or `MemoryFact`s)
@@ -79,13 +85,16 @@ class Request(NamedTuple):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Outcome:
-    """What came back for (npc, epoch): an answer, or the reason it failed; stamped with the clock."""
+    """What came back for (npc, epoch): an answer, or the reason it failed; stamped with the clock.
+    detail: for a failure that is a bug rather than the endpoint's doing (`prompt_error`,
+    `internal_error`), the traceback, which the main thread logs when it merges the outcome."""
 
     npc: int
     epoch: int
     answer: Answer | None
     reason: str
     finished_at: float
+    detail: str = ""
 
 
 class Ticket:
@@ -274,25 +283,32 @@ class LLMTransport:
         while cancels:
             task = cancels.popleft().task
             if task is not None:
-                task.cancel()
+                cancel_once(task)  # not over the deadline's own cancel: it is closing the connection
 
     def _release(self, _task: object) -> None:
         self._finished += 1
 
     async def _run(self, request: Request, on_done: Callable[[Outcome], None]) -> None:
+        """Always ends in exactly one `on_done` (unless cancelled): an exception that is no `LLMError`
+        is a bug, reported as `internal_error` with its traceback instead of ending the task silently
+        (which left the request to time out)."""
         try:
             messages = request.chat()
-        except Exception:  # a snapshot the prompt cannot show (e.g. keys that do not sort)
-            on_done(Outcome(request.npc, request.epoch, None, "prompt_error", self._clock()))
+        except Exception:  # a snapshot the prompt cannot show: reported, with its traceback
+            failed = Outcome(request.npc, request.epoch, None, "prompt_error", self._clock(), _trace())
+            on_done(failed)
             return
+        deadline = request.started_at + request.deadline
         try:
-            async with asyncio.timeout(request.deadline + self.config.grace):
-                answer = await self.client.decide(messages, request.schema)
+            async with cancel_at(request.deadline + self.config.grace):
+                answer = await self.client.decide(messages, request.schema, deadline)
             outcome = Outcome(request.npc, request.epoch, answer, "", self._clock())
         except LLMError as error:
             outcome = Outcome(request.npc, request.epoch, None, error.reason, self._clock())
         except TimeoutError:
             outcome = Outcome(request.npc, request.epoch, None, "timeout", self._clock())
+        except Exception:
+            outcome = Outcome(request.npc, request.epoch, None, "internal_error", self._clock(), _trace())
         on_done(outcome)
 
     def close(self) -> None:

@@ -1,14 +1,22 @@
 """LLM decisions behind the server: one `DecisionHub` per distinct (intents, deadlines, prompt), all
-sharing one transport (one asyncio thread, one HTTP client) per endpoint list.
+sharing one transport (one asyncio thread, one HTTP client) per endpoint list. A hub goes when its last
+decision does, a transport (and its thread) when its last hub does.
 
 A node asks explicitly (`request`); the server ticks only decisions that have something to do (a
 request to send, a watchdog to run, an outcome to merge), so an idle NPC costs nothing per frame and
 nothing is ever dispatched that the game did not ask for. Decisions run on real monotonic seconds, since
 model latency is real whatever the game clock does.
+
+Every request ends in exactly one `decision_made` or `decision_fallback`, unless aborted: a request made
+while another is pending waits for it to end and then goes out; one made while another is still waiting
+to go out replaces it, and the replaced one ends as `decision_fallback(3, "superseded")`; a decision
+whose tick raises ends its requests as `decision_fallback(3, "internal_error")`, logged with the
+traceback, and the other decisions' update goes on.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,24 +31,30 @@ from npc_mind.decision import (
     RuleChooser,
     ThinkingStarted,
 )
+from npc_mind.decision.blackboard import plain_board
 from npc_mind.decision.rules import Chooser
+from npc_mind.llm.client import DEFAULT_RESPONSE_CAP, LLMSettings
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import RejectedError
 from npc_mind.llm.prompt import PromptConfig
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import LLMTransport, Request
 from npc_mind.server.events import EventQueue
-from npc_mind.server.registry import HandleCounter, Registry
+from npc_mind.server.registry import HandleCounter, Registry, UnknownHandleError
 
 THINKING_STARTED = "thinking_started"
 DECISION_MADE = "decision_made"
 DECISION_FALLBACK = "decision_fallback"
 REQUEST_KEY = "_npc_mind_request"  # a watched blackboard key: bumping it is how a node asks
+# The counters `metrics` sums over hubs (a released hub's are kept in `DecisionBank.retired`).
+COUNTERS = ("dispatched", "tier1", "tier2", "tier3", "timeouts", "stale_discards", "aborts")
+log = logging.getLogger("npc_mind.decision")
 
 
 @dataclass(frozen=True)
 class DecisionSettings:
-    """What one AsyncLLMDecision node configures; equal settings share a hub."""
+    """What one AsyncLLMDecision node configures; equal settings share a hub, equal endpoint and caps
+    a transport. max_response_bytes / max_decoded_bytes: `LLMSettings`' caps on one response."""
 
     intents: tuple[str, ...] = ("idle",)
     soft_deadline: float = 0.3
@@ -48,6 +62,8 @@ class DecisionSettings:
     tag_ttl: float = 10.0
     persona: str = "a guard in a game world"
     endpoint: str = ""  # empty: the server's default endpoint
+    max_response_bytes: int = DEFAULT_RESPONSE_CAP
+    max_decoded_bytes: int = DEFAULT_RESPONSE_CAP
 
     def hub_key(self) -> tuple[Any, ...]:
         return (
@@ -57,6 +73,8 @@ class DecisionSettings:
             self.tag_ttl,
             self.persona,
             self.endpoint,
+            self.max_response_bytes,
+            self.max_decoded_bytes,
         )
 
 
@@ -78,8 +96,14 @@ class _MemoryForHub:
         self._owner = owner
 
     def top_k(self, npc: int, now: float, k: int = 5) -> Sequence[Any]:
-        stream = self._owner.entries.get(npc).memory_handle
-        return self._top_k(stream, k) if stream else ()
+        entry = self._owner.entries.get(npc)
+        if not entry.memory_handle:
+            return ()
+        try:
+            return self._top_k(entry.memory_handle, k)
+        except UnknownHandleError:  # the stream was freed: this decision asks without memories now
+            entry.memory_handle = 0
+            return ()
 
 
 @dataclass
@@ -89,8 +113,8 @@ class DecisionEntry:
     machine: AsyncDecision
     memory_handle: int = 0
     board: dict[str, Any] = field(default_factory=dict)
-    requests: int = 0
-    wants_dispatch: bool = False
+    requests: int = 0  # REQUEST_KEY's value: the number of the last request
+    wants_dispatch: bool = False  # the last request has not gone out yet
 
 
 @dataclass
@@ -102,19 +126,28 @@ class DecisionBank:
     clock: Callable[[], float] = time.monotonic
     entries: Registry[DecisionEntry] = field(init=False)
     hubs: dict[tuple[Any, ...], DecisionHub] = field(default_factory=dict)
-    transports: dict[str, Any] = field(default_factory=dict)
+    transports: dict[tuple[str, int, int], Any] = field(default_factory=dict)  # (url, caps)
+    retired: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     _active: set[int] = field(default_factory=set)
+    _users: dict[int, int] = field(default_factory=dict)  # id(hub) -> its decisions' count
+    _dirty: dict[int, DecisionHub] = field(default_factory=dict)  # hubs to drain at the next step
 
     def __post_init__(self) -> None:
         self.entries = Registry("decision", self.counter)
 
-    def _transport(self, endpoint: str) -> Any:
-        url = endpoint or self.default_endpoint
-        transport = self.transports.get(url)
+    def _transport(self, settings: DecisionSettings) -> Any:
+        url = settings.endpoint or self.default_endpoint
+        caps = (settings.max_response_bytes, settings.max_decoded_bytes)
+        key = (url, *caps)
+        transport = self.transports.get(key)
         if transport is None:
             urls = [part.strip() for part in url.split(",") if part.strip()]
-            transport = LLMTransport([Endpoint(part) for part in urls]) if urls else _NoEndpoint()
-            self.transports[url] = transport
+            if urls:
+                llm = LLMSettings(max_response_bytes=caps[0], max_decoded_bytes=caps[1])
+                transport = LLMTransport([Endpoint(part) for part in urls], llm)
+            else:
+                transport = _NoEndpoint()
+            self.transports[key] = transport
         return transport
 
     def _hub(self, settings: DecisionSettings) -> DecisionHub:
@@ -131,7 +164,7 @@ class DecisionBank:
             )
             memory = _MemoryForHub(self.memory_top_k, self) if self.memory_top_k else None
             hub = DecisionHub(
-                self._transport(settings.endpoint),
+                self._transport(settings),
                 DecisionSchema(settings.intents),
                 config=config,
                 prompt=PromptConfig(persona=settings.persona),
@@ -147,21 +180,58 @@ class DecisionBank:
         handle = self.counter.take()
         machine = hub.add(handle, chooser)
         self.entries.entries[handle] = DecisionEntry(settings, hub, machine, memory_handle)
+        self._users[id(hub)] = self._users.get(id(hub), 0) + 1
         return handle
 
     def remove(self, handle: int) -> None:
+        """Free a decision (its pending request is dropped, with no signal); its hub goes with its last
+        decision, and that hub's transport, thread included, with its last hub."""
         entry = self.entries.pop(handle)
-        entry.hub.remove(handle)
+        hub = entry.hub
+        hub.remove(handle)
         self._active.discard(handle)
         self.events.discard(handle)
+        self._users[id(hub)] -= 1
+        if self._users[id(hub)]:
+            self._dirty[id(hub)] = hub  # an answer it committed for this decision is discarded at the step
+            return
+        del self._users[id(hub)]
+        self._dirty.pop(id(hub), None)
+        self._release_hub(entry.settings, hub)
+
+    def _release_hub(self, settings: DecisionSettings, hub: DecisionHub) -> None:
+        hub.drain_events()  # counts what it still held for removed decisions as stale
+        metrics = hub.stats.snapshot()
+        for key in COUNTERS:
+            self.retired[key] += int(metrics[key])  # type: ignore[call-overload]
+        del self.hubs[settings.hub_key()]
+        hub.close()
+        transport = hub.transport
+        if not any(other.transport is transport for other in self.hubs.values()):
+            for key in [key for key, known in self.transports.items() if known is transport]:
+                del self.transports[key]
+            transport.close()
 
     def request(self, handle: int, context: Mapping[str, Any]) -> None:
-        """Ask once; the request goes out in the next `step` and ends in exactly one decision signal."""
+        """Ask once; the request goes out in the next `step` and ends in exactly one decision signal.
+        The context is copied now as plain data (`plain_board`): values that are not plain become
+        descriptions, so nothing the caller owns is read later or on another thread."""
         entry = self.entries.get(handle)
+        board = plain_board(context)
+        if entry.wants_dispatch:  # the one still waiting to go out is replaced by this one
+            self._end(entry, handle, "superseded")
         entry.requests += 1
-        entry.board = {**context, REQUEST_KEY: entry.requests}
+        board[REQUEST_KEY] = entry.requests
+        entry.board = board
         entry.wants_dispatch = True
         self._active.add(handle)
+
+    def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
+        """End a request that never got its answer with a tier-3 `decision_fallback(reason)`."""
+        stats = entry.hub.stats
+        stats.tiers[3] += 1
+        stats.reasons[reason] += 1
+        self.events.push(handle, DECISION_FALLBACK, 3, reason)
 
     def abort(self, handle: int) -> None:
         """Drop the pending request: no decision signal for it, ever; the late answer is discarded."""
@@ -174,22 +244,44 @@ class DecisionBank:
         return entry.wants_dispatch or entry.machine.pending
 
     def step(self) -> None:
-        """Tick the decisions with work to do, then turn the hubs' events into signals."""
+        """Tick the decisions with work to do, then turn their hubs' events into signals. Costs what
+        the active decisions cost, whatever the number of idle ones or of hubs."""
         now = self.clock()
+        touched, self._dirty = self._dirty, {}
         for handle in sorted(self._active):
             entry = self.entries.get(handle)
             machine = entry.machine
+            touched[id(entry.hub)] = entry.hub
             if entry.wants_dispatch or machine.pending:
-                entry.wants_dispatch = False
-                machine.tick(now, entry.board)
+                self._tick(entry, handle, now)
             elif machine.slot:  # a late answer for an aborted request: discarded and counted
                 for _ in machine.slot.drain():
                     entry.hub.stats.stale_discards += 1
             if not (entry.wants_dispatch or machine.pending or machine.slot):
                 self._active.discard(handle)
-        for hub in self.hubs.values():
+        for hub in touched.values():
             for event in hub.drain_events():
                 self._signal(event)
+
+    def _tick(self, entry: DecisionEntry, handle: int, now: float) -> None:
+        """One decision's tick, isolated: if it raises, its requests end as `internal_error` (logged
+        with the traceback) and the other decisions' update goes on."""
+        machine = entry.machine
+        events = entry.hub.events
+        mark = len(events)
+        outstanding = int(machine.pending) + int(entry.wants_dispatch)
+        try:
+            machine.tick(now, entry.board)
+        except Exception:
+            log.exception("decision %s: its update failed; its requests end as internal_error", handle)
+            machine.abort("internal_error")
+            entry.wants_dispatch = False
+            for _ in range(outstanding - _ends(events, mark, handle)):  # each request ends once
+                self._end(entry, handle, "internal_error")
+            return
+        # Sent when the request's number is what the decision asked with; until then (another one was
+        # pending, or its watchdog fired this tick) it waits for the next step.
+        entry.wants_dispatch = machine.asked_first != entry.requests
 
     def _signal(self, event: Any) -> None:
         if event.npc not in self.entries:
@@ -206,11 +298,8 @@ class DecisionBank:
         return self.entries.get(handle).machine.behaviour or ""
 
     def metrics(self) -> dict[str, Any]:
-        """Summed over every hub: the counters the monitors show."""
-        total: dict[str, Any] = {
-            "npcs": 0, "pending": 0, "dispatched": 0, "tier1": 0, "tier2": 0, "tier3": 0,
-            "timeouts": 0, "stale_discards": 0, "aborts": 0,
-        }  # fmt: skip
+        """Summed over every hub, released ones included: the counters the monitors show."""
+        total: dict[str, Any] = {"npcs": 0, "pending": 0, **self.retired}
         latencies: list[float] = []
         for hub in self.hubs.values():
             metrics = hub.metrics()
@@ -228,6 +317,17 @@ class DecisionBank:
             transport.close()
         self.hubs.clear()
         self.transports.clear()
+        self._users.clear()
+        self._dirty.clear()
+
+
+def _ends(events: Any, mark: int, handle: int) -> int:
+    """How many decision_made and decision_fallback events for `handle` were queued after `mark`."""
+    return sum(
+        1
+        for event in list(events)[mark:]
+        if isinstance(event, DecisionMade | DecisionFallback) and event.npc == handle
+    )
 
 
 def _percentile_ms(values: list[float], q: float) -> float:

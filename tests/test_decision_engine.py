@@ -1,0 +1,51 @@
+"""LLM decisions in the real engine (headless Godot, in a subprocess: a crash fails the test, not the
+suite) against the fault server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.fault_llm_server import FaultServer
+from tests.support.godot import run_check_script
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.godot
+
+
+def prompts_by_persona(server: FaultServer) -> dict[str, str]:
+    """The user message of each request, by the persona its system message names."""
+    found = {}
+    for seen in server.seen:
+        system, user = (message["content"] for message in seen.body["messages"])
+        persona = system.split("You are the tactical mind of ", 1)[1].split(". ", 1)[0]
+        found[persona] = user
+    return found
+
+
+def test_engine_objects_in_a_context_reach_the_prompt_as_plain_data(fault_server: FaultServer) -> None:
+    """A node in the context freed in the same frame crashed the engine (signal 11): the LLM thread
+    formatted the prompt with str() of the freed node. A live node ended every request at once in an
+    unlogged prompt_error (a node in the tree refuses calls from another thread). A decision whose
+    MemoryStream was freed raised inside the server's step. A request pending when a setting changed
+    ended in no signal."""
+    run, _ = run_check_script(
+        ROOT, "res://tests/addon/decision_objects.gd", env={"NPC_MIND_TEST_ENDPOINT": fault_server.base_url}
+    )
+    ids = next(line["ids"] for line in run.json_lines() if "ids" in line)
+    prompts = prompts_by_persona(fault_server)
+    assert set(prompts) == {
+        "freed_same_frame", "live_node", "freed_before", "freed_right_after", "memory_freed",
+        "reconfigured",
+    }, prompts  # fmt: skip
+    enemy = f"{{'id': {ids['enemy']}, 'class': 'Node2D'"
+    assert f"- target: {enemy}" in prompts["freed_same_frame"]
+    watcher = f"{{'id': {ids['watcher']}, 'class': 'Node3D'"
+    assert f"- target: {watcher}" in prompts["live_node"]
+    assert f"- list: ({watcher}" in prompts["live_node"]
+    assert f"- nested: {{'who': {{'id': {ids['watcher']}" in prompts["live_node"]  # 40 characters shown
+    assert "- target: None" in prompts["freed_before"]  # a freed object reads as None, never its pointer
+    assert f"- target: {watcher}" in prompts["freed_right_after"]  # copied when asked
+    assert "You remember" not in prompts["memory_freed"]

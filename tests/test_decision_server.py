@@ -1,0 +1,178 @@
+"""The server's decision bank under the cases that used to lose a signal, raise inside `step`, or grow
+for ever: exactly one `decision_made` / `decision_fallback` per request, one NPC's failure isolated,
+hubs and transports released with their last decision. Driven like the Godot singleton drives it (one
+update a frame), against the fault server on 127.0.0.1 where an endpoint is needed."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from npc_mind.server import ClockMode, ServerEvent
+from npc_mind.server.core import MindServer
+from npc_mind.server.decisions import DecisionSettings
+from tests.support.fault_llm_server import Fault, FaultServer
+
+SAFETY = 20.0  # seconds: a bound on waiting loops, never an assertion
+ENDS = ("decision_made", "decision_fallback")
+SELECTOR = {
+    "behaviors": [
+        {"name": "patrol", "considerations": [{"input_key": "calm", "curve_type": "linear"}]},
+        {"name": "pursue", "considerations": [{"input_key": "threat", "curve_type": "linear"}]},
+    ]
+}
+
+
+def signals(events: list[ServerEvent], handle: int) -> list[tuple[str, tuple]]:
+    return [(event.signal, event.args) for event in events if event.handle == handle]
+
+
+def until_ended(server: MindServer, handles: list[int], count: int = 1) -> dict[int, list[tuple[str, tuple]]]:
+    """Update like a game loop until each handle has `count` decision signals; every signal, by handle."""
+    got: dict[int, list[tuple[str, tuple]]] = {handle: [] for handle in handles}
+    stop = time.monotonic() + SAFETY
+    while time.monotonic() < stop:
+        events = server.update()
+        for handle in handles:
+            got[handle] += signals(events, handle)
+        if all(sum(name in ENDS for name, _ in got[h]) >= count for h in handles):
+            break
+        time.sleep(0.005)
+    return got
+
+
+def ends(received: list[tuple[str, tuple]]) -> list[tuple[str, tuple]]:
+    return [(name, args) for name, args in received if name in ENDS]
+
+
+def test_a_request_made_while_one_is_pending_goes_out_when_that_one_times_out(
+    fault_server: FaultServer,
+) -> None:
+    """It was dropped: the watchdog ended the pending one and nothing sent the waiting one."""
+    fault_server.script(Fault("never_ends"), Fault(intent="pursue", urgency=0.25))
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
+    settings = DecisionSettings(intents=("patrol", "pursue"), soft_deadline=0.1, hard_deadline=0.3)
+    decision = server.add_decision(settings)
+    try:
+        server.request_decision(decision, {"threat": 0.1})
+        assert signals(server.update(), decision) == [("thinking_started", ())]
+        server.request_decision(decision, {"threat": 0.9})  # while the first is pending
+        got = until_ended(server, [decision], count=2)[decision]
+        assert ends(got) == [("decision_fallback", (3, "timeout")), ("decision_made", ("pursue", 0.25, 1))]
+        assert [seen.body["messages"][1]["content"].count("threat: 0.90") for seen in fault_server.seen] == [
+            0,
+            1,
+        ]
+    finally:
+        server.close()
+
+
+def test_a_request_replaced_before_it_went_out_ends_as_superseded() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    decision = server.add_decision(DecisionSettings(intents=("patrol",)))
+    server.request_decision(decision, {"threat": 0.1})
+    server.request_decision(decision, {"threat": 0.9})  # same frame: the first never left
+    assert signals(server.update(), decision) == [
+        ("decision_fallback", (3, "superseded")),
+        ("decision_fallback", (3, "no_endpoint")),
+    ]
+    assert server.decisions.metrics()["tier3"] == 2
+
+
+def test_a_decision_whose_memory_stream_was_freed_asks_without_memories() -> None:
+    """Its next request raised UnknownHandleError inside the server's step: the frame's whole update
+    (every other NPC's signals and memory events) was lost, and the request never ended."""
+    server = MindServer(ClockMode.MANUAL)
+    memory = server.add_memory()
+    other = server.add_memory()
+    decision = server.add_decision(DecisionSettings(intents=("patrol",)), memory=memory)
+    server.remove(memory)
+    server.record(other, 7, 1, 0.9)
+    server.request_decision(decision, {"threat": 0.1})
+    events = server.update()
+    assert signals(events, decision) == [("decision_fallback", (3, "no_endpoint"))]
+    assert [event.signal for event in events if event.handle == other] == ["memory_formed"]
+
+
+def test_one_decisions_failure_does_not_abort_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    """A context value its selector cannot read (a string where a number goes) raised out of the
+    server's step, so no other NPC got its signal that frame; now that request alone ends as
+    internal_error, logged with the traceback."""
+    server = MindServer(ClockMode.MANUAL)
+    selector = server.add_selector(SELECTOR)
+    settings = DecisionSettings(intents=("patrol", "pursue"))
+    broken, *others = [server.add_decision(settings, fallback_selector=selector) for _ in range(3)]
+    server.request_decision(broken, {"threat": "high", "calm": 0.0})
+    for handle in others:
+        server.request_decision(handle, {"threat": 1.0, "calm": 0.0})
+    with caplog.at_level(logging.ERROR, logger="npc_mind.decision"):
+        events = server.update()
+    assert signals(events, broken) == [("decision_fallback", (3, "internal_error"))]
+    for handle in others:
+        assert signals(events, handle) == [("decision_fallback", (3, "no_endpoint"))]
+        assert server.decisions.behaviour(handle) == "pursue"
+    (record,) = [r for r in caplog.records if r.name == "npc_mind.decision"]
+    assert f"decision {broken}" in record.getMessage() and record.exc_info is not None
+    assert "input must be a number" in caplog.text  # the traceback names the cause
+    server.request_decision(broken, {"threat": 0.5, "calm": 0.0})  # and it works again
+    assert signals(server.update(), broken) == [("decision_fallback", (3, "no_endpoint"))]
+
+
+def llm_threads() -> int:
+    return sum(1 for thread in threading.enumerate() if thread.name == "npc_mind-llm")
+
+
+def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServer) -> None:
+    """20,000 NPCs with their own persona left 20,000 hubs (+76 MB, a 24.9 ms step with no live NPC);
+    every distinct endpoint string kept its thread for ever."""
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
+    threads = llm_threads()
+    try:
+        shared = server.add_decision(DecisionSettings(intents=("attack",), persona="a guard"))
+        handles = [
+            server.add_decision(DecisionSettings(intents=("attack",), persona=f"guard {index}", endpoint=url))
+            for index, url in enumerate(
+                [fault_server.base_url] * 3 + [f"{fault_server.base_url}/", f" {fault_server.base_url}"]
+            )
+        ]
+        bank = server.decisions
+        assert len(bank.hubs) == 6 and len(bank.transports) == 3
+        assert llm_threads() == threads + 3
+        server.request_decision(handles[0], {"threat": 0.5})
+        got = until_ended(server, [handles[0]])[handles[0]]
+        assert ends(got) == [("decision_made", ("attack", 0.5, 1))]
+        for handle in handles:
+            server.remove(handle)
+        assert list(bank.hubs.values()) == [bank.entries.get(shared).hub]
+        assert [key[0] for key in bank.transports] == [fault_server.base_url]
+        assert llm_threads() == threads + 1
+        assert bank.metrics()["dispatched"] == 1  # a released hub's counters are kept
+        server.remove(shared)
+        assert bank.hubs == {} and bank.transports == {} and llm_threads() == threads
+    finally:
+        server.close()
+
+
+def test_a_decisions_response_caps_reach_its_transport(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("oversized", size=8_000)
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
+    try:
+        roomy = server.add_decision(
+            DecisionSettings(intents=("attack",), soft_deadline=5.0, hard_deadline=9.0)
+        )
+        strict = server.add_decision(
+            DecisionSettings(
+                intents=("attack",), soft_deadline=5.0, hard_deadline=9.0, max_response_bytes=4096
+            )
+        )
+        assert len(server.decisions.transports) == 2  # caps are part of a transport's identity
+        for handle in (roomy, strict):
+            server.request_decision(handle, {"threat": 0.5})
+        got = until_ended(server, [roomy, strict])
+        assert ends(got[roomy]) == [("decision_made", ("attack", 0.5, 1))]
+        assert ends(got[strict]) == [("decision_fallback", (3, "too_large"))]
+    finally:
+        server.close()

@@ -1,0 +1,200 @@
+"""The client against hostile endpoints (the fault server's oversized, gzip-bomb, slowloris and
+malformed-chunk modes): every one ends in a typed `LLMError`, within the response caps, and hangs count
+against the circuit breaker."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import tracemalloc
+
+import pytest
+
+from npc_mind.llm import (
+    BreakerConfig,
+    Endpoint,
+    InvalidAnswerError,
+    LLMClient,
+    LLMSettings,
+    LLMTransport,
+    Outcome,
+    RejectedError,
+    build_messages,
+)
+from npc_mind.llm.transport import Request
+from tests.support import decision_world as world
+from tests.support.fault_llm_server import Fault, FaultServer
+
+MESSAGES = build_messages(world.SCHEMA, world.board())
+SAFETY = 20.0  # seconds: a bound on waiting loops, never an assertion
+
+
+def decide_once(url: str, settings: LLMSettings | None = None, deadline: float | None = None) -> object:
+    """One `decide` against `url`: the answer, or the exception it raised (whatever its type)."""
+
+    async def run() -> object:
+        async with LLMClient([Endpoint(url)], settings=settings) as client:
+            limit = () if deadline is None else (time.monotonic() + deadline,)
+            try:
+                return await client.decide(MESSAGES, world.SCHEMA, *limit)
+            except Exception as error:  # the test looks at the type
+                return error
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_padded_answer_under_the_cap_is_still_valid(fault_server: FaultServer, stream: bool) -> None:
+    """The hostile modes are real answers: without a cap the padded one is accepted."""
+    fault_server.default = Fault("oversized", size=50_000)
+    answer = decide_once(fault_server.base_url, LLMSettings(stream=stream))
+    assert getattr(answer, "intent", None) == "attack", answer
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("kind", ["oversized", "gzip_bomb"])
+def test_responses_over_the_caps_are_too_large(fault_server: FaultServer, kind: str, stream: bool) -> None:
+    """A 10 MB body used to be read whole (233 MB added; 60 MB: 955 MB); a 1 MB gzip bomb inflated to
+    over 500 MB. Now reading stops at the cap: too_large, and memory stays near the cap."""
+    fault_server.default = Fault(kind, size=200 << 20)  # 200 MB of answer (gzip: ~200 KB on the wire)
+    tracemalloc.start()
+    try:
+        error = decide_once(fault_server.base_url, LLMSettings(stream=stream, read_timeout=30.0))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(error, InvalidAnswerError), error
+    assert error.reason == "too_large"
+    assert peak < 16 << 20, peak  # bytes: the caps are 512 KiB; without them this is hundreds of MB
+
+
+def test_the_caps_are_settings(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("oversized", size=8_000)
+    error = decide_once(fault_server.base_url, LLMSettings(max_response_bytes=4096))
+    assert getattr(error, "reason", None) == "too_large", error
+    fault_server.default = Fault("gzip_bomb", size=8_000)
+    error = decide_once(fault_server.base_url, LLMSettings(max_decoded_bytes=4096))
+    assert getattr(error, "reason", None) == "too_large", error
+    for bad in (0, 1023, (64 << 20) + 1, 2.5, True):
+        with pytest.raises(ValueError, match="max_response_bytes"):
+            LLMSettings(max_response_bytes=bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="max_decoded_bytes"):
+            LLMSettings(max_decoded_bytes=bad)  # type: ignore[arg-type]
+
+
+MALFORMED = [
+    '{"choices":["x"]}',
+    '{"choices":[{"delta":{"content":5}}]}',
+    '{"choices":[{"delta":{"content":["a"]}}]}',
+    '{"choices":[{"delta":"x"}]}',
+    '{"choices":{"0":{}}}',
+    '{"choices":[{"message":{"content":{"intent":"attack"}}}]}',
+    '{"error":{"message":"overloaded"}}',
+    "[1, 2]",
+    '"text"',
+    "null",
+    "not json",
+    "[" * 100_000,
+    "1" * 5000,
+]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("chunk", MALFORMED, ids=range(len(MALFORMED)))
+def test_every_malformed_chunk_is_an_invalid_answer(
+    fault_server: FaultServer, chunk: str, stream: bool
+) -> None:
+    """`{"choices":["x"]}` or a non-string content raised AttributeError out of the client: the request
+    task died and the NPC waited for its hard deadline, reported as `timeout`."""
+    fault_server.default = Fault("malformed_chunk", chunk=chunk)
+    error = decide_once(fault_server.base_url, LLMSettings(stream=stream))
+    assert isinstance(error, InvalidAnswerError), repr(error)
+    assert error.reason in ("invalid_answer", "invalid_json")
+
+
+def test_a_malformed_chunk_ends_the_transport_request_at_once(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("malformed_chunk", chunk='{"choices":["x"]}')
+    outcomes = submit_each(fault_server.base_url, 1, deadline=60.0)
+    assert [o.reason for o in outcomes] == ["invalid_answer"]
+
+
+def submit_each(url: str, count: int, deadline: float, **options: object) -> list[Outcome | RejectedError]:
+    """Submit `count` requests one after another (each waits for the last), with `deadline` each."""
+    results: list[Outcome | RejectedError] = []
+    with LLMTransport([Endpoint(url)], **options) as transport:  # type: ignore[arg-type]
+        for index in range(count):
+            done = threading.Event()
+            box: list[Outcome] = []
+
+            def on_done(outcome: Outcome, box: list[Outcome] = box, done: threading.Event = done) -> None:
+                box.append(outcome)
+                done.set()
+
+            request = Request(1, index, (), world.SCHEMA, time.monotonic(), deadline, world.board())
+            try:
+                transport.submit(request, on_done)
+            except RejectedError as error:
+                results.append(error)
+                continue
+            assert done.wait(SAFETY + deadline)
+            results.append(box[0])
+    return results
+
+
+def reasons(results: list[Outcome | RejectedError]) -> list[str]:
+    return [result.reason for result in results]
+
+
+def test_a_slowloris_endpoint_opens_the_breaker(fault_server: FaultServer) -> None:
+    """A byte every 50 ms never trips the read timeout: the breaker was still closed after 9 such
+    requests (threshold 3). The deadline is the client's: past it the endpoint has failed."""
+    fault_server.default = Fault("slowloris", latency=0.05)
+    breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
+    results = submit_each(fault_server.base_url, 5, deadline=0.3, breaker=breaker)
+    assert reasons(results) == ["timeout"] * 3 + ["breaker_open"] * 2
+    assert len(fault_server.seen) == 3
+
+
+def test_a_request_cancelled_after_its_deadline_counts_as_a_hang(fault_server: FaultServer) -> None:
+    """The watchdog cancels a request at its hard deadline; that cancellation said nothing to the
+    breaker before, so an endpoint that never answered was never opened."""
+    fault_server.default = Fault("never_ends")
+    breaker = BreakerConfig(failure_threshold=2, cooldown=600.0)
+
+    async def run() -> list[str]:
+        async with LLMClient([Endpoint(fault_server.base_url)], breaker=breaker) as client:
+            states = []
+            for sent in (1, 2):
+                task = asyncio.create_task(client.decide(MESSAGES, world.SCHEMA, time.monotonic() + 0.2))
+                while len(fault_server.seen) < sent:
+                    await asyncio.sleep(0.005)
+                # Past the deadline, the cancel (the watchdog's) reaches the task before the client's
+                # own timer runs: the loop is blocked until then.
+                time.sleep(0.25)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                states.append(client.pool.states()[0]["breaker"])
+            return states
+
+    assert asyncio.run(run()) == ["closed", "open"]
+    assert fault_server.closed_by_client() == 2  # each connection closed, though cancelled twice
+
+
+def test_a_cancellation_before_the_deadline_says_nothing_about_the_endpoint(
+    fault_server: FaultServer,
+) -> None:
+    fault_server.default = Fault(latency=30.0)
+    breaker = BreakerConfig(failure_threshold=1, cooldown=600.0)
+
+    async def run() -> str:
+        async with LLMClient([Endpoint(fault_server.base_url)], breaker=breaker) as client:
+            task = asyncio.create_task(client.decide(MESSAGES, world.SCHEMA, time.monotonic() + 30.0))
+            await asyncio.sleep(0.1)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return str(client.pool.states()[0]["breaker"])
+
+    assert asyncio.run(run()) == "closed"
