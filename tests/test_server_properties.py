@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -29,7 +28,7 @@ from npc_mind.server import ClockMode, UnknownHandleError
 from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DECISION_FALLBACK, DECISION_MADE, DecisionSettings
 from npc_mind.server.selectors import MIN_ROWS
-from npc_mind.utility import UtilityDefinitionError, UtilityError
+from npc_mind.utility import UtilityDefinitionError
 
 GOOD_PROFILES: list[dict[str, Any]] = [{}, {"capacity": 4}, {"capacity": 8, "alpha": 1.5}]
 BAD_PROFILES: list[Any] = [{"capacity": 0}, {"capacity": 10**6}, {"alpha": math.nan}, {"curve": "zigzag"}]
@@ -47,10 +46,6 @@ TYPES = st.integers(min_value=-1, max_value=5)  # 0..4 are memory types
 SALIENCES = st.sampled_from([0.0, 0.5, 1.0, -0.5, 1.5, math.nan])
 STEPS = st.sampled_from([0.0, 0.05, 1.0, 30.0])
 NOT_LIVE = (UnknownHandleError, KeyError)
-# False until freeing a decision's memory stream no longer breaks its next request (xfail below).
-FREE_LINKED_MEMORIES = False
-# False until decision hubs go with their last decision (xfail below).
-HUBS_FOLLOW_DECISIONS = False
 
 
 class ServerMachine(RuleBasedStateMachine):
@@ -61,9 +56,9 @@ class ServerMachine(RuleBasedStateMachine):
         self.memories: set[int] = set()
         self.selectors: set[int] = set()
         self.decisions: dict[int, DecisionSettings] = {}
-        self.linked: dict[int, int] = {}  # decision -> the memory stream it reads
         self.freed: set[int] = set()
-        self.open: dict[int, int] = {}  # decision -> requests still owed their terminal signal
+        self.owed: dict[int, int] = {}  # decision -> terminal signals owed to its requests
+        self.waiting: set[int] = set()  # decisions with a request not yet gone out
         self.saves: list[bytes] = []
 
     def teardown(self) -> None:
@@ -111,14 +106,10 @@ class ServerMachine(RuleBasedStateMachine):
         settings = DecisionSettings(persona=persona)
         handle = self.server.add_decision(settings, fallback_selector=selector, memory=memory)
         self.decisions[handle] = settings
-        if memory:
-            self.linked[handle] = memory
 
     @rule(data=st.data())
     def free(self, data: st.DataObject) -> None:
         handle = self.pick(data, self.memories | self.selectors | set(self.decisions))
-        if not FREE_LINKED_MEMORIES and handle in self.linked.values():
-            return  # see test_freeing_a_decisions_memory_stream_never_aborts_the_update
         live = handle in self.memories or handle in self.selectors or handle in self.decisions
         try:
             self.server.remove(handle)
@@ -129,8 +120,8 @@ class ServerMachine(RuleBasedStateMachine):
         self.memories.discard(handle)
         self.selectors.discard(handle)
         self.decisions.pop(handle, None)
-        self.linked.pop(handle, None)
-        self.open.pop(handle, None)  # a freed decision is owed nothing
+        self.owed.pop(handle, None)  # a freed decision is owed nothing
+        self.waiting.discard(handle)
         self.freed.add(handle)
 
     # --- memory ------------------------------------------------------------------------------
@@ -204,18 +195,19 @@ class ServerMachine(RuleBasedStateMachine):
             self.rejected(before)
 
     # --- decisions ---------------------------------------------------------------------------
-    @rule(data=st.data())
-    def request(self, data: st.DataObject) -> None:
+    @rule(data=st.data(), complete=st.booleans())
+    def request(self, data: st.DataObject, complete: bool) -> None:
+        """Any time, also while one is waiting (it ends as superseded) and without the inputs the
+        fallback selector reads (it still ends in its one signal)."""
         handle = self.pick(data, self.decisions)
-        if handle in self.decisions and self.open.get(handle, 0):
-            return  # one request at a time here; overlapping requests: see the decision tests
-        context = {"enemy": 7, "calm": 0.5, "threat": 0.2}  # without the selector's inputs: see below
+        context = {"enemy": 7, "calm": 0.5, "threat": 0.2} if complete else {"enemy": 7}
         try:
             self.server.request_decision(handle, context)
         except NOT_LIVE:
             assert handle not in self.decisions
             return
-        self.open[handle] = self.open.get(handle, 0) + 1
+        self.owed[handle] = self.owed.get(handle, 0) + 1
+        self.waiting.add(handle)
 
     @rule(data=st.data())
     def abort(self, data: st.DataObject) -> None:
@@ -225,7 +217,9 @@ class ServerMachine(RuleBasedStateMachine):
         except NOT_LIVE:
             assert handle not in self.decisions
             return
-        self.open.pop(handle, None)  # no signal for an aborted request, ever
+        if handle in self.waiting:  # no signal for the aborted request, ever (a superseded one keeps its)
+            self.waiting.discard(handle)
+            self.owed[handle] -= 1
 
     # --- time --------------------------------------------------------------------------------
     @rule(seconds=STEPS)
@@ -233,13 +227,15 @@ class ServerMachine(RuleBasedStateMachine):
         self.time[0] += seconds
         events = self.server.advance(seconds)
         live = self.memories | self.selectors | set(self.decisions)
+        terminal: dict[int, int] = {}
         for event in events:
             assert event.handle in live, f"{event} for a freed handle"
             if event.signal in (DECISION_MADE, DECISION_FALLBACK):
-                assert self.open.get(event.handle, 0) > 0, f"{event}: a terminal signal nobody is owed"
-                self.open[event.handle] -= 1
-        # No endpoint: every request ends (tier 3) in the update after it.
-        assert all(owed == 0 for owed in self.open.values()), self.open
+                terminal[event.handle] = terminal.get(event.handle, 0) + 1
+        # No endpoint: every request ends (tier 3) in the update after it, exactly once.
+        assert terminal == {handle: owed for handle, owed in self.owed.items() if owed}, (terminal, self.owed)
+        self.owed.clear()
+        self.waiting.clear()
 
     # --- invariants --------------------------------------------------------------------------
     @invariant()
@@ -255,8 +251,7 @@ class ServerMachine(RuleBasedStateMachine):
         assert all(group.live > 0 and len(group.rows) <= max(MIN_ROWS, 4 * group.live) for group in groups)
         assert set(server.selectors.by_index) == {group.index for group in groups}
         assert set(server.decisions.entries.entries) == set(self.decisions)
-        if HUBS_FOLLOW_DECISIONS:
-            assert set(server.decisions.hubs) == {settings.hub_key() for settings in self.decisions.values()}
+        assert set(server.decisions.hubs) == {settings.hub_key() for settings in self.decisions.values()}
 
 
 SETTINGS = settings(
@@ -268,60 +263,3 @@ SETTINGS = settings(
 )
 ServerMachine.TestCase.settings = SETTINGS
 test_server_under_random_interleavings = ServerMachine.TestCase
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=UtilityError,
-    reason="a request whose context lacks its fallback selector's inputs raises MissingInputError out "
-    "of MindServer.advance (DecisionBank.step), aborting the update for every NPC (issue 10 item 6: "
-    "one NPC's failure must not abort the frame; server/decisions.py, robust-llm's part)",
-)
-def test_a_request_without_its_selectors_inputs_never_aborts_the_update() -> None:
-    """Found by the machine above when its requests could lack the selector's inputs."""
-    server = MindServer(ClockMode.MANUAL)
-    selector = server.add_selector(SELECTOR)
-    careless, careful = (server.add_decision(DecisionSettings(), fallback_selector=selector) for _ in "ab")
-    server.request_decision(careless, {"enemy": 7})
-    server.request_decision(careful, {"enemy": 7, "calm": 0.5, "threat": 0.2})
-    events = server.advance(0.1)
-    terminal = [e.handle for e in events if e.signal in (DECISION_MADE, DECISION_FALLBACK)]
-    assert sorted(terminal) == sorted([careless, careful])
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnknownHandleError,
-    reason="once a decision's memory stream is freed, its next request raises UnknownHandleError out "
-    "of MindServer.advance (the prompt's memories are read through the freed handle), aborting the "
-    "update for every NPC and never ending the request (issue 10 item 6; server/decisions.py, "
-    "robust-llm's part)",
-)
-def test_freeing_a_decisions_memory_stream_never_aborts_the_update() -> None:
-    """Found by the machine above when it could free a stream a decision reads."""
-    server = MindServer(ClockMode.MANUAL)
-    memory = server.add_memory()
-    orphan, other = (
-        server.add_decision(DecisionSettings(), memory=memory),
-        server.add_decision(DecisionSettings()),
-    )
-    server.remove(memory)
-    server.request_decision(orphan, {"enemy": 7})
-    server.request_decision(other, {"enemy": 7})
-    events = server.advance(0.1)
-    terminal = [e.handle for e in events if e.signal in (DECISION_MADE, DECISION_FALLBACK)]
-    assert sorted(terminal) == sorted([orphan, other])
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="a decision hub per distinct configuration is kept after its last decision is freed "
-    "(issue 10 item 5: registries that shrink; server/decisions.py, robust-llm's part)",
-)
-def test_decision_hubs_go_with_their_last_decision() -> None:
-    server = MindServer(ClockMode.MANUAL)
-    handles = [server.add_decision(DecisionSettings(persona=persona)) for persona in PERSONAS]
-    assert len(server.decisions.hubs) == len(PERSONAS)
-    for handle in handles:
-        server.remove(handle)
-    assert server.decisions.hubs == {}
