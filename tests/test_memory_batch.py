@@ -139,16 +139,16 @@ def test_query_batch_fields() -> None:
     assert res.view(1) is None and res.view(0).entity == 5 and len(res) == 3
 
 
-def count_rounds(pool: MemoryPool) -> list[int]:
-    """Spy on the pool's vectorised record rounds (the real method still runs): how many rows each."""
+def count_rounds(pool: MemoryPool, method: str = "_record_round") -> list[int]:
+    """Spy on the pool's vectorised rounds (the real method still runs): how many rows each."""
     widths: list[int] = []
-    real = pool._record_round
+    real = getattr(pool, method)
 
-    def spy(rr: np.ndarray, *args: object) -> None:
+    def spy(rr: np.ndarray, *args: object) -> object:
         widths.append(int(rr.shape[0]))
-        real(rr, *args)  # type: ignore[arg-type]
+        return real(rr, *args)
 
-    pool._record_round = spy  # type: ignore[method-assign]
+    setattr(pool, method, spy)
     return widths
 
 
@@ -157,9 +157,10 @@ def count_rounds(pool: MemoryPool) -> list[int]:
     ["one npc", "one npc among many", "three npcs", "sixteen npcs"],
 )
 def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_per_npc(layout: str) -> None:
-    """Issue 10 defect 8: 20,000 rows for one NPC ran 20,000 rounds (1.7-2.3 s; 200,000 hung). Now
-    narrow rounds run their rows one by one on the scalar path, and the result is still exactly the
-    same single calls in order (evictions, rehearsals, the refractory period, consolidation)."""
+    """Issue 10 defect 8: 20,000 rows for one NPC ran 20,000 rounds (1.7-2.3 s; 200,000 hung), and
+    so did 20,000 waking queries. Now narrow rounds run their rows one by one on the scalar path, and
+    the result is still exactly the same single calls in order (evictions, rehearsals, the refractory
+    period, consolidation, recalls)."""
     rng = np.random.default_rng(11)
     n = 4000
     a, b = MemoryPool(8, events=True), MemoryPool(8, events=True)
@@ -182,6 +183,14 @@ def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_pe
     # every vectorised round carries at least _NARROW_ROUND rows: rounds <= rows / that
     assert all(w >= pool_module._NARROW_ROUND for w in widths), widths[:20]
     assert len(widths) <= 3 * n // pool_module._NARROW_ROUND
+    # waking queries: the same, one round per query before
+    queries = count_rounds(a, "_query_round")
+    for now in (3.5, 9.0):
+        batch = a.query_strongest_batch(npcs, ents, now)
+        singles = [b.query_strongest(int(x), int(y), now) for x, y in zip(npcs, ents, strict=True)]
+        assert [batch.view(i) for i in range(n)] == singles
+        assert state(a) == state(b)
+    assert all(w >= pool_module._NARROW_ROUND for w in queries), queries[:20]
     ea, eb = a.drain_events(), b.drain_events()
     assert sorted(zip(*ea, strict=True)) == sorted(zip(*eb, strict=True))
 

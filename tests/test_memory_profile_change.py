@@ -80,3 +80,28 @@ def test_the_core_moves_a_stream_transactionally() -> None:
     server.set_memory_profile(handle, MemoryProfileSpec(16))
     server.remove(handle)
     assert all(e.handle != handle for e in server.advance(0.1))
+
+
+def test_pools_left_empty_by_moves_or_frees_are_dropped() -> None:
+    """Every edit of a shared profile is a new spec, so a designer dragging a slider made a new pool
+    per value, each drained every frame for ever. A pool whose last stream left goes at the next
+    update (after its last events are read); its index is reused."""
+    server = MindServer(ClockMode.MANUAL)
+    stream = server.add_memory()
+    server.record(stream, 1, MemoryType.HOSTILE, 0.9)
+    for step in range(50):
+        server.set_memory_profile(stream, MemoryProfileSpec(64, MemoryParams(alpha=1.3 + step * 0.005)))
+    events = server.advance(0.1)
+    assert [(e.signal, e.args) for e in events] == [("memory_formed", (1, MemoryType.HOSTILE))]
+    assert len(server.memory.pools) == 1
+    assert [m["entity_id"] for m in server.memories(stream)] == [1]
+    size = len(server.memory.slots)
+    gone = server.add_memory({"capacity": 3})
+    server.remove(gone)
+    server.advance(0.1)
+    assert len(server.memory.pools) == 1
+    assert sum(slot is not None for slot in server.memory.slots) == 1
+    again = server.add_memory({"capacity": 3})
+    assert len(server.memory.slots) == size  # indices reused, not one per pool ever made
+    server.record_batch([stream, again], [5, 6], [0, 0], [0.5, 0.5])
+    assert [m["entity_id"] for m in server.memories(again)] == [6]

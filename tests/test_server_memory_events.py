@@ -54,3 +54,24 @@ def test_unread_events_of_a_removed_stream_are_dropped() -> None:
     server.advance(0.1)
     server.remove(gone)
     assert rows(server) == [(EVENT_FORMED, kept, 1, 0)]
+
+
+def test_the_server_and_the_core_share_one_table_of_event_codes() -> None:
+    """Issue 14 item 4: 2 meant RECALLED in the core and FORGOTTEN in the server. Every code of the
+    batched read now names, in the core's EventKind, the very event its signal reports."""
+    from npc_mind.memory import EventKind
+    from npc_mind.server import memories
+
+    for name in ("FORMED", "REHEARSED", "FORGOTTEN", "EVICTED"):
+        assert getattr(memories, f"EVENT_{name}") == EventKind[name]
+    server = MindServer(ClockMode.MANUAL)
+    stream = server.add_memory({"capacity": 1})
+    signals, rows_read = [], []
+    for entity, seconds in ((7, 0.1), (8, 0.1), (None, 60.0)):  # 8 evicts 7, then 8 is forgotten
+        if entity is not None:
+            server.record(stream, entity, 0, 0.0)
+        signals += [(event.signal, event.args[0]) for event in server.advance(seconds)]
+        rows_read += [(f"memory_{EventKind(code).name.lower()}", ent) for code, _, ent, _ in rows(server)]
+    expected = [("memory_formed", 7), ("memory_evicted", 7), ("memory_formed", 8), ("memory_forgotten", 8)]
+    assert signals == expected
+    assert rows_read == signals

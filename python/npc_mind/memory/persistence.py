@@ -12,15 +12,23 @@ Layout (little-endian):
 
 Working memories are stored with their age (now - last access), never the absolute time, so a
 pool loaded at time `now` of a new session's clock resumes exactly where it was. Long-term
-memories carry their age in game days. Every field is checked before anything is built or
-changed; a problem raises `SaveFormatError` naming it.
+memories carry their age in game days (a save taken at a time before a memory's last access
+stores age 0, as the pool reads elapsed time then). Every field is checked, and bounded, before
+anything is allocated, built or changed; a problem raises `SaveFormatError` naming it (never
+`MemoryError`, `ValueError` or `RecursionError`). Files are written to a unique temporary name,
+fsynced, then renamed over the target, so concurrent saves never share a temporary file and a
+crash leaves the previous file or the new one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import struct
+import tempfile
 import zlib
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,6 +68,23 @@ LONGTERM = {
 }
 ARRAYS = {**WORKING, **LONGTERM}
 
+_INT64_MAX = 2**63 - 1
+#: Recall counts above this are refused (2^53: exact as a float; a memory recalled every frame at
+#: 60 fps takes 4.7 million years to get there), so k + 1 can never overflow.
+MAX_RECALL_COUNT = 2**53
+#: Default bound of what loading a whole-pool file may allocate (`MemoryPool.load(max_bytes=...)`):
+#: 512 MiB holds e.g. 180,000 NPCs x 64 slots. A small crafted file cannot make the loader allocate
+#: more than this however large the capacity, NPC count or next id it claims.
+MAX_LOAD_BYTES = 512 * 2**20
+#: Bytes of pool columns per working slot (entity 8, hash 2, type 1, last 8, stability 8,
+#: salience 8, recalls 8, pinned 1, reported 1).
+SLOT_BYTES = 45
+
+
+def _is_int(value: Any, low: int = -(2**63), high: int = _INT64_MAX) -> bool:
+    """An integer (not a bool) within [low, high]."""
+    return type(value) is int and low <= value <= high
+
 
 def _version_tuple(text: str) -> tuple[int, int, int]:
     major, minor, patch = (int(x) for x in text.split("."))
@@ -81,7 +106,7 @@ def _collect(
         "w_slot": slot.astype(np.int64),
         "w_entity": pool._entf[fi],
         "w_type": pool._typf[fi],
-        "w_age": now - pool._lastf[fi],
+        "w_age": np.maximum(now - pool._lastf[fi], 0.0),
         "w_stability": pool._stabf[fi],
         "w_salience": pool._salf[fi],
         "w_recalls": pool._kf[fi],
@@ -129,6 +154,29 @@ def _pack(kind: int, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> b
     major, minor, patch = _version_tuple(__version__)
     body = _PREFIX.pack(MAGIC, major, minor, patch, kind, len(hdr)) + hdr + b"".join(payload)
     return body + struct.pack("<I", zlib.crc32(body))
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a unique temporary file in the same folder, fsynced before
+    the rename (and the folder after it): concurrent saves never share a temporary file, and a
+    crash leaves either the previous file or the new one, whole."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise
+    with contextlib.suppress(OSError):  # the rename itself is durable once the folder is synced
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 def dump_pool(pool: MemoryPool, now: float) -> bytes:
@@ -191,20 +239,24 @@ def parse(data: bytes, expect_kind: int) -> tuple[dict[str, Any], dict[str, np.n
         raise SaveFormatError(f"{what} is corrupt or truncated (checksum mismatch)")
     try:
         header = json.loads(body[_PREFIX.size : _PREFIX.size + hlen])
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SaveFormatError(f"{what} has a corrupt header: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, an over-long number, deep nesting
+        raise SaveFormatError(f"{what} has a corrupt header: {type(exc).__name__}: {exc}"[:300]) from None
     if not isinstance(header, dict):
         raise SaveFormatError(f"{what} has a corrupt header")
     arrays: dict[str, np.ndarray] = {}
     offset = _PREFIX.size + hlen
     try:
         directory = header["arrays"]
+        if not isinstance(directory, list) or not all(isinstance(d, list) and len(d) == 3 for d in directory):
+            raise SaveFormatError(f"{what} has a corrupt array directory")
         names = [d[0] for d in directory]
-        if sorted(names) != sorted(ARRAYS):
-            raise SaveFormatError(f"{what} lists arrays {names}, expected {sorted(ARRAYS)}")
+        if not all(isinstance(name, str) for name in names) or sorted(names) != sorted(ARRAYS):
+            raise SaveFormatError(f"{what} lists arrays {names!r:.200}, expected {sorted(ARRAYS)}")
         for name, dtype, length in directory:
-            if dtype != ARRAYS[name] or not isinstance(length, int) or length < 0:
-                raise SaveFormatError(f"{what}: array {name} has dtype {dtype} and length {length}")
+            if dtype != ARRAYS[name] or not _is_int(length, 0):
+                raise SaveFormatError(
+                    f"{what}: array {name} has dtype {dtype!r:.40} and length {length!r:.40}"
+                )
             size = np.dtype(dtype).itemsize * length
             if offset + size > len(body):
                 raise SaveFormatError(f"{what} is truncated inside array {name}")
@@ -227,23 +279,26 @@ def _check(header: dict[str, Any], a: dict[str, np.ndarray], what: str) -> None:
     try:
         capacity = header["capacity"]
         npc_ids = header["npc_ids"]
-        header["params_obj"] = MemoryParams.from_dict(header["params"])
+        params = header["params"]
+        if not isinstance(params, dict):
+            raise TypeError(f"params must be an object, got {type(params).__name__}")
+        header["params_obj"] = MemoryParams.from_dict(params)
     except KeyError as exc:
         raise bad(f"missing header field {exc}") from None
-    except (TypeError, ValueError) as exc:
-        raise bad(f"params: {exc}") from None
-    if not isinstance(capacity, int) or not 1 <= capacity <= 65_535:
-        raise bad(f"capacity {capacity!r}")
+    except (TypeError, ValueError, OverflowError, AttributeError) as exc:
+        raise bad(f"params: {exc}"[:300]) from None
+    if not _is_int(capacity, 1, 65_535):
+        raise bad(f"capacity {capacity!r:.40}")
     if (
         not isinstance(npc_ids, list)
-        or not all(isinstance(x, int) and x >= 0 for x in npc_ids)
+        or not all(_is_int(x, 0) for x in npc_ids)
         or len(set(npc_ids)) != len(npc_ids)
     ):
-        raise bad("npc ids must be distinct non-negative integers")
+        raise bad("npc ids must be distinct integers in [0, 2^63)")
     if "next_id" in header and (
-        not isinstance(header["next_id"], int) or any(x >= header["next_id"] for x in npc_ids)
+        not _is_int(header["next_id"], 0) or any(x >= header["next_id"] for x in npc_ids)
     ):
-        raise bad("next_id must exceed every npc id")
+        raise bad("next_id must be an integer in [0, 2^63) that exceeds every npc id")
     n_npc = len(npc_ids)
     nw = {a[k].shape[0] for k in WORKING}
     nl = {a[k].shape[0] for k in LONGTERM}
@@ -273,36 +328,46 @@ def _check(header: dict[str, Any], a: dict[str, np.ndarray], what: str) -> None:
             raise bad("stability must be finite and positive")
         if not (np.isfinite(e).all() and (e >= 0).all() and (e <= 1).all()):
             raise bad("salience must be in [0, 1]")
-        if (k < 1).any():
-            raise bad("recall count must be >= 1")
-        if not np.isfinite(age).all():
-            raise bad("ages must be finite")
+        if (k < 1).any() or (k > MAX_RECALL_COUNT).any():
+            raise bad(f"recall count must be in [1, 2^53], got {int(k.min())}..{int(k.max())}")
+        if not (np.isfinite(age).all() and (age >= 0).all()):
+            raise bad("ages must be finite and >= 0")
     if a["l_npc"].shape[0]:
         if a["l_npc"].min() < 0 or a["l_npc"].max() >= n_npc:
             raise bad("a long-term memory names an unknown npc")
-        if (a["l_age"] < 0).any():
-            raise bad("long-term ages must be >= 0")
         keys = set(zip(a["l_npc"].tolist(), a["l_entity"].tolist(), a["l_type"].tolist(), strict=True))
         if len(keys) != a["l_npc"].shape[0]:
             raise bad("two long-term memories of one npc share entity and type")
-    try:
-        for i, ea, ta, eb, tb in header.get("links", []):
+    # links and tags: checked so that writing them (`_fill`) cannot fail half-way
+    links, tags_w, tags_l = header.get("links", []), header.get("tags", []), header.get("lt_tags", [])
+    if not all(isinstance(x, list) for x in (links, tags_w, tags_l)):
+        raise bad("links and tags must be lists")
+    for link in links:
+        if not (isinstance(link, list) and len(link) == 5):
+            raise bad(f"link {link!r:.80}")
+        i, ea, ta, eb, tb = link
+        if not (
+            _is_int(i, 0, n_npc - 1)
+            and _is_int(ea)
+            and _is_int(eb)
+            and (ta is None or _is_int(ta, 0, 4))
+            and (tb is None or _is_int(tb, 0, 4))
+            and (ea, -1 if ta is None else ta) != (eb, -1 if tb is None else tb)
+        ):
+            raise bad(f"link {link!r:.80}")
+    for key, entries, count in (
+        ("tags", tags_w, a["w_npc"].shape[0]),
+        ("lt_tags", tags_l, a["l_npc"].shape[0]),
+    ):
+        for entry in entries:
             if not (
-                0 <= i < n_npc
-                and isinstance(ea, int)
-                and isinstance(eb, int)
-                and (ta is None or 0 <= ta <= 4)
-                and (tb is None or 0 <= tb <= 4)
+                isinstance(entry, list)
+                and len(entry) == 2
+                and _is_int(entry[0], 0, count - 1)
+                and isinstance(entry[1], list)
+                and all(isinstance(t, str) for t in entry[1])
             ):
-                raise bad(f"link {[i, ea, ta, eb, tb]}")
-        for key, count in (("tags", a["w_npc"].shape[0]), ("lt_tags", a["l_npc"].shape[0])):
-            for i, tags in header.get(key, []):
-                if not (isinstance(i, int) and 0 <= i < count and all(isinstance(t, str) for t in tags)):
-                    raise bad(f"{key} entry {i}")
-    except (TypeError, ValueError) as exc:
-        if isinstance(exc, SaveFormatError):
-            raise
-        raise bad(f"links or tags: {exc}") from None
+                raise bad(f"{key} entry {entry!r:.80}")
 
 
 # -------------------------------------------------------------------------------------------------
@@ -358,13 +423,24 @@ def _fill(  # noqa: PLR0917
         pool.link(npc_ids[i], ea, eb, ta, tb)
 
 
-def load_pool(cls: type[MemoryPool], data: bytes, now: float, events: bool = False) -> MemoryPool:
+def load_pool(
+    cls: type[MemoryPool], data: bytes, now: float, events: bool = False, max_bytes: int = MAX_LOAD_BYTES
+) -> MemoryPool:
     header, a = parse(data, KIND_POOL)
     npc_ids = header["npc_ids"]
     next_id = header.get("next_id")
     if next_id is None:
         raise SaveFormatError("memory save file is invalid: missing header field 'next_id'")
-    pool = cls(header["capacity"], header["params_obj"], events=events, reserve_npcs=max(16, len(npc_ids)))
+    # what the pool's columns and id table will take, before any of it is allocated
+    rows = max(16, len(npc_ids))
+    need = rows * header["capacity"] * SLOT_BYTES + 8 * max(16, next_id)
+    if need > max_bytes:
+        raise SaveFormatError(
+            f"memory save file asks for {need:,} bytes ({len(npc_ids):,} npcs x capacity "
+            f"{header['capacity']:,}, next id {next_id:,}), above max_bytes {max_bytes:,}; "
+            "pass a larger MemoryPool.load(max_bytes=...) if the file is trusted"
+        )
+    pool = cls(header["capacity"], header["params_obj"], events=events, reserve_npcs=rows)
     n = len(npc_ids)
     pool._row_of_id = np.full(max(16, next_id), -1, dtype=np.int64)
     pool._row_of_id[np.asarray(npc_ids, dtype=np.int64)] = np.arange(n)

@@ -78,12 +78,16 @@ def _hash_one(entity: int) -> int:
 
 
 # ln(1 + k) for k = 0, 1, ... as Python floats, computed by numpy's log so the scalar paths'
-# rehearsal and consolidation factors have the bits the batch path's np.log gives; grown on demand.
+# rehearsal and consolidation factors have the bits the batch path's np.log gives; grown on demand
+# up to _LN1P_TABLE entries (a recall count can reach millions: beyond, one numpy log per call).
 _ln1p_k: list[float] = []
+_LN1P_TABLE = 1 << 16
 
 
 def _ln1p(k: int) -> float:
     if k >= len(_ln1p_k):
+        if k >= _LN1P_TABLE:
+            return float(np.log(np.array([1.0 + k]))[0])
         size = max(4096, 1 << k.bit_length())
         _ln1p_k[:] = np.log(1.0 + np.arange(size, dtype=np.int64)).tolist()
     return _ln1p_k[k]
@@ -352,10 +356,17 @@ class MemoryPool:
         except OverflowError as exc:
             raise ValueError(f"{what} must fit in 64 bits: {exc}") from None
         kind = arr.dtype.kind
-        if kind == "O":
+        if arr.size == 0 and arr.ndim == 1:  # [] reads as float64: no values, nothing to refuse
+            return np.empty(0, dtype=np.int64)
+        if kind == "O":  # Python ints too big for one numpy dtype, or mixed types
+            values = arr.reshape(-1).tolist()
+            integer = (int, np.integer)
+            bad = next((v for v in values if isinstance(v, bool) or not isinstance(v, integer)), None)
+            if bad is not None:  # never coerced: "12" or 1.5 is not the id 12 or 1
+                raise TypeError(f"{what} must be integers, got {type(bad).__name__} {bad!r:.40}")
             try:
-                arr = np.array([int(v) for v in arr.reshape(-1)], dtype=np.int64).reshape(arr.shape)
-            except (OverflowError, TypeError, ValueError) as exc:
+                arr = np.array([int(v) for v in values], dtype=np.int64).reshape(arr.shape)
+            except OverflowError as exc:
                 raise ValueError(f"{what} must be 64-bit integers: {exc}") from None
         elif kind == "u":
             arr = arr.view(np.int64) if arr.dtype.itemsize == 8 else arr.astype(np.int64)
@@ -393,8 +404,8 @@ class MemoryPool:
 
     @staticmethod
     def _saliences(values: Any, n: int) -> np.ndarray:
-        arr = np.asarray(values, dtype=np.float64) if not isinstance(values, np.ndarray) else values
-        if arr.dtype.kind not in "fiu" or arr.dtype.kind == "b":
+        arr = np.asarray(values)  # no dtype: a string "0.5" must not become 0.5
+        if arr.dtype.kind not in "fiu":
             raise TypeError(f"saliences must be numbers, got {arr.dtype} values")
         arr = arr.astype(np.float64, copy=False)
         if arr.ndim == 0:
@@ -579,16 +590,16 @@ class MemoryPool:
             and type(now) is float
             and type(npc) is int
             and type(entity) is int
-            and type(memory_type) is int
+            and (type(memory_type) is int or type(memory_type) is MemoryType)  # MemoryType.HOSTILE too
             and (type(salience) is float or type(salience) is int)
-            and self._record_one(npc, entity, memory_type, float(salience), now)
+            and self._record_one(npc, entity, int(memory_type), float(salience), now)
         ):
             return
         self.record_batch(
             np.array([npc]) if not isinstance(npc, np.ndarray) else npc,
             np.array([entity]) if not isinstance(entity, np.ndarray) else entity,
             np.array([memory_type]) if not isinstance(memory_type, np.ndarray) else memory_type,
-            np.array([salience], dtype=np.float64) if not isinstance(salience, np.ndarray) else salience,
+            np.array([salience]) if not isinstance(salience, np.ndarray) else salience,
             now,
             tags=None if tags is None else [tags],
         )
@@ -768,16 +779,18 @@ class MemoryPool:
             )
         tag_sets: list[frozenset[str]] | None = None
         if tags is not None:
+            if isinstance(tags, str):  # would be split into one letter per event
+                raise TypeError("record_batch tags must be one tag list per event, got a string")
             if len(tags) != n:
                 raise ValueError(f"tags needs one entry per event ({n}), got {len(tags)}")
             tag_sets = [self._tag_set(t) for t in tags]
             if not any(tag_sets):
                 tag_sets = None
-        self._clock = now
+        if n and self._pinned[rows].max() >= self._C:
+            self._check_pinned_full(ids, rows, ent, typ)
+        self._clock = now  # the call is accepted: only now does the pool's clock move
         if n == 0:
             return
-        if self._pinned[rows].max() >= self._C:
-            self._check_pinned_full(ids, rows, ent, typ)
         if tag_sets is not None:
             self._ensure_tags()
         rounds, tail = self._rounds(rows, _NARROW_ROUND)
@@ -1189,8 +1202,8 @@ class MemoryPool:
             raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {ent.shape[0]}")
         self._clock = now
         self._increasing = None
-        rounds = self._rounds(rows)[0] if wake and n else [None]
-        return self._query_rounds(rows, ent, ids, now, wake, rounds)
+        rounds, tail = self._rounds(rows, _NARROW_ROUND) if wake and n else ([None], None)
+        return self._query_rounds(rows, ent, ids, now, wake, rounds, tail)
 
     def _query_rounds(  # noqa: PLR0917
         self,
@@ -1200,8 +1213,10 @@ class MemoryPool:
         now: float,
         wake: bool,
         rounds: list[np.ndarray | None],
+        tail: np.ndarray | None = None,
     ) -> QueryBatch:
-        """Run the rounds of a query batch (`_query_round` each) and join them."""
+        """Run the rounds of a query batch (`_query_round` each) and the `tail` of narrow rounds
+        (`_query_tail`), and join them."""
         n = rows.shape[0]
         r_out = np.zeros(n)
         hits: list[np.ndarray] = []
@@ -1213,6 +1228,10 @@ class MemoryPool:
                 else:
                     h, r, f = self._query_round(rows[ev], ent[ev], ids[ev], now, wake)
                     h = ev[h]
+                r_out[h] = r
+                hits.append(h)
+                fields.append(f)
+            for h, r, f in self._query_tail(tail, rows, ent, ids, now) if tail is not None else ():
                 r_out[h] = r
                 hits.append(h)
                 fields.append(f)
@@ -1234,6 +1253,38 @@ class MemoryPool:
         else:
             hit, hit_fields = np.empty(0, dtype=np.int64), {}
         return QueryBatch(n, ids, r_out, hit, hit_fields)
+
+    def _query_tail(
+        self, tail: np.ndarray, rows: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float
+    ) -> list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
+        """The waking queries of narrow rounds, one at a time in input order (as `_record_tail`):
+        the scalar path where it applies, else a round of one. (hits, R, fields) parts."""
+        parts: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]] = []
+        found: list[tuple[int, MemoryView]] = []
+        for i, npc, entity in zip(tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), strict=True):
+            view = self._query_one(npc, entity, now)
+            if view is _BATCH:
+                one = np.array([i])
+                h, r, f = self._query_round(rows[one], ent[one], ids[one], now, True)
+                parts.append((one[h], r, f))
+            elif view is not None:
+                found.append((i, view))  # type: ignore[arg-type]
+        if found:
+            views = [view for _, view in found]
+            fields: dict[str, Any] = {
+                "entity": np.array([v.entity for v in views], dtype=np.int64),
+                "memory_type": np.array([v.memory_type for v in views], dtype=np.int8),
+                "stability": np.array([v.stability for v in views]),
+                "salience": np.array([v.salience for v in views]),
+                "recall_count": np.array([v.recall_count for v in views], dtype=np.int64),
+                "slot": np.array([v.slot for v in views], dtype=np.int64),
+                "pinned": np.array([v.pinned for v in views], dtype=bool),
+            }
+            if self._tags is not None:
+                fields["tags"] = [v.tags for v in views]
+            hit = np.array([i for i, _ in found], dtype=np.int64)
+            parts.append((hit, np.array([v.retrievability for v in views]), fields))
+        return parts
 
     def _query_round(
         self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
@@ -1659,20 +1710,26 @@ class MemoryPool:
         """Write the whole pool (params, NPC ids, memories as ages, links, long-term tier).
         `now` (default: the latest call's) turns last-access times into ages."""
         now = self._clock if now is None else self._time(now)
-        data = persistence.dump_pool(self, now)
-        tmp = Path(path).with_name(Path(path).name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        persistence.write_atomic(Path(path), persistence.dump_pool(self, now))
 
     @classmethod
-    def load(cls, path: str | Path, now: float, *, events: bool = False) -> MemoryPool:
-        """A pool read from `save`'s file, resumed at time `now` of the new session's clock."""
+    def load(
+        cls,
+        path: str | Path,
+        now: float,
+        *,
+        events: bool = False,
+        max_bytes: int = persistence.MAX_LOAD_BYTES,
+    ) -> MemoryPool:
+        """A pool read from `save`'s file, resumed at time `now` of the new session's clock.
+        `max_bytes` bounds what the file may make it allocate (its NPC rows x capacity, the id
+        table): a file asking for more raises `SaveFormatError` before anything is allocated."""
         now = cls._time(now)
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
             raise persistence.SaveFormatError(f"cannot read save file {path}: {exc}") from exc
-        return persistence.load_pool(cls, data, now, events=events)
+        return persistence.load_pool(cls, data, now, events=events, max_bytes=max_bytes)
 
     def export_npc(self, npc: int, now: float | None = None) -> bytes:
         """One NPC's memories (working as ages, long-term, links) as bytes, for per-node game saves."""

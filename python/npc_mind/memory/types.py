@@ -34,7 +34,9 @@ class Tier(IntEnum):
 
 
 class EventKind(IntEnum):
-    """Rows of `MemoryPool.drain_events()` (collected only with `MemoryPool(events=True)`)."""
+    """The one table of memory event codes: rows of `MemoryPool.drain_events()` (collected only
+    with `MemoryPool(events=True)`), `pop_forgotten`'s rows (FORGOTTEN), and the codes of the
+    server's batched read (`MindServer.drain_memory_events`, the engine's `MemoryStream.EVENT_*`)."""
 
     FORMED = 0  # a new working memory
     REHEARSED = 1  # a matching event past the refractory period: k + 1, S grows
@@ -42,6 +44,7 @@ class EventKind(IntEnum):
     EVICTED = 3  # dropped from a full working memory to make room
     PROMOTED = 4  # moved to the long-term tier by advance_game_day
     LONG_TERM_FORGOTTEN = 5  # a long-term memory decayed below the threshold (advance_game_day)
+    FORGOTTEN = 6  # a working memory's R reached the forget threshold (pop_forgotten, at its analytic time)
 
 
 @dataclass(frozen=True, slots=True)

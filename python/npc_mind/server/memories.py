@@ -22,15 +22,16 @@ MEMORY_FORMED = "memory_formed"
 MEMORY_REHEARSED = "memory_rehearsed"
 MEMORY_EVICTED = "memory_evicted"
 MEMORY_FORGOTTEN = "memory_forgotten"
-# Event codes of the batched read (`MemoryBank.drain_log`), the MemoryStream EVENT_* constants.
-EVENT_FORMED = 0
-EVENT_REHEARSED = 1
-EVENT_FORGOTTEN = 2
-EVENT_EVICTED = 3
+# Event codes of the batched read (`MemoryBank.drain_log`), the MemoryStream EVENT_* constants:
+# the core's own `EventKind` codes (one table), for the four events that are signals.
+EVENT_FORMED = int(EventKind.FORMED)
+EVENT_REHEARSED = int(EventKind.REHEARSED)
+EVENT_FORGOTTEN = int(EventKind.FORGOTTEN)
+EVENT_EVICTED = int(EventKind.EVICTED)
+# drain_events kind -> its code when it is a signal, else -1 (recalls and long-term rows are not)
 _CODE_OF_KIND = np.full(max(int(kind) for kind in EventKind) + 1, -1, dtype=np.int32)
-_CODE_OF_KIND[int(EventKind.FORMED)] = EVENT_FORMED
-_CODE_OF_KIND[int(EventKind.REHEARSED)] = EVENT_REHEARSED
-_CODE_OF_KIND[int(EventKind.EVICTED)] = EVENT_EVICTED
+for _code in (EVENT_FORMED, EVENT_REHEARSED, EVENT_EVICTED):
+    _CODE_OF_KIND[_code] = _code
 _SIGNAL_OF_CODE = {
     EVENT_FORMED: MEMORY_FORMED,
     EVENT_REHEARSED: MEMORY_REHEARSED,
@@ -141,7 +142,9 @@ class MemoryBank:
     pools: dict[MemoryProfileSpec, PoolSlot] = field(default_factory=dict)
     entries: Registry[StreamEntry] = field(init=False)
     table: HandleTable = field(default_factory=lambda: HandleTable("memory stream"))
-    slots: list[PoolSlot] = field(default_factory=list)
+    # indexed by PoolSlot.index (the HandleTable's owner); None: a dropped pool's index, reused
+    slots: list[PoolSlot | None] = field(default_factory=list)
+    free_slots: list[int] = field(default_factory=list)
     # handle -> (pool, pool NPC id): the Dictionary path's one lookup per call
     targets: dict[int, tuple[MemoryPool, int]] = field(default_factory=dict)
     # streams whose events go only to the batched read, not to per-node signals
@@ -158,10 +161,25 @@ class MemoryBank:
         """The pool of `spec`, made on first use (an invalid spec raises before anything is kept)."""
         slot = self.pools.get(spec)
         if slot is None:
-            pool = MemoryPool(spec.capacity, spec.params, events=True)
-            slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
-            self.slots.append(slot)
+            slot = self._keep(spec, MemoryPool(spec.capacity, spec.params, events=True))
         return slot
+
+    def _keep(self, spec: MemoryProfileSpec, pool: MemoryPool) -> PoolSlot:
+        index = self.free_slots.pop() if self.free_slots else len(self.slots)
+        slot = self.pools[spec] = PoolSlot(index, spec, pool)
+        if index == len(self.slots):
+            self.slots.append(slot)
+        else:
+            self.slots[index] = slot
+        return slot
+
+    def _drop_empty_pools(self) -> None:
+        """Pools whose last stream left (freed, or moved to another profile: every edit of a profile
+        makes a new one) go once their events are read, so a frame costs nothing for them."""
+        for spec in [spec for spec, slot in self.pools.items() if not slot.handle_of_npc]:
+            slot = self.pools.pop(spec)
+            self.slots[slot.index] = None
+            self.free_slots.append(slot.index)
 
     def _bind(self, handle: int, slot: PoolSlot, npc: int) -> None:
         slot.handle_of_npc[npc] = handle
@@ -201,11 +219,7 @@ class MemoryBank:
             pool.remove_npc(npc)
             raise
         # the memories are in the new pool: from here nothing can fail
-        if known:
-            slot = self.pools[spec]
-        else:
-            slot = self.pools[spec] = PoolSlot(len(self.slots), spec, pool)
-            self.slots.append(slot)
+        slot = self.pools[spec] if known else self._keep(spec, pool)
         old = entry.slot
         old.pool.remove_npc(entry.npc)
         del old.handle_of_npc[entry.npc]
@@ -242,26 +256,31 @@ class MemoryBank:
         return log
 
     def _at(self, handle: int) -> tuple[MemoryPool, int]:
-        target = self.targets.get(handle)
-        if target is None:  # raises UnknownHandleError, or finds a handle given as another number type
-            entry = self.entries.get(handle)
-            return entry.slot.pool, entry.npc
-        return target
+        if type(handle) is int:
+            target = self.targets.get(handle)
+            if target is not None:
+                return target
+        elif not isinstance(handle, np.integer):  # a float 1.0 would find handle 1 in the dict
+            raise TypeError(f"a memory stream handle must be an integer, got {type(handle).__name__}")
+        entry = self.entries.get(handle)  # raises UnknownHandleError
+        return entry.slot.pool, entry.npc
 
     # --- the Dictionary path -------------------------------------------------------------------
+    # Values go to the pool as given: it refuses a String or float id, type or salience with a
+    # TypeError instead of reading "12" as 12 or 1.5 as 1.
     def record(self, handle: int, entity: int, memory_type: int, salience: float, now: float) -> None:
         pool, npc = self._at(handle)
-        pool.record(npc, int(entity), int(memory_type), float(salience), now)
+        pool.record(npc, entity, memory_type, salience, now)
 
     def query_strongest(self, handle: int, entity: int, now: float) -> dict[str, Any]:
         """A recall: wakes the memory. Empty when forgotten or never formed."""
         pool, npc = self._at(handle)
-        view = pool.query_strongest(npc, int(entity), now)
+        view = pool.query_strongest(npc, entity, now)
         return {} if view is None else view_to_dict(view)
 
     def awareness(self, handle: int, entity: int, now: float) -> int:
         pool, npc = self._at(handle)
-        return int(pool.awareness(npc, int(entity), now))
+        return int(pool.awareness(npc, entity, now))
 
     def memories(self, handle: int, now: float) -> list[dict[str, Any]]:
         """The memories still remembered (R above the forget threshold), strongest first; never wakes."""
@@ -284,10 +303,20 @@ class MemoryBank:
         pool.import_npc(npc, bytes(data), now)
 
     # --- the batched path ----------------------------------------------------------------------
-    def _group(self, handles: npt.ArrayLike) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
+    def _group(self, handles: np.ndarray) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
-        handles = np.asarray(handles, dtype=np.int64).ravel()
-        return [(self.slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]
+        slots = self.slots
+        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]
+
+    @staticmethod
+    def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """Handles and entities as int64 arrays of one length; a clear error otherwise (a float or
+        String array is refused, never truncated or parsed; unequal lengths never pair wrong rows)."""
+        handles = MemoryPool._int64(np.ravel(handles), "handles")
+        entities = MemoryPool._int64(np.ravel(entities), "entities")
+        if handles.size != entities.size:
+            raise ValueError(f"{call}: {handles.size} handles and {entities.size} entities must match")
+        return handles, entities
 
     def record_batch(
         self,
@@ -297,22 +326,27 @@ class MemoryBank:
         saliences: npt.ArrayLike,
         now: float,
     ) -> None:
-        entities = np.asarray(entities, dtype=np.int64).ravel()
-        memory_types = np.asarray(memory_types, dtype=np.int64).ravel()
-        saliences = np.asarray(saliences, dtype=np.float64).ravel()
-        count = np.asarray(handles).size
-        if not entities.size == memory_types.size == saliences.size == count:
+        handles, entities = self._pairs("record_batch", handles, entities)
+        count = handles.size
+        memory_types = np.ravel(memory_types)
+        saliences = np.ravel(saliences)
+        if not memory_types.size == saliences.size == count:
             raise ValueError(
                 f"record_batch: {count} handles, {entities.size} entities, "
                 f"{memory_types.size} types and {saliences.size} saliences must all match"
             )
+        if not count:
+            return
+        # checked for every row before any pool changes (the pools would check their own rows only)
+        memory_types = MemoryPool._types(memory_types, count)
+        saliences = MemoryPool._saliences(saliences, count)
         for slot, positions, npcs in self._group(handles):
             slot.pool.record_batch(
                 npcs, entities[positions], memory_types[positions], saliences[positions], now
             )
 
     def awareness_batch(self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float) -> np.ndarray:
-        entities = np.asarray(entities, dtype=np.int64).ravel()
+        handles, entities = self._pairs("awareness_batch", handles, entities)
         out = np.zeros(entities.size, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
             out[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
@@ -322,7 +356,7 @@ class MemoryBank:
         self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float
     ) -> tuple[np.ndarray, np.ndarray]:
         """(R before the wake, memory type or -1) per query; each hit wakes its memory."""
-        entities = np.asarray(entities, dtype=np.int64).ravel()
+        handles, entities = self._pairs("query_strongest_batch", handles, entities)
         strength = np.zeros(entities.size, dtype=np.float32)
         kinds = np.full(entities.size, -1, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
@@ -357,6 +391,7 @@ class MemoryBank:
         for old, npc in self.moved:  # their last events are in the rows above
             old.map_npc(npc, 0)
         self.moved.clear()
+        self._drop_empty_pools()
         if not parts:
             self.log = MemoryLog()
             return
