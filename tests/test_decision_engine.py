@@ -49,3 +49,4 @@ def test_engine_objects_in_a_context_reach_the_prompt_as_plain_data(fault_server
     assert "- target: None" in prompts["freed_before"]  # a freed object reads as None, never its pointer
     assert f"- target: {watcher}" in prompts["freed_right_after"]  # copied when asked
     assert "You remember" not in prompts["memory_freed"]
+    assert not [prompt for prompt in prompts.values() if "_npc_mind" in prompt]  # no internal keys

@@ -60,7 +60,7 @@ class AsyncDecision:
     __slots__ = (  # noqa: RUF023 (order is memory layout)
         "wake", "watch_from", "asked_first", "asked_values", "behaviour", "npc", "slot", "_committed",
         "_ticket", "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
-        "_refusal", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
+        "_refusal", "_asked", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
         "selector", "stats", "tier", "transport",
     )  # fmt: skip
 
@@ -110,6 +110,7 @@ class AsyncDecision:
         self._soft_passed = False
         self._next_due = float("-inf")
         self._earliest = float("-inf")
+        self._asked = False  # an `ask()` not dispatched yet
         # The watched keys' values when the last request went out (a tuple: cheap to compare per frame).
         self.asked_values: tuple[Any, ...] = (None,) * len(self.config.watched)
         self.asked_first: Any = None  # asked_values[0], read by `DecisionHub.tick_all` every frame
@@ -129,6 +130,17 @@ class AsyncDecision:
     @property
     def pending(self) -> bool:
         return self._ticket is not None
+
+    @property
+    def asked(self) -> bool:
+        """True from `ask()` until that request goes out (or an abort)."""
+        return self._asked
+
+    def ask(self) -> None:
+        """Request a decision whatever the re-plan policy: it goes out at the next tick, or, while
+        one is pending, at the first tick after that one ends (still no sooner than `min_gap`)."""
+        self._asked = True
+        self.wake = -_INF
 
     def tick(self, now: float, board: Mapping[str, Any]) -> str:
         """What the NPC should do now. Merges a committed result first (the safe point), then runs the
@@ -164,13 +176,14 @@ class AsyncDecision:
             self.wake = self._started_at + deadline
             self.watch_from = _INF
         else:
-            self.wake = self._next_due
+            self.wake = self._earliest if self._asked else self._next_due
             self.watch_from = self._earliest if self.config.watched else _INF
 
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
         (call it in the same frame) lets the local AI react freely; a late answer is discarded."""
         self.epoch += 1
+        self._asked = False
         if self.cancel():
             self.stats.aborts += 1
         # The old intent and behaviour belong to the world before the interrupt: ghost state.
@@ -198,7 +211,7 @@ class AsyncDecision:
     def _due(self, now: float, board: Mapping[str, Any]) -> bool:
         if now < self._earliest:
             return False
-        return now >= self._next_due or self.watched_changed(board)
+        return self._asked or now >= self._next_due or self.watched_changed(board)
 
     def _commit(self, outcome: Outcome) -> None:
         """The transport's callback (on its own thread): into the commit slot, then tell the hub."""
@@ -209,6 +222,7 @@ class AsyncDecision:
 
     def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
         self.epoch += 1
+        self._asked = False
         config = self.config
         watched = config.watched
         if watched:

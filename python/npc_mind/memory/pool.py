@@ -19,7 +19,7 @@ long-term memories, the power curve for reads, numpy inputs, bad input) goes thr
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -795,34 +795,36 @@ class MemoryPool:
             self._ensure_tags()
         rounds, tail = self._rounds(rows, _NARROW_ROUND)
         hq = entity_hash(ent)
+
+        def one_round(ev: np.ndarray, state: dict[str, Any]) -> None:
+            self._record_round(rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state)
+
         if rounds:
             state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
             for ev in rounds:
                 if ev is None:
                     self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
                 else:
-                    self._record_round(
-                        rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state
-                    )
+                    one_round(ev, state)
         if tail is not None:
-            self._record_tail(tail, rows, hq, ent, typ, sal, ids, now, tag_sets)
+            self._record_tail(tail, rows, ids, ent, typ, sal, now, tag_sets is None, one_round)
         self._tmax = max(self._tmax, now)
 
     def _record_tail(  # noqa: PLR0917
         self,
         tail: np.ndarray,
         rows: np.ndarray,
-        hq: np.ndarray,
+        ids: np.ndarray,
         ent: np.ndarray,
         typ: np.ndarray,
         sal: np.ndarray,
-        ids: np.ndarray,
         now: float,
-        tag_sets: list[frozenset[str]] | None,
+        scalar: bool,
+        one_round: Callable[[np.ndarray, dict[str, Any]], None],
     ) -> None:
         """The events of narrow rounds, one at a time in input order (NPCs never share memories, so
-        only each NPC's own order matters): the scalar path where it applies, else a round of one."""
-        scalar = tag_sets is None
+        only each NPC's own order matters): the scalar path where it applies (`scalar`: no tags),
+        else `one_round` of that event alone."""
         keys: dict[int, np.ndarray] = {}  # eviction keys of the rows seen, kept current
         for i, npc, entity, memory_type, salience in zip(
             tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), typ[tail].tolist(), sal[tail].tolist(),
@@ -832,10 +834,7 @@ class MemoryPool:
                 continue
             one = np.array([i])
             keys.pop(int(rows[i]), None)
-            state: dict[str, Any] = {"K": None, "u": rows[one]}
-            self._record_round(
-                rows[one], hq[one], ent[one], typ[one], sal[one], ids[one], now, tag_sets, one, state
-            )
+            one_round(one, {"K": None, "u": rows[one]})
 
     def _check_pinned_full(self, ids: np.ndarray, rows: np.ndarray, ent: np.ndarray, typ: np.ndarray) -> None:
         for i in np.flatnonzero(self._pinned[rows] >= self._C).tolist():

@@ -45,7 +45,6 @@ from npc_mind.server.registry import HandleCounter, Registry, UnknownHandleError
 THINKING_STARTED = "thinking_started"
 DECISION_MADE = "decision_made"
 DECISION_FALLBACK = "decision_fallback"
-REQUEST_KEY = "_npc_mind_request"  # a watched blackboard key: bumping it is how a node asks
 # The counters `metrics` sums over hubs (a released hub's are kept in `DecisionBank.retired`).
 COUNTERS = ("dispatched", "tier1", "tier2", "tier3", "timeouts", "stale_discards", "aborts")
 log = logging.getLogger("npc_mind.decision")
@@ -113,7 +112,6 @@ class DecisionEntry:
     machine: AsyncDecision
     memory_handle: int = 0
     board: dict[str, Any] = field(default_factory=dict)
-    requests: int = 0  # REQUEST_KEY's value: the number of the last request
     wants_dispatch: bool = False  # the last request has not gone out yet
 
 
@@ -158,8 +156,7 @@ class DecisionBank:
                 soft_deadline=settings.soft_deadline,
                 hard_deadline=settings.hard_deadline,
                 tag_ttl=settings.tag_ttl,
-                replan_interval=3600.0,  # never on a timer: nodes ask explicitly
-                watched=(REQUEST_KEY,),
+                replan_interval=3600.0,  # never on a timer: nodes ask explicitly (`AsyncDecision.ask`)
                 min_gap=0.0,
             )
             memory = _MemoryForHub(self.memory_top_k, self) if self.memory_top_k else None
@@ -220,10 +217,9 @@ class DecisionBank:
         board = plain_board(context)
         if entry.wants_dispatch:  # the one still waiting to go out is replaced by this one
             self._end(entry, handle, "superseded")
-        entry.requests += 1
-        board[REQUEST_KEY] = entry.requests
         entry.board = board
         entry.wants_dispatch = True
+        entry.machine.ask()
         self._active.add(handle)
 
     def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
@@ -279,9 +275,8 @@ class DecisionBank:
             for _ in range(outstanding - _ends(events, mark, handle)):  # each request ends once
                 self._end(entry, handle, "internal_error")
             return
-        # Sent when the request's number is what the decision asked with; until then (another one was
-        # pending, or its watchdog fired this tick) it waits for the next step.
-        entry.wants_dispatch = machine.asked_first != entry.requests
+        # Until it went out (another one was pending, or its watchdog fired this tick) it waits.
+        entry.wants_dispatch = machine.asked
 
     def _signal(self, event: Any) -> None:
         if event.npc not in self.entries:
