@@ -298,3 +298,32 @@ def test_a_server_refuses_registration_and_steps_from_another_thread() -> None:
     worker.join()
     assert len(refused) == 4 and "another thread" in str(refused[0])
     assert server.owns(handle) and len(server.memory.entries) == 1 and server.now() == 0.0
+
+
+def test_a_memory_pool_refuses_a_second_thread_while_one_is_inside() -> None:
+    """Issue 10 (3): the pool's thread rule, enforced where cheap (batched and structural calls)."""
+    from npc_mind.memory import ConcurrentUseError, MemoryPool
+
+    pool = MemoryPool(4)
+    npc = pool.add_npc()
+    inside, leave = threading.Event(), threading.Event()
+
+    def occupy() -> None:  # a thread that is inside the pool, as a long batched call would be
+        with pool._inside:
+            inside.set()
+            leave.wait(5.0)
+
+    holder = threading.Thread(target=occupy)
+    holder.start()
+    inside.wait(5.0)
+    try:
+        with pytest.raises(ConcurrentUseError, match=r"record_batch\(\) while another thread"):
+            pool.record_batch([npc], [7], [3], [0.9], 1.0)
+        with pytest.raises(ConcurrentUseError):
+            pool.add_npc()
+    finally:
+        leave.set()
+        holder.join()
+    assert pool.memory_count(npc) == 0 and pool.npc_count == 1  # nothing changed
+    pool.record_batch([npc], [7], [3], [0.9], 1.0)  # alone again: it works
+    assert pool.memory_count(npc) == 1

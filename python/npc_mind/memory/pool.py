@@ -18,7 +18,9 @@ long-term memories, the power curve for reads, numpy inputs, bad input) goes thr
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import DAY_SECONDS, EXPONENT_FLOOR, MemoryParams
 from npc_mind.memory.types import (
     Awareness,
+    ConcurrentUseError,
     EventKind,
     ForgottenRows,
     MemoryEvents,
@@ -107,6 +110,24 @@ def _selector(rows: np.ndarray, increasing: bool = False) -> slice | np.ndarray:
     return rows
 
 
+def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Refuse the call while another thread is inside the pool (the same thread may nest calls)."""
+
+    @functools.wraps(method)
+    def guarded(self: MemoryPool, *args: Any, **kwargs: Any) -> Any:
+        if not self._inside.acquire(blocking=False):
+            raise ConcurrentUseError(
+                f"MemoryPool.{method.__name__}() while another thread is inside this pool: "
+                "a pool is used by one thread at a time"
+            )
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._inside.release()
+
+    return guarded
+
+
 class MemoryPool:
     """The working (and long-term) memories of many NPCs. See the package docstring and README.
 
@@ -114,9 +135,12 @@ class MemoryPool:
     every other tunable (`MemoryParams`). With `events=True` the pool collects formed / rehearsed /
     recalled / evicted / promoted rows for `drain_events()`.
 
-    Threads: a pool takes no lock; use it from one thread at a time (calls from two threads at once
-    corrupt its slot bookkeeping). npc_mind's server owns its pools on the game loop's thread and
-    refuses calls from other threads (`npc_mind.server.WrongThreadError`).
+    Threads: a pool is used by one thread at a time (calls from two threads at once would corrupt
+    its slot bookkeeping). Its batched and structural methods (adding and removing NPCs, the
+    `*_batch` calls, events, day advance, export and import) refuse a second thread while another
+    is inside with `ConcurrentUseError`, at ~0.2 us a call; the per-NPC calls (`record`,
+    `query_strongest`, `awareness`) are not checked, to stay cheap. npc_mind's server owns its pools
+    on the game loop's thread and refuses calls from other threads (`npc_mind.server.WrongThreadError`).
     """
 
     def __init__(
@@ -137,6 +161,7 @@ class MemoryPool:
             raise TypeError(f"params must be a MemoryParams, got {type(params).__name__}")
         self._p = params
         self._C = int(capacity)
+        self._inside = threading.RLock()  # held by the thread inside a guarded call (see `_one_thread`)
         self._events_on = bool(events)
         self._n = 0
         self._alloc = 0
@@ -278,6 +303,7 @@ class MemoryPool:
 
     # ---------------------------------------------------------------------------------------------
     # NPCs
+    @_one_thread
     def add_npc(self) -> int:
         """A new NPC with an empty memory; returns its id (ids are never reused)."""
         if self._n == self._alloc:
@@ -294,10 +320,12 @@ class MemoryPool:
         self._n += 1
         return npc
 
+    @_one_thread
     def add_npcs(self, count: int) -> np.ndarray:
         """`count` new NPCs at once; returns their ids."""
         return np.array([self.add_npc() for _ in range(int(count))], dtype=np.int64)
 
+    @_one_thread
     def remove_npc(self, npc: int) -> None:
         """Drop an NPC and all its memories (working, long-term, links). Its id is never reused."""
         row = self._row(npc)
@@ -754,6 +782,7 @@ class MemoryPool:
         )
         return keys.reshape(-1)
 
+    @_one_thread
     def record_batch(
         self,
         npcs: Any,
@@ -1126,6 +1155,7 @@ class MemoryPool:
             tags or _EMPTY_TAGS,
         )
 
+    @_one_thread
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
         return self._query(npcs, entities, now, wake=True)
@@ -1175,6 +1205,7 @@ class MemoryPool:
             return 0
         return (r > bounds[1]) + (r > bounds[2]) + (r > bounds[3])
 
+    @_one_thread
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
         r = self._query(npcs, entities, now, wake=False).retrievability
@@ -1477,6 +1508,7 @@ class MemoryPool:
         out[self._typ[:n] < 0] = np.inf
         return out
 
+    @_one_thread
     def pop_forgotten(self, now: float) -> ForgottenRows:
         """Working memories whose forget time has passed and were not reported since they were last
         woken or formed: each forgetting is reported exactly once, whatever the call rate."""
@@ -1492,6 +1524,7 @@ class MemoryPool:
             self._row_npc[fi // self._C], self._entf[fi], self._typf[fi], due.reshape(-1)[fi]
         )
 
+    @_one_thread
     def drain_events(self) -> MemoryEvents:
         """The events collected since the last drain (needs `MemoryPool(events=True)`)."""
         ev, self._ev = self._ev, []
@@ -1643,6 +1676,7 @@ class MemoryPool:
 
     # ---------------------------------------------------------------------------------------------
     # long-term tier
+    @_one_thread
     def advance_game_day(self, days: float = 1.0, now: float | None = None) -> None:
         """Game-clock step (the source's dual-track time): first age the long-term tier by `days`
         and drop what it forgot, then move every remembered, unpinned working memory whose S reaches
@@ -1730,12 +1764,14 @@ class MemoryPool:
             raise persistence.SaveFormatError(f"cannot read save file {path}: {exc}") from exc
         return persistence.load_pool(cls, data, now, events=events, max_bytes=max_bytes)
 
+    @_one_thread
     def export_npc(self, npc: int, now: float | None = None) -> bytes:
         """One NPC's memories (working as ages, long-term, links) as bytes, for per-node game saves."""
         row = self._row(npc)
         now = self._clock if now is None else self._time(now)
         return persistence.dump_npc(self, int(npc), row, now)
 
+    @_one_thread
     def import_npc(self, npc: int, data: bytes, now: float) -> None:
         """Replace the NPC's memories with `export_npc` bytes, resumed at `now`. The pool's own
         params apply. On any error the pool is left untouched."""
