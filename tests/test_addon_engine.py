@@ -112,3 +112,9 @@ def test_a_rejected_clock_reads_back_and_a_reentrant_advance_is_refused() -> Non
     assert len(errors) == 2, run.log  # the clock, then the handler's advance
     assert "'sundial' is not a valid ClockMode" in errors[0], errors
     assert "advance() called from a handler of one of its own signals" in errors[1], errors
+
+
+def test_selector_nodes_spawned_and_freed_leave_the_registries_at_the_live_count() -> None:
+    """Issue 10 (5): freed selector rows used to stay in their group forever (2,001 rows here)."""
+    _, checks = run_check_script(ROOT, "res://tests/addon/selector_churn.gd")
+    assert len(checks) == 3

@@ -191,6 +191,8 @@ class MindServer:
         flat = {f"memory/{key}": value for key, value in self.memory.stats(self.now()).items()}
         flat["selectors/groups"] = float(len(self.selectors.groups))
         flat["selectors/count"] = float(len(self.selectors.entries))
+        # rows the groups score each frame (live ones plus the free rows kept for reuse)
+        flat["selectors/rows"] = float(sum(len(group.rows) for group in self.selectors.groups.values()))
         for key, value in self.decisions.metrics().items():
             flat[f"decision/{key}"] = float(value)
         flat["server/step_ms"] = self.last_step_seconds * 1000.0
