@@ -8,26 +8,19 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
-from npc_mind.server import ClockMode, ServerEvent
+from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DecisionSettings
 from tests.support.fault_llm_server import Fault, FaultServer
+from tests.test_server_core import GUARD_SELECTOR as SELECTOR
+from tests.test_server_core import signals
 
 SAFETY = 20.0  # seconds: a bound on waiting loops, never an assertion
 ENDS = ("decision_made", "decision_fallback")
-SELECTOR = {
-    "behaviors": [
-        {"name": "patrol", "considerations": [{"input_key": "calm", "curve_type": "linear"}]},
-        {"name": "pursue", "considerations": [{"input_key": "threat", "curve_type": "linear"}]},
-    ]
-}
-
-
-def signals(events: list[ServerEvent], handle: int) -> list[tuple[str, tuple]]:
-    return [(event.signal, event.args) for event in events if event.handle == handle]
 
 
 def until_ended(server: MindServer, handles: list[int], count: int = 1) -> dict[int, list[tuple[str, tuple]]]:
@@ -42,6 +35,14 @@ def until_ended(server: MindServer, handles: list[int], count: int = 1) -> dict[
             break
         time.sleep(0.005)
     return got
+
+
+def until(condition: Callable[[], bool]) -> bool:
+    """Whether `condition` became true within SAFETY seconds."""
+    stop = time.monotonic() + SAFETY
+    while not condition() and time.monotonic() < stop:
+        time.sleep(0.01)
+    return condition()
 
 
 def ends(received: list[tuple[str, tuple]]) -> list[tuple[str, tuple]]:
@@ -147,10 +148,22 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
             server.remove(handle)
         assert list(bank.hubs.values()) == [bank.entries.get(shared).hub]
         assert [key[0] for key in bank.transports] == [fault_server.base_url]
-        assert llm_threads() == threads + 1
         assert bank.metrics()["dispatched"] == 1  # a released hub's counters are kept
+        # Unused transports wait `idle_seconds` for reuse: respawning at once opens nothing.
+        assert len(bank.idle) == 2 and llm_threads() == threads + 3
+        again = server.add_decision(
+            DecisionSettings(intents=("attack",), endpoint=f"{fault_server.base_url}/")
+        )
+        assert len(bank.idle) == 1 and llm_threads() == threads + 3
+        server.remove(again)
+        bank.idle_seconds = 0.0
+        server.update()  # closes them, without waiting for their threads
+        assert bank.idle == {}
+        assert until(lambda: llm_threads() == threads + 1)
         server.remove(shared)
-        assert bank.hubs == {} and bank.transports == {} and llm_threads() == threads
+        server.update()
+        assert bank.hubs == {} and bank.transports == {} and bank.idle == {}
+        assert until(lambda: llm_threads() == threads)
     finally:
         server.close()
 
@@ -175,3 +188,14 @@ def test_a_decisions_response_caps_reach_its_transport(fault_server: FaultServer
         assert ends(got[strict]) == [("decision_fallback", (3, "too_large"))]
     finally:
         server.close()
+
+
+def test_a_rule_with_tags_given_as_one_string_is_refused() -> None:
+    """frozenset("flee") made the tags its letters: the rule matched intents f, l and e."""
+    from npc_mind.decision import Rule
+
+    with pytest.raises(ValueError, match="not one string"):
+        Rule("run", "threat", 0.5, tags="flee")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="non-empty strings"):
+        Rule("run", "threat", 0.5, tags=frozenset({""}))
+    assert Rule("run", "threat", 0.5, tags=frozenset({"flee"})).tags == {"flee"}

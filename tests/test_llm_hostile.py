@@ -198,3 +198,28 @@ def test_a_cancellation_before_the_deadline_says_nothing_about_the_endpoint(
             return str(client.pool.states()[0]["breaker"])
 
     assert asyncio.run(run()) == "closed"
+
+
+def test_through_the_watchdog_a_slowloris_endpoint_opens_the_breaker(fault_server: FaultServer) -> None:
+    """The issue's case: NPCs ticked by a hub, the watchdog cancelling at the hard deadline; the
+    breaker was still closed after 9 such requests with threshold 3."""
+    from npc_mind.decision import DecisionConfig, DecisionFallback, DecisionHub
+
+    fault_server.default = Fault("slowloris", latency=0.05)
+    config = DecisionConfig(soft_deadline=0.1, hard_deadline=0.3, replan_interval=60.0, min_gap=0.0)
+    breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
+    endings = []
+    with DecisionHub.connect(
+        [Endpoint(fault_server.base_url)], world.SCHEMA, config=config, breaker=breaker
+    ) as hub:
+        for npc in range(5):  # one after another
+            hub.add(npc, world.rules())
+            stop = time.monotonic() + SAFETY
+            hub.tick_all(time.monotonic(), {npc: world.board()})
+            while hub.decisions[npc].pending and time.monotonic() < stop:
+                time.sleep(0.005)
+                hub.tick_all(time.monotonic(), {npc: world.board()})
+            endings += [e.reason for e in hub.drain_events() if isinstance(e, DecisionFallback)]
+        breaker_state = hub.metrics()["breaker"]
+    assert endings == ["timeout"] * 3 + ["breaker_open"] * 2
+    assert breaker_state == "open"

@@ -254,3 +254,5 @@ def test_a_save_is_fsynced_before_it_replaces_the_file(
     monkeypatch.setattr(Path, "replace", replace)
     sample_pool().save(tmp_path / "p.npcmem", now=1.0)
     assert calls[:2] == ["fsync", "replace"]
+    if os.name == "posix":  # the unique temporary file is owner-only; the save is not
+        assert (tmp_path / "p.npcmem").stat().st_mode & 0o777 == 0o644

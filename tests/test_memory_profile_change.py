@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npc_mind.memory import MemoryParams, MemoryType
+from npc_mind.memory import MAX_CAPACITY, MemoryParams, MemoryType, params
 from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
 from npc_mind.server.memories import MemoryProfileSpec
@@ -41,6 +41,21 @@ def test_a_rejected_profile_changes_nothing_and_a_valid_one_moves_every_memory()
     assert len(errors) == len(expected), run.log
     for line, wanted in zip(errors, expected, strict=True):
         assert wanted in line, (line, wanted)
+    # issue 14 item 4: the inspector's ranges are MemoryParams' own bounds (declared once)
+    hints = next(line["hints"] for line in run.json_lines() if "hints" in line)
+    assert hints["capacity"] == f"1,{MAX_CAPACITY}"
+    for name, step in (
+        ("alpha", 0.01),
+        ("rehearsal_refractory_s", 0.1),
+        ("forget_threshold", 0.001),
+        ("awareness_search", 0.01),
+        ("awareness_pursue", 0.01),
+    ):
+        low, high, low_in, high_in = params.bounds(name)
+        ends = (low if low_in else low + step, high if high_in else high - step)
+        assert [float(x) for x in hints[name].split(",")] == [*ends, step], (name, hints[name])
+        for end in ends:  # every value the slider offers is one the core accepts
+            assert (low <= end if low_in else low < end) and (end <= high if high_in else end < high)
 
 
 def test_the_core_moves_a_stream_transactionally() -> None:
@@ -57,6 +72,8 @@ def test_the_core_moves_a_stream_transactionally() -> None:
         server.set_memory_profile(handle, MemoryProfileSpec(2))
     with pytest.raises(ValueError, match="capacity"):
         server.set_memory_profile(handle, {"capacity": 0})
+    with pytest.raises(ValueError, match="capacity"):
+        server.set_memory_profile(handle, {"capacity": 8.5})  # not read as 8
     with pytest.raises(ValueError, match="alpha"):
         server.set_memory_profile(handle, {"alpha": math.nan})
     with pytest.raises(TypeError, match="MemoryProfileSpec or a mapping"):

@@ -7,12 +7,21 @@ from typing import Any
 from gdbridge import classes
 from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
 from gdbridge.types import PropertyHint
-from npc_mind.memory import Awareness, MemoryParams, MemoryType
+from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot._common import core, icon, server
 
 NOTIFICATION_PREDELETE = 1
+
+
+def _range(name: str, step: float) -> tuple[float, float, float]:
+    """An inspector slider over `MemoryParams`'s own bounds of `name` (an open end moved in a step)."""
+    low, high, low_in, high_in = params.bounds(name)
+    return (low if low_in else low + step, high if high_in else high - step, step)
+
+
+_MAX_BASE = MemoryParams().max_stability  # the slider's end; larger values are typed in ("or_greater")
 
 
 class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
@@ -22,24 +31,28 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's.
     """
 
-    capacity: int = export(64, range=(1, 65535), doc="Working memories per NPC (a hard bound).")
+    capacity: int = export(64, range=(1, MAX_CAPACITY), doc="Working memories per NPC (a hard bound).")
     curve: str = export(
         "exponential", hint=PropertyHint.ENUM, hint_string="exponential,power", doc="Forgetting curve."
     )
-    alpha: float = export(1.35, range=(1.2, 1.8, 0.01), doc="Consolidation gain on rehearsal.")
+    alpha: float = export(1.35, range=_range("alpha", 0.01), doc="Consolidation gain on rehearsal.")
     rehearsal_refractory_s: float = export(
-        2.0, range=(0.0, 3600.0, 0.1), doc="A matching event this soon after the last wake only refreshes it."
+        2.0,
+        range=_range("rehearsal_refractory_s", 0.1),
+        doc="A matching event this soon after the last wake only refreshes it.",
     )
-    forget_threshold: float = export(0.05, range=(0.001, 0.5, 0.001), doc="R at or below it is forgotten.")
+    forget_threshold: float = export(
+        0.05, range=_range("forget_threshold", 0.001), doc="R at or below it is forgotten."
+    )
     _stabilities = export_group("Base stability (seconds)", "stability_")
-    stability_trivia: float = export(5.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_observation: float = export(30.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_interaction: float = export(120.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_hostile: float = export(600.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
-    stability_trauma: float = export(3600.0, range=(0.01, 2592000.0, 0.01, "or_greater"))
+    stability_trivia: float = export(5.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_observation: float = export(30.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_interaction: float = export(120.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_hostile: float = export(600.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
+    stability_trauma: float = export(3600.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
     _awareness = export_group("Awareness thresholds", "awareness_")
-    awareness_search: float = export(0.3, range=(0.01, 0.99, 0.01), doc="R above it: search.")
-    awareness_pursue: float = export(0.8, range=(0.01, 0.99, 0.01), doc="R above it: pursue.")
+    awareness_search: float = export(0.3, range=_range("awareness_search", 0.01), doc="R above it: search.")
+    awareness_pursue: float = export(0.8, range=_range("awareness_pursue", 0.01), doc="R above it: pursue.")
 
     @python_only
     def to_spec(self) -> MemoryProfileSpec:

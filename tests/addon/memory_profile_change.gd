@@ -112,5 +112,11 @@ func _initialize() -> void:
 	check("an event before a move is announced once", fresh_formed == [1], fresh_formed)
 	stream.free()
 	fresh.free()
+	# the inspector ranges, for the Python side to compare with MemoryParams' own bounds
+	var hints := {}
+	for property: Dictionary in ClassDB.class_get_property_list("MemoryProfile", true):
+		if property.hint == PROPERTY_HINT_RANGE:
+			hints[property.name] = property.hint_string
+	print(JSON.stringify({"hints": hints}))
 	print(JSON.stringify({"done": true}))
 	quit(0)

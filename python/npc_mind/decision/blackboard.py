@@ -8,6 +8,7 @@ thread: the prompt is formatted on the transport's thread, which must never call
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -19,6 +20,7 @@ import numpy as np
 from npc_mind.llm.transport import Outcome
 
 _SCALARS = frozenset({bool, int, float, str, type(None)})
+_STR = frozenset({str})
 MAX_ITEMS = 64  # entries kept of one list or dict value (a prompt shows about 40 characters of it)
 MAX_DEPTH = 8  # nesting kept; deeper values (a container holding itself, say) become "..."
 
@@ -33,9 +35,10 @@ def describe_type(value: Any) -> str:
 
 def plain(value: Any, describe: Describe = describe_type, depth: int = 0) -> Any:
     """`value` as plain data: scalars kept (subclasses of str, int and float, such as a Godot
-    StringName, as the base type), enums by name, numpy values as Python ones, sequences as tuples and
-    mappings as dicts (first `MAX_ITEMS` entries, `MAX_DEPTH` levels), anything else as what
-    `describe` makes of it (called here, on the calling thread)."""
+    StringName, as the base type), enums by name, numpy values as Python ones, sequences as tuples,
+    mappings and dataclasses (a Godot Vector2: x, y) as dicts (first `MAX_ITEMS` entries,
+    `MAX_DEPTH` levels), anything else as what `describe` makes of it (called here, on the calling
+    thread)."""
     if type(value) in _SCALARS:
         return value
     if depth >= MAX_DEPTH:
@@ -54,6 +57,9 @@ def plain(value: Any, describe: Describe = describe_type, depth: int = 0) -> Any
         return {_key(key): plain(item, describe, depth + 1) for key, item in items}
     if isinstance(value, list | tuple | set | frozenset | deque):
         return tuple(plain(item, describe, depth + 1) for item in list(value)[:MAX_ITEMS])
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a Vector2, a Color...
+        fields = dataclasses.fields(value)[:MAX_ITEMS]
+        return {field.name: plain(getattr(value, field.name), describe, depth + 1) for field in fields}
     return plain(describe(value), describe_type, depth + 1)
 
 
@@ -62,17 +68,25 @@ def _key(key: Any) -> str:
     return key if type(key) is str else str(plain(key))
 
 
-def plain_board(board: Mapping[str, Any], describe: Describe = describe_type) -> dict[str, Any]:
+class PlainBoard(dict[str, Any]):
+    """A board `plain_board` made: plain data already, so `freeze` only copies it."""
+
+    __slots__ = ()
+
+
+def plain_board(board: Mapping[str, Any], describe: Describe = describe_type) -> PlainBoard:
     """A board as plain data (every key kept, each value as `plain` makes it); a board already plain
     costs one type check per entry."""
-    if all(type(key) is str and type(value) in _SCALARS for key, value in board.items()):
-        return dict(board)
-    return {_key(key): plain(value, describe, 1) for key, value in board.items()}
+    if type(board) is PlainBoard:
+        return PlainBoard(board)
+    if _SCALARS.issuperset(map(type, board.values())) and _STR.issuperset(map(type, board)):
+        return PlainBoard(board)
+    return PlainBoard({_key(key): plain(value, describe, 1) for key, value in board.items()})
 
 
 def freeze(board: Mapping[str, Any]) -> Mapping[str, Any]:
     """A read-only, plain-data copy of the active board (one dict copy when it is plain already)."""
-    return MappingProxyType(plain_board(board))
+    return MappingProxyType(dict(board) if type(board) is PlainBoard else plain_board(board))
 
 
 class CommitSlot(deque[Outcome]):

@@ -29,7 +29,14 @@ class Rule:
     def __post_init__(self) -> None:
         if not self.behaviour or not self.key:
             raise ValueError("a rule needs a behaviour and a key")
-        object.__setattr__(self, "tags", frozenset(self.tags))
+        if isinstance(self.tags, str):  # frozenset("flee") would be its letters
+            raise ValueError(f"rule {self.behaviour!r}: tags must be a collection of strings, not one string")
+        tags = frozenset(self.tags)
+        if not all(isinstance(tag, str) and tag for tag in tags):
+            raise ValueError(
+                f"rule {self.behaviour!r}: tags must be non-empty strings, got {sorted(map(repr, tags))}"
+            )
+        object.__setattr__(self, "tags", tags)
 
     def matches(self, context: Mapping[str, float]) -> bool:
         value = context.get(self.key)

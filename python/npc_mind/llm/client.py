@@ -14,6 +14,8 @@ import contextlib
 import dataclasses
 import json
 import os
+import ssl
+import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -170,6 +172,19 @@ class _BoundedBody:
         return data
 
 
+_tls: list[ssl.SSLContext] = []
+_tls_lock = threading.Lock()
+
+
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default verifying TLS context, made once per process: making one (loading the CA
+    bundle) costs ~100 ms, mostly holding the GIL, and each transport's client used to make its own."""
+    with _tls_lock:
+        if not _tls:
+            _tls.append(httpx.create_ssl_context())
+        return _tls[0]
+
+
 def cancel_once(task: asyncio.Task[Any]) -> bool:
     """Cancel `task` unless a cancellation is already on its way: a second one would interrupt the
     first one's clean-up (httpx closing the connection, which tells the server to stop generating)."""
@@ -226,7 +241,9 @@ class LLMClient:
     async def __aenter__(self) -> LLMClient:
         cap = self.pool.capacity
         limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
-        self._http = httpx.AsyncClient(timeout=self.settings.timeout(), limits=limits, headers=self._headers)
+        self._http = httpx.AsyncClient(
+            timeout=self.settings.timeout(), limits=limits, headers=self._headers, verify=_tls_context()
+        )
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

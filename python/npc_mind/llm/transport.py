@@ -169,6 +169,7 @@ class LLMTransport:
         self._cancels: deque[Ticket] = deque()
         self._wake_pending = False
         self._holding = 0
+        self._closing = False
         # The wake-up line: one byte on a socket pair the loop thread watches.
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
@@ -185,7 +186,12 @@ class LLMTransport:
         asyncio.set_event_loop(self._loop)
         self._loop.add_reader(self._wake_r.fileno(), self._woken)
         self._loop.call_soon(self._ready.set)
-        self._loop.run_forever()
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+            self._wake_r.close()
+            self._wake_w.close()
 
     @property
     def capacity(self) -> int:
@@ -311,25 +317,26 @@ class LLMTransport:
             outcome = Outcome(request.npc, request.epoch, None, "internal_error", self._clock(), _trace())
         on_done(outcome)
 
-    def close(self) -> None:
-        if not self._thread.is_alive():
-            return
-        closing = asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
-        concurrent.futures.wait([closing], timeout=10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
-        self._loop.close()
-        self._wake_fd = -1
-        self._wake_r.close()
-        self._wake_w.close()
+    def close(self, wait: bool = True) -> None:
+        """Cancel what is in flight, close the client and stop the loop thread, which then closes its
+        loop and wake-up line itself. wait=False returns at once (the thread finishes on its own)."""
+        if not self._closing and self._thread.is_alive():
+            self._closing = True
+            self._wake_fd = -1  # no more wake-ups (never write to a descriptor that may be reused)
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop)
+        if wait:
+            self._thread.join(timeout=10)
 
     async def _shutdown(self) -> None:
-        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        self._loop.remove_reader(self._wake_r.fileno())
-        await self.client.__aexit__(None, None, None)
+        try:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._loop.remove_reader(self._wake_r.fileno())
+            await self.client.__aexit__(None, None, None)
+        finally:
+            self._loop.stop()
 
     def __enter__(self) -> LLMTransport:
         return self

@@ -44,6 +44,12 @@ _BOUNDS: dict[str, tuple[float, float, bool, bool]] = {
 }
 
 
+def bounds(name: str) -> tuple[float, float, bool, bool]:
+    """(low, high, low inclusive, high inclusive) of a bounded `MemoryParams` field: the one
+    declaration the validation below, the Godot `MemoryProfile` export ranges and the docs use."""
+    return _BOUNDS[name]
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryParams:
     """Parameters of the forgetting model. Times are seconds of real play time unless named otherwise.

@@ -162,6 +162,10 @@ def write_atomic(path: Path, data: bytes) -> None:
     crash leaves either the previous file or the new one, whole."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp makes the file owner-only (0600): keep the mode of the file replaced, else 0644
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        with contextlib.suppress(OSError):
+            Path(tmp).chmod(mode)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()

@@ -1,6 +1,7 @@
 """LLM decisions behind the server: one `DecisionHub` per distinct (intents, deadlines, prompt), all
 sharing one transport (one asyncio thread, one HTTP client) per endpoint list. A hub goes when its last
-decision does, a transport (and its thread) when its last hub does.
+decision does, a transport (and its thread) `idle_seconds` after its last hub did (a guard despawned and
+respawned at once reuses it: opening one costs the main thread milliseconds).
 
 A node asks explicitly (`request`); the server ticks only decisions that have something to do (a
 request to send, a watchdog to run, an outcome to merge), so an idle NPC costs nothing per frame and
@@ -83,7 +84,7 @@ class _NoEndpoint:
     def submit(self, request: Request, on_done: Callable[..., None]) -> Any:
         raise RejectedError("no LLM endpoint configured", reason="no_endpoint")
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         pass
 
 
@@ -125,6 +126,8 @@ class DecisionBank:
     entries: Registry[DecisionEntry] = field(init=False)
     hubs: dict[tuple[Any, ...], DecisionHub] = field(default_factory=dict)
     transports: dict[tuple[str, int, int], Any] = field(default_factory=dict)  # (url, caps)
+    idle_seconds: float = 10.0  # how long a transport no decision uses is kept for reuse
+    idle: dict[tuple[str, int, int], tuple[Any, float]] = field(default_factory=dict)  # oldest first
     retired: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     _active: set[int] = field(default_factory=set)
     _users: dict[int, int] = field(default_factory=dict)  # id(hub) -> its decisions' count
@@ -138,6 +141,9 @@ class DecisionBank:
         caps = (settings.max_response_bytes, settings.max_decoded_bytes)
         key = (url, *caps)
         transport = self.transports.get(key)
+        if transport is None and key in self.idle:
+            transport = self.idle.pop(key)[0]
+            self.transports[key] = transport
         if transport is None:
             urls = [part.strip() for part in url.split(",") if part.strip()]
             if urls:
@@ -207,7 +213,18 @@ class DecisionBank:
         if not any(other.transport is transport for other in self.hubs.values()):
             for key in [key for key, known in self.transports.items() if known is transport]:
                 del self.transports[key]
-            transport.close()
+                self.idle[key] = (transport, self.clock())
+
+    def _close_idle(self, now: float) -> None:
+        """Close the transports idle for `idle_seconds` (oldest first: stops at the first younger one),
+        without waiting for their threads."""
+        idle = self.idle
+        while idle:
+            key, (transport, since) = next(iter(idle.items()))
+            if now - since < self.idle_seconds:
+                return
+            del idle[key]
+            transport.close(wait=False)
 
     def request(self, handle: int, context: Mapping[str, Any]) -> None:
         """Ask once; the request goes out in the next `step` and ends in exactly one decision signal.
@@ -243,6 +260,8 @@ class DecisionBank:
         """Tick the decisions with work to do, then turn their hubs' events into signals. Costs what
         the active decisions cost, whatever the number of idle ones or of hubs."""
         now = self.clock()
+        if self.idle:
+            self._close_idle(now)
         touched, self._dirty = self._dirty, {}
         for handle in sorted(self._active):
             entry = self.entries.get(handle)
@@ -308,10 +327,11 @@ class DecisionBank:
     def close(self) -> None:
         for hub in self.hubs.values():
             hub.close()
-        for transport in self.transports.values():
+        for transport in [*self.transports.values(), *(known for known, _ in self.idle.values())]:
             transport.close()
         self.hubs.clear()
         self.transports.clear()
+        self.idle.clear()
         self._users.clear()
         self._dirty.clear()
 

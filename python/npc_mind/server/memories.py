@@ -51,9 +51,11 @@ class MemoryProfileSpec:
     def __post_init__(self) -> None:
         # a spec is valid once made: a pool is never half-built from it
         capacity = self.capacity
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or not 1 <= capacity <= MAX_CAPACITY:
+        integer = not isinstance(capacity, bool) and isinstance(capacity, int | np.integer)
+        if not integer or not 1 <= capacity <= MAX_CAPACITY:  # never coerced: 1.5 is not 1
             bounds = f"[1, {MAX_CAPACITY}]"
             raise ValueError(f"memory profile capacity must be an integer in {bounds}, got {capacity!r}")
+        object.__setattr__(self, "capacity", int(capacity))
         if not isinstance(self.params, MemoryParams):
             raise TypeError(f"memory profile params must be MemoryParams, got {type(self.params).__name__}")
 
@@ -73,7 +75,7 @@ class MemoryProfileSpec:
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryProfileSpec:
         """`capacity` plus any `MemoryParams` field by name; the rest keep their defaults."""
         data = dict(data)
-        capacity = int(data.pop("capacity", 64))
+        capacity = data.pop("capacity", 64)
         return cls(capacity, MemoryParams.from_dict(data))
 
 
