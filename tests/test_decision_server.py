@@ -115,10 +115,14 @@ def test_one_decisions_failure_does_not_abort_the_others(caplog: pytest.LogCaptu
         assert signals(events, handle) == [("decision_fallback", (3, "no_endpoint"))]
         assert server.decisions.behaviour(handle) == "pursue"
     (record,) = [r for r in caplog.records if r.name == "npc_mind.decision"]
-    assert f"decision {broken}" in record.getMessage() and record.exc_info is not None
+    assert f"NPC {broken}:" in record.getMessage() and record.exc_info is not None
     assert "input must be a number" in caplog.text  # the traceback names the cause
     server.request_decision(broken, {"threat": 0.5, "calm": 0.0})  # and it works again
     assert signals(server.update(), broken) == [("decision_fallback", (3, "no_endpoint"))]
+
+
+OTHER = "http://127.0.0.1:9/v1"  # never contacted: only their transports' lives are looked at
+OTHER_TOO = "http://127.0.0.1:9/v1,http://127.0.0.1:7/v1"
 
 
 def llm_threads() -> int:
@@ -127,7 +131,7 @@ def llm_threads() -> int:
 
 def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServer) -> None:
     """20,000 NPCs with their own persona left 20,000 hubs (+76 MB, a 24.9 ms step with no live NPC);
-    every distinct endpoint string kept its thread for ever."""
+    every distinct endpoint string kept its thread for ever (spellings of one endpoint list share one)."""
     server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
     threads = llm_threads()
     try:
@@ -135,7 +139,13 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
         handles = [
             server.add_decision(DecisionSettings(intents=("attack",), persona=f"guard {index}", endpoint=url))
             for index, url in enumerate(
-                [fault_server.base_url] * 3 + [f"{fault_server.base_url}/", f" {fault_server.base_url}"]
+                [
+                    fault_server.base_url,
+                    f"{fault_server.base_url}/",
+                    f" {fault_server.base_url}",
+                    OTHER,
+                    OTHER_TOO,
+                ]
             )
         ]
         bank = server.decisions
@@ -151,9 +161,7 @@ def test_hubs_and_transports_go_with_their_last_decision(fault_server: FaultServ
         assert bank.metrics()["dispatched"] == 1  # a released hub's counters are kept
         # Unused transports wait `idle_seconds` for reuse: respawning at once opens nothing.
         assert len(bank.idle) == 2 and llm_threads() == threads + 3
-        again = server.add_decision(
-            DecisionSettings(intents=("attack",), endpoint=f"{fault_server.base_url}/")
-        )
+        again = server.add_decision(DecisionSettings(intents=("attack",), endpoint=f"{OTHER}/"))
         assert len(bank.idle) == 1 and llm_threads() == threads + 3
         server.remove(again)
         bank.idle_seconds = 0.0
@@ -199,3 +207,25 @@ def test_a_rule_with_tags_given_as_one_string_is_refused() -> None:
     with pytest.raises(ValueError, match="non-empty strings"):
         Rule("run", "threat", 0.5, tags=frozenset({""}))
     assert Rule("run", "threat", 0.5, tags=frozenset({"flee"})).tags == {"flee"}
+
+
+def test_in_a_hub_one_npcs_failure_does_not_abort_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    """The isolation is the decision's own: a `DecisionHub` ticking many NPCs goes on with the others
+    too, and the failed NPC's request ends once, as internal_error."""
+    from npc_mind.decision import DecisionConfig, DecisionFallback, DecisionHub, DecisionMade, ThinkingStarted
+    from tests.support import decision_world as world
+    from tests.support.scripted_transport import FakeClock, ScriptedTransport
+
+    clock = FakeClock()
+    hub = DecisionHub(ScriptedTransport(clock), world.SCHEMA, config=DecisionConfig(replan_interval=60.0))
+    for npc in range(3):
+        hub.add(npc, world.selector())
+    boards = {npc: world.board() for npc in range(3)}
+    boards[0] = {**world.board(), "threat": "high"}  # its selector cannot read it
+    with caplog.at_level(logging.ERROR, logger="npc_mind.decision"):
+        hub.tick_all(clock(), boards)
+    events = hub.drain_events()
+    ended = [e.reason for e in events if e.npc == 0 and isinstance(e, DecisionMade | DecisionFallback)]
+    assert ended == ["internal_error"]
+    assert all(any(isinstance(e, ThinkingStarted) and e.npc == npc for e in events) for npc in (1, 2))
+    assert "input must be a number" in caplog.text

@@ -179,6 +179,9 @@ def test_a_request_cancelled_after_its_deadline_counts_as_a_hang(fault_server: F
             return states
 
     assert asyncio.run(run()) == ["closed", "open"]
+    stop = time.monotonic() + SAFETY  # the server notices a close on its own thread
+    while fault_server.closed_by_client() < 2 and time.monotonic() < stop:
+        time.sleep(0.005)
     assert fault_server.closed_by_client() == 2  # each connection closed, though cancelled twice
 
 
@@ -220,6 +223,46 @@ def test_through_the_watchdog_a_slowloris_endpoint_opens_the_breaker(fault_serve
                 time.sleep(0.005)
                 hub.tick_all(time.monotonic(), {npc: world.board()})
             endings += [e.reason for e in hub.drain_events() if isinstance(e, DecisionFallback)]
+            # The loop thread records the cancelled request's failure as it releases its slot: wait
+            # for that, or the next request can go out before the breaker has counted this one.
+            while hub.metrics()["in_flight"] and time.monotonic() < stop:
+                time.sleep(0.005)
         breaker_state = hub.metrics()["breaker"]
     assert endings == ["timeout"] * 3 + ["breaker_open"] * 2
     assert breaker_state == "open"
+
+
+def test_tls_is_verified_and_its_context_made_once() -> None:
+    """Each client built httpx's verifying context (~130 ms, much of it holding the GIL): the first
+    request_decision of every new endpoint stalled the frame. Now one per process for https, and for
+    plain-http endpoints a context that trusts no one (never used; it would refuse every server)."""
+    import ssl
+
+    from npc_mind.llm.client import _tls_context
+
+    verified = _tls_context(True)
+    assert verified is _tls_context(True)
+    assert verified.verify_mode == ssl.CERT_REQUIRED and verified.check_hostname
+    unused = _tls_context(False)
+    assert unused.verify_mode == ssl.CERT_REQUIRED and unused.check_hostname
+    assert unused.cert_store_stats()["x509_ca"] == 0
+
+
+def test_waiting_for_a_busy_endpoint_past_the_deadline_is_not_its_failure(fault_server: FaultServer) -> None:
+    """The endpoint answers (slowly); a request queued behind the cap until after its own deadline
+    ends as timeout without being sent, and the breaker (threshold 1) stays closed."""
+    fault_server.default = Fault(latency=0.4)
+    breaker = BreakerConfig(failure_threshold=1, cooldown=600.0)
+
+    async def run() -> tuple[list[object], str]:
+        async with LLMClient([Endpoint(fault_server.base_url, max_in_flight=1)], breaker=breaker) as client:
+            now = time.monotonic()
+            first = client.decide(MESSAGES, world.SCHEMA, now + 5.0)
+            queued = client.decide(MESSAGES, world.SCHEMA, now + 0.2)  # its slot frees at ~0.4 s
+            results = await asyncio.gather(first, queued, return_exceptions=True)
+            return results, str(client.pool.states()[0]["breaker"])
+
+    (answer, late), state = asyncio.run(run())
+    assert getattr(answer, "intent", None) == "attack", answer
+    assert isinstance(late, RejectedError) and late.reason == "timeout", late
+    assert state == "closed" and len(fault_server.seen) == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
@@ -23,6 +24,7 @@ _SCALARS = frozenset({bool, int, float, str, type(None)})
 _STR = frozenset({str})
 MAX_ITEMS = 64  # entries kept of one list or dict value (a prompt shows about 40 characters of it)
 MAX_DEPTH = 8  # nesting kept; deeper values (a container holding itself, say) become "..."
+MAX_VALUES = 1024  # containers and other non-scalar values converted per context, in all
 
 Describe = Callable[[Any], Any]
 
@@ -33,15 +35,21 @@ def describe_type(value: Any) -> str:
     return f"<{type(value).__name__}>"
 
 
-def plain(value: Any, describe: Describe = describe_type, depth: int = 0) -> Any:
+def plain(value: Any, describe: Describe = describe_type) -> Any:
     """`value` as plain data: scalars kept (subclasses of str, int and float, such as a Godot
     StringName, as the base type), enums by name, numpy values as Python ones, sequences as tuples,
-    mappings and dataclasses (a Godot Vector2: x, y) as dicts (first `MAX_ITEMS` entries,
-    `MAX_DEPTH` levels), anything else as what `describe` makes of it (called here, on the calling
-    thread)."""
+    mappings and dataclasses (a Godot Vector2: x, y) as dicts, anything else as what `describe` makes
+    of it (called here, on the calling thread). Bounded: the first `MAX_ITEMS` entries of each
+    container, `MAX_DEPTH` levels and `MAX_VALUES` values in all (a small structure that shares its
+    parts can stand for a huge tree); beyond, "..."."""
+    return _plain(value, describe, 0, [MAX_VALUES])
+
+
+def _plain(value: Any, describe: Describe, depth: int, budget: list[int]) -> Any:
     if type(value) in _SCALARS:
         return value
-    if depth >= MAX_DEPTH:
+    budget[0] -= 1
+    if depth >= MAX_DEPTH or budget[0] < 0:
         return "..."
     if isinstance(value, enum.Enum):
         return value.name
@@ -52,15 +60,16 @@ def plain(value: Any, describe: Describe = describe_type, depth: int = 0) -> Any
         return value.item()
     if isinstance(value, np.ndarray):
         value = value.ravel()[:MAX_ITEMS].tolist()
+    deeper = depth + 1
     if isinstance(value, Mapping):
-        items = list(value.items())[:MAX_ITEMS]
-        return {_key(key): plain(item, describe, depth + 1) for key, item in items}
+        items = itertools.islice(value.items(), MAX_ITEMS)
+        return {_key(key): _plain(item, describe, deeper, budget) for key, item in items}
     if isinstance(value, list | tuple | set | frozenset | deque):
-        return tuple(plain(item, describe, depth + 1) for item in list(value)[:MAX_ITEMS])
+        return tuple(_plain(item, describe, deeper, budget) for item in itertools.islice(value, MAX_ITEMS))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a Vector2, a Color...
         fields = dataclasses.fields(value)[:MAX_ITEMS]
-        return {field.name: plain(getattr(value, field.name), describe, depth + 1) for field in fields}
-    return plain(describe(value), describe_type, depth + 1)
+        return {field.name: _plain(getattr(value, field.name), describe, deeper, budget) for field in fields}
+    return _plain(describe(value), describe_type, deeper, budget)
 
 
 def _key(key: Any) -> str:
@@ -81,7 +90,8 @@ def plain_board(board: Mapping[str, Any], describe: Describe = describe_type) ->
         return PlainBoard(board)
     if _SCALARS.issuperset(map(type, board.values())) and _STR.issuperset(map(type, board)):
         return PlainBoard(board)
-    return PlainBoard({_key(key): plain(value, describe, 1) for key, value in board.items()})
+    budget = [MAX_VALUES]
+    return PlainBoard({_key(key): _plain(value, describe, 1, budget) for key, value in board.items()})
 
 
 def freeze(board: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -148,7 +148,47 @@ class AsyncDecision:
 
         `now` must be on the transport's clock (`time.monotonic` for `LLMTransport`): latencies are
         the transport's completion stamps minus dispatch times. Model latency is real time, whatever
-        the game's own clock does."""
+        the game's own clock does.
+
+        If it raises (a selector that cannot read the board, a memory source that fails), the NPC's
+        requests end as `DecisionFallback(reason="internal_error")`, logged with the traceback, and
+        it returns what it did before: a caller ticking many NPCs goes on with the others."""
+        mark = len(self.events)
+        requests = (self._ticket is not None) + self._asked
+        asked, epoch = self._asked, self._pending_epoch
+        try:
+            return self._tick(now, board)
+        except Exception:
+            if not asked and self._pending_epoch != epoch:
+                requests += 1  # a re-plan began in this tick
+            self._failed(requests - self._ends_since(mark))
+            return self.behaviour or ""
+
+    def _ends_since(self, mark: int) -> int:
+        """This NPC's DecisionMade / DecisionFallback events queued after position `mark`."""
+        return sum(
+            1
+            for event in list(self.events)[mark:]
+            if isinstance(event, DecisionMade | DecisionFallback) and event.npc == self.npc
+        )
+
+    def _failed(self, unended: int) -> None:
+        log.exception("NPC %s: its decision update failed; its requests end as internal_error", self.npc)
+        self.cancel()
+        self._asked = False
+        self.epoch += 1  # whatever still comes back belongs to the failed update: discarded
+        self._schedule()
+        for _ in range(unended):
+            self.tier = 3
+            self.stats.tiers[3] += 1
+            self.stats.reasons["internal_error"] += 1
+            self.events.append(
+                DecisionFallback(
+                    self.npc, self._pending_epoch, self.behaviour or "", 3, 0.0, "internal_error"
+                )
+            )
+
+    def _tick(self, now: float, board: Mapping[str, Any]) -> str:
         if self.slot:
             self._merge(now, board)
         if self._ticket is not None:

@@ -25,7 +25,7 @@ import httpx
 
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.endpoints import Endpoint, EndpointPool
-from npc_mind.llm.errors import EndpointError, InvalidAnswerError
+from npc_mind.llm.errors import EndpointError, InvalidAnswerError, RejectedError
 from npc_mind.llm.schema import Answer, DecisionSchema
 
 API_KEY_ENV = "NPC_MIND_API_KEY"
@@ -176,9 +176,13 @@ _tls: list[ssl.SSLContext] = []
 _tls_lock = threading.Lock()
 
 
-def _tls_context() -> ssl.SSLContext:
+def _tls_context(https: bool) -> ssl.SSLContext:
     """httpx's default verifying TLS context, made once per process: making one (loading the CA
-    bundle) costs ~100 ms, mostly holding the GIL, and each transport's client used to make its own."""
+    bundle) costs ~100 ms, mostly holding the GIL, and each transport's client used to make its own.
+    Without an https endpoint no TLS is ever used: a context that trusts no one (it fails closed)
+    costs nothing to make."""
+    if not https:
+        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # verifies, with no CA: refuses every server
     with _tls_lock:
         if not _tls:
             _tls.append(httpx.create_ssl_context())
@@ -242,7 +246,10 @@ class LLMClient:
         cap = self.pool.capacity
         limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
         self._http = httpx.AsyncClient(
-            timeout=self.settings.timeout(), limits=limits, headers=self._headers, verify=_tls_context()
+            timeout=self.settings.timeout(),
+            limits=limits,
+            headers=self._headers,
+            verify=_tls_context(any(s["url"].startswith("https:") for s in self.pool.states())),
         )
         return self
 
@@ -273,7 +280,12 @@ class LLMClient:
             raise RuntimeError("LLMClient must be used inside `async with`")
         slot = await self.pool.acquire()
         outcome = "neutral"
+        acquired_at = self._clock()
         try:
+            if deadline is not None and acquired_at >= deadline:
+                # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
+                # says nothing about the endpoint.
+                raise RejectedError(f"waited past its deadline for {slot.endpoint.base_url}", "timeout")
             body = self._body(messages, schema)
             if deadline is None:
                 content = await self._post(slot.endpoint, body)
@@ -294,8 +306,8 @@ class LLMClient:
             outcome = "success"  # it answered: alive, if wrong
             raise
         finally:
-            if outcome == "neutral" and deadline is not None and self._clock() >= deadline:
-                outcome = "failure"  # cancelled after its deadline: it hung
+            if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
+                outcome = "failure"  # the endpoint had it and was cancelled after its deadline: it hung
             # Invalid answers still prove the endpoint alive; cancellations say nothing about it.
             if outcome == "failure":
                 slot.breaker.record_failure()
@@ -349,15 +361,19 @@ class LLMClient:
 
 
 async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Server-sent event lines (ended by LF, CRLF or CR) of a byte stream, as text."""
-    pending = b""
+    """Server-sent event lines (ended by LF, CRLF or CR) of a byte stream, as text. Only a chunk
+    holding a line end is searched and joined: a line sent a byte at a time costs linear time."""
+    pending: list[bytes] = []
     async for chunk in chunks:
-        pending += chunk
-        *lines, pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        pending.append(chunk)
+        if b"\n" not in chunk and b"\r" not in chunk:
+            continue
+        *lines, rest = b"".join(pending).replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        pending = [rest] if rest else []
         for line in lines:
             yield _text(line)
     if pending:
-        yield _text(pending)
+        yield _text(b"".join(pending))
 
 
 def _text(line: bytes) -> str:

@@ -17,7 +17,6 @@ traceback, and the other decisions' update goes on.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +47,6 @@ DECISION_MADE = "decision_made"
 DECISION_FALLBACK = "decision_fallback"
 # The counters `metrics` sums over hubs (a released hub's are kept in `DecisionBank.retired`).
 COUNTERS = ("dispatched", "tier1", "tier2", "tier3", "timeouts", "stale_discards", "aborts")
-log = logging.getLogger("npc_mind.decision")
 
 
 @dataclass(frozen=True)
@@ -137,7 +135,10 @@ class DecisionBank:
         self.entries = Registry("decision", self.counter)
 
     def _transport(self, settings: DecisionSettings) -> Any:
-        url = settings.endpoint or self.default_endpoint
+        # One transport per endpoint list, however it is spelled ("http://a/v1/", " http://a/v1").
+        parts = (settings.endpoint or self.default_endpoint).split(",")
+        endpoints = [Endpoint(part.strip()) for part in parts if part.strip()]
+        url = ",".join(endpoint.base_url for endpoint in endpoints)
         caps = (settings.max_response_bytes, settings.max_decoded_bytes)
         key = (url, *caps)
         transport = self.transports.get(key)
@@ -145,10 +146,9 @@ class DecisionBank:
             transport = self.idle.pop(key)[0]
             self.transports[key] = transport
         if transport is None:
-            urls = [part.strip() for part in url.split(",") if part.strip()]
-            if urls:
+            if endpoints:
                 llm = LLMSettings(max_response_bytes=caps[0], max_decoded_bytes=caps[1])
-                transport = LLMTransport([Endpoint(part) for part in urls], llm)
+                transport = LLMTransport(endpoints, llm)
             else:
                 transport = _NoEndpoint()
             self.transports[key] = transport
@@ -268,7 +268,7 @@ class DecisionBank:
             machine = entry.machine
             touched[id(entry.hub)] = entry.hub
             if entry.wants_dispatch or machine.pending:
-                self._tick(entry, handle, now)
+                self._tick(entry, now)
             elif machine.slot:  # a late answer for an aborted request: discarded and counted
                 for _ in machine.slot.drain():
                     entry.hub.stats.stale_discards += 1
@@ -278,24 +278,12 @@ class DecisionBank:
             for event in hub.drain_events():
                 self._signal(event)
 
-    def _tick(self, entry: DecisionEntry, handle: int, now: float) -> None:
-        """One decision's tick, isolated: if it raises, its requests end as `internal_error` (logged
-        with the traceback) and the other decisions' update goes on."""
-        machine = entry.machine
-        events = entry.hub.events
-        mark = len(events)
-        outstanding = int(machine.pending) + int(entry.wants_dispatch)
-        try:
-            machine.tick(now, entry.board)
-        except Exception:
-            log.exception("decision %s: its update failed; its requests end as internal_error", handle)
-            machine.abort("internal_error")
-            entry.wants_dispatch = False
-            for _ in range(outstanding - _ends(events, mark, handle)):  # each request ends once
-                self._end(entry, handle, "internal_error")
-            return
+    def _tick(self, entry: DecisionEntry, now: float) -> None:
+        """One decision's tick (isolated by `AsyncDecision.tick`: a raise ends its requests as
+        `internal_error`, logged with the traceback, and the other decisions' update goes on)."""
+        entry.machine.tick(now, entry.board)
         # Until it went out (another one was pending, or its watchdog fired this tick) it waits.
-        entry.wants_dispatch = machine.asked
+        entry.wants_dispatch = entry.machine.asked
 
     def _signal(self, event: Any) -> None:
         if event.npc not in self.entries:
@@ -334,15 +322,6 @@ class DecisionBank:
         self.idle.clear()
         self._users.clear()
         self._dirty.clear()
-
-
-def _ends(events: Any, mark: int, handle: int) -> int:
-    """How many decision_made and decision_fallback events for `handle` were queued after `mark`."""
-    return sum(
-        1
-        for event in list(events)[mark:]
-        if isinstance(event, DecisionMade | DecisionFallback) and event.npc == handle
-    )
 
 
 def _percentile_ms(values: list[float], q: float) -> float:
