@@ -9,6 +9,9 @@
 6. The main thread's frame time while the loop thread reads a hostile answer (10 MB, a gzip bomb)
    from the fault server, against a normal answer in the same run, with the response caps and
    without them (`benchmarks/bench_llm.py stall` runs only this one and prints it).
+7. The server's decision `step()` with one live decision after 20,000 spawn/despawn cycles of
+   decisions with their own persona, against a fresh server in the same run
+   (`benchmarks/bench_llm.py churn` runs only this one).
 
 The local llama-server runs with one thread (`-t 1`) and 4 slots; `NPC_MIND_LLM_URL` adds endpoints
 to the scenario comparison and replaces the local model elsewhere.
@@ -428,6 +431,43 @@ def stall_lines() -> list[str]:
     return lines
 
 
+# -- 7. step() after decision churn ----------------------------------------------------------
+def churn_lines(cycles: int = 20_000, rounds: int = 3, frames: int = 300) -> list[str]:
+    from npc_mind.server import ClockMode
+    from npc_mind.server.core import MindServer
+    from npc_mind.server.decisions import DecisionSettings
+
+    def step_us(server: MindServer, handle: int) -> float:
+        costs = []
+        for _ in range(frames):
+            server.request_decision(handle, {"threat": 0.5})  # no endpoint: one tier-3 fallback each
+            started = time.perf_counter()
+            server.update()
+            costs.append(time.perf_counter() - started)
+        return statistics.median(costs) * 1e6
+
+    fresh, churned = MindServer(ClockMode.MANUAL), MindServer(ClockMode.MANUAL)
+    live = [server.add_decision(DecisionSettings(intents=("patrol",))) for server in (fresh, churned)]
+    started = time.perf_counter()
+    for index in range(cycles):
+        churned.remove(churned.add_decision(DecisionSettings(intents=("patrol",), persona=f"guard {index}")))
+    spent = time.perf_counter() - started
+    lines = [
+        "## Decision `step()` after spawn/despawn churn",
+        "",
+        f"{cycles:,} decisions added and removed, each with its own persona (its own hub), took "
+        f"{spent:.2f} s; then one live decision asks every frame ({frames} frames per round, median).",
+        f"Hubs left: {len(churned.decisions.hubs)} (one per live configuration).",
+        "",
+        "| round | fresh server us | after churn us | ratio |",
+        "|---|---|---|---|",
+    ]
+    for index in range(rounds):
+        a, b = step_us(fresh, live[0]), step_us(churned, live[1])
+        lines.append(f"| {index + 1} | {a:.1f} | {b:.1f} | {b / a:.2f}x |")
+    return lines
+
+
 def main() -> int:
     lines = [
         "# LLM decisions benchmark",
@@ -561,6 +601,8 @@ def main() -> int:
             lines += ["", f"This run: {verdict}."]
         print("bench llm: stall on hostile answers", flush=True)
         lines += ["", *stall_lines()]
+        print("bench llm: step after churn", flush=True)
+        lines += ["", *churn_lines()]
     finally:
         if server is not None:
             server.stop()
@@ -574,5 +616,8 @@ def main() -> int:
 if __name__ == "__main__":
     if sys.argv[1:] == ["stall"]:
         print("\n".join(stall_lines()))
+        sys.exit(0)
+    if sys.argv[1:] == ["churn"]:
+        print("\n".join(churn_lines()))
         sys.exit(0)
     sys.exit(main())

@@ -50,6 +50,7 @@ def test_engine_objects_in_a_context_reach_the_prompt_as_plain_data(fault_server
     assert "- tint: {'r': 1.0, 'g': 0.0, 'b': 0.0, 'a': 1.0}" in prompts["live_node"]
     assert "- tags: ('a', 'b')" in prompts["live_node"]
     assert "- call: <VariantValue>" in prompts["live_node"]  # anything else: its type, never called
+    assert "- res: {'id': " in prompts["live_node"]  # a Resource: id and class (cut at 40 characters)
     assert "- target: None" in prompts["freed_before"]  # a freed object reads as None, never its pointer
     assert f"- target: {watcher}" in prompts["freed_right_after"]  # copied when asked
     assert "You remember" not in prompts["memory_freed"]

@@ -229,3 +229,33 @@ def test_in_a_hub_one_npcs_failure_does_not_abort_the_others(caplog: pytest.LogC
     assert ended == ["internal_error"]
     assert all(any(isinstance(e, ThinkingStarted) and e.npc == npc for e in events) for npc in (1, 2))
     assert "input must be a number" in caplog.text
+
+
+def test_a_hub_goes_on_when_one_npcs_board_is_missing_or_not_numbers() -> None:
+    """tick_all itself raised (outside any NPC's tick): KeyError for a due NPC with no board, and
+    TypeError when a watched key held a string under `min_change`."""
+    from npc_mind.decision import DecisionConfig, DecisionHub, ThinkingStarted
+    from npc_mind.llm import Answer
+    from tests.support import decision_world as world
+    from tests.support.scripted_transport import FakeClock, ScriptedTransport
+
+    clock = FakeClock()
+    transport = ScriptedTransport(clock)
+    config = DecisionConfig(replan_interval=60.0, watched=("threat", "health"), min_change=0.1)
+    hub = DecisionHub(transport, world.SCHEMA, config=config)
+    for npc in range(3):
+        hub.add(npc, world.rules())
+    boards = {npc: world.board() for npc in range(3)}
+    hub.tick_all(clock(), boards)
+    for key in transport.open_keys():
+        transport.finish(key, Answer("patrol", 0.5))
+    hub.tick_all(clock.advance(0.1), boards)  # merged: all idle, watching their keys
+    hub.drain_events()
+    boards = {1: {**world.board(), "threat": "high"}, 2: world.board(threat=0.9)}  # 0 has no board
+    hub.tick_all(clock.advance(1.0), boards)
+    assert {e.npc for e in hub.drain_events() if isinstance(e, ThinkingStarted)} == {1, 2}
+    hub.abort(0)  # due now, still without a board: it waits
+    hub.tick_all(clock.advance(1.0), boards)
+    assert not [e for e in hub.drain_events() if e.npc == 0]
+    hub.tick_all(clock.advance(1.0), {0: world.board()})
+    assert {e.npc for e in hub.drain_events() if isinstance(e, ThinkingStarted)} == {0}

@@ -22,21 +22,15 @@ This package knows nothing about NPCs.
 
 from gdbridge.callables import as_callable
 from gdbridge.declare import (
-    PackedByteArray,
-    PackedColorArray,
-    PackedFloat32Array,
-    PackedFloat64Array,
-    PackedInt32Array,
-    PackedInt64Array,
-    PackedVector2Array,
-    PackedVector3Array,
     Variant,
     constant,
     export,
     export_group,
+    export_subgroup,
     method,
     python_only,
     signal,
+    virtual,
 )
 from gdbridge.objects import GodotError, Object, register_singleton, singleton, utility
 from gdbridge.types import (
@@ -45,7 +39,15 @@ from gdbridge.types import (
     Basis,
     Color,
     NodePath,
+    PackedByteArray,
+    PackedColorArray,
+    PackedFloat32Array,
+    PackedFloat64Array,
+    PackedInt32Array,
+    PackedInt64Array,
     PackedStringArray,
+    PackedVector2Array,
+    PackedVector3Array,
     Plane,
     Projection,
     PropertyHint,
@@ -104,10 +106,12 @@ __all__ = [
     "constant",
     "export",
     "export_group",
+    "export_subgroup",
     "method",
     "python_only",
     "register_singleton",
     "signal",
     "singleton",
     "utility",
+    "virtual",
 ]

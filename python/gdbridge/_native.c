@@ -202,6 +202,31 @@ static intptr_t gdb_instance_of(void *obj) {
 }
 static const GDExtensionInstanceBindingCallbacks *gdb_binding_callbacks_ptr(void) { return &gdb_binding_callbacks; }
 
+/* Objects by instance id: a pointer is only used after ObjectDB says the id is still alive, so a
+ * freed object (whose memory may hold another object by now) is never read. Resolved by
+ * gdb_resolve_objects (called from Python at attach time, outside the entry point). */
+static GDExtensionInterfaceObjectGetInstanceFromId i_object_from_id;
+static GDExtensionInterfaceObjectGetInstanceId i_object_get_id;
+static GDExtensionPtrUtilityFunction g_is_instance_valid;
+static void gdb_resolve_objects(void *is_instance_valid) {
+    i_object_from_id = (GDExtensionInterfaceObjectGetInstanceFromId)gdb_gpa("object_get_instance_from_id");
+    i_object_get_id = (GDExtensionInterfaceObjectGetInstanceId)gdb_gpa("object_get_instance_id");
+    g_is_instance_valid = (GDExtensionPtrUtilityFunction)is_instance_valid;
+}
+/* The live object an Object Variant holds, or NULL (null or freed); its instance id into `id`. */
+static void *gdb_variant_object(const void *v, uint64_t *id) {
+    GDExtensionBool valid = 0;
+    const void *args[1] = {v};
+    *id = 0;
+    g_is_instance_valid(&valid, (const GDExtensionConstTypePtr *)args, 1);
+    if (!valid) return NULL;
+    void *obj = gdb_as_object(v);
+    if (obj) *id = i_object_get_id(obj);
+    return obj;
+}
+static uint64_t gdb_object_id(void *obj) { return obj ? i_object_get_id(obj) : 0; }
+static void *gdb_object_from_id(uint64_t id) { return id ? i_object_from_id(id) : NULL; }
+
 /* ---- Python callbacks (extern "Python", defined in gdbridge._runtime) ---- */
 static void gdb_py_initialize(int level);
 static void gdb_py_deinitialize(int level);
@@ -219,7 +244,11 @@ static int gdb_py_validate_property(intptr_t inst, GDExtensionPropertyInfo *info
 static void gdb_py_to_string(intptr_t inst, GDExtensionBool *valid, void *out);
 static void gdb_py_reference(intptr_t inst, int up);
 static void gdb_py_callable_call(intptr_t id, const void *const *args, int64_t n, void *ret, GDExtensionCallError *err);
+static int gdb_py_property(intptr_t inst, int op, const void *name, void *value);
+static const GDExtensionPropertyInfo *gdb_py_property_list(intptr_t inst, uint32_t *count);
+static void gdb_py_free_property_list(intptr_t inst, const GDExtensionPropertyInfo *list);
 static void gdb_py_callable_free(intptr_t id);
+static int64_t gdb_py_callable_info(intptr_t id, int what, intptr_t other);
 
 /* ---- fast paths: methods and the common virtuals, straight through the C API ----
  * The instance pointer the engine hands back is the address of the Python object (kept alive by
@@ -312,6 +341,21 @@ static void gdb_report_pending(void) {
     Py_XDECREF(value);
     Py_XDECREF(tb);
     PyErr_Clear();
+}
+
+/* Python-defined RefCounted objects that arrived during a callback (gdbridge.objects.arrivals) and
+ * the function that settles them at its end; both borrowed, module-level in Python. */
+static PyObject *gdb_arrivals;
+static PyObject *gdb_settle_cb;
+static void gdb_set_arrivals(intptr_t arrivals, intptr_t settle) {
+    gdb_arrivals = (PyObject *)arrivals;
+    gdb_settle_cb = (PyObject *)settle;
+}
+static void gdb_settle(void) {
+    if (!gdb_arrivals || PyList_GET_SIZE(gdb_arrivals) == 0) return;
+    PyObject *r = PyObject_CallNoArgs(gdb_settle_cb);
+    if (!r) gdb_report_pending();
+    Py_XDECREF(r);
 }
 
 static PyObject *gdb_variant_to_py(const void *v);
@@ -514,7 +558,14 @@ static int gdb_unbox(int type, PyObject *r, void *out) {
     case GDEXTENSION_VARIANT_TYPE_BOOL: *(uint8_t *)out = (uint8_t)(PyObject_IsTrue(r) == 1); break;
     default: break;
     }
-    return !PyErr_Occurred();
+    if (!PyErr_Occurred()) return 1;
+    /* Not a number of that kind: the caller gets the type's default, not the error marker (-1). */
+    switch (type) {
+    case GDEXTENSION_VARIANT_TYPE_INT: *(int64_t *)out = 0; break;
+    case GDEXTENSION_VARIANT_TYPE_FLOAT: *(double *)out = 0; break;
+    default: break;
+    }
+    return 0;
 }
 
 /* Declared int/float/bool parameters get that Python type from an untyped call (2 -> 2.0). */
@@ -569,6 +620,7 @@ static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, in
     }
     if (!r) gdb_report_pending();
     Py_XDECREF(r);
+    gdb_settle();
 }
 
 static void gdb_fast_ptrcall(gdb_fast_method *m, void *inst, const GDExtensionConstTypePtr *args, void *ret) {
@@ -740,9 +792,11 @@ static int gdb_call_py(const void *mb, void *obj, intptr_t args_addr, intptr_t o
 }
 
 /* The same call as a CPython builtin (module _gdbridge_fast): no cffi wrapper around it, so the
- * GIL is only released around the engine call itself. call(method_bind, object, *args), both
- * addresses as ints; an engine call error raises `gdb_call_error_cls(code)`. */
+ * GIL is only released around the engine call itself. call(method_bind, instance_id, *args): the
+ * method bind's address and the object's instance id (0 for a static method) as ints; an engine
+ * call error raises `gdb_call_error_cls(code)`, a freed object `gdb_call_error_cls(-1)`. */
 static PyObject *gdb_call_error_cls;
+static PyObject *gdb_name_set, *gdb_name_get; /* interned "_set", "_get", for tr_set / tr_get */
 
 static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 2 || nargs > 18) {
@@ -750,8 +804,16 @@ static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     void *mb = PyLong_AsVoidPtr(args[0]);
-    void *obj = PyLong_AsVoidPtr(args[1]);
+    uint64_t id = PyLong_AsUnsignedLongLong(args[1]);
     if (PyErr_Occurred()) return NULL;
+    void *obj = gdb_object_from_id(id);
+    if (id && !obj) {
+        /* The object was freed: code -1 (never an engine call error). */
+        PyObject *code = PyLong_FromLong(-1);
+        if (code) PyErr_SetObject(gdb_call_error_cls, code);
+        Py_XDECREF(code);
+        return NULL;
+    }
     Py_ssize_t n = nargs - 2;
     gdb_variant vars[17];
     const void *ptrs[16];
@@ -833,6 +895,8 @@ static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_f
 static int gdb_install_fast(intptr_t call_error_cls) {
     PyGILState_STATE gil = PyGILState_Ensure();
     gdb_call_error_cls = (PyObject *)call_error_cls;
+    gdb_name_set = PyUnicode_InternFromString("_set");
+    gdb_name_get = PyUnicode_InternFromString("_get");
     PyObject *module = PyModule_Create(&gdb_fast_module);
     int ok = module && PyDict_SetItemString(PyImport_GetModuleDict(), "_gdbridge_fast", module) == 0;
     Py_XDECREF(module);
@@ -846,6 +910,7 @@ static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {
     PyObject *r = PyObject_Vectorcall(func, argv, arg ? 2 : 1, NULL);
     if (!r) gdb_report_pending();
     Py_XDECREF(r);
+    gdb_settle();
 }
 
 /* ---- trampolines with the engine's signatures ---- */
@@ -919,6 +984,18 @@ static void tr_callable_call(void *ud, const GDExtensionConstVariantPtr *args, G
     gdb_py_callable_call((intptr_t)ud, (const void *const *)args, n, ret, err);
 }
 static void tr_callable_free(void *ud) { gdb_py_callable_free((intptr_t)ud); }
+/* Identity of a Python callable: two Callables made from equal Python callables (the same bound
+ * method made twice) are equal, so is_connected/disconnect find a connection made earlier. */
+static uint32_t tr_callable_hash(void *ud) { return (uint32_t)gdb_py_callable_info((intptr_t)ud, 0, 0); }
+static GDExtensionBool tr_callable_equal(void *a, void *b) {
+    return a == b || gdb_py_callable_info((intptr_t)a, 1, (intptr_t)b) != 0;
+}
+static GDExtensionBool tr_callable_less(void *a, void *b) { return gdb_py_callable_info((intptr_t)a, 2, (intptr_t)b) != 0; }
+static GDExtensionInt tr_callable_argc(void *ud, GDExtensionBool *valid) {
+    int64_t n = gdb_py_callable_info((intptr_t)ud, 3, 0);
+    *valid = n >= 0;
+    return n < 0 ? 0 : n;
+}
 /* A Callable that calls a Python function (id `id`); invalid once object `object_id` is freed. */
 static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_t id, uint64_t object_id) {
     info->callable_userdata = (void *)id;
@@ -926,12 +1003,80 @@ static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_
     info->object_id = object_id;
     info->call_func = tr_callable_call;
     info->free_func = tr_callable_free;
+    info->hash_func = tr_callable_hash;
+    info->equal_func = tr_callable_equal;
+    info->less_than_func = tr_callable_less;
+    info->get_argument_count_func = tr_callable_argc;
 }
 static void tr_reference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 1); }
 static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 0); }
 static void *tr_binding_create(void *token, void *instance) { return NULL; }
 static void tr_binding_free(void *token, void *instance, void *binding) {}
 static GDExtensionBool tr_binding_reference(void *token, void *binding, GDExtensionBool reference) { return 1; }
+
+/* Dynamic properties: `_property_can_revert`, `_property_get_revert` of a Python class (one Python
+ * callback, `op` says which), `_get_property_list`, and `_set`/`_get` (below, in C). */
+enum { GDB_PROP_CAN_REVERT = 2, GDB_PROP_GET_REVERT = 3 };
+/* `_set` and `_get` run for every property set or read by name (the declared ones too), so they are
+ * called here, straight through the C API, like the fast methods: the instance pointer is the
+ * Python object, the name a StringName, the value boxed in C; an exception is reported. */
+static GDExtensionBool tr_set(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
+                              GDExtensionConstVariantPtr value) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *key = gdb_text_to_py(name, GDEXTENSION_VARIANT_TYPE_STRING_NAME);
+    PyObject *boxed = key ? gdb_variant_to_py(value) : NULL;
+    PyObject *r = boxed ? PyObject_CallMethodObjArgs((PyObject *)inst, gdb_name_set, key, boxed, NULL) : NULL;
+    int handled = r ? PyObject_IsTrue(r) : 0;
+    if (!r || handled < 0) gdb_report_pending();
+    Py_XDECREF(r);
+    Py_XDECREF(boxed);
+    Py_XDECREF(key);
+    gdb_settle();
+    PyGILState_Release(gil);
+    return handled == 1;
+}
+static GDExtensionBool tr_get(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
+                              GDExtensionVariantPtr ret) {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int handled = 0;
+    PyObject *key = gdb_text_to_py(name, GDEXTENSION_VARIANT_TYPE_STRING_NAME);
+    PyObject *r = key ? PyObject_CallMethodOneArg((PyObject *)inst, gdb_name_get, key) : NULL;
+    if (r && r != Py_None) {
+        /* None: not handled (GDScript's convention); a value that cannot cross is reported. */
+        i_variant_destroy(ret);
+        handled = gdb_py_to_variant(ret, r);
+    }
+    if (!r || (r != Py_None && !handled)) gdb_report_pending();
+    Py_XDECREF(r);
+    Py_XDECREF(key);
+    gdb_settle();
+    PyGILState_Release(gil);
+    return (GDExtensionBool)handled;
+}
+static GDExtensionBool tr_can_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name) {
+    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_CAN_REVERT, name, NULL);
+}
+static GDExtensionBool tr_get_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
+                                     GDExtensionVariantPtr ret) {
+    return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_GET_REVERT, name, ret);
+}
+static const GDExtensionPropertyInfo *tr_get_property_list(GDExtensionClassInstancePtr inst, uint32_t *count) {
+    *count = 0; /* stays 0 (with a NULL list) when the Python side fails */
+    return gdb_py_property_list((intptr_t)inst, count);
+}
+static void tr_free_property_list(GDExtensionClassInstancePtr inst, const GDExtensionPropertyInfo *list,
+                                  uint32_t count) {
+    gdb_py_free_property_list((intptr_t)inst, list);
+}
+/* Bits of `which`: 1 _set, 2 _get, 4 _get_property_list, 8 _property_can_revert/_property_get_revert. */
+static void gdb_fill_class_properties(GDExtensionClassCreationInfo5 *info, int which) {
+    info->set_func = (which & 1) ? tr_set : NULL;
+    info->get_func = (which & 2) ? tr_get : NULL;
+    info->get_property_list_func = (which & 4) ? tr_get_property_list : NULL;
+    info->free_property_list_func = (which & 4) ? tr_free_property_list : NULL;
+    info->property_can_revert_func = (which & 8) ? tr_can_revert : NULL;
+    info->property_get_revert_func = (which & 8) ? tr_get_revert : NULL;
+}
 
 /* Fill a class creation struct with our trampolines; Python sets the flags and icon. */
 static void gdb_fill_class_info(GDExtensionClassCreationInfo5 *info, intptr_t cls, int has_notification,

@@ -121,6 +121,20 @@ def _entry_modules() -> list[str]:
     return modules
 
 
+def watch_roots() -> list[Path]:
+    """Where the modules a reload watches live: the project's `python/paths` folders and the
+    folders holding the addon's entry modules."""
+    settings = objects.singleton("ProjectSettings")
+    roots = [Path(settings.globalize_path(path)) for path in _project_setting("python/paths", [])]
+    for name in _gdextension_config().get("entry_modules", []):
+        module = sys.modules.get(name)
+        file = getattr(module, "__file__", None)
+        if file:
+            path = Path(file).parent
+            roots.append(path.parent if path.name == name else path)
+    return roots
+
+
 def _start_scene() -> None:
     _redirect_output()
     engine = objects.singleton("Engine")
@@ -166,7 +180,9 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     for vtype, dtype in _variant.NUMPY_DTYPES.items():
         if _variant.PACKED_DTYPES[vtype][1] == 1:
             lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
+    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.settle_arrivals))
     lookup = objects.lookup
+    arrivals, settle = objects.arrivals, objects.settle_arrivals
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls
     varcalls = classdb._varcalls
@@ -214,22 +230,32 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual0(iid: int, vid: int) -> None:
         vcalls[vid](lookup(iid))
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual_f(iid: int, vid: int, x: float) -> None:
         vcalls[vid](lookup(iid), x)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual(iid: int, vid: int, args: Any, ret: Any) -> None:
         vcalls[vid](lookup(iid), args, ret)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_notification(iid: int, what: int, reversed_: int) -> None:
         classdb.notification(iid, what, reversed_)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_ptrcall(mid: int, iid: int, args: Any, ret: Any) -> None:
         ptrcalls[mid](lookup(iid) if iid else None, args, ret)
+        if arrivals:
+            settle()
 
     def _call_error(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         report(exc_type, exc, tb)
@@ -239,6 +265,8 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
     ) -> None:
         code, expected = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
+        if arrivals:
+            settle()
         if code:
             err.error = code
             err.expected = expected
@@ -250,6 +278,8 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
         callables.call_function(cid, args, n, ret)
+        if arrivals:
+            settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_free(cid: int) -> None:
@@ -262,3 +292,19 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:
         classdb.to_string(iid, valid, out)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_property(iid: int, op: int, name: Any, value: Any) -> int:
+        return classdb.property_hook(iid, op, name, value)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_property_list(iid: int, count: Any) -> Any:
+        return classdb.property_list(iid, count)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_free_property_list(iid: int, array: Any) -> None:
+        classdb.free_property_list(iid, array)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_callable_info(cid: int, what: int, other: int) -> int:
+        return callables.function_info(cid, what, other)

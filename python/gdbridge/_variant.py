@@ -14,7 +14,15 @@ from typing import Any
 
 import numpy as np
 
-from gdbridge.types import FLATTENED, RAW_FORMATS, NodePath, PackedStringArray, StringName, VariantType
+from gdbridge.types import (
+    FLATTENED,
+    RAW_FORMATS,
+    VARIANT_OF,
+    NodePath,
+    PackedStringArray,
+    StringName,
+    VariantType,
+)
 
 T = VariantType
 ffi: Any = None
@@ -30,10 +38,8 @@ def _unbound(*args: Any) -> Any:
 
 # Object <-> pointer, set by gdbridge.objects.bind (objects imports this module, not the reverse).
 _wrap_object: Callable[[Any], Any] = _unbound
-# Whether a variant's value is "true" (the engine's `variant_booleanize`): false for a freed object,
-# whose variant still holds the old, maybe reused, pointer.
-_booleanize: Callable[[Any], Any] = _unbound
 _object_ptr: Callable[[Any], Any] = _unbound
+_wrap_variant: Callable[[Any], Any] = _unbound  # the object of an Object Variant (checked by id)
 # fill(address, vtype, items) and read(address, vtype) of the extension's _gdbridge_fast module, also set
 # by gdbridge.objects.bind.
 _fast_fill: Callable[[int, int, Any], None] = _unbound
@@ -120,28 +126,15 @@ def type_of(value: Any) -> int:
         return packed
     if hasattr(value, "_ptr"):
         return T.OBJECT
-    for base, vt in _TYPE_OF.items():
+    for base, vt in _BASES:
         if isinstance(value, base):
             return vt
-    if isinstance(value, tuple):
-        return T.ARRAY
     raise TypeError(f"cannot pass a {kind.__name__} to Godot")
 
 
-_TYPE_OF: dict[type, int] = {
-    type(None): T.NIL,
-    bool: T.BOOL,
-    int: T.INT,
-    float: T.FLOAT,
-    str: T.STRING,
-    StringName: T.STRING_NAME,
-    NodePath: T.NODE_PATH,
-    list: T.ARRAY,
-    dict: T.DICTIONARY,
-    PackedStringArray: T.PACKED_STRING_ARRAY,
-    bytes: T.PACKED_BYTE_ARRAY,
-    **{cls: vt for cls, (vt, _) in RAW_FORMATS.items()},
-}
+_TYPE_OF = VARIANT_OF
+# Subclasses of these (an IntEnum member, a str subclass...) cross as their base (checked in order).
+_BASES = tuple((kind, vt) for kind, vt in VARIANT_OF.items() if isinstance(kind, type))
 
 
 # ---- containers, by internal pointer ----
@@ -340,8 +333,7 @@ def from_variant(v: Any) -> Any:
     if vtype == T.NIL:
         return None
     if vtype == T.OBJECT:
-        # A freed object reads as None (as `is_instance_valid` sees it), never as its stale pointer.
-        return _wrap_object(lib.gdb_as_object(v)) if _booleanize(v) else None
+        return _wrap_variant(v)
     if vtype in _RAW_BY_TYPE:
         raw_buf = _buffers()[1]
         lib.gdb_as_raw(v, vtype, raw_buf)
@@ -391,14 +383,43 @@ def to_variant(v: Any, value: Any, vtype: int | None = None) -> None:
             fill_packed(vtype, inner, value)
 
 
+# The Variant's builtin methods, ==, hash: set by gdbridge.objects.bind.
+_variant_call: Callable[[Any, str, tuple], Any] = _unbound
+_variant_equal: Callable[[Any, Any], bool] = _unbound
+_variant_hash: Callable[[Any], int] = _unbound
+
+
 class VariantValue:
-    """A Godot value with no Python counterpart (Callable, Signal): kept as an owned Variant copy."""
+    """A Godot value with no Python counterpart (Callable, Signal): kept as an owned Variant copy.
+
+    Its builtin methods are callable (`callable.bind(3)`, `callable.unbind(1)`,
+    `callable.get_argument_count()`, `signal.get_name()`); a Callable is also called directly
+    (`callable(1, 2)`); `==` and `hash` are the engine's."""
 
     __slots__ = ("variant",)
 
     def __init__(self, v: Any) -> None:
         self.variant = ffi.new("gdb_variant*")
         lib.gdb_vcopy(self.variant, v)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args: _variant_call(self.variant, name, args)
+
+    def __call__(self, *args: Any) -> Any:
+        return _variant_call(self.variant, "call", args)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, VariantValue) and _variant_equal(self.variant, other.variant)
+
+    def __hash__(self) -> int:
+        return _variant_hash(self.variant)
+
+    def __repr__(self) -> str:
+        kind = T(lib.gdb_vtype(self.variant))
+        method = _variant_call(self.variant, "get_method", ()) if kind == T.CALLABLE else ""
+        return f"<{kind.name.title()} {method}>"
 
     def __del__(self) -> None:
         if lib is not None:

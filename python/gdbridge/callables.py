@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from gdbridge import _variant, objects
@@ -64,6 +65,29 @@ def call_function(cid: int, args: Any, n: int, ret: Any) -> None:
 
 def free_function(cid: int) -> None:
     _functions.pop(cid, None)
+
+
+def function_info(cid: int, what: int, other: int) -> int:
+    """For the engine's Callable: 0 hash, 1 equal to `other`, 2 ordered before `other`, 3 argument
+    count (-1: not known)."""
+    fn = _functions.get(cid)
+    if what == 0:
+        return hash(fn) & 0xFFFFFFFF
+    if what == 1:
+        return int(fn is not None and fn == _functions.get(other))
+    if what == 2:  # consistent with equality: equal callables are not ordered
+        other_fn = _functions.get(other)
+        return int(fn != other_fn and (hash(fn), cid) < (hash(other_fn), other))
+    return argument_count(fn)
+
+
+def argument_count(fn: Any) -> int:
+    """Positional parameters of a Python callable (a bound method's self excluded); -1 when unknown."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return -1
+    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 def as_callable(target: Any, method: str | None = None) -> Any:

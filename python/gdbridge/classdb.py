@@ -8,6 +8,7 @@ the lists below; the instance pointer is the Python object's address (`objects.i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import gc
@@ -15,12 +16,12 @@ import inspect
 import threading
 import typing
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gdbridge import _variant, objects
-from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec
-from gdbridge.types import PropertyHint, PropertyUsage, VariantType
+from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec, typed_from_hint
+from gdbridge.types import GODOT_NAMES, PropertyHint, PropertyUsage, StringName, VariantType
 
 T = VariantType
 # Game virtuals: in the editor they only run for tool classes.
@@ -30,6 +31,7 @@ SHAPE_NO_ARGS = frozenset({"_ready", "_enter_tree", "_exit_tree"})
 SHAPE_ONE_FLOAT = frozenset({"_process", "_physics_process"})
 METADATA = {T.INT: 4, T.FLOAT: 10}  # int64 and double on the ptrcall path
 _METHOD_FLAG_NORMAL = 1
+_METHOD_FLAG_VARARG = 16
 _METHOD_FLAG_STATIC = 32
 
 
@@ -56,6 +58,7 @@ class MethodInfo:
     ret: TypeSpec | None
     defaults: list[Any]
     is_static: bool = False
+    vararg: bool = False  # a `*args` parameter: extra arguments after the declared ones
 
 
 classes: list[ClassInfo | None] = [None]  # class id -> info (0 is never used)
@@ -64,7 +67,7 @@ _ptrcalls: list[Callable[..., Any] | None] = [None]  # method id -> ptrcall adap
 _varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call adapter
 _vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
 _virtual_ids: dict[tuple[int, str], int] = {}
-state = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
+state: dict[str, Any] = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
 _keep: list[Any] = []  # cdata that must outlive registration calls
 _iface: dict[str, Any] = {}
 
@@ -79,6 +82,19 @@ def _fn(name: str, ctype: str) -> Any:
 
 # ---- collecting classes ----
 def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) -> None:
+    reloading = state.get("reloading")
+    if reloading is not None:
+        # A module re-imported by gdbridge.reload: the class the engine knows gets this one's
+        # members; nothing is registered.
+        godot_name = name or cls.__name__
+        known = next(
+            (i for i in classes[1:] if i is not None and i.registered and i.name == godot_name), None
+        )
+        if known is not None:
+            cls._gd_info = known
+            cls._gd_native = False
+            reloading[godot_name] = cls
+            return
     parent = next(base for base in cls.__mro__[1:] if hasattr(base, "_gd_native"))
     native = next(base for base in cls.__mro__[1:] if base.__dict__.get("_gd_native", False))
     parent_info = parent.__dict__.get("_gd_info")
@@ -102,19 +118,28 @@ def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) 
 
 def register_pending() -> None:
     while _pending:
-        register(_pending.pop(0))
+        try:
+            register(_pending.pop(0))
+        except TypeError as error:  # reported; the other classes are still registered
+            from gdbridge._runtime import report
+
+            report(type(error), error, error.__traceback__)
 
 
 # ---- registration ----
-def _property_info(name: str, spec: TypeSpec, usage: int = PropertyUsage.DEFAULT) -> Any:
+def _property_info(
+    name: str, spec: TypeSpec, usage: int = PropertyUsage.DEFAULT, method: bool = False
+) -> Any:
+    """A PropertyInfo (a property's, or with `method` a method argument's or result's)."""
     ffi = objects.ffi
     info = ffi.new("GDExtensionPropertyInfo*")
     info.type = spec.vtype
     info.name = objects.sn(name)
     info.class_name = objects.sn(spec.class_name)
-    info.hint = spec.hint
+    hint, text = spec.method_hint() if method else (spec.hint, spec.hint_string)
+    info.hint = hint
     hint_string = ffi.new("uint64_t*")
-    _variant.new_text(hint_string, T.STRING, spec.hint_string)
+    _variant.new_text(hint_string, T.STRING, text)
     info.hint_string = hint_string
     if spec.is_variant:
         usage |= PropertyUsage.NIL_IS_VARIANT
@@ -133,6 +158,9 @@ def _spec_for(cls: type, attr: str, declared: Any) -> TypeSpec:
 
 def register(info: ClassInfo) -> None:
     ffi, lib = objects.ffi, objects.lib
+    if objects.singleton("ClassDB").class_exists(info.name):
+        raise TypeError(f"{info.cls.__module__}.{info.cls.__qualname__}: Godot already has a class named "
+                        f"{info.name!r}; rename it or give name=... in the class statement")  # fmt: skip
     library = lib.gdb_get_library()
     cls = info.cls
     info.cid = len(classes)
@@ -146,9 +174,14 @@ def register(info: ClassInfo) -> None:
     icon = ffi.new("uint64_t*")
     _variant.new_text(icon, T.STRING, info.icon)
     creation.icon_path = icon
-    has_notification = "_notification" in cls.__dict__
-    has_validate = "_validate_property" in cls.__dict__
+    has_notification = _defines(cls, "_notification")
+    has_validate = _defines(cls, "_validate_property")
     lib.gdb_fill_class_info(creation, info.cid, has_notification, has_validate, bool(cls._gd_refcounted))
+    hooks = 0
+    for hook, bit in _PROPERTY_HOOKS.items():
+        if _defines(cls, hook):
+            hooks |= bit
+    lib.gdb_fill_class_properties(creation, hooks)
     register_class = _fn(
         "classdb_register_extension_class5", "GDExtensionInterfaceClassdbRegisterExtensionClass5"
     )
@@ -157,16 +190,24 @@ def register(info: ClassInfo) -> None:
     info.registered = True
 
     class_sn = objects.sn(info.name)
+    members = _members(cls)
     methods = _collect_methods(cls)
     exported_names = set()
-    for attr, value in list(cls.__dict__.items()):
+    for attr, value in list(members.items()):
         if isinstance(value, Export):
             value.spec = _spec_for(cls, attr, value.type)
             if value.hint:
                 value.spec.hint, value.spec.hint_string = value.hint, value.hint_string
+                typed_from_hint(value.spec)
             exported_names.add(attr)
     for method_info in methods:
         _register_method(class_sn, method_info)
+        _method_records.setdefault(info.name, {})[method_info.name] = (len(_ptrcalls) - 1, method_info)
+    for attr, value in members.items():
+        default = getattr(value, "_gd_virtual", None)
+        if default is not None:
+            method = _method_info(cls, attr, attr, value, default)
+            _register_virtual(class_sn, method, getattr(value, "_gd_required", False))
     register_property = _fn(
         "classdb_register_extension_class_property",
         "GDExtensionInterfaceClassdbRegisterExtensionClassProperty",
@@ -175,13 +216,17 @@ def register(info: ClassInfo) -> None:
         "classdb_register_extension_class_property_group",
         "GDExtensionInterfaceClassdbRegisterExtensionClassPropertyGroup",
     )
+    register_subgroup = _fn(
+        "classdb_register_extension_class_property_subgroup",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassPropertySubgroup",
+    )
     user_methods = {m.name for m in methods}
-    for attr, value in list(cls.__dict__.items()):
+    for attr, value in list(members.items()):
         if isinstance(value, Group):
             title, prefix = ffi.new("uint64_t*"), ffi.new("uint64_t*")
             _variant.new_text(title, T.STRING, value.title)
             _variant.new_text(prefix, T.STRING, value.prefix)
-            register_group(library, class_sn, title, prefix)
+            (register_subgroup if value.subgroup else register_group)(library, class_sn, title, prefix)
             lib.gdb_value_destroy(T.STRING, title)
             lib.gdb_value_destroy(T.STRING, prefix)
         elif isinstance(value, Export):
@@ -204,7 +249,7 @@ def register(info: ClassInfo) -> None:
         "classdb_register_extension_class_integer_constant",
         "GDExtensionInterfaceClassdbRegisterExtensionClassIntegerConstant",
     )
-    for attr, value in list(cls.__dict__.items()):
+    for attr, value in list(members.items()):
         if isinstance(value, Signal):
             infos = [_property_info(arg, type_spec(annotation)) for arg, annotation in value.args.items()]
             array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(infos)))
@@ -213,7 +258,7 @@ def register(info: ClassInfo) -> None:
             register_signal(library, class_sn, objects.sn(attr), array, len(infos))
         elif isinstance(value, Constant):
             register_constant(library, class_sn, objects.sn(""), objects.sn(attr), value.value, False)
-        elif isinstance(value, type) and issubclass(value, enum.IntEnum):
+        elif isinstance(value, type) and issubclass(value, enum.IntEnum | enum.IntFlag):
             bitfield = issubclass(value, enum.IntFlag)
             for member in value:
                 register_constant(
@@ -224,34 +269,58 @@ def register(info: ClassInfo) -> None:
     _keep.clear()
 
 
+def _members(cls: type) -> dict[str, Any]:
+    """What `cls` declares for Godot: its own namespace over those of its plain Python mixins (bases
+    that are not Godot classes and that no Godot base of `cls` already has)."""
+    godot_base = next(c for c in cls.__mro__[1:] if hasattr(c, "_gd_native"))
+    inherited = set(godot_base.__mro__)
+    found: dict[str, Any] = {}
+    for mixin in reversed(cls.__mro__[1:]):
+        if mixin is not object and not hasattr(mixin, "_gd_native") and mixin not in inherited:
+            found.update(mixin.__dict__)
+    found.update(cls.__dict__)
+    return found
+
+
 def _collect_methods(cls: type) -> list[MethodInfo]:
     found = []
-    for attr, value in cls.__dict__.items():
+    for attr, value in _members(cls).items():
         func = value.__func__ if isinstance(value, staticmethod | classmethod) else value
         if not inspect.isfunction(func):
             continue
         exposed = getattr(func, "_gd_expose", "" if attr.startswith("_") else attr)
-        if not exposed:
+        if not exposed or hasattr(func, "_gd_virtual"):
             continue
-        hints = typing.get_type_hints(func)
-        signature = inspect.signature(func)
-        params = list(signature.parameters.values())
-        is_static = isinstance(value, staticmethod)
-        if not is_static:
-            params = params[1:]
-        args, defaults = [], []
-        for param in params:
-            if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-                raise TypeError(f"{cls.__name__}.{attr}: only positional parameters can be exposed to Godot")
-            args.append((param.name, type_spec(hints.get(param.name, typing.Any))))
-            if param.default is not param.empty:
-                defaults.append(param.default)
-        ret_annotation = hints.get("return", typing.Any)
-        ret = None if ret_annotation in (None, type(None)) else type_spec(ret_annotation)
-        if is_static:
-            func = _drop_self(func)
-        found.append(MethodInfo(exposed, func, args, ret, defaults, is_static))
+        try:
+            found.append(_method_info(cls, attr, exposed, value, func))
+        except TypeError as error:  # reported; the class's other methods are still registered
+            from gdbridge._runtime import report
+
+            report(type(error), error, error.__traceback__)
     return found
+
+
+def _method_info(cls: type, attr: str, exposed: str, value: Any, func: Callable[..., Any]) -> MethodInfo:
+    hints = typing.get_type_hints(func)
+    params = list(inspect.signature(func).parameters.values())
+    is_static = isinstance(value, staticmethod)
+    if not is_static:
+        params = params[1:]
+    args, defaults, vararg = [], [], False
+    for param in params:
+        if param.kind == param.VAR_POSITIONAL:
+            vararg = True  # `*args`: a vararg method, extra arguments arrive as Variants
+            continue
+        if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            raise TypeError(f"{cls.__name__}.{attr}: keyword-only parameters cannot be exposed to Godot")
+        args.append((param.name, type_spec(hints.get(param.name, typing.Any))))
+        if param.default is not param.empty:
+            defaults.append(param.default)
+    ret_annotation = hints.get("return", typing.Any)
+    ret = None if ret_annotation in (None, type(None)) else type_spec(ret_annotation)
+    if is_static:
+        func = _drop_self(func)
+    return MethodInfo(exposed, func, args, ret, defaults, is_static, vararg)
 
 
 def _drop_self(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -282,19 +351,18 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
     info = ffi.new("GDExtensionClassMethodInfo*")
     info.name = objects.sn(method.name)
     info.method_flags = _METHOD_FLAG_NORMAL | (_METHOD_FLAG_STATIC if method.is_static else 0)
+    if method.vararg or any(spec.vtype == T.OBJECT for _, spec in method.args):
+        # Called with Variants only: a typed ptrcall hands over a bare Object pointer, which may be
+        # an object GDScript already freed; a Variant carries its instance id, checked first.
+        info.method_flags |= _METHOD_FLAG_VARARG
     ret_info = None  # owns the struct the method info points at, until registration returns
     if method.ret is not None:
         info.has_return_value = True
-        ret_info = _property_info("", method.ret, PropertyUsage.NONE)
+        ret_info = _property_info("", method.ret, PropertyUsage.NONE, method=True)
         info.return_value_info = ret_info
         info.return_value_metadata = METADATA.get(method.ret.vtype, 0)
-    n = len(method.args)
-    arg_infos = ffi.new("GDExtensionPropertyInfo[]", max(1, n))
-    metadata = ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
-    for i, (arg_name, spec) in enumerate(method.args):
-        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE)[0]
-        metadata[i] = METADATA.get(spec.vtype, 0)
-    info.argument_count = n
+    arg_infos, metadata = _argument_infos(method)
+    info.argument_count = len(method.args)
     info.arguments_info = arg_infos
     info.arguments_metadata = metadata
     defaults = ffi.new("gdb_variant[]", max(1, len(method.defaults)))
@@ -314,11 +382,88 @@ def _register_method(class_sn: Any, method: MethodInfo) -> None:
         lib.gdb_vdestroy(defaults + i)
 
 
+_METHOD_FLAG_VIRTUAL = 8
+_METHOD_FLAG_VIRTUAL_REQUIRED = 128
+
+
+def _argument_infos(method: MethodInfo) -> tuple[Any, Any]:
+    """The PropertyInfo and metadata arrays of a method's arguments (kept alive by the caller)."""
+    n = len(method.args)
+    arg_infos = objects.ffi.new("GDExtensionPropertyInfo[]", max(1, n))
+    metadata = objects.ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
+    for i, (arg_name, spec) in enumerate(method.args):
+        arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
+        metadata[i] = METADATA.get(spec.vtype, 0)
+    return arg_infos, metadata
+
+
+def _register_virtual(class_sn: Any, method: MethodInfo, required: bool) -> None:
+    """A virtual method GDScript can override (its signature in ClassDB, no method bind)."""
+    ffi, lib = objects.ffi, objects.lib
+    info = ffi.new("GDExtensionClassVirtualMethodInfo*")
+    info.name = objects.sn(method.name)
+    info.method_flags = (
+        _METHOD_FLAG_NORMAL | _METHOD_FLAG_VIRTUAL | (_METHOD_FLAG_VIRTUAL_REQUIRED if required else 0)
+    )
+    ret = method.ret if method.ret is not None else TypeSpec(T.NIL, py_type=type(None))
+    info.return_value = _property_info("", ret, PropertyUsage.NONE, method=True)[0]
+    info.return_value_metadata = METADATA.get(ret.vtype, 0)
+    arg_infos, metadata = _argument_infos(method)
+    info.argument_count = len(method.args)
+    info.arguments = arg_infos
+    info.arguments_metadata = metadata
+    register = _fn(
+        "classdb_register_extension_class_virtual_method",
+        "GDExtensionInterfaceClassdbRegisterExtensionClassVirtualMethod",
+    )
+    register(lib.gdb_get_library(), class_sn, info)
+
+
+_method_records: dict[str, dict[str, tuple[int, MethodInfo]]] = {}  # class -> method -> (id, info)
+
+
+def registered_methods(class_name: str) -> dict[str, tuple[int, MethodInfo]]:
+    """The methods declared by the class itself that ClassDB has (not the generated set_/get_)."""
+    return dict(_method_records.get(class_name, {}))
+
+
+def replace_method(class_name: str, mid: int, method: MethodInfo) -> None:
+    """ClassDB's method `mid` calls `method` from now on (same signature: a reload)."""
+    _ptrcalls[mid] = _make_ptrcall(method)
+    _varcalls[mid] = _make_varcall(method)
+    _set_fast_path(mid, method)
+    _method_records[class_name][method.name] = (mid, method)
+
+
+def reloaded(info: ClassInfo) -> None:
+    """After a reload updated `info.cls` in place: the virtual overrides of it and its subclasses
+    run the new functions (objects made from now on also find virtuals it did not define)."""
+    _chains.clear()
+    for (cid, name), result in list(_virtual_ids.items()):
+        target = classes[cid]
+        if target is None or info.cls not in target.cls.__mro__:
+            continue
+        if not result:
+            del _virtual_ids[(cid, name)]
+            continue
+        owner = next((c for c in target.cls.__mro__ if name in c.__dict__), None)
+        if owner is None or owner.__dict__.get("_gd_native", True):
+            continue
+        func = owner.__dict__[name]
+        vid, shape = result >> 2, result & 3
+        if shape:
+            _vcalls[vid] = func
+            _fast_keep.append(func)
+            objects.lib.gdb_set_fast_virtual(vid, id(func))
+        else:
+            _vcalls[vid] = _virtual_adapter(target, name, func)
+
+
 def _set_fast_path(mid: int, method: MethodInfo) -> None:
     """Register the method with the C fast path (arguments boxed in C, vectorcall); the Python
     adapters stay as the fallback (more than 7 arguments, or an untyped call relying on defaults)."""
-    if len(method.args) > 7:
-        return
+    if len(method.args) > 7 or (method.ret is not None and method.ret.items) or method.vararg:
+        return  # more than 7 arguments, a typed container result, extra arguments: the Python path
     types = [-1 if spec.is_variant else int(spec.vtype) for _, spec in method.args]
     ret = method.ret
     ret_type = -2 if ret is None else (-1 if ret.is_variant else int(ret.vtype))
@@ -364,6 +509,8 @@ def _ret_writer(method: MethodInfo) -> Callable[[Any, Any], None] | None:
         return _write_variant
     if ret.vtype == T.OBJECT and _is_refcounted(ret):
         return _write_ref
+    if ret.items:
+        return lambda ptr, value: typed_container(ptr, ret, value, in_variant=False)
     return _variant._WRITERS[ret.vtype]
 
 
@@ -408,28 +555,97 @@ def _write_ref(ptr: Any, value: Any) -> None:
 _COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
 
 
+_nil_script = [None]  # a Nil Variant: "no script" for set_typed
+
+
+def typed_container(ptr: Any, spec: TypeSpec, value: Any, in_variant: bool) -> None:
+    """Replace the Array/Dictionary at `ptr` (a Variant, or a raw ptrcall result) with a new typed
+    one (Array[X], Dictionary[K, V] of `spec`) holding `value`. The items go into an untyped
+    container first, and the engine's typed constructor checks and converts them, so a typed
+    container never holds an item of another type (the engine reports one that does not fit)."""
+    ffi, lib = objects.ffi, objects.lib
+    try:
+        _check_items(spec, value)
+    except TypeError:
+        typed_container(ptr, spec, {} if spec.vtype == T.DICTIONARY else [], in_variant)  # still typed
+        raise
+    if _nil_script[0] is None:
+        _nil_script[0] = ffi.new("gdb_variant*")
+    nil = _nil_script[0]
+    untyped = ffi.new("gdb_variant*")
+    inner = lib.gdb_vnew(untyped, spec.vtype)
+    try:
+        if spec.vtype == T.ARRAY:
+            _variant.fill_array(inner, value)
+            (item,) = spec.items
+            args = [inner, ffi.new("int64_t*", _element_type(item)), objects.sn(item.class_name), nil]
+        else:
+            _variant.fill_dict(inner, value)
+            key, item = spec.items
+            args = [inner, ffi.new("int64_t*", _element_type(key)), objects.sn(key.class_name), nil,
+                    ffi.new("int64_t*", _element_type(item)), objects.sn(item.class_name), nil]  # fmt: skip
+        construct = objects._iface["variant_get_ptr_constructor"](spec.vtype, 2)  # (base, types...)
+        raw = ffi.new("uint64_t[2]")
+        construct(raw, ffi.new("void*[]", args))
+        if in_variant:
+            lib.gdb_vdestroy(ptr)
+            lib.gdb_vraw(ptr, spec.vtype, raw)
+            lib.gdb_value_destroy(spec.vtype, raw)
+        else:
+            lib.gdb_value_destroy(spec.vtype, ptr)
+            copy = objects._iface["variant_get_ptr_constructor"](spec.vtype, 1)  # (from: same type)
+            copy(ptr, ffi.new("void*[]", [raw]))
+            lib.gdb_value_destroy(spec.vtype, raw)
+    finally:
+        lib.gdb_vdestroy(untyped)
+
+
+def _check_items(spec: TypeSpec, value: Any) -> None:
+    """TypeError for an item whose Variant type cannot be the declared one (int for float is fine)."""
+    pairs = [(spec.items[0], list(value))] if spec.vtype == T.ARRAY else [
+        (spec.items[0], list(value.keys())), (spec.items[1], list(value.values()))]  # fmt: skip
+    for item, values in pairs:
+        if item.is_variant:
+            continue
+        for one in values:
+            kind = _variant.type_of(one)
+            if kind != item.vtype and not (item.vtype == T.FLOAT and kind == T.INT) and one is not None:
+                raise TypeError(
+                    f"a container of {item.type_name} cannot hold {one!r} ({GODOT_NAMES[T(kind)]})"
+                )
+
+
+def _element_type(spec: TypeSpec) -> int:
+    return T.NIL if spec.is_variant else spec.vtype
+
+
 def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
     func = method.func
     specs = [spec for _, spec in method.args]
     coercers = [_COERCE.get(spec.vtype) for spec in specs]
     wants_return = method.ret is not None
+    typed_ret = wants_return and bool(method.ret.items)
     total = len(specs)
     required = total - len(method.defaults)
 
+    vararg = method.vararg
+
     def call(obj: Any, args: Any, n: int, ret: Any) -> tuple[int, int]:
-        if n > total:
+        if n > total and not vararg:
             return 3, total
         if n < required:
             return 4, required
         values = []
         for i in range(n):
             value = _variant.from_variant(args[i])
-            coerce = coercers[i]
+            coerce = coercers[i] if i < total else None
             if coerce is not None and value is not None:
                 value = coerce(value)
             values.append(value)
         result = func(obj, *values)
-        if wants_return:
+        if typed_ret:
+            typed_container(ret, method.ret, result, in_variant=True)
+        elif wants_return:
             objects.lib.gdb_vdestroy(ret)
             _variant.to_variant(ret, result)
         return 0, 0
@@ -446,7 +662,7 @@ def create(cid: int, notify: int) -> Any:
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
-    obj._addr = int(ffi.cast("intptr_t", ptr))
+    obj._id = lib.gdb_object_id(ptr)
     obj._gd_owns = False
     # The instance pointer given to the engine is the Python object's address (the C fast paths
     # call it directly); `instances` keeps the object alive until the engine frees it.
@@ -458,9 +674,13 @@ def create(cid: int, notify: int) -> Any:
     _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
         ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
     )
-    if cls._gd_refcounted:
-        # Python holds one engine reference for as long as the Python object lives; `instances`
-        # holds the Python object strongly while the engine holds more (see `reference_changed`).
+    from_python = getattr(_constructing, "python", False)
+    _constructing.python = False  # objects __init__ makes are not Python's unless it asks for them
+    if cls._gd_refcounted and from_python:
+        # Made by Python code (`Counter()`): Python holds one engine reference for as long as the
+        # Python object lives; `instances` holds the Python object strongly while the engine holds
+        # more (see `reference_changed`). Made by the engine (GDScript `Counter.new()`, a scene
+        # load): no Python reference, so the count is the engine's own, as in godot-cpp.
         objects.engine_class("RefCounted").init_ref(obj)
         obj._gd_owns = True
     if type(obj).__init__ is not object.__init__:
@@ -473,6 +693,20 @@ def create(cid: int, notify: int) -> Any:
     if notify:
         obj.notification(0)
     return ptr
+
+
+_constructing = threading.local()
+
+
+@contextlib.contextmanager
+def constructing_from_python() -> Iterator[None]:
+    """Marks the engine construction Python asked for (create() then takes Python's reference)."""
+    before = getattr(_constructing, "python", False)
+    _constructing.python = True
+    try:
+        yield
+    finally:
+        _constructing.python = before
 
 
 def free(cid: int, iid: int) -> None:
@@ -609,10 +843,17 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
     ret_vtype = objects.vtype_of(ret_type) if ret_type else T.NIL
     writer = _variant._WRITERS.get(ret_vtype) if ret_type and ret_type != "Variant" else None
     if ret_type == "Variant":
+        writer = _write_variant
+    elif ret_type.startswith("typedarray::"):
+        # An Array[X] result: made typed by the engine's constructor, never holding another type.
+        element = _api_type_spec(ret_type.removeprefix("typedarray::").rpartition(":")[2])
+        typed = TypeSpec(T.ARRAY, items=(element,))
 
         def writer(ptr: Any, value: Any) -> None:
-            objects.lib.gdb_vdestroy(ptr)
-            _variant.to_variant(ptr, value)
+            typed_container(ptr, typed, value, in_variant=False)
+
+    elif ret_vtype == T.OBJECT and objects.API["classes"].get(ret_type, {}).get("refcounted"):
+        writer = _write_ref  # a Ref<T> result: it must take its reference
 
     def call(obj: Any, args: Any, ret: Any) -> None:
         result = func(obj, *[reader(args[i]) for i, reader in enumerate(readers)])
@@ -620,6 +861,14 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
             writer(ret, result)
 
     return call
+
+
+def _api_type_spec(type_name: str) -> TypeSpec:
+    """TypeSpec of a type as the engine API names it ("int", "Vector2i", "Image", "Variant")."""
+    vtype = objects.vtype_of(type_name)
+    if vtype is None:
+        return TypeSpec(T.NIL)
+    return TypeSpec(vtype, class_name=type_name if vtype == T.OBJECT else "")
 
 
 def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
@@ -633,9 +882,103 @@ def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
 
 
 def notification(iid: int, what: int, reversed_: int) -> None:
+    """Every `_notification` of the object's Python classes (mixins too), base class first as the
+    engine sends notifications forward, most derived first when it sends them `reversed`."""
     obj = objects.lookup(iid)
-    if obj is not None:
-        obj._notification(what)
+    if obj is None:
+        return
+    chain = _notification_chain(type(obj))
+    for handler in reversed(chain) if reversed_ else chain:
+        handler(obj, what)
+
+
+_chains: dict[type, list[Callable[..., Any]]] = {}
+
+
+def _notification_chain(cls: type) -> list[Callable[..., Any]]:
+    found = _chains.get(cls)
+    if found is None:
+        found = _chains[cls] = [c.__dict__["_notification"] for c in reversed(_python_mro(cls))
+                                if "_notification" in c.__dict__]  # fmt: skip
+    return found
+
+
+def _python_mro(cls: type) -> list[type]:
+    """The classes of `cls`'s MRO written in Python (Python-defined Godot classes and plain mixins),
+    not the engine's proxies."""
+    return [c for c in cls.__mro__ if c is not object and not c.__dict__.get("_gd_native", False)]
+
+
+def _defines(cls: type, name: str) -> bool:
+    return any(name in c.__dict__ for c in _python_mro(cls))
+
+
+# ---- dynamic properties: _set, _get, _get_property_list, _property_can_revert, _property_get_revert ----
+_PROPERTY_HOOKS = {
+    "_set": 1,
+    "_get": 2,
+    "_get_property_list": 4,
+    "_property_can_revert": 8,
+    "_property_get_revert": 8,
+}
+_CAN_REVERT = 2  # the C layer's GDB_PROP_CAN_REVERT (3 is GET_REVERT)
+
+
+def property_hook(iid: int, op: int, name_ptr: Any, value: Any) -> int:
+    """The engine's can-revert/get-revert by name (`_set` and `_get`, asked for every property by
+    name, are called from C). As in GDScript, `_property_get_revert` returns None for a name it does
+    not handle."""
+    obj = objects.lookup(iid)
+    if obj is None:
+        return 0
+    name = StringName(_variant.utf8_of(name_ptr, T.STRING_NAME))
+    if op == _CAN_REVERT:
+        return int(hasattr(type(obj), "_property_can_revert") and bool(obj._property_can_revert(name)))
+    hook = getattr(obj, "_property_get_revert", None)
+    result = hook(name) if hook is not None else None
+    if result is None:
+        return 0
+    objects.lib.gdb_vdestroy(value)
+    _variant.to_variant(value, result)
+    return 1
+
+
+_lists: dict[int, tuple[Any, list[Any]]] = {}  # property lists the engine holds, by address
+
+
+def property_list(iid: int, count: Any) -> Any:
+    """`_get_property_list()`: dicts as in GDScript ({"name", "type", "hint", "hint_string",
+    "usage", "class_name"}); "type" is a VariantType or any annotation gdbridge maps (float, a
+    Resource class, list[int]...), which also gives the hint when none is given."""
+    ffi = objects.ffi
+    obj = objects.lookup(iid)
+    entries = list(obj._get_property_list() or []) if obj is not None else []
+    array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(entries)))
+    texts: list[Any] = []
+    for i, entry in enumerate(entries):
+        kind = entry.get("type", T.NIL)
+        spec = TypeSpec(int(kind)) if isinstance(kind, int) else type_spec(kind)
+        item = array[i]
+        item.name = objects.sn(str(entry["name"]))
+        item.type = spec.vtype
+        item.class_name = objects.sn(entry.get("class_name", spec.class_name))
+        item.hint = entry.get("hint", spec.hint)
+        hint_string = ffi.new("uint64_t*")
+        _variant.new_text(hint_string, T.STRING, entry.get("hint_string", spec.hint_string))
+        texts.append(hint_string)
+        item.hint_string = hint_string
+        item.usage = entry.get(
+            "usage", PropertyUsage.DEFAULT | (PropertyUsage.NIL_IS_VARIANT if spec.is_variant else 0)
+        )
+    _lists[int(ffi.cast("intptr_t", array))] = (array, texts)
+    count[0] = len(entries)
+    return array
+
+
+def free_property_list(iid: int, array: Any) -> None:
+    _, texts = _lists.pop(int(objects.ffi.cast("intptr_t", array)), (None, []))
+    for text in texts:
+        objects.lib.gdb_value_destroy(T.STRING, text)
 
 
 @dataclasses.dataclass

@@ -8,16 +8,17 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import functools
+import re
 import typing
 from collections.abc import Callable
-from typing import Any, NewType
+from typing import Any
 
-import numpy as np
-
+from gdbridge import types
 from gdbridge.types import (
-    RAW_FORMATS,
-    NodePath,
-    PackedStringArray,
+    GODOT_NAMES,
+    VARIANT_OF,
+    VARIANT_OF_NAME,
     PropertyHint,
     PropertyUsage,
     StringName,
@@ -27,38 +28,17 @@ from gdbridge.types import (
 T = VariantType
 H = PropertyHint
 
-# Annotations for the numeric packed arrays (values are numpy arrays of the matching dtype).
-PackedByteArray = NewType("PackedByteArray", np.ndarray)
-PackedInt32Array = NewType("PackedInt32Array", np.ndarray)
-PackedInt64Array = NewType("PackedInt64Array", np.ndarray)
-PackedFloat32Array = NewType("PackedFloat32Array", np.ndarray)
-PackedFloat64Array = NewType("PackedFloat64Array", np.ndarray)
-PackedVector2Array = NewType("PackedVector2Array", np.ndarray)
-PackedVector3Array = NewType("PackedVector3Array", np.ndarray)
-PackedColorArray = NewType("PackedColorArray", np.ndarray)
-Variant = typing.Any
 
-_PY_TYPES: dict[Any, int] = {
-    int: T.INT,
-    float: T.FLOAT,
-    bool: T.BOOL,
-    str: T.STRING,
-    StringName: T.STRING_NAME,
-    NodePath: T.NODE_PATH,
-    list: T.ARRAY,
-    dict: T.DICTIONARY,
-    PackedStringArray: T.PACKED_STRING_ARRAY,
-    PackedByteArray: T.PACKED_BYTE_ARRAY,
-    bytes: T.PACKED_BYTE_ARRAY,
-    PackedInt32Array: T.PACKED_INT32_ARRAY,
-    PackedInt64Array: T.PACKED_INT64_ARRAY,
-    PackedFloat32Array: T.PACKED_FLOAT32_ARRAY,
-    PackedFloat64Array: T.PACKED_FLOAT64_ARRAY,
-    PackedVector2Array: T.PACKED_VECTOR2_ARRAY,
-    PackedVector3Array: T.PACKED_VECTOR3_ARRAY,
-    PackedColorArray: T.PACKED_COLOR_ARRAY,
-    **{cls: vt for cls, (vt, _) in RAW_FORMATS.items()},
-}
+def __getattr__(name: str) -> Any:
+    # The packed-array annotations live in gdbridge.types; `from gdbridge.declare import
+    # PackedByteArray` still works.
+    if name.startswith("Packed") and hasattr(types, name):
+        return getattr(types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+Variant = typing.Any
+_PY_TYPES = VARIANT_OF  # annotations mean what values of that type cross as (gdbridge.types)
 
 
 @dataclasses.dataclass
@@ -70,10 +50,29 @@ class TypeSpec:
     hint: int = H.NONE
     hint_string: str = ""
     py_type: Any = None
+    # The element types of a typed container: (element,) for Array[X], (key, value) for
+    # Dictionary[K, V]; values of this type are made typed (set_typed) when they go to Godot.
+    items: tuple[TypeSpec, ...] = ()
 
     @property
     def is_variant(self) -> bool:
         return self.vtype == T.NIL and self.py_type is not type(None)
+
+    @property
+    def type_name(self) -> str:
+        """How typed-container hints name this type: the class, or the builtin's name ("int")."""
+        if self.is_variant:
+            return "Variant"
+        return self.class_name if self.vtype == T.OBJECT else GODOT_NAMES[T(self.vtype)]
+
+    def method_hint(self) -> tuple[int, str]:
+        """The hint of a method argument or result: godot-cpp's (and the engine's) typed-container
+        format, ARRAY_TYPE "Node" / DICTIONARY_TYPE "String;int", which GDScript's analyzer reads."""
+        if self.vtype == T.ARRAY and self.items:
+            return H.ARRAY_TYPE, self.items[0].type_name
+        if self.vtype == T.DICTIONARY and self.items:
+            return H.DICTIONARY_TYPE, ";".join(item.type_name for item in self.items)
+        return self.hint, self.hint_string
 
 
 def type_spec(annotation: Any) -> TypeSpec:
@@ -84,22 +83,27 @@ def type_spec(annotation: Any) -> TypeSpec:
         return TypeSpec(T.NIL)
     origin = typing.get_origin(annotation)
     if origin is not None:
-        if origin is list and typing.get_args(annotation):
-            return _typed_array(typing.get_args(annotation)[0])
+        args = typing.get_args(annotation)
+        if origin is list and args:
+            return _typed_array(args[0])
+        if origin is dict and len(args) == 2:
+            return _typed_dict(*args)
         if origin in (list, dict):
             return TypeSpec(_PY_TYPES[origin], py_type=origin)
         if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
-            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            args = tuple(a for a in args if a is not type(None))
             if len(args) == 1:
                 return type_spec(args[0])
             return TypeSpec(T.NIL)
     found = _PY_TYPES.get(annotation)
     if found is not None:
         return TypeSpec(found, py_type=annotation)
+    if isinstance(annotation, type) and issubclass(annotation, enum.IntFlag):
+        # A bitfield: the inspector's flag checkboxes; the value is the IntFlag.
+        hint_string = ",".join(f"{_label(member.name)}:{member.value}" for member in annotation)
+        return TypeSpec(T.INT, hint=H.FLAGS, hint_string=hint_string, py_type=annotation)
     if isinstance(annotation, type) and issubclass(annotation, enum.IntEnum):
-        hint_string = ",".join(
-            f"{member.name.title().replace('_', ' ')}:{member.value}" for member in annotation
-        )
+        hint_string = ",".join(f"{_label(member.name)}:{member.value}" for member in annotation)
         return TypeSpec(T.INT, hint=H.ENUM, hint_string=hint_string, py_type=annotation)
     if isinstance(annotation, type) and hasattr(annotation, "_gd_native"):
         name = godot_name(annotation)
@@ -112,11 +116,59 @@ def type_spec(annotation: Any) -> TypeSpec:
     raise TypeError(f"gdbridge cannot map the annotation {annotation!r} to a Godot type")
 
 
+def _label(name: str) -> str:
+    return str(name).title().replace("_", " ")
+
+
 def _typed_array(item: Any) -> TypeSpec:
-    """`list[X]`: an Array whose inspector only offers X (Godot's "type/hint:hint_string" format)."""
+    """`list[X]`: an Array[X]. As a property its hint is the inspector's "type/hint:hint_string"
+    (what the engine's own typed-array properties use, e.g. "24/17:Resource")."""
     inner = type_spec(item)
+    if inner.is_variant:
+        return TypeSpec(T.ARRAY, py_type=list)
+    if inner.vtype == T.OBJECT and not inner.hint:
+        # An Object class that is neither a Resource nor a Node: the format has no place for its
+        # name, so the engine's other one (ARRAY_TYPE "ClassName").
+        return TypeSpec(
+            T.ARRAY, hint=H.ARRAY_TYPE, hint_string=inner.class_name, py_type=list, items=(inner,)
+        )
     hint_string = f"{inner.vtype}/{inner.hint}:{inner.hint_string}" if inner.hint else f"{inner.vtype}:"
-    return TypeSpec(T.ARRAY, hint=H.TYPE_STRING, hint_string=hint_string, py_type=list)
+    return TypeSpec(T.ARRAY, hint=H.TYPE_STRING, hint_string=hint_string, py_type=list, items=(inner,))
+
+
+def _typed_dict(key: Any, value: Any) -> TypeSpec:
+    """`dict[K, V]`: a Dictionary[K, V] (hint "K;V", the engine's format)."""
+    items = (type_spec(key), type_spec(value))
+    if all(item.is_variant for item in items):
+        return TypeSpec(T.DICTIONARY, py_type=dict)
+    hint_string = ";".join(item.type_name for item in items)
+    return TypeSpec(T.DICTIONARY, hint=H.DICTIONARY_TYPE, hint_string=hint_string, py_type=dict, items=items)
+
+
+_TYPED_HINT = re.compile(r"^(\d+)(?:/(\d+))?:(.*)$")
+
+
+def typed_from_hint(spec: TypeSpec) -> None:
+    """An Array export given its element type by hint (`hint=ARRAY_TYPE, hint_string="24/17:Item"`
+    or `hint_string="Item"`) becomes an Array[Item] like `list[Item]`: typed values, and the
+    "type/hint:hint_string" format under the hint that names it (TYPE_STRING; GDScript cannot read
+    that format under ARRAY_TYPE)."""
+    if spec.vtype != T.ARRAY or spec.items or spec.hint not in (H.ARRAY_TYPE, H.TYPE_STRING):
+        return
+    found = _TYPED_HINT.match(spec.hint_string)
+    if found is not None:
+        vtype, hint, text = int(found[1]), int(found[2] or 0), found[3]
+        named = vtype == T.OBJECT and hint in (H.RESOURCE_TYPE, H.NODE_TYPE)
+        element = TypeSpec(vtype, class_name=text if named else "", hint=hint, hint_string=text)
+        spec.hint = H.TYPE_STRING
+    elif spec.hint == H.ARRAY_TYPE and spec.hint_string:
+        vtype = VARIANT_OF_NAME.get(spec.hint_string, T.OBJECT)
+        element = TypeSpec(vtype, class_name=spec.hint_string if vtype == T.OBJECT else "")
+    else:
+        return
+    if element.vtype == T.OBJECT and not element.class_name:
+        return  # an Object element without a class: nothing to type the values with
+    spec.items = (element,)
 
 
 def godot_name(cls: type) -> str:
@@ -162,7 +214,11 @@ class Export:
         spec = self.spec
         if spec is not None and spec.vtype == T.FLOAT and isinstance(value, int):
             value = float(value)
-        elif spec is not None and isinstance(spec.py_type, type) and issubclass(spec.py_type, enum.IntEnum):
+        elif (
+            spec is not None
+            and isinstance(spec.py_type, type)
+            and issubclass(spec.py_type, enum.IntEnum | enum.IntFlag)
+        ):
             value = spec.py_type(value)
         missing = object()
         previous = obj.__dict__.get(self.name, missing)
@@ -217,10 +273,16 @@ class Group:
 
     title: str
     prefix: str = ""
+    subgroup: bool = False
 
 
 def export_group(title: str, prefix: str = "") -> Any:
     return Group(title, prefix)
+
+
+def export_subgroup(title: str, prefix: str = "") -> Any:
+    """`export_subgroup("Fine")`: a subgroup inside the current group (the exports after it)."""
+    return Group(title, prefix, subgroup=True)
 
 
 @dataclasses.dataclass
@@ -298,6 +360,29 @@ def method(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
         f._gd_expose = name or f.__name__  # type: ignore[attr-defined]
         return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def virtual(fn: Callable[..., Any] | None = None, *, required: bool = False) -> Any:
+    """A virtual method of the class (`@gd.virtual def _on_hit(self, damage: int) -> int`): declared to
+    ClassDB like godot-cpp's GDVIRTUAL, so a GDScript extending the class can override it. Calling it
+    from Python runs the script's override when the object's script has one, else this body.
+    `@gd.virtual(required=True)`: scripts extending the class must override it (the editor says so)."""
+
+    def mark(body: Callable[..., Any]) -> Callable[..., Any]:
+        name = body.__name__
+
+        @functools.wraps(body)
+        def dispatch(self: Any, *args: Any) -> Any:
+            # has_method is True for a virtual only when a script on the object defines it.
+            if self.has_method(name):
+                return self.call(name, *args)
+            return body(self, *args)
+
+        dispatch._gd_virtual = body  # type: ignore[attr-defined]
+        dispatch._gd_required = required  # type: ignore[attr-defined]
+        return dispatch
 
     return mark(fn) if fn is not None else mark
 

@@ -15,14 +15,19 @@ def class_xml(info: classdb.ClassInfo) -> str:
     cls = info.cls
     brief, _, rest = info.doc.partition("\n\n")
     members, signals, methods = [], [], []
-    for attr, value in cls.__dict__.items():
+    for attr, value in classdb._members(cls).items():
         if isinstance(value, Export):
             members.append(f'<member name="{attr}" type="{_type_name(value)}">{escape(value.doc)}</member>')
         elif isinstance(value, Signal):
             signals.append(f'<signal name="{attr}"><description>{escape(value.doc)}</description></signal>')
-        elif callable(value) and not attr.startswith("_") and getattr(value, "__doc__", None):
+        elif callable(value) and getattr(value, "__doc__", None):
+            virtual = hasattr(value, "_gd_virtual")
+            if attr.startswith("_") and not virtual:
+                continue
+            qualifiers = ' qualifiers="virtual"' if virtual else ""
+            description = escape(value.__doc__ or "")
             methods.append(
-                f'<method name="{attr}"><description>{escape(value.__doc__ or "")}</description></method>'
+                f'<method name="{attr}"{qualifiers}><description>{description}</description></method>'
             )
     return (
         f'<?xml version="1.0" encoding="UTF-8" ?>\n<class name="{info.name}" inherits="{info.parent}">'
@@ -33,18 +38,9 @@ def class_xml(info: classdb.ClassInfo) -> str:
     )
 
 
-# Godot's spelling where the enum name does not give it.
-_NAMES = {T.NIL: "Variant", T.BOOL: "bool", T.INT: "int", T.FLOAT: "float", T.STRING: "String"}
-_NAMES.update({T.AABB: "AABB", T.RID: "RID"})
-
-
 def _type_name(export: Export) -> str:
     spec = export.spec
-    if spec is None:
-        return "Variant"
-    if spec.class_name:
-        return spec.class_name
-    return _NAMES.get(spec.vtype) or VariantType(spec.vtype).name.title().replace("_", "")
+    return "Variant" if spec is None or spec.vtype == T.NIL else spec.type_name
 
 
 def load_into_editor() -> None:

@@ -19,6 +19,7 @@ OPTION = "gdbridge/python_export_unsupported"
 _TYPE_BOOL = 1
 LEVEL_EDITOR = 3
 _EXPORT_MESSAGE_ERROR = 3
+RELOAD_CHECK_SECONDS = 0.5  # how often the editor looks for changed Python files
 
 
 def _define_classes() -> None:
@@ -51,11 +52,23 @@ def _define_classes() -> None:
             self.skip()
 
     class GdbridgeEditorPlugin(EditorPlugin, tool=True):
-        """Adds the export guard."""
+        """Adds the export guard; reloads changed Python modules (gdbridge.reload)."""
 
         def _enter_tree(self) -> None:
             self.guard = GdbridgeExportGuard()
             self.add_export_plugin(self.guard)
+            self.since_check = 0.0
+            from gdbridge import _runtime, reload
+
+            reload.watch(_runtime.watch_roots())
+
+        def _process(self, delta: float) -> None:
+            self.since_check += delta
+            if self.since_check >= RELOAD_CHECK_SECONDS:
+                self.since_check = 0.0
+                from gdbridge import reload
+
+                reload.check()
 
         def _exit_tree(self) -> None:
             self.remove_export_plugin(self.guard)

@@ -8,13 +8,14 @@ engine maps to its Python instance when it is one of ours, else to a fresh proxy
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from gdbridge import _variant
-from gdbridge.types import VariantType
+from gdbridge.types import VARIANT_OF_NAME, VariantType
 
 T = VariantType
 ffi: Any = None
@@ -47,6 +48,11 @@ class GodotError(RuntimeError):
     """An engine call failed (wrong arguments, freed object, unsafe thread)."""
 
 
+class FreedObjectError(GodotError, AttributeError):
+    """A member of an object the engine already freed was asked for (also an AttributeError, so
+    `hasattr` and `getattr(obj, name, default)` on a freed wrapper answer instead of raising)."""
+
+
 class _CallError(Exception):
     """Raised by the C call with the engine's call error code; turned into a GodotError."""
 
@@ -75,11 +81,16 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
         ("object_get_instance_from_id", "GDExtensionInterfaceObjectGetInstanceFromId"),
         ("ref_set_object", "GDExtensionInterfaceRefSetObject"),
         ("ref_get_object", "GDExtensionInterfaceRefGetObject"),
-        ("variant_booleanize", "GDExtensionInterfaceVariantBooleanize"),
+        ("variant_call", "GDExtensionInterfaceVariantCall"),
+        ("variant_evaluate", "GDExtensionInterfaceVariantEvaluate"),
+        ("variant_hash", "GDExtensionInterfaceVariantHash"),
     ):
         _iface[name] = ffi.cast(ctype, lib.gdb_get_proc(name.encode()))
     _variant._wrap_object = wrap
-    _variant._booleanize = _iface["variant_booleanize"]
+    _variant._wrap_variant = wrap_variant
+    _variant._variant_call = variant_call
+    _variant._variant_equal = _variant_equal
+    _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
     global _fast_call  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
@@ -87,6 +98,9 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     import _gdbridge_fast
 
     _fast_call = _gdbridge_fast.call
+    valid_hash = API["utility"]["is_instance_valid"][0]
+    valid = _iface["variant_get_ptr_utility_function"](sn("is_instance_valid"), valid_hash)
+    lib.gdb_resolve_objects(valid)
     _variant._fast_fill = _gdbridge_fast.fill
     _variant._fast_read = _gdbridge_fast.read
     builtin = API["builtin"]
@@ -120,14 +134,11 @@ _PACKED = (
 
 
 def builtin_method(type_name: str, method: str) -> Any:
-    vtype = getattr(T, _SNAKE.get(type_name, type_name.upper()))
+    vtype = VARIANT_OF_NAME[type_name]
     fn = _iface["variant_get_ptr_builtin_method"](vtype, sn(method), API["builtin"][f"{type_name}.{method}"])
     if fn == ffi.NULL:
         raise GodotError(f"builtin method {type_name}.{method} not found")
     return ffi.cast("GDExtensionPtrBuiltInMethod", fn)
-
-
-_SNAKE = {t.name.title().replace("_", ""): t.name for t in T}
 
 
 def sn(name: str) -> Any:
@@ -153,21 +164,16 @@ def vtype_of(type_name: str) -> int | None:
         return T.ARRAY
     if type_name.startswith("typeddictionary::"):
         return T.DICTIONARY
-    simple = {"int": T.INT, "float": T.FLOAT, "bool": T.BOOL, "Nil": T.NIL}
-    if type_name in simple:
-        return simple[type_name]
-    key = _SNAKE.get(type_name)
-    if key is not None:
-        return T[key]
-    return T.OBJECT
+    return VARIANT_OF_NAME.get(type_name, T.OBJECT)
 
 
 # ---- objects ----
 def object_ptr(value: Any) -> Any:
+    """The engine pointer of a live object (NULL for None); GodotError once the object was freed."""
     if value is None:
         return ffi.NULL
     ptr = value._ptr
-    if ptr is None:
+    if ptr is None or lib.gdb_object_from_id(value._id) != ptr:
         raise GodotError(f"{type(value).__name__} instance was freed")
     return ptr
 
@@ -186,16 +192,69 @@ def wrap(ptr: Any, owned: bool = False) -> Any:
         return None
     iid = lib.gdb_instance_of(ptr)
     if iid:
-        return lookup(iid)
+        obj = lookup(iid)
+        if obj is not None and obj._gd_owns is False and obj._gd_refcounted:
+            _arrive(obj)
+        return obj
     name = class_name_of(ptr)
     cls = engine_class(name) if name in API["classes"] else _nearest_class(name)
     proxy = object.__new__(cls)
     proxy._ptr = ptr
-    proxy._addr = int(ffi.cast("intptr_t", ptr))
+    proxy._id = lib.gdb_object_id(ptr)
     if cls._gd_refcounted:
         if not owned:
             _ref_method("reference")(proxy)
         proxy._gd_owns = True
+    return proxy
+
+
+# ---- Python-defined RefCounted objects arriving in Python ----
+# One the engine made carries no Python reference (its count is the engine's own, as in godot-cpp).
+# When it arrives (an argument, an engine call's result) it takes one at once, so the engine cannot
+# free it under Python; one Python makes (`Tally()`) holds one from the start. At the end of the
+# engine's callback `settle_arrivals` gives that reference back unless Python kept the object
+# (stored it: more references than the bookkeeping's own); a kept one stays owned until Python's
+# references go (see gdbridge.classdb, "RefCounted lifetime").
+arrivals: list[Any] = []
+
+
+def _arrive(obj: Any) -> None:
+    _ref_method("reference")(obj)
+    obj._gd_owns = True
+    arrivals.append(obj)
+
+
+def settle_arrivals() -> None:
+    from gdbridge import classdb
+
+    while arrivals:
+        obj = arrivals.pop()
+        # `instances`, this name and getrefcount's argument: 3; more means Python kept it.
+        if sys.getrefcount(obj) > 3:
+            classdb.created_by_python(obj)
+            continue
+        obj._gd_owns = False
+        if obj._ptr is not None and _ref_method("unreference")(obj):
+            _iface["object_destroy"](obj._ptr)
+
+
+def wrap_variant(v: Any) -> Any:
+    """The object an Object Variant holds: None for null, a freed wrapper (invalid, every use
+    raises GodotError) when the object is gone; the freed memory is never read."""
+    found = ffi.new("uint64_t*")
+    ptr = lib.gdb_variant_object(v, found)
+    if ptr != ffi.NULL:
+        return wrap(ptr)
+    if lib.gdb_as_object(v) == ffi.NULL:
+        return None
+    return freed_object()
+
+
+def freed_object() -> Any:
+    """A wrapper standing for an object the engine already freed (like GDScript's "previously freed")."""
+    proxy = object.__new__(engine_class("Object"))
+    proxy._ptr = None
+    proxy._id = 0
     return proxy
 
 
@@ -228,6 +287,13 @@ def register_singleton(name: str, obj: Any) -> None:
     Call it while the entry modules are imported (SCENE level), so scripts compiled later see the
     name. gdbridge unregisters and frees it at shutdown.
     """
+    from gdbridge import classdb
+
+    if classdb.state.get("reloading") is not None and any(known == name for known, _ in _own_singletons):
+        # A reloaded module made its singleton again: the engine keeps the first one.
+        if not type(obj)._gd_refcounted:
+            obj.free()
+        return
     singleton("Engine").register_singleton(name, obj)
     _own_singletons.append((name, obj))
 
@@ -287,6 +353,37 @@ def call_bind(mb: Any, ptr: Any, args: tuple, label: str) -> Any:
     return _call_bind_python(mb, ptr, args, label)
 
 
+def variant_call(v: Any, method: str, args: tuple) -> Any:
+    """Builtin method `method` of the Variant at `v` (Callable.bind, Signal.get_name, ...)."""
+    n = len(args)
+    buf = ffi.new("gdb_variant[]", n + 1)  # zeroed: Nil, safe to destroy whatever happens
+    ptrs = ffi.new("void*[]", max(n, 1))
+    err = ffi.new("GDExtensionCallError*")
+    try:
+        for i, arg in enumerate(args):
+            _variant.to_variant(buf + i, arg)
+            ptrs[i] = buf + i
+        _iface["variant_call"](v, sn(method), ptrs, n, buf + n, err)
+        if err.error:
+            raise GodotError(
+                f"{T(lib.gdb_vtype(v)).name.title()}.{method}: {_call_error(err.error * 1000 + err.argument)}"
+            )
+        return _variant.from_variant(buf + n)
+    finally:
+        for i in range(n + 1):
+            lib.gdb_vdestroy(buf + i)
+
+
+def _variant_equal(a: Any, b: Any) -> bool:
+    out = ffi.new("gdb_variant*")
+    valid = ffi.new("GDExtensionBool*")
+    _iface["variant_evaluate"](0, a, b, out, valid)  # OP_EQUAL
+    try:
+        return bool(valid[0]) and _variant.from_variant(out) is True
+    finally:
+        lib.gdb_vdestroy(out)
+
+
 def _call_bind_python(mb: Any, ptr: Any, args: tuple, label: str) -> Any:
     """call_bind for more than 16 arguments."""
     n = len(args)
@@ -334,37 +431,44 @@ class GodotClassMeta(type):
             obj = wrap(ptr, owned=True)
             if cls._gd_refcounted:
                 _ref_method("init_ref")(obj)
+            obj.notification(0)  # NOTIFICATION_POSTINITIALIZE: the constructor's caller sends it
             return obj
         if info is None:
             raise TypeError(f"{cls.__name__} is not registered with Godot")
-        ptr = _iface["classdb_construct_object2"](sn(info.name))
+        from gdbridge import classdb
+
+        with classdb.constructing_from_python():
+            ptr = _iface["classdb_construct_object2"](sn(info.name))
         obj = lookup(lib.gdb_instance_of(ptr))
         if cls._gd_refcounted:
-            from gdbridge import classdb
-
-            classdb.created_by_python(obj)
+            arrivals.append(obj)  # Python's reference is given back if Python does not keep it
+        obj.notification(0)  # NOTIFICATION_POSTINITIALIZE, through the whole class chain
         return obj
 
 
 class Object(metaclass=GodotClassMeta):
     """Root of every Godot class seen from Python."""
 
-    __slots__ = ("__weakref__", "_addr", "_gd_owns", "_ptr")
+    __slots__ = ("__weakref__", "_gd_owns", "_id", "_ptr")
     _gd_native: ClassVar[bool] = True
     _gd_refcounted: ClassVar[bool] = False
     _gd_instantiable: ClassVar[bool] = True
     _gd_is_node: ClassVar[bool] = False
 
+    def __bool__(self) -> bool:
+        """False once the engine freed the object (as `if obj:` is in GDScript)."""
+        return self.is_valid
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Object) and self._ptr == other._ptr
+        return self is other or (isinstance(other, Object) and self._id != 0 and self._id == other._id)
 
     def __hash__(self) -> int:
-        return hash(int(ffi.cast("intptr_t", self._ptr))) if self._ptr is not None else 0
+        return hash(self._id)
 
     def __repr__(self) -> str:
-        if self._ptr is None:
+        if not self.is_valid:
             return f"<{type(self).__name__} (freed)>"
-        return f"<{type(self).__name__}#{self.get_instance_id()}>"
+        return f"<{type(self).__name__}#{self._id}>"
 
     def __del__(self) -> None:
         if getattr(self, "_gd_owns", False) and self._ptr is not None and lib is not None:
@@ -389,8 +493,10 @@ class Object(metaclass=GodotClassMeta):
 
     def __getattr__(self, name: str) -> Any:
         """Script members (a GDScript attached to an engine object): methods and properties."""
-        if name.startswith(("__", "_gd")) or name == "_ptr" or object.__getattribute__(self, "_ptr") is None:
+        if name.startswith(("__", "_gd")) or name in ("_ptr", "_id"):
             raise AttributeError(name)
+        if not self.is_valid:
+            raise FreedObjectError(f"{type(self).__name__}.{name}: the instance was freed")
         if self.has_method(name):
             return lambda *args: self.call(name, *args)
         if any(prop["name"] == name for prop in self.get_property_list()):
@@ -399,9 +505,9 @@ class Object(metaclass=GodotClassMeta):
 
     def free(self) -> None:
         """Delete the object now (Object.free); Python-defined instances go with it."""
-        ptr = self._ptr
-        if ptr is None:
+        if self._ptr is None or lib.gdb_object_from_id(self._id) != self._ptr:
             raise GodotError(f"{type(self).__name__} instance was already freed")
+        ptr = self._ptr
         if type(self)._gd_refcounted:
             raise GodotError(f"{type(self).__name__} is reference-counted: drop references instead of free()")
         self._ptr = None
@@ -410,10 +516,7 @@ class Object(metaclass=GodotClassMeta):
     @property
     def is_valid(self) -> bool:
         """False once the engine freed the object."""
-        return (
-            self._ptr is not None
-            and _iface["object_get_instance_from_id"](self.get_instance_id()) != ffi.NULL
-        )
+        return self._ptr is not None and lib.gdb_object_from_id(self._id) == self._ptr
 
 
 def engine_class(name: str) -> type:
@@ -477,10 +580,12 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
                 raise GodotError(f"{label}: {type(self).__name__} instance was freed")
             if not thread_safe and self._gd_is_node and threading.get_ident() != MAIN_THREAD:
                 check_thread(self, label)
-            address = self._addr
+            address = self._id  # the C call looks the object up by id: a freed one is refused
         try:
             return _fast_call(mb, address, *args)
         except _CallError as error:
+            if error.args[0] == -1:
+                raise GodotError(f"{label}: {type(self).__name__} instance was freed") from None
             raise GodotError(f"{label}: {_call_error(error.args[0])}") from None
 
     method.__name__ = name
@@ -524,30 +629,86 @@ def _engine_property(setter: str, getter: str, index: int | None) -> property:
     return property(get if getter else None, put if setter else None)
 
 
+def _typed_argument(vtype: int, value: Any, label: str) -> Any:
+    """`value` as a Python value that crosses as exactly `vtype` (a typed ptrcall argument)."""
+    if vtype == T.FLOAT and isinstance(value, int | float):
+        return float(value)
+    if vtype == T.INT and isinstance(value, int) and not isinstance(value, float):
+        return int(value)
+    if vtype == T.BOOL and isinstance(value, bool | int):
+        return bool(value)
+    if value is not None and vtype != T.NIL and _variant.type_of(value) == vtype:
+        return value
+    if vtype == T.OBJECT and value is None:
+        return None
+    raise TypeError(f"{label}: expected {T(vtype).name}, got {type(value).__name__}")
+
+
 class Utility:
-    """Global utility functions (print, push_error, randf, ...): `gdbridge.utility.print("hi")`."""
+    """Global utility functions (print, str, lerpf, randi, ...): `gdbridge.utility.lerpf(0, 10, 0.5)`.
+
+    Every utility of the engine API is callable: typed arguments are converted to the declared type
+    (a wrong type or count raises TypeError before the engine is called), results come back in the
+    declared type. `is_instance_valid(obj)` is also True/False for a freed Python wrapper."""
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         spec = API["utility"].get(name)
         if spec is None:
-            raise AttributeError(name)
-        fn = _iface["variant_get_ptr_utility_function"](sn(name), spec)
+            raise AttributeError(f"Godot has no utility function named {name!r}")
+        hash_, vararg, arg_types, ret_type = spec
+        found = _iface["variant_get_ptr_utility_function"](sn(name), hash_)
+        if found == ffi.NULL:
+            raise GodotError(f"utility function {name} is not in this engine")
+        fn = ffi.cast("GDExtensionPtrUtilityFunction", found)
+        arg_vtypes = [vtype_of(t) for t in arg_types]  # None: a Variant
+        ret_vtype = vtype_of(ret_type) if ret_type else T.NIL
+        # Vararg utilities check their count themselves (and a Variant-typed print takes none).
+        least = len(arg_vtypes) if not vararg or ret_type else 0
 
         def call(*args: Any) -> Any:
             n = len(args)
-            buf = ffi.new("gdb_variant[]", n + 1)
-            for i, arg in enumerate(args):
-                _variant.to_variant(buf + i, arg)
-            lib.gdb_vnil(buf + n)
+            if n < least or (not vararg and n != len(arg_vtypes)):
+                wanted = f"at least {least}" if vararg else str(len(arg_vtypes))
+                raise TypeError(f"{name}() takes {wanted} arguments ({n} given)")
+            if name == "is_instance_valid" and isinstance(args[0], Object):
+                return args[0].is_valid
+            buf = ffi.new("gdb_variant[]", n + 1)  # zeroed: Nil, safe to destroy
+            ptrs = ffi.new("void*[]", max(n, 1))
             try:
-                lib.gdb_utility(fn, buf, n, buf + n)
-                return _variant.from_variant(buf + n)
+                for i, arg in enumerate(args):
+                    vtype = arg_vtypes[i] if i < len(arg_vtypes) and not vararg else None
+                    if vtype is None:
+                        _variant.to_variant(buf + i, arg)
+                        ptrs[i] = buf + i
+                    else:
+                        value = _typed_argument(vtype, arg, f"{name}() argument {i + 1}")
+                        _variant.to_variant(buf + i, value, vtype)
+                        ptrs[i] = lib.gdb_vinternal(buf + i, vtype)
+                return _utility_result(fn, ptrs, n, ret_vtype, buf + n)
             finally:
                 for i in range(n + 1):
                     lib.gdb_vdestroy(buf + i)
 
+        call.__name__ = name
         setattr(self, name, call)
         return call
+
+
+def _utility_result(fn: Any, ptrs: Any, n: int, ret_vtype: int | None, slot: Any) -> Any:
+    """Call utility `fn` with a return value of the declared type (a Variant only when it says so)."""
+    if ret_vtype is None:
+        fn(slot, ptrs, n)
+        return _variant.from_variant(slot)
+    if ret_vtype == T.NIL:
+        fn(slot, ptrs, n)  # written to by nothing; a valid place all the same
+        return None
+    if ret_vtype == T.OBJECT:
+        out = ffi.new("void**")
+        fn(out, ptrs, n)
+        return wrap(out[0])
+    raw = lib.gdb_vnew(slot, ret_vtype)
+    fn(raw, ptrs, n)
+    return _variant.from_variant(slot)
 
 
 utility = Utility()

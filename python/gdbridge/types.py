@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from typing import Any, NewType
+
+import numpy as np
 
 
 class VariantType(enum.IntEnum):
@@ -54,6 +57,23 @@ class VariantType(enum.IntEnum):
     PACKED_VECTOR4_ARRAY = 38
 
 
+# Godot's own names of the Variant types (type_string(), typed-array hints, the API file).
+GODOT_NAMES: dict[VariantType, str] = {
+    **{t: t.name.title().replace("_", "") for t in VariantType},
+    VariantType.NIL: "Nil",
+    VariantType.BOOL: "bool",
+    VariantType.INT: "int",
+    VariantType.FLOAT: "float",
+    VariantType.VECTOR2I: "Vector2i",
+    VariantType.RECT2I: "Rect2i",
+    VariantType.VECTOR3I: "Vector3i",
+    VariantType.VECTOR4I: "Vector4i",
+    VariantType.AABB: "AABB",
+    VariantType.RID: "RID",
+}
+VARIANT_OF_NAME: dict[str, VariantType] = {name: t for t, name in GODOT_NAMES.items()}
+
+
 class PropertyHint(enum.IntEnum):
     NONE = 0
     RANGE = 1
@@ -90,6 +110,15 @@ class PropertyHint(enum.IntEnum):
     LOCALE_ID = 32
     LOCALIZABLE_STRING = 33
     NODE_TYPE = 34
+    HIDE_QUATERNION_EDIT = 35
+    PASSWORD = 36
+    LAYERS_AVOIDANCE = 37
+    DICTIONARY_TYPE = 38
+    TOOL_BUTTON = 39
+    ONESHOT = 40
+    GROUP_ENABLE = 42
+    INPUT_NAME = 43
+    FILE_PATH = 44
 
 
 class PropertyUsage(enum.IntFlag):
@@ -111,7 +140,9 @@ class PropertyUsage(enum.IntFlag):
     CLASS_IS_ENUM = 65536
     NIL_IS_VARIANT = 131072
     ARRAY = 262144
-    READ_ONLY = 134217728
+    SCRIPT_DEFAULT_VALUE = 32768
+    EDITOR_BASIC_SETTING = 134217728
+    READ_ONLY = 268435456
     DEFAULT = STORAGE | EDITOR
 
 
@@ -133,7 +164,7 @@ class PackedStringArray(list):
     __slots__ = ()
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Vector2:
     x: float = 0.0
     y: float = 0.0
@@ -151,13 +182,13 @@ class Vector2:
         return math.hypot(self.x, self.y)
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Vector2i:
     x: int = 0
     y: int = 0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Vector3:
     x: float = 0.0
     y: float = 0.0
@@ -176,14 +207,14 @@ class Vector3:
         return math.sqrt(self.x * self.x + self.y * self.y + self.z * self.z)
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Vector3i:
     x: int = 0
     y: int = 0
     z: int = 0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Vector4:
     x: float = 0.0
     y: float = 0.0
@@ -191,7 +222,7 @@ class Vector4:
     w: float = 0.0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Vector4i:
     x: int = 0
     y: int = 0
@@ -199,7 +230,7 @@ class Vector4i:
     w: int = 0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Color:
     r: float = 0.0
     g: float = 0.0
@@ -207,7 +238,7 @@ class Color:
     a: float = 1.0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Rect2:
     x: float = 0.0
     y: float = 0.0
@@ -215,7 +246,7 @@ class Rect2:
     height: float = 0.0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Rect2i:
     x: int = 0
     y: int = 0
@@ -223,7 +254,7 @@ class Rect2i:
     height: int = 0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Quaternion:
     x: float = 0.0
     y: float = 0.0
@@ -231,7 +262,7 @@ class Quaternion:
     w: float = 1.0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Plane:
     x: float = 0.0
     y: float = 0.0
@@ -239,36 +270,36 @@ class Plane:
     d: float = 0.0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class RID:
     id: int = 0
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Transform2D:
     """Columns x, y and origin, flattened: (xx, xy, yx, yy, ox, oy)."""
 
     values: tuple[float, ...] = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class AABB:
     values: tuple[float, ...] = (0.0,) * 6
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Basis:
     values: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Transform3D:
     """Basis rows then origin, flattened (12 floats)."""
 
     values: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, unsafe_hash=True)
 class Projection:
     values: tuple[float, ...] = tuple(float(i % 5 == 0) for i in range(16))
 
@@ -294,3 +325,41 @@ RAW_FORMATS: dict[type, tuple[VariantType, str]] = {
     RID: (VariantType.RID, "Q"),
 }
 FLATTENED = (Transform2D, AABB, Basis, Transform3D, Projection)
+
+
+# Annotations for the numeric packed arrays (values are numpy arrays of the matching dtype).
+PackedByteArray = NewType("PackedByteArray", np.ndarray)
+PackedInt32Array = NewType("PackedInt32Array", np.ndarray)
+PackedInt64Array = NewType("PackedInt64Array", np.ndarray)
+PackedFloat32Array = NewType("PackedFloat32Array", np.ndarray)
+PackedFloat64Array = NewType("PackedFloat64Array", np.ndarray)
+PackedVector2Array = NewType("PackedVector2Array", np.ndarray)
+PackedVector3Array = NewType("PackedVector3Array", np.ndarray)
+PackedColorArray = NewType("PackedColorArray", np.ndarray)
+
+# The one map from Python types to Variant types: the type of a value crossing into Godot
+# (`type(value)`), and the meaning of an annotation (`x: Vector2`). The packed-array NewTypes are
+# annotations only (their values are numpy arrays, matched by dtype).
+VARIANT_OF: dict[Any, VariantType] = {
+    type(None): VariantType.NIL,
+    bool: VariantType.BOOL,
+    int: VariantType.INT,
+    float: VariantType.FLOAT,
+    str: VariantType.STRING,
+    StringName: VariantType.STRING_NAME,
+    NodePath: VariantType.NODE_PATH,
+    list: VariantType.ARRAY,
+    tuple: VariantType.ARRAY,
+    dict: VariantType.DICTIONARY,
+    PackedStringArray: VariantType.PACKED_STRING_ARRAY,
+    bytes: VariantType.PACKED_BYTE_ARRAY,
+    PackedByteArray: VariantType.PACKED_BYTE_ARRAY,
+    PackedInt32Array: VariantType.PACKED_INT32_ARRAY,
+    PackedInt64Array: VariantType.PACKED_INT64_ARRAY,
+    PackedFloat32Array: VariantType.PACKED_FLOAT32_ARRAY,
+    PackedFloat64Array: VariantType.PACKED_FLOAT64_ARRAY,
+    PackedVector2Array: VariantType.PACKED_VECTOR2_ARRAY,
+    PackedVector3Array: VariantType.PACKED_VECTOR3_ARRAY,
+    PackedColorArray: VariantType.PACKED_COLOR_ARRAY,
+    **{cls: vt for cls, (vt, _) in RAW_FORMATS.items()},
+}

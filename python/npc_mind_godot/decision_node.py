@@ -17,9 +17,11 @@ NOTIFICATION_PREDELETE = 1
 
 def describe_engine_value(value: Any) -> Any:
     """An engine object in a context as plain data, read now on the main thread: `{"id": instance id,
-    "class": class name, "name": node name}` (nodes only have a name). A freed object already reads
-    as None (gdbridge checks the variant), so nothing here touches a dead one."""
+    "class": class name, "name": node name}` (nodes only have a name). A freed object arrives as
+    gdbridge's freed wrapper, which is falsy: it becomes None, so nothing here touches a dead one."""
     if isinstance(value, objects.Object):
+        if not value:
+            return None
         described: dict[str, Any] = {"id": int(value.get_instance_id()), "class": str(value.get_class())}
         if type(value)._gd_is_node:
             described["name"] = str(value.get_name())

@@ -46,7 +46,8 @@ func _initialize() -> void:
 	decision("freed_same_frame").request_decision({"target": enemy, "threat": 0.9})
 	enemy.queue_free()  # gone at the end of this frame, while the request is on the LLM thread
 	decision("live_node").request_decision({"target": watcher, "list": [watcher, 1, "x"], "nested": {"who": watcher},
-		"at": Vector2(3.5, -1.0), "tint": Color(1, 0, 0), "tags": PackedStringArray(["a", "b"]), "call": Callable(self, "check")})
+		"at": Vector2(3.5, -1.0), "tint": Color(1, 0, 0), "tags": PackedStringArray(["a", "b"]), "call": Callable(self, "check"),
+		"res": Resource.new()})  # a RefCounted only the context holds: released here, on the main thread
 	decision("freed_before").request_decision({"target": gone, "threat": 0.2})
 	var later := decision("freed_right_after")
 	later.request_decision({"target": watcher})

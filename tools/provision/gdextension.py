@@ -150,8 +150,13 @@ def compact_api(api: dict[str, Any]) -> dict[str, Any]:
         for m in b.get("methods", [])
         if m["name"] in ("size", "resize", "keys", "values")
     }
-    # Only the Variant-typed (vararg) utilities: their arguments are Variants, no typed layout needed.
-    utility = {u["name"]: u["hash"] for u in api["utility_functions"] if u.get("is_vararg")}
+    # Every utility: [hash, is_vararg, argument types, return type ("" for none)]; the types give
+    # the ptrcall layout (a vararg utility takes Variants but returns its declared type).
+    utility = {
+        u["name"]: [u["hash"], u.get("is_vararg", False), [a["type"] for a in u.get("arguments", [])],
+                    u.get("return_type", "")]
+        for u in api["utility_functions"]
+    }
     return {"header": api["header"], "classes": classes, "builtin": builtin, "utility": utility}
 
 

@@ -95,8 +95,12 @@ def plain_board(board: Mapping[str, Any], describe: Describe = describe_type) ->
 
 
 def freeze(board: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A read-only, plain-data copy of the active board (one dict copy when it is plain already)."""
-    return MappingProxyType(dict(board) if type(board) is PlainBoard else plain_board(board))
+    """A read-only, plain-data copy of the active board: one dict copy when it is plain already, or
+    when its values are (its keys are the caller's: the prompt sorts them)."""
+    snapshot = dict(board)
+    if type(board) is PlainBoard or _SCALARS.issuperset(map(type, snapshot.values())):
+        return MappingProxyType(snapshot)
+    return MappingProxyType(plain_board(snapshot))
 
 
 class CommitSlot(deque[Outcome]):

@@ -105,7 +105,8 @@ class DecisionHub:
                 self._discard(decision)
 
     def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
-        """Tick every NPC with its active board; returns the NPCs whose behaviour changed."""
+        """Tick every NPC with its active board; returns the NPCs whose behaviour changed. An NPC with
+        no board in `boards` waits for one (it is not ticked this frame)."""
         transport = self.transport
         hold = getattr(transport, "hold", None)
         if hold is None:
@@ -135,8 +136,10 @@ class DecisionHub:
                 try:
                     value = boards[npc][key]  # a subscript is cheaper than .get(); same result
                 except KeyError:
-                    board = boards.get(npc)  # no board: only an NPC that has something due needs one
-                    value = asked if board is None else board.get(key)
+                    board = boards.get(npc)
+                    if board is None:  # no board this frame: it waits for one
+                        continue
+                    value = board.get(key)
                 if (value is asked or value == asked or now < decision.watch_from) and now < decision.wake:
                     continue
                 before = decision.behaviour
@@ -144,12 +147,13 @@ class DecisionHub:
                     changed.append(npc)
         else:
             for npc, decision in self.decisions.items():
-                if now < decision.wake and (
-                    now < decision.watch_from or not decision.watched_changed(boards[npc])
+                board = boards.get(npc)
+                if board is None or (
+                    now < decision.wake and (now < decision.watch_from or not decision.watched_changed(board))
                 ):
                     continue
                 before = decision.behaviour
-                if decision.tick(now, boards[npc]) != before:
+                if decision.tick(now, board) != before:
                     changed.append(npc)
         return changed
 

@@ -39,6 +39,13 @@ def _unit(npc: int, epoch: int) -> float:
     return x / 4294967296.0
 
 
+def _differ(new: Any, old: Any) -> bool:
+    try:
+        return bool(new != old)
+    except (TypeError, ValueError):  # no plain answer (an array): count it as a change
+        return True
+
+
 class Cancellable(Protocol):
     def cancel(self) -> None: ...
 
@@ -116,14 +123,15 @@ class AsyncDecision:
         self.asked_first: Any = None  # asked_values[0], read by `DecisionHub.tick_all` every frame
 
     def watched_changed(self, board: Mapping[str, Any]) -> bool:
-        """Whether a watched key moved by more than `min_change` since the last request."""
+        """Whether a watched key moved by more than `min_change` since the last request (a value that
+        is not a number: whether it is different)."""
         threshold = self.config.min_change
         for key, old in zip(self.config.watched, self.asked_values, strict=True):
             new = board.get(key)
-            if old is None or new is None:
-                if old is not new:
+            if isinstance(new, int | float) and isinstance(old, int | float):
+                if abs(new - old) > threshold:
                     return True
-            elif abs(new - old) > threshold:
+            elif new is not old and _differ(new, old):
                 return True
         return False
 

@@ -95,6 +95,28 @@ func bench_calls() -> void:
 				emit("call with a 5-key Dictionary argument", "gdscript", n, float(c2 - c1) / n)
 				emit("call returning a 6-key Dictionary", "python", n, float(d1 - d0) / n)
 				emit("call returning a 6-key Dictionary", "gdscript", n, float(d2 - d1) / n)
+		# Rows added with typed Dictionaries and _get (after the others, which stay as they were).
+		var typed_context: Dictionary[String, float] = {"health": 0.5, "threat": 0.8, "distance": 12.5, "ammo": 3.0, "alerted": 1.0}
+		for repeat in 3:
+			var k0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.typed_context(typed_context)
+			var k1 := Time.get_ticks_usec()
+			for node: GdBench in gd_nodes:
+				node.typed_context(typed_context)
+			var k2 := Time.get_ticks_usec()
+			var g0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.get(&"level")
+			var g1 := Time.get_ticks_usec()
+			for node: GdBench in gd_nodes:
+				node.get(&"level")
+			var g2 := Time.get_ticks_usec()
+			if repeat == 2:
+				emit("call with a 5-key Dictionary[String, float] argument", "python", n, float(k1 - k0) / n)
+				emit("call with a 5-key Dictionary[String, float] argument", "gdscript", n, float(k2 - k1) / n)
+				emit("_get-backed property read get(&\"level\")", "python", n, float(g1 - g0) / n)
+				emit("_get-backed property read get(&\"level\")", "gdscript", n, float(g2 - g1) / n)
 		for node in py_nodes:
 			node.free()
 		for node in gd_nodes:

@@ -40,6 +40,14 @@ class PyCalls(Node):
             "confidence": 0.5,
         }
 
+    def typed_context(self, context: dict[str, float]) -> int:
+        """A 5-key Dictionary[String, float] argument."""
+        return len(context)
+
+    def _get(self, name: str) -> object:
+        """A dynamic property (`get(&"level")`), as a designer-facing node would compute one."""
+        return 3 if name == "level" else None
+
     def engine_calls(self, n: int) -> float:
         """Microseconds per call of an engine method from Python (`get_child_count`, a Variant call)."""
         started = time.perf_counter()

@@ -19,6 +19,14 @@ func strongest() -> Dictionary:
 	return {"event": "gunshot", "salience": 0.75, "age": 1.5, "slot": 3, "source": "north_gate", "confidence": 0.5}
 
 
+func typed_context(context: Dictionary[String, float]) -> int:
+	return context.size()
+
+
+func _get(property: StringName) -> Variant:
+	return 3 if property == &"level" else null
+
+
 func engine_calls(n: int) -> float:
 	var started := Time.get_ticks_usec()
 	for i in n:

@@ -1,0 +1,420 @@
+"""Python classes for tests/godot/binding/contract.gd: the binding held to what a godot-cpp class does
+(utility functions, object identity and lifetime, reference counts, typed containers, notifications,
+bitfields, varargs, mixins). Run by tests/test_binding_contract.py."""
+
+from __future__ import annotations
+
+import enum
+import math
+import typing
+from typing import Any
+
+import numpy as np
+
+import gdbridge as gd
+from gdbridge import objects
+from gdbridge.classes import Expression, Mesh, Node, Object, RefCounted, Resource, StandardMaterial3D
+
+# Utilities with side effects (output, the global random state) or random results: called, their
+# result type checked, not compared with GDScript's.
+NOISY = {"print", "print_rich", "printerr", "printt", "prints", "printraw", "print_verbose", "push_error",
+         "push_warning", "randomize", "seed"}  # fmt: skip
+RANDOM = {"randi", "randf", "randi_range", "randf_range", "randfn", "rid_allocate_id"}
+SAMPLE = {"float": 0.75, "int": 3, "bool": True, "Variant": 0.75, "String": "x"}
+
+
+class Flags(enum.IntFlag):
+    """A class bitfield (ClassDB.is_class_enum_bitfield)."""
+
+    NEAR = 1
+    LOUD = 2
+    BRIGHT = 4
+
+
+class Tally(RefCounted):
+    """A Python-defined RefCounted: its reference count must be the engine's own."""
+
+    count: int = gd.export(0)
+
+    def bump(self) -> int:
+        self.count += 1
+        return self.count
+
+
+class Lifecycle:
+    """A plain Python mixin: its methods, signal and `_notification` become the class's."""
+
+    started = gd.signal(value=int)
+
+    def mixin_hello(self) -> str:
+        return f"hello from {self.get_class()}"
+
+    def _notification(self, what: int) -> None:
+        if what in (0, 10, 11):
+            self.log.append(f"mixin {what}")
+
+
+class Base(Node):
+    """Parent of Derived: its `_notification` runs before (forward) or after (reversed) the child's."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+
+    def _notification(self, what: int) -> None:
+        if what in (0, 10, 11):
+            self.log.append(f"base {what}")
+
+    def history(self) -> gd.PackedStringArray:
+        return gd.PackedStringArray(self.log)
+
+
+class Derived(Lifecycle, Base):
+    def _notification(self, what: int) -> None:
+        if what in (0, 10, 11):
+            self.log.append(f"derived {what}")
+
+
+class Quiet(Base):
+    """No `_notification` of its own: its parent's still runs."""
+
+
+class FamilyCurve(Resource):
+    """Dynamic properties: only the chosen family's parameters exist (and are saved)."""
+
+    family: str = gd.export("linear")
+    _fine = gd.export_group("Tuning")
+    _finer = gd.export_subgroup("Fine", "fine_")
+    fine_step: float = gd.export(0.5)
+
+    DEFAULTS: typing.ClassVar[dict[str, float]] = {"slope": 1.0, "exponent": 2.0}
+    FAMILIES: typing.ClassVar[dict[str, list[str]]] = {"linear": ["slope"], "power": ["exponent"]}
+
+    def __init__(self) -> None:
+        self.params = dict(self.DEFAULTS)
+        self.reads = 0
+
+    def _get_property_list(self) -> list[dict]:
+        return [{"name": name, "type": float} for name in self.FAMILIES.get(self.family, [])]
+
+    def _get(self, name: str) -> Any:
+        self.reads += 1
+        return self.params.get(name)
+
+    def _set(self, name: str, value: Any) -> bool:
+        if name not in self.params:
+            return False
+        self.params[name] = float(value)
+        return True
+
+    def _property_can_revert(self, name: str) -> bool:
+        return name in self.params and self.params[name] != self.DEFAULTS[name]
+
+    def _property_get_revert(self, name: str) -> Any:
+        return self.DEFAULTS.get(name)
+
+    def read_count(self) -> int:
+        return self.reads
+
+
+class PyMesh(Mesh):
+    """Engine virtuals with a typed-array result and a Ref<Material> result."""
+
+    def __init__(self) -> None:
+        self.material = StandardMaterial3D()
+        self.blend = [[1, 2], [3]]
+
+    def _get_surface_count(self) -> int:
+        return 1
+
+    def _surface_get_blend_shape_arrays(self, index: int) -> list:
+        return self.blend
+
+    def _surface_get_material(self, index: int) -> Object:
+        return self.material
+
+    def set_blend(self, blend: list) -> None:
+        self.blend = blend
+
+
+class Hittable(Node):
+    """Declares a virtual method a GDScript extending it overrides."""
+
+    @gd.virtual
+    def _on_hit(self, damage: int) -> int:
+        return damage + 1
+
+    @gd.virtual(required=True)
+    def _describe(self) -> str:
+        return "no description"
+
+    def hit(self, damage: int) -> int:
+        return self._on_hit(damage)
+
+    def describe(self) -> str:
+        return self._describe()
+
+
+class Contract(Node):
+    """Every check's Python side."""
+
+    pinged = gd.signal(value=int)
+
+    Flags = Flags
+
+    flags: Flags = gd.export(Flags.NEAR)
+    tally_list: list[Tally] = gd.export([])
+    score_table: dict[str, int] = gd.export({})
+    # The element type given by hint instead of annotation (as the addon's nodes declare theirs).
+    curves: list = gd.export([], hint=gd.PropertyHint.ARRAY_TYPE, hint_string="24/17:FamilyCurve")
+
+    def __init__(self) -> None:
+        self.held: Any = None
+        self.kept: Any = None
+
+    # -- utilities --
+    def utilities_agree(self) -> gd.PackedStringArray:
+        """Every global utility called from Python, compared with the same call in GDScript
+        (an Expression); the ones that disagree, fail or return the wrong type."""
+        bad = []
+        own_id = self.get_instance_id()
+        seven = gd.utility.var_to_bytes(7)
+        special: dict[str, tuple[Any, ...]] = {
+            "str_to_var": ("[1, 2]",), "instance_from_id": (own_id,), "is_instance_id_valid": (own_id,),
+            "weakref": (self,), "is_instance_valid": (self,), "is_same": (self, self),
+            "bytes_to_var": (seven,), "bytes_to_var_with_objects": (seven,),
+            "max": (1, 2.5, -1), "min": (1, 2.5, -1), "str": (1, "a", gd.Vector2(1, 2)),
+            "type_convert": (2.5, 2),
+        }  # fmt: skip
+        for name, (_, _, arg_types, _) in objects.API["utility"].items():
+            args = special.get(name) or tuple(SAMPLE.get(t, 3) for t in arg_types)
+            if name in NOISY:
+                continue
+            try:
+                got = getattr(gd.utility, name)(*args)
+            except Exception as error:  # reported as a failed check
+                bad.append(f"{name}: {type(error).__name__}: {error}")
+                continue
+            if name in RANDOM:
+                if not isinstance(got, int | float | gd.RID):
+                    bad.append(f"{name}: {got!r}")
+                continue
+            expression = Expression()
+            names = [f"a{i}" for i in range(len(args))]
+            expression.parse(f"{name}({', '.join(names)})", gd.PackedStringArray(names))
+            want = expression.execute(list(args))
+            if not _same(got, want):
+                bad.append(f"{name}{args}: python {got!r}, gdscript {want!r}")
+        return gd.PackedStringArray(bad)
+
+    def utility_errors(self) -> gd.PackedStringArray:
+        """Wrong counts and types raise TypeError in Python, before the engine is called."""
+        caught = []
+        calls = (
+            lambda: gd.utility.str(),  # noqa: PLW0108 - each one a separate call
+            lambda: gd.utility.lerpf("a", 1, 0.5),
+            lambda: gd.utility.lerpf(1, 2),
+            lambda: gd.utility.max(1),
+            lambda: gd.utility.nope(),  # noqa: PLW0108
+        )
+        for call in calls:
+            try:
+                call()
+            except (TypeError, AttributeError) as error:
+                caught.append(type(error).__name__)
+        return gd.PackedStringArray(caught)
+
+    def str_of(self, a: gd.Variant, b: gd.Variant) -> str:
+        return gd.utility.str(a, b)
+
+    # -- objects --
+    def object_kind(self, obj: Object) -> str:
+        return _kind(obj)
+
+    def object_kind_untyped(self, obj: gd.Variant) -> str:
+        return _kind(obj)
+
+    def hold(self, obj: Object) -> None:
+        self.held = obj
+
+    def held_state(self) -> str:
+        return _kind(self.held)
+
+    def held_is(self, obj: Object) -> bool:
+        return self.held == obj
+
+    def held_use_error(self) -> str:
+        """Using a freed wrapper raises GodotError (it never reaches the freed memory); its repr and
+        hasattr still answer."""
+        try:
+            self.held.get_name()
+        except gd.GodotError as error:
+            return f"{error}; {self.held!r}; {hasattr(self.held, 'script_member')}"
+        return "no error"
+
+    def held_valid_by_utility(self) -> bool:
+        return gd.utility.is_instance_valid(self.held)
+
+    # -- reference counts --
+    def touch(self, tally: Tally) -> int:
+        return tally.bump()
+
+    def touch_untyped(self, tally: gd.Variant) -> int:
+        return tally.bump()
+
+    def store(self, tally: Tally) -> None:
+        self.kept = tally
+
+    def kept_count(self) -> int:
+        return self.kept.count
+
+    # -- value types, typed containers --
+    def grid(self) -> dict:
+        return {gd.Vector2i(x, y): x * 10 + y for x in range(3) for y in range(3)}
+
+    def grid_lookup(self, grid: dict) -> int:
+        return grid[gd.Vector2i(2, 1)] + grid[gd.Vector2(0.5, 1)] + grid[gd.Color(1, 0, 0, 1)]
+
+    def hashing(self) -> bool:
+        points = {
+            gd.Vector2(1, 2),
+            gd.Vector2(1, 2),
+            gd.Vector3(1, 2, 3),
+            gd.Vector2i(1, 2),
+            gd.Color(1, 0, 0),
+        }
+        return len(points) == 4 and hash(gd.Vector3i(1, 2, 3)) == hash(gd.Vector3i(1, 2, 3))
+
+    def tallies(self) -> list[Tally]:
+        made = [Tally(), Tally()]
+        made[1].bump()
+        return made
+
+    def ints(self) -> list[int]:
+        return [1, 2, 3]
+
+    def count_names(self, names: list[str]) -> int:
+        return len(names)
+
+    def scores(self) -> dict[str, int]:
+        return {"a": 1, "b": 2}
+
+    def score_sum(self, table: dict[str, int]) -> int:
+        return sum(table.values())
+
+    # -- bitfields, varargs --
+    def combine(self, a: Flags, b: Flags) -> Flags:
+        return a | b
+
+    def flag_type(self) -> str:
+        return type(self.flags).__name__
+
+    # -- callables --
+    def _heard(self, value: int) -> None:
+        self.heard.append(value)
+
+    def callable_facts(self) -> list:
+        """Callables made from Python: equal when made from the same function (so is_connected and
+        disconnect work), their real argument count, bind/unbind/call."""
+        self.heard: list[int] = []
+        facts = []
+        self.pinged.connect(self._heard)
+        facts.append(self.pinged.is_connected(self._heard))
+        self.pinged.emit(1)
+        self.pinged.disconnect(self._heard)
+        facts.append(not self.pinged.is_connected(self._heard))
+        self.pinged.emit(2)
+        facts.append(self.heard == [1])
+        facts.append(gd.as_callable(self._heard) == gd.as_callable(self._heard))
+        facts.append(hash(gd.as_callable(self._heard)) == hash(gd.as_callable(self._heard)))
+        product = gd.as_callable(lambda a, b: a * b)
+        facts.append(product.get_argument_count() == 2 and product != gd.as_callable(lambda a, b: a * b))
+        bound = product.bind(5)
+        facts.append(bound(3) == 15 and bound.get_argument_count() == 1)
+        dropped = gd.as_callable(self._heard).unbind(1)
+        dropped(7, "ignored")
+        facts.append(self.heard == [1, 7] and dropped.get_argument_count() == 2)
+        method = gd.as_callable(self, "hit_count")
+        facts.append(method.get_object() == self and method.get_method() == "hit_count")
+        return facts
+
+    def hit_count(self) -> int:
+        return len(self.heard)
+
+    def python_callable(self) -> gd.Variant:
+        return gd.as_callable(lambda a, b, c: a + b + c)
+
+    def made_from_python(self) -> gd.PackedStringArray:
+        """POSTINITIALIZE reaches an object Python makes, through every class of its chain."""
+        node = Derived()
+        history = node.history()
+        node.free()
+        return history
+
+    def joined(self, sep: str, *parts: gd.Variant) -> str:
+        return sep.join(str(part) for part in parts)
+
+
+def _kind(obj: Any) -> str:
+    if obj is None:
+        return "none"
+    if not obj.is_valid:
+        return "freed" if not obj else "freed but truthy"
+    return f"valid {obj.get_class()}"
+
+
+def _same(got: Any, want: Any) -> bool:
+    if isinstance(got, np.ndarray) or isinstance(want, np.ndarray):
+        return isinstance(got, np.ndarray) and isinstance(want, np.ndarray) and np.array_equal(got, want)
+    if isinstance(got, float) and isinstance(want, float) and math.isnan(got) and math.isnan(want):
+        return True
+    if isinstance(got, Object) and isinstance(want, Object) and got.get_class() == "WeakRef":
+        return want.get_class() == "WeakRef"
+    return type(got) is type(want) and got == want
+
+
+def _game() -> bool:
+    # The editor makes an instance of every class (for its defaults): Broken breaks only in a game.
+    return not gd.singleton("Engine").is_editor_hint()
+
+
+class Broken(Resource):
+    """Every hook raises: the engine must report each with its traceback and keep running."""
+
+    def _get_property_list(self) -> list[dict]:
+        if _game():
+            raise ValueError("broken property list")
+        return []
+
+    def _get(self, name: str) -> Any:
+        if _game():
+            raise ValueError(f"broken get {name}")
+        return None
+
+    def _set(self, name: str, value: Any) -> bool:
+        if _game():
+            raise ValueError(f"broken set {name}")
+        return False
+
+    def _notification(self, what: int) -> None:
+        if what == 0 and _game():
+            raise ValueError("broken postinitialize")
+
+    def takes_int(self, value: int) -> int:
+        return value
+
+    def takes_object(self, obj: Object) -> str:
+        return obj.get_class()
+
+    def bad_result(self) -> int:
+        return "not an int"  # type: ignore[return-value]
+
+    def bad_typed_list(self) -> list[int]:
+        return ["not", "ints"]  # type: ignore[list-item]
+
+    def bad_class_list(self) -> list[Tally]:
+        return [FamilyCurve()]  # the engine's typed constructor refuses it
+
+    def returns_freed(self) -> Object:
+        node = Node()
+        node.free()
+        return node

@@ -1,0 +1,235 @@
+extends SceneTree
+## The binding held to what a godot-cpp class does, from typed and untyped GDScript: utilities,
+## object identity and lifetime, reference counts, typed containers, notifications, bitfields,
+## varargs, mixins. Driven by tests/test_binding_contract.py; one {"check": ...} line per check.
+
+var c: Contract
+var u: Variant
+var kept_tally: Tally
+
+
+func check(name: String, ok: bool, got: Variant = null) -> void:
+	print(JSON.stringify({"check": name, "ok": ok, "got": var_to_str(got)}))
+
+
+func _initialize() -> void:
+	c = Contract.new()
+	u = c
+	root.add_child(c)
+	check_utilities()
+	check_objects()
+	check_refcounts()
+	check_containers()
+	check_declarations()
+	check_dynamic_properties()
+	check_callables_and_virtuals()
+	check_engine_virtual_results()
+
+
+func _process(_delta: float) -> bool:
+	check_notifications()  # in the running tree (nodes added in _initialize enter it later)
+	# A tally Python stored outlives GDScript's reference (Python's reference keeps it).
+	check("stored_tally_survives", c.kept_count() == 1, c.kept_count())
+	c.free()
+	print(JSON.stringify({"done": true}))
+	quit(0)
+	return false
+
+
+func check_utilities() -> void:
+	var bad: PackedStringArray = c.utilities_agree()
+	check("every_utility_agrees", bad.is_empty(), bad)
+	check("utility_errors_raise", c.utility_errors() == PackedStringArray(["TypeError", "TypeError", "TypeError", "TypeError", "AttributeError"]), c.utility_errors())
+	var texts := []
+	for i in 500:
+		texts.append(c.str_of(i, Vector2i(i, 1)))
+	check("str_many_times", texts[499] == "499(499, 1)" and texts.size() == 500, texts.slice(0, 3))
+
+
+func check_objects() -> void:
+	check("typed_null", c.object_kind(null) == "none" and u.object_kind(null) == "none", c.object_kind(null))
+	check("untyped_null", c.object_kind_untyped(null) == "none")
+	check("live_object", c.object_kind(c) == "valid Contract" and u.object_kind_untyped(Node.new()) == "valid Node")
+	# A freed object passed in is a freed wrapper, typed or untyped; memory reuse never revives it.
+	var bad := []
+	for i in 2000:
+		var n: Object = Node.new() if i % 2 == 0 else Base.new()
+		c.hold(n)
+		n.free()
+		var fresh: Object = Node.new() if i % 2 == 0 else Base.new()
+		var kinds := [c.held_state(), c.object_kind(n), u.object_kind_untyped(n)]
+		if kinds != ["freed", "freed", "freed"] or c.held_is(fresh) or c.held_valid_by_utility() != is_instance_valid(n):
+			bad.append([i, kinds])
+		fresh.free()
+	check("freed_objects_detected", bad.is_empty(), bad.slice(0, 3))
+	var node := Node.new()
+	c.hold(node)
+	node.free()
+	check("freed_use_raises", c.held_use_error().contains("instance was freed; <Node (freed)>; False"), c.held_use_error())
+	var mixed := Derived.new()
+	c.hold(mixed)
+	check("held_live", c.held_state() == "valid Derived" and c.held_is(mixed) and c.held_valid_by_utility())
+	mixed.free()
+
+
+func check_refcounts() -> void:
+	var t := Tally.new()
+	check("refcount_after_new", t.get_reference_count() == 1, t.get_reference_count())
+	var after := []
+	for i in 200:
+		c.touch(t)
+		u.touch_untyped(t)
+		t.bump()
+		after.append(t.get_reference_count())
+	check("refcount_after_calls", after.count(1) == after.size() and t.count == 600, [after.slice(0, 3), t.count])
+	var many := []
+	for i in 2000:
+		var fresh := Tally.new()
+		c.touch(fresh)
+		many.append(fresh.get_reference_count())
+	check("refcount_many_cycles", many.count(1) == many.size(), many.slice(0, 3))
+	var stored := Tally.new()
+	stored.bump()
+	c.store(stored)
+	check("refcount_stored_by_python", stored.get_reference_count() == 2, stored.get_reference_count())
+	# Made by Python and returned in an Array: counted as the same Array made in GDScript.
+	var made: Array[Tally] = c.tallies()
+	var same: Array[Tally] = [Tally.new(), Tally.new()]
+	var counts := [made[0].get_reference_count(), made[1].get_reference_count(), same[0].get_reference_count()]
+	check("refcount_made_by_python", counts[0] == counts[2] and counts[1] == counts[2] and made[1].count == 1, counts)
+
+
+func check_containers() -> void:
+	var grid: Dictionary = c.grid()
+	check("vector_keys_from_python", grid[Vector2i(2, 1)] == 21 and grid.size() == 9 and typeof(grid.keys()[0]) == TYPE_VECTOR2I, grid)
+	var into := {Vector2i(2, 1): 5, Vector2(0.5, 1): 6, Color(1, 0, 0, 1): 7}
+	check("vector_keys_into_python", c.grid_lookup(into) == 18 and u.grid_lookup(into) == 18)
+	check("value_types_hashable", c.hashing())
+	var typed: Array[Tally] = c.tallies()
+	var untyped: Variant = u.tallies()
+	check("typed_array_result", typed.get_typed_class_name() == &"Tally" and untyped.is_typed() and untyped.get_typed_builtin() == TYPE_OBJECT, [typed, untyped])
+	var ints: Array[int] = c.ints()
+	check("typed_int_array_result", ints == [1, 2, 3] and ints.get_typed_builtin() == TYPE_INT and u.ints().get_typed_builtin() == TYPE_INT)
+	var names: Array[String] = ["a", "b"]
+	check("typed_array_argument", c.count_names(names) == 2 and u.count_names(names) == 2)
+	var scores: Dictionary[String, int] = c.scores()
+	check("typed_dict_result", scores == {"a": 1, "b": 2} and scores.is_typed() and scores.get_typed_key_builtin() == TYPE_STRING and scores.get_typed_value_builtin() == TYPE_INT and u.scores().is_typed())
+	check("typed_dict_argument", c.score_sum(scores) == 3 and u.score_sum({"x": 4}) == 4)
+	var listed: Array[Tally] = [Tally.new()]
+	c.tally_list = listed
+	var back: Array[Tally] = c.tally_list
+	check("typed_array_property", back.size() == 1 and back.get_typed_class_name() == &"Tally")
+	var table: Dictionary[String, int] = {"k": 9}
+	c.score_table = table
+	check("typed_dict_property", c.score_table.is_typed() and c.score_table["k"] == 9)
+	var hints := {}
+	for prop in ClassDB.class_get_property_list("Contract", true):
+		hints[prop["name"]] = prop
+	check("typed_array_property_hint", hints["tally_list"]["hint"] == PROPERTY_HINT_ARRAY_TYPE and hints["tally_list"]["hint_string"] == "Tally", hints["tally_list"])
+	check("typed_dict_property_hint", hints["score_table"]["hint"] == PROPERTY_HINT_DICTIONARY_TYPE and hints["score_table"]["hint_string"] == "String;int", hints["score_table"])
+	var curves: Array[FamilyCurve] = [FamilyCurve.new()]
+	c.curves = curves
+	var curves_back: Array[FamilyCurve] = c.curves
+	check("hinted_array_property", hints["curves"]["hint"] == PROPERTY_HINT_TYPE_STRING and hints["curves"]["hint_string"] == "24/17:FamilyCurve" and curves_back.get_typed_class_name() == &"FamilyCurve", hints["curves"])
+	var returns := {}
+	for method in ClassDB.class_get_method_list("Contract", true):
+		returns[method["name"]] = method["return"]
+	check("typed_array_method_hint", returns["tallies"]["hint"] == PROPERTY_HINT_ARRAY_TYPE and returns["tallies"]["hint_string"] == "Tally", returns["tallies"])
+
+
+func check_notifications() -> void:
+	var d := Derived.new()
+	check("postinitialize_from_gdscript", Array(d.history()) == ["base 0", "mixin 0", "derived 0"], d.history())
+	root.add_child(d)
+	root.remove_child(d)
+	var want := ["base 0", "mixin 0", "derived 0", "base 10", "mixin 10", "derived 10", "derived 11", "mixin 11", "base 11"]
+	check("notifications_chained", Array(d.history()) == want, d.history())
+	d.free()
+	var q := Quiet.new()
+	root.add_child(q)
+	check("parent_notification_inherited", Array(q.history()) == ["base 0", "base 10"], q.history())
+	q.free()
+	check("postinitialize_from_python", Array(c.made_from_python()) == ["base 0", "mixin 0", "derived 0"], c.made_from_python())
+
+
+func check_dynamic_properties() -> void:
+	var curve := FamilyCurve.new()
+	var v: Variant = curve
+	var names := []
+	for prop in curve.get_property_list():
+		names.append(prop["name"])
+	check("dynamic_property_list", names.has("slope") and not names.has("exponent") and names.has("family"), names)
+	curve.set("slope", 3)
+	check("dynamic_get_set", curve.get("slope") == 3.0 and v.slope == 3.0 and typeof(v.slope) == TYPE_FLOAT and curve.get("family") == "linear", [curve.get("slope")])
+	v.exponent = 5.0
+	curve.family = "power"
+	names.clear()
+	for prop in curve.get_property_list():
+		names.append(prop["name"])
+	check("dynamic_list_follows_state", names.has("exponent") and not names.has("slope") and curve.get("exponent") == 5.0, names)
+	check("property_revert", curve.property_can_revert(&"exponent") and curve.property_get_revert(&"exponent") == 2.0 and not curve.property_can_revert(&"family"), [curve.property_can_revert(&"exponent"), curve.property_get_revert(&"exponent")])
+	curve.set("nothing", 1)
+	check("unknown_dynamic_property", curve.get("nothing") == null)
+	check("saved_dynamic_property", ResourceSaver.save(curve, "user://curve.tres") == OK and FileAccess.get_file_as_string("user://curve.tres").contains("exponent = 5.0"), FileAccess.get_file_as_string("user://curve.tres"))
+	var loaded: FamilyCurve = ResourceLoader.load("user://curve.tres", "", ResourceLoader.CACHE_MODE_IGNORE)
+	check("loaded_dynamic_property", loaded.family == "power" and loaded.get("exponent") == 5.0, [loaded.family, loaded.get("exponent")])
+	var groups := []
+	for prop in ClassDB.class_get_property_list("FamilyCurve", true):
+		if prop["usage"] & (PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP):
+			groups.append([prop["name"], prop["usage"] & PROPERTY_USAGE_SUBGROUP != 0])
+	check("subgroup", groups == [["Tuning", false], ["Fine", true]], groups)
+
+
+func check_callables_and_virtuals() -> void:
+	var facts: Array = c.callable_facts()
+	check("python_callables_compare", facts.count(true) == facts.size() and facts.size() == 9, facts)
+	var cb: Callable = c.python_callable()
+	check("python_callable_in_gdscript", cb.get_argument_count() == 3 and cb.call(1, 2, 3) == 6 and cb.bind(3).call(1, 2) == 6, cb.get_argument_count())
+	var script := GDScript.new()
+	script.source_code = "extends Hittable\nfunc _on_hit(damage: int) -> int:\n\treturn damage * 3\n"
+	script.reload()
+	var plain := Hittable.new()
+	var scripted := Hittable.new()
+	scripted.set_script(script)
+	check("virtual_default_body", plain.hit(2) == 3, plain.hit(2))
+	check("virtual_overridden_in_gdscript", scripted.hit(2) == 6, scripted.hit(2))
+	var flags := {}
+	for method in ClassDB.class_get_method_list("Hittable", true):
+		flags[method["name"]] = method["flags"]
+	check("virtual_declared", flags.get("_on_hit", 0) & METHOD_FLAG_VIRTUAL != 0 and flags.get("_on_hit", 0) & METHOD_FLAG_VIRTUAL_REQUIRED == 0 \
+		and flags.get("_describe", 0) & METHOD_FLAG_VIRTUAL_REQUIRED != 0 and plain.describe() == "no description", flags)
+	plain.free()
+	scripted.free()
+
+
+func check_engine_virtual_results() -> void:
+	var mesh := PyMesh.new()
+	var arrays: Array[Array] = mesh.surface_get_blend_shape_arrays(0)
+	check("virtual_typed_array_result", arrays == [[1, 2], [3]] and arrays.get_typed_builtin() == TYPE_ARRAY, arrays)
+	var first: Material = mesh.surface_get_material(0)
+	var base := first.get_reference_count()
+	for i in 1000:
+		mesh.surface_get_material(0)
+	var ok := is_instance_valid(first) and first.get_reference_count() == base and first == mesh.surface_get_material(0)
+	check("virtual_ref_result", ok, [base, first.get_reference_count()])
+
+
+func check_declarations() -> void:
+	check("bitfield_registered", ClassDB.is_class_enum_bitfield("Contract", "Flags") and ClassDB.class_get_integer_constant("Contract", "LOUD") == 2)
+	var hint := {}
+	for prop in ClassDB.class_get_property_list("Contract", true):
+		if prop["name"] == "flags":
+			hint = prop
+	check("bitfield_property", hint["hint"] == PROPERTY_HINT_FLAGS and hint["hint_string"] == "Near:1,Loud:2,Bright:4", hint)
+	c.flags = Contract.NEAR | Contract.BRIGHT
+	check("bitfield_values", c.combine(1, 2) == 3 and u.combine(Contract.LOUD, 4) == 6 and c.flags == 5 and c.flag_type() == "Flags", [c.combine(1, 2), c.flags, c.flag_type()])
+	check("vararg_method", c.joined(", ", 1, "a", 2.5) == "1, a, 2.5" and u.joined("-") == "" and c.callv("joined", ["+", 1, 2]) == "1+2", c.joined(", ", 1, "a", 2.5))
+	var d := Derived.new()
+	check("mixin_method", d.mixin_hello() == "hello from Derived" and ClassDB.class_has_method("Derived", "mixin_hello"), d.mixin_hello())
+	check("mixin_signal", ClassDB.class_has_signal("Derived", "started") and not ClassDB.class_has_signal("Base", "started"))
+	d.free()
+	kept_tally = null
+	var stored_elsewhere := Tally.new()
+	c.store(stored_elsewhere)
+	stored_elsewhere.bump()
+	stored_elsewhere = null  # Python's reference keeps it (checked next frame)

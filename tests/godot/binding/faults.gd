@@ -1,0 +1,29 @@
+extends SceneTree
+## Faults inside Python hooks and calls, from typed and untyped GDScript: each is reported with its
+## traceback and the engine keeps running (tests/test_binding_faults.py).
+
+
+func check(name: String, ok: bool, got: Variant = null) -> void:
+	print(JSON.stringify({"check": name, "ok": ok, "got": var_to_str(got)}))
+
+
+func _initialize() -> void:
+	var b := Broken.new()
+	var u: Variant = b
+	check("property_list_fault", b.get_property_list().size() > 0)
+	check("get_fault", b.get("anything") == null)
+	b.set("anything", 1)
+	check("set_fault", true)
+	check("wrong_argument_type", u.takes_int("text") == null)
+	var n := Node.new()
+	n.free()
+	check("method_on_freed_argument", [b.takes_object(n), u.takes_object(n)] == [null, null], [b.takes_object(n), u.takes_object(n)])
+	check("bad_result_type", [b.bad_result(), u.bad_result()] == [0, null], [b.bad_result(), u.bad_result()])
+	var typed: Array[int] = b.bad_typed_list()
+	check("bad_typed_list", typed.is_empty(), typed)
+	var tallies: Array[Tally] = b.bad_class_list()
+	check("bad_class_in_typed_list", tallies.is_empty() and tallies.get_typed_class_name() == &"Tally", tallies)
+	check("freed_result", b.returns_freed() == null and u.returns_freed() == null)
+	check("still_running", Broken.new() != null)
+	print(JSON.stringify({"done": true}))
+	quit(0)
