@@ -3,15 +3,21 @@
 1. Main-thread cost of `DecisionHub.tick_all` for 100 and 1,000 NPCs against a bare dict update per
    NPC in the same frames (goal: at most 3x per NPC), with a real transport to the real local model.
 2. The main thread's frame time p50/p99/max with 0 and 4 requests in flight (GIL stalls show there).
-3. Decisions per second and latency percentiles against the model at concurrency 1, 2 and 4.
-4. A fixed scenario set (situation -> expected intent): each endpoint's agreement rate.
-5. Whether llama-server frees its slot when a request is cancelled (its `/slots`), streaming or not.
-6. The main thread's frame time while the loop thread reads a hostile answer (10 MB, a gzip bomb)
+3. Decisions per second and latency percentiles against the model at concurrency 1, 2 and 4 (the
+   endpoint's default mode: choice on the local llama-server).
+4. Request shapes against the model, in the same run: the request of before (`today's`) beside the
+   stable-prefix shapes in each mode (schema, json, choice): p50/p95 latency, tier shares, cut answers.
+5. A fixed scenario set (situation -> expected intent) in 3 intent orders: each shape's agreement
+   beside the "always the first listed intent" null model.
+6. Whether llama-server frees its slot when a request is cancelled (its `/slots`), streaming or not.
+7. The main thread's frame time while the loop thread reads a hostile answer (10 MB, a gzip bomb)
    from the fault server, against a normal answer in the same run, with the response caps and
-   without them (`benchmarks/bench_llm.py stall` runs only this one and prints it).
-7. The server's decision `step()` with one live decision after 20,000 spawn/despawn cycles of
-   decisions with their own persona, against a fresh server in the same run
-   (`benchmarks/bench_llm.py churn` runs only this one).
+   without them (section `stall`).
+8. The server's decision `step()` with one live decision after 20,000 spawn/despawn cycles of
+   decisions with their own persona, against a fresh server in the same run (section `churn`).
+
+`--only shapes,scenarios` runs some sections (names: tick, frames, throughput, shapes, scenarios, slots,
+stall, churn).
 
 The local llama-server runs with one thread (`-t 1`) and 4 slots; `NPC_MIND_LLM_URL` adds endpoints
 to the scenario comparison and replaces the local model elsewhere.
@@ -19,7 +25,9 @@ to the scenario comparison and replaces the local model elsewhere.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import platform
@@ -46,6 +54,9 @@ from npc_mind.llm import (
     build_messages,
     endpoints_from_env,
 )
+from npc_mind.llm.prompt import Example, MemoryFact, PromptConfig, stable_messages
+from npc_mind.llm.schema import Answer
+from npc_mind.llm.shape import RequestShape
 from npc_mind.llm.transport import Request
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,15 +65,35 @@ INTENTS = ("attack", "take_cover", "flee", "patrol", "call_backup", "investigate
 SCHEMA = DecisionSchema(INTENTS)
 # Situation -> the intent a sensible guard picks. Small on purpose: a yardstick, not an eval suite.
 SCENARIOS = [
-    ({"enemy_visible": 1.0, "enemy_distance_m": 3.0, "health": 0.9, "allies_near": 2.0}, "attack"),
-    ({"enemy_visible": 1.0, "enemy_distance_m": 20.0, "health": 0.15, "allies_near": 0.0}, "flee"),
-    ({"enemy_visible": 0.0, "noise_heard": 1.0, "health": 1.0, "allies_near": 1.0}, "investigate"),
-    ({"enemy_visible": 0.0, "noise_heard": 0.0, "health": 1.0, "allies_near": 1.0}, "patrol"),
-    ({"enemy_visible": 1.0, "enemies_count": 5.0, "health": 0.7, "allies_near": 0.0}, "call_backup"),
-    ({"incoming_fire": 1.0, "enemy_visible": 1.0, "cover_near": 1.0, "health": 0.6}, "take_cover"),
-    ({"grenade_near": 1.0, "health": 0.8, "cover_near": 0.0}, "flee"),
-    ({"enemy_visible": 1.0, "enemy_distance_m": 8.0, "health": 0.5, "cover_near": 1.0}, "take_cover"),
-]
+    ({"situation": "an enemy charges at me, my friends are beside me", "enemy_visible": 1.0,
+      "enemy_distance_m": 3.0, "health": 0.9, "allies_near": 2.0}, "attack"),
+    ({"situation": "I am badly wounded and alone, an enemy is far away", "enemy_visible": 1.0,
+      "enemy_distance_m": 20.0, "health": 0.15, "allies_near": 0.0}, "flee"),
+    ({"situation": "I heard a noise behind the wall", "enemy_visible": 0.0, "noise_heard": 1.0,
+      "health": 1.0, "allies_near": 1.0}, "investigate"),
+    ({"situation": "all is quiet", "enemy_visible": 0.0, "noise_heard": 0.0, "health": 1.0,
+      "allies_near": 1.0}, "patrol"),
+    ({"situation": "five enemies are coming and I am alone", "enemy_visible": 1.0, "enemies_count": 5.0,
+      "health": 0.7, "allies_near": 0.0}, "call_backup"),
+    ({"situation": "someone is shooting at me, a wall is close", "incoming_fire": 1.0, "enemy_visible": 1.0,
+      "cover_near": 1.0, "health": 0.6}, "take_cover"),
+    ({"situation": "a grenade landed next to me", "grenade_near": 1.0, "health": 0.8, "cover_near": 0.0},
+     "flee"),
+    ({"situation": "an enemy aims at me from the street, a cart is next to me", "enemy_visible": 1.0,
+      "enemy_distance_m": 8.0, "health": 0.5, "cover_near": 1.0}, "take_cover"),
+]  # fmt: skip
+# Few-shot examples for the scenario comparison: other situations than the scenarios'.
+EXAMPLES = (
+    Example("Situation: a bandit swings a sword at me.", "attack", 0.9),
+    Example("Situation: the tower is on fire and I am hurt.", "flee", 1.0),
+    Example("Situation: footsteps in the dark corridor.", "investigate", 0.5),
+    Example("Situation: a calm night on the wall.", "patrol", 0.1),
+)
+# What the prompt showed of a memory before (11-digit engine ids), and shows now (type, strength).
+MEMORIES = (
+    MemoryFact("hostile", 94_371_225_118, 0.81, 0.9),
+    MemoryFact("observation", 94_371_230_007, 0.4, 0.3),
+)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -287,29 +318,193 @@ async def _throughput(endpoint: Endpoint, concurrency: int, per_worker: int) -> 
     }
 
 
-# -- 4. scenario agreement ---------------------------------------------------------------------
-async def _agreement(endpoint: Endpoint) -> dict[str, object]:
-    agreed = valid = 0
-    picks = []
-    async with LLMClient([endpoint]) as client:
-        for situation, expected in SCENARIOS:
-            try:
-                answer = await client.decide(build_messages(SCHEMA, situation), SCHEMA)
-            except LLMError as error:
-                picks.append(f"({error.reason})")
-                continue
-            valid += 1
-            agreed += answer.intent == expected
-            picks.append(answer.intent)
-    return {"valid": valid, "agreed": agreed, "picks": picks}
+# -- 4. request shapes ------------------------------------------------------------------------
+LEGACY_REQUEST_KEY = "_npc_mind_request"  # what the server wrote into every board, sorted first
 
 
-# -- 5. does a cancel free the slot? -----------------------------------------------------------
+def legacy_messages(schema: DecisionSchema, board: dict, memories: tuple = MEMORIES) -> list[dict[str, str]]:
+    """The prompt as shipped before the stable-prefix shapes, byte for byte, for the same-run comparison:
+    the request counter first, two decimals, memories with their raw entity ids, an example answer."""
+    example = f'{{"intent": "{schema.intents[0]}", "urgency": 0.5}}'
+    system = (
+        "You are the tactical mind of a guard in a game world. Choose what to do next. "
+        f"Reply with one JSON object: intent (one of {', '.join(schema.intents)}), "
+        "urgency (a number from 0.0 to 1.0) and optionally target_id (an entity id). "
+        f"Example: {example}"
+    )
+
+    def number(value: object) -> str:
+        return f"{value:.2f}" if isinstance(value, float) else str(value)[:40]
+
+    facts = [f"- {key}: {number(value)}" for key, value in sorted(board.items())]
+    lines = ["Situation:", *facts[:16], "You remember:"]
+    lines += [
+        f"- {m.memory_type} about entity {m.entity}: recall {m.retrievability:.2f}, salience {m.salience:.2f}"
+        for m in memories
+    ]
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
+
+
+@dataclasses.dataclass
+class Shape:
+    """One request shape of the comparison: a mode on the endpoint, the prompt it is sent with."""
+
+    name: str
+    mode: str  # schema / json / choice, or "legacy" (today's request)
+    prompt: PromptConfig | None = None
+
+    def messages(self, schema: DecisionSchema, board: dict, counter: int) -> list[dict[str, str]]:
+        if self.mode == "legacy":
+            return legacy_messages(schema, {**board, LEGACY_REQUEST_KEY: counter})
+        return build_messages(schema, board, MEMORIES, self.prompt)
+
+
+SHAPES = [
+    Shape("today's: counter + ids in the prompt, response_format, max_tokens 48", "legacy"),
+    Shape("schema: stable prefix + short situation, response_format", "schema", PromptConfig()),
+    Shape("json: stable prefix, prefilled answer, no-whitespace grammar", "json", PromptConfig()),
+    Shape("choice: stable prefix, one token over the intents' first tokens", "choice", PromptConfig()),
+]
+
+
+async def _one(
+    client: LLMClient, endpoint: Endpoint, shape: RequestShape, messages: list, *,
+    slot: int | None = None, legacy: bool = False,
+) -> dict:  # fmt: skip
+    """One non-streamed request (to read its finish_reason): latency, answer or failure. slot: the
+    server slot it must use (llama-server's `id_slot`), so each shape meets only its own cache."""
+    body = client._body(messages, shape.schema, shape) | {"stream": False}
+    if slot is not None:
+        body["id_slot"] = slot
+    if legacy:  # the schema as it was: an optional target_id the prompt invited
+        properties = body["response_format"]["json_schema"]["schema"]["properties"]
+        properties["target_id"] = {"type": "integer", "minimum": 0}
+    started = time.monotonic()
+    try:
+        response = await client._http.post(endpoint.chat_url, json=body)  # type: ignore[union-attr]
+        choice = response.json()["choices"][0]
+        answer: Answer | None = shape.parse(choice["message"]["content"])
+        failure = ""
+    except (httpx.HTTPError, KeyError, ValueError, LLMError) as error:
+        choice, answer, failure = {}, None, error.__class__.__name__
+    return {
+        "latency": time.monotonic() - started,
+        "answer": answer,
+        "cut": choice.get("finish_reason") == "length",
+        "failure": failure,
+    }
+
+
+async def _shape_client(
+    endpoint: Endpoint, shape: Shape, schema: DecisionSchema, slot: int | None = None
+) -> tuple:
+    """A client for `shape` and its request shape, with the shape's prefix cached: in its own slot
+    (`slot`) by one untimed request, else by `prepare` (the warm-up a hub runs at start)."""
+    mode = "schema" if shape.mode == "legacy" else shape.mode
+    declared = Endpoint(endpoint.base_url, endpoint.max_in_flight, kind=endpoint.kind, mode=mode)
+    client = LLMClient([declared], LLMSettings(max_tokens=48, read_timeout=60.0))
+    await client.__aenter__()
+    request_shape = await client.shape(declared, schema)
+    if slot is not None or shape.mode == "legacy":
+        messages = shape.messages(schema, SCENARIOS[-1][0], 0)
+        await _one(client, declared, request_shape, messages, slot=slot, legacy=shape.mode == "legacy")
+    else:
+        await client.prepare(schema, stable_messages(schema, shape.prompt))
+    return client, declared, request_shape
+
+
+async def _shapes(endpoint: Endpoint, per_shape: int) -> list[dict[str, object]]:
+    """Every shape `per_shape` times over the scenarios, interleaved (one request of each shape in
+    turn), so a slow spell of the machine hits all shapes alike; each shape in its own server slot,
+    where the previous request was another situation (as for one hub's NPCs in a game)."""
+    slots = endpoint.kind == "llama" or endpoint.mode == "auto"
+    clients = [
+        await _shape_client(endpoint, shape, SCHEMA, index if slots else None)
+        for index, shape in enumerate(SHAPES)
+    ]
+    results: list[list[dict]] = [[] for _ in SHAPES]
+    try:
+        for i in range(per_shape):
+            board = SCENARIOS[i % len(SCENARIOS)][0]
+            for index, shape in enumerate(SHAPES):
+                client, declared, request_shape = clients[index]
+                messages = shape.messages(SCHEMA, board, i + 1)
+                slot = index if slots else None
+                legacy = shape.mode == "legacy"
+                result = await _one(client, declared, request_shape, messages, slot=slot, legacy=legacy)
+                results[index].append(result)
+    finally:
+        for client, _, _ in clients:
+            await client.__aexit__(None, None, None)
+    tiers = DecisionConfig()
+    rows = []
+    for shape, (_, _, request_shape), runs in zip(SHAPES, clients, results, strict=True):
+        ms = [r["latency"] * 1000 for r in runs]
+        valid = [r for r in runs if r["answer"] is not None]
+        tier = [tiers.classify(r["latency"]) if r["answer"] is not None else 3 for r in runs]
+        rows.append({
+            "name": shape.name, "mode": request_shape.mode, "requests": len(runs),
+            "p50": percentile(ms, 50), "p95": percentile(ms, 95),
+            "tier1": tier.count(1), "tier2": tier.count(2), "tier3": tier.count(3),
+            "valid": len(valid), "cut": sum(r["cut"] for r in runs),
+        })  # fmt: skip
+    return rows
+
+
+# -- 5. scenario agreement ---------------------------------------------------------------------
+def _orders() -> list[tuple[str, ...]]:
+    """The intents as listed, reversed, and rotated by half: a model that takes the first listed
+    intent scores the same as the null model in every order."""
+    half = len(INTENTS) // 2
+    return [INTENTS, INTENTS[::-1], INTENTS[half:] + INTENTS[:half]]
+
+
+SCENARIO_SHAPES = [
+    Shape("today's", "legacy"),
+    Shape("schema", "schema", PromptConfig()),
+    Shape("json", "json", PromptConfig()),
+    Shape("choice", "choice", PromptConfig()),
+    Shape("json + 4 few-shot examples", "json", PromptConfig(examples=EXAMPLES)),
+    Shape("choice + 4 few-shot examples", "choice", PromptConfig(examples=EXAMPLES)),
+]
+
+
+async def _agreement(endpoint: Endpoint, shape: Shape) -> dict[str, object]:
+    agreed = valid = first = 0
+    picks: list[str] = []
+    for order in _orders():
+        schema = DecisionSchema(order)
+        client, declared, request_shape = await _shape_client(endpoint, shape, schema)
+        try:
+            for counter, (situation, expected) in enumerate(SCENARIOS):
+                messages = shape.messages(schema, situation, counter)
+                legacy = shape.mode == "legacy"
+                answer = (await _one(client, declared, request_shape, messages, legacy=legacy))["answer"]
+                if answer is None:
+                    picks.append("-")
+                    continue
+                valid += 1
+                agreed += answer.intent == expected
+                first += answer.intent == order[0]
+                picks.append(answer.intent)
+        finally:
+            await client.__aexit__(None, None, None)
+    return {"valid": valid, "agreed": agreed, "first": first, "picks": picks, "mode": request_shape.mode}
+
+
+def null_model_agreement() -> int:
+    """How often "always the first listed intent" is right over the same scenarios and orders."""
+    return sum(order[0] == expected for order in _orders() for _, expected in SCENARIOS)
+
+
+# -- 6. does a cancel free the slot? -----------------------------------------------------------
 def slot_release(server: LocalLlamaServer, stream: bool) -> dict[str, object]:
     """Cancel a request from the main thread once its slot is busy; time until `/slots` shows it idle."""
     settings = LLMSettings(stream=stream, max_tokens=48)
     messages = tuple(build_messages(SCHEMA, SCENARIOS[0][0]))
-    with LLMTransport([server.endpoint()], settings) as transport:
+    # schema mode: a decision long enough (up to 48 tokens) to cancel mid-generation
+    endpoint = Endpoint(server.base_url, server.parallel, kind="llama", mode="schema")
+    with LLMTransport([endpoint], settings) as transport:
         request = Request(0, 1, messages, SCHEMA, time.monotonic(), 30.0)
         started = time.monotonic()
         transport.submit(request, lambda outcome: None)
@@ -351,8 +546,7 @@ def _wait(condition: Callable[[], bool], limit: float, since: float) -> float:
     return float("inf")
 
 
-# -- report ------------------------------------------------------------------------------------
-# -- 6. main-thread stall while a hostile answer is read ----------------------------------------
+# -- 7. main-thread stall while a hostile answer is read ----------------------------------------
 STALL_CASES = [
     ("normal answer", {"kind": "ok"}, None),
     ("10 MB answer, default caps", {"kind": "oversized", "size": 10 << 20}, None),
@@ -468,7 +662,109 @@ def churn_lines(cycles: int = 20_000, rounds: int = 3, frames: int = 300) -> lis
     return lines
 
 
-def main() -> int:
+# -- report ------------------------------------------------------------------------------------
+def tick_section(endpoint: Endpoint) -> list[str]:
+    """Section 1: the main-thread cost of `tick_all`."""
+    print("bench llm: tick cost", flush=True)
+    lines = [
+        "## Main-thread cost of `tick_all` per NPC (real transport to the model)",
+        "",
+        "Baseline: one `board[key] = value` store per NPC, timed in the same frames as `tick_all`,",
+        "back to back with the same clock, in alternating order (each goes first in half the frames).",
+        "3 rounds of 300 frames per row (a fresh hub each, 80 frames to settle, ~8 ms sleep between",
+        "frames), the rounds of all rows interleaved. Ratio of a round: median `tick_all` / median",
+        "store over the frames where both went first, likewise where both went second, geometric",
+        "mean of the two; shown: the median round and the range of the three. Goal: at most 3x.",
+        "",
+        "Quiet: every NPC has decided and waits for its next re-plan. Busy: threats flip on 0.5% of",
+        "the NPCs (at least one) every frame and every NPC re-plans every 2 s, against 4 model slots",
+        "and a queue of 64 (so most requests end at once in tier 3 `queue_full` or at the watchdog):",
+        "*lockstep*, NPCs spawned in one frame all re-plan in the same frame every 2 s (exact",
+        "intervals, the default); *staggered*, `DecisionConfig(replan_jitter=0.5)` draws each",
+        "interval in 1-2 s, so re-plans spread over the frames. Requests/frame: dispatches per",
+        "measured frame (p50 / max); the lockstep rows' max is the frame where the NPCs still in",
+        "step since their spawn re-plan together (threat changes have moved the others).",
+        "Store-first ratio: the method of earlier runs, `tick_all` always right after the store",
+        "(which leaves the boards in cache for it), from the same frames (their median round).",
+        "",
+        "| NPCs | frames | requests/frame p50 / max | tick_all ns/NPC p50 | p99 | store ns/NPC "
+        "| ratio | ratio range (3 rounds) | store-first ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in tick_costs(endpoint):
+        low, high = min(r["ratios"]), max(r["ratios"])  # type: ignore[type-var]
+        lines.append(
+            f"| {r['npcs']} | {r['mode']} ({r['frames']}) | {r['asked_p50']:.0f} / {r['asked_max']} | "
+            f"{r['tick_ns']:.0f} | {r['tick_p99_ns']:.0f} | {r['dict_ns']:.0f} | "
+            f"{r['ratio']:.2f}x | {low:.2f}-{high:.2f}x | {r['store_first']:.2f}x |"
+        )
+    r = dispatch_cost(endpoint)
+    lines += [
+        "",
+        f"One request costs the main thread {r['p50']:.1f} us (p50 of 5 rounds of 200 dispatches, "
+        f"max {r['max']:.1f} us): re-plan check, snapshot, request, hand-over, cover action and event "
+        "(the prompt text and JSON are made on the loop thread; a refused request skips most of it).",
+    ]
+    return lines
+
+
+def frames_section(endpoint: Endpoint) -> list[str]:
+    """Section 2: frame times with requests in flight."""
+    print("bench llm: frame times", flush=True)
+    lines = [
+        "",
+        "## Frame time with requests in flight",
+        "",
+        "A frame: `tick_all` for 100 NPCs plus ~1 ms of pure-Python game work, back to back for 8 s.",
+        "",
+        "| requests in flight | frames | p50 ms | p99 ms | max ms | answers applied |",
+        "|---|---|---|---|---|---|",
+    ]
+    for in_flight in (0, 4):
+        r = frame_times(endpoint, in_flight)
+        lines.append(
+            f"| {in_flight} | {r['frames']} | {r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.2f} | "
+            f"{r['answers']} |"
+        )
+    return lines
+
+
+def throughput_section(endpoint: Endpoint) -> list[str]:
+    """Section 3: decisions per second."""
+    print("bench llm: throughput", flush=True)
+    lines = [
+        "",
+        "## Decisions per second against the model",
+        "",
+        "Streamed `LLMClient.decide` calls in the endpoint's default mode (choice on the local",
+        "llama-server, 4 slots), the prompt cache warmed by one request first.",
+        "",
+        "| concurrency | requests | decisions/s | p50 ms | p95 ms | failures |",
+        "|---|---|---|---|---|---|",
+    ]
+    for concurrency in (1, 2, 4):
+        r = asyncio.run(_throughput(endpoint, concurrency, per_worker=max(3, 12 // concurrency)))
+        lines.append(
+            f"| {concurrency} | {r['requests']} | {r['per_s']:.2f} | {r['p50']:.0f} | {r['p95']:.0f} | "
+            f"{r['failures']} |"
+        )
+    return lines
+
+
+PER_SHAPE = 40
+SECTIONS = ("tick", "frames", "throughput", "shapes", "scenarios", "slots", "stall", "churn")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--out", type=Path, default=OUT, help="the markdown file written")
+    args = parser.parse_args(argv)
+    chosen = {name.strip() for name in args.only.split(",")}
+
+    def want(section: str) -> bool:
+        return section in chosen
+
     lines = [
         "# LLM decisions benchmark",
         "",
@@ -483,141 +779,114 @@ def main() -> int:
     server = None if configured else LocalLlamaServer(threads=1, parallel=4).start()
     endpoint = configured[0] if configured else server.endpoint()  # type: ignore[union-attr]
     try:
-        print("bench llm: tick cost", flush=True)
-        lines += [
-            "## Main-thread cost of `tick_all` per NPC (real transport to the model)",
-            "",
-            "Baseline: one `board[key] = value` store per NPC, timed in the same frames as `tick_all`,",
-            "back to back with the same clock, in alternating order (each goes first in half the frames).",
-            "3 rounds of 300 frames per row (a fresh hub each, 80 frames to settle, ~8 ms sleep between",
-            "frames), the rounds of all rows interleaved. Ratio of a round: median `tick_all` / median",
-            "store over the frames where both went first, likewise where both went second, geometric",
-            "mean of the two; shown: the median round and the range of the three. Goal: at most 3x.",
-            "",
-            "Quiet: every NPC has decided and waits for its next re-plan. Busy: threats flip on 0.5% of",
-            "the NPCs (at least one) every frame and every NPC re-plans every 2 s, against 4 model slots",
-            "and a queue of 64 (so most requests end at once in tier 3 `queue_full` or at the watchdog):",
-            "*lockstep*, NPCs spawned in one frame all re-plan in the same frame every 2 s (exact",
-            "intervals, the default); *staggered*, `DecisionConfig(replan_jitter=0.5)` draws each",
-            "interval in 1-2 s, so re-plans spread over the frames. Requests/frame: dispatches per",
-            "measured frame (p50 / max); the lockstep rows' max is the frame where the NPCs still in",
-            "step since their spawn re-plan together (threat changes have moved the others).",
-            "Store-first ratio: the method of earlier runs, `tick_all` always right after the store",
-            "(which leaves the boards in cache for it), from the same frames (their median round).",
-            "",
-            "| NPCs | frames | requests/frame p50 / max | tick_all ns/NPC p50 | p99 | store ns/NPC "
-            "| ratio | ratio range (3 rounds) | store-first ratio |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        for r in tick_costs(endpoint):
-            low, high = min(r["ratios"]), max(r["ratios"])  # type: ignore[type-var]
-            lines.append(
-                f"| {r['npcs']} | {r['mode']} ({r['frames']}) | {r['asked_p50']:.0f} / {r['asked_max']} | "
-                f"{r['tick_ns']:.0f} | {r['tick_p99_ns']:.0f} | {r['dict_ns']:.0f} | "
-                f"{r['ratio']:.2f}x | {low:.2f}-{high:.2f}x | {r['store_first']:.2f}x |"
-            )
-        r = dispatch_cost(endpoint)
-        lines += [
-            "",
-            f"One request costs the main thread {r['p50']:.1f} us (p50 of 5 rounds of 200 dispatches, "
-            f"max {r['max']:.1f} us): re-plan check, snapshot, request, hand-over, cover action and event "
-            "(the prompt text and JSON are made on the loop thread; a refused request skips most of it).",
-        ]
-        print("bench llm: frame times", flush=True)
-        lines += [
-            "",
-            "## Frame time with requests in flight",
-            "",
-            "A frame: `tick_all` for 100 NPCs plus ~1 ms of pure-Python game work, back to back for 8 s.",
-            "",
-            "| requests in flight | frames | p50 ms | p99 ms | max ms | answers applied |",
-            "|---|---|---|---|---|---|",
-        ]
-        for in_flight in (0, 4):
-            r = frame_times(endpoint, in_flight)
-            lines.append(
-                f"| {in_flight} | {r['frames']} | {r['p50']:.2f} | {r['p99']:.2f} | {r['max']:.2f} | "
-                f"{r['answers']} |"
-            )
-        print("bench llm: throughput", flush=True)
-        lines += [
-            "",
-            "## Decisions per second against the model",
-            "",
-            "| concurrency | requests | decisions/s | p50 ms | p95 ms | failures |",
-            "|---|---|---|---|---|---|",
-        ]
-        for concurrency in (1, 2, 4):
-            r = asyncio.run(_throughput(endpoint, concurrency, per_worker=max(3, 12 // concurrency)))
-            lines.append(
-                f"| {concurrency} | {r['requests']} | {r['per_s']:.2f} | {r['p50']:.0f} | {r['p95']:.0f} | "
-                f"{r['failures']} |"
-            )
-        print("bench llm: scenario agreement", flush=True)
-        lines += [
-            "",
-            f"## Scenario agreement ({len(SCENARIOS)} situations -> expected intent)",
-            "",
-            "| endpoint | schema-valid | agreement | picks |",
-            "|---|---|---|---|",
-        ]
+        sections = (("tick", tick_section), ("frames", frames_section), ("throughput", throughput_section))
+        for section, build in sections:
+            if want(section):
+                lines += build(endpoint)
         named = [("local SmolLM2-135M", endpoint)] if server else []
         named += [(f"NPC_MIND_LLM_URL #{i + 1}", e) for i, e in enumerate(configured or [])]
-        for name, candidate in named:
-            r = asyncio.run(_agreement(candidate))
-            picks = ", ".join(str(p) for p in r["picks"])  # type: ignore[union-attr]
-            lines.append(
-                f"| {name} | {r['valid']}/{len(SCENARIOS)} | {r['agreed']}/{len(SCENARIOS)} | {picks} |"
-            )
-        expected = ", ".join(intent for _, intent in SCENARIOS)
-        lines += ["", f"Expected: {expected}."]
-        lines += ["", "## Does llama-server free its slot when a request is cancelled?", ""]
-        if server is None:
-            lines.append("Not measured: `NPC_MIND_LLM_URL` points at another server.")
-        else:
-            print("bench llm: slots on cancel", flush=True)
+        if want("shapes"):
+            print("bench llm: request shapes", flush=True)
             lines += [
-                "Measured on `/slots`: time from `Ticket.cancel()` on the main thread until no slot is busy.",
                 "",
-                "| request | streaming | uncancelled run ms | slot idle after cancel, ms |",
-                "|---|---|---|---|",
+                "## Request shapes against the model (same run)",
+                "",
+                f"Each shape {PER_SHAPE} times over the scenarios below, the shapes interleaved (one",
+                "request of each in turn), one at a time, not streamed (to read `finish_reason`). On",
+                "llama-server each shape has its own slot (`id_slot`), cached with its prefix by a first",
+                "untimed request; the previous request in a slot was always another situation, so each",
+                "request evaluates its whole situation (shapes sharing a slot reused each other's).",
+                "Two recalled memories in every prompt. Tiers as the watchdog counts them (300 / 800 ms); an",
+                "invalid answer counts as tier 3. Cut: `finish_reason` `length` (the answer did not end).",
+                "",
             ]
-            freed = {}
-            for stream in (True, False):
-                r = slot_release(server, stream)
-                lines.append(
-                    f"| decision (48 tokens) | {stream} | {r['natural_ms']:.0f} | {r['freed_ms']:.0f} |"
+            for name, candidate in named:
+                lines += [
+                    f"{name}:",
+                    "",
+                    "| shape | mode used | requests | p50 ms | p95 ms | tier 1 | tier 2 | tier 3 | valid "
+                    "| cut |",
+                    "|---|---|---|---|---|---|---|---|---|---|",
+                ]
+                for r in asyncio.run(_shapes(candidate, PER_SHAPE)):
+                    n = r["requests"]
+                    lines.append(
+                        f"| {r['name']} | {r['mode']} | {n} | {r['p50']:.0f} | {r['p95']:.0f} | "
+                        f"{r['tier1'] / n:.0%} | {r['tier2'] / n:.0%} | {r['tier3'] / n:.0%} | "
+                        f"{r['valid']}/{n} | {r['cut']} |"
+                    )
+                lines.append("")
+        if want("scenarios"):
+            print("bench llm: scenario agreement", flush=True)
+            total = len(SCENARIOS) * len(_orders())
+            lines += [
+                "",
+                f"## Scenario agreement ({len(SCENARIOS)} situations x 3 intent orders -> expected intent)",
+                "",
+                "The intents listed as defined, reversed and rotated by half; the null model always answers",
+                f"the first intent listed: {null_model_agreement()}/{total}.",
+                "",
+                "| endpoint | shape | mode used | valid | agreement | null model | answered the first listed "
+                "| picks (intents as defined) |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+            for name, candidate in named:
+                for shape in SCENARIO_SHAPES:
+                    r = asyncio.run(_agreement(candidate, shape))
+                    picks = ", ".join(str(p) for p in r["picks"][: len(SCENARIOS)])  # type: ignore[index]
+                    lines.append(
+                        f"| {name} | {shape.name} | {r['mode']} | {r['valid']}/{total} | "
+                        f"{r['agreed']}/{total} | {null_model_agreement()}/{total} | {r['first']}/{total} "
+                        f"| {picks} |"
+                    )
+            expected = ", ".join(intent for _, intent in SCENARIOS)
+            lines += ["", f"Expected: {expected}."]
+        if want("slots"):
+            lines += ["", "## Does llama-server free its slot when a request is cancelled?", ""]
+            if server is None:
+                lines.append("Not measured: `NPC_MIND_LLM_URL` points at another server.")
+            else:
+                print("bench llm: slots on cancel", flush=True)
+                lines += [
+                    "Measured on `/slots`: time from `Ticket.cancel()` on the main thread until no slot is",
+                    "busy.",
+                    "",
+                    "| request | streaming | uncancelled run ms | slot idle after cancel, ms |",
+                    "|---|---|---|---|",
+                ]
+                freed = {}
+                for stream in (True, False):
+                    r = slot_release(server, stream)
+                    lines.append(
+                        f"| decision, schema mode (48 tokens) | {stream} | {r['natural_ms']:.0f} | "
+                    f"{r['freed_ms']:.0f} |"
+                    )
+                for stream in (True, False):
+                    r = raw_slot_release(server, stream)
+                    freed[stream] = r["freed_ms"]
+                    lines.append(f"| free text (300 tokens) | {stream} | - | {r['freed_ms']:.0f} |")
+                verdict = (
+                    "a streaming request frees its slot on cancel; a non-streaming one keeps it busy until "
+                    "its generation ends (the client streams by default for this reason)"
+                    if freed[True] * 4 < freed[False]
+                    else "streaming and non-streaming requests free their slot after about the same time"
                 )
-            for stream in (True, False):
-                r = raw_slot_release(server, stream)
-                freed[stream] = r["freed_ms"]
-                lines.append(f"| free text (300 tokens) | {stream} | - | {r['freed_ms']:.0f} |")
-            verdict = (
-                "a streaming request frees its slot on cancel; a non-streaming one keeps it busy until "
-                "its generation ends (the client streams by default for this reason)"
-                if freed[True] * 4 < freed[False]
-                else "streaming and non-streaming requests free their slot after about the same time"
-            )
-            lines += ["", f"This run: {verdict}."]
-        print("bench llm: stall on hostile answers", flush=True)
-        lines += ["", *stall_lines()]
-        print("bench llm: step after churn", flush=True)
-        lines += ["", *churn_lines()]
+                lines += ["", f"This run: {verdict}."]
+        if want("stall"):
+            print("bench llm: stall on hostile answers", flush=True)
+            lines += ["", *stall_lines()]
+        if want("churn"):
+            print("bench llm: step after churn", flush=True)
+            lines += ["", *churn_lines()]
     finally:
         if server is not None:
             server.stop()
     text = "\n".join(lines) + "\n"
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
     print(text)
     return 0
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["stall"]:
-        print("\n".join(stall_lines()))
-        sys.exit(0)
-    if sys.argv[1:] == ["churn"]:
-        print("\n".join(churn_lines()))
-        sys.exit(0)
     sys.exit(main())

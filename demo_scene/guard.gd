@@ -87,6 +87,7 @@ func _spotted(person: Node2D) -> void:
 
 func hear_stone(thrower: Node2D) -> void:
 	memory.record_event(thrower.get_instance_id(), MemoryStream.TRIVIA, 0.1)
+	danger_from = thrower.position  # if the model says flee, away from the thrower
 	ask("a stone landed at my feet")
 
 
@@ -160,8 +161,12 @@ func context() -> Dictionary:
 		"suspect_visible": suspect_visible,
 		"friend_visible": friend_visible,
 		"danger": 1.0 if now() < danger_until else 0.0,
+		# The model's advice, while fresh (tier 1 or 2): it tips the selector, whose vetoes still hold
+		# (no greeting a thief, whatever it says; a grenade's danger outweighs any advice).
 		"intent_pursue": 1.0 if _intent_is(&"pursue") else 0.0,
 		"intent_search": 1.0 if _intent_is(&"search") else 0.0,
+		"intent_puzzled": 1.0 if _intent_is(&"puzzled") else 0.0,
+		"intent_flee": 1.0 if _intent_is(&"flee") else 0.0,
 	}
 
 
@@ -208,6 +213,8 @@ func _draw() -> void:
 	draw_arc(Vector2.ZERO, 14.0, 0.0, TAU, 24, Color(0.05, 0.05, 0.2), 2.0)
 	var font := ThemeDB.fallback_font
 	var tier_text := "thinking..." if in_flight else ("tier %d" % tier if tier > 0 else "-")
+	if not in_flight and tier in [1, 2] and now() < intent_until:
+		tier_text += ": " + String(intent)  # what the model said, while it still steers
 	draw_string(font, Vector2(-40, 30), "%s: %s" % [display_name, behaviour], HORIZONTAL_ALIGNMENT_LEFT, -1, 13, Color.BLACK)
 	draw_string(font, Vector2(-40, 44), "%s | LLM %s" % [AWARENESS_NAMES[awareness], tier_text], HORIZONTAL_ALIGNMENT_LEFT, -1, 12, Color(0.15, 0.15, 0.15))
 	# Memories: one bar each, its length R; they visibly fade.

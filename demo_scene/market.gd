@@ -37,7 +37,10 @@ var _screenshot_at := 8.0
 var _scripted_only := false  ## --scripted: no player, the scenario alone (recordings)
 ## --realtime: pace fixed-step frames to the wall clock. `--fixed-fps` (needed for determinism)
 ## turns off the engine's own pacing, and the LLM's latency is wall-clock time.
+## --pace=N: the same, N game seconds per wall-clock second (tests: the story in a quarter of the time,
+## with model latency still real time).
 var _realtime := false
+var _pace_factor := 1.0
 var _paced_seconds := 0.0
 var _paced_start_usec := 0
 
@@ -56,6 +59,10 @@ func _ready() -> void:
 		elif argument == "--realtime":
 			_realtime = true
 			_paced_start_usec = Time.get_ticks_usec()
+		elif argument.begins_with("--pace="):
+			_realtime = true
+			_paced_start_usec = Time.get_ticks_usec()
+			_pace_factor = maxf(0.01, argument.trim_prefix("--pace=").to_float())
 		elif argument.begins_with("--screenshot-at="):
 			_screenshot_at = argument.trim_prefix("--screenshot-at=").to_float()
 	for guard: Node2D in [aldric, bertha]:
@@ -136,7 +143,7 @@ func _process(delta: float) -> void:
 
 
 func _pace(delta: float) -> void:
-	_paced_seconds += delta
+	_paced_seconds += delta / _pace_factor
 	var ahead := _paced_start_usec + int(_paced_seconds * 1e6) - Time.get_ticks_usec()
 	if ahead > 0:
 		OS.delay_usec(ahead)

@@ -64,7 +64,7 @@ def test_a_request_made_while_one_is_pending_goes_out_when_that_one_times_out(
         got = until_ended(server, [decision], count=2)[decision]
         assert ends(got) == [("decision_fallback", (3, "timeout")), ("decision_made", ("pursue", 0.25, 1))]
         prompts = [seen.body["messages"][1]["content"] for seen in fault_server.seen]
-        assert ["threat: 0.90" in prompt for prompt in prompts] == [False, True]  # each its own context
+        assert ["threat: 0.9" in prompt for prompt in prompts] == [False, True]  # each its own context
         assert not [prompt for prompt in prompts if "_npc_mind" in prompt]  # and no internal request key
     finally:
         server.close()

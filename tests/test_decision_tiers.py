@@ -233,8 +233,8 @@ def test_prompt_carries_the_memory_pools_top_k_without_waking_it(fault_server: F
     with make_hub(fault_server.base_url, memory=pool) as hub:
         hub.add(guard, world.selector())
         only_decision(run_until_decided(hub, {guard: world.board()}))
-    prompt = fault_server.seen[0].body["messages"][1]["content"]
-    assert "- hostile about entity 42: recall" in prompt
+    prompt = fault_server.seen[0].body["messages"][-1]["content"]
+    assert "You remember: hostile (vivid)." in prompt
     after = pool.top_k(guard, time.monotonic(), k=5)
     assert [m.recall_count for m in after] == [m.recall_count for m in before]
 

@@ -20,10 +20,12 @@ TIMELINE_FIELDS = {"t", "guard", "entity", "R", "awareness", "behaviour", "tier"
 pytestmark = pytest.mark.godot
 
 
-def play(out: Path, endpoint: str = "") -> GodotRun:
+def play(out: Path, endpoint: str = "", *scene_args: str) -> GodotRun:
     # --quit-after: a scene that failed to load would otherwise idle until the timeout.
     frames = ["--fixed-fps", "30", "--quit-after", "4000"]
-    run = run_godot(ROOT, *frames, "--", f"--out={out}", timeout=240, env={"NPC_MIND_LLM_URL": endpoint})
+    run = run_godot(
+        ROOT, *frames, "--", f"--out={out}", *scene_args, timeout=240, env={"NPC_MIND_LLM_URL": endpoint}
+    )
     assert run.returncode == 0, run.log
     return run
 
@@ -74,13 +76,23 @@ def test_stories_hold_without_a_model_and_replay_identically(tmp_path: Path) -> 
 def test_stories_hold_when_a_model_answers_and_a_grenade_cuts_it_off(
     tmp_path: Path, fault_server, latency: float
 ) -> None:
-    fault_server.default = Fault("ok", latency=latency, intent="search", urgency=0.7)
+    # "flee" to everything (as the small model tends to say): the stories must hold all the same.
+    fault_server.default = Fault("ok", latency=latency, intent="flee", urgency=0.7)
     run = play(tmp_path, fault_server.base_url)
     assert_stories(run)
     # Which tier each answer earns depends on the machine (tiers follow measured latency), so only
     # what holds for every tier is asserted: an applied answer is tier 1 or 2, a fallback tier 3.
     assert all(line["tier"] in (1, 2) for line in events(run, "decision"))
     assert all(line["tier"] == 3 for line in events(run, "fallback"))
+    # The advice shows: an answer to the stone, in calm, has Bertha flee while it is fresh (6 s).
+    samples = events(run, "sample")
+    for answer in events(run, "decision"):
+        if answer["guard"] == "Bertha" and answer["t"] < 40.0:
+            fresh = [
+                line["behaviour"] for line in samples
+                if line["guard"] == "Bertha" and 0 < line["t"] - answer["t"] <= 6
+            ]  # fmt: skip
+            assert "flee" in fresh, (answer, fresh)
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # the request had left: the abort cancelled a real HTTP request
     assert events(run, "summary")[0]["metrics"]["decision/aborts"] == 1
@@ -100,11 +112,18 @@ def test_the_demo_command_plays_headless_and_writes_its_timeline(tmp_path: Path)
 
 
 @pytest.mark.llm
-def test_stories_hold_with_the_real_local_model(tmp_path: Path, llm_endpoint) -> None:
-    run = play(tmp_path, llm_endpoint.base_url)
+def test_the_real_model_advises_in_tier_1_and_the_stories_hold(tmp_path: Path, llm_endpoint) -> None:
+    # Paced to the wall clock at 4x (model latency is real time; the whole story takes ~30 s).
+    run = play(tmp_path, llm_endpoint.base_url, "--pace=4")
     assert_stories(run)
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     assert grenade["in_flight"]  # a real request to the real model was cut off by the grenade
+    decisions = events(run, "decision")
+    assert all(line["tier"] in (1, 2) and line["intent"] for line in decisions)
+    if not any(line["tier"] == 1 for line in decisions):
+        metrics = events(run, "summary")[0]["metrics"]
+        latency = {key: value for key, value in metrics.items() if key.startswith("decision/")}
+        pytest.skip(f"the machine is too loaded for a tier-1 answer this run: {decisions}, {latency}")
 
 
 def test_realtime_paces_fixed_step_frames_to_the_wall_clock(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Strict validation, the breaker's states, settings bounds and the prompt's shape."""
+"""Strict validation, the breaker's states and settings bounds (the prompt: tests/test_llm_prompt.py)."""
 
 from __future__ import annotations
 
@@ -17,10 +17,7 @@ from npc_mind.llm import (
     Endpoint,
     InvalidAnswerError,
     LLMSettings,
-    PromptConfig,
-    build_messages,
 )
-from npc_mind.memory import MemoryPool, MemoryType
 from tests.support.scripted_transport import FakeClock
 
 SCHEMA = DecisionSchema(("attack", "take_cover", "flee"))
@@ -138,20 +135,3 @@ def test_a_cancelled_probe_frees_the_probe_slot() -> None:
     breaker.before_call()
     breaker.record_neutral()
     assert breaker.state is BreakerState.HALF_OPEN and breaker.available()
-
-
-def test_prompt_is_short_and_carries_the_snapshot_and_memories() -> None:
-    pool = MemoryPool()
-    guard = pool.add_npc()
-    for entity in range(10):
-        pool.record(guard, 100 + entity, MemoryType.HOSTILE, 0.5 + entity / 40, now=0.0)
-    memories = pool.top_k(guard, now=30.0, k=10)
-    snapshot = {f"key_{i:02d}": i / 7 for i in range(40)}
-    system, user = build_messages(SCHEMA, snapshot, memories, PromptConfig(max_facts=8, max_memories=3))
-    assert system["role"] == "system" and "attack, take_cover, flee" in system["content"]
-    lines = user["content"].splitlines()
-    assert lines[1] == "- key_00: 0.00" and lines[8] == "- key_07: 1.00"
-    recalled = [line for line in lines if line.startswith("- hostile about entity")]
-    # The pool's best three, in its order.
-    assert [int(line.split()[4].rstrip(":")) for line in recalled] == [m.entity for m in memories[:3]]
-    assert len(system["content"]) + len(user["content"]) < 900

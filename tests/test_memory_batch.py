@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_mind.memory import MemoryParams, MemoryPool
-from npc_mind.memory import pool as pool_module
 
 COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit")
 
@@ -46,7 +45,7 @@ frames = st.lists(
 )
 
 
-@pytest.mark.parametrize("narrow", [0, pool_module._NARROW_ROUND])  # 0: every round vectorised
+@pytest.mark.parametrize("narrow", [0, MemoryPool._narrow_round])  # 0: every round vectorised
 @settings(max_examples=120, deadline=None)
 @given(
     frames=frames,
@@ -55,12 +54,12 @@ frames = st.lists(
     links=st.booleans(),
 )
 def test_batches_equal_sequential_singles(narrow, frames, capacity, curve, links) -> None:
-    default = pool_module._NARROW_ROUND
-    pool_module._NARROW_ROUND = narrow
+    default = MemoryPool._narrow_round
+    MemoryPool._narrow_round = narrow
     try:
         check_batches_equal_sequential_singles(frames, capacity, curve, links)
     finally:
-        pool_module._NARROW_ROUND = default
+        MemoryPool._narrow_round = default
 
 
 def check_batches_equal_sequential_singles(frames, capacity, curve, links) -> None:
@@ -181,8 +180,8 @@ def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_pe
         assert state(a) == state(b)
     assert sum(widths) <= 3 * n
     # every vectorised round carries at least _NARROW_ROUND rows: rounds <= rows / that
-    assert all(w >= pool_module._NARROW_ROUND for w in widths), widths[:20]
-    assert len(widths) <= 3 * n // pool_module._NARROW_ROUND
+    assert all(w >= MemoryPool._narrow_round for w in widths), widths[:20]
+    assert len(widths) <= 3 * n // MemoryPool._narrow_round
     # waking queries: the same, one round per query before
     queries = count_rounds(a, "_query_round")
     for now in (3.5, 9.0):
@@ -190,7 +189,7 @@ def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_pe
         singles = [b.query_strongest(int(x), int(y), now) for x, y in zip(npcs, ents, strict=True)]
         assert [batch.view(i) for i in range(n)] == singles
         assert state(a) == state(b)
-    assert all(w >= pool_module._NARROW_ROUND for w in queries), queries[:20]
+    assert all(w >= MemoryPool._narrow_round for w in queries), queries[:20]
     ea, eb = a.drain_events(), b.drain_events()
     assert sorted(zip(*ea, strict=True)) == sorted(zip(*eb, strict=True))
 

@@ -199,24 +199,6 @@ def test_awareness_layers(r: float, level: Awareness) -> None:
         assert level in (got, inside)
 
 
-@pytest.mark.parametrize(
-    ("forget", "search", "pursue"), [(0.05, 0.3, 0.8), (0.5, 0.3, 0.8), (0.3, 0.3, 0.31), (0.2, 0.1, 0.9)]
-)
-def test_awareness_batch_agrees_with_awareness_of(forget: float, search: float, pursue: float) -> None:
-    params = MemoryParams(forget_threshold=forget, awareness_search=search, awareness_pursue=pursue)
-    pool = MemoryPool(params=params)
-    npcs = pool.add_npcs(200)
-    pool.record_batch(npcs, np.arange(200), MemoryType.HOSTILE, 0.5, 0.0)  # S = 600
-    edges = np.array([forget, search, pursue])
-    rs = np.concatenate([np.linspace(0.001, 1.0, 194), edges, np.nextafter(edges, 2.0)])
-    ages = -600.0 * np.log(rs)
-    got = [int(pool.awareness_batch(npcs[i : i + 1], [i], float(ages[i]))[0]) for i in range(200)]
-    r = [
-        pool.query_strongest_batch(npcs[i : i + 1], [i], float(ages[i])).retrievability[0] for i in range(200)
-    ]
-    assert got == [int(pool.awareness_of(x)) for x in r]
-
-
 def test_time_going_backwards_clamps_elapsed_to_zero() -> None:
     pool = MemoryPool()
     npc = pool.add_npc()

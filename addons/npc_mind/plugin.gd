@@ -5,6 +5,11 @@ extends EditorPlugin
 
 const MONITORS_AUTOLOAD := "NpcMindMonitors"
 const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
+const DEBUGGER_PLUGIN := preload("res://addons/npc_mind/debugger/debugger_plugin.gd")  # designer tools
+const INSPECTOR_PLUGIN := preload("res://addons/npc_mind/inspector/inspector_plugin.gd")  # designer tools
+
+var _debugger: EditorDebuggerPlugin  # designer tools: the NPC Mind debugger tab
+var _inspector: EditorInspectorPlugin  # designer tools: curve and forgetting previews
 
 ## name -> [type, default, hint, hint_string]. Values equal to the default are never written to
 ## project.godot, and the runtime always reads them with the same default, so the plugin is optional.
@@ -12,10 +17,18 @@ const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
 const SETTINGS := {
 	"npc_mind/memory/clock": [TYPE_STRING, "process", PROPERTY_HINT_ENUM, "process,scaled_process,manual"],
 	"npc_mind/llm/endpoint": [TYPE_STRING, "", PROPERTY_HINT_PLACEHOLDER_TEXT, "http://127.0.0.1:8080/v1 (empty: NPC_MIND_LLM_URL)"],
+	"npc_mind/llm/start_local_model": [TYPE_BOOL, false, PROPERTY_HINT_NONE, ""],
+	"npc_mind/llm/local_server_path": [TYPE_STRING, "", PROPERTY_HINT_GLOBAL_FILE, ""],
+	"npc_mind/llm/local_model_path": [TYPE_STRING, "", PROPERTY_HINT_FILE, "*.gguf"],
 }
 
 
 func _enter_tree() -> void:
+	_debugger = DEBUGGER_PLUGIN.new()  # designer tools
+	add_debugger_plugin(_debugger)  # designer tools
+	_inspector = INSPECTOR_PLUGIN.new()  # designer tools
+	_inspector.undo_redo = get_undo_redo()  # designer tools
+	add_inspector_plugin(_inspector)  # designer tools
 	for setting_name: String in SETTINGS:
 		var spec: Array = SETTINGS[setting_name]
 		if not ProjectSettings.has_setting(setting_name):
@@ -25,6 +38,11 @@ func _enter_tree() -> void:
 		ProjectSettings.add_property_info({
 			"name": setting_name, "type": spec[0], "hint": spec[2], "hint_string": spec[3],
 		})
+
+
+func _exit_tree() -> void:
+	remove_debugger_plugin(_debugger)  # designer tools
+	remove_inspector_plugin(_inspector)  # designer tools
 
 
 func _enable_plugin() -> void:

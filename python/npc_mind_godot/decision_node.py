@@ -10,6 +10,7 @@ from gdbridge.types import NodePath, PackedStringArray, StringName
 from npc_mind.decision.blackboard import describe_type, plain_board
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
 from npc_mind.server.decisions import DecisionSettings
+from npc_mind_godot import live
 from npc_mind_godot._common import icon, server
 
 NOTIFICATION_PREDELETE = 1
@@ -63,6 +64,18 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
     max_decoded_kib: int = export(
         DEFAULT_RESPONSE_CAP >> 10, range=(1, 65536), doc="Cap after decompression (too_large)."
     )
+
+    _live = live.group()
+    live_pending: bool = live.live(False, "A request is out (from request_decision until its signal).")
+    live_behavior: StringName = live.live(StringName(""), "What the decision layer chose last.")
+
+    def get_live_pending(self) -> bool:
+        handle = live.handle_of(self)
+        return bool(server().core.decisions.pending(handle)) if handle else False
+
+    def get_live_behavior(self) -> StringName:
+        handle = live.handle_of(self)
+        return StringName(server().core.decisions.behaviour(handle) if handle else "")
 
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
@@ -125,6 +138,11 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
         return handle
+
+    def _ready(self) -> None:
+        # Join the server's decision hub now (not at the first request): a new hub prepares its
+        # endpoint, warming the model's cache with the prompt's stable prefix before anyone asks.
+        self._handle()
 
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):

@@ -6,10 +6,11 @@ from typing import Any
 
 from gdbridge import classes
 from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
-from gdbridge.types import PropertyHint
+from gdbridge.types import PackedStringArray, PropertyHint
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
+from npc_mind_godot import live
 from npc_mind_godot._common import core, icon, server
 
 NOTIFICATION_PREDELETE = 1
@@ -44,6 +45,11 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     forget_threshold: float = export(
         0.05, range=_range("forget_threshold", 0.001), doc="R at or below it is forgotten."
     )
+    max_stability: float = export(
+        _MAX_BASE,
+        range=(*_range("max_stability", 1.0)[:2], 1.0, "exp"),
+        doc="Seconds: S never grows past it however often a memory is rehearsed (default 30 days).",
+    )
     _stabilities = export_group("Base stability (seconds)", "stability_")
     stability_trivia: float = export(5.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
     stability_observation: float = export(30.0, range=(0.01, _MAX_BASE, 0.01, "or_greater"))
@@ -61,6 +67,7 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
             alpha=self.alpha,
             rehearsal_refractory_s=self.rehearsal_refractory_s,
             forget_threshold=self.forget_threshold,
+            max_stability=self.max_stability,
             base_stability=(
                 self.stability_trivia,
                 self.stability_observation,
@@ -178,6 +185,18 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
         handle = self.__dict__.get("_server_handle", 0)
         if handle:
             server().core.set_memory_signals(handle, bool(value))
+
+    _live = live.group()
+    live_memory_count: int = live.live(0, "Memories still remembered.")
+    live_strongest: PackedStringArray = live.live(PackedStringArray([]), "The strongest: who, type, R, S.")
+
+    def get_live_memory_count(self) -> int:
+        handle = live.handle_of(self)
+        return len(server().core.memories(handle)) if handle else 0
+
+    def get_live_strongest(self) -> PackedStringArray:
+        handle = live.handle_of(self)
+        return live.strongest_memories(handle) if handle else PackedStringArray([])
 
     memory_formed = signal(entity_id=int, memory_type=int, doc="A new memory.")
     memory_rehearsed = signal(entity_id=int, memory_type=int, doc="A matching event strengthened a memory.")

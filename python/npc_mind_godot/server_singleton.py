@@ -8,6 +8,7 @@ each node.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 from typing import Any
@@ -31,6 +32,12 @@ from npc_mind_godot._common import core, on_main_thread, project_setting
 SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
 ENDPOINT_SETTING = "npc_mind/llm/endpoint"
+# Start the bundled local model with the game (also when playing from the editor); off by default, and
+# in an export only useful if the game ships llama-server and the model (their paths: the next two).
+START_LOCAL_MODEL_SETTING = "npc_mind/llm/start_local_model"
+LOCAL_SERVER_SETTING = "npc_mind/llm/local_server_path"
+LOCAL_MODEL_SETTING = "npc_mind/llm/local_model_path"
+START_LOCAL_MODEL_ENV = "NPC_MIND_START_LOCAL_MODEL"  # 1 / 0: overrides the setting (any game, tests)
 NOTIFICATION_PREDELETE = 1
 _instance: list[Any] = []
 
@@ -73,9 +80,14 @@ class NpcMindServer(classes.Object):
 
     @python_only
     def setup(self) -> None:
+        endpoint = _default_endpoint()
+        self.local_model: Any = None
+        if not endpoint and _start_local_model_wanted():
+            self.local_model = _start_local_model()
+            endpoint = self.local_model.base_url if self.local_model is not None else ""
         self.mind = MindServer(
             str(project_setting(CLOCK_SETTING, "process")),
-            llm_endpoint=_default_endpoint(),
+            llm_endpoint=endpoint,
         )
         self.__dict__["clock"] = self.mind.clock.mode.value
         self.nodes: dict[int, Any] = {}
@@ -151,6 +163,10 @@ class NpcMindServer(classes.Object):
         self._tree = tree
         ticker.start(self.frame)
         self.ticking = True
+        from npc_mind_godot import debug_feed, monitors
+
+        monitors.register(self)
+        debug_feed.start(tree)  # only while a debugger is attached
 
     def _deliver(self, events: list[ServerEvent]) -> None:
         nodes = self.nodes
@@ -215,6 +231,8 @@ class NpcMindServer(classes.Object):
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
             self.mind.close()  # stops the LLM transport's thread
+            if self.__dict__.get("local_model") is not None:
+                self.local_model.stop()
 
     # --- monitors ------------------------------------------------------------------------------
     def get_monitor_names(self) -> PackedStringArray:
@@ -228,10 +246,61 @@ class NpcMindServer(classes.Object):
 
 
 def _default_endpoint() -> str:
-    import os
-
     configured = str(project_setting(ENDPOINT_SETTING, ""))
     return configured or os.environ.get("NPC_MIND_LLM_URL", "")
+
+
+def _start_local_model_wanted() -> bool:
+    override = os.environ.get(START_LOCAL_MODEL_ENV, "").strip().lower()
+    if override:
+        return override in ("1", "true", "yes", "on")
+    return bool(project_setting(START_LOCAL_MODEL_SETTING, False))
+
+
+def _start_local_model() -> Any:
+    """The local model server the project settings name (paths: absolute, `res://`/`user://`, or
+    relative to the project; in an exported game `res://` and relative paths are beside its
+    executable), else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the
+    provisioned ones (this checkout's or the project's `.deps/llama/`). None, with a warning, if it
+    cannot start: the game then plays on the fallback tiers."""
+    from pathlib import Path
+
+    from npc_mind.llm import local_server as local
+
+    settings = objects.singleton("ProjectSettings")
+    engine_os = objects.singleton("OS")
+    # res:// is a real folder only when run from the editor binary; an export's files sit beside it.
+    exported = not engine_os.has_feature("editor")
+    project = (
+        Path(str(engine_os.get_executable_path())).parent
+        if exported
+        else Path(str(settings.globalize_path("res://")))
+    )
+
+    def path(setting: str, env: str, default: Path) -> Path:
+        value = str(project_setting(setting, ""))
+        if value:
+            if exported and value.startswith("res://"):
+                value = value.removeprefix("res://")  # beside the executable
+            return local.resolve_path(str(settings.globalize_path(value)), env, default, base=project)
+        if os.environ.get(env):
+            return local.resolve_path(None, env, default)
+        in_project = project / default.relative_to(local.REPO)  # the addon copied into another game
+        return default if default.is_file() or not in_project.is_file() else in_project
+
+    try:
+        server = local.LocalLlamaServer(
+            launcher=path(LOCAL_SERVER_SETTING, local.SERVER_ENV, local.LAUNCHER),
+            model=path(LOCAL_MODEL_SETTING, local.MODEL_FILE_ENV, local.MODEL),
+            threads=1,
+            parallel=2,
+        ).start()
+    except (local.LocalServerError, OSError, ValueError) as error:
+        message = f"npc_mind: the local model did not start ({error}); fallback tiers only"
+        objects.utility.push_warning(message)
+        return None
+    objects.utility.print(f"npc_mind: local model {server.model.name} at {server.base_url}")
+    return server
 
 
 def install() -> None:

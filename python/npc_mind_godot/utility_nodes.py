@@ -11,11 +11,13 @@ from typing import Any
 
 from gdbridge import classes
 from gdbridge.declare import export, python_only, signal
-from gdbridge.types import PackedStringArray, PropertyHint, StringName
+from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
+from npc_mind_godot import live
 from npc_mind_godot._common import core, icon, server
+from npc_mind_godot.debug_feed import selector_state
 
 NOTIFICATION_PREDELETE = 1
 TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
@@ -36,14 +38,33 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     )
     curve_params: dict = export({}, doc='The curve family\'s parameters by name, e.g. {"k": 5.0}.')
     curve: classes.Curve = export(None, doc="For curve_type table: a Godot Curve, baked to points.")
-    weight: float = export(1.0, range=(0.0, 10.0, 0.01, "or_greater"))
-    veto_below: float = export(
-        -1.0, range=(-1.0, 1.0, 0.01), doc="Score below it zeroes the behaviour (-1: off)."
+    weight: float = export(
+        1.0,
+        range=(0.0, 10.0, 0.01, "or_greater"),
+        doc="weighted_sum: this score's multiplier; product: its exponent (0 ignores it).",
     )
-    input_min: float = export(0.0, doc="Inputs are normalised from [input_min, input_max] and clamped.")
-    input_max: float = export(1.0)
+    veto_below: float = export(
+        0.0,
+        range=(0.0, 1.0, 0.01),
+        doc="A curve score below it zeroes the whole behaviour (0: never vetoes).",
+    )
+    use_input_range: bool = export(
+        False,
+        doc="On: the input is normalised from [input_min, input_max] and clamped to 0..1 before the curve. "
+        "Off (the default, as in Python and JSON without a range): the curve reads the raw input.",
+    )
+    input_min: float = export(0.0, doc="With use_input_range: the input that maps to 0.")
+    input_max: float = export(1.0, doc="With use_input_range: the input that maps to 1.")
     invert: bool = export(False, doc="Use 1 - curve(x).")
     per_target: bool = export(False, doc="The input is an array, one value per target.")
+    use_default_input: bool = export(
+        False,
+        doc="On: default_input stands in when the game gives no value for input_key, so a behaviour "
+        "added in the inspector never stops a game; off: a missing input is an error.",
+    )
+    default_input: float = export(
+        0.0, doc="With use_default_input: the input when the context lacks input_key."
+    )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -51,16 +72,45 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
             "curve_type": str(self.curve_type),
             "curve_params": {str(k): _number(v) for k, v in dict(self.curve_params or {}).items()},
             "weight": float(self.weight),
-            "input_min": float(self.input_min),
-            "input_max": float(self.input_max),
             "invert": bool(self.invert),
             "per_target": bool(self.per_target),
         }
-        if self.veto_below >= 0.0:
+        if self.use_input_range:
+            data["input_min"] = float(self.input_min)
+            data["input_max"] = float(self.input_max)
+        if self.veto_below > 0.0:  # 0 (or a negative value saved by older versions): no veto
             data["veto_below"] = float(self.veto_below)
         if data["curve_type"] == "table":
             data["points"] = _bake(self.curve)
         return data
+
+    def _validate_property(self, prop: Any) -> None:
+        if prop.name in ("input_min", "input_max") and not self.use_input_range:
+            prop.usage = PropertyUsage.STORAGE  # shown only while the range is used
+        elif prop.name == "default_input" and not self.use_default_input:
+            prop.usage = PropertyUsage.STORAGE
+
+
+def _range_changed(consideration: UtilityConsideration, _value: Any) -> None:
+    # A range away from [0, 1] (typed in, or loaded from a resource saved before use_input_range
+    # existed) turns the range on; turning it off resets the range, so what is saved stays consistent.
+    fields = consideration.__dict__
+    span = (fields.get("input_min", 0.0), fields.get("input_max", 1.0))
+    if not fields.get("use_input_range") and span != (0.0, 1.0):
+        fields["use_input_range"] = True
+        consideration.notify_property_list_changed()
+
+
+def _use_range_changed(consideration: UtilityConsideration, value: Any) -> None:
+    if not value:
+        consideration.__dict__["input_min"], consideration.__dict__["input_max"] = 0.0, 1.0
+    consideration.notify_property_list_changed()
+
+
+UtilityConsideration.__dict__["input_min"].on_change = _range_changed
+UtilityConsideration.__dict__["input_max"].on_change = _range_changed
+UtilityConsideration.__dict__["use_input_range"].on_change = _use_range_changed
+UtilityConsideration.__dict__["use_default_input"].on_change = lambda c, _v: c.notify_property_list_changed()
 
 
 def _number(value: Any) -> Any:
@@ -95,10 +145,20 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
         hint_string="24/17:UtilityConsideration",
         doc="What it is scored from.",
     )
-    aggregation: str = export("weighted_sum", hint=PropertyHint.ENUM, hint_string="weighted_sum,product")
-    weight: float = export(1.0, range=(0.0, 10.0, 0.01, "or_greater"))
+    aggregation: str = export(
+        "weighted_sum",
+        hint=PropertyHint.ENUM,
+        hint_string="weighted_sum,product",
+        doc="weighted_sum: sum of weight x score; product: scores raised to their weights, multiplied "
+        "(IAUS, compensated for the number of considerations).",
+    )
+    weight: float = export(
+        1.0, range=(0.0, 10.0, 0.01, "or_greater"), doc="Multiplies the behaviour's aggregated score."
+    )
     tags: PackedStringArray = export(PackedStringArray([]), doc="Intents this behaviour serves.")
-    cooldown: float = export(0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds.")
+    cooldown: float = export(
+        0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds after it stops before it may win again."
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,14 +183,43 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     behaviors: list = export(
         [], hint=PropertyHint.ARRAY_TYPE, hint_string="24/17:UtilityBehavior", doc="The candidate behaviours."
     )
-    momentum: float = export(0.0, range=(0.0, 1.0, 0.01, "or_greater"))
-    commitment: float = export(0.0, range=(0.0, 60.0, 0.05, "or_greater"), doc="Seconds.")
-    interrupt_margin: float = export(0.25, range=(0.0, 1.0, 0.01, "or_greater"))
-    tie_tolerance: float = export(0.0, range=(0.0, 1.0, 0.001))
-    top_n: int = export(1, range=(1, 16))
+    momentum: float = export(
+        0.0,
+        range=(0.0, 1.0, 0.01, "or_greater"),
+        doc="The running behaviour's score counts (1 + momentum) times when choosing (0: off).",
+    )
+    commitment: float = export(
+        0.0,
+        range=(0.0, 60.0, 0.05, "or_greater"),
+        doc="Seconds to keep a new behaviour unless a challenger beats it by interrupt_margin or it hits 0.",
+    )
+    interrupt_margin: float = export(
+        0.25,
+        range=(0.0, 1.0, 0.01, "or_greater"),
+        doc="During commitment, a challenger must beat the running behaviour by more than this.",
+    )
+    tie_tolerance: float = export(
+        0.0, range=(0.0, 1.0, 0.001), doc="A challenger must beat the running behaviour by more than this."
+    )
+    top_n: int = export(
+        1, range=(1, 16), doc="Above 1: a new choice is a weighted random pick among the n best (see seed)."
+    )
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
 
     behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
+
+    _live = live.group()
+    live_behavior: StringName = live.live(StringName(""), "The behaviour chosen last.")
+    live_scores: dict = live.live({}, "Each behaviour's score from the last choice.")
+
+    def get_live_behavior(self) -> StringName:
+        handle = live.handle_of(self)
+        return StringName(selector_state(server().core, handle)["chosen"] if handle else "")
+
+    def get_live_scores(self) -> dict:
+        handle = live.handle_of(self)
+        state = selector_state(server().core, handle) if handle else {"names": [], "scores": []}
+        return dict(zip(state["names"], state["scores"], strict=True))
 
     def _redefine(self, _value: Any) -> None:
         # A definition changed at run time: the selector joins the group of its new definition
@@ -158,6 +247,9 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
             self._watch_curves()
+            defaults = self.__dict__["_input_defaults"] = _input_defaults(self.behaviors)
+            for key, value in defaults.items():  # the batched path starts from the defaults too
+                server().core.set_inputs([handle], key, [value])
         return handle
 
     def _watch_curves(self) -> None:
@@ -191,7 +283,10 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     def evaluate(self, context: dict) -> StringName:
         """The behaviour to run now for this context (a Dictionary of input key -> number)."""
         handle = self.__dict__.get("_server_handle") or self._handle()
-        return _behavior_name(core().evaluate(handle, {str(k): v for k, v in context.items()}))
+        values = {str(k): v for k, v in context.items()}
+        for key, value in self.__dict__["_input_defaults"].items():
+            values.setdefault(key, value)
+        return _behavior_name(core().evaluate(handle, values))
 
     def get_scores(self) -> dict:
         """Each behaviour's score from the last choice."""
@@ -204,15 +299,34 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
     def _get_configuration_warnings(self) -> PackedStringArray:
         if not self.behaviors:
             return PackedStringArray(["Add at least one UtilityBehavior to 'behaviors'."])
+        behaviors = list(self.behaviors)
+        warnings = [f"behaviors[{i}] is empty (it is skipped)." for i, b in enumerate(behaviors) if b is None]
+        warnings += [
+            f"Behaviour {str(b.name)!r}: considerations[{i}] is empty (it is skipped)."
+            for b in behaviors
+            if b is not None
+            for i, c in enumerate(b.considerations)
+            if c is None
+        ]
         try:
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
-            return PackedStringArray([str(error)])
-        return PackedStringArray([])
+            warnings.append(str(error))
+        return PackedStringArray(warnings)
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+
+
+def _input_defaults(behaviors: list) -> dict[str, float]:
+    """input key -> default_input of the considerations that have one (the first one wins)."""
+    defaults: dict[str, float] = {}
+    for behavior in behaviors:
+        for consideration in behavior.considerations if behavior is not None else ():
+            if consideration is not None and consideration.use_default_input:
+                defaults.setdefault(str(consideration.input_key), float(consideration.default_input))
+    return defaults
 
 
 _behavior_names: dict[str, StringName] = {}

@@ -79,6 +79,7 @@ def run_check_script(
     project: Path,
     script: str,
     env: dict[str, str] | None = None,
+    timeout: float = 120,
     *,
     engine_args: tuple[str, ...] = (),
     allow_errors: bool = False,
@@ -86,7 +87,7 @@ def run_check_script(
     """Run a GDScript check script (`-s res://...`) that prints `{"check": ...}` lines and ends with
     `{"done": true}`; asserts it finished with every check ok and (unless `allow_errors`: the caller
     checks the errors it provokes) no engine errors."""
-    run = run_godot(project, *engine_args, "-s", script, env=env)
+    run = run_godot(project, *engine_args, "-s", script, env=env, timeout=timeout)
     assert run.returncode == 0, run.log
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()

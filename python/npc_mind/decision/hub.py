@@ -22,7 +22,7 @@ from npc_mind.decision.rules import Chooser
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.client import LLMSettings
 from npc_mind.llm.endpoints import Endpoint
-from npc_mind.llm.prompt import PromptConfig
+from npc_mind.llm.prompt import PromptConfig, stable_messages
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import LLMTransport, TransportConfig
 
@@ -49,6 +49,9 @@ class DecisionHub:
         # tick_all, drain_events or metrics: a live one is ticked, a removed one's answers are discarded.
         self._committed: deque[AsyncDecision] = deque()
         self._owned: LLMTransport | None = None
+        # Warm the endpoints with this hub's stable prompt prefix now, before the first NPC asks.
+        prepare = getattr(transport, "prepare", None)
+        self.prepared = prepare(schema, stable_messages(schema, self.prompt)) if prepare else None
 
     @classmethod
     def connect(

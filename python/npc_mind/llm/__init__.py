@@ -1,12 +1,13 @@
 """`npc_mind.llm`: an OpenAI-compatible client for NPC decisions, strict about what it accepts.
 
-- `LLMClient`: async `/chat/completions` with a JSON-schema `response_format`, streaming, timeouts.
+- `LLMClient`: async `/chat/completions`, streaming, timeouts; the body follows the endpoint's
+  `RequestShape` (choice / json on llama-server, a JSON-schema `response_format` elsewhere).
 - `Endpoint` / `EndpointPool`: several endpoints, least-in-flight routing, a concurrency cap each.
 - `CircuitBreaker`: stop calling a failing endpoint for a cooldown, then probe.
 - `DecisionSchema`: the allowed intents, the schema, strict validation into an `Answer`.
-- `build_messages`: a short prompt from a blackboard snapshot and recalled memories.
+- `build_messages`: a stable prefix per hub (`stable_messages`) and a short, coarse situation.
 - `LLMTransport`: the one asyncio loop thread the game's main thread submits to and cancels on.
-- `LocalLlamaServer`: the provisioned llama-server on a free loopback port.
+- `LocalLlamaServer`: a local llama-server on a free loopback port (`python -m npc_mind.llm`).
 """
 
 from npc_mind.llm.breaker import BreakerConfig, BreakerState, CircuitBreaker
@@ -14,8 +15,16 @@ from npc_mind.llm.client import API_KEY_ENV, LLMClient, LLMSettings
 from npc_mind.llm.endpoints import URL_ENV, Endpoint, EndpointPool, endpoints_from_env
 from npc_mind.llm.errors import EndpointError, InvalidAnswerError, LLMError, RejectedError
 from npc_mind.llm.local_server import LocalLlamaServer, LocalServerError, resolve_endpoints
-from npc_mind.llm.prompt import MemoryFact, PromptConfig, build_messages, memory_facts
-from npc_mind.llm.schema import Answer, DecisionSchema
+from npc_mind.llm.prompt import (
+    Example,
+    MemoryFact,
+    PromptConfig,
+    build_messages,
+    memory_facts,
+    stable_messages,
+)
+from npc_mind.llm.schema import Answer, ChoiceCollisionError, DecisionSchema
+from npc_mind.llm.shape import RequestShape
 from npc_mind.llm.transport import LLMTransport, Outcome, Request, Ticket, TransportConfig
 
 __all__ = [
@@ -24,11 +33,13 @@ __all__ = [
     "Answer",
     "BreakerConfig",
     "BreakerState",
+    "ChoiceCollisionError",
     "CircuitBreaker",
     "DecisionSchema",
     "Endpoint",
     "EndpointError",
     "EndpointPool",
+    "Example",
     "InvalidAnswerError",
     "LLMClient",
     "LLMError",
@@ -41,10 +52,12 @@ __all__ = [
     "PromptConfig",
     "RejectedError",
     "Request",
+    "RequestShape",
     "Ticket",
     "TransportConfig",
     "build_messages",
     "endpoints_from_env",
     "memory_facts",
     "resolve_endpoints",
+    "stable_messages",
 ]

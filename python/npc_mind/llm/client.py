@@ -5,6 +5,8 @@
 - Explicit connect/read/write/pool timeouts; every failure is a typed `LLMError`.
 - The API key comes only from `NPC_MIND_API_KEY` and is never part of a message, repr or setting.
 - Per response, Python only parses and validates, to leave the GIL to the game's main thread.
+- The request body follows the endpoint's `RequestShape` (`npc_mind.llm.shape`): decided once per
+  endpoint and schema, at `prepare` (before the first NPC asks, with the warm-up) or at the first request.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import logging
 import os
 import ssl
 import threading
@@ -26,7 +29,17 @@ import httpx
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.endpoints import Endpoint, EndpointPool
 from npc_mind.llm.errors import EndpointError, InvalidAnswerError, RejectedError
-from npc_mind.llm.schema import Answer, DecisionSchema
+from npc_mind.llm.schema import Answer, ChoiceCollisionError, DecisionSchema
+from npc_mind.llm.shape import (
+    RequestShape,
+    detect_kind,
+    first_tokens,
+    resolve_mode,
+    server_slots,
+    warm_up,
+)
+
+log = logging.getLogger(__name__)
 
 API_KEY_ENV = "NPC_MIND_API_KEY"
 MODEL_ENV = "NPC_MIND_LLM_MODEL"
@@ -37,7 +50,8 @@ DEFAULT_RESPONSE_CAP = 512 << 10
 
 @dataclasses.dataclass(frozen=True)
 class LLMSettings:
-    """max_tokens: 1..1024 (a decision needs ~30); temperature: 0..2; timeouts in seconds, 0.01..120;
+    """max_tokens: 1..1024, for `schema` mode (choice and json size their own from the answer);
+    temperature: 0..2; timeouts in seconds, 0.01..120;
     model: the name sent to the server (llama-server ignores it; `NPC_MIND_LLM_MODEL` overrides);
     max_response_bytes: 1 KiB..64 MiB read from the wire, max_decoded_bytes: 1 KiB..64 MiB after
     decompression; a longer response ends as `too_large` (an invalid answer). The defaults (512 KiB
@@ -237,6 +251,10 @@ class LLMClient:
         key = os.environ.get(API_KEY_ENV, "")
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http: httpx.AsyncClient | None = None
+        # Per endpoint URL: its detected kind; per (URL, intents): its request shape. Futures, so that
+        # concurrent first requests and the warm-up share one detection.
+        self._kinds: dict[str, asyncio.Future[str | None]] = {}
+        self._shapes: dict[tuple[str, tuple[str, ...]], asyncio.Future[RequestShape]] = {}
 
     def __repr__(self) -> str:
         urls = [s["url"] for s in self.pool.states()]
@@ -258,15 +276,82 @@ class LLMClient:
             await self._http.aclose()
             self._http = None
 
-    def _body(self, messages: Sequence[dict[str, str]], schema: DecisionSchema) -> dict[str, Any]:
-        return {
-            "model": self._model,
-            "messages": list(messages),
-            "max_tokens": self.settings.max_tokens,
-            "temperature": self.settings.temperature,
-            "response_format": schema.response_format(),
-            "stream": self.settings.stream,
-        }
+    def _body(
+        self, messages: Sequence[dict[str, str]], schema: DecisionSchema, shape: RequestShape | None = None
+    ) -> dict[str, Any]:
+        shape = shape or RequestShape.for_mode(schema, "schema")
+        settings = self.settings
+        return shape.body(
+            messages, model=self._model, max_tokens=settings.max_tokens,
+            temperature=settings.temperature, stream=settings.stream,
+        )  # fmt: skip
+
+    async def _kind(self, endpoint: Endpoint) -> str | None:
+        """The endpoint's server kind, or None while it cannot be reached (asked again next time)."""
+        if endpoint.kind != "auto":
+            return endpoint.kind
+        assert self._http is not None
+        future = self._kinds.get(endpoint.base_url)
+        if future is None:
+            future = asyncio.ensure_future(detect_kind(self._http, endpoint))
+            self._kinds[endpoint.base_url] = future
+        kind = await asyncio.shield(future)
+        if kind is None:
+            self._kinds.pop(endpoint.base_url, None)
+        return kind
+
+    async def _make_shape(self, endpoint: Endpoint, schema: DecisionSchema, kind: str) -> RequestShape:
+        mode = resolve_mode(endpoint.mode, kind)
+        tokens = None
+        if mode == "choice":
+            assert self._http is not None
+            tokens = await first_tokens(self._http, endpoint, schema.intents)
+        return RequestShape.for_mode(schema, mode, tokens)
+
+    async def shape(self, endpoint: Endpoint, schema: DecisionSchema) -> RequestShape:
+        """The request shape for `endpoint` and `schema` (made once; raises `RejectedError`
+        `choice_collision` for intents choice mode cannot tell apart, `EndpointError` when the
+        server could not be asked). While the server cannot be reached its kind is unknown: a plain
+        `schema` request goes out (and fails like any request would), and the next one asks again."""
+        key = (endpoint.base_url, schema.intents)
+        future = self._shapes.get(key)
+        if future is None:
+            kind = await self._kind(endpoint)
+            if kind is None:
+                return RequestShape.for_mode(schema, "schema")
+            future = self._shapes.get(key)  # made meanwhile by a concurrent request
+            if future is None:
+                future = asyncio.ensure_future(self._make_shape(endpoint, schema, kind))
+                self._shapes[key] = future
+        try:
+            return await asyncio.shield(future)
+        except ChoiceCollisionError as error:
+            raise RejectedError(str(error), "choice_collision") from None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError) as error:
+            self._shapes.pop(key, None)  # ask the server again next time
+            message = f"{endpoint.base_url}: no request shape ({error.__class__.__name__})"
+            raise EndpointError(message, "connection_error") from None
+
+    async def prepare(self, schema: DecisionSchema, prefix: Sequence[dict[str, str]]) -> dict[str, Any]:
+        """Before the first NPC asks: each endpoint's kind and request shape, and on llama-server each
+        slot's cache warmed with the stable prefix. Never raises: what fails is logged and retried by
+        the first request. Returns {url: {"mode": ..., "warmed": slots} or {"error": ...}}."""
+        if self._http is None:
+            raise RuntimeError("LLMClient must be used inside `async with`")
+        report: dict[str, Any] = {}
+        for state in self.pool._slots:
+            endpoint = state.endpoint
+            try:
+                shape = await self.shape(endpoint, schema)
+                warmed = 0
+                if await self._kind(endpoint) == "llama":
+                    slots = await server_slots(self._http, endpoint)
+                    warmed = await warm_up(self._http, endpoint, prefix, slots)
+                report[endpoint.base_url] = {"mode": shape.mode, "warmed": warmed}
+            except (RejectedError, EndpointError) as error:
+                log.warning("npc_mind: %s", error)
+                report[endpoint.base_url] = {"error": str(error)}
+        return report
 
     async def decide(
         self, messages: Sequence[dict[str, str]], schema: DecisionSchema, deadline: float | None = None
@@ -286,19 +371,23 @@ class LLMClient:
                 # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
                 # says nothing about the endpoint.
                 raise RejectedError(f"waited past its deadline for {slot.endpoint.base_url}", "timeout")
-            body = self._body(messages, schema)
+            async def ask() -> tuple[RequestShape, str]:
+                # The shape (made once per endpoint and intents) may ask the server: inside the deadline.
+                shape = await self.shape(slot.endpoint, schema)
+                return shape, await self._post(slot.endpoint, self._body(messages, schema, shape))
+
             if deadline is None:
-                content = await self._post(slot.endpoint, body)
+                shape, content = await ask()
             else:
                 try:
                     async with cancel_at(deadline - self._clock()):
-                        content = await self._post(slot.endpoint, body)
+                        shape, content = await ask()
                 except TimeoutError:
                     raise EndpointError(
                         f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
                     ) from None
             outcome = "success"
-            return schema.parse(content)
+            return shape.parse(content)
         except EndpointError:
             outcome = "failure"
             raise

@@ -3,6 +3,10 @@
 One local llama-server is the default; a team that outgrows it lists several hosts or a vLLM
 cluster (`NPC_MIND_LLM_URL=http://a:8000/v1,http://b:8000/v1`). Each endpoint has its own
 concurrency cap and circuit breaker. All routing state lives on the client's asyncio loop.
+
+Each endpoint has a server `kind` and a request `mode` (see `npc_mind.llm.shape`), declared in the
+URL's fragment (`http://host:8080/v1#kind=llama&mode=json`) or for all endpoints in `NPC_MIND_LLM_MODE`;
+by default the kind is detected at start and the mode follows from it.
 """
 
 from __future__ import annotations
@@ -18,17 +22,41 @@ from npc_mind.llm.breaker import BreakerConfig, BreakerState, CircuitBreaker
 from npc_mind.llm.errors import RejectedError
 
 URL_ENV = "NPC_MIND_LLM_URL"
+MODE_ENV = "NPC_MIND_LLM_MODE"
+KINDS = ("auto", "llama", "openai")
+# choice: one token among the intents' first tokens; json: a short grammar-bound JSON answer;
+# schema: OpenAI `response_format` (any OpenAI-compatible server); auto: choice on llama-server,
+# schema elsewhere.
+MODES = ("auto", "choice", "json", "schema")
 
 
 @dataclasses.dataclass(frozen=True)
 class Endpoint:
-    """base_url: an http(s) URL ending at the API root (e.g. `http://127.0.0.1:8080/v1`);
-    max_in_flight: 1..1024 concurrent requests (match the server's slots)."""
+    """base_url: an http(s) URL ending at the API root (e.g. `http://127.0.0.1:8080/v1`), optionally
+    with `#kind=...&mode=...`; max_in_flight: 1..1024 concurrent requests (match the server's slots);
+    kind: `auto` (detected: llama-server answers `/props`), `llama` or `openai`; mode: `auto`,
+    `choice`, `json` or `schema` (`NPC_MIND_LLM_MODE` when not given; choice and json need llama-server,
+    elsewhere they become schema)."""
 
     base_url: str
     max_in_flight: int = 4
+    kind: str = "auto"
+    mode: str = ""
 
     def __post_init__(self) -> None:
+        base, _, fragment = self.base_url.partition("#")
+        object.__setattr__(self, "base_url", base)
+        for item in filter(None, fragment.split("&")):
+            key, _, value = item.partition("=")
+            if key not in ("kind", "mode"):
+                raise ValueError(f"base_url fragment: unknown setting {key!r} (kind=..., mode=...)")
+            object.__setattr__(self, key, value.strip().lower())
+        if not self.mode:
+            object.__setattr__(self, "mode", os.environ.get(MODE_ENV, "").strip().lower() or "auto")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         parts = urlsplit(self.base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be an http(s) URL, got {self.base_url!r}")
@@ -41,6 +69,11 @@ class Endpoint:
     @property
     def chat_url(self) -> str:
         return f"{self.base_url}/chat/completions"
+
+    @property
+    def root_url(self) -> str:
+        """The server's root (llama-server's own routes, `/props` and `/tokenize`, live there)."""
+        return self.base_url.removesuffix("/v1")
 
 
 def endpoints_from_env(max_in_flight: int = 4) -> list[Endpoint] | None:

@@ -1,20 +1,36 @@
-"""Start and stop the project's own llama-server (provisioned by `scripts/provision llm`) on loopback.
+"""Start and stop a local llama-server with a GGUF model on loopback (by default the project's own,
+provisioned by `scripts/provision llm`: llama-server and SmolLM2-135M).
 
     with LocalLlamaServer() as server:
-        endpoint = Endpoint(server.base_url, max_in_flight=server.parallel)
+        endpoint = server.endpoint()
 
-One thread by default (`-t 1`), leaving a core for the game. Used by tests, benchmarks and the demo;
-`NPC_MIND_LLM_URL` makes `resolve_endpoints` skip it and use that endpoint instead.
+For any game, from a shell (prints the URL to put in `NPC_MIND_LLM_URL`, runs until Ctrl-C):
+
+    python -m npc_mind.llm [--model FILE.gguf] [--server LLAMA_SERVER] [--port N]
+
+or in Godot the project setting `npc_mind/llm/start_local_model` (the `NpcMindServer` singleton starts
+it with the game, including when playing from the editor, and stops it with the game).
+Where the files are: the arguments, else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the
+provisioned `.deps/llama/` of this checkout. Paths are made absolute before the server starts (its
+launcher changes directory, so a relative path would not load).
+
+One thread by default (`-t 1`), leaving a core for the game, at a lower priority (nice 10); on Linux
+the server is stopped by the kernel if the process that started it dies. `NPC_MIND_LLM_URL` makes
+`resolve_endpoints` skip it and use that endpoint instead.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
+import os
+import shutil
 import socket
 import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -25,6 +41,28 @@ REPO = Path(__file__).resolve().parents[3]
 LLAMA_DIR = REPO / ".deps" / "llama"
 LAUNCHER = LLAMA_DIR / "llama-server"
 MODEL = LLAMA_DIR / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+SERVER_ENV = "NPC_MIND_LLAMA_SERVER"
+MODEL_FILE_ENV = "NPC_MIND_LLM_MODEL_FILE"
+
+
+def resolve_path(
+    value: str | os.PathLike[str] | None, env: str, default: Path, base: Path | None = None
+) -> Path:
+    """`value`, else the environment variable `env`, else `default`; made absolute (a relative path
+    is taken from `base`, else the current directory, at this moment) with `~` expanded."""
+    chosen = str(value or "") or os.environ.get(env, "") or str(default)
+    path = Path(chosen).expanduser()
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    return path.resolve()
+
+
+def _die_with_parent() -> list[str]:
+    """A command prefix asking Linux to stop the server when the process that started it dies (a game
+    killed from the editor's Stop button leaves no model server behind): util-linux `setpriv`, where
+    present (a `preexec_fn` is not safe in a process with threads, as a game is)."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
 
 
 class LocalServerError(RuntimeError):
@@ -43,8 +81,8 @@ class LocalLlamaServer:
     slots; startup_timeout: 1..600 s; niceness: 0..19, the scheduling priority the server runs at
     (lower than the game's by default, so a busy model never starves the game's main thread)."""
 
-    launcher: Path = LAUNCHER
-    model: Path = MODEL
+    launcher: Path | None = None  # None: NPC_MIND_LLAMA_SERVER, else the provisioned one
+    model: Path | None = None  # None: NPC_MIND_LLM_MODEL_FILE, else the provisioned SmolLM2-135M
     threads: int = 1
     parallel: int = 4
     context: int = 4096
@@ -54,6 +92,8 @@ class LocalLlamaServer:
     port: int = 0
 
     def __post_init__(self) -> None:
+        self.launcher = resolve_path(self.launcher, SERVER_ENV, LAUNCHER)
+        self.model = resolve_path(self.model, MODEL_FILE_ENV, MODEL)
         if not 1 <= self.threads <= 64:
             raise ValueError(f"threads must be in 1..64, got {self.threads}")
         if not 1 <= self.parallel <= 64:
@@ -75,21 +115,27 @@ class LocalLlamaServer:
         return f"{self.root_url}/v1"
 
     def endpoint(self) -> Endpoint:
-        return Endpoint(self.base_url, max_in_flight=self.parallel)
+        return Endpoint(self.base_url, max_in_flight=self.parallel, kind="llama")
 
     def start(self) -> LocalLlamaServer:
-        for path, what in ((self.launcher, "llama-server"), (self.model, "the model")):
-            if not path.is_file():
-                raise LocalServerError(f"{what} is not provisioned ({path.name}); run scripts/provision llm")
-        for _attempt in range(3):  # another process may take the free port between probe and bind
-            self.port = free_port()
+        checks = ((self.launcher, "llama-server", SERVER_ENV), (self.model, "the model", MODEL_FILE_ENV))
+        for path, what, env in checks:
+            if not path.is_file():  # type: ignore[union-attr]
+                raise LocalServerError(
+                    f"{what} not found at {path}; run scripts/provision llm, or set {env} (or the "
+                    "argument / project setting) to its path"
+                )
+        fixed = self.port  # 0: a free port, retried: another process may take it before the bind
+        for _attempt in range(1 if fixed else 3):
+            self.port = fixed or free_port()
             if self._spawn():
                 return self
         raise LocalServerError(f"llama-server did not come up; see {self.log_path or 'its output'}")
 
     def _spawn(self) -> bool:
         # `nice` from the start, so every thread the server spawns inherits the lower priority.
-        command = ["nice", "-n", str(self.niceness)] if self.niceness else []
+        command = _die_with_parent()
+        command += ["nice", "-n", str(self.niceness)] if self.niceness else []
         command += [str(self.launcher), "-m", str(self.model), "--host", "127.0.0.1"]
         command += ["--port", str(self.port)]
         command += ["-t", str(self.threads), "-np", str(self.parallel), "-c", str(self.context)]
@@ -111,6 +157,9 @@ class LocalLlamaServer:
             time.sleep(0.05)
         self.stop()
         return False
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     def slots_busy(self) -> list[bool]:
         """Which slots are processing now (llama-server's `/slots`)."""
@@ -144,3 +193,44 @@ def resolve_endpoints(**server_options: object) -> Iterator[list[Endpoint]]:
         return
     with LocalLlamaServer(**server_options) as server:  # type: ignore[arg-type]
         yield [server.endpoint()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m npc_mind.llm`: serve a local model for any game until interrupted."""
+    parser = argparse.ArgumentParser(
+        prog="python -m npc_mind.llm",
+        description="Serve a GGUF model with llama-server on 127.0.0.1 for npc_mind's LLM decisions.",
+    )
+    provisioned = "else the provisioned one"
+    parser.add_argument("--model", help=f"the .gguf file (default: ${MODEL_FILE_ENV}, {provisioned})")
+    parser.add_argument("--server", help=f"llama-server (default: ${SERVER_ENV}, {provisioned})")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--threads", type=int, default=1, help="CPU threads (default 1: a core for the game)")
+    parser.add_argument("--parallel", type=int, default=2, help="slots, requests at once (default 2)")
+    parser.add_argument("--log", type=Path, help="write the server's output here")
+    args = parser.parse_args(argv)
+    server = LocalLlamaServer(
+        launcher=args.server, model=args.model, threads=args.threads, parallel=args.parallel,
+        log_path=args.log.resolve() if args.log else None,
+    )  # fmt: skip
+    server.port = args.port
+    try:
+        server.start()
+    except LocalServerError as error:
+        print(f"local_server: {error}", file=sys.stderr)
+        return 1
+    print(f"local_server: {server.model.name} at {server.base_url}", flush=True)  # type: ignore[union-attr]
+    print(f"export NPC_MIND_LLM_URL={server.base_url}", flush=True)
+    try:
+        while server.running():
+            time.sleep(0.5)
+        print("local_server: llama-server exited", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,16 +1,35 @@
-"""A short chat prompt from a frozen blackboard snapshot and the NPC's top recalled memories.
+"""The decision prompt: a stable prefix per hub, then a short situation.
 
-Kept short on purpose: prompt tokens are most of a small model's latency. Memories are duck-typed
-views (`entity`, `memory_type`, `retrievability`, `salience`), as the memory pool's `top_k` returns.
+Prompt evaluation is most of a small model's latency, and a server caches the longest prefix a request
+shares with the last one in its slot. So the prompt is split:
+
+- `stable_messages`: persona, the allowed intents, the answer format and optional few-shot examples.
+  It depends only on the hub's schema and `PromptConfig`, so it is byte-identical for every request
+  and every NPC of a hub, and is cached once per server slot (warmed up before the first NPC asks).
+- `situation_text`: the one varying message, in words and a few coarse facts. It never shows internal
+  keys (any key starting with `_`, such as the server's request counter), raw entity ids or long
+  numbers (integers of 5 or more digits), and shows numbers with one decimal (whole ones without) and
+  memories by type and a coarse strength (equal ones counted, not repeated), so two requests for the
+  same situation give the same text. Numbers equal to 0 are left out by default (an absent flag or
+  score; `omit_zero`): every tail token costs prompt evaluation on each request.
+
+Memories are duck-typed views (`memory_type`, `retrievability`, ...), as the memory pool's `top_k`
+returns, or `MemoryFact`s.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from npc_mind.llm.schema import DecisionSchema
+from npc_mind.llm.schema import ANSWER_PREFIX, URGENCY_SUFFIX, DecisionSchema
+
+LONG_NUMBER = 10_000  # a number this large is an id or a timestamp: nothing a model can reason about
+MAX_TEXT = 120  # characters of one text value
+MAX_PARTS = 4  # fields of a mapping, items of a sequence
+SITUATION_KEY = "situation"  # a text value under this key leads the message, as a sentence
 
 
 class MemoryFact(NamedTuple):
@@ -39,15 +58,27 @@ def memory_facts(views: Sequence[Any], limit: int) -> tuple[MemoryFact, ...]:
     return tuple(facts)
 
 
+class Example(NamedTuple):
+    """A few-shot example: a situation (as `situation_text` would write it) and the intended answer."""
+
+    situation: str
+    intent: str
+    urgency: float = 0.5
+
+
 @dataclasses.dataclass(frozen=True)
 class PromptConfig:
     """persona: who the NPC is (<= 400 chars); max_facts: 1..64 blackboard entries;
-    max_memories: 0..16 memories; digits: 0..6 decimals for numbers."""
+    max_memories: 0..16 memories; digits: 0..6 decimals for numbers (1: coarse, stable);
+    examples: 0..8 few-shot `Example`s (part of the stable prefix; their intents must be allowed);
+    omit_zero: leave out facts whose value is the number 0."""
 
     persona: str = "a guard in a game world"
     max_facts: int = 16
     max_memories: int = 5
-    digits: int = 2
+    digits: int = 1
+    examples: tuple[Example, ...] = ()
+    omit_zero: bool = True
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.persona) <= 400:
@@ -58,20 +89,107 @@ class PromptConfig:
             raise ValueError(f"max_memories must be in 0..16, got {self.max_memories}")
         if not 0 <= self.digits <= 6:
             raise ValueError(f"digits must be in 0..6, got {self.digits}")
+        examples = tuple(Example(*example) for example in self.examples)
+        object.__setattr__(self, "examples", examples)
+        if len(examples) > 8:
+            raise ValueError(f"examples: at most 8, got {len(examples)}")
+        for example in examples:
+            if not 0.0 <= example.urgency <= 1.0:
+                raise ValueError(f"examples: urgency must be in 0..1, got {example.urgency}")
 
 
-def _number(value: Any, digits: int) -> str:
+def answer_json(intent: str, urgency: float) -> str:
+    """An answer exactly as the grammar spells it."""
+    return f"{ANSWER_PREFIX}{intent}{URGENCY_SUFFIX}{min(1.0, max(0.0, urgency)):.1f}}}"
+
+
+def stable_messages(schema: DecisionSchema, config: PromptConfig | None = None) -> list[dict[str, str]]:
+    """The prefix every request of a hub starts with: the same bytes for every NPC and request."""
+    config = config or PromptConfig()
+    for example in config.examples:
+        if example.intent not in schema.intents:
+            raise ValueError(f"examples: {example.intent!r} is not one of the allowed intents")
+    system = (
+        f"You are the tactical mind of {config.persona}. Read the situation and choose what to do next.\n"
+        f"Intents: {', '.join(schema.intents)}.\n"
+        f"Answer with JSON only: {ANSWER_PREFIX}<intent>{URGENCY_SUFFIX}<0.0 to 1.0>}}"
+    )
+    messages = [{"role": "system", "content": system}]
+    for example in config.examples:
+        messages.append({"role": "user", "content": example.situation})
+        messages.append({"role": "assistant", "content": answer_json(example.intent, example.urgency)})
+    return messages
+
+
+def _value(value: Any, digits: int, nested: bool = False) -> str | None:
+    """A blackboard value in words, or None when it tells a model nothing (ids, long numbers, objects).
+    A small mapping of plain values (a vector, a colour by its fields) reads `x 3.5 y -1`, a short
+    sequence `a, b`; an engine object (a mapping with an `id`) by its node name, never its id."""
+    if isinstance(value, Mapping) and "id" in value:
+        return _value(value.get("name"), digits, True)
+    if isinstance(value, Mapping) and not nested:
+        if len(value) > MAX_PARTS:
+            return None
+        parts = [(str(k), _value(v, digits, True)) for k, v in value.items()]
+        if not parts or any(shown is None for _, shown in parts):
+            return None
+        return " ".join(f"{k} {shown}" for k, shown in parts)
+    if isinstance(value, list | tuple) and not nested:
+        shown = [_value(item, digits, True) for item in value[:MAX_PARTS]]
+        return ", ".join(shown) if shown and None not in shown else None  # type: ignore[arg-type]
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value) if abs(value) < LONG_NUMBER else None
     if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)[:40]
+        if not math.isfinite(value) or abs(value) >= LONG_NUMBER:
+            return None
+        text = f"{value:.{digits}f}"
+        # A whole number as an integer: "1.0" is three tokens, "1" one.
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    if isinstance(value, str):
+        text = " ".join(value.split())  # one line
+        return text[:MAX_TEXT] if text else None
+    return None
 
 
-def _memory_line(view: Any, digits: int) -> str:
-    kind = getattr(view, "memory_type", "memory")
-    kind = getattr(kind, "name", str(kind)).lower()
-    strength = _number(float(getattr(view, "retrievability", 0.0)), digits)
-    salience = _number(float(getattr(view, "salience", 0.0)), digits)
-    return f"- {kind} about entity {getattr(view, 'entity', '?')}: recall {strength}, salience {salience}"
+def _strength(retrievability: float) -> str:
+    if retrievability >= 0.66:
+        return "vivid"
+    return "faint" if retrievability >= 0.33 else "fading"
+
+
+def situation_text(
+    snapshot: Mapping[str, Any], memories: Sequence[Any] = (), config: PromptConfig | None = None
+) -> str:
+    """The varying message: the situation sentence, then the facts and memories, coarse."""
+    config = config or PromptConfig()
+    lines = []
+    situation = snapshot.get(SITUATION_KEY)
+    if isinstance(situation, str) and _value(situation, 0):
+        lines.append(f"Situation: {_value(situation, 0)}.")
+    facts = []
+    for key in sorted(str(k) for k in snapshot):
+        if key.startswith("_") or key == SITUATION_KEY:
+            continue  # internal keys are for the machinery, never for the model
+        value = snapshot[key]
+        if config.omit_zero and not isinstance(value, bool) and isinstance(value, int | float) and value == 0:
+            continue
+        shown = _value(value, config.digits)
+        if shown is not None:
+            facts.append(f"{key.replace('_', ' ')}: {shown}")
+    if facts:
+        lines.append("Facts: " + ", ".join(facts[: config.max_facts]) + ".")
+    recalled: dict[str, int] = {}  # in the pool's order, equal ones counted
+    for view in list(memories)[: config.max_memories]:
+        kind = getattr(view, "memory_type", "memory")
+        kind = getattr(kind, "name", str(kind)).lower()
+        shown = f"{kind} ({_strength(float(getattr(view, 'retrievability', 0.0)))})"
+        recalled[shown] = recalled.get(shown, 0) + 1
+    if recalled:
+        shown = [text if count == 1 else f"{text} x{count}" for text, count in recalled.items()]
+        lines.append("You remember: " + ", ".join(shown) + ".")
+    return "\n".join(lines) or "Nothing is happening."
 
 
 def build_messages(
@@ -80,17 +198,7 @@ def build_messages(
     memories: Sequence[Any] = (),
     config: PromptConfig | None = None,
 ) -> list[dict[str, str]]:
+    """The chat messages of one request: the hub's stable prefix, then the situation."""
     config = config or PromptConfig()
-    example = f'{{"intent": "{schema.intents[0]}", "urgency": 0.5}}'
-    system = (
-        f"You are the tactical mind of {config.persona}. Choose what to do next. "
-        f"Reply with one JSON object: intent (one of {', '.join(schema.intents)}), "
-        f"urgency (a number from 0.0 to 1.0) and optionally target_id (an entity id). "
-        f"Example: {example}"
-    )
-    facts = [f"- {key}: {_number(value, config.digits)}" for key, value in sorted(snapshot.items())]
-    lines = ["Situation:", *facts[: config.max_facts]]
-    recalled = [_memory_line(view, config.digits) for view in list(memories)[: config.max_memories]]
-    if recalled:
-        lines += ["You remember:", *recalled]
-    return [{"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)}]
+    situation = situation_text(snapshot, memories, config)
+    return [*stable_messages(schema, config), {"role": "user", "content": situation}]

@@ -1,8 +1,14 @@
-"""The decision schema sent as `response_format`, and the strict validation of what comes back.
+"""The decision schema: what a model may answer, as `response_format`, as a GBNF grammar (llama-server)
+or as a choice of first tokens, and the strict validation of what comes back.
 
 A model answer is applied only if it is exactly `{intent: one of the allowed intents, urgency: 0..1,
 target_id?: int}`; anything else (bad JSON, a missing or extra field, an intent outside the enum, an
 urgency out of range) raises `InvalidAnswerError` and the request falls back.
+
+The grammar allows one spelling per answer, with no whitespace: `{"intent":"pursue","urgency":0.7}`
+(urgency with one decimal). A model writing free whitespace or an invented `target_id` ran past any
+sensible `max_tokens` and was cut before the closing brace; with the grammar the longest valid answer
+is known, and `max_tokens` is sized from it so no answer is ever cut.
 """
 
 from __future__ import annotations
@@ -20,6 +26,21 @@ MAX_INTENTS = 64
 # Entity ids are engine object ids or pool indices: non-negative and within int64.
 TARGET_ID_MAX = 2**63 - 1
 _FIELDS = frozenset({"intent", "urgency", "target_id"})
+# What the answer starts with, so the model's first generated token is an intent (llama-server continues
+# an assistant message given last: the prefix costs prompt tokens, not generated ones).
+ANSWER_PREFIX = '{"intent":"'
+URGENCY_SUFFIX = '","urgency":'
+GRAMMAR_URGENCY = '("0." [0-9] | "1.0")'
+LONGEST_URGENCY = "0.5"  # every valid urgency has 3 characters
+
+
+class ChoiceCollisionError(ValueError):
+    """Choice mode needs every intent to start with its own token; these intents share one."""
+
+
+def gbnf_literal(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -27,7 +48,7 @@ class Answer:
     """A validated model decision."""
 
     intent: str
-    urgency: float
+    urgency: float | None  # None in choice mode: the model names only the intent
     target_id: int | None = None
 
 
@@ -55,7 +76,6 @@ class DecisionSchema:
             "properties": {
                 "intent": {"type": "string", "enum": list(self.intents)},
                 "urgency": {"type": "number", "minimum": 0, "maximum": 1},
-                "target_id": {"type": "integer", "minimum": 0},
             },
             "required": ["intent", "urgency"],
             "additionalProperties": False,
@@ -64,6 +84,34 @@ class DecisionSchema:
     def response_format(self) -> dict[str, Any]:
         schema = {"name": "npc_decision", "strict": True, "schema": self.json_schema()}
         return {"type": "json_schema", "json_schema": schema}
+
+    def answer_grammar(self) -> str:
+        """GBNF for what follows `ANSWER_PREFIX`: an intent, the urgency, the closing brace; no whitespace."""
+        intents = " | ".join(gbnf_literal(name) for name in self.intents)
+        return f"root ::= ({intents}) {gbnf_literal(URGENCY_SUFFIX)} {GRAMMAR_URGENCY} {gbnf_literal('}')}"
+
+    def longest_answer(self) -> str:
+        """The longest text `answer_grammar` accepts: every token is at least one character, so this
+        many tokens (plus one for the end token) always hold a whole answer."""
+        longest = max(self.intents, key=len)
+        return f"{longest}{URGENCY_SUFFIX}{LONGEST_URGENCY}}}"
+
+    def choice_grammar(self, first_tokens: dict[str, int]) -> str:
+        """GBNF for exactly one token, the first token of one intent (`first_tokens`: intent -> token
+        id, from the server's tokenizer). `ChoiceCollisionError` if two intents share a first token."""
+        missing = [name for name in self.intents if name not in first_tokens]
+        if missing:
+            raise ValueError(f"no first token for intents {missing[:3]}")
+        owners: dict[int, str] = {}
+        for name in self.intents:
+            token = first_tokens[name]
+            if token in owners:
+                raise ChoiceCollisionError(
+                    f"choice mode: intents {owners[token]!r} and {name!r} start with the same token "
+                    f"(id {token}); rename one of them so their first tokens differ, or use mode 'json'"
+                )
+            owners[token] = name
+        return "root ::= " + " | ".join(f"<[{first_tokens[name]}]>" for name in self.intents)
 
     def parse(self, content: str) -> Answer:
         """Validate the model's message content; `InvalidAnswerError` unless it is a valid decision."""

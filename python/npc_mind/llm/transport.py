@@ -237,6 +237,13 @@ class LLMTransport:
             self._wake()
         return ticket
 
+    def prepare(
+        self, schema: DecisionSchema, prefix: Sequence[dict[str, str]]
+    ) -> concurrent.futures.Future[dict[str, Any]]:
+        """Detect each endpoint's request shape and warm its cache with `prefix` on the loop thread,
+        before the first request; returns at once (the future gives `LLMClient.prepare`'s report)."""
+        return asyncio.run_coroutine_threadsafe(self.client.prepare(schema, prefix), self._loop)
+
     def hold(self) -> None:
         """Until the matching `flush()`, submissions and cancels wait and leave in one wake-up
         (`DecisionHub.tick_all` holds for the whole frame). Nests."""

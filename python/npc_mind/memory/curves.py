@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from npc_mind.memory.params import EXPONENT_FLOOR, MemoryParams
+from npc_mind.memory.rules import exponential_exponent
 
 
 def retrievability(
@@ -38,9 +39,7 @@ def retrievability(
         mask = np.empty(np.shape(last), dtype=bool)
     if params.curve == "exponential":
         # x = min(last - now, 0) / S  in [-inf, 0]
-        np.subtract(last, now, out=out)
-        np.minimum(out, 0.0, out=out)
-        np.divide(out, stability, out=out)
+        exponential_exponent(last, now, stability, out=out)
         np.less_equal(out, EXPONENT_FLOOR, out=mask)
         np.copyto(out, -np.inf, where=mask)
         np.exp(out, out=out)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from npc_mind._version import __version__
+from npc_mind.memory.columns import SLOT_BYTES, SLOT_COLUMNS, Column
 from npc_mind.memory.params import MemoryParams
 from npc_mind.memory.types import SaveFormatError
 
@@ -76,9 +77,6 @@ MAX_RECALL_COUNT = 2**53
 #: 512 MiB holds e.g. 180,000 NPCs x 64 slots. A small crafted file cannot make the loader allocate
 #: more than this however large the capacity, NPC count or next id it claims.
 MAX_LOAD_BYTES = 512 * 2**20
-#: Bytes of pool columns per working slot (entity 8, hash 2, type 1, last 8, stability 8,
-#: salience 8, recalls 8, pinned 1, reported 1).
-SLOT_BYTES = 45
 
 
 def _is_int(value: Any, low: int = -(2**63), high: int = _INT64_MAX) -> bool:
@@ -94,32 +92,17 @@ def _version_tuple(text: str) -> tuple[int, int, int]:
 # -------------------------------------------------------------------------------------------------
 # writing
 def _collect(
-    pool: MemoryPool, rows: list[int], now: float
+    pool: MemoryPool, rows: list[int], npc_ids: list[int], now: float
 ) -> tuple[dict[str, np.ndarray], list[Any], list[Any]]:
-    cap = pool._C
-    rows_arr = np.asarray(rows, dtype=np.int64)
-    typ = pool._typ[rows_arr]
-    local, slot = np.nonzero(typ >= 0)
-    fi = rows_arr[local] * cap + slot
-    arrays = {
-        "w_npc": local.astype(np.int64),
-        "w_slot": slot.astype(np.int64),
-        "w_entity": pool._entf[fi],
-        "w_type": pool._typf[fi],
-        "w_age": np.maximum(now - pool._lastf[fi], 0.0),
-        "w_stability": pool._stabf[fi],
-        "w_salience": pool._salf[fi],
-        "w_recalls": pool._kf[fi],
-        "w_pinned": pool._pinf[fi].astype(np.uint8),
-        "w_reported": pool._emitf[fi].astype(np.uint8),
-    }
-    tags: list[Any] = []
-    if pool._tags is not None:
-        flat = pool._tags.reshape(-1)
-        tags = [[i, sorted(flat[f])] for i, f in enumerate(fi.tolist()) if flat[f]]
-    npc_ids = [int(pool._row_npc[r]) for r in rows]
+    """The file's arrays, links and tags of pool rows `rows` (holding NPCs `npc_ids`)."""
+    local, slot, values, slot_tags = pool.working_state(rows)
+    arrays = {"w_npc": local.astype(np.int64), "w_slot": slot.astype(np.int64)}
+    for col in SLOT_COLUMNS:
+        if col.saved is not None:
+            arrays[col.saved] = _to_file(col, values[col.name], now)
+    tags = [[i, sorted(t)] for i, t in enumerate(slot_tags) if t]
     index_of = {npc: i for i, npc in enumerate(npc_ids)}
-    lt = pool._lt
+    lt = pool.longterm
     lt_rows = [j for npc in npc_ids for j in lt.rows_for(npc)]
     lr = np.asarray(lt_rows, dtype=np.int64)
     c = lt.cols
@@ -140,6 +123,19 @@ def _collect(
         for ea, ta, eb, tb in pool.links(npc):
             links.append([index_of[npc], ea, ta, eb, tb])
     return arrays, links, [tags, lt_tags]
+
+
+def _to_file(col: Column, values: np.ndarray, now: float) -> np.ndarray:
+    """A column's values as the file stores them: last access as age, flags as bytes."""
+    if col.name == "last":
+        return np.maximum(now - values, 0.0)
+    return values.astype(np.uint8) if values.dtype == bool else values
+
+
+def _from_file(col: Column, values: np.ndarray, now: float) -> np.ndarray:
+    if col.name == "last":
+        return now - values
+    return values.astype(bool) if np.dtype(col.dtype) == bool else values
 
 
 def _pack(kind: int, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
@@ -184,13 +180,13 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def dump_pool(pool: MemoryPool, now: float) -> bytes:
-    rows = list(range(pool._n))
-    arrays, links, (tags, lt_tags) = _collect(pool, rows, now)
+    npc_ids = pool.npc_ids().tolist()
+    arrays, links, (tags, lt_tags) = _collect(pool, list(range(len(npc_ids))), npc_ids, now)
     header = {
-        "capacity": pool._C,
-        "params": pool._p.to_dict(),
-        "next_id": pool._next_id,
-        "npc_ids": [int(x) for x in pool._row_npc[: pool._n]],
+        "capacity": pool.capacity,
+        "params": pool.params.to_dict(),
+        "next_id": pool.next_id,
+        "npc_ids": npc_ids,
         "links": links,
         "tags": tags,
         "lt_tags": lt_tags,
@@ -200,10 +196,10 @@ def dump_pool(pool: MemoryPool, now: float) -> bytes:
 
 
 def dump_npc(pool: MemoryPool, npc: int, row: int, now: float) -> bytes:
-    arrays, links, (tags, lt_tags) = _collect(pool, [row], now)
+    arrays, links, (tags, lt_tags) = _collect(pool, [row], [npc], now)
     header = {
-        "capacity": pool._C,
-        "params": pool._p.to_dict(),
+        "capacity": pool.capacity,
+        "params": pool.params.to_dict(),
         "npc_ids": [npc],
         "links": links,
         "tags": tags,
@@ -386,43 +382,21 @@ def _fill(  # noqa: PLR0917
     w_pos: np.ndarray,
 ) -> None:
     """Write parsed memories into the pool (rows[i] is the pool row of the file's npc index i)."""
-    from npc_mind.memory.pool import entity_hash
-
-    cap = pool._C
-    fi = rows[a["w_npc"]] * cap + slot
-    pool._entf[fi] = a["w_entity"]
-    pool._hf[fi] = entity_hash(a["w_entity"])
-    pool._typf[fi] = a["w_type"]
-    pool._lastf[fi] = now - a["w_age"]
-    if fi.shape[0]:
-        pool._tmax = max(pool._tmax, float(pool._lastf[fi].max()))
-    pool._stabf[fi] = a["w_stability"]
-    pool._salf[fi] = a["w_salience"]
-    pool._kf[fi] = a["w_recalls"]
-    pool._pinf[fi] = a["w_pinned"].astype(bool)
-    pool._emitf[fi] = a["w_reported"].astype(bool)
-    np.add.at(pool._used, rows[a["w_npc"]], 1)
-    np.add.at(pool._pinned, rows[a["w_npc"][a["w_pinned"] != 0]], 1)
-    if header.get("tags"):
-        tags = pool._ensure_tags().reshape(-1)
-        for i, t in header["tags"]:
-            tags[fi[w_pos[i]] if w_pos is not None else fi[i]] = frozenset(t)
+    values = {col.name: _from_file(col, a[col.saved], now) for col in SLOT_COLUMNS if col.saved is not None}
+    tags = {int(w_pos[i]) if w_pos is not None else i: frozenset(t) for i, t in header.get("tags", [])}
+    pool.restore_working(rows[a["w_npc"]], slot, values, tags)
     lt_tags = {i: frozenset(t) for i, t in header.get("lt_tags", [])}
     for i in range(a["l_npc"].shape[0]):
-        npc = npc_ids[int(a["l_npc"][i])]
-        pool._lt.add(
-            npc,
+        pool.restore_longterm(
+            npc_ids[int(a["l_npc"][i])],
             int(a["l_entity"][i]),
             int(a["l_type"][i]),
             float(a["l_salience"][i]),
             int(a["l_recalls"][i]),
             float(a["l_stability"][i]),
+            float(a["l_age"][i]),
             lt_tags.get(i, frozenset()),
         )
-        pool._lt.cols["age"][pool._lt.get(npc, int(a["l_entity"][i]), int(a["l_type"][i]))] = float(
-            a["l_age"][i]
-        )
-        pool._ltn[rows[int(a["l_npc"][i])]] += 1
     for i, ea, ta, eb, tb in header.get("links", []):
         pool.link(npc_ids[i], ea, eb, ta, tb)
 
@@ -445,23 +419,17 @@ def load_pool(
             "pass a larger MemoryPool.load(max_bytes=...) if the file is trusted"
         )
     pool = cls(header["capacity"], header["params_obj"], events=events, reserve_npcs=rows)
-    n = len(npc_ids)
-    pool._row_of_id = np.full(max(16, next_id), -1, dtype=np.int64)
-    pool._row_of_id[np.asarray(npc_ids, dtype=np.int64)] = np.arange(n)
-    pool._row_npc[:n] = npc_ids
-    pool._n = n
-    pool._next_id = next_id
-    pool._clock = now
-    _fill(pool, np.arange(n, dtype=np.int64), a["w_slot"], a, now, header, npc_ids, None)
+    pool.restore_ids(npc_ids, next_id, now)
+    _fill(pool, np.arange(len(npc_ids), dtype=np.int64), a["w_slot"], a, now, header, npc_ids, None)
     return pool
 
 
-def load_npc(pool: MemoryPool, npc: int, row: int, data: bytes, now: float) -> None:
+def load_npc(pool: MemoryPool, npc: int, data: bytes, now: float) -> None:
     header, a = parse(data, KIND_NPC)
     if len(header["npc_ids"]) != 1:
         raise SaveFormatError("exported NPC memory is invalid: it must hold exactly one npc")
     count = a["w_npc"].shape[0]
-    cap = pool._C
+    cap = pool.capacity
     if count > cap:
         raise SaveFormatError(
             f"exported NPC memory holds {count} working memories; this pool's capacity is {cap}"
@@ -477,8 +445,5 @@ def load_npc(pool: MemoryPool, npc: int, row: int, data: bytes, now: float) -> N
         w_pos = np.empty(count, dtype=np.int64)
         w_pos[order] = np.arange(count)
     # validated: now replace the npc's memories
-    pool._clear_flat(np.arange(row * cap, (row + 1) * cap))
-    pool._used[row] = pool._pinned[row] = pool._ltn[row] = 0
-    pool._links.pop(npc, None)
-    pool._lt.remove_npc(npc)
-    _fill(pool, np.array([row], dtype=np.int64), slot, a, now, header, [npc], w_pos)
+    pool.clear_npc(npc)
+    _fill(pool, np.array([pool.row_of(npc)], dtype=np.int64), slot, a, now, header, [npc], w_pos)

@@ -17,6 +17,7 @@ traceback, and the other decisions' update goes on.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -130,6 +131,8 @@ class DecisionBank:
     _active: set[int] = field(default_factory=set)
     _users: dict[int, int] = field(default_factory=dict)  # id(hub) -> its decisions' count
     _dirty: dict[int, DecisionHub] = field(default_factory=dict)  # hubs to drain at the next step
+    # Read-only watchers of every decision event as it happens (the editor's debugger feed).
+    observers: list[Callable[[Any], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.entries = Registry("decision", self.counter)
@@ -288,6 +291,11 @@ class DecisionBank:
     def _signal(self, event: Any) -> None:
         if event.npc not in self.entries:
             return
+        for observer in self.observers:
+            try:
+                observer(event)
+            except Exception:  # a watcher's bug must not cost the game its signals
+                logging.getLogger(__name__).exception("npc_mind: a decision observer failed")
         if isinstance(event, ThinkingStarted):
             self.events.push(event.npc, THINKING_STARTED)
         elif isinstance(event, DecisionMade):

@@ -74,6 +74,55 @@ class AntiDithering:
             object.__setattr__(self, "seed", int(self.seed))
 
 
+# ------------------------------------------------------------------------------------------------
+# The anti-dithering rules, each written once for a float (decide_one) or an array (decide), with
+# the same IEEE operations either way: the two paths make the same choices bit for bit.
+
+
+def boosted(score: Any, momentum: float) -> Any:
+    """Momentum: the running behaviour's score x (1 + momentum)."""
+    return score * (1.0 + momentum)
+
+
+def cooling(now: float, stopped: Any, cooldown: Any) -> Any:
+    """Cooldown: a behaviour that stopped less than `cooldown` seconds ago is not ready."""
+    return (now - stopped) < cooldown
+
+
+def switch_margin(now: float, started: Any, settings: AntiDithering) -> Any:
+    """How much a challenger must beat the running behaviour by: the tie tolerance, or within
+    `commitment` seconds of the running behaviour's start the larger of it and the interrupt margin."""
+    tie = settings.tie_tolerance
+    if settings.commitment <= 0.0:
+        return tie
+    committed = (now - started) < settings.commitment
+    held = max(tie, settings.interrupt_margin)
+    if isinstance(committed, np.ndarray):
+        return np.where(committed, held, tie)
+    return held if committed else tie
+
+
+def keeps_running(best_score: Any, running_score: Any, margin: Any) -> Any:
+    """The running behaviour stays if it still scores above 0 and the best is not more than
+    `margin` above it."""
+    if isinstance(running_score, np.ndarray):
+        return (running_score > 0.0) & (best_score <= running_score + margin)
+    return running_score > 0.0 and best_score <= running_score + margin
+
+
+def within_top_n(scores_above: Any, top_n: int) -> Any:
+    """Top-n: a random pick stays while fewer than `top_n` behaviours score above it (re-rolling
+    every tick would flicker)."""
+    return scores_above < top_n
+
+
+def pick_index(at_or_below_draw: Any, keep: int) -> Any:
+    """Top-n draw: the pick is the count of cumulative weights at or below the draw, at most keep - 1."""
+    if isinstance(at_or_below_draw, np.ndarray):
+        return np.minimum(at_or_below_draw, keep - 1)
+    return min(at_or_below_draw, keep - 1)
+
+
 class DecisionState:
     """Per-NPC anti-dithering state as arrays: running behaviour, when it started, when each stopped."""
 
@@ -123,9 +172,9 @@ def decide(
         ready[tag_fallback] = True
     # Cooldowns: the running behaviour is exempt; if everything is cooling down, ignore cooldowns.
     if bool((cooldowns > 0.0).any()):
-        cooling = (now - state.stopped) < cooldowns
-        cooling.reshape(-1)[running_at[has_running]] = False
-        rested = ~cooling if ready is None else ready & ~cooling
+        busy = cooling(now, state.stopped, cooldowns)
+        busy.reshape(-1)[running_at[has_running]] = False
+        rested = ~busy if ready is None else ready & ~busy
         none_rested = (rested @ ones) == 0.0
         rested[none_rested] = True if ready is None else ready[none_rested]
         ready = rested
@@ -133,7 +182,8 @@ def decide(
     adjusted = scores.copy() if ready is None else np.where(ready, scores, -np.inf)
     flat = adjusted.reshape(-1)
     if settings.momentum > 0.0 and any_running:
-        flat[running_at[has_running]] *= 1.0 + settings.momentum
+        at = running_at[has_running]
+        flat[at] = boosted(flat[at], settings.momentum)
     best = np.argmax(adjusted, axis=1)
     if not any_running:
         chosen = _weighted_top_n(adjusted, best, settings.top_n, rng) if settings.top_n > 1 else best
@@ -145,14 +195,11 @@ def decide(
         # not kept either.
         running_score = flat[running_at]
         running_ok = has_running & (running_score > 0.0)
-        margin: float | FloatArray = settings.tie_tolerance
-        if settings.commitment > 0.0:
-            committed = (now - state.started) < settings.commitment
-            margin = np.where(committed, max(settings.tie_tolerance, settings.interrupt_margin), margin)
-        keep = running_ok & (best_score <= running_score + margin)
+        margin = switch_margin(now, state.started, settings)
+        keep = has_running & keeps_running(best_score, running_score, margin)
         if settings.top_n > 1:
-            # A random pick stays while it is among the n best; re-rolling every tick would flicker.
-            keep |= running_ok & (((adjusted > running_score[:, np.newaxis]) @ ones) < settings.top_n)
+            above = (adjusted > running_score[:, np.newaxis]) @ ones
+            keep |= running_ok & within_top_n(above, settings.top_n)
         chosen = np.where(keep, running, best)
 
     switched = chosen != running
@@ -174,8 +221,7 @@ def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.ra
     totals = weights.sum(axis=1)
     cumulative = np.cumsum(weights, axis=1)
     draws = rng.random(n) * totals
-    picks = (cumulative <= draws[:, np.newaxis]).sum(axis=1)
-    picks = np.minimum(picks, keep - 1)
+    picks = pick_index((cumulative <= draws[:, np.newaxis]).sum(axis=1), keep)
     random_best = top[np.arange(n), picks]
     return np.where(totals > 0.0, random_best, best)
 
@@ -224,7 +270,8 @@ def decide_one(
             ready = None  # every behaviour
     if cooldowns is not None:
         rested = [
-            now - stopped >= cooldown for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
+            not cooling(now, stopped, cooldown)
+            for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
         ]
         if has_running:
             rested[running] = True  # the running behaviour is exempt
@@ -237,7 +284,7 @@ def decide_one(
         list(scores) if ready is None else [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
     )
     if has_running and settings.momentum > 0.0:
-        adjusted[running] *= 1.0 + settings.momentum
+        adjusted[running] = boosted(adjusted[running], settings.momentum)
     best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
     top_n = settings.top_n
     if not has_running:
@@ -247,12 +294,12 @@ def decide_one(
         if top_n > 1:
             best = _weighted_top_n_one(adjusted, best, top_n, rng)
         running_score = adjusted[running]
-        running_ok = running_score > 0.0
-        margin = settings.tie_tolerance
-        if settings.commitment > 0.0 and (now - state.started) < settings.commitment:
-            margin = max(settings.tie_tolerance, settings.interrupt_margin)
-        keep = running_ok and best_score <= running_score + margin
-        if top_n > 1 and running_ok and sum(1 for a in adjusted if a > running_score) < top_n:
+        keep = keeps_running(best_score, running_score, switch_margin(now, state.started, settings))
+        if (
+            top_n > 1
+            and running_score > 0.0
+            and within_top_n(sum(1 for a in adjusted if a > running_score), top_n)
+        ):
             keep = True
         chosen = running if keep else best
 
@@ -272,12 +319,12 @@ def _weighted_top_n_one(adjusted: list[float], best: int, top_n: int, rng: np.ra
     total = float(np.sum(weights)) if keep >= 8 else sum(weights)  # numpy sums 8+ pairwise
     draw = rng.random() * total
     cumulative = 0.0
-    pick = 0
+    at_or_below = 0
     for weight in weights:
         cumulative += weight
         if cumulative <= draw:
-            pick += 1
-    pick = min(pick, keep - 1)
+            at_or_below += 1
+    pick = pick_index(at_or_below, keep)
     return top[pick] if total > 0.0 else best
 
 

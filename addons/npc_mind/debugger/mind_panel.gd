@@ -1,0 +1,341 @@
+@tool
+extends HSplitContainer
+## The NPC Mind panel: the running game's NPCs (filterable) and, for the selected one, its memories
+## as fading bars, its selector's scores with a short history, and its LLM decisions on a timeline.
+## It only draws what the game's debug feed sends (`receive`); it never talks to the game itself
+## except through `select_requested`, so the same panel works outside the editor (screenshots).
+
+signal select_requested(npc_id: int)
+
+const HISTORY := 60  ## score samples kept per behaviour (12 s at the feed's 5 Hz)
+const TIMELINE_SECONDS := 60.0
+## trivia, observation, interaction, hostile, trauma (the demo's legend colours)
+const TYPE_COLORS := [Color(0.6, 0.6, 0.6), Color(0.3, 0.6, 0.95), Color(0.35, 0.8, 0.45), Color(0.92, 0.3, 0.25), Color(0.65, 0.3, 0.85)]
+const TIER_COLORS := {0: Color(0.6, 0.6, 0.6), 1: Color(0.3, 0.8, 0.4), 2: Color(0.95, 0.75, 0.2), 3: Color(0.95, 0.35, 0.3)}
+const SERIES_COLORS := [Color(0.95, 0.35, 0.3), Color(0.95, 0.75, 0.2), Color(0.35, 0.6, 0.95), Color(0.3, 0.8, 0.4), Color(0.75, 0.5, 0.95), Color(0.3, 0.85, 0.85), Color(0.9, 0.55, 0.3), Color(0.8, 0.8, 0.8)]
+
+var selected_id := 0
+var _ids := PackedInt64Array()
+var _paths := PackedStringArray()
+var _names := PackedStringArray()
+var _snapshot := {}
+var _history := {}  ## behaviour -> Array[float]
+
+var _filter: LineEdit
+var _list: ItemList
+var _status: Label
+var _header: Label
+var _memories: MemoryBars
+var _scores: ScoreView
+var _decisions: DecisionTimeline
+
+
+func _init() -> void:
+	split_offset = 260
+	size_flags_vertical = Control.SIZE_EXPAND_FILL
+	var left := VBoxContainer.new()
+	left.custom_minimum_size = Vector2(220, 0)
+	add_child(left)
+	_filter = LineEdit.new()
+	_filter.placeholder_text = "Filter NPCs by name or path"
+	_filter.clear_button_enabled = true
+	_filter.text_changed.connect(func(_text: String) -> void: _fill_list())
+	left.add_child(_filter)
+	_list = ItemList.new()
+	_list.size_flags_vertical = Control.SIZE_EXPAND_FILL
+	_list.item_selected.connect(_on_item_selected)
+	left.add_child(_list)
+	_status = Label.new()
+	_status.text = "Run the game to see its NPCs."
+	left.add_child(_status)
+
+	var scroll := ScrollContainer.new()
+	scroll.horizontal_scroll_mode = ScrollContainer.SCROLL_MODE_DISABLED
+	add_child(scroll)
+	var right := VBoxContainer.new()
+	right.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	scroll.add_child(right)
+	_header = Label.new()
+	_header.text = "Select an NPC."
+	right.add_child(_header)
+	right.add_child(_section("Memories (R fades as e^(-t/S); ticks: awareness thresholds)"))
+	_memories = MemoryBars.new()
+	right.add_child(_memories)
+	right.add_child(_section("Behaviour scores (chosen highlighted) and their last %d samples" % HISTORY))
+	_scores = ScoreView.new()
+	right.add_child(_scores)
+	right.add_child(_section("LLM decisions (last %d s; colour: tier)" % int(TIMELINE_SECONDS)))
+	_decisions = DecisionTimeline.new()
+	right.add_child(_decisions)
+
+
+func _section(text: String) -> Label:
+	var label := Label.new()
+	label.text = text
+	label.add_theme_color_override("font_color", Color(0.65, 0.75, 0.9))
+	return label
+
+
+## A message of the `npc_mind` capture; true when it was one of ours.
+func receive(message: String, data: Array) -> bool:
+	match message:
+		"npc_mind:npcs":
+			_ids = data[0]
+			_paths = data[1]
+			_names = data[2]
+			_fill_list()
+			return true
+		"npc_mind:npc":
+			_show(data[0])
+			return true
+	return false
+
+
+func on_started() -> void:
+	# A new run: its NPCs are new objects (a reselect by id would miss), so start from an empty list.
+	_ids = PackedInt64Array()
+	_paths = PackedStringArray()
+	_names = PackedStringArray()
+	selected_id = 0
+	_history.clear()
+	_fill_list()
+	_status.text = "Game running."
+
+
+func on_stopped() -> void:
+	_status.text = "Game stopped (last data kept)."
+
+
+## Select an NPC by id (as a click does).
+func select(npc_id: int) -> void:
+	if npc_id != selected_id:
+		selected_id = npc_id
+		_history.clear()
+		_snapshot = {}
+	select_requested.emit(npc_id)
+	for index in _list.item_count:
+		if int(_list.get_item_metadata(index)) == npc_id:
+			_list.select(index)
+
+
+func _fill_list() -> void:
+	var needle := _filter.text.to_lower()
+	_list.clear()
+	for index in _ids.size():
+		var label := "%s   %s" % [_names[index], _paths[index]]
+		if needle != "" and label.to_lower().find(needle) < 0:
+			continue
+		var row := _list.add_item(label)
+		_list.set_item_metadata(row, _ids[index])
+		_list.set_item_tooltip(row, _paths[index])
+		if _ids[index] == selected_id:
+			_list.select(row)
+	_status.text = "%d NPCs (%d shown)" % [_ids.size(), _list.item_count]
+
+
+func _on_item_selected(row: int) -> void:
+	select(int(_list.get_item_metadata(row)))
+
+
+func _show(snapshot: Dictionary) -> void:
+	if int(snapshot.get("id", 0)) != selected_id:
+		return
+	_snapshot = snapshot
+	var selector: Dictionary = snapshot.get("selector", {})
+	var names: PackedStringArray = selector.get("names", PackedStringArray())
+	var scores: Array = selector.get("scores", [])
+	for index in names.size():
+		var series: Array = _history.get(names[index], [])
+		series.append(float(scores[index]) if index < scores.size() else 0.0)
+		if series.size() > HISTORY:
+			series.pop_front()
+		_history[names[index]] = series
+	var parts := ["%s   %s" % [snapshot.get("name", ""), snapshot.get("path", "")], "t = %.1f s" % float(snapshot.get("now", 0.0))]
+	if selector.get("chosen", "") != "":
+		parts.append("behaviour: %s" % selector.chosen)
+	if snapshot.has("memory_count"):
+		parts.append("%d memories" % int(snapshot.memory_count))
+	if snapshot.get("pending", false):
+		parts.append("LLM thinking...")
+	_header.text = "   ".join(parts)
+	_memories.show_rows(snapshot.get("memories", []), snapshot.get("profile", {}))
+	_scores.show_scores(names, scores, selector.get("chosen", ""), _history)
+	_decisions.show_decisions(snapshot.get("decisions", []), float(snapshot.get("now", 0.0)))
+
+
+## One bar per memory: R as the filled width (coloured by memory type), the forget and awareness
+## thresholds as ticks, and the numbers beside it (awareness: of the entity, from its strongest memory).
+class MemoryBars extends Control:
+	const ROW := 22.0
+	const LABEL_W := 170.0
+	const BAR_W := 260.0
+	var rows: Array = []
+	var profile := {}
+
+	func _init() -> void:
+		custom_minimum_size = Vector2(700, ROW)
+
+	func show_rows(new_rows: Array, new_profile: Dictionary) -> void:
+		rows = new_rows
+		profile = new_profile
+		custom_minimum_size.y = max(1, rows.size()) * ROW + 4.0
+		queue_redraw()
+
+	func _draw() -> void:
+		var font := get_theme_font("font", "Label")
+		var size_px := get_theme_font_size("font_size", "Label")
+		if rows.is_empty():
+			draw_string(font, Vector2(4, ROW - 6), "No memories (or no MemoryStream).", HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, Color(0.6, 0.6, 0.6))
+			return
+		var y := 2.0
+		for row: Dictionary in rows:
+			var who: String = row.entity_name if row.entity_name != "" else str(row.entity)
+			draw_string(font, Vector2(4, y + ROW - 7), "%s · %s" % [who, row.type_name], HORIZONTAL_ALIGNMENT_LEFT, LABEL_W - 8, size_px, Color(0.9, 0.9, 0.9))
+			var bar := Rect2(LABEL_W, y + 3, BAR_W, ROW - 7)
+			draw_rect(bar, Color(0.18, 0.18, 0.2))
+			var level: int = clampi(int(row.awareness), 0, 3)
+			draw_rect(Rect2(bar.position, Vector2(BAR_W * clampf(row.r, 0.0, 1.0), bar.size.y)), MindPanelColors.memory_type(int(row.type)))
+			for key in ["forget", "search", "pursue"]:
+				if profile.has(key):
+					var x: float = bar.position.x + BAR_W * float(profile[key])
+					draw_line(Vector2(x, bar.position.y - 2), Vector2(x, bar.end.y + 2), Color(1, 1, 1, 0.7), 1.0)
+			var notes := "R %.3f   S %s   age %.1f s   recalls %d   %s" % [row.r, _seconds(row.s), row.age, row.recalls, AWARENESS[level]]
+			if row.pinned:
+				notes += "   pinned"
+			if row.get("long_term", false):
+				notes += "   long-term"
+			draw_string(font, Vector2(LABEL_W + BAR_W + 10, y + ROW - 7), notes, HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, Color(0.85, 0.85, 0.85))
+			y += ROW
+
+	const AWARENESS := ["none", "puzzled", "search", "pursue"]
+
+	static func _seconds(value: float) -> String:
+		if value >= 3600.0:
+			return "%.1f h" % (value / 3600.0)
+		return "%.0f s" % value if value >= 10.0 else "%.1f s" % value
+
+
+## Each behaviour's score as a bar (the chosen one highlighted) and all scores' recent history.
+class ScoreView extends Control:
+	const ROW := 20.0
+	const LABEL_W := 110.0
+	const BAR_W := 200.0
+	const CHART := Vector2(300, 0)
+	var names := PackedStringArray()
+	var scores: Array = []
+	var chosen := ""
+	var history := {}
+
+	func _init() -> void:
+		custom_minimum_size = Vector2(700, 3 * ROW)
+
+	func show_scores(new_names: PackedStringArray, new_scores: Array, new_chosen: String, new_history: Dictionary) -> void:
+		names = new_names
+		scores = new_scores
+		chosen = new_chosen
+		history = new_history
+		custom_minimum_size.y = max(3, names.size()) * ROW + 6.0
+		queue_redraw()
+
+	func _draw() -> void:
+		var font := get_theme_font("font", "Label")
+		var size_px := get_theme_font_size("font_size", "Label")
+		if names.is_empty():
+			draw_string(font, Vector2(4, ROW - 5), "No UtilitySelector scores yet.", HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, Color(0.6, 0.6, 0.6))
+			return
+		var top := 0.0
+		for score in scores:
+			top = maxf(top, float(score))
+		var scale := maxf(top, 1.0)
+		for index in names.size():
+			var y := 2.0 + index * ROW
+			var score: float = float(scores[index]) if index < scores.size() else 0.0
+			var is_chosen: bool = names[index] == chosen
+			var color: Color = MindPanelColors.series(index)
+			if is_chosen:
+				draw_rect(Rect2(0, y, LABEL_W + BAR_W + 60, ROW - 2), Color(1, 1, 1, 0.08))
+			draw_string(font, Vector2(4, y + ROW - 6), ("> " if is_chosen else "  ") + names[index], HORIZONTAL_ALIGNMENT_LEFT, LABEL_W - 8, size_px, Color.WHITE if is_chosen else Color(0.8, 0.8, 0.8))
+			draw_rect(Rect2(LABEL_W, y + 3, BAR_W, ROW - 8), Color(0.18, 0.18, 0.2))
+			draw_rect(Rect2(LABEL_W, y + 3, BAR_W * clampf(score / scale, 0.0, 1.0), ROW - 8), color if is_chosen else color.darkened(0.45))
+			draw_string(font, Vector2(LABEL_W + BAR_W + 6, y + ROW - 6), "%.3f" % score, HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, Color(0.85, 0.85, 0.85))
+		var chart := Rect2(LABEL_W + BAR_W + 70, 2, CHART.x, names.size() * ROW - 4)
+		draw_rect(chart, Color(0.12, 0.12, 0.14))
+		var peak := scale
+		for series: Array in history.values():
+			for value in series:
+				peak = maxf(peak, float(value))
+		for index in names.size():
+			var series: Array = history.get(names[index], [])
+			if series.size() < 2:
+				continue
+			var points := PackedVector2Array()
+			for step in series.size():
+				var x: float = chart.position.x + chart.size.x * step / float(HISTORY_LEN - 1)
+				points.append(Vector2(x, chart.end.y - chart.size.y * clampf(float(series[step]) / peak, 0.0, 1.0)))
+			draw_polyline(points, MindPanelColors.series(index), 2.0 if names[index] == chosen else 1.0, true)
+
+	const HISTORY_LEN := 60
+
+
+## LLM outcomes on a time axis (the last TIMELINE_SECONDS of the game clock), coloured by tier, and
+## the latest ones in words.
+class DecisionTimeline extends Control:
+	const STRIP := 26.0
+	const LINE := 18.0
+	const SHOWN := 6
+	var decisions: Array = []
+	var now := 0.0
+
+	func _init() -> void:
+		custom_minimum_size = Vector2(700, STRIP + LINE)
+
+	func show_decisions(new_decisions: Array, new_now: float) -> void:
+		decisions = new_decisions
+		now = new_now
+		custom_minimum_size.y = STRIP + max(1, mini(SHOWN, decisions.size())) * LINE + 6.0
+		queue_redraw()
+
+	func _draw() -> void:
+		var font := get_theme_font("font", "Label")
+		var size_px := get_theme_font_size("font_size", "Label")
+		var strip := Rect2(4, 4, 640, STRIP - 10)
+		draw_rect(strip, Color(0.12, 0.12, 0.14))
+		var start := now - 60.0
+		for decision: Dictionary in decisions:
+			var t: float = decision.t
+			if t < start:
+				continue
+			var x: float = strip.position.x + strip.size.x * (t - start) / 60.0
+			var tier: int = int(decision.tier)
+			var color: Color = MindPanelColors.tier(tier)
+			if decision.kind == "thinking":
+				draw_line(Vector2(x, strip.position.y + 4), Vector2(x, strip.end.y - 4), color, 1.0)
+			else:
+				draw_rect(Rect2(x - 3, strip.position.y + 1, 6, strip.size.y - 2), color)
+		draw_string(font, Vector2(strip.end.x + 6, strip.end.y - 2), "now", HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, Color(0.6, 0.6, 0.6))
+		if decisions.is_empty():
+			draw_string(font, Vector2(4, STRIP + LINE - 4), "No LLM requests yet (or no AsyncLLMDecision).", HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, Color(0.6, 0.6, 0.6))
+			return
+		var y := STRIP
+		var recent := decisions.slice(maxi(0, decisions.size() - SHOWN))
+		recent.reverse()
+		for decision: Dictionary in recent:
+			var text := ""
+			if decision.kind == "thinking":
+				text = "t %.1f s   asked the model" % float(decision.t)
+			else:
+				text = "t %.1f s   tier %d   %.0f ms   %s   (%s)" % [float(decision.t), int(decision.tier), float(decision.latency_ms), decision.intent, decision.reason]
+			draw_string(font, Vector2(8, y + LINE - 4), text, HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, MindPanelColors.tier(int(decision.tier)).lightened(0.3))
+			y += LINE
+
+
+## Colours shared by the views.
+class MindPanelColors:
+	static func memory_type(kind: int) -> Color:
+		return TYPE_COLORS[clampi(kind, 0, TYPE_COLORS.size() - 1)]
+
+	static func tier(tier: int) -> Color:
+		return TIER_COLORS.get(tier, Color.WHITE)
+
+	static func series(index: int) -> Color:
+		return SERIES_COLORS[index % SERIES_COLORS.size()]

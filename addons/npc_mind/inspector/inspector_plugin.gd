@@ -1,0 +1,77 @@
+@tool
+extends EditorInspectorPlugin
+## Designer tools in the inspector: a UtilityConsideration shows its response curve (sampled with
+## the real curve code) with a test input, and typed fields for its family's parameters instead of
+## the free-form `curve_params` Dictionary; a MemoryProfile shows R over time for each memory type.
+
+const CurvePreview := preload("res://addons/npc_mind/inspector/curve_preview.gd")
+const ProfilePreview := preload("res://addons/npc_mind/inspector/profile_preview.gd")
+
+const WARNING_CLASSES := ["UtilitySelector", "AsyncLLMDecision", "MemoryStream"]
+
+## Set by the plugin; every undoable edit then refreshes the scene's configuration warnings.
+var undo_redo: EditorUndoRedoManager:
+	set(value):
+		undo_redo = value
+		if value != null and not value.history_changed.is_connected(refresh_warnings):
+			value.history_changed.connect(refresh_warnings)  # an action was committed
+			value.version_changed.connect(refresh_warnings)
+
+
+func _can_handle(object: Object) -> bool:
+	return object != null and (object.is_class("UtilityConsideration") or object.is_class("MemoryProfile")
+		or object.is_class("UtilitySelector"))
+
+
+func _parse_begin(object: Object) -> void:
+	if object.is_class("MemoryProfile"):
+		var preview: Control = ProfilePreview.new()
+		preview.bind(object)
+		add_custom_control(preview)
+	elif object.is_class("UtilitySelector"):
+		var label := Label.new()
+		var keys := input_keys(object)
+		label.text = "Reads: %s" % (", ".join(keys) if not keys.is_empty() else "(no inputs yet)")
+		label.tooltip_text = "The context keys this selector's behaviours read: what the game must pass to evaluate() (or set_inputs). A consideration with a default_input falls back to it."
+		label.mouse_filter = Control.MOUSE_FILTER_PASS
+		label.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
+		add_custom_control(label)
+
+
+## The input keys a selector's behaviours read, in first-use order.
+static func input_keys(selector: Object) -> PackedStringArray:
+	var keys := PackedStringArray()
+	for behavior: Object in selector.behaviors:
+		if behavior == null:
+			continue
+		for consideration: Object in behavior.considerations:
+			if consideration != null and String(consideration.input_key) != "" and not keys.has(String(consideration.input_key)):
+				keys.append(String(consideration.input_key))
+	return keys
+
+
+## Every npc_mind node of the edited scene re-reads its configuration warnings: an edit of a nested
+## resource (a behaviour's consideration, a profile) would otherwise leave the Scene dock's warning
+## stale until the scene is reloaded.
+static func refresh_warnings() -> void:
+	var root := EditorInterface.get_edited_scene_root()
+	if root != null:
+		_refresh_warnings(root)
+
+
+static func _refresh_warnings(node: Node) -> void:
+	for name in WARNING_CLASSES:
+		if node.is_class(name):
+			node.update_configuration_warnings()
+	for child in node.get_children():
+		_refresh_warnings(child)
+
+
+func _parse_property(object: Object, _type: Variant.Type, name: String, _hint: PropertyHint, _hint_string: String, _usage: int, _wide: bool) -> bool:
+	if object.is_class("UtilityConsideration") and name == "curve_params":
+		var preview: Control = CurvePreview.new()
+		preview.undo_redo = undo_redo
+		preview.bind(object)
+		add_custom_control(preview)
+		return true  # the typed parameter fields replace the Dictionary editor
+	return false

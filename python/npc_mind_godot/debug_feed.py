@@ -1,0 +1,343 @@
+"""The game side of the editor's "NPC Mind" debugger tab: a read-only feed over `EngineDebugger`.
+
+It exists only while a debugger session is attached in a debug build (`OS.is_debug_build()` and
+`EngineDebugger.is_active()`: the editor's Run button, or `--remote-debug tcp://host:port` from the
+command line). Otherwise `start` returns at once: nothing is registered, polled or sent, so plain runs
+and release exports never pay for it.
+
+Messages (one `npc_mind` capture, payloads are Arrays of plain Variants):
+
+- game -> editor `npc_mind:npcs` [ids, paths, names]: every NPC (the parent node of a MemoryStream,
+  UtilitySelector or AsyncLLMDecision), sent when the set changed (looked at once a second);
+- game -> editor `npc_mind:npc` [snapshot]: the selected NPC's mind, `LIVE_HZ` times a second
+  (memories with R, S, age, recall count, pinned and awareness; each behaviour's score and the chosen
+  one; the recent LLM decisions);
+- editor -> game `npc_mind:select` [npc id] (0: none), `npc_mind:refresh` [] (send the list again).
+
+Only the selected NPC is read at `LIVE_HZ`; the others cost nothing per frame. LLM outcomes (rare) are
+logged for every NPC as they happen, so an NPC selected later shows its whole recent timeline.
+Entity names: when an entity id is an object's instance id (as in the demo), its `display_name`
+property, else its node name, labels the memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from gdbridge import classes, objects
+from gdbridge.callables import as_callable
+from gdbridge.declare import PackedInt64Array
+from gdbridge.types import PackedStringArray
+from npc_mind.decision import DecisionFallback, DecisionMade, ThinkingStarted
+from npc_mind.memory import MemoryType
+from npc_mind.server.selectors import _row_scores
+from npc_mind_godot._common import server
+
+CAPTURE = "npc_mind"
+LIST_EVERY = 1.0  # seconds between looks at the set of NPCs
+NEW_PER_LOOK = 256  # new nodes looked up per look: attaching to 1,000 NPCs spreads over a few looks
+LIVE_HZ = 5.0  # snapshots of the selected NPC per second
+MAX_MEMORIES = 32  # strongest first; a full 64-slot memory would only crowd the tab
+DECISION_LOG = 24  # outcomes kept per decision node
+PROCESS_MODE_ALWAYS = 3
+MEMORY_TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
+
+
+class _Npc:
+    """One NPC as the tab lists it: the parent node of npc_mind nodes, by the parent's instance id."""
+
+    __slots__ = ("decision", "memory", "name", "node", "path", "selector")
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.name = _display_name(node)
+        self.path = str(node.get_path())
+        self.memory = self.selector = self.decision = 0
+
+
+class DebugFeed:
+    """What the tab needs, read from the server through its banks without changing anything."""
+
+    def __init__(self, send: Callable[[str, list[Any]], None], clock: Callable[[], float] = time.monotonic):
+        self.send = send
+        self.clock = clock
+        self.npcs: dict[int, _Npc] = {}
+        self.owner: dict[int, int] = {}  # server handle -> npc id
+        self.selected = 0
+        self.sent = 0
+        self.decisions: dict[int, deque[dict[str, Any]]] = {}  # decision handle -> recent outcomes
+        self._entity_names: dict[int, str] = {}
+        self._next_list = 0.0
+        self._next_live = 0.0
+        self._list_wanted = True
+
+    # --- the per-frame entry (only while a debugger is attached) --------------------------------
+    def tick(self) -> None:
+        now = self.clock()
+        if now >= self._next_list:
+            self._next_list = now + LIST_EVERY
+            if self.refresh() or self._list_wanted:
+                self._list_wanted = False
+                self._send("npc_mind:npcs", self.npc_list())
+        if self.selected and now >= self._next_live:
+            self._next_live = now + 1.0 / LIVE_HZ
+            snapshot = self.snapshot(self.selected)
+            if snapshot:
+                self._send("npc_mind:npc", [snapshot])
+
+    def _send(self, message: str, data: list[Any]) -> None:
+        self.send(message, data)
+        self.sent += 1
+
+    def on_message(self, message: str, data: list[Any]) -> bool:
+        """The editor's messages (the engine passes them without the `npc_mind:` prefix)."""
+        name = str(message).removeprefix(CAPTURE + ":")
+        if name == "select":
+            self.selected = int(data[0]) if data else 0
+            self._next_live = 0.0
+            return True
+        if name == "refresh":
+            self._list_wanted = True
+            self._next_list = 0.0
+            return True
+        return False
+
+    # --- the NPC list ---------------------------------------------------------------------------
+    def refresh(self) -> bool:
+        """Bring the NPC list up to date with the server's nodes; True when it changed."""
+        from npc_mind_godot.decision_node import AsyncLLMDecision
+        from npc_mind_godot.memory_nodes import MemoryStream
+        from npc_mind_godot.utility_nodes import UtilitySelector
+
+        nodes = server().nodes
+        changed = False
+        for handle in [handle for handle in self.owner if handle not in nodes]:
+            changed = True
+            self._forget(handle)
+        looked_up = 0
+        for handle, node in nodes.items():
+            if handle in self.owner or not node.is_valid:
+                continue
+            if looked_up >= NEW_PER_LOOK:
+                self._next_list = 0.0  # the rest at the next frame
+                break
+            looked_up += 1
+            parent = node.get_parent()
+            if parent is None:
+                continue  # not in the tree yet: the next look
+            npc_id = int(parent.get_instance_id())
+            npc = self.npcs.get(npc_id)
+            if npc is None:
+                npc = self.npcs[npc_id] = _Npc(parent)
+            if isinstance(node, MemoryStream):
+                npc.memory = handle
+            elif isinstance(node, UtilitySelector):
+                npc.selector = handle
+            elif isinstance(node, AsyncLLMDecision):
+                npc.decision = handle
+            self.owner[handle] = npc_id
+            changed = True
+        return changed
+
+    def _forget(self, handle: int) -> None:
+        npc_id = self.owner.pop(handle)
+        self.decisions.pop(handle, None)
+        npc = self.npcs.get(npc_id)
+        if npc is None:
+            return
+        for field in ("memory", "selector", "decision"):
+            if getattr(npc, field) == handle:
+                setattr(npc, field, 0)
+        if not (npc.memory or npc.selector or npc.decision):
+            del self.npcs[npc_id]
+
+    def npc_list(self) -> list[Any]:
+        ids = sorted(self.npcs, key=lambda npc_id: self.npcs[npc_id].path)
+        return [
+            PackedInt64Array(ids),
+            PackedStringArray([self.npcs[npc_id].path for npc_id in ids]),
+            PackedStringArray([self.npcs[npc_id].name for npc_id in ids]),
+        ]
+
+    # --- one NPC's mind -------------------------------------------------------------------------
+    def snapshot(self, npc_id: int) -> dict[str, Any]:
+        """The selected NPC's mind now ({} when it is gone)."""
+        npc = self.npcs.get(int(npc_id))
+        if npc is None or not npc.node.is_valid:
+            return {}
+        core = server().core
+        out: dict[str, Any] = {
+            "id": int(npc_id),
+            "name": npc.name,
+            "path": str(npc.node.get_path()),
+            "now": float(core.now()),
+        }
+        if npc.memory and npc.memory in core.memory.entries:
+            out.update(self._memories(core, npc.memory))
+        if npc.selector and npc.selector in core.selectors.entries:
+            out["selector"] = selector_state(core, npc.selector)
+        if npc.decision and npc.decision in core.decisions.entries:
+            out["decisions"] = list(self.decisions.get(npc.decision, ()))
+            out["pending"] = bool(core.decisions.pending(npc.decision))
+            out["behaviour"] = core.decisions.behaviour(npc.decision)
+        return out
+
+    def _memories(self, core: Any, handle: int) -> dict[str, Any]:
+        pool, row = core.memory._at(handle)
+        params = pool.params
+        now = core.now()
+        views = [view for view in pool.memories(row, now) if view.retrievability > params.forget_threshold]
+        views.sort(key=lambda view: -view.retrievability)
+        rows = []
+        for view in views[:MAX_MEMORIES]:
+            entity = int(view.entity)
+            rows.append({
+                "entity": entity,
+                "entity_name": self._entity_name(entity),
+                "type": int(view.memory_type),
+                "type_name": MEMORY_TYPE_NAMES.get(int(view.memory_type), str(int(view.memory_type))),
+                "r": float(view.retrievability),
+                "s": float(view.stability),
+                "age": float(view.age),
+                "salience": float(view.salience),
+                "recalls": int(view.recall_count),
+                "pinned": bool(view.pinned),
+                "long_term": int(view.tier) == 1,
+                "awareness": int(pool.awareness(row, entity, now)),  # of the entity: only looks
+            })  # fmt: skip
+        return {
+            "memories": rows,
+            "memory_count": len(views),
+            "profile": {
+                "curve": str(params.curve),
+                "forget": float(params.forget_threshold),
+                "search": float(params.awareness_search),
+                "pursue": float(params.awareness_pursue),
+            },
+        }
+
+    def _entity_name(self, entity: int) -> str:
+        name = self._entity_names.get(entity)
+        if name is None:
+            name = entity_name(entity)
+            if len(self._entity_names) < 4096:
+                self._entity_names[entity] = name
+        return name
+
+    # --- decisions (a server observer: called as outcomes happen) --------------------------------
+    def observe_decision(self, event: Any) -> None:
+        if isinstance(event, ThinkingStarted):
+            record = {"kind": "thinking", "tier": 0, "latency_ms": 0.0, "intent": "", "reason": ""}
+        elif isinstance(event, DecisionMade):
+            record = {"kind": "made", "tier": int(event.tier), "latency_ms": event.latency * 1000.0,
+                      "intent": event.intent, "reason": event.reason}  # fmt: skip
+        elif isinstance(event, DecisionFallback):
+            record = {"kind": "fallback", "tier": int(event.tier), "latency_ms": event.latency * 1000.0,
+                      "intent": event.behaviour, "reason": event.reason}  # fmt: skip
+        else:
+            return
+        record["t"] = float(server().core.now())
+        log = self.decisions.get(event.npc)
+        if log is None:
+            log = self.decisions[event.npc] = deque(maxlen=DECISION_LOG)
+        log.append(record)
+
+
+def selector_state(core: Any, handle: int) -> dict[str, Any]:
+    """A selector's behaviour names, their scores from its last choice, and the chosen one."""
+    entry = core.selectors.entries.get(handle)
+    group = entry.group
+    names = list(group.names)
+    if entry.last_context is not None:  # the Dictionary path: ranked now, for this one NPC only
+        by_name = core.scores(handle)
+        scores = [float(by_name.get(name, 0.0)) for name in names]
+    elif group.batch is not None and group.batch.scores is not None and entry.row >= 0:
+        scores = _row_scores(group, entry.row)
+    else:
+        scores = [0.0] * len(names)
+    return {"names": PackedStringArray(names), "scores": scores, "chosen": entry.last_behavior}
+
+
+def entity_name(entity: int) -> str:
+    """The name of the object whose instance id `entity` is (its display_name, else node name), or ""."""
+    found = _object_of(entity)
+    return _display_name(found) if found is not None else ""
+
+
+def _object_of(instance_id: int) -> Any:
+    """The live object with this instance id, or None (an entity id need not be one)."""
+    if instance_id <= 0:
+        return None
+    ptr = objects._iface["object_get_instance_from_id"](instance_id)
+    return None if ptr == objects.ffi.NULL else objects.wrap(ptr)
+
+
+def _display_name(node: Any) -> str:
+    try:
+        named = node.get("display_name")
+    except Exception:  # an object without get (cannot happen for nodes): no name
+        named = None
+    if named:
+        return str(named)
+    return str(node.get_name()) if node.has_method("get_name") else ""
+
+
+class NpcMindDebugFeed(classes.Node):
+    """Internal: sends the editor's NPC Mind debugger tab its data (added only while a debugger is
+    attached). `get_npc_list()` and `get_snapshot(id)` return what the messages carry."""
+
+    def _enter_tree(self) -> None:
+        feed = self.__dict__.get("feed")
+        if feed is None:
+            debugger = objects.singleton("EngineDebugger")
+            feed = self.__dict__["feed"] = DebugFeed(debugger.send_message)
+        core = server().core
+        if feed.observe_decision not in core.decisions.observers:
+            core.decisions.observers.append(feed.observe_decision)
+        debugger = objects.singleton("EngineDebugger")
+        # Made without a debugger (a tool or screenshot script reading snapshots), it never sends.
+        self.__dict__["live"] = bool(debugger.is_active())
+        if self.__dict__["live"] and not debugger.has_capture(CAPTURE):
+            debugger.register_message_capture(CAPTURE, as_callable(feed.on_message))
+
+    def _exit_tree(self) -> None:
+        feed = self.__dict__.get("feed")
+        core = server().core
+        if feed is not None and feed.observe_decision in core.decisions.observers:
+            core.decisions.observers.remove(feed.observe_decision)
+        debugger = objects.singleton("EngineDebugger")
+        if debugger.has_capture(CAPTURE):
+            debugger.unregister_message_capture(CAPTURE)
+
+    def _process(self, _delta: float) -> None:
+        if self.__dict__["live"]:
+            self.__dict__["feed"].tick()
+
+    def get_npc_list(self) -> list:
+        """[ids, paths, names] of every NPC (what `npc_mind:npcs` carries)."""
+        feed: DebugFeed = self.__dict__["feed"]
+        while feed.refresh():  # every new node, not NEW_PER_LOOK of them
+            pass
+        return feed.npc_list()
+
+    def get_snapshot(self, npc_id: int) -> dict:
+        """The NPC's mind now (what `npc_mind:npc` carries; {} for an unknown id)."""
+        return self.__dict__["feed"].snapshot(npc_id)
+
+    def get_sent_count(self) -> int:
+        """Messages sent to the debugger so far."""
+        return self.__dict__["feed"].sent
+
+
+def start(tree: Any) -> Any:
+    """Add the feed to the tree when a debugger session is attached in a debug build; else nothing."""
+    if not (objects.singleton("OS").is_debug_build() and objects.singleton("EngineDebugger").is_active()):
+        return None
+    node = NpcMindDebugFeed()
+    node.set_name("NpcMindDebugFeed")
+    node.set_process_mode(PROCESS_MODE_ALWAYS)  # a paused game is still inspected
+    tree.get_root().call_deferred("add_child", node)
+    return node
