@@ -50,3 +50,41 @@ def test_the_editor_opens_the_project_with_the_plugin_enabled_without_errors() -
     declared = [line.split('"')[1] for line in plugin.splitlines() if line.strip().startswith('"npc_mind/')]
     assert "npc_mind/memory/clock" in declared
     assert not [name for name in declared if "key" in name]  # API keys come only from the environment
+
+
+def test_freeing_every_child_of_root_does_not_stop_the_server() -> None:
+    """Issue 10 (10): the per-frame hook is the main loop's own frame callback, owned by no node."""
+    _, checks = run_check_script(ROOT, "res://tests/addon/level_change.gd", engine_args=("--fixed-fps", "10"))
+    assert len(checks) == 3
+
+
+def test_calls_from_a_thread_are_refused_and_never_reach_the_pool() -> None:
+    """Issue 10 (3): a GDScript Thread recording into a 64-slot stream while the main thread does used
+    to corrupt the pool; every call from the thread now fails with one WrongThreadError naming the
+    method, and a node freed on a thread is released on the main thread."""
+    run, checks = run_check_script(ROOT, "res://tests/addon/threads.gd", allow_errors=True)
+    assert len(checks) == 2
+    errors = run.errors()
+    refused = [line for line in errors if "WrongThreadError" in line and "non-main thread" in line]
+    assert refused == errors, run.log  # nothing but the refusals
+    named = {line.split("WrongThreadError: ")[1].split("()")[0] for line in refused}
+    assert named == {"MemoryStream.record_event", "NpcMindServer.record_batch", "NpcMindServer.now",
+                     "MemoryStream.awareness_of"}, named  # fmt: skip
+    assert len(refused) == 200 + 3, len(refused)
+
+
+def test_a_rejected_clock_reads_back_and_a_reentrant_advance_is_refused() -> None:
+    """Issue 10 (11): `clock` used to read back a rejected value, and advance() from a handler of the
+    server's own signal recursed until a swallowed RecursionError."""
+    run, checks = run_check_script(ROOT, "res://tests/addon/singleton_rules.gd", allow_errors=True)
+    assert len(checks) == 3
+    errors = run.errors()
+    assert len(errors) == 2, run.log  # the clock, then the handler's advance
+    assert "'sundial' is not a valid ClockMode" in errors[0], errors
+    assert "advance() called from a handler of one of its own signals" in errors[1], errors
+
+
+def test_selector_nodes_spawned_and_freed_leave_the_registries_at_the_live_count() -> None:
+    """Issue 10 (5): freed selector rows used to stay in their group forever (2,001 rows here)."""
+    _, checks = run_check_script(ROOT, "res://tests/addon/selector_churn.gd")
+    assert len(checks) == 3

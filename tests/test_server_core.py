@@ -4,12 +4,13 @@ decisions, and the signals it owes, driven the way the Godot singleton drives it
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 import pytest
 
 from npc_mind.memory import MemoryType
-from npc_mind.server import ClockMode, ServerClock, ServerEvent
+from npc_mind.server import ClockMode, ServerClock, ServerEvent, WrongThreadError
 from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind.server.registry import UnknownHandleError
@@ -155,8 +156,8 @@ def test_save_and_load_a_stream_and_unknown_handles_are_refused() -> None:
     server.remove(guard)
     with pytest.raises(UnknownHandleError, match="never added, or removed"):
         server.awareness(guard, THIEF)
-    with pytest.raises(UnknownHandleError):
-        server.record_batch([guard], [THIEF], [3], [0.9])
+    server.record_batch([guard], [THIEF], [3], [0.9])  # batched: the stale row is skipped, counted
+    assert server.metrics()["server/stale_rows"] == 1
 
 
 def test_a_freed_stream_gets_no_more_signals() -> None:
@@ -276,3 +277,53 @@ def test_rehearsal_and_eviction_are_signalled_to_their_stream() -> None:
         ("memory_formed", (3, int(MemoryType.TRAUMA))),
     ]
     assert signals(events, other) == []
+
+
+def test_a_server_refuses_registration_and_steps_from_another_thread() -> None:
+    """Issue 10 (3): a server belongs to the thread that made it; nothing changes on a refused call."""
+    server = MindServer(ClockMode.MANUAL)
+    handle = server.add_memory()
+    refused: list[BaseException] = []
+
+    def intruder() -> None:
+        for call in (server.add_memory, lambda: server.remove(handle), lambda: server.step(0.1),
+                     lambda: server.advance(0.1)):  # fmt: skip
+            try:
+                call()
+            except WrongThreadError as error:
+                refused.append(error)
+
+    worker = threading.Thread(target=intruder)
+    worker.start()
+    worker.join()
+    assert len(refused) == 4 and "another thread" in str(refused[0])
+    assert server.owns(handle) and len(server.memory.entries) == 1 and server.now() == 0.0
+
+
+def test_a_memory_pool_refuses_a_second_thread_while_one_is_inside() -> None:
+    """Issue 10 (3): the pool's thread rule, enforced where cheap (batched and structural calls)."""
+    from npc_mind.memory import ConcurrentUseError, MemoryPool
+
+    pool = MemoryPool(4)
+    npc = pool.add_npc()
+    inside, leave = threading.Event(), threading.Event()
+
+    def occupy() -> None:  # a thread that is inside the pool, as a long batched call would be
+        with pool._inside:
+            inside.set()
+            leave.wait(5.0)
+
+    holder = threading.Thread(target=occupy)
+    holder.start()
+    inside.wait(5.0)
+    try:
+        with pytest.raises(ConcurrentUseError, match=r"record_batch\(\) while another thread"):
+            pool.record_batch([npc], [7], [3], [0.9], 1.0)
+        with pytest.raises(ConcurrentUseError):
+            pool.add_npc()
+    finally:
+        leave.set()
+        holder.join()
+    assert pool.memory_count(npc) == 0 and pool.npc_count == 1  # nothing changed
+    pool.record_batch([npc], [7], [3], [0.9], 1.0)  # alone again: it works
+    assert pool.memory_count(npc) == 1

@@ -232,6 +232,7 @@ static void *gdb_object_from_id(uint64_t id) { return id ? i_object_from_id(id) 
 /* ---- Python callbacks (extern "Python", defined in gdbridge._runtime) ---- */
 static void gdb_py_initialize(int level);
 static void gdb_py_deinitialize(int level);
+static void gdb_py_frame(void);
 static void *gdb_py_create(intptr_t cls, int notify);
 static void gdb_py_free(intptr_t cls, intptr_t inst);
 static intptr_t gdb_py_get_virtual(intptr_t cls, const void *name);
@@ -917,6 +918,17 @@ static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {
 /* ---- trampolines with the engine's signatures ---- */
 static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_initialize((int)level); }
 static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_deinitialize((int)level); }
+/* The main loop's per-frame callback (Godot 4.5+): after every node's _process, owned by no node, so
+ * no game code can remove it. 0 when the engine has no such interface function. */
+static void tr_frame(void) { gdb_py_frame(); }
+static const GDExtensionMainLoopCallbacks gdb_main_loop_callbacks = {NULL, NULL, tr_frame};
+static int gdb_register_frame_callback(void) {
+    GDExtensionInterfaceRegisterMainLoopCallbacks fn =
+        (GDExtensionInterfaceRegisterMainLoopCallbacks)gdb_gpa("register_main_loop_callbacks");
+    if (!fn) return 0;
+    fn(gdb_library, &gdb_main_loop_callbacks);
+    return 1;
+}
 static GDExtensionObjectPtr tr_create(void *cls, GDExtensionBool notify) { return gdb_py_create((intptr_t)cls, notify); }
 static void tr_free(void *cls, GDExtensionClassInstancePtr inst) { gdb_py_free((intptr_t)cls, (intptr_t)inst); }
 static void *tr_get_virtual(void *cls, GDExtensionConstStringNamePtr name, uint32_t hash) {

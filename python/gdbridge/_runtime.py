@@ -231,6 +231,10 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
             objects.shutdown_names()
 
     @ffi.def_extern(onerror=report)
+    def gdb_py_frame() -> None:
+        objects.run_frame_hooks()
+
+    @ffi.def_extern(onerror=report)
     def gdb_py_create(cid: int, notify: int) -> Any:
         return classdb.create(cid, notify)
 

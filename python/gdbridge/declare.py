@@ -220,12 +220,23 @@ class Export:
             and issubclass(spec.py_type, enum.IntEnum | enum.IntFlag)
         ):
             value = spec.py_type(value)
+        missing = object()
+        previous = obj.__dict__.get(self.name, missing)
         obj.__dict__[self.name] = value
         if self.on_change is not None:
-            self.on_change(obj, value)
+            try:
+                self.on_change(obj, value)
+            except BaseException:
+                # The setter rejected the value: the property keeps the one it had.
+                if previous is missing:
+                    obj.__dict__.pop(self.name, None)
+                else:
+                    obj.__dict__[self.name] = previous
+                raise
 
     def setter(self, fn: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
-        """Decorator: run `fn(self, value)` after each assignment (from Python, GDScript or a scene load)."""
+        """Decorator: run `fn(self, value)` after each assignment (from Python, GDScript or a scene load);
+        when `fn` raises, the assignment is undone (the property reads back its previous value)."""
         self.on_change = fn
         return fn
 

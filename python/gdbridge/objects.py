@@ -298,8 +298,35 @@ def register_singleton(name: str, obj: Any) -> None:
     _own_singletons.append((name, obj))
 
 
+_frame_hooks: list[Callable[[], None]] = []
+
+
+def add_frame_hook(hook: Callable[[], None]) -> bool:
+    """Call `hook()` once per engine frame, after every node's `_process`, from the main loop itself
+    (Godot 4.5+ main-loop callbacks): no node carries it, so no game code can remove it. False when
+    the engine has no main-loop callbacks (the caller needs another per-frame hook then)."""
+    if not _frame_hooks and not lib.gdb_register_frame_callback():
+        return False
+    if hook not in _frame_hooks:
+        _frame_hooks.append(hook)
+    return True
+
+
+def run_frame_hooks() -> None:
+    """The main loop's frame callback: every hook, each one's exception reported on its own."""
+    for hook in tuple(_frame_hooks):
+        try:
+            hook()
+        except Exception:
+            import traceback
+
+            name = getattr(hook, "__qualname__", repr(hook))
+            lib.gdb_error(f"Python: frame hook {name} failed".encode(), traceback.format_exc().encode())
+
+
 def shutdown() -> None:
     """SCENE-level teardown: our singletons go, then the StringNames cached by `sn`."""
+    _frame_hooks.clear()
     engine = singleton("Engine")
     while _own_singletons:
         name, obj = _own_singletons.pop()

@@ -1,10 +1,13 @@
-"""Small helpers shared by the nodes: the server singleton, project settings, icons."""
+"""Small helpers shared by the nodes: the server singleton, project settings, icons, the thread rule."""
 
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Any
 
 from gdbridge import objects
+from npc_mind.server import WrongThreadError
 
 ICONS = "res://addons/npc_mind/icons/"
 
@@ -29,11 +32,35 @@ def server() -> Any:
 
 
 _core: list[Any] = []  # the singleton's MindServer, once looked up (it is created once a process)
+_MAIN_THREAD = objects.MAIN_THREAD
+_thread_id = threading.get_ident
 
 
 def core() -> Any:
-    """The singleton's engine-agnostic `MindServer`: what the nodes' per-call methods use, without
-    the import and attribute lookups of `server().core` on every call."""
+    """The singleton's engine-agnostic `MindServer`, for the calling node or the singleton itself.
+
+    The thread rule lives here, the one door to the server's state: npc_mind is main-thread only
+    (nothing in it is locked; two threads in one pool corrupt it), so a call from any other thread
+    raises `WrongThreadError` before anything is touched. From a GDScript `Thread`, use
+    `call_deferred` / `call_thread_safe`, which run the call on the main thread. Cost: one thread
+    id comparison per call.
+    """
+    if _thread_id() != _MAIN_THREAD:
+        _refuse_thread()
     if not _core:
-        _core.append(server().core)
+        _core.append(server().mind)
     return _core[0]
+
+
+def on_main_thread() -> bool:
+    return _thread_id() == _MAIN_THREAD
+
+
+def _refuse_thread() -> None:
+    frame = sys._getframe(2)  # the node or singleton method that asked (only on this error path)
+    while frame.f_back is not None and frame.f_code.co_name == "core":  # the singleton's `core` property
+        frame = frame.f_back
+    raise WrongThreadError(
+        f"{frame.f_code.co_qualname}() called from a non-main thread: npc_mind's nodes and NpcMindServer "
+        "are main-thread only; from a Thread use call_deferred() or call_thread_safe()"
+    )

@@ -101,9 +101,10 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
     def _reconfigure(self, _value: Any) -> None:
         # Settings changed at run time: the next request uses them; one still pending (or not yet
         # sent) ends now, as every request ends in one signal.
-        handle = self.__dict__.pop("_server_handle", 0)
+        handle = self.__dict__.get("_server_handle", 0)
         if handle:
-            pending = server().core.decisions.pending(handle)
+            pending = server().core.decisions.pending(handle)  # off the main thread: refused here
+            del self.__dict__["_server_handle"]
             server().release(handle)
             if pending:
                 self.emit_signal(StringName("decision_fallback"), 3, "reconfigured")

@@ -1,14 +1,16 @@
 """`NpcMindServer`: the engine singleton that owns every pool, selector and decision state.
 
-It is the only per-frame Python entry: a small internal node (`NpcMindTicker`, added to the tree
-the first time a front-end node registers) calls `_frame` once per frame, after every game node has
-processed; the server does all batched work there and emits the signals owed to each node.
+It is the only per-frame Python entry: the engine main loop's frame callback (`ticker.start`, hooked
+the first time a front-end node registers; no node carries it) calls `frame` once per frame, after
+every game node has processed; the server does all batched work there and emits the signals owed to
+each node.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,8 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
-from npc_mind_godot._common import project_setting
+from npc_mind_godot import ticker
+from npc_mind_godot._common import core, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
@@ -35,9 +38,7 @@ START_LOCAL_MODEL_SETTING = "npc_mind/llm/start_local_model"
 LOCAL_SERVER_SETTING = "npc_mind/llm/local_server_path"
 LOCAL_MODEL_SETTING = "npc_mind/llm/local_model_path"
 START_LOCAL_MODEL_ENV = "NPC_MIND_START_LOCAL_MODEL"  # 1 / 0: overrides the setting (any game, tests)
-PROCESS_MODE_ALWAYS = 3
 NOTIFICATION_PREDELETE = 1
-LAST = 2**31 - 1  # process priority: after every game node
 _instance: list[Any] = []
 
 
@@ -54,7 +55,10 @@ class NpcMindServer(classes.Object):
     `Engine.time_scale`, so fast-forwarding a night does not wipe memories), `scaled_process`, or
     `manual` (moved only by `advance()`, for tests and replays). The batched methods take and return
     packed arrays over node ids (`get_server_id()` of each node); the nodes' own Dictionary methods are
-    the convenient, slower path.
+    the convenient, slower path. An id in a batch that is stale (its node was freed) or unknown never
+    fails the call: its row is skipped by the writes (`record_batch`, `set_inputs`) and answered as
+    "knows nothing" by the reads (awareness 0, retrievability 0 with memory_type -1, choice -1); the
+    monitor `server/stale_rows` counts such rows. Every method is main-thread only (see `core`).
     """
 
     clock: str = export(
@@ -66,8 +70,13 @@ class NpcMindServer(classes.Object):
 
     @clock.setter
     def _set_clock(self, value: str) -> None:
-        if "core" in self.__dict__:
+        if "mind" in self.__dict__:
             self.core.clock.set_mode(ClockMode(str(value)))
+
+    @property
+    def core(self) -> MindServer:
+        """The engine-agnostic server, through the one thread check (`_common.core`)."""
+        return core()
 
     @python_only
     def setup(self) -> None:
@@ -76,15 +85,19 @@ class NpcMindServer(classes.Object):
         if not endpoint and _start_local_model_wanted():
             self.local_model = _start_local_model()
             endpoint = self.local_model.base_url if self.local_model is not None else ""
-        self.core = MindServer(
+        self.mind = MindServer(
             str(project_setting(CLOCK_SETTING, "process")),
             llm_endpoint=endpoint,
         )
-        self.__dict__["clock"] = self.core.clock.mode.value
+        self.__dict__["clock"] = self.mind.clock.mode.value
         self.nodes: dict[int, Any] = {}
-        self.ticker: Any = None
+        self._released: deque[int] = deque()  # handles of nodes freed on another thread
+        self.ticking = False
+        self._delivering = False  # inside _deliver: a signal handler is running
+        self._engine = objects.singleton("Engine")
+        self._tree: Any = None
         self._last_wall = time.monotonic()
-        self._frame_scale = float(objects.singleton("Engine").get_time_scale())
+        self._frame_scale = float(self._engine.get_time_scale())
 
     # --- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -92,48 +105,64 @@ class NpcMindServer(classes.Object):
         return self.core.now()
 
     def advance(self, seconds: float) -> None:
-        """Manual clock only: move time by `seconds` and run the batched update now, emitting signals."""
-        self._deliver(self.core.advance(seconds))
+        """Manual clock only: move time by `seconds` and run the batched update now, emitting signals.
+        Refused from a handler of a signal the server is delivering (use `call_deferred`)."""
+        core = self.core
+        if self._delivering:
+            raise RuntimeError(
+                "NpcMindServer.advance() called from a handler of one of its own signals: an update "
+                'cannot run inside another; use NpcMindServer.call_deferred("advance", seconds)'
+            )
+        self._release_queued()
+        self._deliver(core.advance(seconds))
 
     @python_only
-    def frame(self, delta: float) -> None:
-        """Once per frame, from the ticker: clock, batched updates, signals."""
-        engine = objects.singleton("Engine")
+    def frame(self) -> None:
+        """Once per frame, from the main loop's frame callback: clock, batched updates, signals."""
+        tree = self._tree
+        if tree is None:
+            return
+        delta = float(tree.get_root().get_process_delta_time())  # this frame's (scaled) _process delta
         # The engine scaled this frame's delta by the time scale in force when the frame began,
         # which is the one we saw at the end of the previous frame (game code may change it since).
         scale = self._frame_scale
-        self._frame_scale = float(engine.get_time_scale())
+        self._frame_scale = float(self._engine.get_time_scale())
         wall = time.monotonic()
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
-        paused = bool(engine.get_main_loop().is_paused())
-        self._deliver(self.core.step(unscaled, scale, paused))
+        self._release_queued()
+        self._deliver(self.mind.step(unscaled, scale, bool(tree.is_paused())))
 
     # --- registration (Python side, from the nodes) ----------------------------------------------
     @python_only
     def attach(self, node: Any, handle: int) -> None:
         self.nodes[handle] = node
-        if self.ticker is None:
-            self._start_ticker()
+        if not self.ticking:
+            self._start_ticking()
 
     @python_only
     def release(self, handle: int) -> None:
+        """A node is gone. Freed on another thread (allowed for nodes outside the tree), its slot is
+        released on the main thread, before the next update."""
         self.nodes.pop(handle, None)
-        if self.core.owns(handle):
-            self.core.remove(handle)
-
-    def _start_ticker(self) -> None:
-        from npc_mind_godot.ticker import NpcMindTicker
-
-        tree = objects.singleton("Engine").get_main_loop()
-        if tree is None or not hasattr(tree, "get_root"):
+        if not on_main_thread():
+            self._released.append(handle)
             return
-        ticker = NpcMindTicker()
-        ticker.set_name("NpcMindServer")
-        ticker.set_process_mode(PROCESS_MODE_ALWAYS)
-        ticker.set_process_priority(LAST)
-        tree.get_root().call_deferred("add_child", ticker)
-        self.ticker = ticker
+        mind = self.mind
+        if mind.owns(handle):
+            mind.remove(handle)
+
+    def _release_queued(self) -> None:
+        while self._released:
+            self.release(self._released.popleft())
+
+    def _start_ticking(self) -> None:
+        tree = self._engine.get_main_loop()
+        if tree is None or not hasattr(tree, "get_root"):
+            return  # no SceneTree (yet): the next node to register tries again
+        self._tree = tree
+        ticker.start(self.frame)
+        self.ticking = True
         from npc_mind_godot import debug_feed, monitors
 
         monitors.register(self)
@@ -141,12 +170,17 @@ class NpcMindServer(classes.Object):
 
     def _deliver(self, events: list[ServerEvent]) -> None:
         nodes = self.nodes
-        for event in events:
-            node = nodes.get(event.handle)
-            if node is not None and node.is_valid:
-                names = event.signal != "decision_fallback"  # its reason is a String, the rest StringNames
-                args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
-                node.emit_signal(StringName(event.signal), *args)
+        self._delivering = True
+        try:
+            for event in events:
+                node = nodes.get(event.handle)
+                if node is not None and node.is_valid:
+                    # decision_fallback's reason is a String, every other text a StringName
+                    names = event.signal != "decision_fallback"
+                    args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
+                    node.emit_signal(StringName(event.signal), *args)
+        finally:
+            self._delivering = False
 
     # --- batched entry points ------------------------------------------------------------------
     def record_batch(
@@ -195,8 +229,8 @@ class NpcMindServer(classes.Object):
             objects._iface["object_destroy"](self._ptr)
 
     def _notification(self, what: int) -> None:
-        if what == NOTIFICATION_PREDELETE and "core" in self.__dict__:
-            self.core.close()  # stops the LLM transport's thread
+        if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
+            self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()
 

@@ -71,7 +71,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
         data: dict[str, Any] = {
             "input_key": str(self.input_key),
             "curve_type": str(self.curve_type),
-            "curve_params": {str(k): float(v) for k, v in dict(self.curve_params or {}).items()},
+            "curve_params": {str(k): _number(v) for k, v in dict(self.curve_params or {}).items()},
             "weight": float(self.weight),
             "invert": bool(self.invert),
             "per_target": bool(self.per_target),
@@ -121,6 +121,11 @@ def _show_as(resource: Any, label: Any) -> None:
 
 
 UtilityConsideration.__dict__["input_key"].on_change = _show_as
+
+
+def _number(value: Any) -> Any:
+    """A float when it is one; anything else as given, for the definition check to name it."""
+    return float(value) if isinstance(value, int | float) else value
 
 
 def _bake(curve: Any) -> list[list[float]]:

@@ -76,16 +76,23 @@ def run_godot(
 
 
 def run_check_script(
-    project: Path, script: str, env: dict[str, str] | None = None, timeout: float = 120
+    project: Path,
+    script: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    *,
+    engine_args: tuple[str, ...] = (),
+    allow_errors: bool = False,
 ) -> tuple[GodotRun, dict[str, dict[str, Any]]]:
     """Run a GDScript check script (`-s res://...`) that prints `{"check": ...}` lines and ends with
-    `{"done": true}`; asserts it finished with every check ok and no engine errors."""
-    run = run_godot(project, "-s", script, env=env, timeout=timeout)
+    `{"done": true}`; asserts it finished with every check ok and (unless `allow_errors`: the caller
+    checks the errors it provokes) no engine errors."""
+    run = run_godot(project, *engine_args, "-s", script, env=env, timeout=timeout)
     assert run.returncode == 0, run.log
     assert run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()
     assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
-    assert not run.errors(), run.log
+    assert allow_errors or not run.errors(), run.log
     return run, checks
 
 

@@ -18,6 +18,7 @@ from npc_mind.memory.params import DAY_SECONDS, EXPONENT_FLOOR, FSRS6_DECAY, Mem
 from npc_mind.memory.pool import MAX_CAPACITY, MemoryPool
 from npc_mind.memory.types import (
     Awareness,
+    ConcurrentUseError,
     EventKind,
     ForgottenRows,
     MemoryEvents,
@@ -37,6 +38,7 @@ __all__ = [
     "FSRS6_DECAY",
     "MAX_CAPACITY",
     "Awareness",
+    "ConcurrentUseError",
     "EventKind",
     "ForgottenRows",
     "MemoryEvents",

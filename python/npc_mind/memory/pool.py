@@ -24,8 +24,10 @@ formula once), `persistence` (the save format, through `MemoryPool`'s state meth
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Collection, Sequence
+import threading
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ from npc_mind.memory.recall import Recall
 from npc_mind.memory.recording import Recording
 from npc_mind.memory.rounds import Rounds
 from npc_mind.memory.types import (
+    ConcurrentUseError,
     EventKind,
     ForgottenRows,
     MemoryEvents,
@@ -61,12 +64,37 @@ from npc_mind.memory.types import (
 __all__ = ["EMPTY_ENTITY", "MAX_CAPACITY", "MAX_TIME", "MemoryPool", "entity_hash"]
 
 
+def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Refuse the call while another thread is inside the pool (the same thread may nest calls)."""
+
+    @functools.wraps(method)
+    def guarded(self: MemoryPool, *args: Any, **kwargs: Any) -> Any:
+        if not self._inside.acquire(blocking=False):
+            raise ConcurrentUseError(
+                f"MemoryPool.{method.__name__}() while another thread is inside this pool: "
+                "a pool is used by one thread at a time"
+            )
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._inside.release()
+
+    return guarded
+
+
 class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore):
     """The working (and long-term) memories of many NPCs. See the package docstring and README.
 
     `capacity` (1..65535, default 64) is the hard bound of working slots per NPC. `params` holds
     every other tunable (`MemoryParams`). With `events=True` the pool collects formed / rehearsed /
     recalled / evicted / promoted rows for `drain_events()`.
+
+    Threads: a pool is used by one thread at a time (calls from two threads at once would corrupt
+    its slot bookkeeping). Its batched and structural methods (adding and removing NPCs, the
+    `*_batch` calls, events, day advance, export and import) refuse a second thread while another
+    is inside with `ConcurrentUseError`, at ~0.2 us a call; the per-NPC calls (`record`,
+    `query_strongest`, `awareness`) are not checked, to stay cheap. npc_mind's server owns its pools
+    on the game loop's thread and refuses calls from other threads (`npc_mind.server.WrongThreadError`).
     """
 
     def __init__(
@@ -87,6 +115,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             raise TypeError(f"params must be a MemoryParams, got {type(params).__name__}")
         self._p = params
         self._C = int(capacity)
+        self._inside = threading.RLock()  # held by the thread inside a guarded call (see `_one_thread`)
         self._events_on = bool(events)
         self._n = 0
         self._alloc = 0
@@ -108,6 +137,10 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._is_exponential = params.curve == "exponential"
         self._q1x = np.empty(self._C)  # the scalar query's candidate exponents, then R
         self._alloc_rows(max(1, int(reserve_npcs)))
+
+    record_batch = _one_thread(Recording.record_batch)
+    query_strongest_batch = _one_thread(Recall.query_strongest_batch)
+    awareness_batch = _one_thread(Recall.awareness_batch)
 
     # ---------------------------------------------------------------------------------------------
     # properties
@@ -149,6 +182,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
 
     # ---------------------------------------------------------------------------------------------
     # NPCs
+    @_one_thread
     def add_npc(self) -> int:
         """A new NPC with an empty memory; returns its id (ids are never reused)."""
         if self._n == self._alloc:
@@ -165,10 +199,12 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._n += 1
         return npc
 
+    @_one_thread
     def add_npcs(self, count: int) -> np.ndarray:
         """`count` new NPCs at once; returns their ids."""
         return np.array([self.add_npc() for _ in range(int(count))], dtype=np.int64)
 
+    @_one_thread
     def remove_npc(self, npc: int) -> None:
         """Drop an NPC and all its memories (working, long-term, links). Its id is never reused."""
         row = self._row(npc)
@@ -220,6 +256,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         out[self._typ[:n] < 0] = np.inf
         return out
 
+    @_one_thread
     def pop_forgotten(self, now: float) -> ForgottenRows:
         """Working memories whose forget time has passed and were not reported since they were last
         woken or formed: each forgetting is reported exactly once, whatever the call rate."""
@@ -235,6 +272,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             self._row_npc[fi // self._C], self._entf[fi], self._typf[fi], due.reshape(-1)[fi]
         )
 
+    @_one_thread
     def drain_events(self) -> MemoryEvents:
         """The events collected since the last drain (needs `MemoryPool(events=True)`)."""
         ev, self._ev = self._ev, []
@@ -386,6 +424,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
 
     # ---------------------------------------------------------------------------------------------
     # long-term tier
+    @_one_thread
     def advance_game_day(self, days: float = 1.0, now: float | None = None) -> None:
         """Game-clock step (the source's dual-track time): first age the long-term tier by `days`
         and drop what it forgot, then move every remembered, unpinned working memory whose S reaches
@@ -558,12 +597,14 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             raise persistence.SaveFormatError(f"cannot read save file {path}: {exc}") from exc
         return persistence.load_pool(cls, data, now, events=events, max_bytes=max_bytes)
 
+    @_one_thread
     def export_npc(self, npc: int, now: float | None = None) -> bytes:
         """One NPC's memories (working as ages, long-term, links) as bytes, for per-node game saves."""
         row = self._row(npc)
         now = self._clock if now is None else self._time(now)
         return persistence.dump_npc(self, int(npc), row, now)
 
+    @_one_thread
     def import_npc(self, npc: int, data: bytes, now: float) -> None:
         """Replace the NPC's memories with `export_npc` bytes, resumed at `now`. The pool's own
         params apply. On any error the pool is left untouched."""

@@ -208,5 +208,10 @@ class PoolFullError(MemoryPoolError, RuntimeError):
     """Every working slot of an NPC is pinned and a new memory has nowhere to go."""
 
 
+class ConcurrentUseError(MemoryPoolError, RuntimeError):
+    """A pool call from a second thread while another thread is inside the pool (refused, nothing
+    changed): a pool is used by one thread at a time."""
+
+
 class SaveFormatError(MemoryPoolError, ValueError):
     """A save file or exported blob that is corrupt, truncated, or from a newer npc_mind."""

@@ -4,10 +4,16 @@ It owns the clock, every memory pool (one per profile), every selector group (on
 and every decision hub, and does all per-frame work in one `step` call: the front end crosses into
 Python once a frame, not once per NPC. Nodes are handles; their signals are `ServerEvent`s drained
 after each step (or after `advance` on a manual clock).
+
+Threads: a `MindServer` takes no lock. Every call must come from the thread that created it (the
+game loop's); registration, `step` and `advance` check that and raise `WrongThreadError`. The
+per-call methods do not check (one comparison each would tax the hot path twice in Godot, where
+`npc_mind_godot._common.core` already refuses other threads for every node and singleton call).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -19,7 +25,7 @@ from npc_mind.server.clock import ClockMode, ServerClock
 from npc_mind.server.decisions import DecisionBank, DecisionSettings
 from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.memories import MemoryBank, MemoryLog, MemoryProfileSpec
-from npc_mind.server.registry import HandleCounter
+from npc_mind.server.registry import HandleCounter, WrongThreadError
 from npc_mind.server.selectors import SelectorHub
 
 
@@ -41,24 +47,35 @@ class MindServer:
         )
         self.frames = 0
         self.last_step_seconds = 0.0
+        self._owner_thread = threading.get_ident()
+
+    def _check_thread(self, call: str) -> None:
+        if threading.get_ident() != self._owner_thread:
+            raise WrongThreadError(
+                f"MindServer.{call}() called from another thread: a server belongs to the thread that made it"
+            )
 
     def now(self) -> float:
         return self.clock.now()
 
     # --- registration --------------------------------------------------------------------------
     def add_memory(self, profile: MemoryProfileSpec | Mapping[str, Any] | None = None) -> int:
+        self._check_thread("add_memory")
         return self.memory.add(MemoryProfileSpec.of(profile))
 
     def set_memory_profile(self, handle: int, profile: MemoryProfileSpec | Mapping[str, Any] | None) -> None:
         """Move a stream to another profile, memories included; a rejected profile raises and
         changes nothing (`MemoryBank.set_profile`)."""
+        self._check_thread("set_memory_profile")
         self.memory.set_profile(handle, MemoryProfileSpec.of(profile), self.now())
 
     def add_selector(self, definition: Mapping[str, Any]) -> int:
+        self._check_thread("add_selector")
         return self.selectors.add(definition)
 
     def add_decision(self, settings: DecisionSettings, fallback_selector: int = 0, memory: int = 0) -> int:
         """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none)."""
+        self._check_thread("add_decision")
         chooser = None
         if fallback_selector:
             from npc_mind.utility import UtilitySelector
@@ -73,6 +90,7 @@ class MindServer:
 
     def remove(self, handle: int) -> None:
         """Free a handle of any kind; no signal is ever delivered for it afterwards."""
+        self._check_thread("remove")
         for bank in (self.memory, self.selectors, self.decisions):
             if handle in bank.entries:
                 bank.remove(handle)
@@ -83,6 +101,7 @@ class MindServer:
     # --- time ----------------------------------------------------------------------------------
     def step(self, delta: float, time_scale: float = 1.0, paused: bool = False) -> list[ServerEvent]:
         """The once-a-frame entry: move the clock, do every batched update, return the signals owed."""
+        self._check_thread("step")
         started = time.perf_counter()
         self.clock.step(delta, time_scale, paused)
         events = self.update()
@@ -92,6 +111,7 @@ class MindServer:
 
     def advance(self, seconds: float) -> list[ServerEvent]:
         """Manual clock only: move time and run the batched update at once (tests, replays)."""
+        self._check_thread("advance")
         self.clock.advance(seconds)
         return self.update()
 
@@ -171,9 +191,13 @@ class MindServer:
         flat = {f"memory/{key}": value for key, value in self.memory.stats(self.now()).items()}
         flat["selectors/groups"] = float(len(self.selectors.groups))
         flat["selectors/count"] = float(len(self.selectors.entries))
+        # rows the groups score each frame (live ones plus the free rows kept for reuse)
+        flat["selectors/rows"] = float(sum(len(group.rows) for group in self.selectors.groups.values()))
         for key, value in self.decisions.metrics().items():
             flat[f"decision/{key}"] = float(value)
         flat["server/step_ms"] = self.last_step_seconds * 1000.0
+        # batched rows skipped for a stale or unknown id (an NPC freed while its id was still in use)
+        flat["server/stale_rows"] = float(self.memory.table.skipped + self.selectors.table.skipped)
         return flat
 
     def close(self) -> None:

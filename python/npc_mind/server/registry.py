@@ -20,6 +20,10 @@ class UnknownHandleError(KeyError):
         return str(self.args[0]) if self.args else "unknown handle"
 
 
+class WrongThreadError(RuntimeError):
+    """A server call from a thread other than the one that owns the server (nothing was changed)."""
+
+
 @dataclass
 class HandleCounter:
     """Shared by all registries of one server so handles are unique across kinds."""
@@ -70,6 +74,7 @@ class HandleTable:
     kind: str
     owner: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     row: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
+    skipped: int = 0  # batched rows left out for a stale or unknown handle, ever
 
     def set(self, handle: int, owner: int, row: int) -> None:
         if handle >= self.owner.size:
@@ -83,24 +88,22 @@ class HandleTable:
         self.owner[handle] = -1
         self.row[handle] = -1
 
-    def lookup(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(owner, row) per handle; an unknown or removed handle raises, naming it."""
+    def groups(self, handles: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(owner, positions into `handles`, rows) per distinct owner, input order kept within each.
+
+        A stale or unknown handle (an NPC freed this frame whose id is still in the game's array) is
+        left out, never fails the others' rows: batched writes skip its row, batched reads answer
+        for it as for an NPC that knows nothing. Such rows are counted in `skipped`.
+        """
         inside = (handles >= 0) & (handles < self.owner.size)
         owners = np.full(handles.shape, -1, dtype=np.int64)
         owners[inside] = self.owner[handles[inside]]
-        bad = np.flatnonzero(owners < 0)
-        if bad.size:
-            message = f"no {self.kind} with handle {int(handles[bad[0]])} (never added, or removed)"
-            raise UnknownHandleError(message)
-        return owners, self.row[handles]
-
-    def groups(self, handles: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        """(owner, positions into `handles`, rows) per distinct owner, input order kept within each."""
-        owners, rows = self.lookup(handles)
-        if owners.size and (owners == owners[0]).all():  # the common case: one pool or group
-            return [(int(owners[0]), np.arange(owners.size), rows)]
+        if owners.size and owners[0] >= 0 and (owners == owners[0]).all():  # the common case
+            return [(int(owners[0]), np.arange(owners.size), self.row[handles])]
+        known = owners >= 0
+        self.skipped += int(owners.size - np.count_nonzero(known))
         found = []
-        for owner in np.unique(owners).tolist():
+        for owner in np.unique(owners[known]).tolist():
             positions = np.flatnonzero(owners == owner)
-            found.append((owner, positions, rows[positions]))
+            found.append((owner, positions, self.row[handles[positions]]))
         return found

@@ -25,48 +25,101 @@ BEHAVIOR_CHANGED = "behavior_changed"
 _NO_SCORES: dict[str, float] = {}  # shared and never mutated: `scores` hands out copies
 
 
-def definition_key(definition: Mapping[str, Any]) -> str:
+def _canonical(selector: UtilitySelector) -> str:
     """Canonical text of a definition: equal definitions share a group (and its batch)."""
-    return json.dumps(UtilitySelector.from_dict(definition).to_dict(), sort_keys=True)
+    return json.dumps(selector.to_dict(), sort_keys=True)
+
+
+def _as_given(definition: Mapping[str, Any]) -> str | None:
+    """The definition's own text, to find its group again without parsing it (None: not plain JSON)."""
+    try:
+        return json.dumps(definition, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+
+
+MIN_ROWS = 16  # a group's smallest row capacity
 
 
 @dataclass
 class SelectorGroup:
-    """Every selector with one definition; row r of the batch arrays belongs to `rows[r]`."""
+    """Every selector with one definition; row r of the batch arrays belongs to `rows[r]`.
+
+    Freed rows are reused, and the rows are compacted when fewer than a quarter are live, so a
+    group's arrays (and its batched `choose`) stay proportional to its live selectors however many
+    have come and gone.
+    """
 
     key: str
     index: int
     prototype: UtilitySelector
-    rows: list[int] = field(default_factory=list)  # handle per row, -1 for a freed row
+    rows: list[int] = field(default_factory=list)  # handle per row, -1 for a free row
+    free: list[int] = field(default_factory=list)  # free rows, the next one to reuse last
     inputs: dict[str, np.ndarray] = field(default_factory=dict)  # key -> float64 (rows,)
     batch: SelectorBatch | None = None
     chosen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     dirty: bool = False
+    given: list[str] = field(default_factory=list)  # the texts of `SelectorHub.given_keys` for it
 
     @property
     def names(self) -> tuple[str, ...]:
         return self.prototype.names
 
+    @property
+    def live(self) -> int:
+        return len(self.rows) - len(self.free)
+
     def add_row(self, handle: int) -> int:
-        self.rows.append(handle)
-        size = len(self.rows)
-        for key, values in self.inputs.items():
-            self.inputs[key] = np.append(values, 0.0)
-        self.chosen = np.append(self.chosen, -1)
-        self._resize_batch(size)
-        return size - 1
+        if not self.free:
+            self._grow(max(MIN_ROWS, 2 * len(self.rows)))
+        row = self.free.pop()
+        self.rows[row] = handle
+        # A free row is scored with the others: a new selector starts from nothing on it.
+        for values in self.inputs.values():
+            values[row] = 0.0
+        self.chosen[row] = -1
+        assert self.batch is not None
+        self.batch.reset_rows([row])
+        return row
 
     def free_row(self, row: int) -> None:
         self.rows[row] = -1
-        for values in self.inputs.values():
-            values[row] = 0.0
+        self.free.append(row)
 
-    def _resize_batch(self, size: int) -> None:
-        """Room for `size` rows; existing rows keep their anti-dithering state."""
+    def _grow(self, size: int) -> None:
+        """Room for `size` rows: the new ones free; existing rows keep their inputs and state."""
+        old = len(self.rows)
+        self.rows.extend([-1] * (size - old))
+        self.free.extend(range(size - 1, old - 1, -1))  # lowest row reused first
+        for key, values in self.inputs.items():
+            self.inputs[key] = np.concatenate([values, np.zeros(size - old)])
+        self.chosen = np.concatenate([self.chosen, np.full(size - old, -1, dtype=np.intp)])
         if self.batch is None:
             self.batch = self.prototype.batch(size)
         else:
             self.batch.resize(size)
+
+    def compact(self) -> dict[int, int] | None:
+        """When under a quarter of the rows are live: keep the live rows (in order) in half the
+        room; returns {handle: new row} for the caller's maps, None when nothing moved."""
+        if len(self.rows) <= MIN_ROWS or 4 * self.live >= len(self.rows) or self.live == 0:
+            return None
+        assert self.batch is not None
+        keep = np.flatnonzero(np.asarray(self.rows) >= 0)
+        size = max(MIN_ROWS, 2 * keep.size)
+        order = np.concatenate([keep, np.setdiff1d(np.arange(len(self.rows)), keep)[: size - keep.size]])
+        self.batch.keep_rows(order)
+        self.batch.reset_rows(np.arange(keep.size, size))
+        for key, values in self.inputs.items():
+            column = values[order]
+            column[keep.size :] = 0.0
+            self.inputs[key] = column
+        self.chosen = self.chosen[order]
+        self.chosen[keep.size :] = -1
+        handles = [self.rows[row] for row in keep.tolist()]
+        self.rows = handles + [-1] * (size - keep.size)
+        self.free = list(range(size - 1, keep.size - 1, -1))
+        return {handle: row for row, handle in enumerate(handles)}
 
     def choose(self, now: float, allowed: np.ndarray | None) -> np.ndarray:
         assert self.batch is not None
@@ -95,18 +148,27 @@ class SelectorHub:
     entries: Registry[SelectorEntry] = field(init=False)
     table: HandleTable = field(default_factory=lambda: HandleTable("selector"))
     by_index: dict[int, SelectorGroup] = field(default_factory=dict)
+    # a definition's text as given -> its group's key (so a known definition is not parsed again)
+    given_keys: dict[str, str] = field(default_factory=dict)
     _next_group: int = 0
 
     def __post_init__(self) -> None:
         self.entries = Registry("selector", self.counter)
 
     def add(self, definition: Mapping[str, Any]) -> int:
-        key = definition_key(definition)
-        group = self.groups.get(key)
+        given = _as_given(definition)
+        group = self.groups.get(self.given_keys.get(given, "")) if given is not None else None
         if group is None:
-            group = SelectorGroup(key, self._next_group, UtilitySelector.from_dict(definition))
-            self.groups[key] = self.by_index[group.index] = group
-            self._next_group += 1
+            prototype = UtilitySelector.from_dict(definition)  # raises UtilityDefinitionError
+            key = _canonical(prototype)
+            group = self.groups.get(key)
+            if group is None:
+                group = SelectorGroup(key, self._next_group, prototype)
+                self.groups[key] = self.by_index[group.index] = group
+                self._next_group += 1
+            if given is not None:
+                self.given_keys[given] = key
+                group.given.append(given)
         handle = self.entries.add(SelectorEntry(group, -1))
         row = self.entries.get(handle).row = group.add_row(handle)
         self.table.set(handle, group.index, row)
@@ -115,16 +177,24 @@ class SelectorHub:
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
         self.table.clear(handle)
-        entry.group.free_row(entry.row)
-        if all(row < 0 for row in entry.group.rows):
-            del self.groups[entry.group.key]
-            del self.by_index[entry.group.index]
+        group = entry.group
+        if group.live == 1:  # the last one: the group goes
+            del self.groups[group.key]
+            del self.by_index[group.index]
+            for given in group.given:
+                del self.given_keys[given]
+            return
+        group.free_row(entry.row)
+        moved = group.compact()
+        for moved_handle, row in (moved or {}).items():
+            self.entries.get(moved_handle).row = row
+            self.table.set(moved_handle, group.index, row)
 
     def names(self, handle: int) -> tuple[str, ...]:
         return self.entries.get(handle).group.names
 
     def group_size(self, handle: int) -> int:
-        return sum(row >= 0 for row in self.entries.get(handle).group.rows)
+        return self.entries.get(handle).group.live
 
     # --- the Dictionary path -------------------------------------------------------------------
     def evaluate(
@@ -148,6 +218,7 @@ class SelectorHub:
 
     # --- the batched path ----------------------------------------------------------------------
     def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:
+        """One input for many selectors; a stale id's row is skipped (see `HandleTable.groups`)."""
         handles = np.asarray(handles, dtype=np.int64).ravel()
         values = np.asarray(values, dtype=np.float64).ravel()
         if handles.shape != values.shape:
@@ -179,9 +250,9 @@ class SelectorHub:
                 self._changed(handle, entry, group.names[int(chosen[row])])
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
-        """Behaviour index per handle from the last batched choice (-1 before any)."""
+        """Behaviour index per handle from the last batched choice (-1 before any, or for a stale id)."""
         handles = np.asarray(handles, dtype=np.int64).ravel()
-        out = np.empty(handles.size, dtype=np.int32)
+        out = np.full(handles.size, -1, dtype=np.int32)
         for owner, positions, rows in self.table.groups(handles):
             out[positions] = self.by_index[owner].chosen[rows]
         return out

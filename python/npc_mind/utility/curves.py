@@ -79,6 +79,8 @@ class Curve:
             high = self._coerce("input_max", self.input_max)
             if not low < high:
                 self._fail(f"input_min ({low}) must be below input_max ({high})")
+            if not _finite_inverse(high - low):  # the kernels scale by 1 / (max - min)
+                self._fail(f"input_min and input_max ({low}, {high}) span too narrow or too wide a range")
         if not isinstance(self.invert, bool):
             self._fail(f"invert must be a bool, got {self.invert!r}")
         for name in self.param_names():
@@ -218,8 +220,8 @@ class Normal(Curve):
     family: ClassVar[str] = "normal"
 
     def _validate(self) -> None:
-        if self.k <= 0:
-            self._fail(f"k (the width) must be > 0, got {self.k}")
+        if self.k <= 0 or not _finite_inverse(self.k):
+            self._fail(f"k (the width) must be > 0 with a finite 1 / k, got {self.k}")
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,10 @@ class Sine(Curve):
 
     type_name: ClassVar[str] = "sine"
     family: ClassVar[str] = "sine"
+
+    def _validate(self) -> None:
+        if not math.isfinite(math.pi * self.k):
+            self._fail(f"k must keep pi k finite, got {self.k}")
 
 
 @dataclass(frozen=True)
@@ -267,7 +273,14 @@ class Table(Curve):
             self._fail("points must be finite")
         if not (np.diff(array[:, 0]) > 0).all():
             self._fail("point x values must be strictly increasing")
+        if not _finite_inverse(float(array[-1, 0] - array[0, 0])):
+            self._fail("point x values span too narrow or too wide a range")
         object.__setattr__(self, "points", tuple((float(x), float(y)) for x, y in array))
+
+
+def _finite_inverse(span: float) -> bool:
+    """A span the kernels can divide by: positive, finite, with a finite inverse."""
+    return math.isfinite(span) and span > 0.0 and math.isfinite(1.0 / span)
 
 
 CURVE_TYPES: dict[str, type[Curve]] = {

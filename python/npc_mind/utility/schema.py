@@ -124,12 +124,15 @@ def _consideration_from_dict(data: Any, position: int, owner: str) -> Considerat
 
 def _curve_from_dict(data: Mapping[str, Any]) -> Curve:
     curve_type = data["curve_type"]
-    cls = CURVE_TYPES.get(curve_type)
+    cls = CURVE_TYPES.get(curve_type) if isinstance(curve_type, str) else None
     if cls is None:
         raise UtilityDefinitionError(
             f"unknown curve_type {curve_type!r}, expected one of {', '.join(CURVE_TYPES)}"
         )
-    params = dict(data.get("curve_params") or {})
+    given = data.get("curve_params") or {}
+    if not isinstance(given, Mapping):
+        raise UtilityDefinitionError(f"curve_params must be a mapping of name to number, got {given!r}")
+    params = dict(given)
     unknown = sorted(set(params) - set(cls.param_names()) - {"points"})
     if unknown or "points" in params:
         bad = unknown or ["points (give it as the consideration's points field)"]

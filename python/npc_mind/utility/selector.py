@@ -607,6 +607,32 @@ class SelectorBatch:
         self.n_npcs = n_npcs
         self.scores = None
 
+    def reset_rows(self, rows: npt.ArrayLike) -> None:
+        """These rows start afresh (a reused row gets no anti-dithering state of its previous NPC)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        self.state.running[rows] = -1
+        self.state.started[rows] = -np.inf
+        self.state.stopped[rows] = -np.inf
+        self.chosen_target[rows] = -1
+        self.tag_fallback[rows] = False
+        self.scores = None
+
+    def keep_rows(self, rows: npt.ArrayLike) -> None:
+        """Keep only these rows, in this order, with their state (compaction after many removals)."""
+        rows = np.asarray(rows, dtype=np.intp)
+        if rows.size < 1:
+            raise UtilityError("a batch needs at least one NPC, got 0")
+        old = self.state
+        self.state = DecisionState(rows.size, len(self.names))
+        self.state.running[:] = old.running[rows]
+        self.state.started[:] = old.started[rows]
+        self.state.stopped[:] = old.stopped[rows]
+        self.state.last_now = old.last_now
+        self.chosen_target = self.chosen_target[rows]
+        self.tag_fallback = self.tag_fallback[rows]
+        self.n_npcs = int(rows.size)
+        self.scores = None
+
     def choose(
         self,
         inputs: Mapping[str, npt.ArrayLike],
