@@ -33,6 +33,79 @@ var frame := 0
 var selector_ids := PackedInt32Array()
 var call_usec := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
 var call_count := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
+var baseline_usec := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
+var baseline_count := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
+## The GDScript baseline of the per-call table: the same calls on plain GDScript objects that do the
+## equivalent Dictionary work (a memory per (entity, type) with the refractory rehearsal, R = e^(-t/S)
+## and the awareness thresholds; 3 behaviours scored by a saturating curve, the best one chosen).
+var gd_memories: Array[GdMemory] = []
+var gd_selectors: Array[GdSelector] = []
+
+
+class GdMemory:
+	var rows := {}  # entity * 8 + type -> [last access, stability, rehearsals, salience]
+	const BASE := [5.0, 30.0, 120.0, 600.0, 3600.0]
+
+	func record_event(entity: int, memory_type: int, salience: float) -> void:
+		var now := Time.get_ticks_msec() / 1000.0
+		var key := entity * 8 + memory_type
+		var row: Array = rows.get(key, [])
+		if row.is_empty():
+			rows[key] = [now, BASE[memory_type] * (0.5 + salience), 1, salience]
+		elif now - row[0] >= 2.0:
+			row[2] += 1
+			row[3] = maxf(row[3], salience)
+			row[1] = row[1] * (1.0 + 1.35 * log(1.0 + row[2]) * row[3])
+			row[0] = now
+		else:
+			row[0] = now
+
+	func _strongest(entity: int, now: float) -> Array:
+		var best: Array = []
+		var best_r := 0.05
+		for memory_type in 5:
+			var row: Array = rows.get(entity * 8 + memory_type, [])
+			if not row.is_empty():
+				var r := exp(-(now - row[0]) / row[1])
+				if r > best_r:
+					best_r = r
+					best = [memory_type, r, row]
+		return best
+
+	func awareness_of(entity: int) -> int:
+		var best := _strongest(entity, Time.get_ticks_msec() / 1000.0)
+		if best.is_empty():
+			return 0
+		return 1 + int(best[1] > 0.3) + int(best[1] > 0.7)
+
+	func query_strongest(entity: int) -> Dictionary:
+		var now := Time.get_ticks_msec() / 1000.0
+		var best := _strongest(entity, now)
+		if best.is_empty():
+			return {}
+		var row: Array = best[2]
+		row[0] = now
+		row[2] += 1
+		return {"entity": entity, "memory_type": best[0], "retrievability": best[1], "stability": row[1],
+			"salience": row[3], "rehearsals": row[2]}
+
+
+class GdSelector:
+	var keys := [["calm", "threat"], ["threat", "noise"], ["noise", "calm"]]  # 3 behaviours x 2 considerations
+	var names := [&"patrol", &"pursue", &"search"]
+
+	func evaluate(context: Dictionary) -> StringName:
+		var best := -1.0
+		var chosen := 0
+		for i in 3:
+			var score := 1.0
+			for key in keys[i]:
+				var x: float = context.get(key, 0.0)
+				score *= x / (x + 0.5)
+			if score > best:
+				best = score
+				chosen = i
+		return names[chosen]
 
 
 func _initialize() -> void:
@@ -73,12 +146,17 @@ func _process(_delta: float) -> bool:
 			"with":
 				if path == "dictionary":
 					_time_recalls()
+					_time_baseline()
 				var per_call := {}
 				for method in call_usec:
 					if call_count[method] > 0:
 						per_call[method] = float(call_usec[method]) / call_count[method]
+				var baseline := {}
+				for method in baseline_usec:
+					if baseline_count[method] > 0:
+						baseline[method] = float(baseline_usec[method]) / baseline_count[method]
 				print(JSON.stringify({"npcs": npcs, "path": path, "signals": signals, "frames": frames, "without": intervals["without"],
-					"with": intervals["with"], "per_call_us": per_call}))
+					"with": intervals["with"], "per_call_us": per_call, "baseline_per_call_us": baseline}))
 				return true
 	return false
 
@@ -91,7 +169,8 @@ func _move_guards() -> void:
 
 func _add_minds() -> void:
 	var profile: Resource = ClassDB.instantiate("MemoryProfile")
-	var behaviors := [behavior("patrol", "calm"), behavior("pursue", "threat"), behavior("search", "noise")]
+	var behaviors := [behavior("patrol", ["calm", "threat"]), behavior("pursue", ["threat", "noise"]),
+		behavior("search", ["noise", "calm"])]  # 3 behaviours x 2 considerations
 	for guard in guards:
 		var memory: Node = ClassDB.instantiate("MemoryStream")
 		memory.profile = profile
@@ -186,12 +265,47 @@ func _time_recalls() -> void:
 	_count("query_strongest", Time.get_ticks_usec() - started, npcs)
 
 
-func behavior(behavior_name: String, key: String) -> Resource:
-	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-	consideration.input_key = key
-	consideration.curve_type = "saturating"
-	consideration.curve_params = {"k": 0.5}
+func _time_baseline() -> void:
+	## The same passes as the Dictionary path's (loop, `seen` and argument building included) on the
+	## GDScript objects, so the per-call table compares like with like in one run.
+	for i in npcs:
+		gd_memories.append(GdMemory.new())
+		gd_selectors.append(GdSelector.new())
+	var saved_frame := frame
+	for repeat in 20:
+		frame = saved_frame + repeat
+		var started := Time.get_ticks_usec()
+		for i in npcs:
+			var memory := gd_memories[i]
+			for event in EVENTS_PER_GUARD:
+				memory.record_event(seen(i, event), i % 5, 0.5)
+		var recorded := Time.get_ticks_usec()
+		var levels := PackedInt32Array()
+		levels.resize(npcs)
+		for i in npcs:
+			levels[i] = gd_memories[i].awareness_of(seen(i, 0))
+		var looked := Time.get_ticks_usec()
+		for i in npcs:
+			gd_selectors[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
+		var chosen := Time.get_ticks_usec()
+		for i in npcs:
+			gd_memories[i].query_strongest(seen(i, 0))
+		var asked := Time.get_ticks_usec()
+		for pair in [["record_event", recorded - started, npcs * EVENTS_PER_GUARD], ["awareness_of", looked - recorded, npcs],
+				["evaluate", chosen - looked, npcs], ["query_strongest", asked - chosen, npcs]]:
+			baseline_usec[pair[0]] += pair[1]
+			baseline_count[pair[0]] += pair[2]
+
+
+func behavior(behavior_name: String, keys: Array) -> Resource:
+	var considerations := []
+	for key in keys:
+		var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
+		consideration.input_key = key
+		consideration.curve_type = "saturating"
+		consideration.curve_params = {"k": 0.5}
+		considerations.append(consideration)
 	var result: Resource = ClassDB.instantiate("UtilityBehavior")
 	result.name = behavior_name
-	result.considerations = [consideration]
+	result.considerations = considerations
 	return result
