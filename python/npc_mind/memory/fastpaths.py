@@ -332,8 +332,10 @@ class FastPaths:
             best = max(best, x)
         r = math.exp(best)
         bounds = self._level_bounds
-        if any(abs(r - b) <= 1e-12 * b for b in bounds):
-            r = float(np.exp(np.array([best]))[0])
+        for b in bounds:  # a loop, not any(generator): this runs once per awareness_of call
+            if abs(r - b) <= 1e-12 * b:
+                r = float(np.exp(np.array([best]))[0])
+                break
         return awareness_level(r, *bounds)
 
     def _query_tail(
