@@ -145,7 +145,7 @@ func _process(_delta: float) -> bool:
 				phase = "with"
 			"with":
 				if path == "dictionary":
-					_time_recalls()
+					_time_recalls(memories, call_usec, call_count)
 					_time_baseline()
 				var per_call := {}
 				for method in call_usec:
@@ -233,68 +233,56 @@ func _mind_work() -> void:
 		if not signals:
 			NpcMindServer.drain_memory_events()  # last frame's memory events, one read for the crowd
 	else:
-		var started := Time.get_ticks_usec()
-		for i in npcs:
-			var memory := memories[i]
-			for event in EVENTS_PER_GUARD:
-				memory.record_event(seen(i, event), i % 5, 0.5)
-		var recorded := Time.get_ticks_usec()
-		var levels := PackedInt32Array()
-		levels.resize(npcs)
-		for i in npcs:
-			levels[i] = memories[i].awareness_of(seen(i, 0))
-		var looked := Time.get_ticks_usec()
-		for i in npcs:
-			selectors[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
-		if phase == "with":
-			_count("record_event", recorded - started, npcs * EVENTS_PER_GUARD)
-			_count("awareness_of", looked - recorded, npcs)
-			_count("evaluate", Time.get_ticks_usec() - looked, npcs)
+		_dictionary_pass(memories, selectors, call_usec if phase == "with" else {}, call_count)
 
 
-func _count(method: String, usec: int, calls: int) -> void:
-	call_usec[method] += usec
-	call_count[method] += calls
+func _dictionary_pass(mems: Array, sels: Array, usec: Dictionary, count: Dictionary) -> void:
+	## One frame's per-node calls for every guard, on the nodes or on the GDScript baseline's objects
+	## (both untyped here, so GDScript calls both the same way); timed into `usec` / `count` unless
+	## `usec` is empty (the warm-up frames).
+	var started := Time.get_ticks_usec()
+	for i in npcs:
+		var memory: Object = mems[i]
+		for event in EVENTS_PER_GUARD:
+			memory.record_event(seen(i, event), i % 5, 0.5)
+	var recorded := Time.get_ticks_usec()
+	var levels := PackedInt32Array()
+	levels.resize(npcs)
+	for i in npcs:
+		levels[i] = mems[i].awareness_of(seen(i, 0))
+	var looked := Time.get_ticks_usec()
+	for i in npcs:
+		sels[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
+	if not usec.is_empty():
+		_count(usec, count, "record_event", recorded - started, npcs * EVENTS_PER_GUARD)
+		_count(usec, count, "awareness_of", looked - recorded, npcs)
+		_count(usec, count, "evaluate", Time.get_ticks_usec() - looked, npcs)
 
 
-func _time_recalls() -> void:
+func _count(usec: Dictionary, count: Dictionary, method: String, spent: int, calls: int) -> void:
+	usec[method] += spent
+	count[method] += calls
+
+
+func _time_recalls(mems: Array, usec: Dictionary, count: Dictionary) -> void:
 	## One recall per guard (it wakes the memory, so it is timed once, after the frames).
 	var started := Time.get_ticks_usec()
 	for i in npcs:
-		memories[i].query_strongest(seen(i, 0))
-	_count("query_strongest", Time.get_ticks_usec() - started, npcs)
+		mems[i].query_strongest(seen(i, 0))
+	_count(usec, count, "query_strongest", Time.get_ticks_usec() - started, npcs)
 
 
 func _time_baseline() -> void:
-	## The same passes as the Dictionary path's (loop, `seen` and argument building included) on the
-	## GDScript objects, so the per-call table compares like with like in one run.
+	## The Dictionary path's passes (loop, `seen` and argument building included) on the GDScript
+	## objects, so the per-call table compares like with like in one run.
 	for i in npcs:
 		gd_memories.append(GdMemory.new())
 		gd_selectors.append(GdSelector.new())
 	var saved_frame := frame
 	for repeat in 20:
 		frame = saved_frame + repeat
-		var started := Time.get_ticks_usec()
-		for i in npcs:
-			var memory := gd_memories[i]
-			for event in EVENTS_PER_GUARD:
-				memory.record_event(seen(i, event), i % 5, 0.5)
-		var recorded := Time.get_ticks_usec()
-		var levels := PackedInt32Array()
-		levels.resize(npcs)
-		for i in npcs:
-			levels[i] = gd_memories[i].awareness_of(seen(i, 0))
-		var looked := Time.get_ticks_usec()
-		for i in npcs:
-			gd_selectors[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
-		var chosen := Time.get_ticks_usec()
-		for i in npcs:
-			gd_memories[i].query_strongest(seen(i, 0))
-		var asked := Time.get_ticks_usec()
-		for pair in [["record_event", recorded - started, npcs * EVENTS_PER_GUARD], ["awareness_of", looked - recorded, npcs],
-				["evaluate", chosen - looked, npcs], ["query_strongest", asked - chosen, npcs]]:
-			baseline_usec[pair[0]] += pair[1]
-			baseline_count[pair[0]] += pair[2]
+		_dictionary_pass(gd_memories, gd_selectors, baseline_usec, baseline_count)
+		_time_recalls(gd_memories, baseline_usec, baseline_count)
 
 
 func behavior(behavior_name: String, keys: Array) -> Resource:
