@@ -86,13 +86,21 @@ def _checked_spec(spec: Any) -> MemoryProfileSpec:
 
 
 def view_to_dict(view: MemoryView) -> dict[str, Any]:
+    v = view
+    return memory_dict(v.entity, v.memory_type, v.retrievability, v.stability, v.salience, v.recall_count)
+
+
+def memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
+    entity: int, memory_type: int, retrievability: float, stability: float, salience: float, recall_count: int
+) -> dict[str, Any]:
+    """The Dictionary the nodes hand GDScript for one memory."""
     return {
-        "entity_id": int(view.entity),
-        "memory_type": int(view.memory_type),
-        "retrievability": float(view.retrievability),
-        "stability": float(view.stability),
-        "salience": float(view.salience),
-        "recall_count": int(view.recall_count),
+        "entity_id": int(entity),
+        "memory_type": int(memory_type),
+        "retrievability": float(retrievability),
+        "stability": float(stability),
+        "salience": float(salience),
+        "recall_count": int(recall_count),
     }
 
 
@@ -277,8 +285,8 @@ class MemoryBank:
     def query_strongest(self, handle: int, entity: int, now: float) -> dict[str, Any]:
         """A recall: wakes the memory. Empty when forgotten or never formed."""
         pool, npc = self._at(handle)
-        view = pool.query_strongest(npc, entity, now)
-        return {} if view is None else view_to_dict(view)
+        fields = pool.recall_fields(npc, entity, now)  # no MemoryView made on the single-call path
+        return {} if fields is None else memory_dict(*fields[1:7])
 
     def awareness(self, handle: int, entity: int, now: float) -> int:
         pool, npc = self._at(handle)
