@@ -105,3 +105,23 @@ def test_inputs_the_scalar_path_leaves_to_the_batch_still_match() -> None:
     with pytest.raises(KeyError, match="unknown npc id 9"):
         a.awareness(9, 1, 7.0)
     assert state(a) == state(b)
+
+
+def test_recall_fields_are_the_recalled_views_fields_on_both_paths() -> None:
+    # The fast path (plain ids) and the batch path (a numpy id, a linked NPC) of `recall_fields`
+    # give `query_strongest`'s view field for field, and change the pool the same way.
+    a, b = pair(capacity=4)
+    for pool in (a, b):
+        pool.link(1, 1, 2)  # NPC 1's recalls go through the batch path
+        for npc in (0, 1):
+            pool.record(npc, 1, HOSTILE, 0.9, 0.0)
+            pool.record(npc, 1, OBSERVATION, 0.4, 1.0)
+    found = []
+    for npc, entity, now in [(0, 1, 3.0), (np.int64(0), 1, 4.0), (1, 1, 5.0), (0, 7, 6.0), (0, 1, 1e9)]:
+        view = b.query_strongest(npc, entity, now)
+        fields = a.recall_fields(npc, entity, now)
+        expected = None if view is None else tuple(getattr(view, name) for name in type(view).__slots__)
+        assert fields == expected
+        assert state(a) == state(b)
+        found.append(fields is not None)
+    assert found == [True, True, True, False, False]  # both paths found memories; unseen and forgotten
