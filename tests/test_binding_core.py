@@ -20,10 +20,12 @@ CHECKS = [
     "typed_int", "typed_float", "typed_string", "typed_packed", "typed_dict", "packed_return", "default_arg",
     "untyped_int", "untyped_coerce",
     "untyped_default_arg", "callv", "packed_1000", "variant_echo", "object_echo", "static_method",
+    "static_engine_method",
     # containers: Dictionary and Array both ways, nested, every key kind, empty and large
     "container_round_trip", "typed_dict_return", "typed_array_return", "key_types_to_python", "key_order",
     "python_built_dict", "python_dict_into_engine_call", "text_round_trip",
-    "packed_arguments", "python_path_containers", "cyclic_python_list_refused",
+    "packed_arguments", "python_path_containers", "cyclic_python_list_refused", "shared_containers_read_once",
+    "self_containing_refused",
     "text_reread_each_time",
     "script_members_from_python",
     "to_string",

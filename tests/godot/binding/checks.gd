@@ -94,6 +94,8 @@ func check_calls() -> void:
 	check("object_echo", p.echo(p) == p)
 	check_containers(p, u)
 	check("static_method", Probe.live_instances() >= 1)
+	var statics: Array = p.static_engine_calls("res://quit.gd")
+	check("static_engine_method", statics == [true, false, FileAccess.get_file_as_string("res://quit.gd")] and statics[2].length() > 0, statics)
 	var scripted := Node.new()
 	var script := GDScript.new()
 	script.source_code = "extends Node\nvar health := 7\nfunc doubled_by_script(x: int) -> int:\n\treturn x * 2\n"
@@ -147,6 +149,27 @@ func check_containers(p: Probe, u: Variant) -> void:
 	check("python_path_containers", scaled == want_scaled and u.scaled_dict({}, 3) == {} \
 		and typeof(scaled["a"][0][1].keys()[0]) == TYPE_STRING_NAME, scaled)
 	check("cyclic_python_list_refused", p.cyclic_refused())
+	var tree: Array = ["leaf"]
+	for level in 10:
+		var wide := []
+		for i in 30:
+			wide.append(tree)
+		tree = wide
+	var shared := [1, 2]
+	var shared_facts: String = p.shared_tree_facts(tree, {"a": shared, "b": shared})
+	check("shared_containers_read_once", shared_facts == "10 ['leaf'] True [1, 2]" and u.shared_tree_facts(tree, {"a": shared, "b": shared}) == shared_facts, shared_facts)
+	var loop := [1]
+	loop.append(loop)
+	var loop_dict := {}
+	loop_dict["self"] = [loop_dict]
+	p.set_meta("loop", loop)
+	p.set_meta("loop_dict", loop_dict)
+	var loop_error: String = p.self_containing_meta()
+	check("self_containing_refused", loop_error == "an Array that contains itself cannot be converted to Python | a Dictionary that contains itself cannot be converted to Python", loop_error)
+	p.remove_meta("loop")
+	p.remove_meta("loop_dict")
+	loop.clear()
+	loop_dict.clear()
 	var reused := []
 	for i in 300:
 		var fresh := {("é%03d" % i): ("v%03d" % (i % 7)), ("k%03d" % (i % 5)): i}
