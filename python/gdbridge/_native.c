@@ -446,8 +446,9 @@ typedef struct {
     PyObject *value; /* owned */
 } gdb_seen_slot;
 typedef struct {
+    const void *root; /* the outermost container: not in the table */
     gdb_seen_slot *slots;
-    intptr_t cap, used;
+    intptr_t cap, used; /* cap 0: no table yet */
     gdb_seen_slot inline_slots[16];
 } gdb_seen;
 static _Thread_local gdb_seen *gdb_seen_now;
@@ -518,27 +519,35 @@ static PyObject *gdb_dict_read(void *dict) {
 static PyObject *gdb_container_to_py(int type, void *p) {
     int array = type == GDEXTENSION_VARIANT_TYPE_ARRAY;
     if (Py_EnterRecursiveCall(array ? " while converting an Array" : " while converting a Dictionary")) return NULL;
-    gdb_seen outer, *seen = gdb_seen_now;
-    if (!seen) {
-        memset(&outer, 0, sizeof(outer));
-        outer.slots = outer.inline_slots;
-        outer.cap = (intptr_t)(sizeof(outer.inline_slots) / sizeof(outer.inline_slots[0]));
-        seen = gdb_seen_now = &outer;
-    }
     const void *key = *(void *const *)p;
+    gdb_seen outer, *seen = gdb_seen_now;
     PyObject *out = NULL;
-    gdb_seen_slot *slot = key ? gdb_seen_find(seen, key) : NULL;
-    if (slot && slot->key) {
-        if (slot->value)
+    gdb_seen_slot *slot = NULL;
+    if (!seen) {
+        /* The table is set up at the first nested container: a flat one (the common argument)
+         * costs nothing more. The outermost container is still being read until the end. */
+        outer.slots = NULL;
+        outer.cap = outer.used = 0;
+        outer.root = key;
+        seen = gdb_seen_now = &outer;
+    } else if (key) {
+        if (!seen->cap) {
+            seen->cap = (intptr_t)(sizeof(seen->inline_slots) / sizeof(seen->inline_slots[0]));
+            seen->slots = memset(seen->inline_slots, 0, sizeof(seen->inline_slots));
+        }
+        slot = gdb_seen_find(seen, key);
+    }
+    if (key && seen != &outer && (key == seen->root || (slot && slot->key))) {
+        if (key != seen->root && slot->value)
             out = Py_NewRef(slot->value);
         else
             PyErr_SetString(PyExc_RecursionError, array ? "an Array that contains itself cannot be converted to Python"
                                                         : "a Dictionary that contains itself cannot be converted to Python");
-    } else if (key && !gdb_seen_claim(seen, key)) {
+    } else if (slot && !gdb_seen_claim(seen, key)) {
         PyErr_NoMemory();
     } else {
         out = array ? gdb_array_read(p) : gdb_dict_read(p);
-        if (out && key) gdb_seen_find(seen, key)->value = Py_NewRef(out); /* found again: the table may have grown */
+        if (out && slot) gdb_seen_find(seen, key)->value = Py_NewRef(out); /* found again: the table may have grown */
     }
     if (seen == &outer) {
         for (intptr_t i = 0; i < outer.cap; i++) Py_XDECREF(outer.slots[i].value);
