@@ -15,7 +15,7 @@ CHECKS = [
     "class_exists", "parent_class", "resource_parent", "has_signal", "constant", "enum", "enum_value",
     "property_list", "range_hint", "enum_hint", "resource_hint", "typed_property", "group",
     "typed_array_hint", "method_list", "private_hidden", "refcounted_class", "abstract_class",
-    "python_parent_and_renamed",
+    "python_parent_and_renamed", "mixin_virtual",
     # calls: typed (ptrcall) and untyped (Variant), every Variant type through echo
     "typed_int", "typed_float", "typed_string", "typed_packed", "typed_dict", "packed_return", "default_arg",
     "untyped_int", "untyped_coerce",

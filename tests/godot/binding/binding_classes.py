@@ -316,6 +316,20 @@ class Concrete(AbstractBase, name="ConcreteProbe"):
     """A Python class extending a Python class, registered under another name."""
 
 
+class EntersTree:
+    """A plain mixin supplying an engine virtual: the class using it gets `_enter_tree` from here."""
+
+    def _enter_tree(self) -> None:
+        self.__dict__["entered"] = self.__dict__.get("entered", 0) + 1
+
+    def times_entered(self) -> int:
+        return self.__dict__.get("entered", 0)
+
+
+class MixedInNode(EntersTree, Node):
+    """A node whose only virtual comes from a mixin."""
+
+
 class Faulty(Node):
     """Raises in every `_process`; the engine must report it and keep running."""
 

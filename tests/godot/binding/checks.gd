@@ -11,6 +11,7 @@ var awaited: Array = []
 var threads: Array = []
 var baseline_instances := 0
 var thread_results: Array = []
+var mixed: Node
 
 
 func check(name: String, ok: bool, got: Variant = null) -> void:
@@ -29,6 +30,8 @@ func _initialize() -> void:
 	stage = load("res://probe_scene.tscn").instantiate()
 	root.add_child(stage)
 	probe = stage.get_node("Probe")
+	mixed = ClassDB.instantiate("MixedInNode")
+	root.add_child(mixed)
 	faulty = Faulty.new()
 	stage.add_child(faulty)
 
@@ -313,6 +316,8 @@ func check_many_instances() -> void:
 func _process(_delta: float) -> bool:
 	frame += 1
 	if frame == 3:
+		check("mixin_virtual", mixed.times_entered() == 1, mixed.times_entered())
+		mixed.free()
 		# Every Probe, Counter and ProbeData made in _initialize is gone: the scene's Probe, its ProbeData and Faulty remain.
 		check("refcounted_freed", Probe.live_instances() == baseline_instances + 3, Probe.live_instances() - baseline_instances)
 		check("virtuals_order", Array(probe.history()) == ["enter_tree", "notification_ready", "ready"] or Array(probe.history()) == ["enter_tree", "ready", "notification_ready"], probe.history())
