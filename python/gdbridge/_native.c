@@ -4,6 +4,7 @@
  * small helpers that do several interface calls per Python->C crossing (each crossing costs
  * ~0.1-0.3 us, so fewer of them is the main speed lever). */
 #include <dlfcn.h>
+#include <math.h>
 #include <limits.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -665,6 +666,18 @@ static int gdb_unbox(int type, PyObject *r, void *out) {
     return 0;
 }
 
+/* Whether a Variant argument is one the fast path converts for a number parameter without asking
+ * classdb._coerced: a bool, an int, or a float (a whole one for an int parameter); Nil too. */
+static int gdb_plain_number(int want, const void *arg) {
+    int have = gdb_vtype(arg);
+    if (have == GDEXTENSION_VARIANT_TYPE_NIL || have == GDEXTENSION_VARIANT_TYPE_BOOL ||
+        have == GDEXTENSION_VARIANT_TYPE_INT) return 1;
+    if (have != GDEXTENSION_VARIANT_TYPE_FLOAT) return 0;
+    if (want != GDEXTENSION_VARIANT_TYPE_INT) return 1;
+    double x = gdb_as_float(arg);
+    return isfinite(x) && floor(x) == x; /* as float.is_integer() */
+}
+
 /* Declared int/float/bool parameters get that Python type from an untyped call (2 -> 2.0). */
 static PyObject *gdb_coerce(int want, PyObject *value) {
     if (!value || !gdb_is_scalar(want) || value == Py_None) return value;
@@ -740,6 +753,13 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
     PyObject *boxed[8];
     int ok = 1;
     for (int i = 0; i < n; i++) {
+        /* Anything but a plain number for a number parameter goes to the general path, whose
+         * classdb._coerced decides (and reports the call error the engine names). */
+        if (gdb_is_scalar(m->types[i]) && !gdb_plain_number(m->types[i], args[i])) {
+            for (int j = 0; j < i; j++) Py_XDECREF(boxed[j]);
+            PyGILState_Release(gil);
+            return 0;
+        }
         boxed[i] = gdb_coerce(m->types[i], gdb_variant_to_py(args[i]));
         if (!boxed[i]) ok = 0;
     }

@@ -279,12 +279,13 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     def gdb_py_call(  # noqa: PLR0917 - the engine's callback signature
         mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
     ) -> None:
-        code, expected = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
+        code, expected, argument = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
         if arrivals:
             settle()
         if code:
             err.error = code
             err.expected = expected
+            err.argument = argument
 
     @ffi.def_extern(onerror=report)
     def gdb_py_validate_property(iid: int, info: Any) -> int:

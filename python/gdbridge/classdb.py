@@ -553,6 +553,18 @@ def _write_ref(ptr: Any, value: Any) -> None:
 
 
 _COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
+_REFUSED = object()
+
+
+def _coerced(vtype: int, value: Any) -> Any:
+    """A number for an int/float/bool parameter, as the engine converts one (bool, int and float
+    into each other), or `_REFUSED`: a string or anything else is a call error, never parsed, and a
+    float with a fraction is not silently truncated into an int."""
+    if not isinstance(value, bool | int | float):
+        return _REFUSED
+    if vtype == T.INT and isinstance(value, float) and not value.is_integer():
+        return _REFUSED
+    return _COERCE[vtype](value)
 
 
 _nil_script = [None]  # a Nil Variant: "no script" for set_typed
@@ -622,7 +634,7 @@ def _element_type(spec: TypeSpec) -> int:
 def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
     func = method.func
     specs = [spec for _, spec in method.args]
-    coercers = [_COERCE.get(spec.vtype) for spec in specs]
+    coercers = [_COERCE.get(spec.vtype) for spec in specs]  # None: no conversion
     wants_return = method.ret is not None
     typed_ret = wants_return and bool(method.ret.items)
     total = len(specs)
@@ -630,17 +642,19 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
 
     vararg = method.vararg
 
-    def call(obj: Any, args: Any, n: int, ret: Any) -> tuple[int, int]:
+    def call(obj: Any, args: Any, n: int, ret: Any) -> tuple[int, int, int]:
+        """(error, expected, argument) as the engine's GDExtensionCallError has them."""
         if n > total and not vararg:
-            return 3, total
+            return 3, total, 0
         if n < required:
-            return 4, required
+            return 4, required, 0
         values = []
         for i in range(n):
             value = _variant.from_variant(args[i])
-            coerce = coercers[i] if i < total else None
-            if coerce is not None and value is not None:
-                value = coerce(value)
+            if i < total and coercers[i] is not None and value is not None:
+                value = _coerced(specs[i].vtype, value)
+                if value is _REFUSED:
+                    return 2, specs[i].vtype, i  # CALL_ERROR_INVALID_ARGUMENT: the engine names it
             values.append(value)
         result = func(obj, *values)
         if typed_ret:
@@ -648,7 +662,7 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
         elif wants_return:
             objects.lib.gdb_vdestroy(ret)
             _variant.to_variant(ret, result)
-        return 0, 0
+        return 0, 0, 0
 
     return call
 

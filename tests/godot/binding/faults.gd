@@ -14,7 +14,12 @@ func _initialize() -> void:
 	check("get_fault", b.get("anything") == null)
 	b.set("anything", 1)
 	check("set_fault", true)
-	check("wrong_argument_type", u.takes_int("text") == null)
+	# As for an engine method: a string is never parsed into an int, a fraction never truncated; the
+	# engine reports the call error (callv, so that this script goes on).
+	check("wrong_argument_type", b.callv("takes_int", ["text"]) == null)
+	var refused: Array = [b.callv("takes_int", ["12"]), b.callv("takes_int", [1.5])]
+	check("no_silent_coercion", refused == [null, null], refused)
+	check("numbers_convert", [u.takes_int(3.0), u.takes_int(true)] == [3, 1], [u.takes_int(3.0), u.takes_int(true)])
 	var n := Node.new()
 	n.free()
 	check("method_on_freed_argument", [b.takes_object(n), u.takes_object(n)] == [null, null], [b.takes_object(n), u.takes_object(n)])
