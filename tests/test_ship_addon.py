@@ -96,6 +96,9 @@ def test_the_checkout_has_the_same_relocatable_library() -> None:
     ).stdout.strip()
     assert rpath == "$ORIGIN/python/lib"
     assert not (package.BIN / "gdbridge_env.json").exists()
+    # Built without debug info, whose folder names (the checkout, the build Python's headers) it would carry.
+    built = (package.BIN / "libgdbridge.linux.x86_64.so").read_bytes()
+    assert not [machine for machine in MACHINE_PATHS if machine.encode() in built]
 
 
 @pytest.fixture(scope="module")

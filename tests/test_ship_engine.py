@@ -213,6 +213,9 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, G
         for unzipped in (base / "zip" / "unzipped").rglob("*"):
             unzipped.chmod(0o755)  # unpack_archive drops the modes the zip records
     built["zip"] = base / "zip" / "unzipped", run
+    # Into a folder that does not exist: the engine refuses it, and nothing may be left there.
+    built["no folder"] = base / "no folder", run_godot(project, "--export-release", "Linux",
+                                                      str(base / "no folder" / "game.x86_64"))  # fmt: skip
     return built
 
 
@@ -230,6 +233,16 @@ def test_an_export_carries_the_engine_libraries_and_a_launcher(
     assert copied == sorted(p.name for p in godot.EXPORT_LIBS.iterdir()), copied
     assert elf.patchelf("--print-interpreter", str(folder / "game.x86_64")).strip() == godot.EXPORT_LOADER
     assert (folder / "game.sh").stat().st_mode & 0o111
+
+
+@pytest.mark.godot
+def test_an_export_into_a_missing_folder_fails_and_writes_nothing(
+    exports: dict[str, tuple[Path, GodotRun]],
+) -> None:
+    folder, run = exports["no folder"]
+    assert run.returncode != 0, run.log
+    assert any("export path doesn't exist" in line for line in run.errors()), run.log
+    assert not folder.exists(), sorted(p.name for p in folder.rglob("*"))
 
 
 @pytest.mark.godot

@@ -201,7 +201,8 @@ def build(engine: list[str]) -> bool:
         MODULE,
         '#include "gdextension_interface.h"\n' + NATIVE.read_text(),
         include_dirs=[str(BUILD)],
-        extra_compile_args=["-O2", "-Wno-unused-function", "-Wno-unused-parameter"],
+        # -g0 last: the build Python's CFLAGS carry -g, and debug info names the build's folders.
+        extra_compile_args=["-O2", "-Wno-unused-function", "-Wno-unused-parameter", "-g0"],
         libraries=["dl"],
     )
     try:

@@ -52,8 +52,9 @@ func _export_begin(_features: PackedStringArray, _is_debug: bool, path: String, 
 
 
 func _export_end() -> void:
-	if _binary.is_empty():
-		return
+	if _binary.is_empty() or not FileAccess.file_exists(_binary):
+		_binary = ""
+		return  # no binary: the export failed (e.g. its folder does not exist), so leave nothing
 	var folder := _binary.get_base_dir()
 	var launcher := folder.path_join(_binary.get_file().get_basename() + ".sh")
 	var failed := _copy_folder(libs_folder(), folder.path_join("lib"))
