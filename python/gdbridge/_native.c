@@ -436,9 +436,52 @@ static PyObject *gdb_text_to_py(const void *value, int type) {
     return text;
 }
 
-static PyObject *gdb_array_to_py(void *array) {
-    /* An Array holding itself ends in RecursionError, not a stack overflow. */
-    if (Py_EnterRecursiveCall(" while converting an Array")) return NULL;
+/* The containers one conversion has read, by the engine's shared data pointer (an Array or a
+ * Dictionary is one pointer to data its copies share). A container reached again through another
+ * path becomes the same Python object: shared references stay shared, and a small Array of shared
+ * Arrays cannot unfold into an exponential tree. A NULL value marks a container still being read,
+ * so one holding itself is refused. Per thread: a callback into Python mid-conversion can let
+ * another thread convert. */
+typedef struct {
+    const void *key;
+    PyObject *value; /* owned */
+} gdb_seen_slot;
+typedef struct {
+    const void *root; /* the outermost container: not in the table */
+    gdb_seen_slot *slots;
+    intptr_t cap, used; /* cap 0: no table yet */
+    gdb_seen_slot inline_slots[16];
+} gdb_seen;
+static _Thread_local gdb_seen *gdb_seen_now;
+
+static gdb_seen_slot *gdb_seen_find(gdb_seen *seen, const void *key) {
+    uintptr_t mask = (uintptr_t)seen->cap - 1;
+    uintptr_t i = (uintptr_t)key * (uintptr_t)0x9E3779B97F4A7C15u;
+    for (i = (i ^ (i >> 29)) & mask;; i = (i + 1) & mask)
+        if (seen->slots[i].key == key || !seen->slots[i].key) return &seen->slots[i];
+}
+
+/* The empty slot for `key`, growing the table to stay at most half full; NULL when out of memory. */
+static gdb_seen_slot *gdb_seen_claim(gdb_seen *seen, const void *key) {
+    if ((seen->used + 1) * 2 > seen->cap) {
+        intptr_t cap = seen->cap * 2;
+        gdb_seen_slot *old = seen->slots, *slots = calloc((size_t)cap, sizeof(*slots));
+        if (!slots) return NULL;
+        intptr_t old_cap = seen->cap;
+        seen->slots = slots;
+        seen->cap = cap;
+        for (intptr_t i = 0; i < old_cap; i++)
+            if (old[i].key) *gdb_seen_find(seen, old[i].key) = old[i];
+        if (old != seen->inline_slots) free(old);
+    }
+    seen->used++;
+    gdb_seen_slot *slot = gdb_seen_find(seen, key);
+    slot->key = key;
+    slot->value = NULL;
+    return slot;
+}
+
+static PyObject *gdb_array_read(void *array) {
     int64_t n = gdb_seq_size(GDEXTENSION_VARIANT_TYPE_ARRAY, array);
     PyObject *list = PyList_New((Py_ssize_t)n);
     for (int64_t i = 0; list && i < n; i++) {
@@ -449,12 +492,10 @@ static PyObject *gdb_array_to_py(void *array) {
         }
         PyList_SET_ITEM(list, (Py_ssize_t)i, item);
     }
-    Py_LeaveRecursiveCall();
     return list;
 }
 
-static PyObject *gdb_dict_to_py(void *dict) {
-    if (Py_EnterRecursiveCall(" while converting a Dictionary")) return NULL;
+static PyObject *gdb_dict_read(void *dict) {
     uint64_t keys = 0, values = 0;
     g_default_constructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&keys, NULL);
     g_default_constructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&values, NULL);
@@ -471,7 +512,61 @@ static PyObject *gdb_dict_to_py(void *dict) {
     }
     g_destructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&keys);
     g_destructor[GDEXTENSION_VARIANT_TYPE_ARRAY](&values);
+    return out;
+}
+
+/* An Array or Dictionary (raw, by its internal pointer) as a list or dict. The outermost one owns
+ * the table of containers already read; Python's recursion limit still bounds the nesting depth. */
+static PyObject *gdb_container_to_py(int type, void *p) {
+    int array = type == GDEXTENSION_VARIANT_TYPE_ARRAY;
+    if (Py_EnterRecursiveCall(array ? " while converting an Array" : " while converting a Dictionary")) return NULL;
+    const void *key = *(void *const *)p;
+    gdb_seen outer, *seen = gdb_seen_now;
+    PyObject *out = NULL;
+    gdb_seen_slot *slot = NULL;
+    if (!seen) {
+        /* The table is set up at the first nested container: a flat one (the common argument)
+         * costs nothing more. The outermost container is still being read until the end. */
+        outer.slots = NULL;
+        outer.cap = outer.used = 0;
+        outer.root = key;
+        seen = gdb_seen_now = &outer;
+    } else if (key) {
+        if (!seen->cap) {
+            seen->cap = (intptr_t)(sizeof(seen->inline_slots) / sizeof(seen->inline_slots[0]));
+            seen->slots = memset(seen->inline_slots, 0, sizeof(seen->inline_slots));
+        }
+        slot = gdb_seen_find(seen, key);
+    }
+    if (key && seen != &outer && (key == seen->root || (slot && slot->key))) {
+        if (key != seen->root && slot->value)
+            out = Py_NewRef(slot->value);
+        else
+            PyErr_SetString(PyExc_RecursionError, array ? "an Array that contains itself cannot be converted to Python"
+                                                        : "a Dictionary that contains itself cannot be converted to Python");
+    } else if (slot && !gdb_seen_claim(seen, key)) {
+        PyErr_NoMemory();
+    } else {
+        out = array ? gdb_array_read(p) : gdb_dict_read(p);
+        if (out && slot) gdb_seen_find(seen, key)->value = Py_NewRef(out); /* found again: the table may have grown */
+    }
+    if (seen == &outer) {
+        for (intptr_t i = 0; i < outer.cap; i++) Py_XDECREF(outer.slots[i].value);
+        if (outer.slots != outer.inline_slots) free(outer.slots);
+        gdb_seen_now = NULL;
+    }
     Py_LeaveRecursiveCall();
+    return out;
+}
+
+/* A call into Python from inside a conversion starts its own: its containers may be freed and
+ * their memory reused before the outer conversion ends. */
+static PyObject *gdb_convert_in_python(PyObject *func, const char *format, int type, intptr_t address) {
+    gdb_seen *seen = gdb_seen_now;
+    gdb_seen_now = NULL;
+    PyObject *out = type < 0 ? PyObject_CallFunction(func, format, (Py_ssize_t)address)
+                             : PyObject_CallFunction(func, format, type, (Py_ssize_t)address);
+    gdb_seen_now = seen;
     return out;
 }
 
@@ -494,8 +589,8 @@ static PyObject *gdb_raw_to_py(int type, const void *p) {
     case GDEXTENSION_VARIANT_TYPE_STRING:
     case GDEXTENSION_VARIANT_TYPE_STRING_NAME:
     case GDEXTENSION_VARIANT_TYPE_NODE_PATH: return gdb_text_to_py(p, type);
-    case GDEXTENSION_VARIANT_TYPE_ARRAY: return gdb_array_to_py((void *)p);
-    case GDEXTENSION_VARIANT_TYPE_DICTIONARY: return gdb_dict_to_py((void *)p);
+    case GDEXTENSION_VARIANT_TYPE_ARRAY:
+    case GDEXTENSION_VARIANT_TYPE_DICTIONARY: return gdb_container_to_py(type, (void *)p);
     default: break;
     }
     if (type > 0 && type < GDB_TYPES && gdb_packed_item[type]) {
@@ -526,7 +621,7 @@ static PyObject *gdb_raw_to_py(int type, const void *p) {
         Py_DECREF(view);
         return out;
     }
-    return PyObject_CallFunction(gdb_read_raw_cb, "in", type, (Py_ssize_t)(intptr_t)p);
+    return gdb_convert_in_python(gdb_read_raw_cb, "in", type, (intptr_t)p);
 }
 
 static PyObject *gdb_variant_to_py(const void *v) {
@@ -545,7 +640,7 @@ static PyObject *gdb_variant_to_py(const void *v) {
     }
     if (type > 0 && type < GDB_TYPES && gdb_packed_item[type])
         return gdb_raw_to_py(type, g_internal_ptr[type]((void *)v));
-    return PyObject_CallFunction(gdb_read_var_cb, "n", (Py_ssize_t)(intptr_t)v);
+    return gdb_convert_in_python(gdb_read_var_cb, "n", -1, (intptr_t)v);
 }
 
 static int gdb_is_scalar(int type) {
@@ -899,8 +994,8 @@ static PyObject *gdb_fast_read(PyObject *self, PyObject *const *args, Py_ssize_t
     void *source = PyLong_AsVoidPtr(args[0]);
     long type = PyLong_AsLong(args[1]);
     if (PyErr_Occurred()) return NULL;
-    if (type == GDEXTENSION_VARIANT_TYPE_ARRAY) return gdb_array_to_py(source);
-    if (type == GDEXTENSION_VARIANT_TYPE_DICTIONARY) return gdb_dict_to_py(source);
+    if (type == GDEXTENSION_VARIANT_TYPE_ARRAY || type == GDEXTENSION_VARIANT_TYPE_DICTIONARY)
+        return gdb_container_to_py(type, source);
     PyErr_SetString(PyExc_ValueError, "read() takes an Array or a Dictionary");
     return NULL;
 }

@@ -92,11 +92,7 @@ def _gdextension_config() -> dict[str, Any]:
 
     Read through the engine from the project's extension list (an exported game has the file only
     in its pack); on a project's first import, before that list exists, from the addon folder."""
-    classdb_ = objects.singleton("ClassDB")
-
-    def read(path: str) -> str:
-        return str(classdb_.class_call_static("FileAccess", "get_file_as_string", path))
-
+    read = objects.engine_class("FileAccess").get_file_as_string
     texts = [read(path) for path in read("res://.godot/extension_list.cfg").split()]
     if not texts:
         addon = Path(ffi.string(lib.gdb_library_path()).decode()).parent.parent

@@ -447,7 +447,7 @@ def reloaded(info: ClassInfo) -> None:
             del _virtual_ids[(cid, name)]
             continue
         owner = next((c for c in target.cls.__mro__ if name in c.__dict__), None)
-        if owner is None or owner.__dict__.get("_gd_native", True):
+        if owner is None or owner.__dict__.get("_gd_native") is True:
             continue
         func = owner.__dict__[name]
         vid, shape = result >> 2, result & 3
@@ -828,7 +828,8 @@ def get_virtual(cid: int, name_ptr: Any) -> int:
         return found
     info = classes[cid]
     owner = next((c for c in info.cls.__mro__ if name in c.__dict__), None)
-    python_defined = owner is not None and not owner.__dict__.get("_gd_native", True)
+    # Written in Python: a Python-defined Godot class (`_gd_native` False) or a plain mixin (none).
+    python_defined = owner is not None and owner.__dict__.get("_gd_native") is not True
     editor_skips = state["editor"] and name in GAME_VIRTUALS and not info.tool
     if not python_defined or editor_skips or not callable(owner.__dict__[name]):
         result = 0

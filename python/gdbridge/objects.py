@@ -566,31 +566,40 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
     label = f"{class_name}.{name}"
     thread_safe = name in THREAD_SAFE
 
-    def method(self: Any, *args: Any) -> Any:
+    def bind() -> int:
         nonlocal mb
-        if mb is None:
-            found = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
-            if found == ffi.NULL:
-                raise GodotError(f"{label} is not in this engine")
-            mb = int(ffi.cast("intptr_t", found))
-        if is_static:
-            address = 0
-        else:
-            if self._ptr is None:
-                raise GodotError(f"{label}: {type(self).__name__} instance was freed")
-            if not thread_safe and self._gd_is_node and threading.get_ident() != MAIN_THREAD:
-                check_thread(self, label)
-            address = self._id  # the C call looks the object up by id: a freed one is refused
-        try:
-            return _fast_call(mb, address, *args)
-        except _CallError as error:
-            if error.args[0] == -1:
-                raise GodotError(f"{label}: {type(self).__name__} instance was freed") from None
-            raise GodotError(f"{label}: {_call_error(error.args[0])}") from None
+        found = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
+        if found == ffi.NULL:
+            raise GodotError(f"{label} is not in this engine")
+        mb = int(ffi.cast("intptr_t", found))
+        return mb
 
-    method.__name__ = name
-    method.__qualname__ = label
-    return staticmethod(method) if is_static else method  # type: ignore[return-value]
+    def failed(error: _CallError, owner: str) -> GodotError:
+        if error.args[0] == -1:
+            return GodotError(f"{label}: {owner} instance was freed")
+        return GodotError(f"{label}: {_call_error(error.args[0])}")
+
+    def method(self: Any, *args: Any) -> Any:
+        if self._ptr is None:
+            raise GodotError(f"{label}: {type(self).__name__} instance was freed")
+        if not thread_safe and self._gd_is_node and threading.get_ident() != MAIN_THREAD:
+            check_thread(self, label)
+        try:  # the C call looks the object up by id: a freed one is refused
+            return _fast_call(mb or bind(), self._id, *args)
+        except _CallError as error:
+            raise failed(error, type(self).__name__) from None
+
+    def static(*args: Any) -> Any:
+        """A static method has no receiver: every argument is the engine's (address 0)."""
+        try:
+            return _fast_call(mb or bind(), 0, *args)
+        except _CallError as error:
+            raise failed(error, class_name) from None
+
+    chosen = static if is_static else method
+    chosen.__name__ = name
+    chosen.__qualname__ = label
+    return staticmethod(static) if is_static else method  # type: ignore[return-value]
 
 
 def check_thread(node: Any, label: str) -> None:

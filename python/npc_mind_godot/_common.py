@@ -10,6 +10,7 @@ from gdbridge import objects
 from npc_mind.server import WrongThreadError
 
 ICONS = "res://addons/npc_mind/icons/"
+NOTIFICATION_PREDELETE = 1
 
 
 def icon(name: str) -> str:
@@ -64,3 +65,24 @@ def _refuse_thread() -> None:
         f"{frame.f_code.co_qualname}() called from a non-main thread: npc_mind's nodes and NpcMindServer "
         "are main-thread only; from a Thread use call_deferred() or call_thread_safe()"
     )
+
+
+class ServerHandle:
+    """The server-handle lifecycle of the nodes the server runs (a plain mixin: gdbridge registers
+    its methods on each node). The node's own `_handle()` joins the server once and keeps the id in
+    `_server_handle`; the node joins on entering the tree (or, with `_JOINS_IN_READY`, from its own
+    `_ready`, once the nodes it links to are in the tree) and leaves when it is freed."""
+
+    _JOINS_IN_READY = False
+
+    def _enter_tree(self) -> None:
+        if not self._JOINS_IN_READY:
+            self._handle()
+
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
+            server().release(self.__dict__.pop("_server_handle"))
+
+    def get_server_id(self) -> int:
+        """This node's id for the server's batched methods."""
+        return self._handle()

@@ -11,9 +11,7 @@ from npc_mind.decision.blackboard import describe_type, plain_board
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind_godot import live
-from npc_mind_godot._common import icon, server
-
-NOTIFICATION_PREDELETE = 1
+from npc_mind_godot._common import ServerHandle, icon, server
 
 
 def describe_engine_value(value: Any) -> Any:
@@ -30,7 +28,7 @@ def describe_engine_value(value: Any) -> Any:
     return describe_type(value)
 
 
-class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
+class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")):
     """The LLM as an advisor: `request_decision(context)` sends a frozen snapshot of the context (and the
     sibling MemoryStream's top memories, without waking them) to an OpenAI-compatible endpoint off the
     main thread. Each request ends in exactly one signal: `decision_made(intent, urgency, tier)` (tier 1:
@@ -41,6 +39,8 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
     The endpoint comes from `endpoint`, else the project setting `npc_mind/llm/endpoint`, else the
     environment (`NPC_MIND_LLM_URL`); API keys only ever come from the environment (`NPC_MIND_API_KEY`).
     """
+
+    _JOINS_IN_READY = True  # the linked selector and memory stream are in the tree by then
 
     endpoint: str = export(
         "", doc="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1 (empty: default)."
@@ -143,14 +143,6 @@ class AsyncLLMDecision(classes.Node, icon=icon("AsyncLLMDecision")):
         # Join the server's decision hub now (not at the first request): a new hub prepares its
         # endpoint, warming the model's cache with the prompt's stable prefix before anyone asks.
         self._handle()
-
-    def _notification(self, what: int) -> None:
-        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
-            server().release(self.__dict__.pop("_server_handle"))
-
-    def get_server_id(self) -> int:
-        """This decision's id for the server's batched methods."""
-        return self._handle()
 
     def request_decision(self, context: dict) -> None:
         """Ask once; the request leaves at the end of this frame and ends in exactly one signal. The

@@ -12,9 +12,7 @@ from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, p
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot import live
-from npc_mind_godot._common import core, icon, server
-
-NOTIFICATION_PREDELETE = 1
+from npc_mind_godot._common import ServerHandle, core, icon, server
 
 
 def _range(name: str, step: float) -> tuple[float, float, float]:
@@ -126,7 +124,7 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
 AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
 
 
-class MemoryStream(classes.Node, icon=icon("MemoryStream")):
+class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
     """An NPC's working memory: it forgets like a person (R = e^(-t/S)).
 
     Record what the NPC perceives every frame (the refractory period keeps that honest); recall a
@@ -222,17 +220,6 @@ class MemoryStream(classes.Node, icon=icon("MemoryStream")):
             if not self.emit_signals:
                 server().core.set_memory_signals(handle, False)
         return handle
-
-    def _enter_tree(self) -> None:
-        self._handle()
-
-    def _notification(self, what: int) -> None:
-        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
-            server().release(self.__dict__.pop("_server_handle"))
-
-    def get_server_id(self) -> int:
-        """This stream's id for the server's batched methods."""
-        return self._handle()
 
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
         """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""

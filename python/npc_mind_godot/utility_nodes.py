@@ -16,10 +16,9 @@ from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind_godot import live
-from npc_mind_godot._common import core, icon, server
+from npc_mind_godot._common import ServerHandle, core, icon, server
 from npc_mind_godot.debug_feed import selector_state
 
-NOTIFICATION_PREDELETE = 1
 TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
 
 
@@ -185,7 +184,7 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
 UtilityBehavior.__dict__["name"].on_change = _show_as
 
 
-class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
+class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     """Chooses a behaviour by utility: every behaviour's considerations scored, the best one wins.
 
     Anti-dithering (all off by default): `momentum` bonus for the running behaviour, `commitment`
@@ -282,17 +281,6 @@ class UtilitySelector(classes.Node, icon=icon("UtilitySelector")):
                 if curve is not None and curve.get_instance_id() not in watched:
                     watched.append(curve.get_instance_id())
                     curve.changed.connect(rebake)
-
-    def _enter_tree(self) -> None:
-        self._handle()
-
-    def _notification(self, what: int) -> None:
-        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
-            server().release(self.__dict__.pop("_server_handle"))
-
-    def get_server_id(self) -> int:
-        """This selector's id for the server's batched methods."""
-        return self._handle()
 
     def evaluate(self, context: dict) -> StringName:
         """The behaviour to run now for this context (a Dictionary of input key -> number)."""

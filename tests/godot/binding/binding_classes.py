@@ -128,6 +128,33 @@ class Probe(Node):
         containers (not the C fast path)."""
         return {key: [value, [scale] * 2, {scale: (key,)}] for key, value in table.items()}
 
+    def shared_tree_facts(self, tree: list, table: gd.Variant) -> str:
+        """A small Array whose elements are one shared Array, nested (30 ** 10 paths), and a
+        Dictionary holding one Array twice: each shared container arrives as one Python object."""
+        depth, node = 0, tree
+        while isinstance(node, list) and len(node) == 30:
+            if any(item is not node[0] for item in node):
+                return f"not shared at depth {depth}"
+            depth, node = depth + 1, node[0]
+        return f"{depth} {node} {table['a'] is table['b']} {table['a']}"
+
+    def self_containing_meta(self) -> str:
+        """The error reading back an Array (or a Dictionary) GDScript made contain itself."""
+        errors = []
+        for name in ("loop", "loop_dict"):
+            try:
+                self.get_meta(name)
+            except RecursionError as error:
+                errors.append(str(error))
+        return " | ".join(errors)
+
+    def static_engine_calls(self, path: str) -> list:
+        """Static engine methods through gdbridge.classes, called on the class."""
+        from gdbridge.classes import FileAccess
+
+        return [FileAccess.file_exists(path), FileAccess.file_exists(path + ".missing"),
+                FileAccess.get_file_as_string(path)]  # fmt: skip
+
     def cyclic_refused(self) -> bool:
         """A list holding itself, into an engine call: RecursionError, not a crash."""
         cyclic: list = [1]
@@ -287,6 +314,20 @@ class AbstractBase(Node, abstract=True):
 
 class Concrete(AbstractBase, name="ConcreteProbe"):
     """A Python class extending a Python class, registered under another name."""
+
+
+class EntersTree:
+    """A plain mixin supplying an engine virtual: the class using it gets `_enter_tree` from here."""
+
+    def _enter_tree(self) -> None:
+        self.__dict__["entered"] = self.__dict__.get("entered", 0) + 1
+
+    def times_entered(self) -> int:
+        return self.__dict__.get("entered", 0)
+
+
+class MixedInNode(EntersTree, Node):
+    """A node whose only virtual comes from a mixin."""
 
 
 class Faulty(Node):

@@ -11,6 +11,7 @@ var awaited: Array = []
 var threads: Array = []
 var baseline_instances := 0
 var thread_results: Array = []
+var mixed: Node
 
 
 func check(name: String, ok: bool, got: Variant = null) -> void:
@@ -29,6 +30,8 @@ func _initialize() -> void:
 	stage = load("res://probe_scene.tscn").instantiate()
 	root.add_child(stage)
 	probe = stage.get_node("Probe")
+	mixed = ClassDB.instantiate("MixedInNode")
+	root.add_child(mixed)
 	faulty = Faulty.new()
 	stage.add_child(faulty)
 
@@ -94,6 +97,8 @@ func check_calls() -> void:
 	check("object_echo", p.echo(p) == p)
 	check_containers(p, u)
 	check("static_method", Probe.live_instances() >= 1)
+	var statics: Array = p.static_engine_calls("res://quit.gd")
+	check("static_engine_method", statics == [true, false, FileAccess.get_file_as_string("res://quit.gd")] and statics[2].length() > 0, statics)
 	var scripted := Node.new()
 	var script := GDScript.new()
 	script.source_code = "extends Node\nvar health := 7\nfunc doubled_by_script(x: int) -> int:\n\treturn x * 2\n"
@@ -147,6 +152,27 @@ func check_containers(p: Probe, u: Variant) -> void:
 	check("python_path_containers", scaled == want_scaled and u.scaled_dict({}, 3) == {} \
 		and typeof(scaled["a"][0][1].keys()[0]) == TYPE_STRING_NAME, scaled)
 	check("cyclic_python_list_refused", p.cyclic_refused())
+	var tree: Array = ["leaf"]
+	for level in 10:
+		var wide := []
+		for i in 30:
+			wide.append(tree)
+		tree = wide
+	var shared := [1, 2]
+	var shared_facts: String = p.shared_tree_facts(tree, {"a": shared, "b": shared})
+	check("shared_containers_read_once", shared_facts == "10 ['leaf'] True [1, 2]" and u.shared_tree_facts(tree, {"a": shared, "b": shared}) == shared_facts, shared_facts)
+	var loop := [1]
+	loop.append(loop)
+	var loop_dict := {}
+	loop_dict["self"] = [loop_dict]
+	p.set_meta("loop", loop)
+	p.set_meta("loop_dict", loop_dict)
+	var loop_error: String = p.self_containing_meta()
+	check("self_containing_refused", loop_error == "an Array that contains itself cannot be converted to Python | a Dictionary that contains itself cannot be converted to Python", loop_error)
+	p.remove_meta("loop")
+	p.remove_meta("loop_dict")
+	loop.clear()
+	loop_dict.clear()
 	var reused := []
 	for i in 300:
 		var fresh := {("é%03d" % i): ("v%03d" % (i % 7)), ("k%03d" % (i % 5)): i}
@@ -290,6 +316,8 @@ func check_many_instances() -> void:
 func _process(_delta: float) -> bool:
 	frame += 1
 	if frame == 3:
+		check("mixin_virtual", mixed.times_entered() == 1, mixed.times_entered())
+		mixed.free()
 		# Every Probe, Counter and ProbeData made in _initialize is gone: the scene's Probe, its ProbeData and Faulty remain.
 		check("refcounted_freed", Probe.live_instances() == baseline_instances + 3, Probe.live_instances() - baseline_instances)
 		check("virtuals_order", Array(probe.history()) == ["enter_tree", "notification_ready", "ready"] or Array(probe.history()) == ["enter_tree", "ready", "notification_ready"], probe.history())
