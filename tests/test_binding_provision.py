@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import py_compile
 from pathlib import Path
 
 import pytest
@@ -60,6 +62,25 @@ def test_the_build_carries_its_own_python_runtime() -> None:
         copy, source = site / name / "__init__.py", ROOT / "python" / name / "__init__.py"
         assert copy.read_bytes() == source.read_bytes()
     assert package.sync_own_packages() == 0
+
+
+def test_the_own_packages_bytecode_names_no_path_of_this_machine() -> None:
+    """Python rewrote a stale .pyc with its absolute file name: a checkout's addon copied into a game
+    named this checkout. The sync makes hash-checked bytecode named relative to site-packages, even
+    over bytecode the engine wrote."""
+    from tools.provision import package
+
+    site = package.RUNTIME / "lib" / package.VERSION_DIR / "site-packages"
+    module = site / "npc_mind" / "_version.py"
+    written_by_python = Path(importlib.util.cache_from_source(str(module)))
+    py_compile.compile(str(module), str(written_by_python))  # as an import of a stale copy would
+    assert str(site).encode() in written_by_python.read_bytes()
+    package.sync_own_packages()
+    for name in package.OWN_PACKAGES:
+        for cached in (site / name).rglob("*.pyc"):
+            data = cached.read_bytes()
+            assert int.from_bytes(data[4:8], "little") == 0b11, cached  # validated by the source's hash
+            assert str(ROOT).encode() not in data, cached
 
 
 def test_every_project_using_the_addon_is_imported() -> None:

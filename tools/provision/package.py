@@ -23,6 +23,7 @@ from __future__ import annotations
 import compileall
 import filecmp
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -288,17 +289,30 @@ def _relocate(runtime: Path) -> None:
             _run([tool, "--set-rpath", ":".join(keep), str(elf)])
 
 
-def _compile(folder: Path, checked: bool = False) -> None:
+def _compile(folder: Path, checked: bool = False, strip: Path | None = None) -> None:
     """Bytecode for every module under `folder`, validated by the source's hash when `checked`
-    (files someone may edit), else never (the runtime's own files are never edited in place)."""
+    (files someone may edit), else never (the runtime's own files are never edited in place). The
+    file names inside are relative to `strip` (default `folder`): no path of this machine."""
     mode = compileall.py_compile.PycInvalidationMode
     compileall.compile_dir(
         str(folder),
         quiet=2,
         workers=0,
-        stripdir=str(folder),
+        force=True,  # compileall keeps bytecode whose timestamp matches, whatever its mode and names
+        stripdir=str(strip or folder),
         invalidation_mode=mode.CHECKED_HASH if checked else mode.UNCHECKED_HASH,
     )
+
+
+def _bytecode_made_here(source: Path, site: Path) -> bool:
+    """Whether `source` has the bytecode `_compile(..., checked=True, strip=site)` makes: validated by
+    its hash (flags 0b11 in the .pyc header) and not naming `site` (Python rewrites a stale one
+    keeping its flags, with the absolute file name)."""
+    try:
+        data = Path(importlib.util.cache_from_source(str(source))).read_bytes()
+    except OSError:
+        return False
+    return int.from_bytes(data[4:8], "little") == 0b11 and str(site).encode() not in data
 
 
 def bundle(force: bool = False) -> bool:
@@ -364,6 +378,7 @@ def sync_own_packages() -> int:
         return 0
     changed = 0
     for package in OWN_PACKAGES:
+        before = changed
         wanted = _own_files(package)
         target = site / package
         for name, source in wanted.items():
@@ -376,6 +391,14 @@ def sync_own_packages() -> int:
             if stale.relative_to(target).as_posix() not in wanted:
                 stale.unlink()
                 changed += 1
+        for cached in target.rglob("__pycache__/*.pyc"):  # bytecode whose module is gone
+            if not (cached.parent.parent / (cached.name.split(".", 1)[0] + ".py")).is_file():
+                cached.unlink()
+        # Hash-checked bytecode made here, named relative to site-packages: the engine then never
+        # writes its own (which would name this checkout), and the zip takes the folder as it is.
+        sources = [target / name for name in wanted if name.endswith(".py")]
+        if changed > before or not all(_bytecode_made_here(source, site) for source in sources):
+            _compile(target, checked=True, strip=site)
     return changed
 
 
@@ -402,15 +425,8 @@ def _addon_files() -> list[tuple[Path, str]]:
             or relative.name.startswith(".python-")
         ):
             continue
-        if relative.parts[0] == "bin" and "__pycache__" in relative.parts and _own_package(relative):
-            continue  # written by this checkout's runs; the zip gets hash-checked ones instead
         found.append((path, f"addons/npc_mind/{relative.as_posix()}"))
     return found
-
-
-def _own_package(relative: Path) -> bool:
-    parts = relative.parts
-    return len(parts) > 5 and parts[4] == "site-packages" and parts[5] in OWN_PACKAGES
 
 
 def write_zip(target: Path | None = None) -> Path:
@@ -418,20 +434,12 @@ def write_zip(target: Path | None = None) -> Path:
     (never stale if someone edits them, and never rewritten because unzipping changed their times)."""
     target = target or zip_path()
     target.parent.mkdir(parents=True, exist_ok=True)
-    site = RUNTIME / "lib" / VERSION_DIR / "site-packages"
-    with tempfile.TemporaryDirectory() as tmp:
-        compiled = Path(tmp)
-        for package in OWN_PACKAGES:
-            shutil.copytree(site / package, compiled / package, ignore=shutil.ignore_patterns("__pycache__"))
-        _compile(compiled, checked=True)
-        partial = target.with_name(target.name + ".part")
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-            for path, name in _addon_files():
-                archive.write(path, name)
-            prefix = f"addons/npc_mind/bin/python/lib/{VERSION_DIR}/site-packages"
-            for pyc in sorted(compiled.rglob("*.pyc")):
-                archive.write(pyc, f"{prefix}/{pyc.relative_to(compiled).as_posix()}")
-        partial.replace(target)
+    sync_own_packages()  # their hash-checked bytecode current
+    partial = target.with_name(target.name + ".part")
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+        for path, name in _addon_files():
+            archive.write(path, name)
+    partial.replace(target)
     return target
 
 
