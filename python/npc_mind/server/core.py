@@ -26,7 +26,7 @@ from npc_mind.server.decisions import DecisionBank, DecisionSettings
 from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.memories import MemoryBank, MemoryLog, MemoryProfileSpec
 from npc_mind.server.registry import HandleCounter, WrongThreadError
-from npc_mind.server.selectors import SelectorHub
+from npc_mind.server.selectors import SelectorBank
 
 
 class MindServer:
@@ -41,7 +41,7 @@ class MindServer:
         self.events = EventQueue()
         counter = HandleCounter()
         self.memory = MemoryBank(counter, self.events)
-        self.selectors = SelectorHub(counter, self.events)
+        self.selectors = SelectorBank(counter, self.events)
         self.decisions = DecisionBank(
             counter, self.events, llm_endpoint, memory_top_k=self._top_k_now, clock=monotonic
         )
