@@ -39,7 +39,7 @@ class MindServer:
     ) -> None:
         self.clock = ServerClock(ClockMode(clock))
         self.events = EventQueue()
-        counter = HandleCounter()
+        counter = self.handles = HandleCounter()
         self.memory = MemoryBank(counter, self.events)
         self.selectors = SelectorBank(counter, self.events)
         self.decisions = DecisionBank(
@@ -120,6 +120,7 @@ class MindServer:
         self.selectors.step(now)
         self.decisions.step()
         self.memory.step(now)
+        self.handles.settle()  # the slots freed before this update may be reused from now on
         return self.events.drain()
 
     # --- memory --------------------------------------------------------------------------------
