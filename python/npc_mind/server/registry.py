@@ -151,8 +151,9 @@ class HandleTable:
         left out, never fails the others' rows: batched writes skip its row, batched reads answer
         for it as for an NPC that knows nothing. Such rows are counted in `skipped`.
         """
-        slots = handles & SLOT_MASK  # a negative or too large handle lands on a slot not holding it
-        slots[slots >= self.owner.size] = 0  # slot 0 holds no handle
+        # A negative or too large handle lands on a slot holding another value (or none), as does a
+        # slot past the table's end clamped to its last one: only a live handle finds itself.
+        slots = np.minimum(handles & SLOT_MASK, self.owner.size - 1)
         owners = np.where(self.handle[slots] == handles, self.owner[slots], -1)
         if owners.size and owners[0] >= 0 and (owners == owners[0]).all():  # the common case
             return [(int(owners[0]), np.arange(owners.size), self.row[slots])]
