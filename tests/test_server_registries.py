@@ -5,8 +5,13 @@ survivors keep their inputs, choices and anti-dithering state."""
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import pkgutil
+
 import pytest
 
+import npc_mind.server
 from npc_mind.server import ClockMode, TooManyHandlesError
 from npc_mind.server.core import MindServer
 from npc_mind.server.registry import GENERATIONS, SLOT_MASK, HandleCounter, slot_of
@@ -136,3 +141,17 @@ def test_more_live_handles_than_a_handle_can_number_is_a_clear_error() -> None:
     counter.release(last)
     counter.settle()
     assert slot_of(counter.take()) == SLOT_MASK  # a freed slot is there again
+
+
+def test_every_per_subsystem_registry_is_a_bank() -> None:
+    """Issue 14 (4): one name per kind of registry. Each subsystem's registry of the server (a class
+    keeping its front ends in a `Registry`) is a ...Bank; DecisionHub is the LLM request loop."""
+    found = {}
+    for module in pkgutil.iter_modules(npc_mind.server.__path__, "npc_mind.server."):
+        for value in vars(importlib.import_module(module.name)).values():
+            if dataclasses.is_dataclass(value) and isinstance(value, type):
+                fields = {field.name: str(field.type) for field in dataclasses.fields(value)}
+                if fields.get("entries", "").startswith("Registry["):
+                    found[value.__name__] = value.__module__
+    assert set(found) >= {"MemoryBank", "SelectorBank", "DecisionBank"}, found
+    assert all(name.endswith("Bank") for name in found), found
