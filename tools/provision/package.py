@@ -507,6 +507,17 @@ def _zip_fingerprint(with_model: bool = False) -> str:
     return digest.hexdigest()
 
 
+def current_zip(with_model: bool = False) -> Path:
+    """The addon's zip (`with_model`: the one with bin/llama/), written again only if the addon changed."""
+    target = zip_path(with_model)
+    stamp = DIST / (target.name + ".stamp")
+    fingerprint = _zip_fingerprint(with_model)
+    if not target.is_file() or not stamp.is_file() or stamp.read_text() != fingerprint:
+        write_zip(target, with_model)
+        stamp.write_text(fingerprint)
+    return target
+
+
 def _install_strace() -> None:
     """The shipping tests prove what the engine opens with strace (Debian's package, root only)."""
     if shutil.which("strace") or os.geteuid() != 0:
@@ -533,12 +544,7 @@ def provision() -> None:
             flush=True,
         )
     for model in (False, True) if with_model else (False,):
-        target = zip_path(model)
-        stamp = DIST / (target.name + ".stamp")
-        fingerprint = _zip_fingerprint(model)
-        if not target.is_file() or not stamp.is_file() or stamp.read_text() != fingerprint:
-            write_zip(target, model)
-            stamp.write_text(fingerprint)
+        target = current_zip(model)
         sizes = size_report(target)
         print(
             f"provision: package: {target.relative_to(REPO)} "

@@ -78,6 +78,15 @@ def shipped(folder: Path) -> tuple[Path, Path]:
     return folder / SHIPPED_SERVER, folder / SHIPPED_MODEL
 
 
+def _make_executable(launcher: Path) -> None:
+    """A shipped folder unpacked without its permission bits (Godot's asset installer and Python's
+    zipfile drop them) has a server and loader that cannot be run: give them back where allowed."""
+    for path in (launcher, launcher.parent / "ld-linux-x86-64.so.2"):
+        if path.is_file() and not os.access(path, os.X_OK):
+            with contextlib.suppress(OSError):  # a read-only install: the start then says why
+                path.chmod(path.stat().st_mode | 0o111)
+
+
 class LocalServerError(RuntimeError):
     """llama-server is missing or did not come up; the message says how to fix it."""
 
@@ -138,6 +147,7 @@ class LocalLlamaServer:
                     f"{what} not found at {path}; run scripts/provision llm, or set {env} (or the "
                     "argument / project setting) to its path"
                 )
+        _make_executable(self.launcher)  # type: ignore[arg-type]
         fixed = self.port  # 0: a free port, retried: another process may take it before the bind
         for _attempt in range(1 if fixed else 3):
             self.port = fixed or free_port()
@@ -157,7 +167,10 @@ class LocalLlamaServer:
         try:
             # From its own folder: a shipped server takes its loader and ggml's backends from there.
             self._process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, cwd=self.launcher.parent  # type: ignore[union-attr]
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.launcher.parent,  # type: ignore[union-attr]
             )
         finally:
             if self.log_path:
