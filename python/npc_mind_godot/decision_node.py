@@ -60,7 +60,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     system_prompt: str = export(
         "a guard in a game world", multiline=True, doc="Who the NPC is (<= 400 chars)."
     )
-    examples: list = export(
+    examples: list[dict] = export(
         [],
         doc='Few-shot answers in the cached prompt, up to 8: {"situation": "a thief runs", "intent": '
         '"pursue", "urgency": 0.9}. NPCs with equal examples share one prefix.',
