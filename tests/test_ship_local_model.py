@@ -200,3 +200,16 @@ def test_an_export_without_the_model_says_so_and_plays_on_the_fallback_tiers(
     assert "npc_mind/ship_local_model" in errors[0] and str(folder / SHIPPED_DIR) in errors[0], run.log
     checks = run.checks()
     assert checks["one decision signal"]["detail"][0]["tier"] == 3, checks
+
+
+def test_an_opted_in_export_without_the_model_folder_is_refused(
+    game: Path, exports: dict, tmp_path: Path
+) -> None:
+    # Last in this module: it takes the model out of the game's addon (after both exports were made).
+    shutil.rmtree(game / "addons/npc_mind/bin" / SHIPPED_DIR)
+    run = run_godot(game, "--export-release", WITH_MODEL, str(tmp_path / BINARY), timeout=300)
+    assert run.returncode != 0, run.log
+    assert "npc_mind/ship_local_model is on but" in run.log and "scripts/package --with-model" in run.log, (
+        run.log
+    )
+    assert not (tmp_path / BINARY).exists()

@@ -254,6 +254,10 @@ def _default_endpoint() -> str:
 
 
 def _start_local_model_wanted() -> bool:
+    """For a running game only: the editor itself (and its headless --import / --export runs) never
+    starts a model server; playing from the editor does, in the game's own process."""
+    if objects.singleton("Engine").is_editor_hint():
+        return False
     override = os.environ.get(START_LOCAL_MODEL_ENV, "").strip().lower()
     if override:
         return override in ("1", "true", "yes", "on")
@@ -296,18 +300,25 @@ def _start_local_model() -> Any:
         if exported or shipped.is_file():  # an export has nothing else
             return shipped
         in_project = project / provisioned.relative_to(local.REPO)  # the addon copied into another game
-        return provisioned if provisioned.is_file() or not in_project.is_file() else in_project
+        found = [candidate for candidate in (provisioned, in_project) if candidate.is_file()]
+        return found[0] if found else shipped  # none: the error names the addon's own place
 
     launcher = path(LOCAL_SERVER_SETTING, local.SERVER_ENV, shipped_server, local.LAUNCHER)
     model = path(LOCAL_MODEL_SETTING, local.MODEL_FILE_ENV, shipped_model, local.MODEL)
     missing = [
         file for file in (shipped_server, shipped_model) if file in (launcher, model) and not file.is_file()
     ]
-    if exported and missing:
+    if missing:
+        how = (
+            "export it with the preset option npc_mind/ship_local_model (after scripts/package --with-model)"
+            if exported
+            else "unzip the addon's -with-model zip, or run scripts/package --with-model (or "
+            f"scripts/provision llm) in an npc_mind checkout, or set {LOCAL_SERVER_SETTING} and "
+            f"{LOCAL_MODEL_SETTING}"
+        )
         objects.utility.push_error(
             f"npc_mind: {START_LOCAL_MODEL_SETTING} is on but this game ships no local model "
-            f"({missing[0]} is missing): export it with the preset option npc_mind/ship_local_model "
-            "(after scripts/package --with-model), or set npc_mind/llm/endpoint; fallback tiers only"
+            f"({missing[0]} is missing): {how}, or set {ENDPOINT_SETTING}; fallback tiers only"
         )
         return None
     try:

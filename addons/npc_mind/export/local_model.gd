@@ -5,7 +5,8 @@ extends EditorExportPlugin
 ## addon's `bin/llama/` folder (a self-contained llama-server and the SmolLM2-135M gguf, built by
 ## `scripts/package --with-model`) beside the exported binary as `llama/`, where the game's
 ## `npc_mind/llm/start_local_model` finds it. Without the option nothing of the model is exported.
-## Opted in without the folder, the preset is invalid and the export refused with the reason.
+## Opted in without the folder, the Export dialog shows the reason on the preset and the export fails
+## with it (non-zero exit, nothing left behind).
 ## Registered by gdbridge's own editor plugin (python/gdbridge/editor.py), so no plugin needs enabling.
 
 const OPTION := "npc_mind/ship_local_model"
@@ -17,6 +18,7 @@ const MODEL := "models/SmolLM2-135M-Instruct.Q4_1.gguf"
 const EXECUTABLE := 0b111_101_101  # rwxr-xr-x
 
 var _shipped_to := ""
+var _blocker := ""
 
 
 ## The addon's bin/llama/ (res://), found from this script's own place in the addon.
@@ -36,7 +38,7 @@ func _get_export_options(_platform: EditorExportPlatform) -> Array[Dictionary]:
 	return [{"option": {"name": OPTION, "type": TYPE_BOOL}, "default_value": false}]
 
 
-## Not empty: the preset is invalid, so the Export dialog and --export-release refuse it.
+## Shown on the preset in the Export dialog (the command line does not look at it: see _refuse).
 func _get_export_option_warning(_platform: EditorExportPlatform, option: String) -> String:
 	if option != OPTION or not get_option(OPTION):
 		return ""
@@ -56,20 +58,36 @@ func _export_begin(_features: PackedStringArray, _is_debug: bool, path: String, 
 	_shipped_to = ""
 	if not get_option(OPTION) or path.get_extension().to_lower() in ["pck", "zip"]:
 		return  # not opted in, or a data-only export (the game's folder keeps its llama/)
+	var binary := path if path.is_absolute_path() else ProjectSettings.globalize_path("res://").path_join(path)
 	var problem := missing_problem()
 	if not problem.is_empty():
-		push_error(problem)  # the preset's warning already refuses the export; said once more here
+		push_error(problem)
+		_refuse(binary)
 		return
 	if not ProjectSettings.get_setting(START_SETTING, false):
 		push_warning("npc_mind: the export ships the local model, but %s is off: the game will not start it"
 			% START_SETTING)
 	add_shared_object(source_folder(), PackedStringArray(), "")
-	var binary := path if path.is_absolute_path() else ProjectSettings.globalize_path("res://").path_join(path)
 	_shipped_to = binary.get_base_dir().path_join(FOLDER)
+
+
+## Neither an error here nor a preset warning changes the export's exit code; a folder where the
+## engine next writes the binary does (the same way as gdbridge's runtime check, python/gdbridge/editor.py).
+## A file already there would have been overwritten by this export anyway. Removed when the export ends.
+func _refuse(binary: String) -> void:
+	if DirAccess.dir_exists_absolute(binary):
+		return
+	if FileAccess.file_exists(binary):
+		DirAccess.remove_absolute(binary)
+	if DirAccess.make_dir_recursive_absolute(binary) == OK:
+		_blocker = binary
 
 
 ## The copy keeps the files' contents; the server and its loader must stay executable.
 func _export_end() -> void:
+	if not _blocker.is_empty():
+		DirAccess.remove_absolute(_blocker)  # only removes an empty folder
+		_blocker = ""
 	if _shipped_to.is_empty():
 		return
 	for name in [SERVER, LOADER]:
