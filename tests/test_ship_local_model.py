@@ -167,16 +167,23 @@ def test_the_opted_in_export_carries_the_server_and_the_model(exports: dict) -> 
         assert os.access(shipped / name, os.X_OK), name
 
 
-def test_the_exported_game_starts_its_own_model_on_a_machine_without_the_checkout(
-    exports: dict, tmp_path: Path
-) -> None:
+def _play_isolated(exports: dict, shipped: bool, scratch: Path) -> tuple[Path, GodotRun, list[str]]:
+    """The export played as on a player's machine (the checkout, `.venv`, `.deps` and every Python
+    hidden); its folder, the run (exit 0) and the files it opened."""
     reason = can_isolate()
     if reason:
         pytest.skip(reason)
-    folder, export = exports[True]
+    folder, export = exports[shipped]
     assert export.returncode == 0, export.log
-    run, opened = isolated_run(_start_command(folder), tmp_path, timeout=240, env=PLAYER_ENV)
+    run, opened = isolated_run(_start_command(folder), scratch, timeout=240, env=PLAYER_ENV)
     assert run.returncode == 0, run.log
+    return folder, run, opened
+
+
+def test_the_exported_game_starts_its_own_model_on_a_machine_without_the_checkout(
+    exports: dict, tmp_path: Path
+) -> None:
+    folder, run, opened = _play_isolated(exports, True, tmp_path)
     started = STARTED.search(run.stdout)
     assert started and started.group(1) == str(folder / SHIPPED_DIR / SHIPPED_SERVER), run.log
     # The server and its libraries came from the export folder, never from this checkout's .deps.
@@ -188,13 +195,7 @@ def test_the_exported_game_starts_its_own_model_on_a_machine_without_the_checkou
 def test_an_export_without_the_model_says_so_and_plays_on_the_fallback_tiers(
     exports: dict, tmp_path: Path
 ) -> None:
-    reason = can_isolate()
-    if reason:
-        pytest.skip(reason)
-    folder, export = exports[False]
-    assert export.returncode == 0, export.log
-    run, _ = isolated_run(_start_command(folder), tmp_path, timeout=240, env=PLAYER_ENV)
-    assert run.returncode == 0, run.log
+    folder, run, _ = _play_isolated(exports, False, tmp_path)
     errors = [line for line in run.errors() if "npc_mind:" in line]
     assert len(errors) == 1 and "ships no local model" in errors[0], run.log
     assert "npc_mind/ship_local_model" in errors[0] and str(folder / SHIPPED_DIR) in errors[0], run.log

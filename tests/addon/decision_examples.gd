@@ -16,20 +16,22 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
+## What every guard here shares: the same persona and intents (one hub, if the examples are equal).
+func settings(examples: Array) -> Dictionary:
+	return {"allowed_intents": PackedStringArray(["attack", "flee"]), "system_prompt": "a gate guard",
+		"endpoint": OS.get_environment("NPC_MIND_TEST_ENDPOINT"), "soft_deadline_ms": 10000,
+		"hard_deadline_ms": 20000, "examples": examples}
+
+
 func decision(label: String, examples: Array) -> Node:
 	var node: Node = ClassDB.instantiate("AsyncLLMDecision")
 	node.name = label
-	node.allowed_intents = PackedStringArray(["attack", "flee"])
-	node.endpoint = OS.get_environment("NPC_MIND_TEST_ENDPOINT")
-	node.soft_deadline_ms = 10000
-	node.hard_deadline_ms = 20000
-	node.system_prompt = "a gate guard"
-	node.examples = examples
+	var wanted := settings(examples)
+	for property: String in wanted:
+		node.set(property, wanted[property])
 	ends[label] = []
-	node.decision_made.connect(func(intent: StringName, _urgency: float, tier: int) -> void:
-		ends[label].append(["made", String(intent), tier]))
-	node.decision_fallback.connect(func(tier: int, reason: String) -> void:
-		ends[label].append(["fallback", reason, tier]))
+	node.decision_made.connect(func(_intent: StringName, _urgency: float, tier: int) -> void: ends[label].append(tier))
+	node.decision_fallback.connect(func(tier: int, _reason: String) -> void: ends[label].append(tier))
 	return node
 
 
