@@ -219,7 +219,10 @@ class FastPaths:
             tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), typ[tail].tolist(), sal[tail].tolist(),
             strict=True,
         ):  # fmt: skip
+            logged = len(self._ev)
             if scalar and self._record_one(npc, entity, memory_type, salience, now, keys):
+                if self._ev_at is not None and len(self._ev) > logged:
+                    self._ev_at.extend([i] * (len(self._ev) - logged))
                 continue
             one = np.array([i])
             keys.pop(int(rows[i]), None)

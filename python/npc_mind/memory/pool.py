@@ -128,6 +128,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._tags: np.ndarray | None = None
         # (kind, npcs, entities, types): arrays from the batch paths, ints from the scalar ones
         self._ev: list[tuple[int, Any, Any, Any]] = []
+        self._ev_at: list[Any] | None = None  # input positions of a running record_batch's events
         self._scratch: dict[str, np.ndarray] = {}
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
         self._base = np.asarray(params.base_stability, dtype=np.float64)
@@ -289,7 +290,8 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             if singles:
                 parts.append(self._event_columns(singles))
                 singles = []
-            parts.append((np.full(e[1].shape[0], e[0], dtype=np.int8), e[1], e[2], e[3]))
+            kinds = e[0] if type(e[0]) is np.ndarray else np.full(e[1].shape[0], e[0], dtype=np.int8)
+            parts.append((kinds, e[1], e[2], e[3]))
         if singles:
             parts.append(self._event_columns(singles))
         return MemoryEvents(*(np.concatenate([part[i] for part in parts]) for i in range(4)))
