@@ -41,6 +41,8 @@ from npc_mind.memory.types import (
     Tier,
 )
 
+APPLY_FIRST, READ_ROW = -2, -1  # `awareness_with_pending`'s answers that are not a level
+
 
 class FastPaths:
     """Single calls on one row, and the per-event tails of narrow rounds.
@@ -173,6 +175,31 @@ class FastPaths:
                 keys[row][slot] = fresh_eviction_key(salience, p.eviction_weight_r, p.eviction_weight_e)
         self._tmax = max(self._tmax, now)
         return True
+
+    def writes_plainly(self, npc: int) -> bool:
+        """Whether a valid `record` of this NPC can neither be refused (a row full of pinned
+        memories) nor reach another entity's memories (links). A caller may then defer such
+        writes and fold them into one `record_batch` at the same `now` (the same state and
+        events as the calls at once, the batch-equals-singles contract), and know that until
+        then no other entity's awareness depends on them but through eviction."""
+        row = self._row_of_id.item(npc) if type(npc) is int and 0 <= npc < self._next_id else -1
+        return row >= 0 and not self._links.get(npc) and self._pinned.item(row) < self._C
+
+    def awareness_with_pending(self, npc: int, pending: int, written: bool) -> int:
+        """`awareness` of an entity while `pending` deferred writes of this NPC (all at the current
+        `now`, `writes_plainly`) are not applied yet; `written`: one of the NPC's writes at this
+        `now` (applied or pending) was of that entity. -2 (APPLY_FIRST): apply the writes, then
+        read (they could evict: used + pending > capacity; or the read is not the scalar one).
+        -1 (READ_ROW): they cannot change the answer, read the row as it is. Else the level: the
+        entity's memory was accessed at `now`, so its R is e^0 = 1 exactly, the largest there is."""
+        row = self._row_of_id.item(npc)
+        if self._used.item(row) + pending > self._C:
+            return APPLY_FIRST
+        if not written:
+            return READ_ROW
+        if not self._is_exponential or (self._lt.size and self._ltn.item(row)):
+            return APPLY_FIRST
+        return self._level_at_one
 
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories

@@ -51,6 +51,7 @@ from npc_mind.memory.params import DAY_SECONDS, MemoryParams
 from npc_mind.memory.recall import Recall
 from npc_mind.memory.recording import Recording
 from npc_mind.memory.rounds import Rounds
+from npc_mind.memory.rules import awareness_level
 from npc_mind.memory.types import (
     ConcurrentUseError,
     EventKind,
@@ -135,6 +136,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._forget_factor = params.forget_factor
         # the thresholds of `awareness_level` (forget, search, pursue)
         self._level_bounds = (params.forget_threshold, params.awareness_search, params.awareness_pursue)
+        self._level_at_one = int(awareness_level(1.0, *self._level_bounds))  # a memory accessed now
         self._is_exponential = params.curve == "exponential"
         self._q1x = np.empty(self._C)  # the scalar query's candidate exponents, then R
         self._alloc_rows(max(1, int(reserve_npcs)))
