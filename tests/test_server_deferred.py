@@ -266,6 +266,37 @@ SCRIPTS: dict[str, Script] = {
         ("awareness", (1, 7)),
         ("awareness", (1, 8)),
     ],
+    # a recall of a memory refreshed this frame (its write applied ahead of the queue) ...
+    "a recall after a refresh": [
+        ("add_memory", ({},)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("advance", (0.5,)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("record", (1, 8, HOSTILE, 0.9)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.0,)),
+        ("memories", (1,)),
+    ],
+    # ... but not when a queued write evicts it (capacity 1), nor when the write is a rehearsal
+    "a recall after a refresh and an eviction": [
+        ("add_memory", ({"capacity": 1},)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("advance", (0.5,)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("record", (1, 8, HOSTILE, 0.9)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.0,)),
+        ("memories", (1,)),
+    ],
+    "a recall after a rehearsal": [
+        ("add_memory", ({},)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("advance", (30.0,)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.0,)),
+        ("drain_memory_events", ()),
+    ],
     # a row full of pinned memories refuses a new one at the call, not at the step
     "a row of pinned memories": [
         ("add_memory", ({"capacity": 4},)),

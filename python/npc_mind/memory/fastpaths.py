@@ -201,6 +201,24 @@ class FastPaths:
             return APPLY_FIRST
         return self._level_at_one
 
+    def refresh(self, npc: int, entity: int, memory_type: int, now: float) -> bool:
+        """A `record` (plain: `writes_plainly`) of a memory the NPC holds, within its refractory
+        period: it only refreshes it (last access = now), as `_record_one` does, with no event and
+        no other memory touched. False, changing nothing, for any other write (a new memory, a
+        rehearsal). For a caller that applies one deferred write before others of the NPC."""
+        row = self._row_of_id.item(npc)
+        match, _ = self._slots_of(row, entity, memory_type)
+        if match < 0:
+            return False
+        f = row * self._C + match
+        if rehearses(now, self._lastf.item(f), self._p.rehearsal_refractory_s):
+            return False
+        self._clock = now
+        self._lastf[f] = now
+        self._emitf[f] = False
+        self._tmax = max(self._tmax, now)
+        return True
+
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories
         of the entity: one bytes search for the 16-bit hash over the row's hashes (as the batch
@@ -305,7 +323,8 @@ class FastPaths:
         x = self._q1x[: len(slots)]
         for i, slot in enumerate(slots):
             x[i] = exponential_exponent(lastf.item(base + slot), now, stabf.item(base + slot), clamp)
-        rs = np.exp(x, out=x).tolist()
+        # one memory accessed at `now` (the usual recall of someone just seen): e^0 is 1 exactly
+        rs = [1.0] if len(slots) == 1 and x.item(0) == 0.0 else np.exp(x, out=x).tolist()
         best_r = max(rs)  # ties: the lowest slot (slots ascend)
         p = self._p
         if not best_r > p.forget_threshold:

@@ -389,14 +389,34 @@ class MemoryBank:
         return level
 
     def recall(self, handle: int, entity: int) -> dict[str, Any]:
-        """`query_strongest` at the clock's now, after this stream's queued writes (and those
-        queued before them); the wake changes the stream, so it leaves the table for the frame."""
+        """`query_strongest` at the clock's now, after this stream's queued writes of the entity
+        (`_apply_for`); the wake changes the stream, so it leaves the table for the frame."""
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions:
+        if positions and not self._apply_for(handle, entity, positions):
             self.flush(positions[-1])
         found = self.query_strongest(handle, entity, self.now())
         self._touch(handle)
         return found
+
+    def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
+        """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
+        queue, when that is exact. None of the queued writes can evict (used + queued <= capacity),
+        so those of other entities commute with the recall (they touch other memories only); a
+        write that only refreshes a memory (`MemoryPool.refresh`) logs no event that could come
+        out of order, and applied again in its turn it changes nothing (its memory's last access
+        is already now). False at the first write of the entity that is not such a refresh: the
+        caller then applies the queue in order."""
+        pool, npc = self.targets[handle]
+        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
+            return False
+        queue, done = self.queue, self.done
+        now = self.now()
+        for position in positions:
+            if position >= done:
+                _, written, memory_type, _ = queue[position]
+                if written == entity and not pool.refresh(npc, entity, memory_type, now):
+                    return False
+        return True
 
     def _touch(self, handle: int) -> None:
         """The stream changed this frame: its reads no longer come from the table."""
