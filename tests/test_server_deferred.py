@@ -229,6 +229,16 @@ AGED = [("add_memory", ({},)), ("record", (1, 7, TRIVIA, 0.5)), ("advance", (4.0
 SCRIPTS: dict[str, Script] = {
     # the wake makes R 1 ("pursue"): the table's "search" must not answer after it
     "a recall's wake": [*AGED, ("advance", (0.0,)), ("query_strongest", (1, 7)), ("awareness", (1, 7))],
+    # the same with a queued write of another entity (the table may answer while writes are queued)
+    "a recall's wake beside a queued write": [
+        *AGED,
+        ("advance", (0.0,)),
+        ("awareness", (1, 7)),
+        ("advance", (0.0,)),
+        ("record", (1, 8, HOSTILE, 0.5)),
+        ("query_strongest", (1, 7)),
+        ("awareness", (1, 7)),
+    ],
     "a freed stream": [*AGED, ("advance", (0.0,)), ("remove", (1,)), ("awareness", (1, 7))],
     "a load": [
         ("add_memory", ({},)),

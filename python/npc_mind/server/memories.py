@@ -192,9 +192,15 @@ class MemoryBank:
     # queued writes (handle, entity, type, salience) in call order; queue[:done] already applied
     queue: list[tuple[int, int, int, float]] = field(default_factory=list)
     done: int = 0
-    # streams changed this frame (never read from the table) -> queue positions of their writes
-    # this frame (cleared when the whole queue is applied)
+    # streams with writes this frame or changed since the step -> queue positions of their writes
+    # this frame (cleared when the whole queue is applied); a stream is read from the table only
+    # when it is not here, or when its writes are all queued (none applied) and cannot change the
+    # answer
     touched: dict[int, list[int]] = field(default_factory=dict)
+    # streams changed since the step by other than their queued writes (a wake, a write at once,
+    # a load): the writes are covered by their positions, which stay until the whole queue is
+    # applied (the stream is then read from its row)
+    changed: set[int] = field(default_factory=set)
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
     levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
@@ -277,6 +283,7 @@ class MemoryBank:
         self.flush()
         entry = self.entries.pop(handle)
         self.touched.pop(int(handle), None)
+        self.changed.discard(int(handle))
         self.plain.discard(int(handle))
         self.levels = {}  # no read of a freed stream may answer from the table
         self.targets.pop(int(handle), None)
@@ -378,6 +385,12 @@ class MemoryBank:
                 self.flush(positions[-1])
             elif level != READ_ROW:
                 return level  # (not for the table: a pair read after its write needs none)
+            elif handle not in self.changed and type(entity) is int:
+                key = (handle, entity)
+                level = self.levels.get(key)
+                if level is not None:  # the row is as the step left it
+                    self.asked.append(key)
+                    return level
         level = self.awareness(handle, entity, self.now())
         if (
             self.per_frame
@@ -422,6 +435,7 @@ class MemoryBank:
         """The stream changed this frame: its reads no longer come from the table."""
         if self.per_frame:
             self.touched.setdefault(int(handle), [])
+            self.changed.add(int(handle))
 
     def _changed(self, handle: int) -> None:
         """Before a stream's memories are replaced or moved: apply the queue; the stream is read
@@ -605,6 +619,7 @@ class MemoryBank:
     def _awareness_table(self, now: float) -> None:
         """The awareness of the pairs read in the frame before, at the new `now`, in one batch."""
         self.touched.clear()
+        self.changed.clear()
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
         asked, self.asked = self.asked, []
