@@ -226,6 +226,22 @@ Script = list[tuple[str, tuple[Any, ...]]]
 TRIVIA, HOSTILE = 0, 3
 # a trivia memory (S = 5 s at salience 0.5) read 4 s later: R = e^-0.8 = 0.45, "search"
 AGED = [("add_memory", ({},)), ("record", (1, 7, TRIVIA, 0.5)), ("advance", (4.0,)), ("awareness", (1, 7))]
+
+
+def recall_after_refresh(profile: dict[str, int]) -> Script:
+    """A memory refreshed (0.5 s after it formed), another entity written, then the recall."""
+    return [
+        ("add_memory", (profile,)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("advance", (0.5,)),
+        ("record", (1, 7, HOSTILE, 0.9)),
+        ("record", (1, 8, HOSTILE, 0.9)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.0,)),
+        ("memories", (1,)),
+    ]
+
+
 SCRIPTS: dict[str, Script] = {
     # the wake makes R 1 ("pursue"): the table's "search" must not answer after it
     "a recall's wake": [*AGED, ("advance", (0.0,)), ("query_strongest", (1, 7)), ("awareness", (1, 7))],
@@ -277,27 +293,9 @@ SCRIPTS: dict[str, Script] = {
         ("awareness", (1, 8)),
     ],
     # a recall of a memory refreshed this frame (its write applied ahead of the queue) ...
-    "a recall after a refresh": [
-        ("add_memory", ({},)),
-        ("record", (1, 7, HOSTILE, 0.9)),
-        ("advance", (0.5,)),
-        ("record", (1, 7, HOSTILE, 0.9)),
-        ("record", (1, 8, HOSTILE, 0.9)),
-        ("query_strongest", (1, 7)),
-        ("advance", (0.0,)),
-        ("memories", (1,)),
-    ],
+    "a recall after a refresh": recall_after_refresh({}),
     # ... but not when a queued write evicts it (capacity 1), nor when the write is a rehearsal
-    "a recall after a refresh and an eviction": [
-        ("add_memory", ({"capacity": 1},)),
-        ("record", (1, 7, HOSTILE, 0.9)),
-        ("advance", (0.5,)),
-        ("record", (1, 7, HOSTILE, 0.9)),
-        ("record", (1, 8, HOSTILE, 0.9)),
-        ("query_strongest", (1, 7)),
-        ("advance", (0.0,)),
-        ("memories", (1,)),
-    ],
+    "a recall after a refresh and an eviction": recall_after_refresh({"capacity": 1}),
     "a recall after a rehearsal": [
         ("add_memory", ({},)),
         ("record", (1, 7, HOSTILE, 0.9)),
