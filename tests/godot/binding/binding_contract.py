@@ -411,6 +411,22 @@ class Broken(Resource):
     def bad_typed_list(self) -> list[int]:
         return ["not", "ints"]  # type: ignore[list-item]
 
+    def looped_result(self) -> list:
+        """A list that contains itself as a result: refused before it reaches the engine."""
+        looped: list = [1]
+        looped.append(looped)
+        return looped
+
+    def looped_dict_result(self) -> dict:
+        looped: dict = {"a": 1}
+        looped["self"] = looped
+        return looped
+
+    def looped_typed_result(self) -> list[list]:
+        looped: list = [[1]]
+        looped[0].append(looped)
+        return looped
+
     def bad_class_list(self) -> list[Tally]:
         return [FamilyCurve()]  # the engine's typed constructor refuses it
 
