@@ -842,8 +842,9 @@ static int gdb_self_containing(PyObject *value) {
 
 /* The dict, list or tuple `items` into the existing Dictionary or Array at `target` (an internal
  * pointer), as the root of its own conversion (a typed result, _gdbridge_fast.fill from Python,
- * which a conversion under way calls with its own table set aside). */
-static int gdb_py_fill(void *target, int dict, PyObject *items) {
+ * which a conversion under way calls with its own table set aside); not inlined: its table stays
+ * off the fast call path's stack frame. */
+static __attribute__((noinline)) int gdb_py_fill(void *target, int dict, PyObject *items) {
     gdb_made outer, *inside = gdb_made_now;
     gdb_made_start(&outer, items);
     int ok = dict ? gdb_py_fill_dict(target, items) : gdb_py_fill_array(target, items);
