@@ -346,19 +346,48 @@ static void gdb_report_pending(void) {
     PyErr_Clear();
 }
 
-/* Python-defined RefCounted objects that arrived during a callback (gdbridge.objects.arrivals) and
- * the function that settles them at its end; both borrowed, module-level in Python. */
+/* Python-defined RefCounted objects that arrived during a callback (gdbridge.objects.arrivals),
+ * those Python holds an engine reference for while `instances` holds them too (objects.held), and
+ * the function that settles both at the callback's end; all borrowed, module-level in Python. */
 static PyObject *gdb_arrivals;
+static PyObject *gdb_held;
 static PyObject *gdb_settle_cb;
-static void gdb_set_arrivals(intptr_t arrivals, intptr_t settle) {
+static void gdb_set_arrivals(intptr_t arrivals, intptr_t held, intptr_t settle) {
     gdb_arrivals = (PyObject *)arrivals;
+    gdb_held = (PyObject *)held;
     gdb_settle_cb = (PyObject *)settle;
 }
+
+/* Whether Python let go of a held object: nothing refers to it but `instances` and `held`. */
+static int gdb_held_dropped(void) {
+    PyObject *key, *obj;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(gdb_held, &pos, &key, &obj))
+        if (Py_REFCNT(obj) <= 2) return 1;
+    return 0;
+}
+
 static void gdb_settle(void) {
-    if (!gdb_arrivals || PyList_GET_SIZE(gdb_arrivals) == 0) return;
+    if (!gdb_arrivals) return;
+    if (PyList_GET_SIZE(gdb_arrivals) == 0 && (PyDict_GET_SIZE(gdb_held) == 0 || !gdb_held_dropped())) return;
     PyObject *r = PyObject_CallNoArgs(gdb_settle_cb);
     if (!r) gdb_report_pending();
     Py_XDECREF(r);
+}
+
+/* settle(): what gdb_settle does at the end of a callback, for the callbacks written in Python. */
+static PyObject *gdb_fast_settle(PyObject *self, PyObject *unused) {
+    gdb_settle();
+    Py_RETURN_NONE;
+}
+
+/* dropped(): the instance ids of the held objects Python let go of (see gdb_held_dropped). */
+static PyObject *gdb_fast_dropped(PyObject *self, PyObject *unused) {
+    PyObject *out = PyList_New(0), *key, *obj;
+    Py_ssize_t pos = 0;
+    while (out && gdb_held && PyDict_Next(gdb_held, &pos, &key, &obj))
+        if (Py_REFCNT(obj) <= 2 && PyList_Append(out, key) < 0) Py_CLEAR(out);
+    return out;
 }
 
 static PyObject *gdb_variant_to_py(const void *v);
@@ -1141,6 +1170,8 @@ static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
     {"fill", (PyCFunction)(void (*)(void))gdb_fast_fill, METH_FASTCALL, "Fill a Dictionary or an Array."},
     {"read", (PyCFunction)(void (*)(void))gdb_fast_read, METH_FASTCALL, "An Array or a Dictionary as list or dict."},
+    {"settle", gdb_fast_settle, METH_NOARGS, "Settle the RefCounted objects of the callback ending."},
+    {"dropped", gdb_fast_dropped, METH_NOARGS, "Ids of the held RefCounted objects Python let go of."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};

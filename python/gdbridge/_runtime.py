@@ -195,9 +195,13 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     for vtype, dtype in _variant.NUMPY_DTYPES.items():
         if _variant.PACKED_DTYPES[vtype][1] == 1:
             lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
-    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.settle_arrivals))
+    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.held), id(objects.settle_arrivals))
     lookup = objects.lookup
-    arrivals, settle = objects.arrivals, objects.settle_arrivals
+    # `settle` (in C) calls settle_arrivals when something arrived or a held object was let go.
+    arrivals, held = objects.arrivals, objects.held
+    import _gdbridge_fast
+
+    settle = _gdbridge_fast.settle
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls
     varcalls = classdb._varcalls
@@ -245,31 +249,31 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual0(iid: int, vid: int) -> None:
         vcalls[vid](lookup(iid))
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual_f(iid: int, vid: int, x: float) -> None:
         vcalls[vid](lookup(iid), x)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual(iid: int, vid: int, args: Any, ret: Any) -> None:
         vcalls[vid](lookup(iid), args, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_notification(iid: int, what: int, reversed_: int) -> None:
         classdb.notification(iid, what, reversed_)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_ptrcall(mid: int, iid: int, args: Any, ret: Any) -> None:
         ptrcalls[mid](lookup(iid) if iid else None, args, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     def _call_error(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
@@ -280,7 +284,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
     ) -> None:
         code, expected, argument = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
         if code:
             err.error = code
@@ -294,7 +298,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
         callables.call_function(cid, args, n, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
