@@ -352,11 +352,13 @@ static void gdb_report_pending(void) {
 static PyObject *gdb_arrivals;
 static PyObject *gdb_held;
 static PyObject *gdb_settle_cb;
+static int gdb_held_on; /* `held` has members (a flag beside gdb_arrivals: no extra load per callback) */
 static void gdb_set_arrivals(intptr_t arrivals, intptr_t held, intptr_t settle) {
     gdb_arrivals = (PyObject *)arrivals;
     gdb_held = (PyObject *)held;
     gdb_settle_cb = (PyObject *)settle;
 }
+static void gdb_watch_held(int on) { gdb_held_on = on; }
 
 /* Whether Python let go of a held object: nothing refers to it but `instances` and `held`. */
 static int gdb_held_dropped(void) {
@@ -369,7 +371,7 @@ static int gdb_held_dropped(void) {
 
 static void gdb_settle(void) {
     if (!gdb_arrivals) return;
-    if (PyList_GET_SIZE(gdb_arrivals) == 0 && (PyDict_GET_SIZE(gdb_held) == 0 || !gdb_held_dropped())) return;
+    if (PyList_GET_SIZE(gdb_arrivals) == 0 && (!gdb_held_on || !gdb_held_dropped())) return;
     PyObject *r = PyObject_CallNoArgs(gdb_settle_cb);
     if (!r) gdb_report_pending();
     Py_XDECREF(r);

@@ -728,7 +728,7 @@ def free(cid: int, iid: int) -> None:
         obj = objects.lookup(iid)
         objects.instances.pop(iid, None)
         objects.weak_instances.pop(iid, None)
-        objects.held.pop(iid, None)
+        objects.unhold(iid)
         _pending_weak.discard(iid)
         if obj is not None:
             obj._ptr = None
@@ -758,7 +758,7 @@ def reference_changed(iid: int, up: int) -> None:
             obj = found() if found is not None else None
             if obj is not None:
                 objects.instances[iid] = obj
-                objects.held[iid] = obj
+                objects.hold(obj)
             return
         obj = objects.instances.get(iid)
         # Not during creation (Python's own init_ref): the creator holds no Python reference yet.
@@ -768,7 +768,7 @@ def reference_changed(iid: int, up: int) -> None:
 
 def created_by_python(obj: Any) -> None:
     """Python built or kept `obj` (and holds it): unless the engine takes references, it goes weak."""
-    objects.held[id(obj)] = obj
+    objects.hold(obj)
     _schedule_weaken(id(obj))
 
 
@@ -778,7 +778,7 @@ def release_dropped(iids: list[int]) -> None:
     unreference = objects.engine_class("RefCounted").unreference
     for iid in iids:
         with _lifetime:
-            obj = objects.held.pop(iid, None)
+            obj = objects.unhold(iid)
             if obj is None or not obj._gd_owns:
                 continue
             obj._gd_owns = False
@@ -811,7 +811,7 @@ def weaken_pending() -> None:
             obj = objects.instances.get(iid)
             if obj is not None and obj._ptr is not None and count(obj) <= 1:
                 del objects.instances[iid]
-                objects.held.pop(iid, None)
+                objects.unhold(iid)
                 objects.weak_instances[iid] = weakref.ref(obj)
             del obj  # may be the last reference: __del__ releases the engine reference
 

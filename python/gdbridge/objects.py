@@ -222,6 +222,21 @@ arrivals: list[Any] = []
 # Python let go of it, and its engine reference is given back at the end of that callback, as a
 # godot-cpp Ref<T> going out of scope (the count falls at once, or the object is freed).
 held: dict[int, Any] = {}
+
+
+def hold(obj: Any) -> None:
+    if not held:
+        lib.gdb_watch_held(1)  # the C settle checks `held` only while it has members
+    held[id(obj)] = obj
+
+
+def unhold(iid: int) -> Any:
+    """The held object of `iid` (None if it was not held), no longer held."""
+    obj = held.pop(iid, None)
+    if obj is not None and not held:
+        lib.gdb_watch_held(0)
+    return obj
+
 _fast_dropped: Callable[[], list[int]] = list  # _gdbridge_fast.dropped, set by bind
 
 
