@@ -803,9 +803,9 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
 static int gdb_py_fill_dict(void *dict, PyObject *items);
 static int gdb_py_fill_array(void *array, PyObject *items);
 
-/* The other direction of gdb_seen: the lists, tuples and dicts one conversion has written, by
- * identity, each with the Variant made for it. The same Python object reached again becomes the
- * same Array or Dictionary (shared, as Python shares it), so `[[x] * 30] * 30`... nested cannot
+/* The other direction of gdb_seen: the lists and dicts one conversion has written, by identity,
+ * each with the Variant made for it. The same Python object reached again becomes the same Array
+ * or Dictionary (shared, as Python shares it), so `[[x] * 30] * 30`... nested cannot
  * unfold into an exponential tree; one still being written (a list holding itself) is refused
  * before the engine sees it. Entered by gdb_py_container_to_variant and gdb_py_fill (the root of a
  * conversion that writes into an existing container: a typed result, _gdbridge_fast.fill). */
@@ -921,6 +921,10 @@ static int gdb_py_container_to_variant(void *v, PyObject *value) {
     } else if (value == made->root) {
         gdb_self_containing(value);
         gdb_vnil(v);
+    } else if (PyTuple_CheckExact(value)) {
+        /* A tuple is a value: each place gets its own Array, though Python shares equal constant
+         * tuples and the empty one (only a list or dict can hold a tuple holding it: refused there). */
+        ok = gdb_py_container_new(v, value);
     } else {
         /* The table is set up at the first nested container: a flat one (the common argument)
          * costs nothing more. */

@@ -148,10 +148,12 @@ class Probe(Node):
 
     def shared_written(self, tree: list) -> gd.Variant:
         """What Python gives back with shared parts, untyped: the tree GDScript sent (echoed), a
-        list holding one list twice, a dict holding one dict under two keys, a tuple of one list."""
+        list holding one list twice, a dict holding one dict under two keys, a tuple of one list;
+        and tuples Python itself shares (the empty one, one constant twice), which are values."""
         inner = [1, 2]
         table = {"x": 1}
-        return [tree, [inner, inner], {"a": table, "b": table}, (inner, inner)]
+        point = (1, 2)
+        return [tree, [inner, inner], {"a": table, "b": table}, (inner, inner), [(), (), point, point]]
 
     def self_containing_written(self) -> str:
         """The errors writing a Python list, dict or tuple that contains itself (directly or

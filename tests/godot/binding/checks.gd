@@ -165,7 +165,8 @@ func check_containers(p: Probe, u: Variant) -> void:
 	var written: Array = u.shared_written(tree)
 	var written_depths := [shared_depth(p.shared_tree(10)), shared_depth(u.shared_tree(10)), shared_depth(written[0])]
 	var pairs_shared: bool = is_same(written[1][0], written[1][1]) and is_same(written[2]["a"], written[2]["b"]) \
-		and is_same(written[3][0], written[3][1]) and is_same(written[1][0], written[3][0]) and written[1][0] == [1, 2]
+		and is_same(written[3][0], written[3][1]) and is_same(written[1][0], written[3][0]) and written[1][0] == [1, 2] \
+		and not is_same(written[4][0], written[4][1]) and not is_same(written[4][2], written[4][3]) and written[4] == [[], [], [1, 2], [1, 2]]
 	check("shared_containers_written_once", written_depths == [10, 10, 10] and pairs_shared, [written_depths, pairs_shared])
 	var refused: String = p.self_containing_written()
 	check("self_containing_written_refused", refused == "a list that contains itself cannot be converted to an Array | a dict that contains itself cannot be converted to a Dictionary | a list that contains itself cannot be converted to an Array", refused)
