@@ -236,6 +236,7 @@ static void gdb_py_deinitialize(int level);
 static void gdb_py_frame(void);
 static void *gdb_py_create(intptr_t cls, int notify);
 static void gdb_py_free(intptr_t cls, intptr_t inst);
+static intptr_t gdb_py_recreate(intptr_t cls, void *obj);
 static intptr_t gdb_py_get_virtual(intptr_t cls, const void *name);
 static void gdb_py_virtual(intptr_t inst, intptr_t fid, const void *const *args, void *ret);
 static void gdb_py_virtual0(intptr_t inst, intptr_t fid);
@@ -1220,6 +1221,7 @@ static int gdb_register_frame_callback(void) {
 }
 static GDExtensionObjectPtr tr_create(void *cls, GDExtensionBool notify) { return gdb_py_create((intptr_t)cls, notify); }
 static void tr_free(void *cls, GDExtensionClassInstancePtr inst) { gdb_py_free((intptr_t)cls, (intptr_t)inst); }
+static GDExtensionClassInstancePtr tr_recreate(void *cls, GDExtensionObjectPtr obj) { return (GDExtensionClassInstancePtr)gdb_py_recreate((intptr_t)cls, obj); }
 static void *tr_get_virtual(void *cls, GDExtensionConstStringNamePtr name, uint32_t hash) {
     return (void *)gdb_py_get_virtual((intptr_t)cls, name);
 }
@@ -1376,6 +1378,7 @@ static void gdb_fill_class_info(GDExtensionClassCreationInfo5 *info, intptr_t cl
     info->unreference_func = refcounted ? tr_unreference : NULL;
     info->create_instance_func = tr_create;
     info->free_instance_func = tr_free;
+    info->recreate_instance_func = tr_recreate;
     info->get_virtual_call_data_func = tr_get_virtual;
     info->call_virtual_with_data_func = tr_call_virtual;
     info->notification_func = has_notification ? tr_notification : NULL;

@@ -208,6 +208,15 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_initialize(level: int) -> None:
+        if classdb.state.get("library_reload"):
+            if level == LEVEL_SCENE:
+                classdb.register_again(LEVEL_SCENE)
+            elif level == LEVEL_EDITOR:
+                from gdbridge import editor
+
+                editor.start()  # defines and registers the editor classes afresh
+                classdb.state["library_reload"] = False
+            return
         if level == LEVEL_SCENE:
             _start_scene()
         elif level == LEVEL_EDITOR:
@@ -217,6 +226,13 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_deinitialize(level: int) -> None:
+        # The engine reloading the library (the editor's main loop still runs): Python and its
+        # objects stay; the classes are unregistered and registered again at initialize.
+        if level not in (LEVEL_SCENE, LEVEL_EDITOR):
+            return
+        reload = classdb.state["editor"] and objects.singleton("Engine").get_main_loop() is not None
+        if reload:
+            classdb.state["library_reload"] = True
         if level == LEVEL_EDITOR:
             from gdbridge import editor
 
@@ -226,9 +242,11 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             classdb.remove_weakener()
-            objects.shutdown()
+            if not reload:
+                objects.shutdown()
             classdb.unregister_all(level=LEVEL_SCENE)
-            objects.shutdown_names()
+            if not reload:
+                objects.shutdown_names()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_frame() -> None:
@@ -241,6 +259,10 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_free(cid: int, iid: int) -> None:
         classdb.free(cid, iid)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_recreate(cid: int, ptr: Any) -> int:
+        return classdb.recreate(cid, ptr)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_get_virtual(cid: int, name: Any) -> int:
