@@ -140,7 +140,7 @@ def test_unused_keys_and_a_single_input_selector() -> None:
     selector = UtilitySelector([Behavior("only", [Consideration(KEYS[0], Saturating(1.0))])])
     assert selector.rank({KEYS[0]: 1.0, "other": math.nan}) == [("only", 0.5)]
     assert selector.scorer.nan_counts == {}
-    assert "def scores(ctx):" in selector.scalar.source
+    assert "def scores(ctx, _owner):" in selector.scalar.source
 
 
 def test_selectors_of_one_definition_share_compiled_code_not_state() -> None:

@@ -22,7 +22,6 @@ from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 from npc_mind.utility import SelectorBatch, UtilitySelector
 
 BEHAVIOR_CHANGED = "behavior_changed"
-_NO_SCORES: dict[str, float] = {}  # shared and never mutated: `scores` hands out copies
 
 
 def _canonical(selector: UtilitySelector) -> str:
@@ -136,8 +135,8 @@ class SelectorEntry:
     row: int
     single: UtilitySelector | None = None  # the Dictionary path's own selector, made on first use
     last_behavior: str = ""
-    last_scores: dict[str, float] = field(default_factory=dict)
-    last_context: dict[str, Any] | None = None
+    last_scores: dict[str, float] = field(default_factory=dict)  # the batched path's last choice
+    by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `single`
 
 
 @dataclass
@@ -200,20 +199,22 @@ class SelectorHub:
     def evaluate(
         self, handle: int, context: Mapping[str, Any], now: float, allowed_tags: Collection[str] | None = None
     ) -> str:
-        entry = self.entries.get(handle)
-        if entry.single is None:
-            entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
-        chosen = entry.single.choose(context, now, allowed_tags)
-        entry.last_context = dict(context)  # scores are worked out only when someone asks
-        entry.last_scores = _NO_SCORES
-        self._changed(handle, entry, chosen)
+        # Once per node per frame from GDScript: a plain dict lookup first (Registry.get on a miss,
+        # for its error), and nothing copied (the scores are worked out only when someone asks).
+        entry = self.entries.entries.get(handle) or self.entries.get(handle)
+        single = entry.single
+        if single is None:
+            single = entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
+        chosen = single.choose(context, now, allowed_tags)
+        entry.by_dictionary = True
+        if chosen != entry.last_behavior:
+            self._changed(handle, entry, chosen)
         return chosen
 
     def scores(self, handle: int) -> dict[str, float]:
         entry = self.entries.get(handle)
-        if not entry.last_scores and entry.last_context is not None and entry.single is not None:
-            ranked = _rank_rows(entry.single, entry.last_context)
-            entry.last_scores = {name: float(score) for name, score in ranked}
+        if entry.by_dictionary and entry.single is not None:
+            return entry.single.last_scores()
         return dict(entry.last_scores)
 
     # --- the batched path ----------------------------------------------------------------------
@@ -246,7 +247,7 @@ class SelectorHub:
                     continue
                 entry = self.entries.get(handle)
                 entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
-                entry.last_context = None
+                entry.by_dictionary = False
                 self._changed(handle, entry, group.names[int(chosen[row])])
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
@@ -261,14 +262,6 @@ class SelectorHub:
         if behavior != entry.last_behavior:
             entry.last_behavior = behavior
             self.events.push(handle, BEHAVIOR_CHANGED, behavior)
-
-
-def _rank_rows(selector: UtilitySelector, context: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-    best: dict[str, float] = {}
-    for row in selector.rank(context):
-        name, score = row[0], row[-1]
-        best[name] = max(best.get(name, 0.0), float(score))
-    return [(name, score) for name, score in best.items()]
 
 
 def _row_scores(group: SelectorGroup, row: int) -> list[float]:

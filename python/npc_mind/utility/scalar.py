@@ -25,7 +25,6 @@ import functools
 import math
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,8 +41,8 @@ _LOGIT_EPSILON = 1e-9  # as curves._LOGIT_EPSILON
 _INF = math.inf
 # Per behaviour: a score, or a list of scores (one per target) for a per-target behaviour.
 Scores = list[Any]
-# Compiled selector code by definition (a tuple of behaviours): source, code object, namespace.
-_COMPILED: dict[tuple[Behavior, ...], tuple[str, CodeType, dict[str, Any]]] = {}
+# Compiled selector code by definition (a tuple of behaviours): its source and function.
+_COMPILED: dict[tuple[Behavior, ...], tuple[str, Callable[[Mapping[str, Any], ScalarScorer], Scores]]] = {}
 _COMPILED_LIMIT = 256
 
 
@@ -111,11 +110,7 @@ _NAMESPACE: dict[str, Any] = {
     "_INF": _INF,
     "_NAN": math.nan,
     "_float": float,
-    "_min": min,
-    "_max": max,
     "_sum": sum,
-    "_tuple": tuple,
-    "_map": map,
     "_zip": zip,
 }
 
@@ -236,6 +231,12 @@ class ScalarScorer:
     sequences of numbers of one length (a context holding none of them has no targets). Errors
     name the behaviour and consideration, as the batch path's do; NaN inputs score 0 and are
     counted in the batch scorer's `nan_counts` and logged once per key.
+
+    `function(context, scorer)` is the generated function itself, shared by every selector of
+    one definition (one function object, so one globals dict: a code object run with a different
+    globals dict per selector misses the interpreter's global-lookup caches on every switch, which
+    cost about 0.1-0.2 us a call over 200 selectors); the scorer passed in is the one whose
+    counts and errors it reports.
     """
 
     def __init__(self, behaviors: Sequence[Behavior], batch: BatchScorer) -> None:
@@ -244,54 +245,60 @@ class ScalarScorer:
         self.scalar_keys = [key for key in batch.keys if key not in batch.per_target_keys]
         self.target_keys = [key for key in batch.keys if key in batch.per_target_keys]
         # Generating and compiling costs about a millisecond; selectors of one definition (e.g. one
-        # per NPC on the server's Dictionary path) share the compiled code.
+        # per NPC on the server's Dictionary path) share the compiled function.
         try:
             cached = _COMPILED.get(self.behaviors)
         except TypeError:  # an unhashable definition: compile it for this selector only
             cached = None
         if cached is None:
-            base = dict(_NAMESPACE)
-            source = self._generate(base)
-            cached = (source, compile(source, "<npc_mind.utility scores>", "exec"), base)
+            namespace = dict(_NAMESPACE)
+            source = self._generate(namespace)
+            cached = (source, _compile(source, namespace, "scores"))
             if len(_COMPILED) >= _COMPILED_LIMIT:
                 _COMPILED.clear()
             with contextlib.suppress(TypeError):
                 _COMPILED[self.behaviors] = cached
-        self.source, code, base = cached
-        namespace = base | {"_bad": self._bad_input, "_nan": self._report_nan, "_targets": self._targets}
-        exec(code, namespace)
-        self.scores: Callable[[Mapping[str, Any]], Scores] = namespace["scores"]
+        self.source, self.function = cached
+
+    def scores(self, context: Mapping[str, Any]) -> Scores:
+        return self.function(context, self)
 
     # --- code generation -----------------------------------------------------------------------
     def _generate(self, namespace: dict[str, Any]) -> str:
         inputs = {key: f"x{i}" for i, key in enumerate(self.scalar_keys)}
         inputs |= {key: f"y{i}" for i, key in enumerate(self.target_keys)}
-        lines = ["def scores(ctx):"]
-        n_scalar = len(self.scalar_keys)
-        if n_scalar:
+        lines = ["def scores(ctx, _owner):"]
+        names = [inputs[key] for key in self.scalar_keys]
+        values = f"({', '.join(names)},)" if names else "()"
+        if names:
             namespace["_get"] = operator.itemgetter(*self.scalar_keys)
-            read = "(_float(_get(ctx)),)" if n_scalar == 1 else "_tuple(_map(_float, _get(ctx)))"
+            # float() of each input: numbers of any kind (int, numpy) become the floats both paths
+            # score; a missing key or a non-number goes to the owner for the clear error.
+            read = names[0] if len(names) == 1 else ", ".join(names) + ","
             lines += [
                 "    try:",
-                f"        _v = {read}",
+                f"        {read} = _get(ctx)",
+                *(f"        {name} = _float({name})" for name in names),
                 "    except (KeyError, TypeError, ValueError, OverflowError):",
-                "        _bad(ctx)",
+                "        _owner._bad_input(ctx)",
                 "        raise",
-                f"    {', '.join(inputs[key] for key in self.scalar_keys)}, = _v",
             ]
-        else:
-            lines.append("    _v = ()")
         if self.target_keys:
             lists = [f"p{i}" for i in range(len(self.target_keys))]
-            lines.append(f"    {', '.join(lists)}, = _targets(ctx)")
-            total = " + ".join(["_sum(_v)", *(f"_sum({p})" for p in lists)])
-            lines += [f"    _s = {total}", "    if _s != _s:", f"        _nan(_v, ({', '.join(lists)},))"]
+            lines.append(f"    {', '.join(lists)}, = _owner._targets(ctx)")
+            total = " + ".join([*names, *(f"_sum({p})" for p in lists)])
+            report = f"        _owner._report_nan({values}, ({', '.join(lists)},))"
+            lines += [f"    _s = {total}", "    if _s != _s:", report]
             lines += self._body(inputs, namespace, clean=False, targeted=True)
             return "\n".join([*lines, ""])
-        lines += ["    _s = _sum(_v)", "    if _s != _s:", "        _nan(_v, ())"]
-        if self._has_unranged_saturating():
+        if names:
+            # a NaN input makes the sum NaN (so does inf - inf: the report checks each value)
+            report = f"        _owner._report_nan({values}, ())"
+            lines += [f"    _s = {' + '.join(names)}", "    if _s != _s:", report]
+        if names and self._has_unranged_saturating():
             # Inputs all in [0, 1e30] (no NaN, no inf): the saturating curves need no clip.
-            lines.append(f"    if 0.0 <= _min(_v) and _max(_v) <= {_HUGE!r} and _s == _s:")
+            clean = " and ".join(f"0.0 <= {name} <= {_HUGE!r}" for name in names)
+            lines.append(f"    if {clean}:")
             lines += self._body(inputs, namespace, clean=True, targeted=False, indent="        ")
         lines += self._body(inputs, namespace, clean=False, targeted=False)
         return "\n".join([*lines, ""])
