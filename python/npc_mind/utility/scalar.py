@@ -362,7 +362,9 @@ class ScalarScorer:
                 name = row(c.input_key, c.curve)
                 weights[name] = weights.get(name, 0.0) + c.weight
             folded = {name: weight * behavior.weight for name, weight in weights.items()}
-            total = " + ".join(f"{name} * {_lit(w)}" for name, w in folded.items() if w != 0.0) or "0.0"
+            # x * 1.0 is x exactly: the multiplication is left out
+            terms = [name if w == 1.0 else f"{name} * {_lit(w)}" for name, w in folded.items() if w != 0.0]
+            total = " + ".join(terms) or "0.0"
         else:
             # f = s ** w; f' = f + (1 - f)(1 - 1/n) f; the f' multiplied in order, then the weight.
             compensation = 1.0 - 1.0 / len(considerations)

@@ -257,13 +257,55 @@ def decide_one(  # noqa: PLR0917 (positional: keywords cost this hot call ~0.1 u
     restriction fell back.
 
     scores: (B,) >= 0; allowed: (B,) or None; cooldowns: (B,) or None when none is above 0.
-    Step for step the rules of `decide`, which the batch tests hold it to. Positional arguments:
-    this runs once per node per frame, and keywords cost it about 0.1 us.
+    Step for step the rules of `decide`, which the batch tests hold it to. It runs once per node
+    per frame: positional arguments, and the steps a setting switches off are not entered.
     """
     advance_time(state, now)
     running = state.running
-    has_running = running >= 0
+    tag_fallback = False
+    adjusted = scores
+    if allowed is not None or cooldowns is not None:
+        ready, tag_fallback = _ready_one(scores, allowed, cooldowns, state, now)
+        if ready is not None:
+            adjusted = [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
+    top_n = settings.top_n
+    if running < 0:
+        best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
+        chosen = _weighted_top_n_one(adjusted, best, top_n, rng) if top_n > 1 else best
+    else:
+        if settings.momentum > 0.0:
+            if adjusted is scores:
+                adjusted = list(scores)  # the caller's scores stay unboosted
+            adjusted[running] = boosted(adjusted[running], settings.momentum)
+        best = adjusted.index(max(adjusted))
+        best_score = adjusted[best]
+        if top_n > 1:
+            best = _weighted_top_n_one(adjusted, best, top_n, rng)
+        running_score = adjusted[running]
+        if keeps_running(best_score, running_score, switch_margin(now, state.started, settings)) or (
+            top_n > 1
+            and running_score > 0.0
+            and within_top_n(sum(1 for a in adjusted if a > running_score), top_n)
+        ):
+            return running, tag_fallback
+        chosen = best
+        if chosen != running:
+            state.stopped[running] = now
+    if chosen != running:
+        state.started = now
+        state.running = chosen
+    return chosen, tag_fallback
 
+
+def _ready_one(
+    scores: list[float],
+    allowed: list[bool] | None,
+    cooldowns: list[float] | None,
+    state: DecisionState,
+    now: float,
+) -> tuple[list[bool] | None, bool]:
+    """`decide_one`'s tag and cooldown steps: which behaviours may be chosen (None: all) and
+    whether the tags fell back to the free choice."""
     ready: list[bool] | None = None
     tag_fallback = False
     if allowed is not None:
@@ -276,45 +318,13 @@ def decide_one(  # noqa: PLR0917 (positional: keywords cost this hot call ~0.1 u
             not cooling(now, stopped, cooldown)
             for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
         ]
-        if has_running:
-            rested[running] = True  # the running behaviour is exempt
+        if state.running >= 0:
+            rested[state.running] = True  # the running behaviour is exempt
         if ready is not None:
             rested = [a and b for a, b in zip(ready, rested, strict=True)]
         if any(rested):
             ready = rested
-
-    if ready is not None:
-        adjusted = [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
-    elif has_running and settings.momentum > 0.0:
-        adjusted = list(scores)  # the caller's scores stay unboosted
-    else:
-        adjusted = scores
-    if has_running and settings.momentum > 0.0:
-        adjusted[running] = boosted(adjusted[running], settings.momentum)
-    best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
-    top_n = settings.top_n
-    if not has_running:
-        chosen = _weighted_top_n_one(adjusted, best, top_n, rng) if top_n > 1 else best
-    else:
-        best_score = adjusted[best]
-        if top_n > 1:
-            best = _weighted_top_n_one(adjusted, best, top_n, rng)
-        running_score = adjusted[running]
-        keep = keeps_running(best_score, running_score, switch_margin(now, state.started, settings))
-        if (
-            top_n > 1
-            and running_score > 0.0
-            and within_top_n(sum(1 for a in adjusted if a > running_score), top_n)
-        ):
-            keep = True
-        chosen = running if keep else best
-
-    if chosen != running:
-        if has_running:
-            state.stopped[running] = now
-        state.started = now
-        state.running = chosen
-    return chosen, tag_fallback
+    return ready, tag_fallback
 
 
 def _weighted_top_n_one(adjusted: list[float], best: int, top_n: int, rng: np.random.Generator) -> int:
