@@ -178,6 +178,14 @@ class MindServer:
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         return self.selectors.chosen(handles)
 
+    def set_input(self, handle: int, key: str, value: float) -> None:
+        """One selector's input for the next step's batched choice (read it with `choice`)."""
+        self.selectors.set_input(handle, key, value)
+
+    def choice(self, handle: int) -> str:
+        """One selector's batched choice from the last step ("" before any)."""
+        return self.selectors.choice(handle)
+
     # --- decisions -----------------------------------------------------------------------------
     def request_decision(self, handle: int, context: Mapping[str, Any]) -> None:
         self.decisions.request(handle, context)

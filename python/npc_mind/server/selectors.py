@@ -2,8 +2,10 @@
 
 Two paths, as in the Godot API:
 - the Dictionary path, `evaluate(handle, context)`: immediate, one NPC, per-node anti-dithering state;
-- the batched path: `set_inputs(handles, key, values)` over many NPCs (packed arrays), then the
-  server's `step` chooses for every group with new inputs in one `SelectorBatch.choose` per group.
+- the batched path: inputs written into the group's columns, by many NPCs at once
+  (`set_inputs(handles, key, values)`, packed arrays) or by each NPC itself (`set_input(handle,
+  key, value)`, one number at its row); then the server's `step` chooses for every group with new
+  inputs in one `SelectorBatch.choose` per group, and `choice(handle)` / `chosen(handles)` read it.
 A node normally uses one path; each keeps its own anti-dithering state.
 """
 
@@ -137,6 +139,7 @@ class SelectorEntry:
     last_behavior: str = ""
     last_scores: dict[str, float] = field(default_factory=dict)  # the batched path's last choice
     by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `single`
+    batch_choice: str = ""  # the batched path's last choice ("" before any)
 
 
 @dataclass
@@ -232,6 +235,24 @@ class SelectorHub:
             column[rows] = values[positions]
             group.dirty = True
 
+    def set_input(self, handle: int, key: str, value: float) -> None:
+        """One input of one selector for the next batched choice: written straight into its
+        group's column at its row (the per-node form of `set_inputs`)."""
+        entry = self.entries.entries.get(handle) or self.entries.get(handle)
+        group = entry.group
+        column = group.inputs.get(key)
+        if column is None:
+            column = group.inputs[str(key)] = np.zeros(len(group.rows))
+        try:
+            column[entry.row] = value
+        except (TypeError, ValueError):
+            raise TypeError(f"set_input({key!r}): the value must be a number, got {value!r}") from None
+        group.dirty = True
+
+    def choice(self, handle: int) -> str:
+        """The batched path's last choice for one selector ("" before any)."""
+        return (self.entries.entries.get(handle) or self.entries.get(handle)).batch_choice
+
     def step(self, now: float) -> None:
         """Choose for every group whose inputs changed: one batch call per definition."""
         for group in self.groups.values():
@@ -248,7 +269,8 @@ class SelectorHub:
                 entry = self.entries.get(handle)
                 entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
                 entry.by_dictionary = False
-                self._changed(handle, entry, group.names[int(chosen[row])])
+                entry.batch_choice = group.names[int(chosen[row])]
+                self._changed(handle, entry, entry.batch_choice)
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         """Behaviour index per handle from the last batched choice (-1 before any, or for a stale id)."""
