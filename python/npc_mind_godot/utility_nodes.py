@@ -317,7 +317,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
     def set_choice(self, _value: StringName) -> None:
         """Refused: `choice` is set by the server's end-of-frame step only."""
-        raise AttributeError("UtilitySelector.choice is read-only: the server sets it at the end of the frame")
+        raise AttributeError("UtilitySelector.choice is read-only: the server sets it each frame")
 
     def get_scores(self) -> dict:
         """Each behaviour's score from the last choice."""
