@@ -309,6 +309,12 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         handle = self.__dict__.get("_server_handle") or self._handle()
         core().set_input(handle, key, value)
 
+    def set_inputs(self, inputs: dict) -> None:
+        """`set_input` for several keys in one call (a Dictionary of input key -> number): one
+        crossing into the server instead of one per key."""
+        handle = self.__dict__.get("_server_handle") or self._handle()
+        core().set_input_values(handle, inputs)
+
     def get_choice(self) -> StringName:
         """The batched path's last choice for this node (see the `choice` property)."""
         handle = self.__dict__.get("_server_handle")

@@ -182,6 +182,10 @@ class MindServer:
         """One selector's input for the next step's batched choice (read it with `choice`)."""
         self.selectors.set_input(handle, key, value)
 
+    def set_input_values(self, handle: int, values: Mapping[str, float]) -> None:
+        """Several of one selector's inputs at once (key -> number), as `set_input` each."""
+        self.selectors.set_input_values(handle, values.items())
+
     def choice(self, handle: int) -> str:
         """One selector's batched choice from the last step ("" before any)."""
         return self.selectors.choice(handle)

@@ -12,7 +12,7 @@ A node normally uses one path; each keeps its own anti-dithering state.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,15 +238,23 @@ class SelectorHub:
     def set_input(self, handle: int, key: str, value: float) -> None:
         """One input of one selector for the next batched choice: written straight into its
         group's column at its row (the per-node form of `set_inputs`)."""
+        self.set_input_values(handle, ((key, value),))
+
+    def set_input_values(self, handle: int, items: Iterable[tuple[str, float]]) -> None:
+        """Several inputs of one selector ((key, value) pairs, e.g. a context's `items()`), each
+        written into its group's column at its row."""
         entry = self.entries.entries.get(handle) or self.entries.get(handle)
         group = entry.group
-        column = group.inputs.get(key)
-        if column is None:
-            column = group.inputs[str(key)] = np.zeros(len(group.rows))
-        try:
-            column[entry.row] = value
-        except (TypeError, ValueError):
-            raise TypeError(f"set_input({key!r}): the value must be a number, got {value!r}") from None
+        row = entry.row
+        columns = group.inputs
+        for key, value in items:
+            column = columns.get(key)
+            if column is None:
+                column = columns[str(key)] = np.zeros(len(group.rows))
+            try:
+                column[row] = value
+            except (TypeError, ValueError):
+                raise TypeError(f"set_input({key!r}): the value must be a number, got {value!r}") from None
         group.dirty = True
 
     def choice(self, handle: int) -> str:
