@@ -47,6 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.utility import rules
+from npc_mind.utility.arrays import ArrayCode
 from npc_mind.utility.errors import UtilityDefinitionError
 
 FloatArray = npt.NDArray[np.floating]
@@ -401,8 +402,6 @@ class _FamilyGroup:
 
     def _run(self, finish: bool, non_negative: bool) -> Callable[..., None]:
         """The group's steps (rules.py) as numpy code writing into buffers (`arrays.py`)."""
-        from npc_mind.utility.arrays import ArrayCode
-
         code = ArrayCode({})
         u = "x"
         if self.any_ranged:
