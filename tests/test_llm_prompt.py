@@ -15,7 +15,7 @@ import pytest
 from npc_mind.llm import DecisionSchema, Endpoint, LLMClient, PromptConfig, build_messages
 from npc_mind.llm.errors import InvalidAnswerError
 from npc_mind.llm.local_server import free_port
-from npc_mind.llm.prompt import Example, MemoryFact, answer_json, stable_messages
+from npc_mind.llm.prompt import Example, MemoryFact, answer_json, examples_from, stable_messages
 from npc_mind.llm.schema import ANSWER_PREFIX, ChoiceCollisionError
 from npc_mind.llm.shape import RequestShape, resolve_mode
 from npc_mind.memory import MemoryType
@@ -103,6 +103,45 @@ def test_few_shot_examples_are_part_of_the_stable_prefix() -> None:
     assert answer["content"] == '{"intent":"pursue","urgency":0.9}'
     with pytest.raises(ValueError, match="not one of the allowed intents"):
         stable_messages(SCHEMA, PromptConfig(examples=(Example("x", "dance"),)))
+
+
+def test_a_nodes_examples_become_few_shot_examples_or_a_clear_error() -> None:
+    entries = [
+        {"situation": "a thief runs off", "intent": "pursue", "urgency": 0.9},
+        {"situation": "calm", "intent": "patrol"},
+    ]
+    assert examples_from(entries, INTENTS) == (
+        Example("a thief runs off", "pursue", 0.9),
+        Example("calm", "patrol", 0.5),
+    )
+    assert examples_from([], INTENTS) == ()
+    for bad, reason in (
+        (["pursue"], "a Dictionary"),
+        ([{"situation": "x", "intent": "dance"}], "'dance' is not one of the allowed intents"),
+        ([{"situation": " ", "intent": "pursue"}], "non-empty situation"),
+        ([{"situation": "x", "intent": "pursue", "urgency": 1.5}], "urgency must be a number in 0..1"),
+        ([{"situation": "x", "intent": "pursue", "urgency": "high"}], "urgency must be a number in 0..1"),
+        ([{"situation": "x", "intent": "pursue", "mood": 1}], "unknown key 'mood'"),
+        ([{"situation": "x", "intent": "pursue"}] * 9, "at most 8"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(reason)):
+            examples_from(bad, INTENTS)
+
+
+def test_decisions_with_equal_examples_share_a_hub_and_others_do_not() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    shots = (Example("a thief runs off", "pursue", 0.9),)
+    try:
+        for examples in (shots, shots, (), (Example("a thief runs off", "search", 0.9),)):
+            server.add_decision(DecisionSettings(intents=INTENTS, persona="a guard", examples=examples))
+        assert len(server.decisions.hubs) == 3
+        hub = next(hub for hub in server.decisions.hubs.values() if hub.prompt.examples == shots)
+        assert stable_messages(SCHEMA, hub.prompt)[1:] == [
+            {"role": "user", "content": "a thief runs off"},
+            {"role": "assistant", "content": '{"intent":"pursue","urgency":0.9}'},
+        ]
+    finally:
+        server.close()
 
 
 def test_the_json_grammar_accepts_every_valid_answer_and_nothing_else() -> None:

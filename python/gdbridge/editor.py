@@ -36,6 +36,8 @@ RUNTIME_FILES = (
 )
 # The project's Python modules (project setting python/paths) are shipped under this folder.
 PROJECT_MODULES = "python/res"
+# The addon's export plugins (GDScript, in its export/ folder), added beside the runtime export.
+ADDON_EXPORTERS = ("engine_libs.gd", "local_model.gd")
 _SKIP_DIRS = {".godot", ".git", "__pycache__", "addons", ".import"}
 
 
@@ -181,11 +183,13 @@ def _define_classes() -> None:
 
         def _enter_tree(self) -> None:
             self.exporters = [GdbridgeRuntimeExport()]
-            # The engine's C libraries for a Debian-built engine (ship-engine's export/engine_libs.gd).
-            engine_libs = bin_dir().parent / "export" / "engine_libs.gd"
-            if engine_libs.is_file():
-                path = objects.singleton("ProjectSettings").localize_path(str(engine_libs))
-                self.exporters.append(objects.singleton("ResourceLoader").load(path).new())
+            # The addon's own export plugins, when it has them: the engine's C libraries for a
+            # Debian-built engine, the opt-in local model (export/engine_libs.gd, local_model.gd).
+            for script in ADDON_EXPORTERS:
+                found = bin_dir().parent / "export" / script
+                if found.is_file():
+                    path = objects.singleton("ProjectSettings").localize_path(str(found))
+                    self.exporters.append(objects.singleton("ResourceLoader").load(path).new())
             for exporter in self.exporters:
                 self.add_export_plugin(exporter)
             self.since_check = 0.0

@@ -9,6 +9,7 @@ from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
 from npc_mind.decision.blackboard import describe_type, plain_board
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
+from npc_mind.llm.prompt import examples_from
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind_godot import live
 from npc_mind_godot._common import ServerHandle, icon, server
@@ -38,6 +39,11 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     `abort()` (a grenade) cancels it: no signal at all, and a late answer is discarded.
     The endpoint comes from `endpoint`, else the project setting `npc_mind/llm/endpoint`, else the
     environment (`NPC_MIND_LLM_URL`); API keys only ever come from the environment (`NPC_MIND_API_KEY`).
+    `system_prompt` and `examples` (few-shot answers) make the stable prompt prefix the model caches:
+    NPCs with equal ones share it (one hub), so give a whole guard type the same examples. The request
+    mode (`choice`, `json`, `schema`) belongs to the endpoint, not the node: it depends on what the
+    server can do, and is declared in the endpoint's URL (`http://127.0.0.1:8080/v1#mode=json`, also in
+    this node's `endpoint`) or for every endpoint in `NPC_MIND_LLM_MODE`.
     """
 
     _JOINS_IN_READY = True  # the linked selector and memory stream are in the tree by then
@@ -53,6 +59,11 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     allowed_intents: PackedStringArray = export(PackedStringArray(["idle"]), doc="What the model may answer.")
     system_prompt: str = export(
         "a guard in a game world", multiline=True, doc="Who the NPC is (<= 400 chars)."
+    )
+    examples: list[dict] = export(
+        [],
+        doc='Few-shot answers in the cached prompt, up to 8: {"situation": "a thief runs", "intent": '
+        '"pursue", "urgency": 0.9}. NPCs with equal examples share one prefix.',
     )
     fallback_selector: NodePath = export(NodePath(""), doc="The UtilitySelector that covers tiers 2 and 3.")
     memory_stream: NodePath = export(
@@ -87,12 +98,14 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
 
     @python_only
     def settings(self) -> DecisionSettings:
+        intents = tuple(str(intent) for intent in self.allowed_intents)
         return DecisionSettings(
-            intents=tuple(str(intent) for intent in self.allowed_intents),
+            intents=intents,
             soft_deadline=self.soft_deadline_ms / 1000.0,
             hard_deadline=self.hard_deadline_ms / 1000.0,
             tag_ttl=float(self.tag_ttl),
             persona=str(self.system_prompt)[:400] or "an NPC",
+            examples=examples_from(self.examples, intents),
             endpoint=str(self.endpoint),
             max_response_bytes=int(self.max_response_kib) << 10,
             max_decoded_bytes=int(self.max_decoded_kib) << 10,
@@ -172,11 +185,15 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
             warnings.append("No fallback_selector: tiers 2 and 3 fall back to the first allowed intent.")
         if self.soft_deadline_ms >= self.hard_deadline_ms:
             warnings.append("soft_deadline_ms must be below hard_deadline_ms.")
+        try:
+            examples_from(self.examples, tuple(str(intent) for intent in self.allowed_intents))
+        except ValueError as error:
+            warnings.append(f"{error}.")
         return PackedStringArray(warnings)
 
 
 for _field in (
     "endpoint", "soft_deadline_ms", "hard_deadline_ms", "tag_ttl", "allowed_intents", "system_prompt",
-    "fallback_selector", "memory_stream", "max_response_kib", "max_decoded_kib",
+    "examples", "fallback_selector", "memory_stream", "max_response_kib", "max_decoded_kib",
 ):  # fmt: skip
     AsyncLLMDecision.__dict__[_field].on_change = AsyncLLMDecision._reconfigure

@@ -254,6 +254,10 @@ def _default_endpoint() -> str:
 
 
 def _start_local_model_wanted() -> bool:
+    """For a running game only: the editor itself (and its headless --import / --export runs) never
+    starts a model server; playing from the editor does, in the game's own process."""
+    if objects.singleton("Engine").is_editor_hint():
+        return False
     override = os.environ.get(START_LOCAL_MODEL_ENV, "").strip().lower()
     if override:
         return override in ("1", "true", "yes", "on")
@@ -263,11 +267,15 @@ def _start_local_model_wanted() -> bool:
 def _start_local_model() -> Any:
     """The local model server the project settings name (paths: absolute, `res://`/`user://`, or
     relative to the project; in an exported game `res://` and relative paths are beside its
-    executable), else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the
-    provisioned ones (this checkout's or the project's `.deps/llama/`). None, with a warning, if it
-    cannot start: the game then plays on the fallback tiers."""
+    executable), else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the shipped
+    `llama/` folder beside the extension library (the addon's `bin/llama/` from
+    `scripts/package --with-model`; in an export, beside the executable, shipped by the preset option
+    `npc_mind/ship_local_model`), else, outside an export, the provisioned ones (this checkout's or
+    the project's `.deps/llama/`). None, with an error in the game's log, if it cannot start: the
+    game then plays on the fallback tiers."""
     from pathlib import Path
 
+    from gdbridge.editor import bin_dir
     from npc_mind.llm import local_server as local
 
     settings = objects.singleton("ProjectSettings")
@@ -279,30 +287,48 @@ def _start_local_model() -> Any:
         if exported
         else Path(str(settings.globalize_path("res://")))
     )
+    shipped_server, shipped_model = local.shipped(bin_dir() / local.SHIPPED_DIR)
 
-    def path(setting: str, env: str, default: Path) -> Path:
+    def path(setting: str, env: str, shipped: Path, provisioned: Path) -> Path:
         value = str(project_setting(setting, ""))
         if value:
             if exported and value.startswith("res://"):
                 value = value.removeprefix("res://")  # beside the executable
-            return local.resolve_path(str(settings.globalize_path(value)), env, default, base=project)
+            return local.resolve_path(str(settings.globalize_path(value)), env, provisioned, base=project)
         if os.environ.get(env):
-            return local.resolve_path(None, env, default)
-        in_project = project / default.relative_to(local.REPO)  # the addon copied into another game
-        return default if default.is_file() or not in_project.is_file() else in_project
+            return local.resolve_path(None, env, provisioned)
+        if exported or shipped.is_file():  # an export has nothing else
+            return shipped
+        in_project = project / provisioned.relative_to(local.REPO)  # the addon copied into another game
+        found = [candidate for candidate in (provisioned, in_project) if candidate.is_file()]
+        return found[0] if found else shipped  # none: the error names the addon's own place
 
-    try:
-        server = local.LocalLlamaServer(
-            launcher=path(LOCAL_SERVER_SETTING, local.SERVER_ENV, local.LAUNCHER),
-            model=path(LOCAL_MODEL_SETTING, local.MODEL_FILE_ENV, local.MODEL),
-            threads=1,
-            parallel=2,
-        ).start()
-    except (local.LocalServerError, OSError, ValueError) as error:
-        message = f"npc_mind: the local model did not start ({error}); fallback tiers only"
-        objects.utility.push_warning(message)
+    launcher = path(LOCAL_SERVER_SETTING, local.SERVER_ENV, shipped_server, local.LAUNCHER)
+    model = path(LOCAL_MODEL_SETTING, local.MODEL_FILE_ENV, shipped_model, local.MODEL)
+    missing = [
+        file for file in (shipped_server, shipped_model) if file in (launcher, model) and not file.is_file()
+    ]
+    if missing:
+        how = (
+            "export it with the preset option npc_mind/ship_local_model (after scripts/package --with-model)"
+            if exported
+            else "unzip the addon's -with-model zip, or run scripts/package --with-model (or "
+            f"scripts/provision llm) in an npc_mind checkout, or set {LOCAL_SERVER_SETTING} and "
+            f"{LOCAL_MODEL_SETTING}"
+        )
+        objects.utility.push_error(
+            f"npc_mind: {START_LOCAL_MODEL_SETTING} is on but this game ships no local model "
+            f"({missing[0]} is missing): {how}, or set {ENDPOINT_SETTING}; fallback tiers only"
+        )
         return None
-    objects.utility.print(f"npc_mind: local model {server.model.name} at {server.base_url}")
+    try:
+        server = local.LocalLlamaServer(launcher=launcher, model=model, threads=1, parallel=2).start()
+    except (local.LocalServerError, OSError, ValueError) as error:
+        objects.utility.push_error(f"npc_mind: the local model did not start ({error}); fallback tiers only")
+        return None
+    objects.utility.print(
+        f"npc_mind: local model {server.model.name} at {server.base_url} ({server.launcher})"
+    )
     return server
 
 

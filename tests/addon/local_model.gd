@@ -1,43 +1,8 @@
 extends SceneTree
 ## The local model started by the game itself (NPC_MIND_START_LOCAL_MODEL=1, as the project setting
-## npc_mind/llm/start_local_model would): a decision node asks once and its answer is applied.
-## Prints one JSON line per check.
-
-const LIMIT_S := 60.0
-
-var decision: Node
-var ended: Array = []
-var started_at := 0.0
-
-
-func check(name: String, ok: bool, detail: Variant = null) -> void:
-	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
+## npc_mind/llm/start_local_model would): the check node of tests/ship/local_model.gd asks once and
+## its answer is applied. Prints one JSON line per check.
 
 
 func _initialize() -> void:
-	var guard := Node2D.new()
-	decision = ClassDB.instantiate("AsyncLLMDecision")
-	decision.allowed_intents = PackedStringArray(["pursue", "search", "patrol"])
-	decision.system_prompt = "a guard at a city gate"
-	decision.hard_deadline_ms = 50000  # a busy machine: the answer must arrive to be applied
-	decision.soft_deadline_ms = 300
-	guard.add_child(decision)
-	root.add_child(guard)
-	decision.decision_made.connect(func(intent: StringName, _urgency: float, tier: int) -> void:
-		ended.append({"intent": String(intent), "tier": tier}))
-	decision.decision_fallback.connect(func(tier: int, reason: String) -> void:
-		ended.append({"fallback": reason, "tier": tier}))
-	started_at = Time.get_ticks_msec() / 1000.0
-	decision.request_decision({"situation": "a thief runs through the gate", "threat": 0.9})
-
-
-func _process(_delta: float) -> bool:
-	var waited := Time.get_ticks_msec() / 1000.0 - started_at
-	if ended.is_empty() and waited < LIMIT_S:
-		return false
-	check("one decision signal", ended.size() == 1, ended)
-	var made: bool = ended.size() == 1 and ended[0].has("intent")
-	check("the model's answer was applied", made and ended[0]["intent"] in ["pursue", "search", "patrol"]
-		and ended[0]["tier"] in [1, 2], ended)
-	print(JSON.stringify({"done": true}))
-	return true
+	root.add_child(load("res://tests/ship/local_model.gd").new())

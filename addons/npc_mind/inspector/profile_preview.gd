@@ -1,12 +1,11 @@
 @tool
-extends VBoxContainer
+extends "res://addons/npc_mind/inspector/live_preview.gd"
 ## A MemoryProfile's forgetting curves: R over time (a log time axis) for a fresh memory of each
 ## memory type at the chosen salience, computed with the real forgetting code
 ## (NpcMindDesigner.sample_forgetting), with the awareness thresholds (search, pursue) and the
 ## forget threshold drawn. Follows the resource live.
 
 const SAMPLES := 200
-const POLL_SECONDS := 0.25
 const MIN_SECONDS := 0.5
 ## trivia, observation, interaction, hostile, trauma (the demo's legend colours)
 const TYPE_COLORS := [Color(0.6, 0.6, 0.6), Color(0.3, 0.6, 0.95), Color(0.35, 0.8, 0.45), Color(0.92, 0.3, 0.25), Color(0.65, 0.3, 0.85)]
@@ -21,7 +20,6 @@ var _graph: ForgettingGraph
 var _slider: HSlider
 var _readout: Label
 var _signature := ""
-var _since_poll := 0.0
 
 
 func _init() -> void:
@@ -32,25 +30,15 @@ func _init() -> void:
 	_graph = ForgettingGraph.new()
 	_graph.owner_preview = self
 	add_child(_graph)
-	var row := HBoxContainer.new()
-	var label := Label.new()
-	label.text = "Salience"
-	label.tooltip_text = "The salience (0..1) of the fresh memories drawn: S0 = base stability x (0.5 + salience)."
-	label.mouse_filter = Control.MOUSE_FILTER_PASS
-	row.add_child(label)
-	_slider = HSlider.new()
+	poll_seconds = 0.25
+	_slider = add_slider_row("Salience", "The salience (0..1) of the fresh memories drawn: S0 = base stability x (0.5 + salience).")
 	_slider.min_value = 0.0
 	_slider.max_value = 1.0
 	_slider.step = 0.01
 	_slider.value = salience
-	_slider.tooltip_text = label.tooltip_text
-	_slider.size_flags_horizontal = Control.SIZE_EXPAND_FILL
-	_slider.size_flags_vertical = Control.SIZE_SHRINK_CENTER
 	_slider.value_changed.connect(func(value: float) -> void:
 		salience = value
 		refresh(true))
-	row.add_child(_slider)
-	add_child(row)
 	_readout = Label.new()
 	_readout.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 	add_child(_readout)
@@ -58,14 +46,7 @@ func _init() -> void:
 
 func bind(target: Object) -> void:
 	profile = target
-	refresh(true)
-
-
-func _process(delta: float) -> void:
-	_since_poll += delta
-	if _since_poll >= POLL_SECONDS and is_instance_valid(profile):
-		_since_poll = 0.0
-		refresh(false)
+	super(target)
 
 
 func refresh(force: bool) -> void:

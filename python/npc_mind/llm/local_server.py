@@ -11,8 +11,12 @@ For any game, from a shell (prints the URL to put in `NPC_MIND_LLM_URL`, runs un
 or in Godot the project setting `npc_mind/llm/start_local_model` (the `NpcMindServer` singleton starts
 it with the game, including when playing from the editor, and stops it with the game).
 Where the files are: the arguments, else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`, else the
-provisioned `.deps/llama/` of this checkout. Paths are made absolute before the server starts (its
-launcher changes directory, so a relative path would not load).
+provisioned `.deps/llama/` of this checkout. Paths are made absolute before the server starts (it
+runs from its own folder, so a relative path would not load).
+
+A game can ship both (`scripts/package --with-model`, then the export option `npc_mind/ship_local_model`):
+a self-contained folder `SHIPPED_DIR` (`llama/`) beside the extension library, that is in the addon's
+`bin/` and, in an exported game, beside its executable; `shipped(folder)` names its two files.
 
 One thread by default (`-t 1`), leaving a core for the game, at a lower priority (nice 10); on Linux
 the server is stopped by the kernel if the process that started it dies. `NPC_MIND_LLM_URL` makes
@@ -41,6 +45,10 @@ REPO = Path(__file__).resolve().parents[3]
 LLAMA_DIR = REPO / ".deps" / "llama"
 LAUNCHER = LLAMA_DIR / "llama-server"
 MODEL = LLAMA_DIR / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"
+# The self-contained server and model a game ships (built by tools/provision/llm.py's ship_folder).
+SHIPPED_DIR = "llama"
+SHIPPED_SERVER = "llama-server"
+SHIPPED_MODEL = f"models/{MODEL.name}"
 SERVER_ENV = "NPC_MIND_LLAMA_SERVER"
 MODEL_FILE_ENV = "NPC_MIND_LLM_MODEL_FILE"
 
@@ -63,6 +71,20 @@ def _die_with_parent() -> list[str]:
     present (a `preexec_fn` is not safe in a process with threads, as a game is)."""
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
     return [setpriv, "--pdeathsig", "TERM", "--"] if setpriv else []
+
+
+def shipped(folder: Path) -> tuple[Path, Path]:
+    """llama-server and the model inside a shipped `llama/` folder."""
+    return folder / SHIPPED_SERVER, folder / SHIPPED_MODEL
+
+
+def _make_executable(launcher: Path) -> None:
+    """A shipped folder unpacked without its permission bits (Godot's asset installer and Python's
+    zipfile drop them) has a server and loader that cannot be run: give them back where allowed."""
+    for path in (launcher, launcher.parent / "ld-linux-x86-64.so.2"):
+        if path.is_file() and not os.access(path, os.X_OK):
+            with contextlib.suppress(OSError):  # a read-only install: the start then says why
+                path.chmod(path.stat().st_mode | 0o111)
 
 
 class LocalServerError(RuntimeError):
@@ -125,6 +147,7 @@ class LocalLlamaServer:
                     f"{what} not found at {path}; run scripts/provision llm, or set {env} (or the "
                     "argument / project setting) to its path"
                 )
+        _make_executable(self.launcher)  # type: ignore[arg-type]
         fixed = self.port  # 0: a free port, retried: another process may take it before the bind
         for _attempt in range(1 if fixed else 3):
             self.port = fixed or free_port()
@@ -142,7 +165,13 @@ class LocalLlamaServer:
         command += ["--no-webui", "--slots"]
         log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
         try:
-            self._process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            # From its own folder: a shipped server takes its loader and ggml's backends from there.
+            self._process = subprocess.Popen(
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.launcher.parent,  # type: ignore[union-attr]
+            )
         finally:
             if self.log_path:
                 log.close()  # type: ignore[union-attr]

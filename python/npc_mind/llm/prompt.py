@@ -66,6 +66,9 @@ class Example(NamedTuple):
     urgency: float = 0.5
 
 
+MAX_EXAMPLES = 8
+
+
 @dataclasses.dataclass(frozen=True)
 class PromptConfig:
     """persona: who the NPC is (<= 400 chars); max_facts: 1..64 blackboard entries;
@@ -91,11 +94,40 @@ class PromptConfig:
             raise ValueError(f"digits must be in 0..6, got {self.digits}")
         examples = tuple(Example(*example) for example in self.examples)
         object.__setattr__(self, "examples", examples)
-        if len(examples) > 8:
-            raise ValueError(f"examples: at most 8, got {len(examples)}")
+        if len(examples) > MAX_EXAMPLES:
+            raise ValueError(f"examples: at most {MAX_EXAMPLES}, got {len(examples)}")
         for example in examples:
             if not 0.0 <= example.urgency <= 1.0:
                 raise ValueError(f"examples: urgency must be in 0..1, got {example.urgency}")
+
+
+def examples_from(entries: Sequence[Any], intents: tuple[str, ...]) -> tuple[Example, ...]:
+    """An AsyncLLMDecision's `examples` (an Array of `{"situation": String, "intent": one of the
+    allowed intents, "urgency": 0..1, default 0.5}`) as few-shot `Example`s; a ValueError names the
+    first bad entry."""
+    found = []
+    entries = list(entries)
+    if len(entries) > MAX_EXAMPLES:
+        raise ValueError(f"examples: at most {MAX_EXAMPLES}, got {len(entries)}")
+    for index, entry in enumerate(entries):
+        where = f"examples[{index}]"
+        if not isinstance(entry, dict):
+            raise ValueError(
+                f'{where}: a Dictionary {{"situation": ..., "intent": ...}}, got {type(entry).__name__}'
+            )
+        unknown = sorted(str(key) for key in entry if str(key) not in ("situation", "intent", "urgency"))
+        if unknown:
+            raise ValueError(f"{where}: unknown key {unknown[0]!r} (situation, intent, urgency)")
+        situation, intent = str(entry.get("situation", "")).strip(), str(entry.get("intent", ""))
+        if not situation:
+            raise ValueError(f"{where}: needs a non-empty situation")
+        if intent not in intents:
+            raise ValueError(f"{where}: intent {intent!r} is not one of the allowed intents {list(intents)}")
+        urgency = entry.get("urgency", 0.5)
+        if isinstance(urgency, bool) or not isinstance(urgency, (int, float)) or not 0.0 <= urgency <= 1.0:
+            raise ValueError(f"{where}: urgency must be a number in 0..1, got {urgency!r}")
+        found.append(Example(situation, intent, float(urgency)))
+    return tuple(found)
 
 
 def answer_json(intent: str, urgency: float) -> str:

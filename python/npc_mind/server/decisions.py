@@ -37,7 +37,7 @@ from npc_mind.decision.rules import Chooser
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP, LLMSettings
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import RejectedError
-from npc_mind.llm.prompt import PromptConfig
+from npc_mind.llm.prompt import Example, PromptConfig
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import LLMTransport, Request
 from npc_mind.server.events import EventQueue
@@ -53,13 +53,16 @@ COUNTERS = ("dispatched", "tier1", "tier2", "tier3", "timeouts", "stale_discards
 @dataclass(frozen=True)
 class DecisionSettings:
     """What one AsyncLLMDecision node configures; equal settings share a hub, equal endpoint and caps
-    a transport. max_response_bytes / max_decoded_bytes: `LLMSettings`' caps on one response."""
+    a transport. max_response_bytes / max_decoded_bytes: `LLMSettings`' caps on one response.
+    persona and examples (few-shot, `PromptConfig.examples`) make the hub's stable prompt prefix, so
+    NPCs that differ in either are different hubs, each with its own cached prefix."""
 
     intents: tuple[str, ...] = ("idle",)
     soft_deadline: float = 0.3
     hard_deadline: float = 0.8
     tag_ttl: float = 10.0
     persona: str = "a guard in a game world"
+    examples: tuple[Example, ...] = ()
     endpoint: str = ""  # empty: the server's default endpoint
     max_response_bytes: int = DEFAULT_RESPONSE_CAP
     max_decoded_bytes: int = DEFAULT_RESPONSE_CAP
@@ -71,6 +74,7 @@ class DecisionSettings:
             self.hard_deadline,
             self.tag_ttl,
             self.persona,
+            self.examples,
             self.endpoint,
             self.max_response_bytes,
             self.max_decoded_bytes,
@@ -173,7 +177,7 @@ class DecisionBank:
                 self._transport(settings),
                 DecisionSchema(settings.intents),
                 config=config,
-                prompt=PromptConfig(persona=settings.persona),
+                prompt=PromptConfig(persona=settings.persona, examples=settings.examples),
                 memory=memory,
             )
             self.hubs[key] = hub
