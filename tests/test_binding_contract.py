@@ -18,6 +18,7 @@ CHECKS = [
     # reference counts
     "refcount_after_new", "refcount_after_calls", "refcount_many_cycles", "refcount_stored_by_python",
     "refcount_made_by_python", "stored_tally_survives",
+    "released_when_python_drops", "released_a_frame_later",
     # value types and typed containers
     "vector_keys_from_python", "vector_keys_into_python", "value_types_hashable", "typed_array_result",
     "typed_int_array_result", "typed_array_argument", "typed_dict_result", "typed_dict_argument",

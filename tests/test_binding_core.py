@@ -25,6 +25,7 @@ CHECKS = [
     "container_round_trip", "typed_dict_return", "typed_array_return", "key_types_to_python", "key_order",
     "python_built_dict", "python_dict_into_engine_call", "text_round_trip",
     "packed_arguments", "python_path_containers", "cyclic_python_list_refused", "shared_containers_read_once",
+    "shared_containers_written_once", "self_containing_written_refused",
     "self_containing_refused",
     "text_reread_each_time",
     "script_members_from_python",

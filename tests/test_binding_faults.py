@@ -38,6 +38,8 @@ def test_runs_to_the_end(run: GodotRun) -> None:
         "Object instance was freed",
         "TypeError: a container of int cannot hold 'not' (String)",
         "TypeError: 'str' object cannot be interpreted as an integer",
+        "RecursionError: a list that contains itself cannot be converted to an Array",
+        "RecursionError: a dict that contains itself cannot be converted to a Dictionary",
     ],
 )
 def test_each_fault_is_reported_with_its_traceback(run: GodotRun, reported: str) -> None:

@@ -1,7 +1,7 @@
 """gdbridge reloads Python edits in the open editor: the headless editor runs
 tests/godot/binding_reload/driver.tscn, whose tool node has reload_classes.py rewritten on disk and
 sees the same object run the new code (through ClassDB and from Python), its property value kept,
-and what cannot be reloaded (an added method) reported."""
+and the method and export it adds registered by the engine's library reload."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class Greeting:
 
 class Reloadable(Greeting, Node, tool=True):
     level: int = gd.export(7)
+    bonus: int = gd.export(5)
 
     def answer(self, x: int) -> int:
         return x * 3
@@ -68,14 +69,22 @@ def test_the_same_object_runs_the_new_code(edited: GodotRun) -> None:
     assert results, edited.log
     before, after = results[-1]["before"], results[-1]["after"]
     assert before == {"engine_call": 11, "python_call": 11, "to_string": "version 1", "level": 9,
-                      "is_instance": True, "mixin": "hello 1"}, edited.log  # fmt: skip
+                      "is_instance": True, "mixin": "hello 1", "extra": None, "bonus": None,
+                      "same_object": True}, edited.log  # fmt: skip
     assert after == {"engine_call": 30, "python_call": 30, "to_string": "version 2", "level": 9,
-                     "is_instance": True, "mixin": "hello 2"}, edited.log  # fmt: skip
+                     "is_instance": True, "mixin": "hello 2", "extra": 1, "bonus": 5,
+                     "same_object": True}, edited.log  # fmt: skip
     assert "gdbridge: reloaded reload_classes" in edited.stdout, edited.log
 
 
 @pytest.mark.godot
-def test_what_cannot_be_reloaded_is_reported(edited: GodotRun) -> None:
+def test_a_changed_class_reloads_the_library(edited: GodotRun) -> None:
+    """A method and an export added: the engine's GDExtension reload registers them (the Python
+    objects, their state and the instances' property values stay), no restart asked for."""
     text = edited.stdout + edited.stderr
-    assert "gdbridge reload: Reloadable.extra() added or removed: restart the editor" in text, edited.log
+    wanted = ("gdbridge: reloading the library for Reloadable.bonus (export) added or removed; "
+              "Reloadable.extra() added or removed")  # fmt: skip
+    assert wanted in edited.stdout, edited.log
+    assert "restart the editor" not in text, edited.log
+    assert "leaked at exit" not in text and "ERROR" not in text, edited.log
     assert edited.returncode == 0, edited.log

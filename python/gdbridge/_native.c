@@ -236,6 +236,7 @@ static void gdb_py_deinitialize(int level);
 static void gdb_py_frame(void);
 static void *gdb_py_create(intptr_t cls, int notify);
 static void gdb_py_free(intptr_t cls, intptr_t inst);
+static intptr_t gdb_py_recreate(intptr_t cls, void *obj);
 static intptr_t gdb_py_get_virtual(intptr_t cls, const void *name);
 static void gdb_py_virtual(intptr_t inst, intptr_t fid, const void *const *args, void *ret);
 static void gdb_py_virtual0(intptr_t inst, intptr_t fid);
@@ -346,19 +347,50 @@ static void gdb_report_pending(void) {
     PyErr_Clear();
 }
 
-/* Python-defined RefCounted objects that arrived during a callback (gdbridge.objects.arrivals) and
- * the function that settles them at its end; both borrowed, module-level in Python. */
+/* Python-defined RefCounted objects that arrived during a callback (gdbridge.objects.arrivals),
+ * those Python holds an engine reference for while `instances` holds them too (objects.held), and
+ * the function that settles both at the callback's end; all borrowed, module-level in Python. */
 static PyObject *gdb_arrivals;
+static PyObject *gdb_held;
 static PyObject *gdb_settle_cb;
-static void gdb_set_arrivals(intptr_t arrivals, intptr_t settle) {
+static int gdb_held_on; /* `held` has members (a flag beside gdb_arrivals: no extra load per callback) */
+static void gdb_set_arrivals(intptr_t arrivals, intptr_t held, intptr_t settle) {
     gdb_arrivals = (PyObject *)arrivals;
+    gdb_held = (PyObject *)held;
     gdb_settle_cb = (PyObject *)settle;
 }
+static void gdb_watch_held(int on) { gdb_held_on = on; }
+
+/* Whether Python let go of a held object: nothing refers to it but `instances` and `held`. */
+static int gdb_held_dropped(void) {
+    PyObject *key, *obj;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(gdb_held, &pos, &key, &obj))
+        if (Py_REFCNT(obj) <= 2) return 1;
+    return 0;
+}
+
 static void gdb_settle(void) {
-    if (!gdb_arrivals || PyList_GET_SIZE(gdb_arrivals) == 0) return;
+    if (!gdb_arrivals) return;
+    if (PyList_GET_SIZE(gdb_arrivals) == 0 && (!gdb_held_on || !gdb_held_dropped())) return;
     PyObject *r = PyObject_CallNoArgs(gdb_settle_cb);
     if (!r) gdb_report_pending();
     Py_XDECREF(r);
+}
+
+/* settle(): what gdb_settle does at the end of a callback, for the callbacks written in Python. */
+static PyObject *gdb_fast_settle(PyObject *self, PyObject *unused) {
+    gdb_settle();
+    Py_RETURN_NONE;
+}
+
+/* dropped(): the instance ids of the held objects Python let go of (see gdb_held_dropped). */
+static PyObject *gdb_fast_dropped(PyObject *self, PyObject *unused) {
+    PyObject *out = PyList_New(0), *key, *obj;
+    Py_ssize_t pos = 0;
+    while (out && gdb_held && PyDict_Next(gdb_held, &pos, &key, &obj))
+        if (Py_REFCNT(obj) <= 2 && PyList_Append(out, key) < 0) Py_CLEAR(out);
+    return out;
 }
 
 static PyObject *gdb_variant_to_py(const void *v);
@@ -691,8 +723,7 @@ static PyObject *gdb_coerce(int want, PyObject *value) {
 }
 
 static int gdb_py_to_variant(void *v, PyObject *value);
-static int gdb_py_fill_dict(void *dict, PyObject *items);
-static int gdb_py_fill_array(void *array, PyObject *items);
+static int gdb_py_fill(void *target, int dict, PyObject *items);
 
 /* Call and store the result; `variant_ret` says whether `ret` is a Variant (call) or raw (ptrcall). */
 static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, int ok, void *ret, int variant_ret) {
@@ -720,8 +751,7 @@ static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, in
             if (!gdb_py_to_variant(ret, r)) Py_CLEAR(r);
         } else if ((m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY && PyDict_Check(r)) ||
                    (m->ret == GDEXTENSION_VARIANT_TYPE_ARRAY && (PyList_Check(r) || PyTuple_Check(r)))) {
-            int ok = m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY ? gdb_py_fill_dict(ret, r) : gdb_py_fill_array(ret, r);
-            if (!ok) Py_CLEAR(r);
+            if (!gdb_py_fill(ret, m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY, r)) Py_CLEAR(r);
         } else {
             PyObject *done = PyObject_CallFunction(m->writer, "nOi", (Py_ssize_t)(intptr_t)ret, r, variant_ret);
             if (!done) Py_CLEAR(r);
@@ -774,6 +804,155 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
 static int gdb_py_fill_dict(void *dict, PyObject *items);
 static int gdb_py_fill_array(void *array, PyObject *items);
 
+/* The other direction of gdb_seen: the lists and dicts one conversion has written, by identity,
+ * each with the Variant made for it. The same Python object reached again becomes the same Array
+ * or Dictionary (shared, as Python shares it), so `[[x] * 30] * 30`... nested cannot
+ * unfold into an exponential tree; one still being written (a list holding itself) is refused
+ * before the engine sees it. Entered by gdb_py_container_to_variant and gdb_py_fill (the root of a
+ * conversion that writes into an existing container: a typed result, _gdbridge_fast.fill). */
+typedef struct {
+    PyObject *key; /* owned while in the table: its address cannot be reused mid-conversion */
+    int done;      /* 0 while being written */
+    gdb_variant value;
+} gdb_made_slot;
+typedef struct {
+    PyObject *root; /* the outermost container: not in the table */
+    gdb_made_slot *slots;
+    intptr_t cap, used; /* cap 0: no table yet */
+    gdb_made_slot inline_slots[16];
+} gdb_made;
+static _Thread_local gdb_made *gdb_made_now;
+
+static gdb_made_slot *gdb_made_find(gdb_made *made, PyObject *key) {
+    uintptr_t mask = (uintptr_t)made->cap - 1;
+    uintptr_t i = (uintptr_t)key * (uintptr_t)0x9E3779B97F4A7C15u;
+    for (i = (i ^ (i >> 29)) & mask;; i = (i + 1) & mask)
+        if (made->slots[i].key == key || !made->slots[i].key) return &made->slots[i];
+}
+
+/* Claim `key` (not in the table) as being written; 0 when out of memory. */
+static int gdb_made_claim(gdb_made *made, PyObject *key) {
+    if ((made->used + 1) * 2 > made->cap) {
+        intptr_t cap = made->cap * 2, old_cap = made->cap;
+        gdb_made_slot *old = made->slots, *slots = calloc((size_t)cap, sizeof(*slots));
+        if (!slots) return 0;
+        made->slots = slots;
+        made->cap = cap;
+        for (intptr_t i = 0; i < old_cap; i++)
+            if (old[i].key) *gdb_made_find(made, old[i].key) = old[i]; /* a Variant moves as its bytes */
+        if (old != made->inline_slots) free(old);
+    }
+    made->used++;
+    gdb_made_slot *slot = gdb_made_find(made, key);
+    slot->key = Py_NewRef(key);
+    slot->done = 0;
+    return 1;
+}
+
+static void gdb_made_start(gdb_made *outer, PyObject *root) {
+    outer->root = root;
+    outer->slots = NULL;
+    outer->cap = outer->used = 0;
+    gdb_made_now = outer;
+}
+
+static void gdb_made_end(gdb_made *outer) {
+    for (intptr_t i = 0; i < outer->cap; i++) {
+        if (!outer->slots[i].key) continue;
+        if (outer->slots[i].done) i_variant_destroy(&outer->slots[i].value);
+        Py_DECREF(outer->slots[i].key);
+    }
+    if (outer->slots != outer->inline_slots) free(outer->slots);
+    gdb_made_now = NULL;
+}
+
+static int gdb_self_containing(PyObject *value) {
+    PyErr_Format(PyExc_RecursionError, "a %.50s that contains itself cannot be converted to %s", Py_TYPE(value)->tp_name,
+                 PyDict_Check(value) ? "a Dictionary" : "an Array");
+    return 0;
+}
+
+/* The dict, list or tuple `items` into the existing Dictionary or Array at `target` (an internal
+ * pointer), as the root of its own conversion (a typed result, _gdbridge_fast.fill from Python,
+ * which a conversion under way calls with its own table set aside); not inlined: its table stays
+ * off the fast call path's stack frame. */
+static __attribute__((noinline)) int gdb_py_fill(void *target, int dict, PyObject *items) {
+    gdb_made outer, *inside = gdb_made_now;
+    gdb_made_start(&outer, items);
+    int ok = dict ? gdb_py_fill_dict(target, items) : gdb_py_fill_array(target, items);
+    if (!ok && dict) {
+        /* Empty, not half filled: what a failed result leaves is the type's default. */
+        g_destructor[GDEXTENSION_VARIANT_TYPE_DICTIONARY](target);
+        g_default_constructor[GDEXTENSION_VARIANT_TYPE_DICTIONARY](target, NULL);
+    } else if (!ok) {
+        gdb_seq_resize(GDEXTENSION_VARIANT_TYPE_ARRAY, target, 0);
+    }
+    gdb_made_end(&outer);
+    gdb_made_now = inside;
+    return ok;
+}
+
+/* A new Dictionary or Array in uninitialized `v` holding `value`'s items; Nil on failure. */
+static int gdb_py_container_new(void *v, PyObject *value) {
+    int dict = PyDict_CheckExact(value);
+    void *inner = gdb_vnew(v, dict ? GDEXTENSION_VARIANT_TYPE_DICTIONARY : GDEXTENSION_VARIANT_TYPE_ARRAY);
+    if (dict ? gdb_py_fill_dict(inner, value) : gdb_py_fill_array(inner, value)) return 1;
+    i_variant_destroy(v);
+    gdb_vnil(v);
+    return 0;
+}
+
+/* The outermost container of a conversion owns the table (kept out of the nested frames' stack). */
+static __attribute__((noinline)) int gdb_py_container_root(void *v, PyObject *value) {
+    gdb_made outer;
+    gdb_made_start(&outer, value);
+    int ok = gdb_py_container_new(v, value);
+    gdb_made_end(&outer);
+    return ok;
+}
+
+/* A dict, list or tuple as a new Dictionary or Array in uninitialized `v`: once per conversion. */
+static int gdb_py_container_to_variant(void *v, PyObject *value) {
+    /* Python's recursion limit bounds the nesting depth. */
+    if (Py_EnterRecursiveCall(" while converting to a Variant")) { gdb_vnil(v); return 0; }
+    gdb_made *made = gdb_made_now;
+    int ok = 0;
+    if (!made) {
+        ok = gdb_py_container_root(v, value);
+    } else if (value == made->root) {
+        gdb_self_containing(value);
+        gdb_vnil(v);
+    } else if (PyTuple_CheckExact(value)) {
+        /* A tuple is a value: each place gets its own Array, though Python shares equal constant
+         * tuples and the empty one (only a list or dict can hold a tuple holding it: refused there). */
+        ok = gdb_py_container_new(v, value);
+    } else {
+        /* The table is set up at the first nested container: a flat one (the common argument)
+         * costs nothing more. */
+        if (!made->cap) {
+            made->cap = (intptr_t)(sizeof(made->inline_slots) / sizeof(made->inline_slots[0]));
+            made->slots = memset(made->inline_slots, 0, sizeof(made->inline_slots));
+        }
+        gdb_made_slot *slot = gdb_made_find(made, value);
+        if (slot->key && !slot->done) {
+            gdb_self_containing(value);
+            gdb_vnil(v);
+        } else if (slot->key) {
+            gdb_vcopy(v, &slot->value); /* the same Array or Dictionary again */
+            ok = 1;
+        } else if (!gdb_made_claim(made, value)) {
+            PyErr_NoMemory();
+            gdb_vnil(v);
+        } else if ((ok = gdb_py_container_new(v, value))) {
+            slot = gdb_made_find(made, value); /* found again: the table may have grown */
+            gdb_vcopy(&slot->value, v);
+            slot->done = 1;
+        }
+    }
+    Py_LeaveRecursiveCall();
+    return ok;
+}
+
 /* Write `value` as a new Variant into uninitialized `v`: None, bool, int, float, str, StringName,
  * NodePath, dict, list and tuple here (containers element by element, without Python calls);
  * anything else through to_variant_address. Returns 0 with a Python exception set and `v` Nil. */
@@ -801,20 +980,14 @@ static int gdb_py_to_variant(void *v, PyObject *value) {
         gdb_vtext(v, text, utf8, n);
         return 1;
     }
-    if (kind == &PyDict_Type || kind == &PyList_Type || kind == &PyTuple_Type) {
-        /* Python's recursion limit bounds the nesting (a dict holding itself raises RecursionError). */
-        if (Py_EnterRecursiveCall(" while converting to a Variant")) { gdb_vnil(v); return 0; }
-        int dict = kind == &PyDict_Type;
-        void *inner = gdb_vnew(v, dict ? GDEXTENSION_VARIANT_TYPE_DICTIONARY : GDEXTENSION_VARIANT_TYPE_ARRAY);
-        int ok = dict ? gdb_py_fill_dict(inner, value) : gdb_py_fill_array(inner, value);
-        Py_LeaveRecursiveCall();
-        if (ok) return 1;
-        i_variant_destroy(v);
-        gdb_vnil(v);
-        return 0;
-    }
+    if (kind == &PyDict_Type || kind == &PyList_Type || kind == &PyTuple_Type) return gdb_py_container_to_variant(v, value);
     gdb_vnil(v);
+    /* Python code converting on its own (a list subclass, a typed container) starts its own table,
+     * with its own root: a loop through it is still refused there. */
+    gdb_made *made = gdb_made_now;
+    gdb_made_now = NULL;
     PyObject *r = PyObject_CallFunction(gdb_to_variant_cb, "nO", (Py_ssize_t)(intptr_t)v, value);
+    gdb_made_now = made;
     Py_XDECREF(r);
     return r != NULL;
 }
@@ -973,9 +1146,9 @@ static PyObject *gdb_fast_fill(PyObject *self, PyObject *const *args, Py_ssize_t
             PyErr_Format(PyExc_TypeError, "a Dictionary needs a dict, not %.100s", Py_TYPE(args[2])->tp_name);
             return NULL;
         }
-        ok = gdb_py_fill_dict(target, args[2]);
+        ok = gdb_py_fill(target, 1, args[2]);
     } else if (type == GDEXTENSION_VARIANT_TYPE_ARRAY) {
-        ok = gdb_py_fill_array(target, args[2]);
+        ok = gdb_py_fill(target, 0, args[2]);
     } else {
         PyErr_SetString(PyExc_ValueError, "fill() takes an Array or a Dictionary");
         return NULL;
@@ -1004,6 +1177,8 @@ static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
     {"fill", (PyCFunction)(void (*)(void))gdb_fast_fill, METH_FASTCALL, "Fill a Dictionary or an Array."},
     {"read", (PyCFunction)(void (*)(void))gdb_fast_read, METH_FASTCALL, "An Array or a Dictionary as list or dict."},
+    {"settle", gdb_fast_settle, METH_NOARGS, "Settle the RefCounted objects of the callback ending."},
+    {"dropped", gdb_fast_dropped, METH_NOARGS, "Ids of the held RefCounted objects Python let go of."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};
@@ -1046,6 +1221,7 @@ static int gdb_register_frame_callback(void) {
 }
 static GDExtensionObjectPtr tr_create(void *cls, GDExtensionBool notify) { return gdb_py_create((intptr_t)cls, notify); }
 static void tr_free(void *cls, GDExtensionClassInstancePtr inst) { gdb_py_free((intptr_t)cls, (intptr_t)inst); }
+static GDExtensionClassInstancePtr tr_recreate(void *cls, GDExtensionObjectPtr obj) { return (GDExtensionClassInstancePtr)gdb_py_recreate((intptr_t)cls, obj); }
 static void *tr_get_virtual(void *cls, GDExtensionConstStringNamePtr name, uint32_t hash) {
     return (void *)gdb_py_get_virtual((intptr_t)cls, name);
 }
@@ -1202,6 +1378,7 @@ static void gdb_fill_class_info(GDExtensionClassCreationInfo5 *info, intptr_t cl
     info->unreference_func = refcounted ? tr_unreference : NULL;
     info->create_instance_func = tr_create;
     info->free_instance_func = tr_free;
+    info->recreate_instance_func = tr_recreate;
     info->get_virtual_call_data_func = tr_get_virtual;
     info->call_virtual_with_data_func = tr_call_virtual;
     info->notification_func = has_notification ? tr_notification : NULL;

@@ -195,15 +195,28 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     for vtype, dtype in _variant.NUMPY_DTYPES.items():
         if _variant.PACKED_DTYPES[vtype][1] == 1:
             lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
-    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.settle_arrivals))
+    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.held), id(objects.settle_arrivals))
     lookup = objects.lookup
-    arrivals, settle = objects.arrivals, objects.settle_arrivals
+    # `settle` (in C) calls settle_arrivals when something arrived or a held object was let go.
+    arrivals, held = objects.arrivals, objects.held
+    import _gdbridge_fast
+
+    settle = _gdbridge_fast.settle
     vcalls = classdb._vcalls
     ptrcalls = classdb._ptrcalls
     varcalls = classdb._varcalls
 
     @ffi.def_extern(onerror=report)
     def gdb_py_initialize(level: int) -> None:
+        if classdb.state.get("library_reload"):
+            if level == LEVEL_SCENE:
+                classdb.register_again(LEVEL_SCENE)
+            elif level == LEVEL_EDITOR:
+                from gdbridge import editor
+
+                editor.start()  # defines and registers the editor classes afresh
+                classdb.state["library_reload"] = False
+            return
         if level == LEVEL_SCENE:
             _start_scene()
         elif level == LEVEL_EDITOR:
@@ -213,6 +226,13 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_deinitialize(level: int) -> None:
+        # The engine reloading the library (the editor's main loop still runs): Python and its
+        # objects stay; the classes are unregistered and registered again at initialize.
+        if level not in (LEVEL_SCENE, LEVEL_EDITOR):
+            return
+        reload = classdb.state["editor"] and objects.singleton("Engine").get_main_loop() is not None
+        if reload:
+            classdb.state["library_reload"] = True
         if level == LEVEL_EDITOR:
             from gdbridge import editor
 
@@ -222,9 +242,11 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             classdb.remove_weakener()
-            objects.shutdown()
+            if not reload:
+                objects.shutdown()
             classdb.unregister_all(level=LEVEL_SCENE)
-            objects.shutdown_names()
+            if not reload:
+                objects.shutdown_names()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_frame() -> None:
@@ -239,37 +261,41 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         classdb.free(cid, iid)
 
     @ffi.def_extern(onerror=report)
+    def gdb_py_recreate(cid: int, ptr: Any) -> int:
+        return classdb.recreate(cid, ptr)
+
+    @ffi.def_extern(onerror=report)
     def gdb_py_get_virtual(cid: int, name: Any) -> int:
         return classdb.get_virtual(cid, name)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual0(iid: int, vid: int) -> None:
         vcalls[vid](lookup(iid))
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual_f(iid: int, vid: int, x: float) -> None:
         vcalls[vid](lookup(iid), x)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_virtual(iid: int, vid: int, args: Any, ret: Any) -> None:
         vcalls[vid](lookup(iid), args, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_notification(iid: int, what: int, reversed_: int) -> None:
         classdb.notification(iid, what, reversed_)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_ptrcall(mid: int, iid: int, args: Any, ret: Any) -> None:
         ptrcalls[mid](lookup(iid) if iid else None, args, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     def _call_error(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
@@ -280,7 +306,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         mid: int, iid: int, args: Any, n: int, ret: Any, err: Any
     ) -> None:
         code, expected, argument = varcalls[mid](lookup(iid) if iid else None, args, n, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
         if code:
             err.error = code
@@ -294,7 +320,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
         callables.call_function(cid, args, n, ret)
-        if arrivals:
+        if arrivals or held:
             settle()
 
     @ffi.def_extern(onerror=report)

@@ -48,6 +48,7 @@ class ClassInfo:
     cid: int = 0
     registered: bool = False
     level: int = 2  # the initialization level it was registered at (SCENE, or EDITOR for editor classes)
+    was_registered: bool = False  # registered once (a library reload registers it again)
 
 
 @dataclasses.dataclass
@@ -187,7 +188,7 @@ def register(info: ClassInfo) -> None:
     )
     register_class(library, objects.sn(info.name), objects.sn(info.parent), creation)
     lib.gdb_value_destroy(T.STRING, icon)
-    info.registered = True
+    info.registered = info.was_registered = True
 
     class_sn = objects.sn(info.name)
     members = _members(cls)
@@ -669,10 +670,56 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
 
 # ---- instances ----
 def create(cid: int, notify: int) -> Any:
+    info = classes[cid]
+    ptr = objects._iface["classdb_construct_object2"](objects.sn(info.native))
+    _attach(info, ptr, notify)
+    return ptr
+
+
+def recreate(cid: int, ptr: Any) -> int:
+    """The engine reloaded the library: the Python object it had before for this engine object
+    (a new one if there was none); the engine sets its stored properties again next."""
     ffi, lib = objects.ffi, objects.lib
     info = classes[cid]
-    construct = objects._iface["classdb_construct_object2"]
-    ptr = construct(objects.sn(info.native))
+    obj = _detached.pop(lib.gdb_object_id(ptr), None)
+    if obj is None:
+        return id(_attach(info, ptr, 0))
+    if type(obj) is not info.cls:
+        obj.__class__ = info.cls
+    iid = id(obj)
+    objects.instances[iid] = obj
+    if obj._gd_owns:
+        objects.hold(obj)
+        _schedule_weaken(iid)
+    _fn("object_set_instance", "GDExtensionInterfaceObjectSetInstance")(
+        ptr, objects.sn(info.name), ffi.cast("void*", iid)
+    )
+    _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
+        ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
+    )
+    return iid
+
+
+def register_again(level: int) -> None:
+    """After a library reload's unregistering: every class registered at `level` before, again
+    (with its current members: a method or export added since is registered now)."""
+    state["level"] = level
+    seen: set[int] = set()
+    for info in list(classes[1:]):
+        again = info is not None and info.was_registered and not info.registered and info.level == level
+        if not again or id(info) in seen:
+            continue
+        seen.add(id(info))
+        try:
+            register(info)
+        except TypeError as error:
+            from gdbridge._runtime import report
+
+            report(type(error), error, error.__traceback__)
+
+
+def _attach(info: ClassInfo, ptr: Any, notify: int) -> Any:
+    ffi, lib = objects.ffi, objects.lib
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
@@ -706,7 +753,7 @@ def create(cid: int, notify: int) -> Any:
             report(type(error), error, error.__traceback__)
     if notify:
         obj.notification(0)
-    return ptr
+    return obj
 
 
 _constructing = threading.local()
@@ -728,10 +775,29 @@ def free(cid: int, iid: int) -> None:
         obj = objects.lookup(iid)
         objects.instances.pop(iid, None)
         objects.weak_instances.pop(iid, None)
+        objects.unhold(iid)
         _pending_weak.discard(iid)
-        if obj is not None:
+        if obj is not None and state.get("library_reload"):
+            # The engine reloads the library: its object stays, and gets this Python object back
+            # from `recreate` (its Python state intact; the engine sets the stored properties again).
+            _detached[obj._id] = obj
+        elif obj is not None:
             obj._ptr = None
             obj._gd_owns = False
+
+
+_detached: dict[int, Any] = {}  # engine object id -> its Python object, during a library reload
+
+
+def drop_detached() -> None:
+    """After a library reload: the objects whose class was not registered again are plain engine
+    objects now."""
+    while _detached:
+        _, obj = _detached.popitem()
+        if obj._gd_owns and obj.is_valid and objects.engine_class("RefCounted").unreference(obj):
+            objects._iface["object_destroy"](obj._ptr)
+        obj._ptr = None
+        obj._gd_owns = False
 
 
 # ---- RefCounted lifetime ----
@@ -757,6 +823,7 @@ def reference_changed(iid: int, up: int) -> None:
             obj = found() if found is not None else None
             if obj is not None:
                 objects.instances[iid] = obj
+                objects.hold(obj)
             return
         obj = objects.instances.get(iid)
         # Not during creation (Python's own init_ref): the creator holds no Python reference yet.
@@ -765,8 +832,25 @@ def reference_changed(iid: int, up: int) -> None:
 
 
 def created_by_python(obj: Any) -> None:
-    """Python built `obj` (and holds it): unless the engine takes references, it goes weak."""
+    """Python built or kept `obj` (and holds it): unless the engine takes references, it goes weak."""
+    objects.hold(obj)
     _schedule_weaken(id(obj))
+
+
+def release_dropped(iids: list[int]) -> None:
+    """Python let go of these held objects: their engine reference goes now (at a callback's end,
+    where settle_arrivals gives references back too); the engine frees one it does not hold."""
+    unreference = objects.engine_class("RefCounted").unreference
+    for iid in iids:
+        with _lifetime:
+            obj = objects.unhold(iid)
+            if obj is None or not obj._gd_owns:
+                continue
+            obj._gd_owns = False
+            _pending_weak.discard(iid)
+        if obj._ptr is not None and unreference(obj):
+            objects._iface["object_destroy"](obj._ptr)
+        del obj
 
 
 def _schedule_weaken(iid: int) -> None:
@@ -792,6 +876,7 @@ def weaken_pending() -> None:
             obj = objects.instances.get(iid)
             if obj is not None and obj._ptr is not None and count(obj) <= 1:
                 del objects.instances[iid]
+                objects.unhold(iid)
                 objects.weak_instances[iid] = weakref.ref(obj)
             del obj  # may be the last reference: __del__ releases the engine reference
 

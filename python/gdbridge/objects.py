@@ -92,7 +92,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call  # noqa: PLW0603 - set once, at start-up
+    global _fast_call, _fast_dropped  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
@@ -103,6 +103,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     lib.gdb_resolve_objects(valid)
     _variant._fast_fill = _gdbridge_fast.fill
     _variant._fast_read = _gdbridge_fast.read
+    _fast_dropped = _gdbridge_fast.dropped
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))
@@ -216,6 +217,27 @@ def wrap(ptr: Any, owned: bool = False) -> Any:
 # (stored it: more references than the bookkeeping's own); a kept one stays owned until Python's
 # references go (see gdbridge.classdb, "RefCounted lifetime").
 arrivals: list[Any] = []
+# Those Python holds an engine reference for (`_gd_owns`) while `instances` also holds them (the
+# engine holds references too, or the move to weak is pending): when nothing else refers to one,
+# Python let go of it, and its engine reference is given back at the end of that callback, as a
+# godot-cpp Ref<T> going out of scope (the count falls at once, or the object is freed).
+held: dict[int, Any] = {}
+
+
+def hold(obj: Any) -> None:
+    if not held:
+        lib.gdb_watch_held(1)  # the C settle checks `held` only while it has members
+    held[id(obj)] = obj
+
+
+def unhold(iid: int) -> Any:
+    """The held object of `iid` (None if it was not held), no longer held."""
+    obj = held.pop(iid, None)
+    if obj is not None and not held:
+        lib.gdb_watch_held(0)
+    return obj
+
+_fast_dropped: Callable[[], list[int]] = list  # _gdbridge_fast.dropped, set by bind
 
 
 def _arrive(obj: Any) -> None:
@@ -236,6 +258,10 @@ def settle_arrivals() -> None:
         obj._gd_owns = False
         if obj._ptr is not None and _ref_method("unreference")(obj):
             _iface["object_destroy"](obj._ptr)
+    if held:
+        from gdbridge import classdb
+
+        classdb.release_dropped(_fast_dropped())
 
 
 def wrap_variant(v: Any) -> Any:

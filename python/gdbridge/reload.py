@@ -4,12 +4,12 @@ The editor plugin calls `check()` twice a second: a module of the project (under
 or of the addon (an entry module's package) whose file changed is re-imported, and each Godot
 class it defines is updated in place: the class the engine knows keeps its identity (instances,
 ClassDB registration, exported property values), and takes the new module's methods, virtual
-overrides, setters and other attributes; ClassDB's method entries call the new bodies. What ClassDB
-cannot change without a restart (a method, property or signal added or removed, a changed method
-signature) is reported as an editor warning, with the rest reloaded; a new class is registered.
-
-(The GDExtension library reload, `reloadable = true`, stays off: the library embeds the Python
-runtime, which cannot be unloaded and loaded again in one process; nothing here needs it.)
+overrides, setters and other attributes; ClassDB's method entries call the new bodies; a new class
+is registered. What ClassDB holds that changed (a method, property or signal added or removed, a
+changed method signature) is registered by the engine's GDExtension reload (`reloadable = true`),
+started here: the library is never really unloaded (`-z nodelete`), Python and its objects stay,
+and gdbridge.classdb registers the classes again and gives the engine objects their Python objects
+back. Outside the editor, or with `reloadable = false`, such a change is reported as a warning.
 """
 
 from __future__ import annotations
@@ -69,18 +69,48 @@ def check() -> list[str]:
         elif stamp != _mtimes[name]:
             _mtimes[name] = stamp
             changed.append(name)
+    classdb.drop_detached()
+    library = _library_path()
     problems: list[str] = []
     for name in changed:
-        problems += reload_module(sys.modules[name])
+        problems += reload_module(sys.modules[name], declarations=library is not None)
+    if problems and library is not None:
+        # What ClassDB holds changed (a method, export or signal added or removed, a signature):
+        # the engine reloads the library, which registers the classes again as they are now.
+        objects.utility.print(f"gdbridge: reloading the library for {'; '.join(problems)}")
+        objects.singleton("GDExtensionManager").call_deferred("reload_extension", library)
+        problems = []
     for problem in problems:
-        objects.lib.gdb_warning(f"gdbridge reload: {problem}".encode(), b"")
+        objects.lib.gdb_warning(f"gdbridge reload: {problem}: restart the editor".encode(), b"")
     if changed:
         objects.utility.print(f"gdbridge: reloaded {', '.join(changed)}")
     return problems
 
 
-def reload_module(module: types.ModuleType) -> list[str]:
-    """Re-import `module` and update the Godot classes it defines in place; returns the problems."""
+def _library_path() -> str | None:
+    """The res:// path of gdbridge's .gdextension when the engine can reload it (in the editor,
+    `reloadable = true`), else None."""
+    if not classdb.state["editor"]:
+        return None
+    manager = objects.singleton("GDExtensionManager")
+    here = Path(objects.ffi.string(objects.lib.gdb_library_path()).decode()).resolve().parent.parent
+    settings = objects.singleton("ProjectSettings")
+    for path in manager.get_loaded_extensions():
+        if Path(str(settings.globalize_path(path))).resolve().parent == here:
+            extension = manager.get_extension(path)
+            return str(path) if extension is not None and _reloadable(str(path)) else None
+    return None
+
+
+def _reloadable(path: str) -> bool:
+    config = objects.engine_class("ConfigFile")()
+    return config.load(path) == 0 and bool(config.get_value("configuration", "reloadable", False))
+
+
+def reload_module(module: types.ModuleType, declarations: bool = False) -> list[str]:
+    """Re-import `module` and update the Godot classes it defines in place; returns what ClassDB
+    holds that changed (with `declarations`, exports and signals are taken too, for a library
+    reload to register)."""
     problems: list[str] = []
     state = classdb.state
     state["reloading"] = {}
@@ -97,7 +127,7 @@ def reload_module(module: types.ModuleType) -> list[str]:
         old_info = _registered(name)
         if old_info is None:
             continue
-        problems += _update_class(old_info, new_cls)  # the module then names the known classes
+        problems += _update_class(old_info, new_cls, declarations)  # the module then names the known classes
     return problems
 
 
@@ -105,7 +135,7 @@ def _registered(name: str) -> classdb.ClassInfo | None:
     return next((i for i in classdb.classes[1:] if i is not None and i.registered and i.name == name), None)
 
 
-def _update_class(info: classdb.ClassInfo, new_cls: type) -> list[str]:
+def _update_class(info: classdb.ClassInfo, new_cls: type, declarations: bool) -> list[str]:
     old_cls = info.cls
     label = info.name
     problems = []
@@ -114,7 +144,7 @@ def _update_class(info: classdb.ClassInfo, new_cls: type) -> list[str]:
         before = {k for k, v in old_members.items() if isinstance(v, kind)}
         after = {k for k, v in new_members.items() if isinstance(v, kind)}
         for attr in sorted(before ^ after):
-            problems.append(f"{label}.{attr} ({kind.__name__.lower()}) added or removed: restart the editor")
+            problems.append(f"{label}.{attr} ({kind.__name__.lower()}) added or removed")
     # The class and its plain Python mixins from the same module take the new Python attributes.
     pairs = [(old_cls, new_cls)]
     olds = {(c.__module__, c.__qualname__): c for c in old_cls.__mro__ if not hasattr(c, "_gd_native")}
@@ -123,7 +153,7 @@ def _update_class(info: classdb.ClassInfo, new_cls: type) -> list[str]:
         if old_base is not None and base is not old_base and base.__module__ == new_cls.__module__:
             pairs.append((old_base, base))
     for old, new in pairs:
-        _copy_attributes(old, new)
+        _copy_attributes(old, new, declarations and bool(problems))
         module = sys.modules.get(new.__module__)
         if module is not None and getattr(module, new.__name__, None) is new:
             setattr(module, new.__name__, old)
@@ -135,17 +165,20 @@ def _update_class(info: classdb.ClassInfo, new_cls: type) -> list[str]:
     return problems
 
 
-def _copy_attributes(old: type, new: type) -> None:
-    """Everything but the declarations ClassDB already holds, with `super()` inside the new methods
-    pointing at the class the engine knows; attributes the new version dropped go too."""
+def _copy_attributes(old: type, new: type, with_declarations: bool = False) -> None:
+    """Everything but the declarations ClassDB already holds (unless a library reload registers
+    them again), with `super()` inside the new methods pointing at the class the engine knows;
+    attributes the new version dropped go too."""
     declarations = declare.Export | declare.Signal | declare.Group
+    if with_declarations:
+        declarations = ()
     for attr, value in vars(new).items():
-        if attr in _CLASS_KEEP or isinstance(value, declarations):
+        if attr in _CLASS_KEEP or (declarations and isinstance(value, declarations)):
             continue
         _retarget_super(value, new, old)
         setattr(old, attr, value)
     for attr in set(vars(old)) - set(vars(new)) - _CLASS_KEEP:
-        if not isinstance(vars(old)[attr], declarations):
+        if not (declarations and isinstance(vars(old)[attr], declarations)):
             delattr(old, attr)
 
 
@@ -165,14 +198,14 @@ def _update_methods(info: classdb.ClassInfo, cls: type) -> list[str]:
     registered = classdb.registered_methods(info.name)
     current = {m.name: m for m in classdb._collect_methods(cls)}
     for name in sorted(set(registered) ^ set(current)):
-        problems.append(f"{info.name}.{name}() added or removed: restart the editor")
+        problems.append(f"{info.name}.{name}() added or removed")
     for name, method in current.items():
         found = registered.get(name)
         if found is None:
             continue
         mid, old = found
         if _signature(old) != _signature(method):
-            problems.append(f"{info.name}.{name}(): its signature changed: restart the editor")
+            problems.append(f"{info.name}.{name}(): its signature changed")
             continue
         classdb.replace_method(info.name, mid, method)
     return problems

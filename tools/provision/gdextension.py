@@ -203,6 +203,9 @@ def build(engine: list[str]) -> bool:
         include_dirs=[str(BUILD)],
         # -g0 last: the build Python's CFLAGS carry -g, and debug info names the build's folders.
         extra_compile_args=["-O2", "-Wno-unused-function", "-Wno-unused-parameter", "-g0"],
+        # Never unloaded: the editor's library reload (`reloadable = true`) closes and opens it
+        # again, and the Python runtime it started (with objects pointing into it) stays.
+        extra_link_args=["-Wl,-z,nodelete"],
         libraries=["dl"],
     )
     try:

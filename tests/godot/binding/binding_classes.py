@@ -138,6 +138,44 @@ class Probe(Node):
             depth, node = depth + 1, node[0]
         return f"{depth} {node} {table['a'] is table['b']} {table['a']}"
 
+    def shared_tree(self, depth: int) -> list:
+        """The same tree built in Python (one list 30 times, nested `depth` levels) as a typed
+        Array result: 30 ** depth paths, `depth` + 1 distinct lists."""
+        tree: list = ["leaf"]
+        for _ in range(depth):
+            tree = [tree] * 30
+        return tree
+
+    def shared_written(self, tree: list) -> gd.Variant:
+        """What Python gives back with shared parts, untyped: the tree GDScript sent (echoed), a
+        list holding one list twice, a dict holding one dict under two keys, a tuple of one list;
+        and tuples Python itself shares (the empty one, one constant twice), which are values."""
+        inner = [1, 2]
+        table = {"x": 1}
+        point = (1, 2)
+        return [tree, [inner, inner], {"a": table, "b": table}, (inner, inner), [(), (), point, point]]
+
+    def self_containing_written(self) -> str:
+        """The errors writing a Python list, dict or tuple that contains itself (directly or
+        through another container) into the engine: as a result and as an engine call's argument.
+        Nothing reaches the engine (no meta is set)."""
+        looped: list = [1]
+        looped.append([looped])
+        table: dict = {}
+        table["self"] = table
+        through_tuple: list = []
+        through_tuple.append((through_tuple,))
+        errors = []
+        for name, value in (("looped", looped), ("table", table), ("through_tuple", through_tuple)):
+            try:
+                self.set_meta(name, value)
+            except RecursionError as error:
+                errors.append(str(error))
+            if self.has_meta(name):
+                errors.append(f"{name} reached the engine")
+        return " | ".join(errors)
+
+
     def self_containing_meta(self) -> str:
         """The error reading back an Array (or a Dictionary) GDScript made contain itself."""
         errors = []

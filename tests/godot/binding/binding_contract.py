@@ -154,6 +154,10 @@ class Hittable(Node):
         return self._describe()
 
 
+# What a module global keeps (contract.gd's release checks store and delete it).
+kept_in_module: Any = None
+
+
 class Contract(Node):
     """Every check's Python side."""
 
@@ -266,6 +270,21 @@ class Contract(Node):
 
     def kept_count(self) -> int:
         return self.kept.count
+
+    def keep_in_module(self, obj: RefCounted) -> None:
+        global kept_in_module  # noqa: PLW0603 - the module global is the point
+        kept_in_module = obj
+
+    def make_kept_in_module(self) -> Tally:
+        """A Tally Python makes and keeps in the module global."""
+        global kept_in_module  # noqa: PLW0603
+        kept_in_module = Tally()
+        return kept_in_module
+
+    def drop_from_module(self) -> None:
+        """Python's last reference goes: the engine must see it at once (count down, or freed)."""
+        global kept_in_module  # noqa: PLW0603
+        del kept_in_module
 
     # -- value types, typed containers --
     def grid(self) -> dict:
@@ -410,6 +429,22 @@ class Broken(Resource):
 
     def bad_typed_list(self) -> list[int]:
         return ["not", "ints"]  # type: ignore[list-item]
+
+    def looped_result(self) -> list:
+        """A list that contains itself as a result: refused before it reaches the engine."""
+        looped: list = [1]
+        looped.append(looped)
+        return looped
+
+    def looped_dict_result(self) -> dict:
+        looped: dict = {"a": 1}
+        looped["self"] = looped
+        return looped
+
+    def looped_typed_result(self) -> list[list]:
+        looped: list = [[1]]
+        looped[0].append(looped)
+        return looped
 
     def bad_class_list(self) -> list[Tally]:
         return [FamilyCurve()]  # the engine's typed constructor refuses it

@@ -161,6 +161,15 @@ func check_containers(p: Probe, u: Variant) -> void:
 	var shared := [1, 2]
 	var shared_facts: String = p.shared_tree_facts(tree, {"a": shared, "b": shared})
 	check("shared_containers_read_once", shared_facts == "10 ['leaf'] True [1, 2]" and u.shared_tree_facts(tree, {"a": shared, "b": shared}) == shared_facts, shared_facts)
+	# Only depths go into `got`: printing a shared tree would expand its 30 ** 10 paths.
+	var written: Array = u.shared_written(tree)
+	var written_depths := [shared_depth(p.shared_tree(10)), shared_depth(u.shared_tree(10)), shared_depth(written[0])]
+	var pairs_shared: bool = is_same(written[1][0], written[1][1]) and is_same(written[2]["a"], written[2]["b"]) \
+		and is_same(written[3][0], written[3][1]) and is_same(written[1][0], written[3][0]) and written[1][0] == [1, 2] \
+		and not is_same(written[4][0], written[4][1]) and not is_same(written[4][2], written[4][3]) and written[4] == [[], [], [1, 2], [1, 2]]
+	check("shared_containers_written_once", written_depths == [10, 10, 10] and pairs_shared, [written_depths, pairs_shared])
+	var refused: String = p.self_containing_written()
+	check("self_containing_written_refused", refused == "a list that contains itself cannot be converted to an Array | a dict that contains itself cannot be converted to a Dictionary | a list that contains itself cannot be converted to an Array", refused)
 	var loop := [1]
 	loop.append(loop)
 	var loop_dict := {}
@@ -299,6 +308,18 @@ func check_refcounted() -> void:
 	check("refcounted_alive", Probe.live_instances() == before + 1)
 	c = null
 	# Python's own reference goes at the next main-loop turn (checked in _process).
+
+
+## How many levels of `tree` are one Array shared by all 30 places, down to ["leaf"] (-1 if not).
+func shared_depth(tree: Array) -> int:
+	var depth := 0
+	while tree.size() == 30:
+		for item in tree:
+			if not is_same(item, tree[0]):
+				return -1
+		depth += 1
+		tree = tree[0]
+	return depth if tree == ["leaf"] else -1
 
 
 func check_many_instances() -> void:

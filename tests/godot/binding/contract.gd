@@ -6,6 +6,7 @@ extends SceneTree
 var c: Contract
 var u: Variant
 var kept_tally: Tally
+var kept_alone: WeakRef
 
 
 func check(name: String, ok: bool, got: Variant = null) -> void:
@@ -28,6 +29,9 @@ func _initialize() -> void:
 
 func _process(_delta: float) -> bool:
 	check_notifications()  # in the running tree (nodes added in _initialize enter it later)
+	# Kept by Python alone since _initialize (a frame ago): freed the moment Python lets go.
+	c.drop_from_module()
+	check("released_a_frame_later", kept_alone.get_ref() == null, kept_alone.get_ref())
 	# A tally Python stored outlives GDScript's reference (Python's reference keeps it).
 	check("stored_tally_survives", c.kept_count() == 1, c.kept_count())
 	c.free()
@@ -97,6 +101,31 @@ func check_refcounts() -> void:
 	var same: Array[Tally] = [Tally.new(), Tally.new()]
 	var counts := [made[0].get_reference_count(), made[1].get_reference_count(), same[0].get_reference_count()]
 	check("refcount_made_by_python", counts[0] == counts[2] and counts[1] == counts[2] and made[1].count == 1, counts)
+	# Python keeps one in a module global and deletes it: as a godot-cpp Ref<T> going out of scope,
+	# the count falls at once (GDScript still holds it), or the object is freed at once (it does not).
+	var released := []
+	for kind in ["engine", "python", "made_by_python"]:
+		var r: RefCounted = RefCounted.new() if kind == "engine" else Tally.new()
+		if kind == "made_by_python":
+			r = c.make_kept_in_module()
+		else:
+			c.keep_in_module(r)
+		var both: int = r.get_reference_count()
+		c.drop_from_module()
+		var gdscript_only: int = r.get_reference_count()
+		c.keep_in_module(r)
+		var w: WeakRef = weakref(r)
+		r = null
+		var kept_by_python: bool = w.get_ref() != null
+		c.drop_from_module()
+		released.append([kind, both, gdscript_only, kept_by_python, w.get_ref() == null])
+	var want := []
+	for kind in ["engine", "python", "made_by_python"]:
+		want.append([kind, 2, 1, true, true])
+	check("released_when_python_drops", released == want, released)
+	var alone := Tally.new()
+	c.keep_in_module(alone)
+	kept_alone = weakref(alone)
 
 
 func check_containers() -> void:

@@ -28,6 +28,9 @@ func _initialize() -> void:
 	check("bad_typed_list", typed.is_empty(), typed)
 	var tallies: Array[Tally] = b.bad_class_list()
 	check("bad_class_in_typed_list", tallies.is_empty() and tallies.get_typed_class_name() == &"Tally", tallies)
+	# A list that contains itself as a result, typed, untyped, in a typed Array: refused, reported.
+	var looped := [b.looped_result(), u.looped_result(), b.looped_typed_result(), b.looped_dict_result()]
+	check("self_containing_result", looped == [[], null, [], {}], looped)
 	check("freed_result", b.returns_freed() == null and u.returns_freed() == null)
 	check("still_running", Broken.new() != null)
 	print(JSON.stringify({"done": true}))
