@@ -4,6 +4,7 @@ extends SceneTree
 ## (behavior_changed emitted in that same frame), and each node reads its choice as `choice`; the
 ## choices equal the Dictionary path's for the same inputs. Prints one JSON line per check.
 
+const Build := preload("res://tests/addon/utility_builders.gd")
 const GUARDS := 24
 const GUARD_SOURCE := """extends Node
 var selector: Node
@@ -37,18 +38,18 @@ func _initialize() -> void:
 	var script := GDScript.new()
 	script.source_code = GUARD_SOURCE
 	script.reload()
-	var behaviors := [behavior("patrol", "calm"), behavior("pursue", "threat"), behavior("search", "noise")]
+	var behaviors := [Build.behavior("patrol", [Build.consideration("calm")]),
+		Build.behavior("pursue", [Build.consideration("threat")]),
+		Build.behavior("search", [Build.consideration("noise")])]
 	for i in GUARDS:
-		var selector: Node = ClassDB.instantiate("UtilitySelector")
-		selector.behaviors = behaviors
+		var selector: Node = Build.selector(behaviors)
 		var guard := Node.new()
 		guard.set_script(script)
 		guard.selector = selector
 		guard.add_child(selector)
 		root.add_child(guard)
 		guards.append(guard)
-		var twin: Node = ClassDB.instantiate("UtilitySelector")
-		twin.behaviors = behaviors
+		var twin: Node = Build.selector(behaviors)
 		root.add_child(twin)
 		twins.append(twin)
 		before_any.append(selector.choice)
@@ -92,12 +93,3 @@ func _process(_delta: float) -> bool:
 	round_index += 1
 	return false
 
-
-func behavior(behavior_name: String, key: String) -> Resource:
-	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-	consideration.input_key = key
-	consideration.curve_type = "linear"
-	var result: Resource = ClassDB.instantiate("UtilityBehavior")
-	result.name = behavior_name
-	result.considerations = [consideration]
-	return result
