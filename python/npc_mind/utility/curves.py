@@ -397,7 +397,7 @@ class _FamilyGroup:
         self.invert_shift = np.where(inverted, 1.0, 0.0).astype(dtype)
 
         self._runs: dict[tuple[bool, bool], Callable[..., None]] = {}
-        self._buffers: dict[tuple[int, ...], list[FloatArray]] = {}
+        self._buffers: list[FloatArray] = []  # the last input shape's (a new shape replaces them)
         self.dtype = dtype
 
     def _run(self, finish: bool, non_negative: bool) -> Callable[..., None]:
@@ -428,12 +428,11 @@ class _FamilyGroup:
         run = self._runs.get((finish, non_negative))
         if run is None:
             run = self._runs[finish, non_negative] = self._run(finish, non_negative)
-        buffers = self._buffers.get(x.shape)
-        if buffers is None or len(buffers) < run.buffers:  # type: ignore[attr-defined]
-            buffers = self._buffers[x.shape] = [
-                np.empty(x.shape, dtype=self.dtype)
-                for _ in range(run.buffers)  # type: ignore[attr-defined]
-            ]
+        buffers = self._buffers
+        needed: int = run.buffers  # type: ignore[attr-defined]
+        if len(buffers) < needed or (buffers and buffers[0].shape != x.shape):
+            count = max(needed, len(buffers))
+            buffers = self._buffers = [np.empty(x.shape, dtype=self.dtype) for _ in range(count)]
         run(x, out, buffers)
 
 
