@@ -8,7 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_mind.memory import MemoryParams, MemoryPool
+from npc_mind.memory.types import EventKind
 
+SIGNAL_KINDS = (EventKind.FORMED, EventKind.REHEARSED, EventKind.EVICTED)
 COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit")
 
 
@@ -84,6 +86,14 @@ def check_batches_equal_sequential_singles(frames, capacity, curve, links) -> No
             assert aw.tolist() == [int(single.awareness(n, e, now + 1.0)) for n, e in queries]
     eb, es = batch.drain_events(), single.drain_events()
     assert sorted(zip(*eb, strict=True)) == sorted(zip(*es, strict=True))
+    # the signal events (formed, rehearsed, evicted) come in the singles' order too
+    assert signal_events(eb) == signal_events(es)
+
+
+def signal_events(events) -> list[tuple[int, ...]]:
+    """The rows of `drain_events` that become signals, in order (recalls are not signals)."""
+    rows = zip(*(column.tolist() for column in events), strict=True)
+    return [row for row in rows if row[0] in SIGNAL_KINDS]
 
 
 def test_several_events_for_one_npc_in_one_batch_apply_in_order() -> None:
@@ -192,6 +202,7 @@ def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_pe
     assert all(w >= MemoryPool._narrow_round for w in queries), queries[:20]
     ea, eb = a.drain_events(), b.drain_events()
     assert sorted(zip(*ea, strict=True)) == sorted(zip(*eb, strict=True))
+    assert signal_events(ea) == signal_events(eb)
 
 
 def test_narrow_rounds_with_tags_and_links_still_match_singles() -> None:

@@ -186,7 +186,7 @@ class DebugFeed:
         return out
 
     def _memories(self, core: Any, handle: int) -> dict[str, Any]:
-        pool, row = core.memory._at(handle)
+        pool, row = core.memory.pool_of(handle)  # its queued writes applied
         params = pool.params
         now = core.now()
         views = [view for view in pool.memories(row, now) if view.retrievability > params.forget_threshold]

@@ -41,6 +41,8 @@ from npc_mind.memory.types import (
     Tier,
 )
 
+APPLY_FIRST, READ_ROW = -2, -1  # `awareness_with_pending`'s answers that are not a level
+
 
 class FastPaths:
     """Single calls on one row, and the per-event tails of narrow rounds.
@@ -174,6 +176,49 @@ class FastPaths:
         self._tmax = max(self._tmax, now)
         return True
 
+    def writes_plainly(self, npc: int) -> bool:
+        """Whether a valid `record` of this NPC can neither be refused (a row full of pinned
+        memories) nor reach another entity's memories (links). A caller may then defer such
+        writes and fold them into one `record_batch` at the same `now` (the same state and
+        events as the calls at once, the batch-equals-singles contract), and know that until
+        then no other entity's awareness depends on them but through eviction."""
+        row = self._row_of_id.item(npc) if type(npc) is int and 0 <= npc < self._next_id else -1
+        return row >= 0 and not self._links.get(npc) and self._pinned.item(row) < self._C
+
+    def awareness_with_pending(self, npc: int, pending: int, written: bool) -> int:
+        """`awareness` of an entity while `pending` deferred writes of this NPC (all at the current
+        `now`, `writes_plainly`) are not applied yet; `written`: one of the NPC's writes at this
+        `now` (applied or pending) was of that entity. -2 (APPLY_FIRST): apply the writes, then
+        read (they could evict: used + pending > capacity; or the read is not the scalar one).
+        -1 (READ_ROW): they cannot change the answer, read the row as it is. Else the level: the
+        entity's memory was accessed at `now`, so its R is e^0 = 1 exactly, the largest there is."""
+        row = self._row_of_id.item(npc)
+        if self._used.item(row) + pending > self._C:
+            return APPLY_FIRST
+        if not written:
+            return READ_ROW
+        if not self._is_exponential or (self._lt.size and self._ltn.item(row)):
+            return APPLY_FIRST
+        return self._level_at_one
+
+    def refresh(self, npc: int, entity: int, memory_type: int, now: float) -> bool:
+        """A `record` (plain: `writes_plainly`) of a memory the NPC holds, within its refractory
+        period: it only refreshes it (last access = now), as `_record_one` does, with no event and
+        no other memory touched. False, changing nothing, for any other write (a new memory, a
+        rehearsal). For a caller that applies one deferred write before others of the NPC."""
+        row = self._row_of_id.item(npc)
+        match, _ = self._slots_of(row, entity, memory_type)
+        if match < 0:
+            return False
+        f = row * self._C + match
+        if rehearses(now, self._lastf.item(f), self._p.rehearsal_refractory_s):
+            return False
+        self._clock = now
+        self._lastf[f] = now
+        self._emitf[f] = False
+        self._tmax = max(self._tmax, now)
+        return True
+
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories
         of the entity: one bytes search for the 16-bit hash over the row's hashes (as the batch
@@ -219,7 +264,10 @@ class FastPaths:
             tail.tolist(), ids[tail].tolist(), ent[tail].tolist(), typ[tail].tolist(), sal[tail].tolist(),
             strict=True,
         ):  # fmt: skip
+            logged = len(self._ev)
             if scalar and self._record_one(npc, entity, memory_type, salience, now, keys):
+                if self._ev_at is not None and len(self._ev) > logged:
+                    self._ev_at.extend([i] * (len(self._ev) - logged))
                 continue
             one = np.array([i])
             keys.pop(int(rows[i]), None)
@@ -275,7 +323,8 @@ class FastPaths:
         x = self._q1x[: len(slots)]
         for i, slot in enumerate(slots):
             x[i] = exponential_exponent(lastf.item(base + slot), now, stabf.item(base + slot), clamp)
-        rs = np.exp(x, out=x).tolist()
+        # one memory accessed at `now` (the usual recall of someone just seen): e^0 is 1 exactly
+        rs = [1.0] if len(slots) == 1 and x.item(0) == 0.0 else np.exp(x, out=x).tolist()
         best_r = max(rs)  # ties: the lowest slot (slots ascend)
         p = self._p
         if not best_r > p.forget_threshold:

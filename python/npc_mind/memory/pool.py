@@ -51,6 +51,7 @@ from npc_mind.memory.params import DAY_SECONDS, MemoryParams
 from npc_mind.memory.recall import Recall
 from npc_mind.memory.recording import Recording
 from npc_mind.memory.rounds import Rounds
+from npc_mind.memory.rules import awareness_level
 from npc_mind.memory.types import (
     ConcurrentUseError,
     EventKind,
@@ -128,12 +129,14 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._tags: np.ndarray | None = None
         # (kind, npcs, entities, types): arrays from the batch paths, ints from the scalar ones
         self._ev: list[tuple[int, Any, Any, Any]] = []
+        self._ev_at: list[Any] | None = None  # input positions of a running record_batch's events
         self._scratch: dict[str, np.ndarray] = {}
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
         self._base = np.asarray(params.base_stability, dtype=np.float64)
         self._forget_factor = params.forget_factor
         # the thresholds of `awareness_level` (forget, search, pursue)
         self._level_bounds = (params.forget_threshold, params.awareness_search, params.awareness_pursue)
+        self._level_at_one = int(awareness_level(1.0, *self._level_bounds))  # a memory accessed now
         self._is_exponential = params.curve == "exponential"
         self._q1x = np.empty(self._C)  # the scalar query's candidate exponents, then R
         self._alloc_rows(max(1, int(reserve_npcs)))
@@ -289,7 +292,8 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             if singles:
                 parts.append(self._event_columns(singles))
                 singles = []
-            parts.append((np.full(e[1].shape[0], e[0], dtype=np.int8), e[1], e[2], e[3]))
+            kinds = e[0] if type(e[0]) is np.ndarray else np.full(e[1].shape[0], e[0], dtype=np.int8)
+            parts.append((kinds, e[1], e[2], e[3]))
         if singles:
             parts.append(self._event_columns(singles))
         return MemoryEvents(*(np.concatenate([part[i] for part in parts]) for i in range(4)))

@@ -32,6 +32,12 @@ from npc_mind.memory.types import (
 )
 
 
+def _at(ev: np.ndarray | None, local: np.ndarray) -> np.ndarray:
+    """Input positions of a round's events `local` (positions in the round; `ev` None: the round
+    is the whole input)."""
+    return local if ev is None else ev[local]
+
+
 class Recording:
     """`record_batch` and what it decides with arrays (the rules of `npc_mind.memory.rules`).
     A part of `MemoryPool` (its state is set up in `MemoryPool.__init__`)."""
@@ -182,19 +188,26 @@ class Recording:
             self._ensure_tags()
         rounds, tail = self._rounds(rows, self._narrow_round)
         hq = entity_hash(ent)
+        start = len(self._ev)
+        if self._events_on:
+            self._ev_at = []
 
         def one_round(ev: np.ndarray, state: dict[str, Any]) -> None:
             self._record_round(rows[ev], hq[ev], ent[ev], typ[ev], sal[ev], ids[ev], now, tag_sets, ev, state)
 
-        if rounds:
-            state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
-            for ev in rounds:
-                if ev is None:
-                    self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
-                else:
-                    one_round(ev, state)
-        if tail is not None:
-            self._record_tail(tail, rows, ids, ent, typ, sal, now, tag_sets is None, one_round)
+        try:
+            if rounds:
+                state: dict[str, Any] = {"K": None, "u": rows if rounds[0] is None else rows[rounds[0]]}
+                for ev in rounds:
+                    if ev is None:
+                        self._record_round(rows, hq, ent, typ, sal, ids, now, tag_sets, None, state)
+                    else:
+                        one_round(ev, state)
+            if tail is not None:
+                self._record_tail(tail, rows, ids, ent, typ, sal, now, tag_sets is None, one_round)
+        finally:
+            if self._ev_at is not None:
+                self._ordered_events(start)
         self._tmax = max(self._tmax, now)
 
     def _check_pinned_full(self, ids: np.ndarray, rows: np.ndarray, ent: np.ndarray, typ: np.ndarray) -> None:
@@ -251,7 +264,8 @@ class Recording:
                 self._stabf[hf] = rehearsed_stability(self._stabf[hf], k, e_new, p.alpha, p.max_stability)
                 woke_f, woke_e, woke_k, woke_s = hf, he, k, e_new
                 if self._events_on:
-                    self._emit_event(EventKind.REHEARSED, ids[he], self._entf[hf], self._typf[hf])
+                    at = _at(ev, he)
+                    self._emit_event(EventKind.REHEARSED, ids[he], self._entf[hf], self._typf[hf], at)
             if tag_sets is not None:
                 tags = self._tags.reshape(-1)  # type: ignore[union-attr]
                 for e, f in zip(mi.tolist(), mf.tolist(), strict=True):
@@ -284,7 +298,8 @@ class Recording:
             n_evicted = int(np.count_nonzero(evicted))
             if self._events_on and n_evicted:
                 ev_ids = ids[ne][evicted]
-                self._emit_event(EventKind.EVICTED, ev_ids, self._entf[nf][evicted], old_typ[evicted])
+                at = _at(ev, np.arange(m)[ne])[evicted]
+                self._emit_event(EventKind.EVICTED, ev_ids, self._entf[nf][evicted], old_typ[evicted], at)
             if n_evicted < nf.shape[0]:
                 self._used[nrows[~evicted]] += 1
             t_new = typ[ne]
@@ -306,7 +321,7 @@ class Recording:
                         None if tag_sets is None else (tag_sets[e if ev is None else int(ev[e])] or None)
                     )
             if self._events_on:
-                self._emit_event(EventKind.FORMED, ids[ne], ent[ne], t_new)
+                self._emit_event(EventKind.FORMED, ids[ne], ent[ne], t_new, _at(ev, np.arange(m)[ne]))
             new_f = nf
         # ---- associative consolidation of what woke with E >= threshold
         if woke_f is not None:

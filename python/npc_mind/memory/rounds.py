@@ -66,7 +66,15 @@ class Rounds:
         rest = np.repeat(starts + j - firsts, counts) + np.arange(total)
         return rounds, (rest if order is None else np.sort(order[rest]))
 
-    def _emit_event(self, kind: EventKind, npcs: np.ndarray, ents: np.ndarray, typs: np.ndarray) -> None:
+    def _emit_event(
+        self,
+        kind: EventKind,
+        npcs: np.ndarray,
+        ents: np.ndarray,
+        typs: np.ndarray,
+        at: np.ndarray | None = None,
+    ) -> None:
+        """Log events; `at`: their positions in the running `record_batch`'s input (see `_ordered_events`)."""
         if npcs.shape[0]:
             self._ev.append(
                 (
@@ -76,3 +84,23 @@ class Rounds:
                     np.array(typs, dtype=np.int8),
                 )
             )
+            if self._ev_at is not None:
+                self._ev_at.append(np.asarray(at, dtype=np.int64))
+
+    def _ordered_events(self, start: int) -> None:
+        """Put the events a `record_batch` logged since `_ev[start]` in its input order, as the same
+        single calls log them: rounds log each kind together (all rehearsals of a round, then its
+        evictions, then its formations), the singles one event after the other. `_ev_at` holds each
+        entry's input positions; a stable sort keeps an eviction before the formation that caused it."""
+        entries, at = self._ev[start:], self._ev_at
+        self._ev_at = None
+        if len(entries) < 2:
+            return
+        kinds = np.concatenate(
+            [np.full(np.size(e[1]), e[0], dtype=np.int8) for e in entries]  # ints (a single) or arrays
+        )
+        columns = [np.concatenate([np.atleast_1d(e[i]) for e in entries]) for i in (1, 2, 3)]
+        order = np.argsort(np.concatenate([np.atleast_1d(a) for a in at]), kind="stable")  # type: ignore[union-attr]
+        del self._ev[start:]
+        npcs, ents, typs = (column[order] for column in columns)
+        self._ev.append((kinds[order], npcs, ents, typs.astype(np.int8)))

@@ -36,11 +36,21 @@ class MindServer:
         *,
         llm_endpoint: str = "",
         monotonic: Callable[[], float] = time.monotonic,
+        per_frame: bool = True,
     ) -> None:
+        """per_frame: the per-node memory calls are queued and folded into the frame's batch, and
+        awareness is read from a per-frame table (exact: `npc_mind.server.memories`); off, each
+        runs at once (the reference the deferred path is tested against)."""
         self.clock = ServerClock(ClockMode(clock))
         self.events = EventQueue()
         counter = HandleCounter()
-        self.memory = MemoryBank(counter, self.events)
+        self.memory = MemoryBank(counter, self.events, now=self.clock.now, per_frame=per_frame)
+        # the per-node memory calls, bound straight to the bank (one Python call from the node):
+        # record(handle, entity, memory_type, salience), awareness(handle, entity) -> level,
+        # query_strongest(handle, entity) -> the memory's Dictionary (wakes it), at the clock's now
+        self.record = self.memory.write
+        self.awareness = self.memory.aware
+        self.query_strongest = self.memory.recall
         self.selectors = SelectorHub(counter, self.events)
         self.decisions = DecisionBank(
             counter, self.events, llm_endpoint, memory_top_k=self._top_k_now, clock=monotonic
@@ -103,6 +113,7 @@ class MindServer:
         """The once-a-frame entry: move the clock, do every batched update, return the signals owed."""
         self._check_thread("step")
         started = time.perf_counter()
+        self.memory.fold()  # the frame's queued writes, at the `now` they were made
         self.clock.step(delta, time_scale, paused)
         events = self.update()
         self.frames += 1
@@ -112,6 +123,7 @@ class MindServer:
     def advance(self, seconds: float) -> list[ServerEvent]:
         """Manual clock only: move time and run the batched update at once (tests, replays)."""
         self._check_thread("advance")
+        self.memory.fold()
         self.clock.advance(seconds)
         return self.update()
 
@@ -123,15 +135,6 @@ class MindServer:
         return self.events.drain()
 
     # --- memory --------------------------------------------------------------------------------
-    def record(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
-        self.memory.record(handle, entity, memory_type, salience, self.now())
-
-    def query_strongest(self, handle: int, entity: int) -> dict[str, Any]:
-        return self.memory.query_strongest(handle, entity, self.now())
-
-    def awareness(self, handle: int, entity: int) -> int:
-        return self.memory.awareness(handle, entity, self.now())
-
     def memories(self, handle: int) -> list[dict[str, Any]]:
         return self.memory.memories(handle, self.now())
 

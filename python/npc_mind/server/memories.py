@@ -2,11 +2,27 @@
 pool NPC per stream. Signals come from the pools' own batched bookkeeping once a frame: formed,
 rehearsed and evicted from `drain_events`, forgotten from `pop_forgotten` (each memory exactly once,
 at its analytic forget time, however often the frame runs).
+
+The per-node calls (`MemoryBank.write`, `aware`, `recall`: a MemoryStream's `record_event`,
+`awareness_of`, `query_strongest`) do not each run the pool's scalar path. Writes are queued and
+folded into one `record_batch` when the frame steps, before the clock moves (the same `now`, the
+same state and events as the calls at once: the batch-equals-singles contract, events in input
+order). Awareness reads are answered from a table the step computes in one `awareness_batch` for
+the pairs read in the frame before. Exact by construction, and proven against the immediate path by
+`tests/test_server_deferred.py`:
+- a write is queued only when it cannot fail and reaches no other entity (`writes_plainly`, valid
+  arguments); anything else runs at once, after every queued write (call order is kept);
+- a read of a stream with queued writes knows what they can change (`awareness_with_pending`):
+  the entity written has R = 1, any other only by eviction, so a row that could overflow applies
+  its writes first (and every write queued before them);
+- a stream whose state changed this frame (writes, a recall's wake) is never read from the table;
+  every other call that reads or changes memories applies the whole queue first, and one that
+  changes many streams or frees one also drops the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
+from npc_mind.memory.fastpaths import APPLY_FIRST, READ_ROW
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry
@@ -38,6 +56,11 @@ _SIGNAL_OF_CODE = {
     EVENT_FORGOTTEN: MEMORY_FORGOTTEN,
     EVENT_EVICTED: MEMORY_EVICTED,
 }
+# pairs the frame's awareness table holds at most (the pairs read in the frame before)
+MAX_TABLE_PAIRS = 1 << 16
+# a flush of fewer queued writes runs them one by one on the scalar path (the batch's numpy calls
+# cost more for a handful); both give the same bits and events
+SCALAR_FLUSH = 16
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
 
@@ -163,6 +186,24 @@ class MemoryBank:
     # (pool, old pool NPC id) of streams moved to another profile since the last step: the old
     # pool's undrained events of that NPC still reach the stream, then the mapping is cleared
     moved: list[tuple[PoolSlot, int]] = field(default_factory=list)
+    # --- the per-node path (module docstring); per_frame off: every call at once, no table
+    now: Callable[[], float] = lambda: 0.0  # the server clock's
+    per_frame: bool = True
+    # queued writes (handle, entity, type, salience) in call order; queue[:done] already applied
+    queue: list[tuple[int, int, int, float]] = field(default_factory=list)
+    done: int = 0
+    # streams with writes this frame or changed since the step -> queue positions of their writes
+    # this frame (cleared when the whole queue is applied); a stream is read from the table only
+    # when it is not here, or when its writes are all queued (none applied) and cannot change the
+    # answer
+    touched: dict[int, list[int]] = field(default_factory=dict)
+    # streams changed since the step by other than their queued writes (a wake, a write at once,
+    # a load): the writes are covered by their positions, which stay until the whole queue is
+    # applied (the stream is then read from its row)
+    changed: set[int] = field(default_factory=set)
+    plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
+    levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
+    asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
@@ -213,6 +254,7 @@ class MemoryBank:
         spec = _checked_spec(spec)
         if spec == entry.slot.spec:
             return
+        self._changed(int(handle))
         held = entry.slot.pool.memory_count(entry.npc)
         if held > spec.capacity:
             raise ValueError(
@@ -238,7 +280,12 @@ class MemoryBank:
         self._bind(int(handle), slot, npc)
 
     def remove(self, handle: int) -> None:
+        self.flush()
         entry = self.entries.pop(handle)
+        self.touched.pop(int(handle), None)
+        self.changed.discard(int(handle))
+        self.plain.discard(int(handle))
+        self.levels = {}  # no read of a freed stream may answer from the table
         self.targets.pop(int(handle), None)
         self.table.clear(handle)
         entry.slot.pool.remove_npc(entry.npc)
@@ -275,6 +322,167 @@ class MemoryBank:
         entry = self.entries.get(handle)  # raises UnknownHandleError
         return entry.slot.pool, entry.npc
 
+    # --- the per-node path ---------------------------------------------------------------------
+    def write(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
+        """`record` at the clock's now: queued when it cannot fail (see the module docstring)."""
+        if (
+            handle in self.plain
+            and type(handle) is int
+            and type(entity) is int
+            and type(memory_type) is int
+            and type(salience) is float
+            and 0 <= memory_type <= 4
+            and _INT64_MIN < entity <= _INT64_MAX
+            and salience - salience == 0.0  # finite
+        ):
+            queue = self.queue
+            positions = self.touched.get(handle)
+            if positions is None:
+                self.touched[handle] = [len(queue)]
+            else:
+                positions.append(len(queue))
+            queue.append((handle, entity, memory_type, salience))
+            return
+        self._write_at_once(handle, entity, memory_type, salience)
+
+    def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
+        """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
+        call the queue does not take (bad arguments get today's errors), after the queued ones."""
+        target = self.targets.get(handle) if type(handle) is int else None
+        if self.per_frame and target is not None and handle not in self.plain and self._open:
+            pool, npc = target
+            if pool.writes_plainly(npc):
+                self.plain.add(handle)
+                self.write(handle, entity, memory_type, salience)
+                return
+        self.flush()
+        self.record(handle, entity, memory_type, salience, self.now())
+        self._touch(handle)
+
+    def aware(self, handle: int, entity: int) -> int:
+        """`awareness` at the clock's now: from the frame's table when the pair was read in the
+        frame before and the stream did not change since the step, else `_aware_now`."""
+        if type(handle) is int and type(entity) is int and handle not in self.touched:
+            key = (handle, entity)
+            level = self.levels.get(key)
+            if level is not None:
+                self.asked.append(key)
+                return level
+        return self._aware_now(handle, entity)
+
+    def _aware_now(self, handle: int, entity: int) -> int:
+        positions = self.touched.get(handle) if type(handle) is int else None
+        if positions:  # queued writes of this stream this frame
+            pool, npc = self.targets[handle]
+            queue = self.queue
+            written = False
+            for position in positions:
+                if queue[position][1] == entity:
+                    written = True
+                    break
+            level = pool.awareness_with_pending(npc, len(positions), written)
+            if level == APPLY_FIRST:
+                self.flush(positions[-1])
+            elif level != READ_ROW:
+                return level  # (not for the table: a pair read after its write needs none)
+            elif handle not in self.changed and type(entity) is int:
+                key = (handle, entity)
+                level = self.levels.get(key)
+                if level is not None:  # the row is as the step left it
+                    self.asked.append(key)
+                    return level
+        level = self.awareness(handle, entity, self.now())
+        if (
+            self.per_frame
+            and type(handle) is int
+            and type(entity) is int
+            and _INT64_MIN <= entity <= _INT64_MAX
+        ):
+            self.asked.append((handle, entity))  # for the next frame's table
+        return level
+
+    def recall(self, handle: int, entity: int) -> dict[str, Any]:
+        """`query_strongest` at the clock's now, after this stream's queued writes of the entity
+        (`_apply_for`); the wake changes the stream, so it leaves the table for the frame."""
+        positions = self.touched.get(handle) if type(handle) is int else None
+        if positions and not self._apply_for(handle, entity, positions):
+            self.flush(positions[-1])
+        found = self.query_strongest(handle, entity, self.now())
+        self._touch(handle)
+        return found
+
+    def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
+        """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
+        queue, when that is exact. None of the queued writes can evict (used + queued <= capacity),
+        so those of other entities commute with the recall (they touch other memories only); a
+        write that only refreshes a memory (`MemoryPool.refresh`) logs no event that could come
+        out of order, and applied again in its turn it changes nothing (its memory's last access
+        is already now). False at the first write of the entity that is not such a refresh: the
+        caller then applies the queue in order."""
+        pool, npc = self.targets[handle]
+        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
+            return False
+        queue, done = self.queue, self.done
+        now = self.now()
+        for position in positions:
+            if position >= done:
+                _, written, memory_type, _ = queue[position]
+                if written == entity and not pool.refresh(npc, entity, memory_type, now):
+                    return False
+        return True
+
+    def _touch(self, handle: int) -> None:
+        """The stream changed this frame: its reads no longer come from the table."""
+        if self.per_frame:
+            self.touched.setdefault(int(handle), [])
+            self.changed.add(int(handle))
+
+    def _changed(self, handle: int) -> None:
+        """Before a stream's memories are replaced or moved: apply the queue; the stream is read
+        from its row until the next step and checked again before its writes are queued."""
+        self.flush()
+        self._touch(handle)
+        self.plain.discard(handle)
+
+    def flush(self, through: int | None = None) -> None:
+        """Apply the queued writes in call order: all of them, or those up to queue position
+        `through`."""
+        queue = self.queue
+        end = len(queue) if through is None else through + 1
+        if end > self.done:
+            part = queue[self.done : end]
+            self.done = end
+            now = self.now()
+            if len(part) < SCALAR_FLUSH:
+                targets = self.targets
+                for handle, entity, memory_type, salience in part:
+                    pool, npc = targets[handle]
+                    pool.record(npc, entity, memory_type, salience, now)
+            else:
+                handles, entities, memory_types, saliences = zip(*part, strict=True)
+                self._record_batch(
+                    np.array(handles, dtype=np.int64),
+                    np.array(entities, dtype=np.int64),
+                    np.array(memory_types, dtype=np.int8),
+                    np.array(saliences, dtype=np.float64),
+                    now,
+                )
+        if self.done == len(queue) and queue:
+            queue.clear()
+            self.done = 0
+            for positions in self.touched.values():
+                positions.clear()
+
+    @property
+    def _open(self) -> bool:
+        """Writes may be queued only at a time the pools accept (their refusal comes at the call)."""
+        return -MAX_TIME <= self.now() <= MAX_TIME
+
+    def pool_of(self, handle: int) -> tuple[MemoryPool, int]:
+        """(pool, pool NPC id) of a stream, its queued writes applied: for a caller reading the pool."""
+        self.flush()
+        return self._at(handle)
+
     # --- the Dictionary path -------------------------------------------------------------------
     # Values go to the pool as given: it refuses a String or float id, type or salience with a
     # TypeError instead of reading "12" as 12 or 1.5 as 1.
@@ -294,6 +502,7 @@ class MemoryBank:
 
     def memories(self, handle: int, now: float) -> list[dict[str, Any]]:
         """The memories still remembered (R above the forget threshold), strongest first; never wakes."""
+        self.flush()
         pool, npc = self._at(handle)
         threshold = pool.params.forget_threshold
         views = [view for view in pool.memories(npc, now) if view.retrievability > threshold]
@@ -301,15 +510,18 @@ class MemoryBank:
         return [view_to_dict(view) for view in views]
 
     def top_k(self, handle: int, k: int, now: float) -> list[MemoryView]:
+        self.flush()
         pool, npc = self._at(handle)
         return pool.top_k(npc, now, k)
 
     def save(self, handle: int, now: float) -> bytes:
+        self.flush()
         pool, npc = self._at(handle)
         return pool.export_npc(npc, now)
 
     def load(self, handle: int, data: bytes, now: float) -> None:
         pool, npc = self._at(handle)
+        self._changed(int(handle))
         pool.import_npc(npc, bytes(data), now)
 
     # --- the batched path ----------------------------------------------------------------------
@@ -350,6 +562,18 @@ class MemoryBank:
         # checked for every row before any pool changes (the pools would check their own rows only)
         memory_types = MemoryPool._types(memory_types, count)
         saliences = MemoryPool._saliences(saliences, count)
+        self.flush()
+        self.levels = {}  # many streams change
+        self._record_batch(handles, entities, memory_types, saliences, now)
+
+    def _record_batch(
+        self,
+        handles: np.ndarray,
+        entities: np.ndarray,
+        memory_types: np.ndarray,
+        saliences: np.ndarray,
+        now: float,
+    ) -> None:
         for slot, positions, npcs in self._group(handles):
             slot.pool.record_batch(
                 npcs, entities[positions], memory_types[positions], saliences[positions], now
@@ -357,6 +581,7 @@ class MemoryBank:
 
     def awareness_batch(self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float) -> np.ndarray:
         handles, entities = self._pairs("awareness_batch", handles, entities)
+        self.flush()
         out = np.zeros(entities.size, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
             out[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
@@ -367,6 +592,8 @@ class MemoryBank:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(R before the wake, memory type or -1) per query; each hit wakes its memory."""
         handles, entities = self._pairs("query_strongest_batch", handles, entities)
+        self.flush()
+        self.levels = {}  # the wakes change many streams
         strength = np.zeros(entities.size, dtype=np.float32)
         kinds = np.full(entities.size, -1, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
@@ -377,9 +604,36 @@ class MemoryBank:
         return strength, kinds
 
     # --- once a frame --------------------------------------------------------------------------
+    def fold(self) -> None:
+        """Apply the frame's queued writes, before the clock moves (at the `now` they were made)."""
+        self.flush()
+
     def step(self, now: float) -> None:
         """Log every pool's events (formed / rehearsed / evicted as they happened, then forgotten) for
-        the batched read, and queue them as signals for every stream that has signals on."""
+        the batched read, queue them as signals for every stream that has signals on, and compute
+        the frame's awareness table at `now`."""
+        self.flush()
+        self._events(now)
+        self._awareness_table(now)
+
+    def _awareness_table(self, now: float) -> None:
+        """The awareness of the pairs read in the frame before, at the new `now`, in one batch."""
+        self.touched.clear()
+        self.changed.clear()
+        if not self._open:
+            self.plain.clear()  # writes at a time the pools refuse go at once, for their error
+        asked, self.asked = self.asked, []
+        self.levels = {}
+        if not asked:
+            return
+        targets = self.targets
+        pairs = [pair for pair in dict.fromkeys(asked) if pair[0] in targets][:MAX_TABLE_PAIRS]
+        if pairs:
+            handles, entities = zip(*pairs, strict=True)
+            levels = self.awareness_batch(np.array(handles, np.int64), np.array(entities, np.int64), now)
+            self.levels = dict(zip(pairs, levels.tolist(), strict=True))
+
+    def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for slot in self.pools.values():
             drained = slot.pool.drain_events()
@@ -439,6 +693,7 @@ class MemoryBank:
         )
 
     def stats(self, now: float) -> dict[str, float]:
+        self.flush()
         pools = [slot.pool for slot in self.pools.values()]
         return {
             "pools": float(len(pools)),
