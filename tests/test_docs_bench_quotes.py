@@ -121,3 +121,32 @@ def test_the_stored_markdown_tables_are_read_by_column_and_row() -> None:
     assert tables[1].cells("`evaluate` (us)", guards="200") == ["4.98 / 1.34 (3.7x)"]
     assert bench_quotes.numbers("4.98 / 1.34 (3.7x)") == [4.98, 1.34, 3.7]
     assert bench_quotes.numbers("| 1,000 |") == [1000.0]
+
+
+def test_the_per_call_table_with_a_path_column_is_read_for_the_path_asked(tmp_path: Path) -> None:
+    """The per-call table grew a path column (the Dictionary path, the nodes feeding the batch) and
+    cells that a path does not measure ("-"): the Dictionary path is read unless another is named."""
+    stored = (
+        STORED_ADDON.split("\n\n", maxsplit=1)[0]
+        + "\n\n"
+        + (
+            "| guards | path | `record_event` (us) | `evaluate` (us) | `set_inputs` (us) |\n"
+            "|---:|---|---:|---:|---:|\n"
+            "| 200 | dictionary | 0.90 / 0.57 (1.6x) | 4.94 / 1.31 (3.8x) | - |\n"
+            "| 200 | nodes | 0.95 / 0.60 (1.6x) | - | 1.50 / 0.30 (5.0x) |\n"
+        )
+    )
+    folder = a_checkout(tmp_path, "") / "docs" / "benchmarks"
+    (folder / "addon.md").write_text(stored)
+
+    def quote(spec: str) -> str:
+        block = BLOCK.search(render(f"<!-- bench:addon:{spec} -->?<!-- /bench -->", folder=folder))
+        assert block is not None
+        return block["body"]
+
+    assert quote("per-call record_event") == "0.90 us"
+    assert quote("per-call record_event nodes") == "0.95 us"
+    assert quote("per-call set_inputs nodes") == "1.5 us"
+    assert quote("per-call-ratio") == "1.6-3.8x"  # the Dictionary path's measured methods
+    with pytest.raises(QuoteError, match="no set_inputs measured on the dictionary path"):
+        quote("per-call set_inputs")

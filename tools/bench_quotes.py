@@ -132,8 +132,14 @@ def span(values: Iterable[float], unit: str) -> str:
 # --- the quotes ----------------------------------------------------------------------------------
 Quote = Callable[[Stored, Sequence[str]], str]
 
-ADDON_METHODS = ("record_event", "awareness_of", "evaluate", "query_strongest")
-ADDON_PATHS = {"batched": "batched", "signals-off": "batched, signals off", "dictionary": "dictionary"}
+ADDON_METHODS = ("record_event", "awareness_of", "evaluate", "query_strongest", "set_inputs", "choice")
+ADDON_CALL_PATHS = ("dictionary", "nodes")  # the per-call table's paths (the Dictionary path by default)
+ADDON_PATHS = {
+    "batched": "batched",
+    "signals-off": "batched, signals off",
+    "dictionary": "dictionary",
+    "nodes": "nodes",
+}
 ADDON_FRAME_COLUMNS = {  # name -> (column, which number of the cell, unit)
     "added": ("added p50 (ms)", 0, " ms"),
     "share": ("of 16.6 ms", 0, "%"),
@@ -142,16 +148,27 @@ ADDON_FRAME_COLUMNS = {  # name -> (column, which number of the cell, unit)
 }
 
 
-def _addon_per_call(stored: Stored, methods: Sequence[str]) -> list[tuple[float, float]]:
-    """(node, GDScript baseline) per call, us, for `methods` at every crowd size of the table."""
+def _addon_per_call(stored: Stored, args: Sequence[str]) -> list[tuple[float, float]]:
+    """(node, GDScript baseline) per call, us, at every crowd size of the per-call table, for the
+    methods in `args` (all measured, by default) on the path in `args` (`dictionary` by default)."""
     table = stored.table("`record_event` (us)")
+    path = next((arg for arg in args if arg in ADDON_CALL_PATHS), "dictionary")
+    methods = [arg for arg in args if arg not in ADDON_CALL_PATHS]
+    unknown = [method for method in methods if method not in ADDON_METHODS]
+    if unknown:
+        raise QuoteError(f"addon per-call: no method {unknown[0]!r} (one of {', '.join(ADDON_METHODS)})")
+    rows = table.rows
+    if "path" in table.header:  # one row per crowd size and path
+        rows = [row for row in rows if row[table.column("path")] == path]
+    names = methods or [method for method in ADDON_METHODS if f"`{method}` (us)" in table.header]
     pairs = []
-    for method in methods or ADDON_METHODS:
-        if method not in ADDON_METHODS:
-            raise QuoteError(f"addon per-call: no method {method!r} (one of {', '.join(ADDON_METHODS)})")
+    for method in names:
         index = table.column(f"`{method}` (us)")
-        pairs += [tuple(numbers(row[index])[:2]) for row in table.rows]
-    return pairs  # type: ignore[return-value]
+        cells = [numbers(row[index]) for row in rows]
+        pairs += [(cell[0], cell[1]) for cell in cells if len(cell) >= 2]  # "-": not measured there
+    if not pairs:
+        raise QuoteError(f"addon per-call: no {', '.join(names)} measured on the {path} path")
+    return pairs
 
 
 def addon_per_call(stored: Stored, args: Sequence[str]) -> str:
