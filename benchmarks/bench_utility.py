@@ -2,7 +2,7 @@
 
 Run with `scripts/bench utility`. Writes docs/benchmarks/utility.md and prints the same table.
 
-Workload (the issue's): N NPCs x 8 behaviours x 4 considerations over 12 inputs, N = 1,000 and
+Workload (the issue's): N NPCs x 8 behaviors x 4 considerations over 12 inputs, N = 1,000 and
 10,000. The baseline is the design source's `Consideration` / `Behavior` / `UtilityAI` classes,
 looping over one context dict per NPC, measured in the same run, interleaved with the candidates;
 speed-ups are ratios against it (min / min and median / median over rounds, see `compare`).
@@ -70,7 +70,7 @@ class SourceUtilityAI:
 
 # --- workloads ----------------------------------------------------------------------------------
 def saturating_definition(rng: np.random.Generator) -> list[tuple[str, list[tuple[str, float, float]]]]:
-    """8 behaviours x 4 (input key, k, weight), every consideration its own curve."""
+    """8 behaviors x 4 (input key, k, weight), every consideration its own curve."""
     return [
         (
             f"behavior_{b}",
@@ -224,7 +224,7 @@ def main() -> None:
     lines = [
         "# Utility AI benchmark",
         "",
-        f"`scripts/bench utility` (benchmarks/bench_utility.py). {N_BEHAVIORS} behaviours x"
+        f"`scripts/bench utility` (benchmarks/bench_utility.py). {N_BEHAVIORS} behaviors x"
         f" {N_CONSIDERATIONS} considerations",
         f"over {N_KEYS} inputs; every consideration its own saturating curve x / (x + k), weighted sum:",
         "the design source's example scaled up. Baseline:",

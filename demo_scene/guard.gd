@@ -4,10 +4,10 @@ extends Node2D
 ##   observation, a theft as hostile); the refractory period keeps that honest. A person is recalled
 ##   (a waking query) only on the frame the guard spots them; only hostile or traumatic memories
 ##   make a suspect.
-## - $Selector (UtilitySelector): picks the behaviour from the situation, every frame.
+## - $Selector (UtilitySelector): picks the behavior from the situation, every frame.
 ## - $Decision (AsyncLLMDecision): asked when something happens; its intent steers the selector,
 ##   and when the model is slow or absent the selector covers (tiers 2 and 3).
-## Above the guard: its memories as bars that fade with R, its awareness, behaviour and LLM tier.
+## Above the guard: its memories as bars that fade with R, its awareness, behavior and LLM tier.
 
 signal reacted(what: String)
 
@@ -24,7 +24,7 @@ const INTENT_TTL := 6.0  # seconds an LLM intent steers the selector
 @export var speed := 80.0
 
 var market: Node  ## set by the market
-var behaviour: StringName = &"patrol"
+var behavior: StringName = &"patrol"
 var awareness := 0
 var tier := 0  ## tier of the last LLM decision, 0 before any
 var pending := false  ## asked the LLM, no answer yet
@@ -105,8 +105,8 @@ func hear_grenade(thrower: Node2D, at: Vector2) -> void:
 	intent = &""
 	act(0.0)  # react in this very frame
 	market.log_event({"event": "grenade", "guard": display_name, "pending": was_pending,
-		"in_flight": was_in_flight, "behaviour": String(behaviour)})
-	reacted.emit(String(behaviour))
+		"in_flight": was_in_flight, "behavior": String(behavior)})
+	reacted.emit(String(behavior))
 
 
 func ask(situation: String) -> void:
@@ -116,7 +116,7 @@ func ask(situation: String) -> void:
 		return
 	var board := context()
 	board["situation"] = situation
-	board["behaviour"] = String(behaviour)
+	board["behavior"] = String(behavior)
 	decision.request_decision(board)
 	pending = true
 	market.log_event({"event": "ask", "guard": display_name, "situation": situation})
@@ -176,14 +176,14 @@ func _intent_is(name: StringName) -> bool:
 
 func act(delta: float) -> void:
 	var chosen: StringName = selector.evaluate(context())
-	behaviour = chosen
+	behavior = chosen
 	_move(delta)
 	queue_redraw()
 
 
 func _move(delta: float) -> void:
 	var target := position
-	match behaviour:
+	match behavior:
 		&"patrol":
 			if not patrol_route.is_empty():
 				target = patrol_route[_patrol_index]
@@ -193,7 +193,7 @@ func _move(delta: float) -> void:
 			target = _nearest_suspect_position()
 		&"flee":
 			target = position + (position - danger_from).normalized() * 100.0
-	var pace := speed * (1.6 if behaviour in [&"pursue", &"flee"] else 1.0)
+	var pace := speed * (1.6 if behavior in [&"pursue", &"flee"] else 1.0)
 	position = position.move_toward(target, pace * delta)
 
 
@@ -215,7 +215,7 @@ func _draw() -> void:
 	var tier_text := "thinking..." if in_flight else ("tier %d" % tier if tier > 0 else "-")
 	if not in_flight and tier in [1, 2] and now() < intent_until:
 		tier_text += ": " + String(intent)  # what the model said, while it still steers
-	draw_string(font, Vector2(-40, 30), "%s: %s" % [display_name, behaviour], HORIZONTAL_ALIGNMENT_LEFT, -1, 13, Color.BLACK)
+	draw_string(font, Vector2(-40, 30), "%s: %s" % [display_name, behavior], HORIZONTAL_ALIGNMENT_LEFT, -1, 13, Color.BLACK)
 	draw_string(font, Vector2(-40, 44), "%s | LLM %s" % [AWARENESS_NAMES[awareness], tier_text], HORIZONTAL_ALIGNMENT_LEFT, -1, 12, Color(0.15, 0.15, 0.15))
 	# Memories: one bar each, its length R; they visibly fade.
 	var y := -26.0

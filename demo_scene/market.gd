@@ -286,12 +286,12 @@ func _sample() -> void:
 		var memories: Array = guard.memory.get_memories()
 		if memories.is_empty():
 			log_event({"event": "sample", "guard": guard.display_name, "entity": null, "type": null, "R": 0.0,
-				"awareness": "none", "behaviour": String(guard.behaviour), "tier": guard.tier})
+				"awareness": "none", "behavior": String(guard.behavior), "tier": guard.tier})
 		for entry: Dictionary in memories:
 			log_event({"event": "sample", "guard": guard.display_name, "entity": name_of(entry.entity_id),
 				"type": guard.TYPE_NAMES[entry.memory_type], "R": snappedf(entry.retrievability, 0.0001),
 				"awareness": guard.AWARENESS_NAMES[guard.memory.awareness_of(entry.entity_id)],
-				"behaviour": String(guard.behaviour), "tier": guard.tier})
+				"behavior": String(guard.behavior), "tier": guard.tier})
 
 
 func _finish() -> void:

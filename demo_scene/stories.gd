@@ -30,14 +30,14 @@ static func _thief(timeline: Array[Dictionary]) -> Dictionary:
 	var recall := _first(timeline, {"event": "recall", "guard": "Aldric", "entity": "Tam"}, emerge.t)
 	if recall.is_empty():
 		return {"held": false, "detail": "Aldric never spotted Tam again"}
-	var behaviours := {}
+	var behaviors := {}
 	for line in timeline:
 		if line.t >= recall.t and line.get("event") == "sample" and line.guard == "Aldric":
-			behaviours[line.behaviour] = true
-	var held: bool = recall.type == "hostile" and recall.R > 0.3 and not behaviours.has("greet") \
-		and (behaviours.has("pursue") or behaviours.has("search"))
-	return {"held": held, "detail": "hidden %.1f s, then recalled as %s with R=%.3f; Aldric's behaviours since: %s"
-		% [emerge.hidden_for, recall.type, recall.R, ", ".join(behaviours.keys())]}
+			behaviors[line.behavior] = true
+	var held: bool = recall.type == "hostile" and recall.R > 0.3 and not behaviors.has("greet") \
+		and (behaviors.has("pursue") or behaviors.has("search"))
+	return {"held": held, "detail": "hidden %.1f s, then recalled as %s with R=%.3f; Aldric's behaviors since: %s"
+		% [emerge.hidden_for, recall.type, recall.R, ", ".join(behaviors.keys())]}
 
 
 static func _stone(timeline: Array[Dictionary]) -> Dictionary:
@@ -67,7 +67,7 @@ static func _grenade(timeline: Array[Dictionary]) -> Dictionary:
 		if line.event in ["decision", "fallback"]:
 			late = line
 			break
-	var held: bool = reaction.pending and reaction.behaviour == "flee" and reaction.frame == exploded.frame and late.is_empty()
+	var held: bool = reaction.pending and reaction.behavior == "flee" and reaction.frame == exploded.frame and late.is_empty()
 	return {"held": held, "detail": "pending=%s (in flight to the model: %s), reacted '%s' in frame %d (grenade frame %d), late answer %s"
-		% [reaction.pending, reaction.in_flight, reaction.behaviour, reaction.frame, exploded.frame,
+		% [reaction.pending, reaction.in_flight, reaction.behavior, reaction.frame, exploded.frame,
 			"APPLIED" if not late.is_empty() else "never applied"]}

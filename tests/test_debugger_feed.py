@@ -77,7 +77,7 @@ def test_memories_fade_as_e_to_the_minus_t_over_s(attached: tuple[GodotRun, Debu
     assert plain and plain[0]["entity_name"] == "" and plain[0]["type_name"] == "trivia"
 
 
-def test_selector_scores_arrive_with_the_chosen_behaviour(
+def test_selector_scores_arrive_with_the_chosen_behavior(
     attached: tuple[GodotRun, DebuggerEndpoint],
 ) -> None:
     _run, endpoint = attached

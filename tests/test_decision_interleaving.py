@@ -75,7 +75,7 @@ def test_no_stale_or_ghost_write_ever(npcs: int, ops: list[tuple]) -> None:
                 transport.finish(key, None, op[2])
         events += hub.drain_events()
         for npc, decision in hub.decisions.items():
-            assert GHOST not in (decision.intent, decision.behaviour)
+            assert GHOST not in (decision.intent, decision.behavior)
             live = live_key(npc) is not None
             # An answer committed but not merged yet still counts as pending until the next tick.
             assert decision.pending == live if not decision.slot else decision.pending or not live
@@ -85,7 +85,7 @@ def test_no_stale_or_ghost_write_ever(npcs: int, ops: list[tuple]) -> None:
     ends: dict[tuple[int, int], list[object]] = {}
     for event in events:
         assert getattr(event, "intent", None) != GHOST
-        assert getattr(event, "behaviour", None) != GHOST
+        assert getattr(event, "behavior", None) != GHOST
         if isinstance(event, ThinkingStarted):
             assert (event.npc, event.epoch) in transport.requests
         else:
@@ -138,7 +138,7 @@ def play(npcs: int, ops: list[tuple], fast: bool, config: DecisionConfig = CONFI
             key = keys[op[1] % len(keys)]
             answer = Answer(op[2], op[3]) if kind == "answer" else None
             transport.finish(key, answer, "" if answer else op[2])
-        trace.append([(d.behaviour, d.intent, d.tier, d.pending) for d in hub.decisions.values()])
+        trace.append([(d.behavior, d.intent, d.tier, d.pending) for d in hub.decisions.values()])
         trace.append(hub.drain_events())
     return trace
 

@@ -113,7 +113,7 @@ def test_one_decisions_failure_does_not_abort_the_others(caplog: pytest.LogCaptu
     assert signals(events, broken) == [("decision_fallback", (3, "internal_error"))]
     for handle in others:
         assert signals(events, handle) == [("decision_fallback", (3, "no_endpoint"))]
-        assert server.decisions.behaviour(handle) == "pursue"
+        assert server.decisions.behavior(handle) == "pursue"
     (record,) = [r for r in caplog.records if r.name == "npc_mind.decision"]
     assert f"NPC {broken}:" in record.getMessage() and record.exc_info is not None
     assert "input must be a number" in caplog.text  # the traceback names the cause

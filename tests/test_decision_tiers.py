@@ -55,22 +55,22 @@ def test_answer_latency_decides_the_tier(fault_server: FaultServer, latency: flo
     if nominal == 1:
         assert isinstance(end, DecisionMade)
         assert end.reason == "in_time"
-        assert (end.intent, end.behaviour, end.urgency, end.target_id) == (
+        assert (end.intent, end.behavior, end.urgency, end.target_id) == (
             "take_cover",
             "take_cover",
             0.7,
             12,
         )
-        assert decision.behaviour == "take_cover"
+        assert decision.behavior == "take_cover"
     elif nominal == 2:
-        # Only the intent survives, as a tag: the selector picked a behaviour tagged take_cover.
+        # Only the intent survives, as a tag: the selector picked a behavior tagged take_cover.
         assert isinstance(end, DecisionMade)
         assert (end.intent, end.urgency, end.target_id, end.reason) == ("take_cover", None, None, "late")
-        assert end.behaviour == decision.behaviour == "crouch_behind_wall"
+        assert end.behavior == decision.behavior == "crouch_behind_wall"
     else:
         assert isinstance(end, DecisionFallback)
         assert end.reason == "timeout"
-        assert decision.behaviour == end.behaviour
+        assert decision.behavior == end.behavior
         # The cancelled request's connection is closed: the server sees it before its 2 s are up.
         stop = time.monotonic() + SAFETY
         while fault_server.closed_by_client() == 0 and time.monotonic() < stop:
@@ -99,7 +99,7 @@ def test_every_fault_ends_in_one_tier3_fallback(fault_server: FaultServer, kind:
     assert isinstance(end, DecisionFallback)
     assert (end.tier, end.reason) == (3, reason)
     # Tier 3: the deterministic rules decide freely.
-    assert decision.behaviour == end.behaviour == "crouch_behind_wall"
+    assert decision.behavior == end.behavior == "crouch_behind_wall"
     assert metrics["tier3"] == 1 and metrics["fallback_reasons"] == {reason: 1}
     assert decision.intent is None
 
@@ -120,7 +120,7 @@ def test_grenade_during_a_pending_request(fault_server: FaultServer) -> None:
         boards[3] = world.board(threat=0.7, grenade=1.0)
         hub.abort(3, "grenade")
         assert hub.tick_all(time.monotonic(), boards) == [3]
-        assert decision.behaviour == world.GRENADE_REACTION
+        assert decision.behavior == world.GRENADE_REACTION
         # The server sees the connection close; the late answer, were it sent, could not apply.
         while fault_server.closed_by_client() == 0 and time.monotonic() < stop:
             time.sleep(0.005)
@@ -152,7 +152,7 @@ def test_late_answer_after_abort_is_discarded_and_counted(fault_server: FaultSer
         metrics = hub.metrics()
     assert metrics["stale_discards"] == 1
     assert not [e for e in events if isinstance(e, DecisionMade)]
-    assert decision.intent is None and decision.behaviour != "attack"
+    assert decision.intent is None and decision.behavior != "attack"
 
 
 def test_dead_endpoint_falls_back_opens_the_breaker_and_closes_it_when_back() -> None:
@@ -266,7 +266,7 @@ def test_answer_arriving_after_removal_is_counted_as_stale(fault_server: FaultSe
     assert metrics["aborts"] == 1
     assert not decision.slot
     assert events == []
-    assert decision.intent is None and decision.behaviour is None
+    assert decision.intent is None and decision.behavior is None
 
 
 def test_answer_committed_before_removal_is_counted_as_stale(fault_server: FaultServer) -> None:

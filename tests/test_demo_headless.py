@@ -15,7 +15,7 @@ from tests.support.fault_llm_server import Fault
 from tests.support.godot import GodotRun, run_godot
 
 ROOT = Path(__file__).resolve().parents[1]
-TIMELINE_FIELDS = {"t", "guard", "entity", "R", "awareness", "behaviour", "tier"}
+TIMELINE_FIELDS = {"t", "guard", "entity", "R", "awareness", "behavior", "tier"}
 
 pytestmark = pytest.mark.godot
 
@@ -45,7 +45,7 @@ def assert_stories(run: GodotRun) -> None:
     emerge = events(run, "emerge")[0]
     assert emerge["hidden_for"] >= 90.0
     aldric_after = [line for line in samples if line["guard"] == "Aldric" and line["t"] >= emerge["t"]]
-    assert aldric_after and {line["behaviour"] for line in aldric_after} <= {"pursue", "search"}
+    assert aldric_after and {line["behavior"] for line in aldric_after} <= {"pursue", "search"}
     recall = next(
         line for line in events(run, "recall") if line["entity"] == "Tam" and line["t"] >= emerge["t"]
     )
@@ -55,7 +55,7 @@ def assert_stories(run: GodotRun) -> None:
     assert forgotten["t"] - landed["t"] <= 10.5
     grenade = next(line for line in events(run, "grenade") if line["guard"] == "Bertha")
     exploded = events(run, "grenade_exploded")[0]
-    assert grenade["pending"] and grenade["behaviour"] == "flee" and grenade["frame"] == exploded["frame"]
+    assert grenade["pending"] and grenade["behavior"] == "flee" and grenade["frame"] == exploded["frame"]
     assert not run.errors(), run.errors()
 
 
@@ -89,7 +89,7 @@ def test_stories_hold_when_a_model_answers_and_a_grenade_cuts_it_off(
     for answer in events(run, "decision"):
         if answer["guard"] == "Bertha" and answer["t"] < 40.0:
             fresh = [
-                line["behaviour"] for line in samples
+                line["behavior"] for line in samples
                 if line["guard"] == "Bertha" and 0 < line["t"] - answer["t"] <= 6
             ]  # fmt: skip
             assert "flee" in fresh, (answer, fresh)

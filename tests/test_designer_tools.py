@@ -39,7 +39,7 @@ def test_the_editor_loads_the_plugin_and_inspects_with_the_previews() -> None:
     assert {
         "plugin enabled", "profile preview in the inspector", "the selector shows the inputs it reads",
         "a nested edit refreshes the warning", "fixing it clears the warning",
-        "a behaviour carries its name", "a consideration carries its input key",
+        "a behavior carries its name", "a consideration carries its input key",
         "the picker shows UtilityBehavior's name", "the picker shows UtilityConsideration's name",
         "label of rehearsal_refractory_s", "label of tag_ttl", "label of max_response_kib",
     } <= set(checks)  # fmt: skip

@@ -1,6 +1,6 @@
 """The lesser memory defects of issue 10 (item 11): unequal batch lengths, ids given as Strings or
 floats, a rejected call moving the pool's clock, tags given as a string. Each gets a clear error (or
-the documented behaviour) and changes nothing."""
+the documented behavior) and changes nothing."""
 
 from __future__ import annotations
 

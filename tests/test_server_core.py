@@ -233,7 +233,7 @@ def test_without_an_endpoint_every_request_is_one_tier_3_fallback() -> None:
     decision = server.add_decision(DecisionSettings(intents=("patrol", "pursue")), fallback_selector=selector)
     server.request_decision(decision, {"calm": 0.0, "threat": 1.0})
     assert signals(server.update(), decision) == [("decision_fallback", (3, "no_endpoint"))]
-    assert server.decisions.behaviour(decision) == "pursue"  # the selector covered
+    assert server.decisions.behavior(decision) == "pursue"  # the selector covered
     assert signals(server.update(), decision) == []  # nothing unasked
     server.request_decision(decision, {"calm": 0.0, "threat": 1.0})
     server.abort(decision)

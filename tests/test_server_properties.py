@@ -40,7 +40,7 @@ SELECTOR = {
     ]
 }
 OTHER_SELECTOR = {**SELECTOR, "momentum": 0.2}
-BAD_SELECTORS: list[Any] = [{"behaviors": []}, {"behaviors": [{"name": "x"}]}, {"behaviours": []}]
+BAD_SELECTORS: list[Any] = [{"behaviors": []}, {"behaviors": [{"name": "x"}]}, {"behaviors": []}]
 PERSONAS = ("a guard", "a merchant", "a thief")
 ENTITIES = st.integers(min_value=0, max_value=5)
 TYPES = st.integers(min_value=-1, max_value=5)  # 0..4 are memory types

@@ -82,7 +82,7 @@ def random_inputs(rng: np.random.Generator, n: int, targets: int | None = None) 
 
 
 def per_npc_scores(selector: UtilitySelector, inputs: dict[str, np.ndarray], i: int) -> dict[str, float]:
-    """The per-NPC reference: each behaviour's own Python loop over its considerations."""
+    """The per-NPC reference: each behavior's own Python loop over its considerations."""
     context = {key: values[i] for key, values in inputs.items()}
     return {row.behavior: row.score for row in selector.explain(context)}
 
@@ -165,7 +165,7 @@ def test_targets_score_as_n_b_t_and_match_rank_rows() -> None:
         for row in selector.explain(context):
             b = selector.index[row.behavior]
             targets = range(3) if row.target_index is None else [row.target_index]
-            for t in targets:  # behaviours without per-target inputs score the same for every target
+            for t in targets:  # behaviors without per-target inputs score the same for every target
                 assert scores[i, b, t] == pytest.approx(row.score, abs=1e-12)
         rows = selector.rank(context)
         assert len(rows) == sum(3 if behavior.targeted else 1 for behavior in selector.behaviors)
@@ -247,7 +247,7 @@ def test_choose_batch_reports_targets_and_keeps_state_between_calls() -> None:
     assert selector.choose_batch(inputs, 0.1).tolist() == [0, 1]
 
 
-def test_target_mask_zeroes_padding_targets_of_per_target_behaviours() -> None:
+def test_target_mask_zeroes_padding_targets_of_per_target_behaviors() -> None:
     attack = Behavior(
         "attack",
         [
@@ -279,7 +279,7 @@ def test_resize_keeps_existing_rows_state_and_starts_new_rows_fresh() -> None:
     batch = selector.batch(2)
     assert batch.choose({"a": np.array([0.6, 0.2]), "b": np.array([0.5, 0.5])}, 0.0).tolist() == [0, 1]
     batch.resize(3)
-    # Rows 0 and 1 keep their running behaviour through the momentum; row 2 is a plain arg max.
+    # Rows 0 and 1 keep their running behavior through the momentum; row 2 is a plain arg max.
     inputs = {"a": np.array([0.4, 0.7, 0.4]), "b": np.array([0.5, 0.4, 0.5])}
     assert batch.choose(inputs, 1.0).tolist() == [0, 1, 1]
     batch.resize(1)

@@ -1,4 +1,4 @@
-"""Considerations and behaviours: the design source's example, aggregations, veto, explain, errors."""
+"""Considerations and behaviors: the design source's example, aggregations, veto, explain, errors."""
 
 import logging
 import math
@@ -95,7 +95,7 @@ def test_behavior_weight_multiplies_after_aggregation() -> None:
 
 
 @pytest.mark.parametrize("aggregation", ["weighted_sum", "product"])
-def test_veto_zeroes_the_behaviour_whatever_the_aggregation(aggregation: str) -> None:
+def test_veto_zeroes_the_behavior_whatever_the_aggregation(aggregation: str) -> None:
     behavior = Behavior(
         "attack",
         [Consideration("ammo", Linear(), 0.2, veto_below=0.1), Consideration("anger", Linear(), 5.0)],
@@ -134,7 +134,7 @@ def test_nan_input_scores_zero_and_is_reported(caplog: pytest.LogCaptureFixture)
     assert flee.considerations[0].nan_input
 
 
-def test_missing_input_names_behaviour_and_consideration() -> None:
+def test_missing_input_names_behavior_and_consideration() -> None:
     context = dict(SOURCE_CONTEXT)
     del context["弹药余量"]
     with pytest.raises(MissingInputError, match="behavior '攻击', consideration '弹药余量'"):
@@ -173,7 +173,7 @@ def test_invalid_definitions_are_rejected(build, message: str) -> None:
         build()
 
 
-def test_selector_rejects_duplicate_names_and_all_zero_behaviour_weights() -> None:
+def test_selector_rejects_duplicate_names_and_all_zero_behavior_weights() -> None:
     one = Behavior("a", [Consideration("x", Linear())])
     with pytest.raises(UtilityDefinitionError, match=r"unique.*'a'"):
         UtilitySelector([one, one])

@@ -34,7 +34,7 @@ def test_momentum_boosts_the_running_score() -> None:
     assert [boosted(x, 0.2) for x in (0.5, 0.25)] == got.tolist()
 
 
-def test_cooldown_holds_a_stopped_behaviour_for_its_seconds() -> None:
+def test_cooldown_holds_a_stopped_behavior_for_its_seconds() -> None:
     assert cooling(10.0, 9.5, 1.0)
     assert not cooling(10.0, 9.0, 1.0)  # exactly the cooldown: ready again
     assert not cooling(10.0, -np.inf, 1.0)  # never stopped
@@ -52,10 +52,10 @@ def test_commitment_raises_the_margin_until_it_expires() -> None:
     assert switch_margin(11.0, 10.0, small) == 0.3  # the larger of the two
 
 
-def test_the_running_behaviour_stays_unless_beaten_by_more_than_the_margin() -> None:
+def test_the_running_behavior_stays_unless_beaten_by_more_than_the_margin() -> None:
     assert keeps_running(0.6, 0.5, 0.1)  # 0.6 <= 0.5 + 0.1
     assert not keeps_running(0.61, 0.5, 0.1)
-    assert not keeps_running(0.0, 0.0, 0.1)  # a running behaviour at 0 is dropped
+    assert not keeps_running(0.0, 0.0, 0.1)  # a running behavior at 0 is dropped
     best, running = np.array([0.6, 0.61, 0.0]), np.array([0.5, 0.5, 0.0])
     assert keeps_running(best, running, 0.1).tolist() == [True, False, False]
     assert keeps_running(best, running, np.array([0.1, 0.2, 0.1])).tolist() == [True, True, False]

@@ -96,7 +96,7 @@ def test_bad_contexts_raise_the_same_clear_errors() -> None:
     # Inputs no consideration reads are ignored; numpy scalars and ints are numbers.
     ranked = selector.rank({**context, "ammo": np.float32(2.0), "anger": 1, "unused": "x"})
     assert ranked[0] == ("attack", None, pytest.approx(0.5 + 1.0))
-    # No per-target input at all: no targets, the other behaviours are still scored.
+    # No per-target input at all: no targets, the other behaviors are still scored.
     assert selector.rank({"ammo": 2.0, "anger": 0.0}) == [("attack", None, 0.5)]
 
 

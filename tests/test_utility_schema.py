@@ -155,7 +155,7 @@ FIRST = ("behaviors", 0, "considerations", 0)
         (("behaviors",), {}, "behaviors must be a list"),
     ],
 )
-def test_invalid_definitions_name_behaviour_and_consideration(
+def test_invalid_definitions_name_behavior_and_consideration(
     path: tuple, value: object, message: str
 ) -> None:
     with pytest.raises(UtilityDefinitionError, match=message):

@@ -10,7 +10,7 @@ from npc_mind.utility.curves import Linear
 
 
 def two_rivals(**settings) -> UtilitySelector:
-    """Two behaviours scored straight from their inputs a and b (identity curves)."""
+    """Two behaviors scored straight from their inputs a and b (identity curves)."""
     return UtilitySelector(
         [
             Behavior("guard", [Consideration("a", Linear())], tags=("calm",)),
@@ -46,13 +46,13 @@ def noisy_equal_inputs(ticks: int = 1000, seed: int = 7) -> tuple[np.ndarray, np
 def test_anti_dithering_cuts_switches_but_a_large_change_switches_at_once(settings: dict) -> None:
     a, b = noisy_equal_inputs()
     plain = switches(count_switches(two_rivals(), a, b))
-    assert plain > 300  # near-equal behaviours under noise flicker: arg max switches constantly
+    assert plain > 300  # near-equal behaviors under noise flicker: arg max switches constantly
 
     steady = two_rivals(**settings)
     choices = count_switches(steady, a, b)
     assert switches(choices) * 10 < plain
 
-    # A large change in the inputs: the behaviour not running becomes far better at tick 1000.
+    # A large change in the inputs: the behavior not running becomes far better at tick 1000.
     running = choices[-1]
     jump = {"a": 0.1, "b": 0.9} if running == "guard" else {"a": 0.9, "b": 0.1}
     expected = "chase" if running == "guard" else "guard"
@@ -72,11 +72,11 @@ def test_commitment_expires_then_allows_small_switches() -> None:
     assert selector.choose({"a": 0.6, "b": 0.5}, now=0.0) == "guard"
     assert selector.choose({"a": 0.5, "b": 0.6}, now=0.5) == "guard"  # committed
     assert selector.choose({"a": 0.5, "b": 0.6}, now=1.0) == "chase"  # commitment over
-    # A running behaviour that drops to 0 (e.g. vetoed) breaks the commitment at once.
+    # A running behavior that drops to 0 (e.g. vetoed) breaks the commitment at once.
     assert selector.choose({"a": 0.7, "b": 0.0}, now=1.1) == "guard"
 
 
-def test_cooldown_blocks_a_behaviour_after_it_stops() -> None:
+def test_cooldown_blocks_a_behavior_after_it_stops() -> None:
     selector = two_rivals(cooldown=2.0)
     assert selector.choose({"a": 0.2, "b": 0.8}, now=0.0) == "chase"
     assert selector.choose({"a": 0.8, "b": 0.2}, now=1.0) == "guard"  # chase stops at t=1
@@ -91,7 +91,7 @@ def test_allowed_tags_restrict_the_choice_and_fall_back_observably() -> None:
     assert selector.last_choice is not None and not selector.last_choice.tag_fallback
     assert selector.choose(context, now=0.1, allowed_tags=["fishing"]) == "guard"
     assert selector.last_choice.tag_fallback
-    # A tagged behaviour scoring 0 is not available either: free choice, reported.
+    # A tagged behavior scoring 0 is not available either: free choice, reported.
     assert selector.choose({"a": 0.9, "b": 0.0}, now=0.2, allowed_tags=["hostile"]) == "guard"
     assert selector.last_choice.tag_fallback
     with pytest.raises(UtilityError, match="not one string"):

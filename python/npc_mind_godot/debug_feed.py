@@ -10,7 +10,7 @@ Messages (one `npc_mind` capture, payloads are Arrays of plain Variants):
 - game -> editor `npc_mind:npcs` [ids, paths, names]: every NPC (the parent node of a MemoryStream,
   UtilitySelector or AsyncLLMDecision), sent when the set changed (looked at once a second);
 - game -> editor `npc_mind:npc` [snapshot]: the selected NPC's mind, `LIVE_HZ` times a second
-  (memories with R, S, age, recall count, pinned and awareness; each behaviour's score and the chosen
+  (memories with R, S, age, recall count, pinned and awareness; each behavior's score and the chosen
   one; the recent LLM decisions);
 - editor -> game `npc_mind:select` [npc id] (0: none), `npc_mind:refresh` [] (send the list again).
 
@@ -182,7 +182,7 @@ class DebugFeed:
         if npc.decision and npc.decision in core.decisions.entries:
             out["decisions"] = list(self.decisions.get(npc.decision, ()))
             out["pending"] = bool(core.decisions.pending(npc.decision))
-            out["behaviour"] = core.decisions.behaviour(npc.decision)
+            out["behavior"] = core.decisions.behavior(npc.decision)
         return out
 
     def _memories(self, core: Any, handle: int) -> dict[str, Any]:
@@ -236,7 +236,7 @@ class DebugFeed:
                       "intent": event.intent, "reason": event.reason}  # fmt: skip
         elif isinstance(event, DecisionFallback):
             record = {"kind": "fallback", "tier": int(event.tier), "latency_ms": event.latency * 1000.0,
-                      "intent": event.behaviour, "reason": event.reason}  # fmt: skip
+                      "intent": event.behavior, "reason": event.reason}  # fmt: skip
         else:
             return
         record["t"] = float(server().core.now())
@@ -247,7 +247,7 @@ class DebugFeed:
 
 
 def selector_state(core: Any, handle: int) -> dict[str, Any]:
-    """A selector's behaviour names, their scores from its last choice, and the chosen one."""
+    """A selector's behavior names, their scores from its last choice, and the chosen one."""
     entry = core.selectors.entries.get(handle)
     group = entry.group
     names = list(group.names)

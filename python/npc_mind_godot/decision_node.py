@@ -86,7 +86,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
 
     def get_live_behavior(self) -> StringName:
         handle = live.handle_of(self)
-        return StringName(server().core.decisions.behaviour(handle) if handle else "")
+        return StringName(server().core.decisions.behavior(handle) if handle else "")
 
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
@@ -173,7 +173,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
 
     def get_behavior(self) -> StringName:
         """What the decision layer last chose (the intent at tier 1, the selector's choice otherwise)."""
-        return StringName(server().core.decisions.behaviour(self._handle()))
+        return StringName(server().core.decisions.behavior(self._handle()))
 
     def _get_configuration_warnings(self) -> PackedStringArray:
         warnings = []

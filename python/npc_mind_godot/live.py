@@ -1,5 +1,5 @@
 """Read-only "Live" properties of the running nodes, for the Remote inspector (memory count and the
-strongest memories, current behaviour and scores, pending LLM request).
+strongest memories, current behavior and scores, pending LLM request).
 
 Each property is declared on its node with `live(...)` (shown in the editor, never stored, read-only)
 and read through a `get_live_*` method that asks the server; before the node has registered (in the

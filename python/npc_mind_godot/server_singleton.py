@@ -218,7 +218,7 @@ class NpcMindServer(classes.Object):
         self.core.set_inputs(ids, str(key), values)
 
     def get_choices(self, ids: PackedInt32Array) -> PackedInt32Array:
-        """The last batched choice per UtilitySelector id: an index into its behaviours (-1 before any)."""
+        """The last batched choice per UtilitySelector id: an index into its behaviors (-1 before any)."""
         return self.core.chosen(ids).astype(np.int32)
 
     @python_only

@@ -1,7 +1,7 @@
 """`UtilityConsideration`, `UtilityBehavior` (inspector Resources) and `UtilitySelector` (a thin node).
 
 The resources' fields are, one to one, the fields of `npc_mind.utility`'s data format, so a designer
-adds a behaviour in the inspector without writing code, and `to_dict()` is what the server builds.
+adds a behavior in the inspector without writing code, and `to_dict()` is what the server builds.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
 
 
 class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
-    """One input of a behaviour: `input_key` from the context, mapped to 0..1 by a response curve.
+    """One input of a behavior: `input_key` from the context, mapped to 0..1 by a response curve.
 
     curve_type: saturating x/(x+k), linear, polynomial, logistic, logit, normal, sine, step, or table
     (set `curve`, a Godot Curve, baked to a table of points whenever it changes). `curve_params` holds
@@ -45,7 +45,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     veto_below: float = export(
         0.0,
         range=(0.0, 1.0, 0.01),
-        doc="A curve score below it zeroes the whole behaviour (0: never vetoes).",
+        doc="A curve score below it zeroes the whole behavior (0: never vetoes).",
     )
     use_input_range: bool = export(
         False,
@@ -58,7 +58,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     per_target: bool = export(False, doc="The input is an array, one value per target.")
     use_default_input: bool = export(
         False,
-        doc="On: default_input stands in when the game gives no value for input_key, so a behaviour "
+        doc="On: default_input stands in when the game gives no value for input_key, so a behavior "
         "added in the inspector never stops a game; off: a missing input is an error.",
     )
     default_input: float = export(
@@ -115,7 +115,7 @@ UtilityConsideration.__dict__["use_default_input"].on_change = lambda c, _v: c.n
 
 def _show_as(resource: Any, label: Any) -> None:
     # The inspector labels an array element (and a resource picker) with its resource_name, so a
-    # behaviour shows as its name and a consideration as its input key, not "0 UtilityBehavior".
+    # behavior shows as its name and a consideration as its input key, not "0 UtilityBehavior".
     resource.set(StringName("resource_name"), str(label))
 
 
@@ -140,14 +140,14 @@ def _bake(curve: Any) -> list[list[float]]:
 
 
 class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
-    """A candidate behaviour ("attack", "flee", "patrol") scored from its considerations.
+    """A candidate behavior ("attack", "flee", "patrol") scored from its considerations.
 
     aggregation: weighted_sum (sum of weight x score) or product (IAUS: scores raised to their weights,
     with the compensation factor). `weight` multiplies after aggregation; `tags` let the LLM decision
     restrict the choice to an intent; `cooldown` seconds before it may run again.
     """
 
-    name: StringName = export(StringName(""), doc="What evaluate() returns when this behaviour wins.")
+    name: StringName = export(StringName(""), doc="What evaluate() returns when this behavior wins.")
     considerations: list = export(
         [],
         hint=PropertyHint.ARRAY_TYPE,
@@ -162,15 +162,15 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
         "(IAUS, compensated for the number of considerations).",
     )
     weight: float = export(
-        1.0, range=(0.0, 10.0, 0.01, "or_greater"), doc="Multiplies the behaviour's aggregated score."
+        1.0, range=(0.0, 10.0, 0.01, "or_greater"), doc="Multiplies the behavior's aggregated score."
     )
-    tags: PackedStringArray = export(PackedStringArray([]), doc="Intents this behaviour serves.")
+    tags: PackedStringArray = export(PackedStringArray([]), doc="Intents this behavior serves.")
     cooldown: float = export(
         0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds after it stops before it may win again."
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """This behaviour in `npc_mind.utility`'s data format (what the server scores)."""
+        """This behavior in `npc_mind.utility`'s data format (what the server scores)."""
         return {
             "name": str(self.name),
             "considerations": [c.to_dict() for c in self.considerations if c is not None],
@@ -185,41 +185,41 @@ UtilityBehavior.__dict__["name"].on_change = _show_as
 
 
 class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
-    """Chooses a behaviour by utility: every behaviour's considerations scored, the best one wins.
+    """Chooses a behavior by utility: every behavior's considerations scored, the best one wins.
 
-    Anti-dithering (all off by default): `momentum` bonus for the running behaviour, `commitment`
+    Anti-dithering (all off by default): `momentum` bonus for the running behavior, `commitment`
     seconds before switching unless another is better by `interrupt_margin`, `tie_tolerance`, and a
     seeded weighted random pick among the `top_n`. Selectors with the same definition are scored
     together in one batch by the server.
     """
 
     behaviors: list = export(
-        [], hint=PropertyHint.ARRAY_TYPE, hint_string="24/17:UtilityBehavior", doc="The candidate behaviours."
+        [], hint=PropertyHint.ARRAY_TYPE, hint_string="24/17:UtilityBehavior", doc="The candidate behaviors."
     )
     momentum: float = export(
         0.0,
         range=(0.0, 1.0, 0.01, "or_greater"),
-        doc="The running behaviour's score counts (1 + momentum) times when choosing (0: off).",
+        doc="The running behavior's score counts (1 + momentum) times when choosing (0: off).",
     )
     commitment: float = export(
         0.0,
         range=(0.0, 60.0, 0.05, "or_greater"),
-        doc="Seconds to keep a new behaviour unless a challenger beats it by interrupt_margin or it hits 0.",
+        doc="Seconds to keep a new behavior unless a challenger beats it by interrupt_margin or it hits 0.",
     )
     interrupt_margin: float = export(
         0.25,
         range=(0.0, 1.0, 0.01, "or_greater"),
-        doc="During commitment, a challenger must beat the running behaviour by more than this.",
+        doc="During commitment, a challenger must beat the running behavior by more than this.",
     )
     tie_tolerance: float = export(
-        0.0, range=(0.0, 1.0, 0.001), doc="A challenger must beat the running behaviour by more than this."
+        0.0, range=(0.0, 1.0, 0.001), doc="A challenger must beat the running behavior by more than this."
     )
     top_n: int = export(
         1, range=(1, 16), doc="Above 1: a new choice is a weighted random pick among the n best (see seed)."
     )
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
 
-    behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
+    behavior_changed = signal(name=StringName, doc="The chosen behavior changed.")
     choice: StringName = export(
         StringName(""),
         usage=PropertyUsage.NONE,
@@ -230,8 +230,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     )
 
     _live = live.group()
-    live_behavior: StringName = live.live(StringName(""), "The behaviour chosen last.")
-    live_scores: dict = live.live({}, "Each behaviour's score from the last choice.")
+    live_behavior: StringName = live.live(StringName(""), "The behavior chosen last.")
+    live_scores: dict = live.live({}, "Each behavior's score from the last choice.")
 
     def get_live_behavior(self) -> StringName:
         handle = live.handle_of(self)
@@ -291,7 +291,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                     curve.changed.connect(rebake)
 
     def evaluate(self, context: dict) -> StringName:
-        """The behaviour to run now for this context (a Dictionary of input key -> number)."""
+        """The behavior to run now for this context (a Dictionary of input key -> number)."""
         handle = self.__dict__.get("_server_handle") or self._handle()
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         defaults = self.__dict__["_input_defaults"]
@@ -326,11 +326,11 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         raise AttributeError("UtilitySelector.choice is read-only: the server sets it each frame")
 
     def get_scores(self) -> dict:
-        """Each behaviour's score from the last choice."""
+        """Each behavior's score from the last choice."""
         return server().core.scores(self._handle())
 
     def get_behavior_names(self) -> PackedStringArray:
-        """Behaviour names in definition order (what the batched choices index)."""
+        """Behavior names in definition order (what the batched choices index)."""
         return PackedStringArray(list(server().core.selectors.names(self._handle())))
 
     def _get_configuration_warnings(self) -> PackedStringArray:
@@ -339,7 +339,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         behaviors = list(self.behaviors)
         warnings = [f"behaviors[{i}] is empty (it is skipped)." for i, b in enumerate(behaviors) if b is None]
         warnings += [
-            f"Behaviour {str(b.name)!r}: considerations[{i}] is empty (it is skipped)."
+            f"Behavior {str(b.name)!r}: considerations[{i}] is empty (it is skipped)."
             for b in behaviors
             if b is not None
             for i, c in enumerate(b.considerations)
@@ -370,7 +370,7 @@ _behavior_names: dict[str, StringName] = {}
 
 
 def _behavior_name(name: str) -> StringName:
-    """The StringName of a behaviour's name, made once per name rather than on every `evaluate`."""
+    """The StringName of a behavior's name, made once per name rather than on every `evaluate`."""
     found = _behavior_names.get(name)
     if found is None:
         found = _behavior_names[name] = StringName(name)

@@ -2,7 +2,7 @@ extends SceneTree
 ## Drives tests/test_debugger_feed.py: one guard, "Aldric" (a MemoryStream, a UtilitySelector and an
 ## AsyncLLMDecision with no endpoint, so every request is an immediate tier-3 fallback), remembers a
 ## thief node and an entity id that is no object, and runs for RUN_SECONDS of wall time (the feed is
-## throttled by wall time) while the threat rises, so the chosen behaviour changes. Prints one JSON
+## throttled by wall time) while the threat rises, so the chosen behavior changes. Prints one JSON
 ## line with the ids at the start and one with the feed's state at the end.
 
 const Build := preload("res://tests/addon/utility_builders.gd")

@@ -1,6 +1,6 @@
 extends SceneTree
-## A consideration's default_input: a selector whose behaviour reads a key the game does not give
-## (as a behaviour added in the inspector would) chooses with the default instead of stopping, on
+## A consideration's default_input: a selector whose behavior reads a key the game does not give
+## (as a behavior added in the inspector would) chooses with the default instead of stopping, on
 ## the Dictionary path (evaluate) and on the batched path (set_inputs + get_choices). One JSON line
 ## per check.
 

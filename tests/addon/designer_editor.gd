@@ -51,7 +51,7 @@ func _ready() -> void:
 	get_tree().quit()
 
 
-## An undoable edit (what the inspector makes) of a consideration nested in a selector's behaviour
+## An undoable edit (what the inspector makes) of a consideration nested in a selector's behavior
 ## refreshes the selector's warning at once (the Scene dock's icon), and the warning clears when the
 ## value is fixed.
 func check_live_warnings() -> void:
@@ -110,13 +110,13 @@ func find_property_editors(node: Node, property: String) -> Array:
 	return found
 
 
-## A behaviour's array element in the inspector is labelled with its name, a consideration's with
+## A behavior's array element in the inspector is labelled with its name, a consideration's with
 ## its input key: the resource picker shows resource_name, kept in step with them.
 func check_element_names() -> void:
 	var consideration := Build.consideration("threat", "saturating")
 	var behavior := Build.behavior("attack", [consideration])
 	consideration.input_key = &"distance"
-	check("a behaviour carries its name", behavior.resource_name == "attack", behavior.resource_name)
+	check("a behavior carries its name", behavior.resource_name == "attack", behavior.resource_name)
 	check("a consideration carries its input key", consideration.resource_name == "distance", consideration.resource_name)
 	# the picker the inspector puts on every array element and resource property
 	for resource in [behavior, consideration]:

@@ -60,15 +60,15 @@ func _initialize() -> void:
 		var memories: Array = memory.get_memories()
 		var expected_r := exp(-server.now() / stability)
 		var r: float = memories[0].retrievability if not memories.is_empty() else 0.0
-		var behaviour := ""
+		var behavior := ""
 		if level > 0:
-			behaviour = String(selector.evaluate({"threat": level / 3.0}))
-		check("awareness at %.1f s" % server.now(), level == step[1] and behaviour == step[2] and
+			behavior = String(selector.evaluate({"threat": level / 3.0}))
+		check("awareness at %.1f s" % server.now(), level == step[1] and behavior == step[2] and
 			(memories.is_empty() or absf(r - expected_r) < 1e-6),
-			{"t": server.now(), "awareness": level, "R": r, "expected_R": expected_r, "behaviour": behaviour})
+			{"t": server.now(), "awareness": level, "R": r, "expected_R": expected_r, "behavior": behavior})
 	check("forgotten once at the analytic time", forgotten.size() == 1 and forgotten[0][1] == THIEF
 		and forgotten[0][2] == MemoryStream.HOSTILE, forgotten)
-	check("behaviour followed awareness", changes == ["pursue", "search", "puzzled"], changes)
+	check("behavior followed awareness", changes == ["pursue", "search", "puzzled"], changes)
 	check("recall after forgetting is empty", memory.query_strongest(THIEF).is_empty())
 	check("selector scores", selector.get_scores().has("puzzled"), selector.get_scores())
 	print(JSON.stringify({"done": true}))
@@ -76,7 +76,7 @@ func _initialize() -> void:
 
 
 func behavior(behavior_name: String, centre: float) -> Resource:
-	## A behaviour whose score peaks when the threat input equals `centre` (awareness / 3).
+	## A behavior whose score peaks when the threat input equals `centre` (awareness / 3).
 	var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
 	consideration.input_key = &"threat"
 	consideration.curve_type = "normal"

@@ -1,5 +1,5 @@
 extends SceneTree
-## What the inspector shows by name: a behaviour's and a consideration's resource_name follows its
+## What the inspector shows by name: a behavior's and a consideration's resource_name follows its
 ## name / input key (also after a save and load), memory types and awareness tiers are class enums
 ## with the same constants, and a max_stability edit reaches the streams like every profile field.
 ## One JSON line per check.
@@ -15,11 +15,11 @@ func _initialize() -> void:
 	var consideration := Build.consideration("threat", "saturating")
 	var behavior := Build.behavior("attack", [consideration])
 	behavior.name = &"flee"
-	check("renaming a behaviour renames its resource", behavior.resource_name == "flee", behavior.resource_name)
+	check("renaming a behavior renames its resource", behavior.resource_name == "flee", behavior.resource_name)
 	var path := "user://inspector_names_behavior.tres"
 	var saved := ResourceSaver.save(behavior, path)
 	var loaded: Resource = ResourceLoader.load(path, "", ResourceLoader.CACHE_MODE_IGNORE)
-	check("a loaded behaviour and its consideration carry their names", saved == OK and loaded.resource_name == "flee" and loaded.considerations[0].resource_name == "threat", [saved, loaded.resource_name if loaded else null])
+	check("a loaded behavior and its consideration carry their names", saved == OK and loaded.resource_name == "flee" and loaded.considerations[0].resource_name == "threat", [saved, loaded.resource_name if loaded else null])
 	DirAccess.remove_absolute(ProjectSettings.globalize_path(path))
 
 	var types := ClassDB.class_get_enum_constants("MemoryStream", "MemoryType")

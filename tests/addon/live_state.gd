@@ -1,6 +1,6 @@
 extends SceneTree
 ## The nodes' read-only "Live" properties (what the Remote inspector shows of a running game): a
-## MemoryStream's memory count and strongest memories, a UtilitySelector's behaviour and scores, an
+## MemoryStream's memory count and strongest memories, a UtilitySelector's behavior and scores, an
 ## AsyncLLMDecision's pending request; shown in the editor, never stored, empty before registering.
 ## One JSON line per check.
 
@@ -40,7 +40,7 @@ func _initialize() -> void:
 	check("memory count", memory.live_memory_count == 2, memory.live_memory_count)
 	check("strongest first, named", strongest.size() == 2 and strongest[0].begins_with("Tam hostile: R 0.99") and strongest[1].begins_with("99 trivia"), strongest)
 	selector.evaluate({"threat": 0.7})
-	check("behaviour and scores", selector.live_behavior == &"attack" and is_equal_approx(selector.live_scores.get("attack", -1.0), 0.7), [selector.live_behavior, selector.live_scores])
+	check("behavior and scores", selector.live_behavior == &"attack" and is_equal_approx(selector.live_scores.get("attack", -1.0), 0.7), [selector.live_behavior, selector.live_scores])
 	decision.request_decision({"threat": 0.7})
 	check("pending request", decision.live_pending == true)
 	var flags := PROPERTY_USAGE_EDITOR | PROPERTY_USAGE_READ_ONLY

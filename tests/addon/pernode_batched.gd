@@ -84,7 +84,7 @@ func _process(_delta: float) -> bool:
 		for i in GUARDS:
 			agree = agree and names[choices[i]] == guards[i].selector.choice
 			seen[guards[i].selector.choice] = true
-		check("choice is get_choices' pick, every behaviour chosen by someone", agree and seen.size() == 3, seen.keys())
+		check("choice is get_choices' pick, every behavior chosen by someone", agree and seen.size() == 3, seen.keys())
 		check("one group for the definition", NpcMindServer.get_monitor("selectors/groups") == 1.0)
 		print(JSON.stringify({"done": true}))
 		return true

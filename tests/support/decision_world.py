@@ -1,4 +1,4 @@
-"""A small guard world shared by the decision tests: intents, a real utility selector whose behaviours
+"""A small guard world shared by the decision tests: intents, a real utility selector whose behaviors
 are tagged with those intents, and deterministic fallback rules."""
 
 from __future__ import annotations

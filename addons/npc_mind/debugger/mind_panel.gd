@@ -7,7 +7,7 @@ extends HSplitContainer
 
 signal select_requested(npc_id: int)
 
-const HISTORY := 60  ## score samples kept per behaviour (12 s at the feed's 5 Hz)
+const HISTORY := 60  ## score samples kept per behavior (12 s at the feed's 5 Hz)
 const TIMELINE_SECONDS := 60.0
 ## trivia, observation, interaction, hostile, trauma (the demo's legend colours)
 const TYPE_COLORS := [Color(0.6, 0.6, 0.6), Color(0.3, 0.6, 0.95), Color(0.35, 0.8, 0.45), Color(0.92, 0.3, 0.25), Color(0.65, 0.3, 0.85)]
@@ -19,7 +19,7 @@ var _ids := PackedInt64Array()
 var _paths := PackedStringArray()
 var _names := PackedStringArray()
 var _snapshot := {}
-var _history := {}  ## behaviour -> Array[float]
+var _history := {}  ## behavior -> Array[float]
 
 var _filter: LineEdit
 var _list: ItemList
@@ -61,7 +61,7 @@ func _init() -> void:
 	right.add_child(_section("Memories (R fades as e^(-t/S); ticks: awareness thresholds)"))
 	_memories = MemoryBars.new()
 	right.add_child(_memories)
-	right.add_child(_section("Behaviour scores (chosen highlighted) and their last %d samples" % HISTORY))
+	right.add_child(_section("Behavior scores (chosen highlighted) and their last %d samples" % HISTORY))
 	_scores = ScoreView.new()
 	right.add_child(_scores)
 	right.add_child(_section("LLM decisions (last %d s; colour: tier)" % int(TIMELINE_SECONDS)))
@@ -152,7 +152,7 @@ func _show(snapshot: Dictionary) -> void:
 		_history[names[index]] = series
 	var parts := ["%s   %s" % [snapshot.get("name", ""), snapshot.get("path", "")], "t = %.1f s" % float(snapshot.get("now", 0.0))]
 	if selector.get("chosen", "") != "":
-		parts.append("behaviour: %s" % selector.chosen)
+		parts.append("behavior: %s" % selector.chosen)
 	if snapshot.has("memory_count"):
 		parts.append("%d memories" % int(snapshot.memory_count))
 	if snapshot.get("pending", false):
@@ -215,7 +215,7 @@ class MemoryBars extends Control:
 		return "%.0f s" % value if value >= 10.0 else "%.1f s" % value
 
 
-## Each behaviour's score as a bar (the chosen one highlighted) and all scores' recent history.
+## Each behavior's score as a bar (the chosen one highlighted) and all scores' recent history.
 class ScoreView extends Control:
 	const ROW := 20.0
 	const LABEL_W := 110.0

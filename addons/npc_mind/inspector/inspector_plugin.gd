@@ -43,13 +43,13 @@ func _parse_begin(object: Object) -> void:
 		var label := Label.new()
 		var keys := input_keys(object)
 		label.text = "Reads: %s" % (", ".join(keys) if not keys.is_empty() else "(no inputs yet)")
-		label.tooltip_text = "The context keys this selector's behaviours read: what the game must pass to evaluate() (or set_inputs). A consideration with a default_input falls back to it."
+		label.tooltip_text = "The context keys this selector's behaviors read: what the game must pass to evaluate() (or set_inputs). A consideration with a default_input falls back to it."
 		label.mouse_filter = Control.MOUSE_FILTER_PASS
 		label.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		add_custom_control(label)
 
 
-## The input keys a selector's behaviours read, in first-use order.
+## The input keys a selector's behaviors read, in first-use order.
 static func input_keys(selector: Object) -> PackedStringArray:
 	var keys := PackedStringArray()
 	for behavior: Object in selector.behaviors:
@@ -62,7 +62,7 @@ static func input_keys(selector: Object) -> PackedStringArray:
 
 
 ## Every npc_mind node of the edited scene re-reads its configuration warnings: an edit of a nested
-## resource (a behaviour's consideration, a profile) would otherwise leave the Scene dock's warning
+## resource (a behavior's consideration, a profile) would otherwise leave the Scene dock's warning
 ## stale until the scene is reloaded.
 static func refresh_warnings() -> void:
 	var root := EditorInterface.get_edited_scene_root()

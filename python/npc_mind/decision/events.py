@@ -17,13 +17,13 @@ class ThinkingStarted:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class DecisionMade:
-    """The model's answer was applied: whole (tier 1: behaviour is the intent, urgency and target kept)
-    or as a tag only (tier 2: the selector chose the behaviour; urgency and target are None)."""
+    """The model's answer was applied: whole (tier 1: behavior is the intent, urgency and target kept)
+    or as a tag only (tier 2: the selector chose the behavior; urgency and target are None)."""
 
     npc: int
     epoch: int
     intent: str
-    behaviour: str
+    behavior: str
     urgency: float | None
     target_id: int | None
     tier: int
@@ -33,7 +33,7 @@ class DecisionMade:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class DecisionFallback:
-    """No answer was applied (tier 3): the local AI chose `behaviour`; `reason` says why: the endpoint
+    """No answer was applied (tier 3): the local AI chose `behavior`; `reason` says why: the endpoint
     (timeout, connect_error, connection_error, http_error), its answer (invalid_json, invalid_answer,
     too_large: over the response caps), a refusal (queue_full, breaker_open, no_endpoint), or a bug,
     logged with its traceback (prompt_error: the prompt could not be made from the context;
@@ -41,7 +41,7 @@ class DecisionFallback:
 
     npc: int
     epoch: int
-    behaviour: str
+    behavior: str
     tier: int
     latency: float
     reason: str

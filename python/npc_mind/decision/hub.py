@@ -108,7 +108,7 @@ class DecisionHub:
                 self._discard(decision)
 
     def tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
-        """Tick every NPC with its active board; returns the NPCs whose behaviour changed. An NPC with
+        """Tick every NPC with its active board; returns the NPCs whose behavior changed. An NPC with
         no board in `boards` waits for one (it is not ticked this frame)."""
         transport = self.transport
         hold = getattr(transport, "hold", None)
@@ -145,7 +145,7 @@ class DecisionHub:
                     value = board.get(key)
                 if (value is asked or value == asked or now < decision.watch_from) and now < decision.wake:
                     continue
-                before = decision.behaviour
+                before = decision.behavior
                 if decision.tick(now, boards[npc]) != before:
                     changed.append(npc)
         else:
@@ -155,7 +155,7 @@ class DecisionHub:
                     now < decision.wake and (now < decision.watch_from or not decision.watched_changed(board))
                 ):
                     continue
-                before = decision.behaviour
+                before = decision.behavior
                 if decision.tick(now, board) != before:
                     changed.append(npc)
         return changed

@@ -65,7 +65,7 @@ class AsyncDecision:
 
     # Slots, with what `DecisionHub.tick_all` reads for every NPC every frame first (one cache line).
     __slots__ = (  # noqa: RUF023 (order is memory layout)
-        "wake", "watch_from", "asked_first", "asked_values", "behaviour", "npc", "slot", "_committed",
+        "wake", "watch_from", "asked_first", "asked_values", "behavior", "npc", "slot", "_committed",
         "_ticket", "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
         "_refusal", "_asked", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
         "selector", "stats", "tier", "transport",
@@ -107,7 +107,7 @@ class AsyncDecision:
         self.wake = -_INF
         self.watch_from = -_INF  # from then on a watched change asks at once (inf while pending)
         self.epoch = 0
-        self.behaviour: str | None = None
+        self.behavior: str | None = None
         self.intent: str | None = None
         self.tier = 0
         self._intent_at = float("-inf")
@@ -170,7 +170,7 @@ class AsyncDecision:
             if not asked and self._pending_epoch != epoch:
                 requests += 1  # a re-plan began in this tick
             self._failed(requests - self._ends_since(mark))
-            return self.behaviour or ""
+            return self.behavior or ""
 
     def _ends_since(self, mark: int) -> int:
         """This NPC's DecisionMade / DecisionFallback events queued after position `mark`."""
@@ -192,7 +192,7 @@ class AsyncDecision:
             self.stats.reasons["internal_error"] += 1
             self.events.append(
                 DecisionFallback(
-                    self.npc, self._pending_epoch, self.behaviour or "", 3, 0.0, "internal_error"
+                    self.npc, self._pending_epoch, self.behavior or "", 3, 0.0, "internal_error"
                 )
             )
 
@@ -209,13 +209,13 @@ class AsyncDecision:
             elif elapsed >= self.config.soft_deadline and not self._soft_passed:
                 # The selector takes over once; its choice holds until the answer or the watchdog.
                 self._soft_passed = True
-                self.behaviour = self.selector.choose(board, now, self._fresh_tags(now))
+                self.behavior = self.selector.choose(board, now, self._fresh_tags(now))
         elif self._due(now, board):
             self._dispatch(now, board)
-        if self.behaviour is None:
-            self.behaviour = self.selector.choose(board, now, None)
+        if self.behavior is None:
+            self.behavior = self.selector.choose(board, now, None)
         self._schedule()
-        return self.behaviour
+        return self.behavior
 
     def _schedule(self) -> None:
         """When `tick` next has work without new input: lets `DecisionHub.tick_all` skip this NPC."""
@@ -234,8 +234,8 @@ class AsyncDecision:
         self._asked = False
         if self.cancel():
             self.stats.aborts += 1
-        # The old intent and behaviour belong to the world before the interrupt: ghost state.
-        self.behaviour = None
+        # The old intent and behavior belong to the world before the interrupt: ghost state.
+        self.behavior = None
         self.intent = None
         self._intent_at = float("-inf")
         self._earliest = float("-inf")
@@ -307,8 +307,8 @@ class AsyncDecision:
         self._started_at = now
         self._soft_passed = False
         self.events.append(ThinkingStarted(self.npc, self.epoch, now))
-        if self.behaviour is None:  # the cover action: keep doing what we did, or pick one now
-            self.behaviour = self.selector.choose(board, now, self._fresh_tags(now))
+        if self.behavior is None:  # the cover action: keep doing what we did, or pick one now
+            self.behavior = self.selector.choose(board, now, self._fresh_tags(now))
 
     def _merge(self, now: float, board: Mapping[str, Any]) -> None:
         for outcome in self.slot.drain():
@@ -332,25 +332,25 @@ class AsyncDecision:
             self.stats.tiers[tier] += 1
             self.intent, self._intent_at, self.tier = answer.intent, now, tier
             if tier == 1:
-                self.behaviour = answer.intent
+                self.behavior = answer.intent
                 event = DecisionMade(
                     self.npc, outcome.epoch, answer.intent, answer.intent, answer.urgency,
                     answer.target_id, 1, latency,
                 )  # fmt: skip
             else:
-                self.behaviour = self.selector.choose(board, now, (answer.intent,))
+                self.behavior = self.selector.choose(board, now, (answer.intent,))
                 event = DecisionMade(
-                    self.npc, outcome.epoch, answer.intent, self.behaviour, None, None, 2, latency, "late"
+                    self.npc, outcome.epoch, answer.intent, self.behavior, None, None, 2, latency, "late"
                 )
             self.events.append(event)
 
     def _fall_back(self, now: float, board: Mapping[str, Any], latency: float, reason: str) -> None:
-        self.behaviour = self.rules.choose(board, now, None)
+        self.behavior = self.rules.choose(board, now, None)
         self.tier = 3
         self.stats.tiers[3] += 1
         self.stats.reasons[reason] += 1
         if latency > 0:
             self.stats.latencies.append(latency)
         self.events.append(
-            DecisionFallback(self.npc, self._pending_epoch, self.behaviour, 3, latency, reason)
+            DecisionFallback(self.npc, self._pending_epoch, self.behavior, 3, latency, reason)
         )

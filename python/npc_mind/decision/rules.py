@@ -9,7 +9,7 @@ from typing import Protocol
 
 
 class Chooser(Protocol):
-    """Anything that picks a behaviour from a context: `npc_mind.utility`'s selector, or `RuleChooser`."""
+    """Anything that picks a behavior from a context: `npc_mind.utility`'s selector, or `RuleChooser`."""
 
     def choose(
         self, context: Mapping[str, float], now: float, allowed_tags: Collection[str] | None = None
@@ -18,23 +18,23 @@ class Chooser(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """Do `behaviour` when `context[key]` >= `at_least` (or, with `below`, when it is < `at_least`)."""
+    """Do `behavior` when `context[key]` >= `at_least` (or, with `below`, when it is < `at_least`)."""
 
-    behaviour: str
+    behavior: str
     key: str
     at_least: float
     below: bool = False
     tags: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        if not self.behaviour or not self.key:
-            raise ValueError("a rule needs a behaviour and a key")
+        if not self.behavior or not self.key:
+            raise ValueError("a rule needs a behavior and a key")
         if isinstance(self.tags, str):  # frozenset("flee") would be its letters
-            raise ValueError(f"rule {self.behaviour!r}: tags must be a collection of strings, not one string")
+            raise ValueError(f"rule {self.behavior!r}: tags must be a collection of strings, not one string")
         tags = frozenset(self.tags)
         if not all(isinstance(tag, str) and tag for tag in tags):
             raise ValueError(
-                f"rule {self.behaviour!r}: tags must be non-empty strings, got {sorted(map(repr, tags))}"
+                f"rule {self.behavior!r}: tags must be non-empty strings, got {sorted(map(repr, tags))}"
             )
         object.__setattr__(self, "tags", tags)
 
@@ -51,7 +51,7 @@ class RuleChooser:
 
     def __init__(self, rules: Sequence[Rule], default: str) -> None:
         if not default:
-            raise ValueError("default behaviour must be named")
+            raise ValueError("default behavior must be named")
         self.rules = tuple(rules)
         self.default = default
 
@@ -61,8 +61,8 @@ class RuleChooser:
         if allowed_tags:
             for rule in self.rules:
                 if rule.tags and not rule.tags.isdisjoint(allowed_tags) and rule.matches(context):
-                    return rule.behaviour
+                    return rule.behavior
         for rule in self.rules:
             if rule.matches(context):
-                return rule.behaviour
+                return rule.behavior
         return self.default

@@ -308,8 +308,8 @@ class DecisionBank:
         elif isinstance(event, DecisionFallback):
             self.events.push(event.npc, DECISION_FALLBACK, event.tier, event.reason)
 
-    def behaviour(self, handle: int) -> str:
-        return self.entries.get(handle).machine.behaviour or ""
+    def behavior(self, handle: int) -> str:
+        return self.entries.get(handle).machine.behavior or ""
 
     def metrics(self) -> dict[str, Any]:
         """Summed over every hub, released ones included: the counters the monitors show."""

@@ -281,7 +281,7 @@ class SelectorBank:
                 self._changed(handle, entry, entry.batch_choice)
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
-        """Behaviour index per handle from the last batched choice (-1 before any, or for a stale id)."""
+        """Behavior index per handle from the last batched choice (-1 before any, or for a stale id)."""
         handles = np.asarray(handles, dtype=np.int64).ravel()
         out = np.full(handles.size, -1, dtype=np.int32)
         for owner, positions, rows in self.table.groups(handles):

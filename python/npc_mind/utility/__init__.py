@@ -1,4 +1,4 @@
-"""Utility AI that designers can tune: response curves, considerations, behaviours, selection.
+"""Utility AI that designers can tune: response curves, considerations, behaviors, selection.
 
     from npc_mind.utility import Behavior, Consideration, UtilitySelector
     from npc_mind.utility.curves import Saturating
@@ -6,7 +6,7 @@
     attack = Behavior("attack", [Consideration("enemy_distance", Saturating(k=5.0), weight=0.6)])
     selector = UtilitySelector([attack, ...])
     selector.rank(context)            # [(name, score), ...] best first
-    selector.choose(context, now)     # the behaviour to run, with anti-dithering
+    selector.choose(context, now)     # the behavior to run, with anti-dithering
     selector.score_batch(inputs)      # (N, B) scores for N NPCs in a few numpy passes
 
 Data format (dict / JSON, one to one with the Godot resources): see `schema`.

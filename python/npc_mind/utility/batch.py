@@ -1,6 +1,6 @@
 """Batched scoring: every NPC sharing one definition scored in a handful of numpy passes.
 
-The definition is compiled once: the distinct (input, curve) pairs of all behaviours'
+The definition is compiled once: the distinct (input, curve) pairs of all behaviors'
 considerations become the M rows of a `CurveStack` (grouped by curve family, so each family is one
 pass over an (M_f, N) slice), the inputs are laid out in that order with one `np.concatenate`,
 weighted sums are one matrix product, products one `multiply.reduceat`. The (M, N) work arrays are
@@ -10,7 +10,7 @@ Speed: for curves that cannot leave [0, 1] (e.g. the saturating one), the final 
 skipped unless the (N, B) result shows a NaN, which is far smaller to check than every input.
 
 Inputs: a scalar key maps to an (N,) array; a per-target key to an (N, T) array (the same T for
-all per-target keys). Scores are (N, B), or (N, B, T) when any behaviour is per-target (behaviours
+all per-target keys). Scores are (N, B), or (N, B, T) when any behavior is per-target (behaviors
 without per-target inputs then have the same score for every target).
 """
 
@@ -46,7 +46,7 @@ class _Buffers:
 
 
 class BatchScorer:
-    """Scores N NPCs against one list of behaviours; see the module docstring for shapes."""
+    """Scores N NPCs against one list of behaviors; see the module docstring for shapes."""
 
     def __init__(self, behaviors: Sequence[Behavior], dtype: DType = np.float64) -> None:
         self.behaviors = tuple(behaviors)
@@ -73,7 +73,7 @@ class BatchScorer:
         self.targeted = bool(self.per_target_keys)
         self._targeted_behaviors = np.array([b.targeted for b in self.behaviors], dtype=bool)
 
-        # One stack row per distinct (input, curve): behaviours sharing a consideration share its work.
+        # One stack row per distinct (input, curve): behaviors sharing a consideration share its work.
         distinct: dict[tuple[str, Curve], int] = {}
         column_distinct = [
             distinct.setdefault((consideration.input_key, consideration.curve), len(distinct))
@@ -123,7 +123,7 @@ class BatchScorer:
         # Products and vetoes read individual scores, so those need every score clamped up front.
         self._finish_early = bool(product_rows or vetoes)
 
-        # The behaviour weight multiplies after aggregation: folded into the weighted-sum matrix,
+        # The behavior weight multiplies after aggregation: folded into the weighted-sum matrix,
         # applied to products directly.
         behavior_weights = np.array([[behavior.weight] for behavior in self.behaviors], dtype=dtype)
         self._sum_weights *= behavior_weights
@@ -142,7 +142,7 @@ class BatchScorer:
         """Scores (N, B) or (N, B, T), in a new array; the (M, N) work buffers stay inside.
 
         target_mask: (N, T) bools, False where an NPC has no such target (NPCs with fewer targets
-        pad their per-target inputs); per-target behaviours score 0 there.
+        pad their per-target inputs); per-target behaviors score 0 there.
         """
         arrays, lead = self._flat_inputs(inputs)
         width = lead[0] * lead[-1] if len(lead) == 2 else lead[0]
@@ -168,7 +168,7 @@ class BatchScorer:
             totals = self._aggregate(buffers)
         if len(lead) == 1:
             if target_mask is not None:
-                raise UtilityError("target_mask given, but no behaviour has per-target considerations")
+                raise UtilityError("target_mask given, but no behavior has per-target considerations")
             return totals
         result = totals.reshape(*lead, len(self.behaviors)).transpose(0, 2, 1)
         if target_mask is not None:
@@ -183,7 +183,7 @@ class BatchScorer:
 
     def _aggregate(self, buffers: _Buffers) -> FloatArray:
         scores = buffers.scores
-        # (L, B), C order; product behaviours' columns are 0 here. In blocks: one big product
+        # (L, B), C order; product behaviors' columns are 0 here. In blocks: one big product
         # would make OpenBLAS start threads, which on a busy machine is ten times slower.
         width = scores.shape[1]
         totals = np.empty((width, len(self.behaviors)), dtype=self.dtype)
@@ -246,7 +246,7 @@ class BatchScorer:
                         f" {first_target_key!r} has {targets} (need >= 1)"
                     )
             arrays[key] = array
-        assert n is not None  # a behaviour has at least one consideration, so there is a key
+        assert n is not None  # a behavior has at least one consideration, so there is a key
         if targets is None:
             return arrays, (n,)
         for key, array in arrays.items():

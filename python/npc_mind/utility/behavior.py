@@ -1,13 +1,13 @@
-"""Considerations and behaviours, and the per-NPC scoring path (the reference the batch path matches).
+"""Considerations and behaviors, and the per-NPC scoring path (the reference the batch path matches).
 
-A behaviour's score, for one context (and one target when it has per-target considerations):
+A behavior's score, for one context (and one target when it has per-target considerations):
 
 - each consideration reads `context[input_key]` and maps it through its curve to s in [0, 1];
 - `weighted_sum` (the design source): sum of weight x s, no automatic renormalisation;
 - `product` (Infinite Axis Utility System): f = s ** weight, compensated for the number n of
   considerations, f' = f + (1 - f)(1 - 1/n) f, and the f' multiplied together;
-- the behaviour's `weight` multiplies the aggregate;
-- a consideration with `veto_below` zeroes the behaviour when its s < veto_below, whatever the
+- the behavior's `weight` multiplies the aggregate;
+- a consideration with `veto_below` zeroes the behavior when its s < veto_below, whatever the
   aggregation.
 """
 
@@ -50,10 +50,10 @@ def _as_tuple(owner: str, name: str, items: object) -> tuple:
 
 @dataclass(frozen=True)
 class Consideration:
-    """One input of a behaviour: `context[input_key]` mapped through `curve` to [0, 1].
+    """One input of a behavior: `context[input_key]` mapped through `curve` to [0, 1].
 
     weight: >= 0, finite (a multiplier in `weighted_sum`, an exponent in `product`).
-    veto_below: None or in [0, 1]; a curve output below it zeroes the behaviour.
+    veto_below: None or in [0, 1]; a curve output below it zeroes the behavior.
     per_target: the input is a sequence with one value per target (e.g. the distance to each enemy).
     """
 
@@ -96,7 +96,7 @@ class ConsiderationExplanation:
 
 @dataclass(frozen=True)
 class BehaviorExplanation:
-    """How one behaviour scored against one target (target_index None: no per-target inputs)."""
+    """How one behavior scored against one target (target_index None: no per-target inputs)."""
 
     behavior: str
     target_index: int | None
@@ -112,7 +112,7 @@ class Behavior:
     aggregation: "weighted_sum" or "product".
     weight: >= 0, finite; multiplies the aggregate.
     tags: let a caller restrict the choice (e.g. to the LLM's intent).
-    cooldown: seconds >= 0 during which the behaviour cannot be chosen again after it stops.
+    cooldown: seconds >= 0 during which the behavior cannot be chosen again after it stops.
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""Exceptions of the utility AI: every message names the behaviour and consideration at fault."""
+"""Exceptions of the utility AI: every message names the behavior and consideration at fault."""
 
 
 class UtilityError(ValueError):
@@ -6,7 +6,7 @@ class UtilityError(ValueError):
 
 
 class UtilityDefinitionError(UtilityError):
-    """A curve, consideration, behaviour or selector definition is invalid."""
+    """A curve, consideration, behavior or selector definition is invalid."""
 
 
 class MissingInputError(UtilityError, KeyError):

@@ -9,7 +9,7 @@ keeps the generated text for debugging.
 The curve code is not written here: it is made from the rules in `rules.py`, the functions the
 batch calls with arrays. `inline` copies a rule's body with the curve's parameters as literals and
 each primitive (clip, exp, ...) as its float form, so both paths do the same operations in the same
-order; weighted sums use the batch's folded weights (consideration weight x behaviour weight),
+order; weighted sums use the batch's folded weights (consideration weight x behavior weight),
 products its compensation and order. The contract (rules.py): the same numbers to 1e-12, the
 batch's weighted sum being a matrix product with its own summation order.
 """
@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from npc_mind.utility.behavior import Behavior
     from npc_mind.utility.curves import Curve
 
-# Per behaviour: a score, or a list of scores (one per target) for a per-target behaviour.
+# Per behavior: a score, or a list of scores (one per target) for a per-target behavior.
 Scores = list[Any]
-# Compiled selector code by definition (a tuple of behaviours): its source and function.
+# Compiled selector code by definition (a tuple of behaviors): its source and function.
 _COMPILED: dict[tuple[Behavior, ...], tuple[str, Callable[[Mapping[str, Any], ScalarScorer], Scores]]] = {}
 _COMPILED_LIMIT = 256
 
@@ -219,12 +219,12 @@ def compile_curve(curve: Curve) -> Callable[[float], float]:
 
 
 class ScalarScorer:
-    """A selector's behaviours compiled for one context at a time.
+    """A selector's behaviors compiled for one context at a time.
 
-    `scores(context)`: per behaviour (definition order) its score, or for a per-target behaviour
+    `scores(context)`: per behavior (definition order) its score, or for a per-target behavior
     a list with one score per target. Scalar inputs are read with float(); per-target inputs are
     sequences of numbers of one length (a context holding none of them has no targets). Errors
-    name the behaviour and consideration, as the batch path's do; NaN inputs score 0 and are
+    name the behavior and consideration, as the batch path's do; NaN inputs score 0 and are
     counted in the batch scorer's `nan_counts` and logged once per key.
 
     `function(context, scorer)` is the generated function itself, shared by every selector of
@@ -351,7 +351,7 @@ class ScalarScorer:
         considerations = behavior.considerations
         if behavior.aggregation == "weighted_sum":
             # The batch's folded weight matrix: per distinct (input, curve), the summed consideration
-            # weights times the behaviour weight.
+            # weights times the behavior weight.
             weights: dict[str, float] = {}
             for c in considerations:
                 name = row(c.input_key, c.curve)

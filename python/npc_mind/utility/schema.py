@@ -82,7 +82,7 @@ def _consideration_to_dict(consideration: Consideration) -> dict[str, Any]:
 
 
 def selector_from_dict(data: Mapping[str, Any]) -> UtilitySelector:
-    """Build a selector; any problem raises UtilityDefinitionError naming behaviour and consideration."""
+    """Build a selector; any problem raises UtilityDefinitionError naming behavior and consideration."""
     _check_fields(data, SELECTOR_FIELDS, ("behaviors",), "selector")
     if data.get("format", FORMAT) != FORMAT:
         raise UtilityDefinitionError(f"selector: format must be {FORMAT!r}, got {data['format']!r}")

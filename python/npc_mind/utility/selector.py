@@ -1,14 +1,14 @@
-"""Choosing a behaviour: ranking, tag restriction, anti-dithering, per NPC or for N NPCs at once.
+"""Choosing a behavior: ranking, tag restriction, anti-dithering, per NPC or for N NPCs at once.
 
 Anti-dithering (all off by default, so plain arg max and the design source's numbers hold):
 
-- momentum (>= 0): the running behaviour's score counts (1 + momentum) times when choosing;
-- tie_tolerance (>= 0): a challenger must beat the running behaviour by more than this;
-- commitment (seconds >= 0): after a switch, keep the new behaviour this long unless a challenger
+- momentum (>= 0): the running behavior's score counts (1 + momentum) times when choosing;
+- tie_tolerance (>= 0): a challenger must beat the running behavior by more than this;
+- commitment (seconds >= 0): after a switch, keep the new behavior this long unless a challenger
   beats it by more than interrupt_margin (>= 0) or it drops to 0 (e.g. vetoed);
-- a behaviour's own `cooldown`: after it stops it cannot be chosen for that many seconds;
+- a behavior's own `cooldown`: after it stops it cannot be chosen for that many seconds;
 - top_n (>= 1) with seed: a new choice is a weighted random pick among the n best candidates
-  (weights = scores); the running behaviour stays while it is among the n best.
+  (weights = scores); the running behavior stays while it is among the n best.
 
 `decide` works on (N, B) arrays of scores and state for `SelectorBatch.choose`; `decide_one` is the
 same rules in plain Python for `UtilitySelector.choose` (one NPC: numpy's call overhead would cost
@@ -80,18 +80,18 @@ class AntiDithering:
 
 
 def boosted(score: Any, momentum: float) -> Any:
-    """Momentum: the running behaviour's score x (1 + momentum)."""
+    """Momentum: the running behavior's score x (1 + momentum)."""
     return score * (1.0 + momentum)
 
 
 def cooling(now: float, stopped: Any, cooldown: Any) -> Any:
-    """Cooldown: a behaviour that stopped less than `cooldown` seconds ago is not ready."""
+    """Cooldown: a behavior that stopped less than `cooldown` seconds ago is not ready."""
     return (now - stopped) < cooldown
 
 
 def switch_margin(now: float, started: Any, settings: AntiDithering) -> Any:
-    """How much a challenger must beat the running behaviour by: the tie tolerance, or within
-    `commitment` seconds of the running behaviour's start the larger of it and the interrupt margin."""
+    """How much a challenger must beat the running behavior by: the tie tolerance, or within
+    `commitment` seconds of the running behavior's start the larger of it and the interrupt margin."""
     tie = settings.tie_tolerance
     if settings.commitment <= 0.0:
         return tie
@@ -103,13 +103,13 @@ def switch_margin(now: float, started: Any, settings: AntiDithering) -> Any:
 
 
 def keeps_running(best_score: Any, running_score: Any, margin: Any) -> Any:
-    """The running behaviour stays if it still scores above 0 and the best is not more than
+    """The running behavior stays if it still scores above 0 and the best is not more than
     `margin` above it. (`&` of two bools is a bool: one expression for floats and arrays.)"""
     return (running_score > 0.0) & (best_score <= running_score + margin)
 
 
 def within_top_n(scores_above: Any, top_n: int) -> Any:
-    """Top-n: a random pick stays while fewer than `top_n` behaviours score above it (re-rolling
+    """Top-n: a random pick stays while fewer than `top_n` behaviors score above it (re-rolling
     every tick would flicker)."""
     return scores_above < top_n
 
@@ -122,8 +122,8 @@ def pick_index(at_or_below_draw: Any, keep: int) -> Any:
 
 
 class DecisionState:
-    """Anti-dithering state: the running behaviour (-1: none yet), when it started, when each
-    behaviour stopped, and the last `now` seen. `DecisionState(n, b)` holds it as arrays for n NPCs
+    """Anti-dithering state: the running behavior (-1: none yet), when it started, when each
+    behavior stopped, and the last `now` seen. `DecisionState(n, b)` holds it as arrays for n NPCs
     (`decide`); `DecisionState.one(b)` as plain Python numbers and a list for one NPC
     (`decide_one`, where numpy's per-call cost would exceed the work)."""
 
@@ -165,7 +165,7 @@ def decide(
     settings: AntiDithering,
     rng: np.random.Generator,
 ) -> tuple[IntArray, BoolArray]:
-    """Chosen behaviour per NPC (N,) and whether its tag restriction fell back to the free choice.
+    """Chosen behavior per NPC (N,) and whether its tag restriction fell back to the free choice.
 
     scores: (N, B) >= 0; allowed: (N, B) or None. Updates state. Steps that a setting switches
     off are skipped, so the default is little more than an arg max.
@@ -181,14 +181,14 @@ def decide(
     any_running = bool(has_running.any())
     running_at = row_start + np.maximum(running, 0)
 
-    # Tags: only allowed behaviours that score above 0; none such -> the free choice.
-    ready: BoolArray | None = None  # None: every behaviour
+    # Tags: only allowed behaviors that score above 0; none such -> the free choice.
+    ready: BoolArray | None = None  # None: every behavior
     tag_fallback = np.zeros(n, dtype=bool)
     if allowed is not None:
         ready = allowed & (scores > 0.0)
         tag_fallback = (ready @ ones) == 0.0
         ready[tag_fallback] = True
-    # Cooldowns: the running behaviour is exempt; if everything is cooling down, ignore cooldowns.
+    # Cooldowns: the running behavior is exempt; if everything is cooling down, ignore cooldowns.
     if bool((cooldowns > 0.0).any()):
         busy = cooling(now, state.stopped, cooldowns)
         busy.reshape(-1)[running_at[has_running]] = False
@@ -209,7 +209,7 @@ def decide(
         best_score = flat[row_start + best]
         if settings.top_n > 1:
             best = _weighted_top_n(adjusted, best, settings.top_n, rng)
-        # A running behaviour that is not ready (tags) scores -inf here, one that dropped to 0 is
+        # A running behavior that is not ready (tags) scores -inf here, one that dropped to 0 is
         # not kept either.
         running_score = flat[running_at]
         running_ok = has_running & (running_score > 0.0)
@@ -253,7 +253,7 @@ def decide_one(  # noqa: PLR0917 (positional: keywords cost this hot call ~0.1 u
     settings: AntiDithering,
     rng: np.random.Generator,
 ) -> tuple[int, bool]:
-    """`decide` for one NPC (`DecisionState.one`): the chosen behaviour and whether the tag
+    """`decide` for one NPC (`DecisionState.one`): the chosen behavior and whether the tag
     restriction fell back.
 
     scores: (B,) >= 0; allowed: (B,) or None; cooldowns: (B,) or None when none is above 0.
@@ -304,7 +304,7 @@ def _ready_one(
     state: DecisionState,
     now: float,
 ) -> tuple[list[bool] | None, bool]:
-    """`decide_one`'s tag and cooldown steps: which behaviours may be chosen (None: all) and
+    """`decide_one`'s tag and cooldown steps: which behaviors may be chosen (None: all) and
     whether the tags fell back to the free choice."""
     ready: list[bool] | None = None
     tag_fallback = False
@@ -312,14 +312,14 @@ def _ready_one(
         ready = [ok and score > 0.0 for ok, score in zip(allowed, scores, strict=True)]
         if not any(ready):
             tag_fallback = True
-            ready = None  # every behaviour
+            ready = None  # every behavior
     if cooldowns is not None:
         rested = [
             not cooling(now, stopped, cooldown)
             for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
         ]
         if state.running >= 0:
-            rested[state.running] = True  # the running behaviour is exempt
+            rested[state.running] = True  # the running behavior is exempt
         if ready is not None:
             rested = [a and b for a, b in zip(ready, rested, strict=True)]
         if any(rested):
@@ -351,11 +351,11 @@ class Choice:
     behavior: str
     target_index: int | None
     score: float
-    tag_fallback: bool  # allowed_tags matched no behaviour with a score above 0: free choice instead
+    tag_fallback: bool  # allowed_tags matched no behavior with a score above 0: free choice instead
 
 
 class UtilitySelector:
-    """Scores behaviours for one context and chooses one; `SelectorBatch` does it for N NPCs."""
+    """Scores behaviors for one context and chooses one; `SelectorBatch` does it for N NPCs."""
 
     def __init__(
         self,
@@ -424,7 +424,7 @@ class UtilitySelector:
 
     # --- per NPC -------------------------------------------------------------------------------
     def explain(self, context: Context) -> list[BehaviorExplanation]:
-        """Every behaviour (per target when per-target) with each consideration's numbers.
+        """Every behavior (per target when per-target) with each consideration's numbers.
 
         The detailed path, for debugging and the editor (each curve in plain Python); `rank` and
         `choose` score through the selector's generated code, which gives the same numbers faster.
@@ -437,10 +437,10 @@ class UtilitySelector:
         return rows
 
     def rank(self, context: Context) -> list[tuple[str, float]] | list[tuple[str, int | None, float]]:
-        """Behaviours by descending score (ties keep definition order).
+        """Behaviors by descending score (ties keep definition order).
 
-        Without per-target behaviours: (name, score) rows. With them: (name, target_index, score)
-        rows, one per target (target_index None for behaviours without per-target inputs).
+        Without per-target behaviors: (name, score) rows. With them: (name, target_index, score)
+        rows, one per target (target_index None for behaviors without per-target inputs).
         """
         if not self.targeted:
             scores = self.scalar.scores(context)
@@ -448,8 +448,8 @@ class UtilitySelector:
         return sorted(self._score_rows(context), key=_score_of_row, reverse=True)
 
     def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
-        """The behaviour to run now; the detail (target, score, tag fallback) is in `last_choice`,
-        every behaviour's score in `last_scores()`."""
+        """The behavior to run now; the detail (target, score, tag fallback) is in `last_choice`,
+        every behavior's score in `last_scores()`."""
         values = self._scores(context, self.scalar)
         targets: list[int | None] | None = None
         if self.targeted:
@@ -490,20 +490,20 @@ class UtilitySelector:
         return None if self._last is None else Choice(*self._last)
 
     def last_scores(self) -> dict[str, float]:
-        """Each behaviour's score in the last `choose` (a per-target one: its best target's, 0 with
+        """Each behavior's score in the last `choose` (a per-target one: its best target's, 0 with
         no target), best first as `rank` orders them; {} before any."""
         pairs = zip(self.names, self._last_scores, strict=False)  # none before the first choice
         ranked = sorted(pairs, key=_score_of_pair, reverse=True)
         return {name: float(score) for name, score in ranked}
 
     def reset(self) -> None:
-        """Forget the running behaviour, commitment and cooldowns."""
+        """Forget the running behavior, commitment and cooldowns."""
         self.state = DecisionState.one(len(self.behaviors))
         self._last = None
         self._last_scores = []
 
     def tag_mask(self, allowed_tags: Collection[str]) -> BoolArray:
-        """(B,) True for behaviours carrying at least one of the tags."""
+        """(B,) True for behaviors carrying at least one of the tags."""
         if isinstance(allowed_tags, str):
             raise UtilityError("allowed_tags must be a collection of tags, not one string")
         wanted = set(allowed_tags)
@@ -528,7 +528,7 @@ class UtilitySelector:
         precision: Precision | None = None,
         target_mask: npt.ArrayLike | None = None,
     ) -> FloatArray:
-        """Scores for N NPCs: (N, B), or (N, B, T) with per-target behaviours.
+        """Scores for N NPCs: (N, B), or (N, B, T) with per-target behaviors.
 
         precision "float64" gives the per-NPC path's numbers (to rounding); "float32" is faster
         for large batches and agrees to about 1e-6. None: float32 when every input array is
@@ -549,7 +549,7 @@ class UtilitySelector:
         allowed: BoolArray | None = None,
         target_mask: npt.ArrayLike | None = None,
     ) -> IntArray:
-        """Behaviour indices (N,) for N NPCs, keeping their state here between calls.
+        """Behavior indices (N,) for N NPCs, keeping their state here between calls.
 
         A different N starts a new batch (fresh state); use `batch(n)` to manage several.
         """
@@ -579,7 +579,7 @@ class UtilitySelector:
         return next(iter(counts.values()), 0)
 
     def _score_rows(self, context: Context) -> list[tuple[str, int | None, float]]:
-        """(behaviour, target_index, score) in definition order, one row per target if per-target."""
+        """(behavior, target_index, score) in definition order, one row per target if per-target."""
         values = self.scalar.scores(context)
         if not self.targeted:
             return [(name, None, score) for name, score in zip(self.names, values, strict=True)]
@@ -599,8 +599,8 @@ def _all_float32(inputs: Mapping[str, npt.ArrayLike], keys: Sequence[str]) -> bo
 class SelectorBatch:
     """N NPCs sharing one selector definition, each with its own anti-dithering state in arrays.
 
-    One call per frame: `choose(inputs, now)` returns behaviour indices (N,) into `names`; after it,
-    `scores` (N, B[, T]), `chosen_target` (N,) (-1 without per-target behaviours) and
+    One call per frame: `choose(inputs, now)` returns behavior indices (N,) into `names`; after it,
+    `scores` (N, B[, T]), `chosen_target` (N,) (-1 without per-target behaviors) and
     `tag_fallback` (N,) hold the detail.
     """
 
