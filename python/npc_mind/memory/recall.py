@@ -32,6 +32,32 @@ class Recall:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
         return self._query(npcs, entities, now, wake=True)
 
+    def recall_preview(self, npcs: Any, entities: Any, now: float) -> list[tuple | bool | None]:
+        """What a waking `recall_fields` of each pair would say at `now` on the current state, without
+        waking anything (the batch path's selection): (entity, memory type, R before the wake, S, E,
+        recall count after the wake), None when nothing would be recalled, or False where the answer
+        is not such a plain one (links, long-term memories, the power curve: recall then). Pairs are
+        independent (no wake between them). For a caller that answers a recall made later at the
+        same `now`, with the memories of that entity unchanged, and applies the wake then."""
+        batch = self._query(npcs, entities, now, wake=False)
+        ids = np.ravel(np.asarray(npcs, dtype=np.int64)).tolist()
+        rows = self._row_of_id[ids].tolist()
+        found = batch.found.tolist()
+        columns = zip(
+            batch.entity.tolist(), batch.memory_type.tolist(), batch.retrievability.tolist(),
+            batch.stability.tolist(), batch.salience.tolist(), batch.recall_count.tolist(),
+            strict=True,
+        )  # fmt: skip
+        plain = self._is_exponential
+        links, lt_rows = self._links, self._ltn if self._lt.size else None
+        out: list[tuple | bool | None] = []
+        for npc, row, hit, (entity, memory_type, r, s, e, k) in zip(ids, rows, found, columns, strict=True):
+            if not plain or links.get(npc) or (lt_rows is not None and lt_rows.item(row)):
+                out.append(False)
+            else:
+                out.append((entity, memory_type, r, s, e, k + 1) if hit else None)
+        return out
+
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
         r = self._query(npcs, entities, now, wake=False).retrievability
