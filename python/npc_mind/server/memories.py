@@ -521,8 +521,11 @@ class MemoryBank:
             queue.clear()
             self.done = 0
             self.woken.clear()
-            for positions in self.touched.values():
-                positions.clear()
+            changed = self.changed
+            for handle, positions in self.touched.items():
+                if positions:  # applied: a write queued later must not hide them
+                    changed.add(handle)
+                    positions.clear()
 
     def _wake(self, wakes: list[tuple[int, int, int, float]], now: float) -> None:
         """Apply queued wakes (recalls answered from the table) with the pools' recall rules."""
