@@ -308,6 +308,17 @@ SCRIPTS: dict[str, Script] = {
         ("record", (1, 8, TRIVIA, 0.5)),
         ("query_strongest", (1, 7)),
     ],
+    # a load replaces the memories; a write of another entity queued after it must not hide that
+    "a recall after a load and a queued write": [
+        ("add_memory", ({},)),
+        ("save_memory", (1,)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.5,)),
+        ("load_saved", (1,)),
+        ("record", (1, 8, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+    ],
     # a freed stream's handle answers nothing from the table
     "a recall of a freed stream": [*TABLE_RECALL, ("remove", (1,)), ("query_strongest", (1, 7))],
     # enough queued wakes that the fold applies them in one query_strongest_batch
