@@ -352,6 +352,20 @@ SCRIPTS: dict[str, Script] = {
         ("record", (1, 8, TRIVIA, 0.5)),
         ("awareness", (1, 7)),
     ],
+    # an entity that is not an int but equals the one written (7.0, np.int64(7)): its error, or
+    # its answer with the writes applied
+    "odd entities after a queued write": [
+        ("add_memory", ({},)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("advance", (0.5,)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("awareness", (1, 7.0)),
+        ("query_strongest", (1, 7.0)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("awareness", (1, np.int64(7))),
+        ("query_strongest", (1, np.int64(7))),
+        ("memories", (1,)),
+    ],
     "a freed stream": [*AGED, ("advance", (0.0,)), ("remove", (1,)), ("awareness", (1, 7))],
     "a load": [
         ("add_memory", ({},)),

@@ -32,31 +32,38 @@ class Recall:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
         return self._query(npcs, entities, now, wake=True)
 
-    def recall_preview(self, npcs: Any, entities: Any, now: float) -> list[tuple | bool | None]:
-        """What a waking `recall_fields` of each pair would say at `now` on the current state, without
-        waking anything (the batch path's selection): (entity, memory type, R before the wake, S, E,
-        recall count after the wake), None when nothing would be recalled, or False where the answer
-        is not such a plain one (links, long-term memories, the power curve: recall then). Pairs are
-        independent (no wake between them). For a caller that answers a recall made later at the
-        same `now`, with the memories of that entity unchanged, and applies the wake then."""
+    def recall_preview(
+        self, npcs: Any, entities: Any, now: float
+    ) -> tuple[np.ndarray, list[tuple | bool | None]]:
+        """For each pair, at `now` on the current state and without waking anything (pairs are
+        independent): its `awareness_batch` level, and what a waking `recall_fields` would say, as
+        (entity, memory type, R before the wake, S, E, recall count after the wake, last access),
+        None when nothing would be recalled, or False where the answer is not such a plain one
+        (links, long-term memories, the power curve: recall then). For a caller that answers reads
+        and recalls made later at the same `now`, the memories of that entity unchanged (or only
+        refreshed, `refreshes`), and applies the wakes then."""
         batch = self._query(npcs, entities, now, wake=False)
+        levels = awareness_level(batch.retrievability, *self._level_bounds)
         ids = np.ravel(np.asarray(npcs, dtype=np.int64)).tolist()
-        rows = self._row_of_id[ids].tolist()
-        found = batch.found.tolist()
+        rows = self._row_of_id[ids]
+        cells = rows * self._C + np.maximum(batch.slot, 0)
         columns = zip(
             batch.entity.tolist(), batch.memory_type.tolist(), batch.retrievability.tolist(),
             batch.stability.tolist(), batch.salience.tolist(), batch.recall_count.tolist(),
+            self._lastf[cells].tolist(),
             strict=True,
         )  # fmt: skip
         plain = self._is_exponential
         links, lt_rows = self._links, self._ltn if self._lt.size else None
         out: list[tuple | bool | None] = []
-        for npc, row, hit, (entity, memory_type, r, s, e, k) in zip(ids, rows, found, columns, strict=True):
+        for npc, row, hit, (entity, memory_type, r, s, e, k, last) in zip(
+            ids, rows.tolist(), batch.found.tolist(), columns, strict=True
+        ):
             if not plain or links.get(npc) or (lt_rows is not None and lt_rows.item(row)):
                 out.append(False)
             else:
-                out.append((entity, memory_type, r, s, e, k + 1) if hit else None)
-        return out
+                out.append((entity, memory_type, r, s, e, k + 1, last) if hit else None)
+        return levels, out
 
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""

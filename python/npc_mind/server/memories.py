@@ -210,8 +210,8 @@ class MemoryBank:
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
     levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
-    # the frame's recall table: a pair's Dictionary before its wake ({}: nothing recalled)
-    recalls: dict[tuple[int, int], dict[str, Any]] = field(default_factory=dict)
+    # the frame's recall table: a pair's `MemoryPool.recall_preview` answer (None: nothing recalled)
+    recalls: dict[tuple[int, int], tuple | None] = field(default_factory=dict)
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
@@ -386,13 +386,16 @@ class MemoryBank:
 
     def _aware_now(self, handle: int, entity: int) -> int:
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions:  # queued writes (or wakes) of this stream this frame
+        if positions and type(entity) is not int:  # 7.0 == 7: its error, or its answer, from the row
+            self.flush(positions[-1])
+        elif positions:  # queued writes (or wakes) of this stream this frame
             pool, npc = self.targets[handle]
             level = pool.awareness_with_pending(npc, len(positions), self._queued_of(positions, entity))
             if level == APPLY_FIRST:
                 self.flush(positions[-1])
             elif level != READ_ROW:
-                return level  # (not for the table: a pair read after its write needs none)
+                self.asked.append((handle, entity))  # for the next frame's tables (a recall of it)
+                return level
             elif handle not in self.changed and type(entity) is int:
                 key = (handle, entity)
                 level = self.levels.get(key)
@@ -426,15 +429,17 @@ class MemoryBank:
         stream, so it leaves the tables for the frame."""
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
-            found = self.recalls.get(key)
-            if found is not None and self._as_stepped(handle, entity):
-                self.recall_asked.append(key)
-                if found:  # a wake cannot evict and changes only this entity's memories
-                    self.woken[handle] = len(self.queue)
-                    self._enqueue(handle, (handle, entity, WAKE, 0.0))
-                return found.copy()
+            answer = self.recalls.get(key, False)
+            if answer is not False:
+                found = self._from_table(handle, entity, answer)
+                if found is not None:
+                    self.recall_asked.append(key)
+                    if found:  # a wake cannot evict and changes only this entity's memories
+                        self.woken[handle] = len(self.queue)
+                        self._enqueue(handle, (handle, entity, WAKE, 0.0))
+                    return found
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions and not self._apply_for(handle, entity, positions):
+        if positions and (type(entity) is not int or not self._apply_for(handle, entity, positions)):
             self.flush(positions[-1])
         found = self.query_strongest(handle, entity, self.now())
         self._touch(handle)
@@ -442,16 +447,29 @@ class MemoryBank:
             self.recall_asked.append((int(handle), entity))  # for the next frame's table
         return found
 
-    def _as_stepped(self, handle: int, entity: int) -> bool:
-        """Whether the stream's memories of `entity` are as the step left them: no change since but
-        queued writes (or wakes) of other entities that cannot evict."""
+    def _from_table(self, handle: int, entity: int, answer: tuple | None) -> dict[str, Any] | None:
+        """The recall's Dictionary from the table's `answer`, or None when the stream changed in a
+        way the table does not know. Exact when, since the step, the stream's only changes are its
+        queued writes (and wakes), none can evict, and those of `entity` are all refreshes of the
+        memory the table names (`MemoryPool.refreshes`): that memory's R is then e^0 = 1, the
+        largest there is, and it was already the first of the strongest."""
         positions = self.touched.get(handle)
         if positions is None:
-            return True
-        if not positions or handle in self.changed or self._queued_of(positions, entity):
-            return False
+            return {} if answer is None else memory_dict(*answer[:6])
+        if not positions or handle in self.changed:
+            return None
         pool, npc = self.targets[handle]
-        return pool.awareness_with_pending(npc, len(positions), False) == READ_ROW
+        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
+            return None
+        queue = self.queue
+        written = [queue[position][2] for position in positions if queue[position][1] == entity]
+        if not written:
+            return {} if answer is None else memory_dict(*answer[:6])
+        if answer is None or written.count(answer[1]) < len(written):  # a wake or another type
+            return None
+        if not pool.refreshes(answer[6], len(written), self.now()):
+            return None
+        return memory_dict(answer[0], answer[1], 1.0, *answer[3:6])
 
     def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
         """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
@@ -692,34 +710,22 @@ class MemoryBank:
         asked, self.asked = self.asked, []
         recalled, self.recall_asked = self.recall_asked, []
         self._drop_tables()
-        pairs = self._table_pairs(asked)
-        if pairs:
-            handles, entities = zip(*pairs, strict=True)
-            levels = self.awareness_batch(np.array(handles, np.int64), np.array(entities, np.int64), now)
-            self.levels = dict(zip(pairs, levels.tolist(), strict=True))
-        pairs = self._table_pairs(recalled) if self._open else []
-        if pairs:
-            self.recalls = self._recall_table(pairs, now)
-
-    def _table_pairs(self, asked: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """The distinct pairs of live streams, at most MAX_TABLE_PAIRS."""
         targets = self.targets
-        return [pair for pair in dict.fromkeys(asked) if pair[0] in targets][:MAX_TABLE_PAIRS]
-
-    def _recall_table(
-        self, pairs: list[tuple[int, int]], now: float
-    ) -> dict[tuple[int, int], dict[str, Any]]:
-        """Each pair's recall at `now` before its wake (`MemoryPool.recall_preview`), for the pairs whose
-        answer is a plain one."""
+        pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
+        if not pairs:
+            return
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
-        table: dict[tuple[int, int], dict[str, Any]] = {}
+        levels: dict[tuple[int, int], int] = {}
+        recalls: dict[tuple[int, int], tuple | None] = {}
         for slot, positions, npcs in self._group(handles):
-            answers = slot.pool.recall_preview(npcs, entities[positions], now)
-            for position, fields in zip(positions.tolist(), answers, strict=True):
-                if fields is not False:
-                    table[pairs[position]] = {} if fields is None else memory_dict(*fields)
-        return table
+            level, answers = slot.pool.recall_preview(npcs, entities[positions], now)
+            for position, pair_level, answer in zip(positions.tolist(), level.tolist(), answers, strict=True):
+                pair = pairs[position]
+                levels[pair] = pair_level
+                if answer is not False:
+                    recalls[pair] = answer
+        self.levels, self.recalls = levels, recalls
 
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
