@@ -34,36 +34,33 @@ class Recall:
 
     def recall_preview(
         self, npcs: Any, entities: Any, now: float
-    ) -> tuple[np.ndarray, list[tuple | bool | None]]:
+    ) -> tuple[np.ndarray, np.ndarray, list[list]]:
         """For each pair, at `now` on the current state and without waking anything (pairs are
-        independent): its `awareness_batch` level, and what a waking `recall_fields` would say, as
-        (entity, memory type, R before the wake, S, E, recall count after the wake, last access),
-        None when nothing would be recalled, or False where the answer is not such a plain one
-        (links, long-term memories, the power curve: recall then). For a caller that answers reads
-        and recalls made later at the same `now`, the memories of that entity unchanged (or only
-        refreshed, `refreshes`), and applies the wakes then."""
+        independent): its `awareness_batch` level; what a waking `recall_fields` would say, as a
+        kind (1: a memory recalled, 0: nothing recalled, -1: not such a plain answer, because of
+        links, long-term memories or the power curve: recall then); and the recalled memory's
+        columns (entity, memory type, R before the wake, S, E, recall count after the wake, last
+        access; lists, meaningful where the kind is 1). For a caller that answers reads and recalls
+        made later at the same `now`, the memories of that entity unchanged (or only refreshed,
+        `refreshes`), and applies the wakes then."""
         batch = self._query(npcs, entities, now, wake=False)
         levels = awareness_level(batch.retrievability, *self._level_bounds)
-        ids = np.ravel(np.asarray(npcs, dtype=np.int64)).tolist()
+        ids = np.ravel(np.asarray(npcs, dtype=np.int64))
         rows = self._row_of_id[ids]
+        kind = batch.found.astype(np.int8)
+        if not self._is_exponential:
+            kind[:] = -1
+        elif self._lt.size:
+            kind[self._ltn[rows] > 0] = -1
+        if self._links:
+            kind[[i for i, npc in enumerate(ids.tolist()) if self._links.get(npc)]] = -1
         cells = rows * self._C + np.maximum(batch.slot, 0)
-        columns = zip(
+        columns = [
             batch.entity.tolist(), batch.memory_type.tolist(), batch.retrievability.tolist(),
-            batch.stability.tolist(), batch.salience.tolist(), batch.recall_count.tolist(),
+            batch.stability.tolist(), batch.salience.tolist(), (batch.recall_count + 1).tolist(),
             self._lastf[cells].tolist(),
-            strict=True,
-        )  # fmt: skip
-        plain = self._is_exponential
-        links, lt_rows = self._links, self._ltn if self._lt.size else None
-        out: list[tuple | bool | None] = []
-        for npc, row, hit, (entity, memory_type, r, s, e, k, last) in zip(
-            ids, rows.tolist(), batch.found.tolist(), columns, strict=True
-        ):
-            if not plain or links.get(npc) or (lt_rows is not None and lt_rows.item(row)):
-                out.append(False)
-            else:
-                out.append((entity, memory_type, r, s, e, k + 1, last) if hit else None)
-        return levels, out
+        ]  # fmt: skip
+        return levels, kind, columns
 
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""

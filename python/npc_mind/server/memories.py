@@ -171,6 +171,28 @@ class MemoryLog:
 
 
 @dataclass
+class RecallTable:
+    """The frame's recall answers: `MemoryPool.recall_preview`'s kinds and columns, joined over the
+    pools, and each pair's row in them."""
+
+    rows: dict[tuple[int, int], int] = field(default_factory=dict)
+    kind: list[int] = field(default_factory=list)  # 1: a memory, 0: nothing, -1: recall at once
+    columns: list[list[Any]] = field(default_factory=lambda: [[] for _ in range(7)])
+
+    def answer(self, key: tuple[int, int]) -> tuple | bool | None:
+        """(entity, type, R, S, E, k after the wake, last access), None (nothing recalled), or False
+        (the table does not answer this pair)."""
+        row = self.rows.get(key)
+        if row is None:
+            return False
+        kind = self.kind[row]
+        if kind <= 0:
+            return None if kind == 0 else False
+        entity, memory_type, r, stability, salience, recalls, last = self.columns
+        return entity[row], memory_type[row], r[row], stability[row], salience[row], recalls[row], last[row]
+
+
+@dataclass
 class MemoryBank:
     counter: HandleCounter
     events: EventQueue
@@ -210,8 +232,7 @@ class MemoryBank:
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
     levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
-    # the frame's recall table: a pair's `MemoryPool.recall_preview` answer (None: nothing recalled)
-    recalls: dict[tuple[int, int], tuple | None] = field(default_factory=dict)
+    recalls: RecallTable = field(default_factory=RecallTable)  # the frame's recall table
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
@@ -394,8 +415,7 @@ class MemoryBank:
             if level == APPLY_FIRST:
                 self.flush(positions[-1])
             elif level != READ_ROW:
-                self.asked.append((handle, entity))  # for the next frame's tables (a recall of it)
-                return level
+                return level  # (not for the table: a pair read after its write needs none)
             elif handle not in self.changed and type(entity) is int:
                 key = (handle, entity)
                 level = self.levels.get(key)
@@ -429,7 +449,7 @@ class MemoryBank:
         stream, so it leaves the tables for the frame."""
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
-            answer = self.recalls.get(key, False)
+            answer = self.recalls.answer(key)
             if answer is not False:
                 found = self._from_table(handle, entity, answer)
                 if found is not None:
@@ -716,21 +736,23 @@ class MemoryBank:
             return
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
+        groups = self._group(handles)
+        table = RecallTable()
         levels: dict[tuple[int, int], int] = {}
-        recalls: dict[tuple[int, int], tuple | None] = {}
-        for slot, positions, npcs in self._group(handles):
-            level, answers = slot.pool.recall_preview(npcs, entities[positions], now)
-            for position, pair_level, answer in zip(positions.tolist(), level.tolist(), answers, strict=True):
-                pair = pairs[position]
-                levels[pair] = pair_level
-                if answer is not False:
-                    recalls[pair] = answer
-        self.levels, self.recalls = levels, recalls
+        for slot, positions, npcs in groups:
+            level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
+            keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
+            levels.update(zip(keys, level.tolist(), strict=True))
+            table.rows.update(zip(keys, range(len(table.kind), len(table.kind) + len(keys)), strict=True))
+            table.kind += kind.tolist()
+            for joined, column in zip(table.columns, columns, strict=True):
+                joined.extend(column)
+        self.levels, self.recalls = levels, table
 
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
         self.levels = {}
-        self.recalls = {}
+        self.recalls = RecallTable()
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
