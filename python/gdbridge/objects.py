@@ -237,7 +237,6 @@ def unhold(iid: int) -> Any:
         lib.gdb_watch_held(0)
     return obj
 
-
 _fast_dropped: Callable[[], list[int]] = list  # _gdbridge_fast.dropped, set by bind
 
 

@@ -371,7 +371,6 @@ class LLMClient:
                 # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
                 # says nothing about the endpoint.
                 raise RejectedError(f"waited past its deadline for {slot.endpoint.base_url}", "timeout")
-
             async def ask() -> tuple[RequestShape, str]:
                 # The shape (made once per endpoint and intents) may ask the server: inside the deadline.
                 shape = await self.shape(slot.endpoint, schema)
