@@ -5,7 +5,10 @@ extends SceneTree
 ## guard records the 2 people it sees (who changes every 1.5-2 s, so most records are refractory
 ## refreshes, as in a game), reads its awareness of one of them and chooses a behaviour; one guard in
 ## 300 asks the LLM each frame (no endpoint: each request ends in the fallback tier at once).
-##   --npcs=N --frames=F --path=batched|dictionary [--signals=off]
+##   --npcs=N --frames=F --path=batched|dictionary|nodes [--signals=off]
+## Path nodes is the Dictionary path's memory calls with the selectors fed per node for the batch:
+## one UtilitySelector.set_inputs call and one `choice` read per guard, the server choosing for
+## the whole definition at the end of the frame (no director, no packed arrays).
 ## With --signals=off every MemoryStream has emit_signals off and the crowd code reads all memory events
 ## in one call a frame (NpcMindServer.drain_memory_events) instead of one engine signal per event.
 ## Prints one JSON line: frame intervals (ms) of both phases, and on the Dictionary path the time per
@@ -32,10 +35,11 @@ var rng := RandomNumberGenerator.new()
 var memory_ids := PackedInt32Array()
 var frame := 0
 var selector_ids := PackedInt32Array()
-var call_usec := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
-var call_count := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
-var baseline_usec := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
-var baseline_count := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0}
+var call_usec := {"record_event": 0, "awareness_of": 0, "evaluate": 0, "query_strongest": 0, "set_inputs": 0, "choice": 0}
+var call_count := call_usec.duplicate()
+var baseline_usec := call_usec.duplicate()
+var baseline_count := call_usec.duplicate()
+var chosen: Array[StringName] = []
 ## The GDScript baseline of the per-call table: the same calls on plain GDScript objects that do the
 ## equivalent Dictionary work (a memory per (entity, type) with the refractory rehearsal, R = e^(-t/S)
 ## and the awareness thresholds; 3 behaviours scored by a saturating curve, the best one chosen).
@@ -94,6 +98,11 @@ class GdMemory:
 class GdSelector:
 	var keys := [["calm", "threat"], ["threat", "noise"], ["noise", "calm"]]  # 3 behaviours x 2 considerations
 	var names := [&"patrol", &"pursue", &"search"]
+	var inputs := {}  # path nodes: what set_inputs stores, and the choice read back
+	var choice := &"patrol"
+
+	func set_inputs(values: Dictionary) -> void:
+		inputs.merge(values, true)
 
 	func evaluate(context: Dictionary) -> StringName:
 		var best := -1.0
@@ -134,7 +143,7 @@ func _process(_delta: float) -> bool:
 	_move_guards()
 	if phase.ends_with("with"):
 		_mind_work()
-	if phase == "with" and path == "dictionary" and frame_in_phase == frames - 1:
+	if phase == "with" and path != "batched" and frame_in_phase == frames - 1:
 		_recall_pass(memories)  # the frame before the timed recalls recalls the same guards
 	if frame_in_phase >= (30 if phase.begins_with("warmup") else frames):
 		frame_in_phase = 0
@@ -147,7 +156,7 @@ func _process(_delta: float) -> bool:
 			"warmup_with":
 				phase = "with"
 			"with":
-				if path == "dictionary":
+				if path != "batched":
 					_time_recalls(memories, call_usec, call_count)
 					_time_baseline()
 				var per_call := {}
@@ -171,6 +180,7 @@ func _move_guards() -> void:
 
 
 func _add_minds() -> void:
+	chosen.resize(npcs)
 	var profile: Resource = ClassDB.instantiate("MemoryProfile")
 	var behaviors := [behavior("patrol", ["calm", "threat"]), behavior("pursue", ["threat", "noise"]),
 		behavior("search", ["noise", "calm"])]  # 3 behaviours x 2 considerations
@@ -254,12 +264,23 @@ func _dictionary_pass(mems: Array, sels: Array, usec: Dictionary, count: Diction
 	for i in npcs:
 		levels[i] = mems[i].awareness_of(seen(i, 0))
 	var looked := Time.get_ticks_usec()
-	for i in npcs:
-		sels[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
+	if path == "nodes":
+		for i in npcs:
+			sels[i].set_inputs({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
+		var fed := Time.get_ticks_usec()
+		for i in npcs:
+			chosen[i] = sels[i].choice  # made at the end of the last frame, from its inputs
+		if not usec.is_empty():
+			_count(usec, count, "set_inputs", fed - looked, npcs)
+			_count(usec, count, "choice", Time.get_ticks_usec() - fed, npcs)
+	else:
+		for i in npcs:
+			sels[i].evaluate({"threat": levels[i] / 3.0, "calm": 0.5, "noise": 0.5})
+		if not usec.is_empty():
+			_count(usec, count, "evaluate", Time.get_ticks_usec() - looked, npcs)
 	if not usec.is_empty():
 		_count(usec, count, "record_event", recorded - started, npcs * EVENTS_PER_GUARD)
 		_count(usec, count, "awareness_of", looked - recorded, npcs)
-		_count(usec, count, "evaluate", Time.get_ticks_usec() - looked, npcs)
 
 
 func _count(usec: Dictionary, count: Dictionary, method: String, spent: int, calls: int) -> void:

@@ -191,6 +191,32 @@ def test_selectors_sharing_a_definition_are_scored_in_one_group() -> None:
     assert server.chosen([*guards, late]).tolist() == [0, 1, 1, -1]
 
 
+def test_inputs_set_per_node_make_the_choices_packed_arrays_make() -> None:
+    # The same crowd fed two ways: one set_inputs call per key over every handle, or one
+    # set_input call per node and key; same choices, same signals, and each node reads its own.
+    rng = np.random.default_rng(5)
+    arrays, nodes = MindServer(ClockMode.MANUAL), MindServer(ClockMode.MANUAL)
+    crowd = [arrays.add_selector(GUARD_SELECTOR) for _ in range(40)]
+    assert [nodes.add_selector(GUARD_SELECTOR) for _ in range(40)] == crowd
+    assert [nodes.choice(h) for h in crowd] == [""] * 40  # before any step
+    for frame in range(6):
+        calm, threat = rng.uniform(0.0, 1.0, 40), rng.uniform(0.0, 1.0, 40)
+        arrays.set_inputs(crowd, "calm", calm)
+        arrays.set_inputs(crowd, "threat", threat)
+        for handle, c, t in zip(crowd, calm.tolist(), threat.tolist(), strict=True):
+            nodes.set_input(handle, "calm", c)
+            nodes.set_input(handle, "threat", t)
+        assert nodes.advance(0.5) == arrays.advance(0.5), frame
+        assert nodes.chosen(crowd).tolist() == arrays.chosen(crowd).tolist()
+        expected = [("patrol", "pursue")[i] for i in arrays.chosen(crowd).tolist()]
+        assert [nodes.choice(h) for h in crowd] == expected
+    assert {nodes.choice(h) for h in crowd} == {"patrol", "pursue"}
+    with pytest.raises(TypeError, match=r"set_input\('calm'\): the value must be a number, got 'high'"):
+        nodes.set_input(crowd[0], "calm", "high")
+    with pytest.raises(UnknownHandleError):
+        nodes.set_input(99_999, "calm", 1.0)
+
+
 def test_the_dictionary_path_evaluates_at_once() -> None:
     server = MindServer(ClockMode.MANUAL)
     guard = server.add_selector(GUARD_SELECTOR)

@@ -150,3 +150,13 @@ def test_every_type_is_registered_by_its_data_name() -> None:
     for name, cls in CURVE_TYPES.items():
         assert cls.type_name == name
         assert 0.0 <= cls()(0.5) <= 1.0  # the defaults build a valid curve
+
+
+def test_a_stack_keeps_its_numbers_across_batch_sizes() -> None:
+    # The stack's buffers follow the input's shape: a smaller, then a larger batch after it.
+    stack = CurveStack(EXAMPLES)
+    for size in (7, 3, 11, 7):
+        xs = np.linspace(-0.5, 1.5, size)
+        out = stack.evaluate(np.tile(xs, (len(EXAMPLES), 1)))
+        for row, index in enumerate(stack.order):
+            assert out[row].tolist() == pytest.approx([EXAMPLES[index](float(x)) for x in xs], abs=1e-12)

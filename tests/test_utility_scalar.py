@@ -1,29 +1,17 @@
-"""The per-NPC path (generated plain Python) gives the batch path's numbers and choices."""
+"""The per-NPC path (generated plain Python) gives the batch path's numbers and choices (one curve
+on one float against the batch: tests/test_utility_rules.py, the contract)."""
 
 import logging
 import math
 
 import numpy as np
 import pytest
-from test_utility_batch import KEYS, random_curve, random_inputs, random_selector
+from test_utility_batch import KEYS, random_inputs, random_selector
 
 from npc_mind.utility import Behavior, Consideration, MissingInputError, UtilityError, UtilitySelector
-from npc_mind.utility.curves import CurveStack, Linear, Saturating, Table
+from npc_mind.utility.curves import Linear, Saturating, Table
 
 SPECIAL = [math.nan, math.inf, -math.inf, 1e300, -1e300, 1e30, 1e-300, 0.0, -0.0, 0.5, 1.0]
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_one_float_gives_the_array_kernels_number(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    curves = [random_curve(rng) for _ in range(40)]
-    xs = np.concatenate([rng.uniform(-1.5, 3.0, 200), SPECIAL])
-    stack = CurveStack(curves)
-    expected = stack.evaluate(np.tile(xs, (len(curves), 1)))
-    for row, index in enumerate(stack.order):
-        scalar = [curves[index](float(x)) for x in xs]
-        assert all(isinstance(y, float) and 0.0 <= y <= 1.0 for y in scalar)
-        assert scalar == pytest.approx(expected[row].tolist(), rel=0.0, abs=1e-12)
 
 
 def test_table_points_and_their_ends_are_hit_exactly() -> None:
@@ -140,7 +128,7 @@ def test_unused_keys_and_a_single_input_selector() -> None:
     selector = UtilitySelector([Behavior("only", [Consideration(KEYS[0], Saturating(1.0))])])
     assert selector.rank({KEYS[0]: 1.0, "other": math.nan}) == [("only", 0.5)]
     assert selector.scorer.nan_counts == {}
-    assert "def scores(ctx):" in selector.scalar.source
+    assert "def scores(ctx, _owner):" in selector.scalar.source
 
 
 def test_selectors_of_one_definition_share_compiled_code_not_state() -> None:

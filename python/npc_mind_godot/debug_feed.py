@@ -251,7 +251,7 @@ def selector_state(core: Any, handle: int) -> dict[str, Any]:
     entry = core.selectors.entries.get(handle)
     group = entry.group
     names = list(group.names)
-    if entry.last_context is not None:  # the Dictionary path: ranked now, for this one NPC only
+    if entry.by_dictionary:  # the Dictionary path: ranked now, for this one NPC only
         by_name = core.scores(handle)
         scores = [float(by_name.get(name, 0.0)) for name in names]
     elif group.batch is not None and group.batch.scores is not None and entry.row >= 0:

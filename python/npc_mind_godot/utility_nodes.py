@@ -220,6 +220,14 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
 
     behavior_changed = signal(name=StringName, doc="The chosen behaviour changed.")
+    choice: StringName = export(
+        StringName(""),
+        usage=PropertyUsage.NONE,
+        doc="The batched path's choice (see set_input), made by the server at the end of each frame in "
+        "which inputs were set, after every node's _process and before the frame is drawn; "
+        "behavior_changed is emitted then when it changed. Read in _process it is the choice from "
+        'the previous frame\'s inputs. "" before the first choice. Read-only.',
+    )
 
     _live = live.group()
     live_behavior: StringName = live.live(StringName(""), "The behaviour chosen last.")
@@ -285,13 +293,37 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def evaluate(self, context: dict) -> StringName:
         """The behaviour to run now for this context (a Dictionary of input key -> number)."""
         handle = self.__dict__.get("_server_handle") or self._handle()
-        # keys made str in a C-level loop (a comprehension costs ~0.17 us more a call)
-        values = dict(zip(map(str, context), context.values(), strict=True))
+        # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         defaults = self.__dict__["_input_defaults"]
         if defaults:
-            for key, value in defaults.items():
-                values.setdefault(key, value)
-        return _behavior_name(core().evaluate(handle, values))
+            context = defaults | context  # a given value wins
+        name = core().evaluate(handle, context)
+        return _behavior_names.get(name) or _behavior_name(name)  # the lookup inline: a call less
+
+    def set_input(self, key: StringName, value: float) -> None:
+        """The batched path, fed by the node itself: input `key` for this frame's choice, written
+        straight into the server's arrays for this selector's definition (one number at this
+        node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
+        the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
+        set reads as 0 (or the consideration's default_input)."""
+        handle = self.__dict__.get("_server_handle") or self._handle()
+        core().set_input(handle, key, value)
+
+    def set_inputs(self, inputs: dict) -> None:
+        """`set_input` for several keys in one call (a Dictionary of input key -> number): one
+        crossing into the server instead of one per key."""
+        handle = self.__dict__.get("_server_handle") or self._handle()
+        core().set_input_values(handle, inputs)
+
+    def get_choice(self) -> StringName:
+        """The batched path's last choice for this node (see the `choice` property)."""
+        handle = self.__dict__.get("_server_handle")
+        name = core().choice(handle) if handle else ""
+        return _behavior_names.get(name) or _behavior_name(name)
+
+    def set_choice(self, _value: StringName) -> None:
+        """Refused: `choice` is set by the server's end-of-frame step only."""
+        raise AttributeError("UtilitySelector.choice is read-only: the server sets it each frame")
 
     def get_scores(self) -> dict:
         """Each behaviour's score from the last choice."""

@@ -170,7 +170,7 @@ class MindServer:
 
     # --- utility -------------------------------------------------------------------------------
     def evaluate(self, handle: int, context: Mapping[str, Any]) -> str:
-        return self.selectors.evaluate(handle, context, self.now())
+        return self.selectors.evaluate(handle, context, self.clock.now())  # per node per frame: one call less
 
     def scores(self, handle: int) -> dict[str, float]:
         return self.selectors.scores(handle)
@@ -180,6 +180,18 @@ class MindServer:
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         return self.selectors.chosen(handles)
+
+    def set_input(self, handle: int, key: str, value: float) -> None:
+        """One selector's input for the next step's batched choice (read it with `choice`)."""
+        self.selectors.set_input(handle, key, value)
+
+    def set_input_values(self, handle: int, values: Mapping[str, float]) -> None:
+        """Several of one selector's inputs at once (key -> number), as `set_input` each."""
+        self.selectors.set_input_values(handle, values.items())
+
+    def choice(self, handle: int) -> str:
+        """One selector's batched choice from the last step ("" before any)."""
+        return self.selectors.choice(handle)
 
     # --- decisions -----------------------------------------------------------------------------
     def request_decision(self, handle: int, context: Mapping[str, Any]) -> None:

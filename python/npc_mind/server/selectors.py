@@ -2,15 +2,17 @@
 
 Two paths, as in the Godot API:
 - the Dictionary path, `evaluate(handle, context)`: immediate, one NPC, per-node anti-dithering state;
-- the batched path: `set_inputs(handles, key, values)` over many NPCs (packed arrays), then the
-  server's `step` chooses for every group with new inputs in one `SelectorBatch.choose` per group.
+- the batched path: inputs written into the group's columns, by many NPCs at once
+  (`set_inputs(handles, key, values)`, packed arrays) or by each NPC itself (`set_input(handle,
+  key, value)`, one number at its row); then the server's `step` chooses for every group with new
+  inputs in one `SelectorBatch.choose` per group, and `choice(handle)` / `chosen(handles)` read it.
 A node normally uses one path; each keeps its own anti-dithering state.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +24,6 @@ from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 from npc_mind.utility import SelectorBatch, UtilitySelector
 
 BEHAVIOR_CHANGED = "behavior_changed"
-_NO_SCORES: dict[str, float] = {}  # shared and never mutated: `scores` hands out copies
 
 
 def _canonical(selector: UtilitySelector) -> str:
@@ -136,8 +137,9 @@ class SelectorEntry:
     row: int
     single: UtilitySelector | None = None  # the Dictionary path's own selector, made on first use
     last_behavior: str = ""
-    last_scores: dict[str, float] = field(default_factory=dict)
-    last_context: dict[str, Any] | None = None
+    last_scores: dict[str, float] = field(default_factory=dict)  # the batched path's last choice
+    by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `single`
+    batch_choice: str = ""  # the batched path's last choice ("" before any)
 
 
 @dataclass
@@ -200,20 +202,22 @@ class SelectorHub:
     def evaluate(
         self, handle: int, context: Mapping[str, Any], now: float, allowed_tags: Collection[str] | None = None
     ) -> str:
-        entry = self.entries.get(handle)
-        if entry.single is None:
-            entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
-        chosen = entry.single.choose(context, now, allowed_tags)
-        entry.last_context = dict(context)  # scores are worked out only when someone asks
-        entry.last_scores = _NO_SCORES
-        self._changed(handle, entry, chosen)
+        # Once per node per frame from GDScript: a plain dict lookup first (Registry.get on a miss,
+        # for its error), and nothing copied (the scores are worked out only when someone asks).
+        entry = self.entries.entries.get(handle) or self.entries.get(handle)
+        single = entry.single
+        if single is None:
+            single = entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
+        chosen = single.choose(context, now, allowed_tags)
+        entry.by_dictionary = True
+        if chosen != entry.last_behavior:
+            self._changed(handle, entry, chosen)
         return chosen
 
     def scores(self, handle: int) -> dict[str, float]:
         entry = self.entries.get(handle)
-        if not entry.last_scores and entry.last_context is not None and entry.single is not None:
-            ranked = _rank_rows(entry.single, entry.last_context)
-            entry.last_scores = {name: float(score) for name, score in ranked}
+        if entry.by_dictionary and entry.single is not None:
+            return entry.single.last_scores()
         return dict(entry.last_scores)
 
     # --- the batched path ----------------------------------------------------------------------
@@ -231,6 +235,32 @@ class SelectorHub:
             column[rows] = values[positions]
             group.dirty = True
 
+    def set_input(self, handle: int, key: str, value: float) -> None:
+        """One input of one selector for the next batched choice: written straight into its
+        group's column at its row (the per-node form of `set_inputs`)."""
+        self.set_input_values(handle, ((key, value),))
+
+    def set_input_values(self, handle: int, items: Iterable[tuple[str, float]]) -> None:
+        """Several inputs of one selector ((key, value) pairs, e.g. a context's `items()`), each
+        written into its group's column at its row."""
+        entry = self.entries.entries.get(handle) or self.entries.get(handle)
+        group = entry.group
+        row = entry.row
+        columns = group.inputs
+        for key, value in items:
+            column = columns.get(key)
+            if column is None:
+                column = columns[str(key)] = np.zeros(len(group.rows))
+            try:
+                column[row] = value
+            except (TypeError, ValueError):
+                raise TypeError(f"set_input({key!r}): the value must be a number, got {value!r}") from None
+        group.dirty = True
+
+    def choice(self, handle: int) -> str:
+        """The batched path's last choice for one selector ("" before any)."""
+        return (self.entries.entries.get(handle) or self.entries.get(handle)).batch_choice
+
     def step(self, now: float) -> None:
         """Choose for every group whose inputs changed: one batch call per definition."""
         for group in self.groups.values():
@@ -246,8 +276,9 @@ class SelectorHub:
                     continue
                 entry = self.entries.get(handle)
                 entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
-                entry.last_context = None
-                self._changed(handle, entry, group.names[int(chosen[row])])
+                entry.by_dictionary = False
+                entry.batch_choice = group.names[int(chosen[row])]
+                self._changed(handle, entry, entry.batch_choice)
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         """Behaviour index per handle from the last batched choice (-1 before any, or for a stale id)."""
@@ -261,14 +292,6 @@ class SelectorHub:
         if behavior != entry.last_behavior:
             entry.last_behavior = behavior
             self.events.push(handle, BEHAVIOR_CHANGED, behavior)
-
-
-def _rank_rows(selector: UtilitySelector, context: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-    best: dict[str, float] = {}
-    for row in selector.rank(context):
-        name, score = row[0], row[-1]
-        best[name] = max(best.get(name, 0.0), float(score))
-    return [(name, score) for name, score in best.items()]
 
 
 def _row_scores(group: SelectorGroup, row: int) -> list[float]:

@@ -25,9 +25,11 @@ Families (`type_name` is the `curve_type` of the data format):
 `table` is what a Godot `Curve` resource becomes: the addon bakes the Hermite curve to points once
 instead of sampling the engine per tick.
 
-`CurveStack` evaluates many curves at once: one pass per family over a stacked (M, L) array,
-which is what makes batched scoring fast. A curve called on an array is a stack of one; called on
-one number it runs generated plain-Python code with the same operations (`scalar.py`), since
+Each step and each family's shape is written once, in `rules.py`, as a function of floats or
+arrays; this module holds the curves' parameters and their checks. `CurveStack` evaluates many
+curves at once: one pass per family over a stacked (M, L) array (numpy code made from the rules,
+`arrays.py`), which is what makes batched scoring fast. A curve called on an array is a stack of
+one; called on one number it runs plain-Python code made from the same rules (`scalar.py`), since
 numpy's per-call overhead would dwarf the work.
 """
 
@@ -39,24 +41,21 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from npc_mind.utility import rules
+from npc_mind.utility.arrays import ArrayCode
 from npc_mind.utility.errors import UtilityDefinitionError
 
 FloatArray = npt.NDArray[np.floating]
 # The float type of a stack: float64 (the default, exact) or float32 (faster batches).
 DType = type[np.float64] | type[np.float32]
-# Writes the family's shape of u into out, both (M, L): one row per curve, L inputs each. The third
-# array, of the same shape, is scratch space the kernel may overwrite.
-Kernel = Callable[[FloatArray, FloatArray, FloatArray], None]
 
 _BASE_FIELDS = frozenset({"input_min", "input_max", "invert"})
-_HUGE = 1e30  # saturating inputs are clamped here (float32 too) so that +inf gives 1, not inf / inf
-_MAX_K = 1e12  # a saturating k beyond this would not reach 1 even at _HUGE
-_LOGIT_EPSILON = 1e-9  # keeps the logit's z strictly inside (0, 1)
+_MAX_K = 1e12  # a saturating k beyond this would not reach 1 even at rules.HUGE
 _SCALARS = (float, int, np.floating, np.integer)  # one number: the plain-Python path
 
 
@@ -70,6 +69,17 @@ class Curve:
 
     type_name: ClassVar[str] = ""
     family: ClassVar[str] = ""
+    # The family's input domain, clamped before its shape (None: any input).
+    domain: ClassVar[tuple[float, float] | None] = None
+
+    def shape_params(self) -> dict[str, Any]:
+        """The parameters of the family's function in `rules.py` (after u), from this curve's."""
+        return {name: getattr(self, name) for name in ("m", "k", "c", "b")}
+
+    @property
+    def bounded(self) -> bool:
+        """Whether every finite input scores inside [0, 1] before the last clamp."""
+        return False
 
     def __post_init__(self) -> None:
         if (self.input_min is None) != (self.input_max is None):
@@ -143,6 +153,14 @@ class Saturating(Curve):
 
     type_name: ClassVar[str] = "saturating"
     family: ClassVar[str] = "saturating"
+    domain: ClassVar[tuple[float, float] | None] = (0.0, rules.HUGE)  # negative counts as 0
+
+    def shape_params(self) -> dict[str, Any]:
+        return {"k": self.k}
+
+    @property
+    def bounded(self) -> bool:
+        return True
 
     def _validate(self) -> None:
         if not 0 < self.k <= _MAX_K:
@@ -164,6 +182,9 @@ class Linear(Curve):
     def k(self) -> float:
         return 1.0
 
+    def shape_params(self) -> dict[str, Any]:
+        return {"m": self.m, "k": 1.0, "c": self.c, "b": self.b, "floor": -math.inf}
+
 
 @dataclass(frozen=True)
 class Polynomial(Curve):
@@ -176,6 +197,10 @@ class Polynomial(Curve):
 
     type_name: ClassVar[str] = "polynomial"
     family: ClassVar[str] = "polynomial"
+
+    def shape_params(self) -> dict[str, Any]:
+        floor = 0.0 if self.k != round(self.k) else -math.inf  # a fractional power of a negative: 0
+        return {"m": self.m, "k": self.k, "c": self.c, "b": self.b, "floor": floor}
 
     def _validate(self) -> None:
         if self.k <= 0:
@@ -206,6 +231,9 @@ class Logit(Curve):
     type_name: ClassVar[str] = "logit"
     family: ClassVar[str] = "logit"
 
+    def shape_params(self) -> dict[str, Any]:
+        return {"m": self.m, "c": self.c, "b": self.b}
+
 
 @dataclass(frozen=True)
 class Normal(Curve):
@@ -218,6 +246,9 @@ class Normal(Curve):
 
     type_name: ClassVar[str] = "normal"
     family: ClassVar[str] = "normal"
+
+    def shape_params(self) -> dict[str, Any]:
+        return {"m": self.m, "inverse_k": 1.0 / self.k, "c": self.c, "b": self.b}
 
     def _validate(self) -> None:
         if self.k <= 0 or not _finite_inverse(self.k):
@@ -236,6 +267,9 @@ class Sine(Curve):
     type_name: ClassVar[str] = "sine"
     family: ClassVar[str] = "sine"
 
+    def shape_params(self) -> dict[str, Any]:
+        return {"m": self.m, "frequency": math.pi * self.k, "c": self.c, "b": self.b}
+
     def _validate(self) -> None:
         if not math.isfinite(math.pi * self.k):
             self._fail(f"k must keep pi k finite, got {self.k}")
@@ -252,6 +286,13 @@ class Step(Curve):
     type_name: ClassVar[str] = "step"
     family: ClassVar[str] = "step"
 
+    def shape_params(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "span": self.high - self.low, "low": self.low}
+
+    @property
+    def bounded(self) -> bool:
+        return 0.0 <= self.low <= 1.0 and 0.0 <= self.high <= 1.0
+
 
 @dataclass(frozen=True)
 class Table(Curve):
@@ -261,6 +302,20 @@ class Table(Curve):
 
     type_name: ClassVar[str] = "table"
     family: ClassVar[str] = "table"
+
+    def shape_params(self) -> dict[str, Any]:
+        """One table alone (a stack of one): shift 0, the x values normalised onto [0, 1]."""
+        xs, ys = zip(*self.points, strict=True)
+        first, last = xs[0], xs[-1]
+        inverse_span = 1.0 / (last - first)
+        xp = [(x - first) * inverse_span for x in xs]
+        slopes = [(ys[i + 1] - ys[i]) / (xp[i + 1] - xp[i]) for i in range(len(xp) - 1)]
+        return {"first": first, "last": last, "inverse_span": inverse_span, "shift": 0.0, "xp": xp,
+                "fp": list(ys), "slopes": slopes}  # fmt: skip
+
+    @property
+    def bounded(self) -> bool:
+        return all(0.0 <= y <= 1.0 for _, y in self.points)
 
     def _validate(self) -> None:
         try:
@@ -288,118 +343,17 @@ CURVE_TYPES: dict[str, type[Curve]] = {
 }
 
 
-def _column(curves: Sequence[Curve], name: str, dtype: DType) -> FloatArray:
-    """One parameter of every curve as an (M, 1) column, broadcasting over each row's inputs."""
-    return np.array([[getattr(curve, name)] for curve in curves], dtype=dtype)
+def _column(values: Sequence[float], dtype: DType) -> FloatArray:
+    """One number per curve as an (M, 1) column, broadcasting over each row's inputs."""
+    return np.array([[value] for value in values], dtype=dtype)
 
 
-def _saturating_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    k = _column(curves, "k", dtype)
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.clip(u, 0.0, _HUGE, out=out)  # NaN stays NaN, for CurveStack.finish
-        np.add(out, k, out=scratch)
-        np.divide(out, scratch, out=out)
-
-    return apply, True
-
-
-def _polynomial_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    m, k, c, b = (_column(curves, name, dtype) for name in "mkcb")
-    fractional = k != np.round(k)
-    any_fractional = bool(fractional.any())
-    all_linear = bool((k == 1.0).all())
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.subtract(u, c, out=out)
-        if any_fractional:
-            # A negative base to a fractional power has no real value.
-            np.copyto(out, np.maximum(out, 0.0), where=fractional)
-        if not all_linear:
-            np.power(out, k, out=out)
-        np.multiply(out, m, out=out)
-        np.add(out, b, out=out)
-
-    return apply, False
-
-
-def _logistic_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    m, k, c, b = (_column(curves, name, dtype) for name in "mkcb")
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.subtract(u, c, out=out)
-        np.multiply(out, -m, out=out)
-        np.exp(out, out=out)
-        np.add(out, 1.0, out=out)
-        np.divide(k, out, out=out)
-        np.add(out, b, out=out)
-
-    return apply, False
-
-
-def _logit_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    m, c, b = (_column(curves, name, dtype) for name in "mcb")
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.subtract(u, c, out=out)
-        np.clip(out, _LOGIT_EPSILON, 1.0 - _LOGIT_EPSILON, out=out)
-        np.divide(out, 1.0 - out, out=out)
-        np.log(out, out=out)
-        np.multiply(out, m, out=out)
-        np.add(out, b, out=out)
-
-    return apply, False
-
-
-def _normal_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    m, k, c, b = (_column(curves, name, dtype) for name in "mkcb")
-    scale = 1.0 / k
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.subtract(u, c, out=out)
-        np.multiply(out, scale, out=out)
-        np.square(out, out=out)
-        np.multiply(out, -0.5, out=out)
-        np.exp(out, out=out)
-        np.multiply(out, m, out=out)
-        np.add(out, b, out=out)
-
-    return apply, False
-
-
-def _sine_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    m, k, c, b = (_column(curves, name, dtype) for name in "mkcb")
-    frequency = np.pi * k
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.subtract(u, c, out=out)
-        np.multiply(out, frequency, out=out)
-        np.sin(out, out=out)
-        np.multiply(out, m, out=out)
-        np.add(out, b, out=out)
-
-    return apply, False
-
-
-def _step_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    threshold, low, high = (_column(curves, name, dtype) for name in ("threshold", "low", "high"))
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        missing = np.isnan(u)  # a comparison would turn NaN into "low"; keep it NaN
-        np.greater_equal(u, threshold, out=scratch)  # 1.0 where reached, 0.0 elsewhere
-        np.multiply(scratch, high - low, out=out)
-        np.add(out, low, out=out)
-        out[missing] = np.nan
-
-    return apply, bool(((low >= 0) & (low <= 1) & (high >= 0) & (high <= 1)).all())
-
-
-def _table_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
-    # All tables become one np.interp call: table i is rescaled onto [2i, 2i + 1], disjoint from the
-    # others, and each input is clamped into its own table's x range and shifted the same way.
+def _table_params(curves: Sequence[Curve], dtype: DType) -> dict[str, Any]:
+    """`rules.table`'s parameters for a stack of tables: table i is rescaled onto [2i, 2i + 1],
+    disjoint from the others, so all of them are one np.interp call."""
     tables = [np.asarray(curve.points, dtype=np.float64) for curve in curves]  # type: ignore[attr-defined]
-    first = np.array([[table[0, 0]] for table in tables], dtype=dtype)
-    last = np.array([[table[-1, 0]] for table in tables], dtype=dtype)
+    first = _column([table[0, 0] for table in tables], dtype)
+    last = _column([table[-1, 0] for table in tables], dtype)
     inverse_span = 1.0 / (last - first)
     shift = 2.0 * np.arange(len(tables), dtype=dtype)[:, np.newaxis]
     xp = np.concatenate(
@@ -409,50 +363,25 @@ def _table_kernel(curves: Sequence[Curve], dtype: DType) -> tuple[Kernel, bool]:
         ]
     )
     fp = np.concatenate([table[:, 1] for table in tables])
-
-    def apply(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-        np.clip(u, first, last, out=out)
-        np.subtract(out, first, out=out)
-        np.multiply(out, inverse_span, out=out)
-        np.add(out, shift, out=out)
-        out[...] = np.interp(out, xp, fp)
-
-    return apply, bool(((fp >= 0) & (fp <= 1)).all())
-
-
-# A family's kernels for a list of curves, and whether every output for a finite input is in [0, 1].
-KernelFactory = Callable[[Sequence[Curve], DType], tuple[Kernel, bool]]
-
-_FAMILY_KERNELS: dict[str, KernelFactory] = {
-    "saturating": _saturating_kernel,
-    "polynomial": _polynomial_kernel,
-    "logistic": _logistic_kernel,
-    "logit": _logit_kernel,
-    "normal": _normal_kernel,
-    "sine": _sine_kernel,
-    "step": _step_kernel,
-    "table": _table_kernel,
-}
+    return {"first": first, "last": last, "inverse_span": inverse_span, "shift": shift, "xp": xp, "fp": fp,
+            "slopes": None}  # fmt: skip
 
 
 class _FamilyGroup:
-    """The curves of one family inside a stack: contiguous rows, parameters as (M, 1) columns."""
+    """The curves of one family inside a stack: contiguous rows, parameters as (M, 1) columns,
+    scored by the rules of `rules.py` (the same functions the per-NPC code is generated from)."""
 
     def __init__(self, rows: slice, curves: Sequence[Curve], dtype: DType) -> None:
         self.rows = rows
-        self.kernel, self.bounded = _FAMILY_KERNELS[curves[0].family](curves, dtype)
-        # For inputs known to be >= 0 (no NaN): the saturating curve without its clip, u / (u + k).
-        # Identical numbers for finite u (u + k rounds to u above 1e30); +inf gives NaN, not 1, and
-        # the caller must redo the stack (see `CurveStack.evaluate`).
-        self.non_negative_kernel: Kernel | None = None
-        if curves[0].family == "saturating":
-            k = _column(curves, "k", dtype)
-
-            def unclipped(u: FloatArray, out: FloatArray, scratch: FloatArray) -> None:
-                np.add(u, k, out=scratch)
-                np.divide(u, scratch, out=out)
-
-            self.non_negative_kernel = unclipped
+        first = curves[0]
+        self.shape = rules.SHAPES[first.family]
+        if first.family == "table":
+            self.params = _table_params(curves, dtype)
+        else:
+            params = [curve.shape_params() for curve in curves]
+            self.params = {name: _column([p[name] for p in params], dtype) for name in params[0]}
+        self.domain = first.domain
+        self.bounded = all(curve.bounded for curve in curves)  # finite input -> output in [0, 1]
         ranged = np.array([[curve.input_min is not None] for curve in curves])
         self.any_ranged = bool(ranged.any())
         low = np.array([[curve.input_min if curve.input_min is not None else 0.0] for curve in curves])
@@ -467,31 +396,48 @@ class _FamilyGroup:
         self.invert_sign = np.where(inverted, -1.0, 1.0).astype(dtype)
         self.invert_shift = np.where(inverted, 1.0, 0.0).astype(dtype)
 
+        self._runs: dict[tuple[bool, bool], Callable[..., None]] = {}
+        self._buffers: list[FloatArray] = []  # the last input shape's (a new shape replaces them)
+        self.dtype = dtype
+
+    def _run(self, finish: bool, non_negative: bool) -> Callable[..., None]:
+        """The group's steps (rules.py) as numpy code writing into buffers (`arrays.py`)."""
+        code = ArrayCode({})
+        u = "x"
+        if self.any_ranged:
+            args = [self.range_low, self.range_scale, self.clamp_low, self.clamp_high]
+            names = dict(zip(("low", "scale", "floor", "ceiling"), map(code.constant, args), strict=True))
+            u = code.rule(rules.normalised, {"x": u, **names})
+        # non_negative: the caller checked x >= 0 with no NaN, so the domain [0, 1e30] clamp is
+        # skipped (+inf then gives NaN, and the caller redoes the stack; see `CurveStack.evaluate`)
+        if self.domain is not None and not non_negative:
+            low, high = map(code.constant, self.domain)
+            u = code.rule(rules.clamped, {"u": u, "low": low, "high": high})
+        params = {name: code.constant(value) for name, value in self.params.items()}
+        y = code.rule(self.shape, {"u": u, **params})  # every shape keeps a NaN input NaN
+        if self.any_inverted:
+            sign, shift = code.constant(self.invert_sign), code.constant(self.invert_shift)
+            y = code.rule(rules.inverted, {"y": y, "sign": sign, "shift": shift})
+        if finish or not self.bounded:
+            y = code.rule(rules.finished, {"y": y})
+        return code.function(y)
+
     def evaluate(
         self, x: FloatArray, out: FloatArray, scratch: FloatArray, finish: bool, non_negative: bool
     ) -> None:
-        u = x
-        if self.any_ranged:
-            np.subtract(x, self.range_low, out=out)
-            np.multiply(out, self.range_scale, out=out)
-            np.clip(out, self.clamp_low, self.clamp_high, out=out)
-            u = out
-        kernel = self.kernel
-        if non_negative and self.non_negative_kernel is not None:
-            kernel = self.non_negative_kernel
-        kernel(u, out, scratch)  # every kernel keeps a NaN input NaN
-        if self.any_inverted:
-            np.multiply(out, self.invert_sign, out=out)
-            np.add(out, self.invert_shift, out=out)
-        if finish or not self.bounded:
-            _finish(out)
+        run = self._runs.get((finish, non_negative))
+        if run is None:
+            run = self._runs[finish, non_negative] = self._run(finish, non_negative)
+        buffers = self._buffers
+        needed: int = run.buffers  # type: ignore[attr-defined]
+        if len(buffers) < needed or (buffers and buffers[0].shape != x.shape):
+            count = max(needed, len(buffers))
+            buffers = self._buffers = [np.empty(x.shape, dtype=self.dtype) for _ in range(count)]
+        run(x, out, buffers)
 
 
 def _finish(out: FloatArray) -> None:
-    # fmax/fmin return the number when the other operand is NaN: a NaN input scores 0 here, after
-    # inverting, so an inverted curve does not turn a missing value into a full score.
-    np.fmax(out, 0.0, out=out)
-    np.fmin(out, 1.0, out=out)
+    out[...] = rules.finished(out)
 
 
 class CurveStack:
@@ -518,7 +464,7 @@ class CurveStack:
 
     @property
     def has_saturating(self) -> bool:
-        return any(group.non_negative_kernel is not None for group in self._groups)
+        return any(group.domain is not None for group in self._groups)
 
     def evaluate(
         self,

@@ -6,30 +6,30 @@ definition, is compiled once (at construction) into a Python function with its c
 and each shared sub-expression (an input's clip, a range normalisation) computed once; `source`
 keeps the generated text for debugging.
 
-The arithmetic is the batch kernels' (curves.py, batch.py), operation for operation: subtract,
-multiply by the same precomputed reciprocal, clip, the family's shape, invert as 1 - y, clamp to
-[0, 1] with NaN -> 0; weighted sums use the batch's folded weights (consideration weight x
-behaviour weight), products its compensation and order. The two paths agree to rounding (tested to
-1e-12): the batch's weighted sum is a BLAS matrix product whose summation order is its own, and
-numpy's exp / log / sin / power may differ from the C library's in the last bit.
-
-Python raises where numpy returns inf or NaN (`**` and `math.exp` on overflow, `math.sin(inf)`),
-so those calls are guarded to give numpy's answer.
+The curve code is not written here: it is made from the rules in `rules.py`, the functions the
+batch calls with arrays. `inline` copies a rule's body with the curve's parameters as literals and
+each primitive (clip, exp, ...) as its float form, so both paths do the same operations in the same
+order; weighted sums use the batch's folded weights (consideration weight x behaviour weight),
+products its compensation and order. The contract (rules.py): the same numbers to 1e-12, the
+batch's weighted sum being a matrix product with its own summation order.
 """
 
 from __future__ import annotations
 
-import bisect
+import ast
 import contextlib
+import copy
 import functools
+import inspect
 import math
 import operator
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npc_mind.utility import rules
 from npc_mind.utility.errors import MissingInputError, UtilityError
 
 if TYPE_CHECKING:
@@ -37,13 +37,10 @@ if TYPE_CHECKING:
     from npc_mind.utility.behavior import Behavior
     from npc_mind.utility.curves import Curve
 
-_HUGE = 1e30  # as curves._HUGE: saturating inputs are clamped here
-_LOGIT_EPSILON = 1e-9  # as curves._LOGIT_EPSILON
-_INF = math.inf
 # Per behaviour: a score, or a list of scores (one per target) for a per-target behaviour.
 Scores = list[Any]
-# Compiled selector code by definition (a tuple of behaviours): source, code object, namespace.
-_COMPILED: dict[tuple[Behavior, ...], tuple[str, CodeType, dict[str, Any]]] = {}
+# Compiled selector code by definition (a tuple of behaviours): its source and function.
+_COMPILED: dict[tuple[Behavior, ...], tuple[str, Callable[[Mapping[str, Any], ScalarScorer], Scores]]] = {}
 _COMPILED_LIMIT = 256
 
 
@@ -56,66 +53,10 @@ def _lit(value: float) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def _clip(name: str, low: str, high: str) -> str:
-    """np.clip for one float: NaN stays NaN."""
-    return f"({low} if {name} < {low} else ({high} if {name} > {high} else {name}))"
-
-
-def _exp_big(x: float) -> float:
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return _INF
-
-
-def _pow(base: float, exponent: float) -> float:
-    """base ** exponent with numpy's overflow to +-inf instead of OverflowError."""
-    try:
-        return base**exponent
-    except OverflowError:
-        odd = exponent % 2.0 == 1.0
-        return -_INF if base < 0.0 and odd else _INF
-
-
-def _table_lookup(curve: Curve) -> Callable[[float], float]:
-    """np.interp over one table (a stack of one, as `Curve.__call__` uses), for one float."""
-    points = np.asarray(curve.points, dtype=np.float64)  # type: ignore[attr-defined]
-    first, last = float(points[0, 0]), float(points[-1, 0])
-    inverse_span = float(1.0 / (points[-1, 0] - points[0, 0]))
-    xs = ((points[:, 0] - points[0, 0]) * inverse_span).tolist()
-    ys = points[:, 1].tolist()
-    slopes = [(ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]) for i in range(len(xs) - 1)]
-    end = len(xs) - 1
-
-    def lookup(u: float) -> float:
-        if math.isnan(u):
-            return math.nan
-        v = (first if u < first else (last if u > last else u)) - first
-        v = v * inverse_span
-        j = bisect.bisect_right(xs, v) - 1
-        if j >= end:
-            return ys[end]
-        if v == xs[j]:
-            return ys[j]
-        return slopes[j] * (v - xs[j]) + ys[j]
-
-    return lookup
-
-
 _NAMESPACE: dict[str, Any] = {
-    "_exp": math.exp,
-    "_log": math.log,
-    "_sin": math.sin,
-    "_exp_big": _exp_big,
-    "_pow": _pow,
-    "_INF": _INF,
-    "_NAN": math.nan,
+    **rules.FLOAT_NAMES,
     "_float": float,
-    "_min": min,
-    "_max": max,
     "_sum": sum,
-    "_tuple": tuple,
-    "_map": map,
     "_zip": zip,
 }
 
@@ -146,69 +87,118 @@ class _Code:
         return name
 
 
+@functools.cache
+def statements(rule: Callable[..., Any]) -> tuple[ast.stmt, ...]:
+    """A rule's body without its docstring: assignments, then one return."""
+    (function,) = ast.parse(textwrap.dedent(inspect.getsource(rule))).body
+    body = function.body  # type: ignore[attr-defined]
+    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return tuple(body)
+
+
+@functools.cache
+def _form(primitive: str) -> tuple[tuple[str, ...], ast.expr]:
+    params, text = rules.FLOAT_FORMS[primitive]
+    return params, ast.parse(text, mode="eval").body
+
+
+class _Inliner(ast.NodeTransformer):
+    """A rule's expression with its names replaced: parameters and the rule's locals by the code
+    given for them, rules.py's constants by their values, primitive calls by their float forms."""
+
+    def __init__(self, names: dict[str, str], code: _Code) -> None:
+        self.names = names
+        self.code = code
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id in self.names:
+            return ast.parse(self.names[node.id], mode="eval").body
+        value = getattr(rules, node.id, None)
+        if isinstance(value, float):  # HUGE, LOGIT_EPSILON
+            return ast.Constant(value)
+        return node  # a name of the float forms' namespace (_exp, _INF...)
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        if not (isinstance(node.func, ast.Name) and node.func.id in rules.FLOAT_FORMS):
+            return self.generic_visit(node)  # a float form's own call (_exp, _pow...)
+        # each argument bound to a variable first: a form may use it more than once
+        args = [_bound(ast.unparse(self.visit(arg)), self.code) for arg in node.args]
+        if node.func.id == "power" and args[1] == "1.0":
+            return ast.parse(args[0], mode="eval").body  # x ** 1 is x, exactly
+        if node.func.id == "at_least" and args[1].strip("()") == "-_INF":
+            return ast.parse(args[0], mode="eval").body  # nothing is below -inf
+        params, form = _form(node.func.id)
+        return _Inliner(dict(zip(params, args, strict=True)), self.code).visit(copy.deepcopy(form))
+
+
+def _bound(expression: str, code: _Code) -> str:
+    """A name or a constant as it is; anything else bound to a variable."""
+    plain = expression.strip("()")
+    with contextlib.suppress(ValueError):
+        float(plain)
+        return expression
+    if plain in ("_INF", "-_INF"):
+        return expression
+    return code.let(expression)
+
+
+def inline(rule: Callable[..., Any], args: dict[str, str], code: _Code) -> str:
+    """The code of `rule(**args)` for floats (args: code for each parameter), its assignments
+    bound as variables in `code`; returns the expression of its result."""
+    names = dict(args)
+    for statement in statements(rule):
+        value = copy.deepcopy(statement.value)  # type: ignore[attr-defined]
+        expression = ast.unparse(_Inliner(names, code).visit(value))
+        if isinstance(statement, ast.Return):
+            return expression
+        (target,) = statement.targets  # type: ignore[attr-defined]
+        names[target.id] = code.let(expression)
+    raise UtilityError(f"rules.py: {rule.__name__} has no return")
+
+
+def _code_of(value: Any, code: _Code) -> str:
+    """A parameter as code: a float literal (or +-inf), a list as a namespace constant."""
+    if isinstance(value, list):
+        return code.constant(value, "points")
+    value = float(value)
+    if math.isinf(value):
+        return "_INF" if value > 0 else "(-_INF)"
+    return _lit(value)
+
+
 def curve_expression(curve: Curve, x: str, code: _Code, clean: bool = False) -> str:
-    """An expression for curve(x) in [0, 1], with its sub-expressions bound in `code`.
+    """An expression for curve(x) in [0, 1], with its sub-expressions bound in `code`: the steps
+    of rules.py for this curve (see its docstring).
 
     clean: x is known to be in [0, 1e30] (no NaN, no inf), which lets the saturating curve skip
-    its clip and NaN check.
+    its domain clamp and NaN check.
     """
-    family = curve.family
     u = x
     ranged = curve.input_min is not None and curve.input_max is not None
     if ranged:
         scale = 1.0 / (curve.input_max - curve.input_min)  # type: ignore[operator]
-        shifted = code.let(f"({x} - {_lit(curve.input_min)}) * {_lit(scale)}")  # type: ignore[arg-type]
-        u = code.let(_clip(shifted, "0.0", "1.0"))
-    params = {name: getattr(curve, name) for name in ("m", "k", "c", "b") if hasattr(curve, name)}
-    if family == "saturating":
-        clipped = u if ranged or clean else code.let(_clip(u, "0.0", repr(_HUGE)))
-        y = f"{clipped} / ({clipped} + {_lit(params['k'])})"
-        if curve.invert:
-            y = f"1.0 - {y}"
-        if clean:
-            return y
-        score = code.let(y)
-        return f"({score} if {score} == {score} else 0.0)"  # u / (u + k) is in [0, 1] unless NaN
-    if family == "polynomial":
-        k = float(params["k"])
-        t = code.let(f"{u} - {_lit(params['c'])}")
-        if k != round(k):
-            t = code.let(f"(0.0 if {t} < 0.0 else {t})")  # np.maximum(t, 0): NaN stays NaN
-        if k != 1.0:
-            limit = math.exp(min(690.0, 690.0 / k))  # |t| below this cannot overflow t ** k
-            t = code.let(
-                f"({t} ** {_lit(k)} if {_lit(-limit)} < {t} < {_lit(limit)} else _pow({t}, {_lit(k)}))"
-            )
-        y = f"{t} * {_lit(params['m'])} + {_lit(params['b'])}"
-    elif family == "logistic":
-        t = code.let(f"({u} - {_lit(params['c'])}) * {_lit(-params['m'])}")
-        e = code.let(f"(_exp({t}) if {t} < 700.0 else _exp_big({t}))")
-        y = f"{_lit(params['k'])} / ({e} + 1.0) + {_lit(params['b'])}"
-    elif family == "logit":
-        t = code.let(f"{u} - {_lit(params['c'])}")
-        z = code.let(_clip(t, _lit(_LOGIT_EPSILON), _lit(1.0 - _LOGIT_EPSILON)))
-        y = f"_log({z} / (1.0 - {z})) * {_lit(params['m'])} + {_lit(params['b'])}"
-    elif family == "normal":
-        t = code.let(f"({u} - {_lit(params['c'])}) * {_lit(1.0 / params['k'])}")
-        y = f"_exp({t} * {t} * -0.5) * {_lit(params['m'])} + {_lit(params['b'])}"
-    elif family == "sine":
-        t = code.let(f"({u} - {_lit(params['c'])}) * {_lit(math.pi * params['k'])}")
-        y = f"(_sin({t}) if -_INF < {t} < _INF else _NAN) * {_lit(params['m'])} + {_lit(params['b'])}"
-    elif family == "step":
-        low, high = float(curve.low), float(curve.high)  # type: ignore[attr-defined]
-        on, off = _lit(1.0 * (high - low) + low), _lit(0.0 * (high - low) + low)
-        threshold = _lit(curve.threshold)  # type: ignore[attr-defined]
-        otherwise = off if clean else f"({off} if {u} == {u} else _NAN)"
-        y = f"({on} if {u} >= {threshold} else {otherwise})"
-    elif family == "table":
-        y = f"{code.constant(_table_lookup(curve), 'table')}({u})"
-    else:  # pragma: no cover - every family in curves.py is handled above
-        raise UtilityError(f"no scalar kernel for the {family!r} family")
+        low = _lit(curve.input_min)  # type: ignore[arg-type]
+        args = {"x": x, "low": low, "scale": _lit(scale), "floor": "0.0", "ceiling": "1.0"}
+        u = code.let(inline(rules.normalised, args, code))
+    # a range's [0, 1] is inside the saturating domain: no second clamp
+    if (
+        curve.domain is not None
+        and not clean
+        and not (ranged and curve.domain[0] <= 0.0 and curve.domain[1] >= 1.0)
+    ):
+        low, high = curve.domain
+        u = code.let(inline(rules.clamped, {"u": u, "low": _lit(low), "high": _lit(high)}, code))
+    params = {name: _code_of(value, code) for name, value in curve.shape_params().items()}
+    y = inline(rules.SHAPES[curve.family], {"u": u, **params}, code)
     if curve.invert:
-        y = f"1.0 - ({y})"
+        y = inline(rules.inverted, {"y": code.let(y), "sign": "(-1.0)", "shift": "1.0"}, code)
+    if clean and curve.bounded:
+        return y
     score = code.let(y)
-    # fmax(y, 0) then fmin(y, 1): NaN -> 0.
-    return f"(({score} if {score} <= 1.0 else 1.0) if {score} >= 0.0 else 0.0)"
+    if curve.bounded and curve.domain is not None:
+        return f"({score} if {score} == {score} else 0.0)"  # in [0, 1] unless NaN
+    return inline(rules.finished, {"y": score}, code)
 
 
 def _compile(source: str, namespace: dict[str, Any], name: str) -> Callable[..., Any]:
@@ -236,6 +226,12 @@ class ScalarScorer:
     sequences of numbers of one length (a context holding none of them has no targets). Errors
     name the behaviour and consideration, as the batch path's do; NaN inputs score 0 and are
     counted in the batch scorer's `nan_counts` and logged once per key.
+
+    `function(context, scorer)` is the generated function itself, shared by every selector of
+    one definition (one function object, so one globals dict: a code object run with a different
+    globals dict per selector misses the interpreter's global-lookup caches on every switch, which
+    cost about 0.1-0.2 us a call over 200 selectors); the scorer passed in is the one whose
+    counts and errors it reports.
     """
 
     def __init__(self, behaviors: Sequence[Behavior], batch: BatchScorer) -> None:
@@ -244,54 +240,60 @@ class ScalarScorer:
         self.scalar_keys = [key for key in batch.keys if key not in batch.per_target_keys]
         self.target_keys = [key for key in batch.keys if key in batch.per_target_keys]
         # Generating and compiling costs about a millisecond; selectors of one definition (e.g. one
-        # per NPC on the server's Dictionary path) share the compiled code.
+        # per NPC on the server's Dictionary path) share the compiled function.
         try:
             cached = _COMPILED.get(self.behaviors)
         except TypeError:  # an unhashable definition: compile it for this selector only
             cached = None
         if cached is None:
-            base = dict(_NAMESPACE)
-            source = self._generate(base)
-            cached = (source, compile(source, "<npc_mind.utility scores>", "exec"), base)
+            namespace = dict(_NAMESPACE)
+            source = self._generate(namespace)
+            cached = (source, _compile(source, namespace, "scores"))
             if len(_COMPILED) >= _COMPILED_LIMIT:
                 _COMPILED.clear()
             with contextlib.suppress(TypeError):
                 _COMPILED[self.behaviors] = cached
-        self.source, code, base = cached
-        namespace = base | {"_bad": self._bad_input, "_nan": self._report_nan, "_targets": self._targets}
-        exec(code, namespace)
-        self.scores: Callable[[Mapping[str, Any]], Scores] = namespace["scores"]
+        self.source, self.function = cached
+
+    def scores(self, context: Mapping[str, Any]) -> Scores:
+        return self.function(context, self)
 
     # --- code generation -----------------------------------------------------------------------
     def _generate(self, namespace: dict[str, Any]) -> str:
         inputs = {key: f"x{i}" for i, key in enumerate(self.scalar_keys)}
         inputs |= {key: f"y{i}" for i, key in enumerate(self.target_keys)}
-        lines = ["def scores(ctx):"]
-        n_scalar = len(self.scalar_keys)
-        if n_scalar:
+        lines = ["def scores(ctx, _owner):"]
+        names = [inputs[key] for key in self.scalar_keys]
+        values = f"({', '.join(names)},)" if names else "()"
+        if names:
             namespace["_get"] = operator.itemgetter(*self.scalar_keys)
-            read = "(_float(_get(ctx)),)" if n_scalar == 1 else "_tuple(_map(_float, _get(ctx)))"
+            # float() of each input: numbers of any kind (int, numpy) become the floats both paths
+            # score; a missing key or a non-number goes to the owner for the clear error.
+            read = names[0] if len(names) == 1 else ", ".join(names) + ","
             lines += [
                 "    try:",
-                f"        _v = {read}",
+                f"        {read} = _get(ctx)",
+                *(f"        {name} = _float({name})" for name in names),
                 "    except (KeyError, TypeError, ValueError, OverflowError):",
-                "        _bad(ctx)",
+                "        _owner._bad_input(ctx)",
                 "        raise",
-                f"    {', '.join(inputs[key] for key in self.scalar_keys)}, = _v",
             ]
-        else:
-            lines.append("    _v = ()")
         if self.target_keys:
             lists = [f"p{i}" for i in range(len(self.target_keys))]
-            lines.append(f"    {', '.join(lists)}, = _targets(ctx)")
-            total = " + ".join(["_sum(_v)", *(f"_sum({p})" for p in lists)])
-            lines += [f"    _s = {total}", "    if _s != _s:", f"        _nan(_v, ({', '.join(lists)},))"]
+            lines.append(f"    {', '.join(lists)}, = _owner._targets(ctx)")
+            total = " + ".join([*names, *(f"_sum({p})" for p in lists)])
+            report = f"        _owner._report_nan({values}, ({', '.join(lists)},))"
+            lines += [f"    _s = {total}", "    if _s != _s:", report]
             lines += self._body(inputs, namespace, clean=False, targeted=True)
             return "\n".join([*lines, ""])
-        lines += ["    _s = _sum(_v)", "    if _s != _s:", "        _nan(_v, ())"]
-        if self._has_unranged_saturating():
+        if names:
+            # a NaN input makes the sum NaN (so does inf - inf: the report checks each value)
+            report = f"        _owner._report_nan({values}, ())"
+            lines += [f"    _s = {' + '.join(names)}", "    if _s != _s:", report]
+        if names and self._has_unranged_saturating():
             # Inputs all in [0, 1e30] (no NaN, no inf): the saturating curves need no clip.
-            lines.append(f"    if 0.0 <= _min(_v) and _max(_v) <= {_HUGE!r} and _s == _s:")
+            clean = " and ".join(f"0.0 <= {name} <= {rules.HUGE!r}" for name in names)
+            lines.append(f"    if {clean}:")
             lines += self._body(inputs, namespace, clean=True, targeted=False, indent="        ")
         lines += self._body(inputs, namespace, clean=False, targeted=False)
         return "\n".join([*lines, ""])
@@ -355,7 +357,9 @@ class ScalarScorer:
                 name = row(c.input_key, c.curve)
                 weights[name] = weights.get(name, 0.0) + c.weight
             folded = {name: weight * behavior.weight for name, weight in weights.items()}
-            total = " + ".join(f"{name} * {_lit(w)}" for name, w in folded.items() if w != 0.0) or "0.0"
+            # x * 1.0 is x exactly: the multiplication is left out
+            terms = [name if w == 1.0 else f"{name} * {_lit(w)}" for name, w in folded.items() if w != 0.0]
+            total = " + ".join(terms) or "0.0"
         else:
             # f = s ** w; f' = f + (1 - f)(1 - 1/n) f; the f' multiplied in order, then the weight.
             compensation = 1.0 - 1.0 / len(considerations)

@@ -104,10 +104,8 @@ def switch_margin(now: float, started: Any, settings: AntiDithering) -> Any:
 
 def keeps_running(best_score: Any, running_score: Any, margin: Any) -> Any:
     """The running behaviour stays if it still scores above 0 and the best is not more than
-    `margin` above it."""
-    if isinstance(running_score, np.ndarray):
-        return (running_score > 0.0) & (best_score <= running_score + margin)
-    return running_score > 0.0 and best_score <= running_score + margin
+    `margin` above it. (`&` of two bools is a bool: one expression for floats and arrays.)"""
+    return (running_score > 0.0) & (best_score <= running_score + margin)
 
 
 def within_top_n(scores_above: Any, top_n: int) -> Any:
@@ -124,13 +122,37 @@ def pick_index(at_or_below_draw: Any, keep: int) -> Any:
 
 
 class DecisionState:
-    """Per-NPC anti-dithering state as arrays: running behaviour, when it started, when each stopped."""
+    """Anti-dithering state: the running behaviour (-1: none yet), when it started, when each
+    behaviour stopped, and the last `now` seen. `DecisionState(n, b)` holds it as arrays for n NPCs
+    (`decide`); `DecisionState.one(b)` as plain Python numbers and a list for one NPC
+    (`decide_one`, where numpy's per-call cost would exceed the work)."""
+
+    __slots__ = ("last_now", "running", "started", "stopped")
 
     def __init__(self, n_npcs: int, n_behaviors: int) -> None:
-        self.running = np.full(n_npcs, -1, dtype=np.intp)  # -1: nothing chosen yet
-        self.started = np.full(n_npcs, -np.inf)
-        self.stopped = np.full((n_npcs, n_behaviors), -np.inf)
-        self.last_now = -np.inf
+        self.running: Any = np.full(n_npcs, -1, dtype=np.intp)
+        self.started: Any = np.full(n_npcs, -np.inf)
+        self.stopped: Any = np.full((n_npcs, n_behaviors), -np.inf)
+        self.last_now = -math.inf
+
+    @classmethod
+    def one(cls, n_behaviors: int) -> DecisionState:
+        state = cls.__new__(cls)
+        state.running = -1
+        state.started = -math.inf
+        state.stopped = [-math.inf] * n_behaviors
+        state.last_now = -math.inf
+        return state
+
+
+def advance_time(state: DecisionState, now: float) -> None:
+    """Time only moves forward: `now` must be finite and not before the last one seen."""
+    last = state.last_now
+    if not (last <= now < math.inf) or now == -math.inf:  # one comparison chain on the hot path
+        if not math.isfinite(now):
+            raise UtilityError(f"now must be a finite time, got {now}")
+        raise UtilityError(f"now went backwards: {now} after {last}")
+    state.last_now = now
 
 
 def decide(
@@ -148,11 +170,7 @@ def decide(
     scores: (N, B) >= 0; allowed: (N, B) or None. Updates state. Steps that a setting switches
     off are skipped, so the default is little more than an arg max.
     """
-    if not math.isfinite(now):
-        raise UtilityError(f"now must be a finite time, got {now}")
-    if now < state.last_now:
-        raise UtilityError(f"now went backwards: {now} after {state.last_now}")
-    state.last_now = now
+    advance_time(state, now)
     n, b = scores.shape
     # Element (i, j) of an (N, B) array is flat[i * B + j]: flat indexing is several times faster
     # than fancy (rows, columns) indexing, and B-long row reductions are done as matrix products.
@@ -226,41 +244,68 @@ def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.ra
     return np.where(totals > 0.0, random_best, best)
 
 
-class OneDecisionState:
-    """`DecisionState` for one NPC in plain Python: running index, its start, each behaviour's stop."""
-
-    __slots__ = ("last_now", "running", "started", "stopped")
-
-    def __init__(self, n_behaviors: int) -> None:
-        self.running = -1  # nothing chosen yet
-        self.started = -math.inf
-        self.stopped = [-math.inf] * n_behaviors
-        self.last_now = -math.inf
-
-
-def decide_one(
+def decide_one(  # noqa: PLR0917 (positional: keywords cost this hot call ~0.1 us)
     scores: list[float],
-    *,
     allowed: list[bool] | None,
     cooldowns: list[float] | None,
-    state: OneDecisionState,
+    state: DecisionState,
     now: float,
     settings: AntiDithering,
     rng: np.random.Generator,
 ) -> tuple[int, bool]:
-    """`decide` for one NPC: the chosen behaviour and whether the tag restriction fell back.
+    """`decide` for one NPC (`DecisionState.one`): the chosen behaviour and whether the tag
+    restriction fell back.
 
     scores: (B,) >= 0; allowed: (B,) or None; cooldowns: (B,) or None when none is above 0.
-    Step for step the rules of `decide`, which the batch tests hold it to.
+    Step for step the rules of `decide`, which the batch tests hold it to. It runs once per node
+    per frame: positional arguments, and the steps a setting switches off are not entered.
     """
-    if not math.isfinite(now):
-        raise UtilityError(f"now must be a finite time, got {now}")
-    if now < state.last_now:
-        raise UtilityError(f"now went backwards: {now} after {state.last_now}")
-    state.last_now = now
+    advance_time(state, now)
     running = state.running
-    has_running = running >= 0
+    tag_fallback = False
+    adjusted = scores
+    if allowed is not None or cooldowns is not None:
+        ready, tag_fallback = _ready_one(scores, allowed, cooldowns, state, now)
+        if ready is not None:
+            adjusted = [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
+    top_n = settings.top_n
+    if running < 0:
+        best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
+        chosen = _weighted_top_n_one(adjusted, best, top_n, rng) if top_n > 1 else best
+    else:
+        if settings.momentum > 0.0:
+            if adjusted is scores:
+                adjusted = list(scores)  # the caller's scores stay unboosted
+            adjusted[running] = boosted(adjusted[running], settings.momentum)
+        best = adjusted.index(max(adjusted))
+        best_score = adjusted[best]
+        if top_n > 1:
+            best = _weighted_top_n_one(adjusted, best, top_n, rng)
+        running_score = adjusted[running]
+        if keeps_running(best_score, running_score, switch_margin(now, state.started, settings)) or (
+            top_n > 1
+            and running_score > 0.0
+            and within_top_n(sum(1 for a in adjusted if a > running_score), top_n)
+        ):
+            return running, tag_fallback
+        chosen = best
+        if chosen != running:
+            state.stopped[running] = now
+    if chosen != running:
+        state.started = now
+        state.running = chosen
+    return chosen, tag_fallback
 
+
+def _ready_one(
+    scores: list[float],
+    allowed: list[bool] | None,
+    cooldowns: list[float] | None,
+    state: DecisionState,
+    now: float,
+) -> tuple[list[bool] | None, bool]:
+    """`decide_one`'s tag and cooldown steps: which behaviours may be chosen (None: all) and
+    whether the tags fell back to the free choice."""
     ready: list[bool] | None = None
     tag_fallback = False
     if allowed is not None:
@@ -273,42 +318,13 @@ def decide_one(
             not cooling(now, stopped, cooldown)
             for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
         ]
-        if has_running:
-            rested[running] = True  # the running behaviour is exempt
+        if state.running >= 0:
+            rested[state.running] = True  # the running behaviour is exempt
         if ready is not None:
             rested = [a and b for a, b in zip(ready, rested, strict=True)]
         if any(rested):
             ready = rested
-
-    adjusted = (
-        list(scores) if ready is None else [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
-    )
-    if has_running and settings.momentum > 0.0:
-        adjusted[running] = boosted(adjusted[running], settings.momentum)
-    best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
-    top_n = settings.top_n
-    if not has_running:
-        chosen = _weighted_top_n_one(adjusted, best, top_n, rng) if top_n > 1 else best
-    else:
-        best_score = adjusted[best]
-        if top_n > 1:
-            best = _weighted_top_n_one(adjusted, best, top_n, rng)
-        running_score = adjusted[running]
-        keep = keeps_running(best_score, running_score, switch_margin(now, state.started, settings))
-        if (
-            top_n > 1
-            and running_score > 0.0
-            and within_top_n(sum(1 for a in adjusted if a > running_score), top_n)
-        ):
-            keep = True
-        chosen = running if keep else best
-
-    if chosen != running:
-        if has_running:
-            state.stopped[running] = now
-        state.started = now
-    state.running = chosen
-    return chosen, tag_fallback
+    return ready, tag_fallback
 
 
 def _weighted_top_n_one(adjusted: list[float], best: int, top_n: int, rng: np.random.Generator) -> int:
@@ -373,12 +389,14 @@ class UtilitySelector:
         self.targeted = self.scorer.targeted
         # The per-NPC path: generated plain-Python scoring and the scalar decision rules.
         self.scalar = ScalarScorer(self.behaviors, self.scorer)
+        self._scores = self.scalar.function  # called as (context, self.scalar): one call less
         self._scalar_cooldowns = self.cooldowns.tolist() if bool((self.cooldowns > 0.0).any()) else None
         self._tag_sets = [frozenset(behavior.tags) for behavior in self.behaviors]
         self._tag_masks: dict[frozenset[str], list[bool]] = {}
-        self.state = OneDecisionState(len(self.behaviors))
+        self.state = DecisionState.one(len(self.behaviors))
         self.rng = np.random.default_rng(seed)
         self._last: tuple[str, int | None, float, bool] | None = None
+        self._last_scores: list[float] = []
         self._batch: SelectorBatch | None = None
 
     # --- data format (see schema.py) -----------------------------------------------------------
@@ -430,8 +448,9 @@ class UtilitySelector:
         return sorted(self._score_rows(context), key=_score_of_row, reverse=True)
 
     def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
-        """The behaviour to run now; the detail (target, score, tag fallback) is in `last_choice`."""
-        values = self.scalar.scores(context)
+        """The behaviour to run now; the detail (target, score, tag fallback) is in `last_choice`,
+        every behaviour's score in `last_scores()`."""
+        values = self._scores(context, self.scalar)
         targets: list[int | None] | None = None
         if self.targeted:
             scores: list[float] = []
@@ -451,15 +470,16 @@ class UtilitySelector:
             scores = values
         chosen, fallback = decide_one(
             scores,
-            allowed=None if allowed_tags is None else self._tag_list(allowed_tags),
-            cooldowns=self._scalar_cooldowns,
-            state=self.state,
-            now=now,
-            settings=self.settings,
-            rng=self.rng,
+            None if allowed_tags is None else self._tag_list(allowed_tags),
+            self._scalar_cooldowns,
+            self.state,
+            now,
+            self.settings,
+            self.rng,
         )
         name = self.names[chosen]
         self._last = (name, None if targets is None else targets[chosen], scores[chosen], fallback)
+        self._last_scores = scores
         if fallback:
             log.info("no behavior available for tags %s; chose freely: %s", sorted(allowed_tags or ()), name)
         return name
@@ -469,10 +489,18 @@ class UtilitySelector:
         """The detail behind the last `choose` (None before any, or after `reset`)."""
         return None if self._last is None else Choice(*self._last)
 
+    def last_scores(self) -> dict[str, float]:
+        """Each behaviour's score in the last `choose` (a per-target one: its best target's, 0 with
+        no target), best first as `rank` orders them; {} before any."""
+        pairs = zip(self.names, self._last_scores, strict=False)  # none before the first choice
+        ranked = sorted(pairs, key=_score_of_pair, reverse=True)
+        return {name: float(score) for name, score in ranked}
+
     def reset(self) -> None:
         """Forget the running behaviour, commitment and cooldowns."""
-        self.state = OneDecisionState(len(self.behaviors))
+        self.state = DecisionState.one(len(self.behaviors))
         self._last = None
+        self._last_scores = []
 
     def tag_mask(self, allowed_tags: Collection[str]) -> BoolArray:
         """(B,) True for behaviours carrying at least one of the tags."""
