@@ -58,6 +58,7 @@ from npc_mind.llm.prompt import Example, MemoryFact, PromptConfig, stable_messag
 from npc_mind.llm.schema import Answer
 from npc_mind.llm.shape import RequestShape
 from npc_mind.llm.transport import Request
+from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "benchmarks" / "llm.md"
@@ -885,6 +886,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)
+    if args.out == OUT:
+        publish("llm")  # the figure the README quotes
     return 0
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from npc_mind.utility import Behavior, Consideration, UtilitySelector
 from npc_mind.utility.curves import Linear, Logistic, Normal, Polynomial, Saturating
+from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "benchmarks" / "utility.md"
@@ -271,6 +272,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text)
+    publish("utility")  # the figures the README quotes
     sys.stdout.write(text)
 
 

@@ -8,7 +8,8 @@ Invariants, after every step:
 - nothing lost on a rejected call: the stream's memories read the same before and after;
 - exactly one terminal decision signal (decision_made or decision_fallback) per request, none for
   an aborted or freed one, and never a signal for a freed handle;
-- registries sized to the live objects: streams, selectors and their groups' rows, decisions.
+- registries sized to the live objects: streams, selectors and their groups' rows, decisions; the
+  handle slots to the most handles live at once (a slot freed in a frame counts until its update).
 
 No endpoint is configured, so every request ends at tier 3 in the update after it: the LLM tiers
 themselves are covered by the decision and fault-server tests.
@@ -60,6 +61,8 @@ class ServerMachine(RuleBasedStateMachine):
         self.owed: dict[int, int] = {}  # decision -> terminal signals owed to its requests
         self.waiting: set[int] = set()  # decisions with a request not yet gone out
         self.saves: list[bytes] = []
+        self.freed_this_frame = 0  # freed since the last update: their slots are not reused yet
+        self.peak = 0  # the most handles live (or freed this frame) at once
 
     def teardown(self) -> None:
         if hasattr(self, "server"):
@@ -123,6 +126,7 @@ class ServerMachine(RuleBasedStateMachine):
         self.owed.pop(handle, None)  # a freed decision is owed nothing
         self.waiting.discard(handle)
         self.freed.add(handle)
+        self.freed_this_frame += 1
 
     # --- memory ------------------------------------------------------------------------------
     @rule(data=st.data(), entity=ENTITIES, memory_type=TYPES, salience=SALIENCES)
@@ -236,6 +240,7 @@ class ServerMachine(RuleBasedStateMachine):
         assert terminal == {handle: owed for handle, owed in self.owed.items() if owed}, (terminal, self.owed)
         self.owed.clear()
         self.waiting.clear()
+        self.freed_this_frame = 0
 
     # --- invariants --------------------------------------------------------------------------
     @invariant()
@@ -252,6 +257,9 @@ class ServerMachine(RuleBasedStateMachine):
         assert set(server.selectors.by_index) == {group.index for group in groups}
         assert set(server.decisions.entries.entries) == set(self.decisions)
         assert set(server.decisions.hubs) == {settings.hub_key() for settings in self.decisions.values()}
+        live = len(self.memories) + len(self.selectors) + len(self.decisions)
+        self.peak = max(self.peak, live + self.freed_this_frame)
+        assert server.handles.next_slot - 1 == self.peak  # slot 0 is never issued
 
 
 SETTINGS = settings(

@@ -5,8 +5,16 @@ survivors keep their inputs, choices and anti-dithering state."""
 
 from __future__ import annotations
 
-from npc_mind.server import ClockMode
+import dataclasses
+import importlib
+import pkgutil
+
+import pytest
+
+import npc_mind.server
+from npc_mind.server import ClockMode, TooManyHandlesError
 from npc_mind.server.core import MindServer
+from npc_mind.server.registry import GENERATIONS, SLOT_MASK, HandleCounter, slot_of
 from npc_mind.server.selectors import MIN_ROWS, SelectorGroup
 from tests.test_server_core import GUARD_SELECTOR, signals
 
@@ -73,3 +81,77 @@ def test_a_stale_id_in_a_batch_skips_its_row_and_never_fails_the_others() -> Non
     assert changed == {guards[0], guards[2]}
     assert server.chosen([*guards, never]).tolist() == [1, -1, 1, -1]
     assert server.metrics()["server/stale_rows"] == 2 + 2 + 2 + 2 + 2
+
+
+def test_freed_handles_are_reused_so_the_tables_stay_bounded_over_hours_of_churn() -> None:
+    """Issue 14: the handle tables grew 16 bytes per handle ever issued. A freed handle's slot is
+    reused under a new generation: the tables follow the handles live at once, and a handle value is
+    not issued twice before its slot's generation wraps (2,048 reuses of that slot)."""
+    server = MindServer(ClockMode.MANUAL)
+    keepers = [server.add_memory(), server.add_selector(GUARD_SELECTOR)]
+    issued = set(keepers)
+    for cycle in range(GENERATIONS - 1):
+        crowd = [server.add_memory() for _ in range(3)] + [server.add_selector(GUARD_SELECTOR)]
+        issued.update(crowd)
+        server.record_batch(crowd[:3], [cycle] * 3, [3] * 3, [0.9] * 3)
+        server.update()
+        for handle in crowd:
+            server.remove(handle)
+    assert len(issued) == 2 + (GENERATIONS - 1) * 4  # no value issued twice
+    assert max(issued) < 2**31  # still fits the batched calls' PackedInt32Array ids
+    for table in (server.memory.table, server.selectors.table):
+        assert table.owner.size == 64  # the first allocation; was one entry per handle ever issued
+    assert len(server.handles.generation) == 1 + 2 + 4 * 2  # slot 0, keepers, a crowd live + freed
+    assert server.memories(keepers[0]) == []  # the keeper never got a crowd's memory
+
+
+def test_a_stale_id_is_skipped_in_its_frame_and_after_its_slot_is_reused() -> None:
+    """The game frees an NPC and spawns another in one frame: the new one does not get the freed slot
+    in that frame, and the old id still in the game's packed arrays reaches nothing, in that frame
+    and after its slot went to an NPC spawned later."""
+    server = MindServer(ClockMode.MANUAL)
+    old_stream, old_guard = server.add_memory(), server.add_selector(GUARD_SELECTOR)
+    server.remove(old_stream)
+    server.remove(old_guard)
+    same_frame = [server.add_memory(), server.add_selector(GUARD_SELECTOR)]
+    assert {slot_of(handle) for handle in same_frame}.isdisjoint({slot_of(old_stream), slot_of(old_guard)})
+    server.update()
+    stream, guard = server.add_memory(), server.add_selector(GUARD_SELECTOR)  # the next frame
+    assert (slot_of(stream), slot_of(guard)) == (slot_of(old_stream), slot_of(old_guard))
+    assert stream != old_stream and guard != old_guard
+    server.record_batch([old_stream, stream], [7, 8], [3, 3], [0.9, 0.9])
+    assert server.awareness_batch([old_stream, stream, stream], [8, 7, 8]).tolist() == [0, 0, 3]
+    assert [memory["entity_id"] for memory in server.memories(stream)] == [8]
+    server.set_inputs([old_guard, guard], "threat", [1.0, 0.0])
+    server.set_inputs([guard], "calm", [1.0])
+    events = server.update()
+    assert {event.handle for event in events}.isdisjoint({old_stream, old_guard})
+    assert signals(events, guard) == [("behavior_changed", ("patrol",))]
+    assert server.chosen([old_guard, guard]).tolist() == [-1, 0]
+    assert server.metrics()["server/stale_rows"] == 1 + 1 + 1 + 1
+    assert not server.owns(old_stream) and not server.owns(old_guard)
+
+
+def test_more_live_handles_than_a_handle_can_number_is_a_clear_error() -> None:
+    counter = HandleCounter(next_slot=SLOT_MASK, generation=[0] * SLOT_MASK)  # all but one slot taken
+    last = counter.take()
+    assert slot_of(last) == SLOT_MASK and 0 < last < 2**31
+    with pytest.raises(TooManyHandlesError, match="handles are live"):
+        counter.take()
+    counter.release(last)
+    counter.settle()
+    assert slot_of(counter.take()) == SLOT_MASK  # a freed slot is there again
+
+
+def test_every_per_subsystem_registry_is_a_bank() -> None:
+    """Issue 14 (4): one name per kind of registry. Each subsystem's registry of the server (a class
+    keeping its front ends in a `Registry`) is a ...Bank; DecisionHub is the LLM request loop."""
+    found = {}
+    for module in pkgutil.iter_modules(npc_mind.server.__path__, "npc_mind.server."):
+        for value in vars(importlib.import_module(module.name)).values():
+            if dataclasses.is_dataclass(value) and isinstance(value, type):
+                fields = {field.name: str(field.type) for field in dataclasses.fields(value)}
+                if fields.get("entries", "").startswith("Registry["):
+                    found[value.__name__] = value.__module__
+    assert set(found) >= {"MemoryBank", "SelectorBank", "DecisionBank"}, found
+    assert all(name.endswith("Bank") for name in found), found

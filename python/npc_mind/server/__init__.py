@@ -6,6 +6,13 @@ call `step()` once per frame, and turn the drained `ServerEvent`s into signals. 
 
 from npc_mind.server.clock import ClockMode, ServerClock
 from npc_mind.server.events import ServerEvent
-from npc_mind.server.registry import UnknownHandleError, WrongThreadError
+from npc_mind.server.registry import TooManyHandlesError, UnknownHandleError, WrongThreadError
 
-__all__ = ["ClockMode", "ServerClock", "ServerEvent", "UnknownHandleError", "WrongThreadError"]
+__all__ = [
+    "ClockMode",
+    "ServerClock",
+    "ServerEvent",
+    "TooManyHandlesError",
+    "UnknownHandleError",
+    "WrongThreadError",
+]

@@ -26,7 +26,7 @@ from npc_mind.server.decisions import DecisionBank, DecisionSettings
 from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.memories import MemoryBank, MemoryLog, MemoryProfileSpec
 from npc_mind.server.registry import HandleCounter, WrongThreadError
-from npc_mind.server.selectors import SelectorHub
+from npc_mind.server.selectors import SelectorBank
 
 
 class MindServer:
@@ -43,7 +43,7 @@ class MindServer:
         runs at once (the reference the deferred path is tested against)."""
         self.clock = ServerClock(ClockMode(clock))
         self.events = EventQueue()
-        counter = HandleCounter()
+        counter = self.handles = HandleCounter()
         self.memory = MemoryBank(counter, self.events, now=self.clock.now, per_frame=per_frame)
         # the per-node memory calls, bound straight to the bank (one Python call from the node):
         # record(handle, entity, memory_type, salience), awareness(handle, entity) -> level,
@@ -51,7 +51,7 @@ class MindServer:
         self.record = self.memory.write
         self.awareness = self.memory.aware
         self.query_strongest = self.memory.recall
-        self.selectors = SelectorHub(counter, self.events)
+        self.selectors = SelectorBank(counter, self.events)
         self.decisions = DecisionBank(
             counter, self.events, llm_endpoint, memory_top_k=self._top_k_now, clock=monotonic
         )
@@ -132,6 +132,7 @@ class MindServer:
         self.selectors.step(now)
         self.decisions.step()
         self.memory.step(now)
+        self.handles.settle()  # the slots freed before this update may be reused from now on
         return self.events.drain()
 
     # --- memory --------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ class SelectorGroup:
     batch: SelectorBatch | None = None
     chosen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     dirty: bool = False
-    given: list[str] = field(default_factory=list)  # the texts of `SelectorHub.given_keys` for it
+    given: list[str] = field(default_factory=list)  # the texts of `SelectorBank.given_keys` for it
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -143,7 +143,7 @@ class SelectorEntry:
 
 
 @dataclass
-class SelectorHub:
+class SelectorBank:
     counter: HandleCounter
     events: EventQueue
     groups: dict[str, SelectorGroup] = field(default_factory=dict)
