@@ -119,13 +119,27 @@ def memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
     entity: int, memory_type: int, retrievability: float, stability: float, salience: float, recall_count: int
 ) -> dict[str, Any]:
     """The Dictionary the nodes hand GDScript for one memory."""
+    return native_memory_dict(
+        int(entity),
+        int(memory_type),
+        float(retrievability),
+        float(stability),
+        float(salience),
+        int(recall_count),
+    )
+
+
+def native_memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
+    entity: int, memory_type: int, retrievability: float, stability: float, salience: float, recall_count: int
+) -> dict[str, Any]:
+    """`memory_dict` of values that are already Python ints and floats (the recall table's)."""
     return {
-        "entity_id": int(entity),
-        "memory_type": int(memory_type),
-        "retrievability": float(retrievability),
-        "stability": float(stability),
-        "salience": float(salience),
-        "recall_count": int(recall_count),
+        "entity_id": entity,
+        "memory_type": memory_type,
+        "retrievability": retrievability,
+        "stability": stability,
+        "salience": salience,
+        "recall_count": recall_count,
     }
 
 
@@ -475,7 +489,7 @@ class MemoryBank:
         largest there is, and it was already the first of the strongest."""
         positions = self.touched.get(handle)
         if positions is None:
-            return {} if answer is None else memory_dict(*answer[:6])
+            return {} if answer is None else native_memory_dict(*answer[:6])
         if not positions or handle in self.changed:
             return None
         pool, npc = self.targets[handle]
@@ -484,12 +498,12 @@ class MemoryBank:
         queue = self.queue
         written = [queue[position][2] for position in positions if queue[position][1] == entity]
         if not written:
-            return {} if answer is None else memory_dict(*answer[:6])
+            return {} if answer is None else native_memory_dict(*answer[:6])
         if answer is None or written.count(answer[1]) < len(written):  # a wake or another type
             return None
         if not pool.refreshes(answer[6], len(written), self.now()):
             return None
-        return memory_dict(answer[0], answer[1], 1.0, *answer[3:6])
+        return native_memory_dict(answer[0], answer[1], 1.0, *answer[3:6])
 
     def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
         """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
