@@ -31,6 +31,7 @@ from tests.test_server_properties import BAD_PROFILES, ENTITIES, GOOD_PROFILES, 
 ODD_ENTITIES = st.sampled_from([1.0, True, np.int64(2), -(2**63), 2**63, "3"])
 ODD_SALIENCES = st.sampled_from([1, np.float64(0.5), math.inf, "0.5"])
 ODD_TYPES = st.sampled_from([3.0, np.int8(2), True])
+TRIVIA, HOSTILE = 0, 3
 
 
 def crafted_saves() -> list[bytes]:
@@ -169,6 +170,32 @@ class DeferredMachine(RuleBasedStateMachine):
     def query_strongest(self, data: st.DataObject) -> None:
         self.same("query_strongest", self.pick(data), self.entity(data))
 
+    @rule(data=st.data(), entity=ENTITIES)
+    def recall_again(self, data: st.DataObject, entity: int) -> None:
+        """The same pairs recalled frame after frame: answered from the per-frame recall table."""
+        for handle in sorted(self.live)[-3:]:
+            self.same("query_strongest", handle, entity)
+
+    @rule(data=st.data(), suspect=ENTITIES, frames=st.integers(2, 3), seconds=STEPS)
+    def recalling_frames(self, data: st.DataObject, suspect: int, frames: int, seconds: float) -> None:
+        """Frames in which each stream recalls the same suspect (from the table after the first)
+        in every position: before or after its writes (of the suspect or not), before or after its
+        awareness read, twice, or followed by a write of the suspect."""
+        for _ in range(frames):
+            for handle in sorted(self.live)[-4:]:
+                order = data.draw(st.permutations(["recall", "record", "aware", "again", "write_suspect"]))
+                seen = data.draw(ENTITIES)
+                for call in order[: data.draw(st.integers(1, 5))]:
+                    if call in {"recall", "again"}:
+                        self.same("query_strongest", handle, suspect)
+                    elif call == "record":
+                        self.same("record", handle, seen, HOSTILE, 0.5)
+                    elif call == "aware":
+                        self.same("awareness", handle, suspect)
+                    else:
+                        self.same("record", handle, suspect, TRIVIA, 0.5)
+            self.tick(seconds, False)
+
     @rule(data=st.data(), seconds=STEPS)
     def game_frame(self, data: st.DataObject, seconds: float) -> None:
         """What a game does each frame: every stream records who it sees, reads its awareness of
@@ -223,7 +250,6 @@ class DeferredMachine(RuleBasedStateMachine):
 
 # --- one sequence per rule of the deferred path: each gives another result if that rule is broken
 Script = list[tuple[str, tuple[Any, ...]]]
-TRIVIA, HOSTILE = 0, 3
 # a trivia memory (S = 5 s at salience 0.5) read 4 s later: R = e^-0.8 = 0.45, "search"
 AGED = [("add_memory", ({},)), ("record", (1, 7, TRIVIA, 0.5)), ("advance", (4.0,)), ("awareness", (1, 7))]
 
@@ -242,7 +268,69 @@ def recall_after_refresh(profile: dict[str, int]) -> Script:
     ]
 
 
+# a recall in the frame after one of the same pair: answered from the recall table, its wake queued
+TABLE_RECALL = [*AGED, ("query_strongest", (1, 7)), ("advance", (0.5,))]
+
+
 SCRIPTS: dict[str, Script] = {
+    # after a queued wake the memory's R is 1 ("pursue"), and a second recall sees k + 1
+    "a recall from the table": [
+        *TABLE_RECALL,
+        ("query_strongest", (1, 7)),
+        ("awareness", (1, 7)),
+        ("query_strongest", (1, 7)),
+        ("memories", (1,)),
+    ],
+    # a write of the entity after a queued wake: a refresh (the wake went first), not a rehearsal
+    "a write after a queued wake": [
+        *TABLE_RECALL,
+        ("advance", (3.0,)),
+        ("query_strongest", (1, 7)),
+        ("advance", (3.0,)),
+        ("query_strongest", (1, 7)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("advance", (0.0,)),
+        ("drain_memory_events", ()),
+        ("memories", (1,)),
+    ],
+    # a queued write of the entity (a rehearsal: 4.5 s on) changes the answer: not from the table
+    "a recall after a queued write of the entity": [
+        *TABLE_RECALL,
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+    ],
+    # capacity 1: the queued write of another entity evicts the one recalled: not from the table
+    "a recall after a queued eviction": [
+        ("add_memory", ({"capacity": 1},)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.5,)),
+        ("record", (1, 8, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+    ],
+    # a load replaces the memories; a write of another entity queued after it must not hide that
+    "a recall after a load and a queued write": [
+        ("add_memory", ({},)),
+        ("save_memory", (1,)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.5,)),
+        ("load_saved", (1,)),
+        ("record", (1, 8, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+    ],
+    # a freed stream's handle answers nothing from the table
+    "a recall of a freed stream": [*TABLE_RECALL, ("remove", (1,)), ("query_strongest", (1, 7))],
+    # enough queued wakes that the fold applies them in one query_strongest_batch
+    "wakes folded in a batch": [
+        *(("add_memory", ({},)) for _ in range(SCALAR_FLUSH)),
+        *(("record", (handle, 7, TRIVIA, 0.5)) for handle in range(1, SCALAR_FLUSH + 1)),
+        *(("query_strongest", (handle, 7)) for handle in range(1, SCALAR_FLUSH + 1)),
+        ("advance", (1.0,)),
+        *(("query_strongest", (handle, 7)) for handle in range(1, SCALAR_FLUSH + 1)),
+        ("advance", (1.0,)),
+        *(("memories", (handle,)) for handle in range(1, SCALAR_FLUSH + 1)),
+    ],
     # the wake makes R 1 ("pursue"): the table's "search" must not answer after it
     "a recall's wake": [*AGED, ("advance", (0.0,)), ("query_strongest", (1, 7)), ("awareness", (1, 7))],
     # the same with a queued write of another entity (the table may answer while writes are queued)
@@ -254,6 +342,29 @@ SCRIPTS: dict[str, Script] = {
         ("record", (1, 8, HOSTILE, 0.5)),
         ("query_strongest", (1, 7)),
         ("awareness", (1, 7)),
+    ],
+    # the queue applied (a save), then a write of another entity queued: the first one still counts
+    "a write after the queue was applied": [
+        *AGED,
+        ("advance", (0.0,)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("save_memory", (1,)),
+        ("record", (1, 8, TRIVIA, 0.5)),
+        ("awareness", (1, 7)),
+    ],
+    # an entity that is not an int but equals the one written (7.0, np.int64(7)): its error, or
+    # its answer with the writes applied
+    "odd entities after a queued write": [
+        ("add_memory", ({},)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("advance", (0.5,)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("awareness", (1, 7.0)),
+        ("query_strongest", (1, 7.0)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("awareness", (1, np.int64(7))),
+        ("query_strongest", (1, np.int64(7))),
+        ("memories", (1,)),
     ],
     "a freed stream": [*AGED, ("advance", (0.0,)), ("remove", (1,)), ("awareness", (1, 7))],
     "a load": [

@@ -219,6 +219,13 @@ class FastPaths:
         self._tmax = max(self._tmax, now)
         return True
 
+    def refreshes(self, last: float, count: int, now: float) -> bool:
+        """Whether `count` matching writes at `now` of a memory last accessed at `last` each only
+        refresh it (`refresh`: the refractory predicate says no rehearsal, for the first and for
+        the ones after it, accessed at `now`)."""
+        refractory = self._p.rehearsal_refractory_s
+        return not rehearses(now, last, refractory) and (count == 1 or not rehearses(now, now, refractory))
+
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories
         of the entity: one bytes search for the 16-bit hash over the row's hashes (as the batch

@@ -32,6 +32,36 @@ class Recall:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
         return self._query(npcs, entities, now, wake=True)
 
+    def recall_preview(
+        self, npcs: Any, entities: Any, now: float
+    ) -> tuple[np.ndarray, np.ndarray, list[list]]:
+        """For each pair, at `now` on the current state and without waking anything (pairs are
+        independent): its `awareness_batch` level; what a waking `recall_fields` would say, as a
+        kind (1: a memory recalled, 0: nothing recalled, -1: not such a plain answer, because of
+        links, long-term memories or the power curve: recall then); and the recalled memory's
+        columns (entity, memory type, R before the wake, S, E, recall count after the wake, last
+        access; lists, meaningful where the kind is 1). For a caller that answers reads and recalls
+        made later at the same `now`, the memories of that entity unchanged (or only refreshed,
+        `refreshes`), and applies the wakes then."""
+        batch = self._query(npcs, entities, now, wake=False)
+        levels = awareness_level(batch.retrievability, *self._level_bounds)
+        ids = np.ravel(np.asarray(npcs, dtype=np.int64))
+        rows = self._row_of_id[ids]
+        kind = batch.found.astype(np.int8)
+        if not self._is_exponential:
+            kind[:] = -1
+        elif self._lt.size:
+            kind[self._ltn[rows] > 0] = -1
+        if self._links:
+            kind[[i for i, npc in enumerate(ids.tolist()) if self._links.get(npc)]] = -1
+        cells = rows * self._C + np.maximum(batch.slot, 0)
+        columns = [
+            batch.entity.tolist(), batch.memory_type.tolist(), batch.retrievability.tolist(),
+            batch.stability.tolist(), batch.salience.tolist(), (batch.recall_count + 1).tolist(),
+            self._lastf[cells].tolist(),
+        ]  # fmt: skip
+        return levels, kind, columns
+
     def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
         """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
         r = self._query(npcs, entities, now, wake=False).retrievability

@@ -61,6 +61,8 @@ MAX_TABLE_PAIRS = 1 << 16
 # a flush of fewer queued writes runs them one by one on the scalar path (the batch's numpy calls
 # cost more for a handful); both give the same bits and events
 SCALAR_FLUSH = 16
+# the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
+WAKE = -1
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
 
@@ -117,13 +119,27 @@ def memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
     entity: int, memory_type: int, retrievability: float, stability: float, salience: float, recall_count: int
 ) -> dict[str, Any]:
     """The Dictionary the nodes hand GDScript for one memory."""
+    return native_memory_dict(
+        int(entity),
+        int(memory_type),
+        float(retrievability),
+        float(stability),
+        float(salience),
+        int(recall_count),
+    )
+
+
+def native_memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
+    entity: int, memory_type: int, retrievability: float, stability: float, salience: float, recall_count: int
+) -> dict[str, Any]:
+    """`memory_dict` of values that are already Python ints and floats (the recall table's)."""
     return {
-        "entity_id": int(entity),
-        "memory_type": int(memory_type),
-        "retrievability": float(retrievability),
-        "stability": float(stability),
-        "salience": float(salience),
-        "recall_count": int(recall_count),
+        "entity_id": entity,
+        "memory_type": memory_type,
+        "retrievability": retrievability,
+        "stability": stability,
+        "salience": salience,
+        "recall_count": recall_count,
     }
 
 
@@ -169,6 +185,28 @@ class MemoryLog:
 
 
 @dataclass
+class RecallTable:
+    """The frame's recall answers: `MemoryPool.recall_preview`'s kinds and columns, joined over the
+    pools, and each pair's row in them."""
+
+    rows: dict[tuple[int, int], int] = field(default_factory=dict)
+    kind: list[int] = field(default_factory=list)  # 1: a memory, 0: nothing, -1: recall at once
+    columns: list[list[Any]] = field(default_factory=lambda: [[] for _ in range(7)])
+
+    def answer(self, key: tuple[int, int]) -> tuple | bool | None:
+        """(entity, type, R, S, E, k after the wake, last access), None (nothing recalled), or False
+        (the table does not answer this pair)."""
+        row = self.rows.get(key)
+        if row is None:
+            return False
+        kind = self.kind[row]
+        if kind <= 0:
+            return None if kind == 0 else False
+        entity, memory_type, r, stability, salience, recalls, last = self.columns
+        return entity[row], memory_type[row], r[row], stability[row], salience[row], recalls[row], last[row]
+
+
+@dataclass
 class MemoryBank:
     counter: HandleCounter
     events: EventQueue
@@ -189,9 +227,13 @@ class MemoryBank:
     # --- the per-node path (module docstring); per_frame off: every call at once, no table
     now: Callable[[], float] = lambda: 0.0  # the server clock's
     per_frame: bool = True
-    # queued writes (handle, entity, type, salience) in call order; queue[:done] already applied
+    # queued writes (handle, entity, type, salience) and wakes (handle, entity, WAKE, 0.0) in call
+    # order; queue[:done] already applied
     queue: list[tuple[int, int, int, float]] = field(default_factory=list)
     done: int = 0
+    # streams with a queued wake -> its queue position: a write of the stream applies it first, so
+    # that in the queue not yet applied a stream's writes all come before its wakes
+    woken: dict[int, int] = field(default_factory=dict)
     # streams with writes this frame or changed since the step -> queue positions of their writes
     # this frame (cleared when the whole queue is applied); a stream is read from the table only
     # when it is not here, or when its writes are all queued (none applied) and cannot change the
@@ -204,6 +246,8 @@ class MemoryBank:
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
     levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
+    recalls: RecallTable = field(default_factory=RecallTable)  # the frame's recall table
+    recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
@@ -285,7 +329,7 @@ class MemoryBank:
         self.touched.pop(int(handle), None)
         self.changed.discard(int(handle))
         self.plain.discard(int(handle))
-        self.levels = {}  # no read of a freed stream may answer from the table
+        self._drop_tables()  # no read of a freed stream may answer from the table
         self.targets.pop(int(handle), None)
         self.table.clear(handle)
         entry.slot.pool.remove_npc(entry.npc)
@@ -335,15 +379,20 @@ class MemoryBank:
             and _INT64_MIN < entity <= _INT64_MAX
             and salience - salience == 0.0  # finite
         ):
-            queue = self.queue
-            positions = self.touched.get(handle)
-            if positions is None:
-                self.touched[handle] = [len(queue)]
-            else:
-                positions.append(len(queue))
-            queue.append((handle, entity, memory_type, salience))
+            if handle in self.woken:
+                self.flush(self.woken[handle])  # the stream's queued wake goes first
+            self._enqueue(handle, (handle, entity, memory_type, salience))
             return
         self._write_at_once(handle, entity, memory_type, salience)
+
+    def _enqueue(self, handle: int, item: tuple[int, int, int, float]) -> None:
+        queue = self.queue
+        positions = self.touched.get(handle)
+        if positions is None:
+            self.touched[handle] = [len(queue)]
+        else:
+            positions.append(len(queue))
+        queue.append(item)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
@@ -372,15 +421,11 @@ class MemoryBank:
 
     def _aware_now(self, handle: int, entity: int) -> int:
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions:  # queued writes of this stream this frame
+        if positions and type(entity) is not int:  # 7.0 == 7: its error, or its answer, from the row
+            self.flush(positions[-1])
+        elif positions:  # queued writes (or wakes) of this stream this frame
             pool, npc = self.targets[handle]
-            queue = self.queue
-            written = False
-            for position in positions:
-                if queue[position][1] == entity:
-                    written = True
-                    break
-            level = pool.awareness_with_pending(npc, len(positions), written)
+            level = pool.awareness_with_pending(npc, len(positions), self._queued_of(positions, entity))
             if level == APPLY_FIRST:
                 self.flush(positions[-1])
             elif level != READ_ROW:
@@ -401,15 +446,64 @@ class MemoryBank:
             self.asked.append((handle, entity))  # for the next frame's table
         return level
 
+    def _queued_of(self, positions: list[int], entity: int) -> bool:
+        """Whether one of a stream's queue positions this frame is a write or wake of `entity`."""
+        queue = self.queue
+        for position in positions:  # noqa: SIM110 - a loop, not any(generator): once per call
+            if queue[position][1] == entity:
+                return True
+        return False
+
     def recall(self, handle: int, entity: int) -> dict[str, Any]:
-        """`query_strongest` at the clock's now, after this stream's queued writes of the entity
-        (`_apply_for`); the wake changes the stream, so it leaves the table for the frame."""
+        """`query_strongest` at the clock's now. From the frame's recall table when the pair was
+        recalled in the frame before and the stream's memories of the entity are as the step left
+        them (`_as_stepped`): the answer is the table's, and the wake is queued (applied in the
+        fold, after the stream's writes queued before it, by the pools' batch path). Else after
+        this stream's queued writes of the entity (`_apply_for`), at once; that wake changes the
+        stream, so it leaves the tables for the frame."""
+        if type(handle) is int and type(entity) is int:
+            key = (handle, entity)
+            answer = self.recalls.answer(key)
+            if answer is not False:
+                found = self._from_table(handle, entity, answer)
+                if found is not None:
+                    self.recall_asked.append(key)
+                    if found:  # a wake cannot evict and changes only this entity's memories
+                        self.woken[handle] = len(self.queue)
+                        self._enqueue(handle, (handle, entity, WAKE, 0.0))
+                    return found
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions and not self._apply_for(handle, entity, positions):
+        if positions and (type(entity) is not int or not self._apply_for(handle, entity, positions)):
             self.flush(positions[-1])
         found = self.query_strongest(handle, entity, self.now())
         self._touch(handle)
+        if self.per_frame and type(entity) is int and _INT64_MIN < entity <= _INT64_MAX:
+            self.recall_asked.append((int(handle), entity))  # for the next frame's table
         return found
+
+    def _from_table(self, handle: int, entity: int, answer: tuple | None) -> dict[str, Any] | None:
+        """The recall's Dictionary from the table's `answer`, or None when the stream changed in a
+        way the table does not know. Exact when, since the step, the stream's only changes are its
+        queued writes (and wakes), none can evict, and those of `entity` are all refreshes of the
+        memory the table names (`MemoryPool.refreshes`): that memory's R is then e^0 = 1, the
+        largest there is, and it was already the first of the strongest."""
+        positions = self.touched.get(handle)
+        if positions is None:
+            return {} if answer is None else native_memory_dict(*answer[:6])
+        if not positions or handle in self.changed:
+            return None
+        pool, npc = self.targets[handle]
+        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
+            return None
+        queue = self.queue
+        written = [queue[position][2] for position in positions if queue[position][1] == entity]
+        if not written:
+            return {} if answer is None else native_memory_dict(*answer[:6])
+        if answer is None or written.count(answer[1]) < len(written):  # a wake or another type
+            return None
+        if not pool.refreshes(answer[6], len(written), self.now()):
+            return None
+        return native_memory_dict(answer[0], answer[1], 1.0, *answer[3:6])
 
     def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
         """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
@@ -427,7 +521,9 @@ class MemoryBank:
         for position in positions:
             if position >= done:
                 _, written, memory_type, _ = queue[position]
-                if written == entity and not pool.refresh(npc, entity, memory_type, now):
+                if written == entity and (
+                    memory_type == WAKE or not pool.refresh(npc, entity, memory_type, now)
+                ):
                     return False
         return True
 
@@ -453,6 +549,10 @@ class MemoryBank:
             part = queue[self.done : end]
             self.done = end
             now = self.now()
+            wakes = [item for item in part if item[2] == WAKE] if self.woken else []
+            if wakes:  # a stream's writes come before its wakes (`write`): writes first is their order
+                part = [item for item in part if item[2] != WAKE]
+                self.woken = {handle: at for handle, at in self.woken.items() if at >= end}
             if len(part) < SCALAR_FLUSH:
                 targets = self.targets
                 for handle, entity, memory_type, salience in part:
@@ -467,11 +567,30 @@ class MemoryBank:
                     np.array(saliences, dtype=np.float64),
                     now,
                 )
+            if wakes:
+                self._wake(wakes, now)
         if self.done == len(queue) and queue:
             queue.clear()
             self.done = 0
-            for positions in self.touched.values():
-                positions.clear()
+            self.woken.clear()
+            changed = self.changed
+            for handle, positions in self.touched.items():
+                if positions:  # applied: a write queued later must not hide them
+                    changed.add(handle)
+                    positions.clear()
+
+    def _wake(self, wakes: list[tuple[int, int, int, float]], now: float) -> None:
+        """Apply queued wakes (recalls answered from the table) with the pools' recall rules."""
+        targets = self.targets
+        if len(wakes) < SCALAR_FLUSH:
+            for handle, entity, _, _ in wakes:
+                pool, npc = targets[handle]
+                pool.recall_fields(npc, entity, now)
+            return
+        handles = np.array([item[0] for item in wakes], dtype=np.int64)
+        entities = np.array([item[1] for item in wakes], dtype=np.int64)
+        for slot, positions, npcs in self._group(handles):
+            slot.pool.query_strongest_batch(npcs, entities[positions], now)
 
     @property
     def _open(self) -> bool:
@@ -563,7 +682,7 @@ class MemoryBank:
         memory_types = MemoryPool._types(memory_types, count)
         saliences = MemoryPool._saliences(saliences, count)
         self.flush()
-        self.levels = {}  # many streams change
+        self._drop_tables()  # many streams change
         self._record_batch(handles, entities, memory_types, saliences, now)
 
     def _record_batch(
@@ -593,7 +712,7 @@ class MemoryBank:
         """(R before the wake, memory type or -1) per query; each hit wakes its memory."""
         handles, entities = self._pairs("query_strongest_batch", handles, entities)
         self.flush()
-        self.levels = {}  # the wakes change many streams
+        self._drop_tables()  # the wakes change many streams
         strength = np.zeros(entities.size, dtype=np.float32)
         kinds = np.full(entities.size, -1, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
@@ -623,15 +742,31 @@ class MemoryBank:
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
         asked, self.asked = self.asked, []
-        self.levels = {}
-        if not asked:
-            return
+        recalled, self.recall_asked = self.recall_asked, []
+        self._drop_tables()
         targets = self.targets
-        pairs = [pair for pair in dict.fromkeys(asked) if pair[0] in targets][:MAX_TABLE_PAIRS]
-        if pairs:
-            handles, entities = zip(*pairs, strict=True)
-            levels = self.awareness_batch(np.array(handles, np.int64), np.array(entities, np.int64), now)
-            self.levels = dict(zip(pairs, levels.tolist(), strict=True))
+        pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
+        if not pairs:
+            return
+        handles = np.array([pair[0] for pair in pairs], np.int64)
+        entities = np.array([pair[1] for pair in pairs], np.int64)
+        groups = self._group(handles)
+        table = RecallTable()
+        levels: dict[tuple[int, int], int] = {}
+        for slot, positions, npcs in groups:
+            level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
+            keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
+            levels.update(zip(keys, level.tolist(), strict=True))
+            table.rows.update(zip(keys, range(len(table.kind), len(table.kind) + len(keys)), strict=True))
+            table.kind += kind.tolist()
+            for joined, column in zip(table.columns, columns, strict=True):
+                joined.extend(column)
+        self.levels, self.recalls = levels, table
+
+    def _drop_tables(self) -> None:
+        """The frame's tables no longer hold (many streams changed, or one was freed)."""
+        self.levels = {}
+        self.recalls = RecallTable()
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
