@@ -24,6 +24,7 @@ CHECKS = [
     "typed_int_array_result", "typed_array_argument", "typed_dict_result", "typed_dict_argument",
     "typed_array_property", "typed_dict_property", "typed_array_property_hint", "typed_dict_property_hint",
     "typed_array_method_hint", "hinted_array_property",
+    "returned_string_keys_exact", "returned_key_address_reused", "argument_string_keys_exact",
     # notifications
     "postinitialize_from_gdscript", "notifications_chained", "parent_notification_inherited",
     "postinitialize_from_python",

@@ -953,6 +953,49 @@ static int gdb_py_container_to_variant(void *v, PyObject *value) {
     return ok;
 }
 
+/* The String made for an interned str (the keys and short constants of Python code: dict literals,
+ * names), by the str's identity, so a returned `{"entity": ...}` copies a String (a reference
+ * count) instead of decoding UTF-8 into a new one per key per call. An entry owns its str, so the
+ * address cannot be reused by another str while the entry lives; a str is immutable, so the
+ * String stays right. Cleared at shutdown (forget_texts). Read and written with the GIL held. */
+#define GDB_STR_CACHE 256
+#define GDB_STR_CACHE_MAX 64
+static struct {
+    PyObject *text; /* owned; NULL: empty slot */
+    gdb_variant value; /* a String Variant of `text` */
+} gdb_str_cache[GDB_STR_CACHE];
+
+static int gdb_str_to_variant(void *v, PyObject *value) {
+    size_t slot = ((uintptr_t)value >> 4) % GDB_STR_CACHE;
+    if (gdb_str_cache[slot].text == value) {
+        gdb_vcopy(v, &gdb_str_cache[slot].value);
+        return 1;
+    }
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
+    if (!utf8) { gdb_vnil(v); return 0; }
+    gdb_vtext(v, GDEXTENSION_VARIANT_TYPE_STRING, utf8, n);
+    if (PyUnicode_CHECK_INTERNED(value) && n <= GDB_STR_CACHE_MAX) {
+        if (gdb_str_cache[slot].text) {
+            gdb_vdestroy(&gdb_str_cache[slot].value);
+            Py_DECREF(gdb_str_cache[slot].text);
+        }
+        gdb_str_cache[slot].text = Py_NewRef(value);
+        gdb_vcopy(&gdb_str_cache[slot].value, v);
+    }
+    return 1;
+}
+
+/* forget_texts(): empty the str -> String cache (the engine's Strings go before it shuts down). */
+static PyObject *gdb_fast_forget_texts(PyObject *self, PyObject *unused) {
+    for (size_t i = 0; i < GDB_STR_CACHE; i++)
+        if (gdb_str_cache[i].text) {
+            gdb_vdestroy(&gdb_str_cache[i].value);
+            Py_CLEAR(gdb_str_cache[i].text);
+        }
+    Py_RETURN_NONE;
+}
+
 /* Write `value` as a new Variant into uninitialized `v`: None, bool, int, float, str, StringName,
  * NodePath, dict, list and tuple here (containers element by element, without Python calls);
  * anything else through to_variant_address. Returns 0 with a Python exception set and `v` Nil. */
@@ -967,8 +1010,8 @@ static int gdb_py_to_variant(void *v, PyObject *value) {
         return 1;
     }
     if (kind == &PyFloat_Type) { gdb_vfloat(v, PyFloat_AS_DOUBLE(value)); return 1; }
-    int text = kind == &PyUnicode_Type ? GDEXTENSION_VARIANT_TYPE_STRING
-               : (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME]
+    if (kind == &PyUnicode_Type) return gdb_str_to_variant(v, value);
+    int text = (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME]
                    ? GDEXTENSION_VARIANT_TYPE_STRING_NAME
                : (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_NODE_PATH]
                    ? GDEXTENSION_VARIANT_TYPE_NODE_PATH
@@ -1179,6 +1222,7 @@ static PyMethodDef gdb_fast_methods[] = {
     {"read", (PyCFunction)(void (*)(void))gdb_fast_read, METH_FASTCALL, "An Array or a Dictionary as list or dict."},
     {"settle", gdb_fast_settle, METH_NOARGS, "Settle the RefCounted objects of the callback ending."},
     {"dropped", gdb_fast_dropped, METH_NOARGS, "Ids of the held RefCounted objects Python let go of."},
+    {"forget_texts", gdb_fast_forget_texts, METH_NOARGS, "Empty the cache of Strings made for interned strs."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};

@@ -92,7 +92,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call, _fast_dropped  # noqa: PLW0603 - set once, at start-up
+    global _fast_call, _fast_dropped, _forget_texts  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
@@ -104,6 +104,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._fast_fill = _gdbridge_fast.fill
     _variant._fast_read = _gdbridge_fast.read
     _fast_dropped = _gdbridge_fast.dropped
+    _forget_texts = _gdbridge_fast.forget_texts
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))
@@ -238,6 +239,7 @@ def unhold(iid: int) -> Any:
     return obj
 
 _fast_dropped: Callable[[], list[int]] = list  # _gdbridge_fast.dropped, set by bind
+_forget_texts: Callable[[], object] = dict  # _gdbridge_fast.forget_texts, set by bind
 
 
 def _arrive(obj: Any) -> None:
@@ -362,6 +364,7 @@ def shutdown() -> None:
 
 
 def shutdown_names() -> None:
+    _forget_texts()  # the Strings the C layer keeps for interned strs
     for name in list(_names):
         lib.gdb_value_destroy(T.STRING_NAME, _names.pop(name))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 import typing
 from typing import Any
 
@@ -21,6 +22,9 @@ NOISY = {"print", "print_rich", "printerr", "printt", "prints", "printraw", "pri
          "push_warning", "randomize", "seed"}  # fmt: skip
 RANDOM = {"randi", "randf", "randi_range", "randf_range", "randfn", "rid_allocate_id"}
 SAMPLE = {"float": 0.75, "int": 3, "bool": True, "Variant": 0.75, "String": "x"}
+
+
+_fresh_ids: list[int] = []  # id() of each fresh key Contract.keyed made
 
 
 class Flags(enum.IntFlag):
@@ -319,6 +323,23 @@ class Contract(Node):
 
     def score_sum(self, table: dict[str, int]) -> int:
         return sum(table.values())
+
+    # -- String keys, both directions, through the C layer's caches of texts --
+    def keyed(self, n: int) -> dict:
+        """Keys that repeat (literals), change every call (a new interned str, freed after the call,
+        so a later one can be made at its address), are not ASCII, or are a StringName."""
+        fresh = sys.intern(f"fresh-{n}-ü")
+        _fresh_ids.append(id(fresh))
+        built = "".join(["ent", "ity"])  # equal to the literal key "entity", another str object
+        name = gd.StringName("name")
+        return {"entity": n, fresh: n, sys.intern("mémoire"): n % 7, name: n, "été": "valeur", "label": built}
+
+    def fresh_ids_reused(self) -> int:
+        """How many of keyed()'s fresh keys were made at an address an earlier one had."""
+        return len(_fresh_ids) - len(set(_fresh_ids))
+
+    def key_kinds(self, table: dict) -> list[str]:
+        return [f"{type(key).__name__}:{key}" for key in table]
 
     # -- bitfields, varargs --
     def combine(self, a: Flags, b: Flags) -> Flags:

@@ -128,7 +128,31 @@ func check_refcounts() -> void:
 	kept_alone = weakref(alone)
 
 
+func check_string_keys() -> void:
+	var wrong := []
+	for i in 3000:
+		var got: Dictionary = c.keyed(i) if i % 2 == 0 else u.keyed(i)
+		var want := {"entity": i, "fresh-%d-ü" % i: i, "mémoire": i % 7, "name": i, "été": "valeur", "label": "entity"}
+		var ok := got.size() == want.size()
+		for key in got:
+			var kind := TYPE_STRING_NAME if key == "name" else TYPE_STRING
+			ok = ok and typeof(key) == kind and want.has(key) and typeof(got[key]) == typeof(want[key]) and got[key] == want[key]
+		if not ok and wrong.size() < 3:
+			wrong.append([i, got])
+	check("returned_string_keys_exact", wrong.is_empty(), wrong)
+	check("returned_key_address_reused", c.fresh_ids_reused() > 0, c.fresh_ids_reused())
+	var wrong_in := []
+	for i in 3000:
+		var table := {"entity": 1, "clé-%d" % (i % 300): 2, &"name": 3, "ü": 4}
+		var want := ["str:entity", "str:clé-%d" % (i % 300), "StringName:name", "str:ü"]
+		var kinds: Array = c.key_kinds(table) if i % 2 == 0 else u.key_kinds(table)
+		if kinds != want and wrong_in.size() < 3:
+			wrong_in.append([i, kinds])
+	check("argument_string_keys_exact", wrong_in.is_empty(), wrong_in)
+
+
 func check_containers() -> void:
+	check_string_keys()
 	var grid: Dictionary = c.grid()
 	check("vector_keys_from_python", grid[Vector2i(2, 1)] == 21 and grid.size() == 9 and typeof(grid.keys()[0]) == TYPE_VECTOR2I, grid)
 	var into := {Vector2i(2, 1): 5, Vector2(0.5, 1): 6, Color(1, 0, 0, 1): 7}
