@@ -64,6 +64,7 @@ def main() -> None:
         "call returning a 6-key Dictionary",
         "call with a 5-key Dictionary[String, float] argument",
         '_get-backed property read get(&"level")',
+        "call returning a StringName",
     ]
     cases = sorted(
         dict.fromkeys(case for case, _, _ in best),

@@ -724,6 +724,7 @@ static PyObject *gdb_coerce(int want, PyObject *value) {
 
 static int gdb_py_to_variant(void *v, PyObject *value);
 static int gdb_py_fill(void *target, int dict, PyObject *items);
+static int gdb_str_to_raw(void *raw, PyObject *value, int type);
 
 /* Call and store the result; `variant_ret` says whether `ret` is a Variant (call) or raw (ptrcall). */
 static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, int ok, void *ret, int variant_ret) {
@@ -749,6 +750,9 @@ static void gdb_fast_finish(gdb_fast_method *m, void *inst, PyObject **boxed, in
             /* A Variant result: written in C (containers included), as to_variant would. */
             i_variant_destroy(ret);
             if (!gdb_py_to_variant(ret, r)) Py_CLEAR(r);
+        } else if ((m->ret == GDEXTENSION_VARIANT_TYPE_STRING || m->ret == GDEXTENSION_VARIANT_TYPE_STRING_NAME ||
+                    m->ret == GDEXTENSION_VARIANT_TYPE_NODE_PATH) && PyUnicode_Check(r)) {
+            if (!gdb_str_to_raw(ret, r, m->ret)) Py_CLEAR(r);
         } else if ((m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY && PyDict_Check(r)) ||
                    (m->ret == GDEXTENSION_VARIANT_TYPE_ARRAY && (PyList_Check(r) || PyTuple_Check(r)))) {
             if (!gdb_py_fill(ret, m->ret == GDEXTENSION_VARIANT_TYPE_DICTIONARY, r)) Py_CLEAR(r);
@@ -953,35 +957,79 @@ static int gdb_py_container_to_variant(void *v, PyObject *value) {
     return ok;
 }
 
-/* The String made for an interned str (the keys and short constants of Python code: dict literals,
- * names), by the str's identity, so a returned `{"entity": ...}` copies a String (a reference
- * count) instead of decoding UTF-8 into a new one per key per call. An entry owns its str, so the
- * address cannot be reused by another str while the entry lives; a str is immutable, so the
- * String stays right. Cleared at shutdown (forget_texts). Read and written with the GIL held. */
+/* The engine text made for a str before, by the str's identity: an interned str (the keys and
+ * short constants of Python code: dict literals, names) as a String, a StringName object (a
+ * behavior's name kept in a table) as a StringName. A returned `{"entity": ...}` then copies a
+ * String (a reference count) instead of decoding UTF-8 into a new one per key per call, and a
+ * StringName result skips the engine's name table. An entry owns its str, so the address cannot
+ * be reused by another str while it is cached; a str (and StringName, no attributes) is
+ * immutable, so the value stays right. Emptied at shutdown (forget_texts). Used with the GIL. */
 #define GDB_STR_CACHE 256
 #define GDB_STR_CACHE_MAX 64
 static struct {
     PyObject *text; /* owned; NULL: empty slot */
-    gdb_variant value; /* a String Variant of `text` */
+    int type;       /* STRING or STRING_NAME */
+    gdb_variant value; /* `text` as a Variant of `type` */
 } gdb_str_cache[GDB_STR_CACHE];
 
-static int gdb_str_to_variant(void *v, PyObject *value) {
-    size_t slot = ((uintptr_t)value >> 4) % GDB_STR_CACHE;
-    if (gdb_str_cache[slot].text == value) {
+/* The cache slot for `value` as `type` when it may be cached there (found or to fill), else -1. */
+static intptr_t gdb_str_slot(PyObject *value, int type) {
+    PyTypeObject *kind = Py_TYPE(value);
+    if (type == GDEXTENSION_VARIANT_TYPE_STRING ? kind != &PyUnicode_Type || !PyUnicode_CHECK_INTERNED(value)
+        : type != GDEXTENSION_VARIANT_TYPE_STRING_NAME || (PyObject *)kind != gdb_text_cls[type])
+        return -1;
+    if (PyUnicode_GET_LENGTH(value) > GDB_STR_CACHE_MAX) return -1;
+    return (intptr_t)(((uintptr_t)value >> 4) % GDB_STR_CACHE);
+}
+
+static int gdb_str_hit(intptr_t slot, PyObject *value, int type) {
+    return slot >= 0 && gdb_str_cache[slot].text == value && gdb_str_cache[slot].type == type;
+}
+
+/* Keep the Variant `v` (of `type`, made from `value`) in `slot`. */
+static void gdb_str_keep(intptr_t slot, PyObject *value, int type, const void *v) {
+    if (gdb_str_cache[slot].text) {
+        gdb_vdestroy(&gdb_str_cache[slot].value);
+        Py_DECREF(gdb_str_cache[slot].text);
+    }
+    gdb_str_cache[slot].text = Py_NewRef(value);
+    gdb_str_cache[slot].type = type;
+    gdb_vcopy(&gdb_str_cache[slot].value, v);
+}
+
+/* The str `value` as a new Variant of `type` (String, StringName, NodePath) in uninitialized `v`. */
+static int gdb_str_to_variant(void *v, PyObject *value, int type) {
+    intptr_t slot = gdb_str_slot(value, type);
+    if (gdb_str_hit(slot, value, type)) {
         gdb_vcopy(v, &gdb_str_cache[slot].value);
         return 1;
     }
     Py_ssize_t n;
     const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
     if (!utf8) { gdb_vnil(v); return 0; }
-    gdb_vtext(v, GDEXTENSION_VARIANT_TYPE_STRING, utf8, n);
-    if (PyUnicode_CHECK_INTERNED(value) && n <= GDB_STR_CACHE_MAX) {
-        if (gdb_str_cache[slot].text) {
-            gdb_vdestroy(&gdb_str_cache[slot].value);
-            Py_DECREF(gdb_str_cache[slot].text);
-        }
-        gdb_str_cache[slot].text = Py_NewRef(value);
-        gdb_vcopy(&gdb_str_cache[slot].value, v);
+    gdb_vtext(v, type, utf8, n);
+    if (slot >= 0) gdb_str_keep(slot, value, type, v);
+    return 1;
+}
+
+/* The str `value` into the initialized raw String/StringName/NodePath `raw` (a ptrcall result). */
+static int gdb_str_to_raw(void *raw, PyObject *value, int type) {
+    intptr_t slot = gdb_str_slot(value, type);
+    if (gdb_str_hit(slot, value, type)) {
+        g_destructor[type](raw);
+        g_to_type[type](raw, &gdb_str_cache[slot].value);
+        return 1;
+    }
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
+    if (!utf8) return 0;
+    g_destructor[type](raw);
+    gdb_text_new(raw, type, utf8, n);
+    if (slot >= 0) {
+        gdb_variant v;
+        g_from_type[type](&v, raw);
+        gdb_str_keep(slot, value, type, &v);
+        gdb_vdestroy(&v);
     }
     return 1;
 }
@@ -1010,19 +1058,13 @@ static int gdb_py_to_variant(void *v, PyObject *value) {
         return 1;
     }
     if (kind == &PyFloat_Type) { gdb_vfloat(v, PyFloat_AS_DOUBLE(value)); return 1; }
-    if (kind == &PyUnicode_Type) return gdb_str_to_variant(v, value);
-    int text = (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME]
+    int text = kind == &PyUnicode_Type ? GDEXTENSION_VARIANT_TYPE_STRING
+               : (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME]
                    ? GDEXTENSION_VARIANT_TYPE_STRING_NAME
                : (PyObject *)kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_NODE_PATH]
                    ? GDEXTENSION_VARIANT_TYPE_NODE_PATH
                    : 0;
-    if (text) {
-        Py_ssize_t n;
-        const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
-        if (!utf8) { gdb_vnil(v); return 0; }
-        gdb_vtext(v, text, utf8, n);
-        return 1;
-    }
+    if (text) return gdb_str_to_variant(v, value, text);
     if (kind == &PyDict_Type || kind == &PyList_Type || kind == &PyTuple_Type) return gdb_py_container_to_variant(v, value);
     gdb_vnil(v);
     /* Python code converting on its own (a list subclass, a typed container) starts its own table,

@@ -24,6 +24,7 @@ RANDOM = {"randi", "randf", "randi_range", "randf_range", "randfn", "rid_allocat
 SAMPLE = {"float": 0.75, "int": 3, "bool": True, "Variant": 0.75, "String": "x"}
 
 
+_KEPT_NAME = gd.StringName("kept")
 _fresh_ids: list[int] = []  # id() of each fresh key Contract.keyed made
 
 
@@ -337,6 +338,13 @@ class Contract(Node):
     def fresh_ids_reused(self) -> int:
         """How many of keyed()'s fresh keys were made at an address an earlier one had."""
         return len(_fresh_ids) - len(set(_fresh_ids))
+
+    def named(self, n: int) -> gd.StringName:
+        """A StringName result: one kept (the same object every call), a new one, or a plain str."""
+        return (_KEPT_NAME, gd.StringName(f"nom-{n}-é"), f"plain-{n}", sys.intern(f"interned-{n}"))[n % 4]
+
+    def texted(self, n: int) -> str:
+        return ("littéral", "literal", f"fresh-{n}", sys.intern(f"interned-{n}"))[n % 4]
 
     def key_kinds(self, table: dict) -> list[str]:
         return [f"{type(key).__name__}:{key}" for key in table]

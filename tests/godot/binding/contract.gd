@@ -149,6 +149,20 @@ func check_string_keys() -> void:
 		if kinds != want and wrong_in.size() < 3:
 			wrong_in.append([i, kinds])
 	check("argument_string_keys_exact", wrong_in.is_empty(), wrong_in)
+	var wrong_text := []
+	for i in 3000:
+		var name: StringName = c.named(i)
+		var name_u: Variant = u.named(i)
+		var text: String = c.texted(i)
+		var text_u: Variant = u.texted(i)
+		var want_name: String = ["kept", "nom-%d-é" % i, "plain-%d" % i, "interned-%d" % i][i % 4]
+		var want_text: String = ["littéral", "literal", "fresh-%d" % i, "interned-%d" % i][i % 4]
+		# Untyped, a plain str result stays a String (the Variant call writes the value as it is).
+		var want_kind := TYPE_STRING_NAME if i % 4 < 2 else TYPE_STRING
+		if (typeof(name) != TYPE_STRING_NAME or String(name) != want_name or typeof(name_u) != want_kind or String(name_u) != want_name
+				or text != want_text or typeof(text_u) != TYPE_STRING or text_u != want_text) and wrong_text.size() < 3:
+			wrong_text.append([i, name, name_u, text, text_u])
+	check("text_results_exact", wrong_text.is_empty(), wrong_text)
 
 
 func check_containers() -> void:

@@ -117,6 +117,18 @@ func bench_calls() -> void:
 				emit("call with a 5-key Dictionary[String, float] argument", "gdscript", n, float(k2 - k1) / n)
 				emit("_get-backed property read get(&\"level\")", "python", n, float(g1 - g0) / n)
 				emit("_get-backed property read get(&\"level\")", "gdscript", n, float(g2 - g1) / n)
+		# A StringName result (after the others, which stay as they were).
+		for repeat in 3:
+			var s0 := Time.get_ticks_usec()
+			for node: PyCalls in py_nodes:
+				node.behavior()
+			var s1 := Time.get_ticks_usec()
+			for node: GdBench in gd_nodes:
+				node.behavior()
+			var s2 := Time.get_ticks_usec()
+			if repeat == 2:
+				emit("call returning a StringName", "python", n, float(s1 - s0) / n)
+				emit("call returning a StringName", "gdscript", n, float(s2 - s1) / n)
 		for node in py_nodes:
 			node.free()
 		for node in gd_nodes:

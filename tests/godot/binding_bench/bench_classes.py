@@ -7,6 +7,8 @@ import time
 import gdbridge as gd
 from gdbridge.classes import Node
 
+_BEHAVIOR = gd.StringName("patrol")
+
 
 class PyEmpty(Node):
     """An empty `_process`: the cost of one engine -> Python callback."""
@@ -43,6 +45,10 @@ class PyCalls(Node):
     def typed_context(self, context: dict[str, float]) -> int:
         """A 5-key Dictionary[String, float] argument."""
         return len(context)
+
+    def behavior(self) -> gd.StringName:
+        """A StringName result held by the class, the shape of UtilitySelector.evaluate's."""
+        return _BEHAVIOR
 
     def _get(self, name: str) -> object:
         """A dynamic property (`get(&"level")`), as a designer-facing node would compute one."""

@@ -23,6 +23,10 @@ func typed_context(context: Dictionary[String, float]) -> int:
 	return context.size()
 
 
+func behavior() -> StringName:
+	return &"patrol"
+
+
 func _get(property: StringName) -> Variant:
 	return 3 if property == &"level" else null
 
