@@ -439,7 +439,38 @@ static PyObject *gdb_string_to_py(const void *s) {
     return text;
 }
 
+/* StringName -> str the other way: a StringName is one pointer to the engine's entry for its text,
+ * so an entry here is that pointer, a held copy of the StringName (the entry cannot be freed and
+ * its address given to another name while it is cached) and the Python StringName made for it.
+ * `_get(name)`, `_set` and StringName arguments then skip the String conversion and the Python
+ * constructor call. Emptied at shutdown (forget_texts). Used with the GIL. */
+#define GDB_NAME_CACHE 256
+static struct {
+    const void *data;  /* the StringName's pointer; NULL: empty slot */
+    gdb_variant held;  /* a Variant copy of it */
+    PyObject *text;    /* owned; a gdbridge StringName */
+} gdb_name_cache[GDB_NAME_CACHE];
+
+static PyObject *gdb_text_to_py_uncached(const void *value, int type);
 static PyObject *gdb_text_to_py(const void *value, int type) {
+    if (type != GDEXTENSION_VARIANT_TYPE_STRING_NAME) return gdb_text_to_py_uncached(value, type);
+    const void *data = *(const void *const *)value;
+    size_t slot = ((uintptr_t)data >> 4) % GDB_NAME_CACHE;
+    if (data && gdb_name_cache[slot].data == data) return Py_NewRef(gdb_name_cache[slot].text);
+    PyObject *text = gdb_text_to_py_uncached(value, type);
+    if (text && data && Py_TYPE(text) == (PyTypeObject *)gdb_text_cls[type] && PyUnicode_GET_LENGTH(text) <= GDB_TEXT_CACHE_MAX) {
+        if (gdb_name_cache[slot].data) {
+            gdb_vdestroy(&gdb_name_cache[slot].held);
+            Py_DECREF(gdb_name_cache[slot].text);
+        }
+        g_from_type[type](&gdb_name_cache[slot].held, (void *)value);
+        gdb_name_cache[slot].data = data;
+        gdb_name_cache[slot].text = Py_NewRef(text);
+    }
+    return text;
+}
+
+static PyObject *gdb_text_to_py_uncached(const void *value, int type) {
     uint64_t converted = 0;
     const void *s = value;
     if (type != GDEXTENSION_VARIANT_TYPE_STRING) {
@@ -1036,6 +1067,12 @@ static int gdb_str_to_raw(void *raw, PyObject *value, int type) {
 
 /* forget_texts(): empty the str -> String cache (the engine's Strings go before it shuts down). */
 static PyObject *gdb_fast_forget_texts(PyObject *self, PyObject *unused) {
+    for (size_t i = 0; i < GDB_NAME_CACHE; i++)
+        if (gdb_name_cache[i].data) {
+            gdb_vdestroy(&gdb_name_cache[i].held);
+            Py_CLEAR(gdb_name_cache[i].text);
+            gdb_name_cache[i].data = NULL;
+        }
     for (size_t i = 0; i < GDB_STR_CACHE; i++)
         if (gdb_str_cache[i].text) {
             gdb_vdestroy(&gdb_str_cache[i].value);

@@ -346,6 +346,9 @@ class Contract(Node):
     def texted(self, n: int) -> str:
         return ("littéral", "literal", f"fresh-{n}", sys.intern(f"interned-{n}"))[n % 4]
 
+    def name_text(self, name: gd.StringName) -> str:
+        return f"{type(name).__name__}:{name}"
+
     def key_kinds(self, table: dict) -> list[str]:
         return [f"{type(key).__name__}:{key}" for key in table]
 

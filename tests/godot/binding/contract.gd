@@ -163,6 +163,17 @@ func check_string_keys() -> void:
 				or text != want_text or typeof(text_u) != TYPE_STRING or text_u != want_text) and wrong_text.size() < 3:
 			wrong_text.append([i, name, name_u, text, text_u])
 	check("text_results_exact", wrong_text.is_empty(), wrong_text)
+	# StringName arguments: made and dropped each round (the engine frees a name nothing holds, and
+	# may give its memory to the next), repeating, fixed, not ASCII; typed, untyped and through _get.
+	var wrong_names := []
+	for i in 3000:
+		var made := StringName("nom-%d-ü" % (i % 700 if i % 3 else i))
+		var fixed := &"fixe-é"
+		var got := [c.name_text(made), u.name_text(made), c.name_text(fixed)]
+		var want := ["StringName:" + String(made), "StringName:" + String(made), "StringName:fixe-é"]
+		if got != want and wrong_names.size() < 3:
+			wrong_names.append([i, got])
+	check("string_name_arguments_exact", wrong_names.is_empty(), wrong_names)
 
 
 func check_containers() -> void:
