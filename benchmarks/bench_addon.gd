@@ -5,7 +5,10 @@ extends SceneTree
 ## guard records the 2 people it sees (who changes every 1.5-2 s, so most records are refractory
 ## refreshes, as in a game), reads its awareness of one of them and chooses a behavior; one guard in
 ## 300 asks the LLM each frame (no endpoint: each request ends in the fallback tier at once).
-##   --npcs=N --frames=F --path=batched|dictionary|nodes [--signals=off]
+##   --npcs=N --frames=F --path=batched|dictionary|nodes|gdscript [--signals=off]
+## Path gdscript is the same logic written in plain GDScript: the Dictionary path's passes on the
+## baseline's GdMemory / GdSelector objects (no npc_mind nodes, no LLM requests), for the frame-time
+## comparison of issue 14.
 ## Path nodes is the Dictionary path's memory calls with the selectors fed per node for the batch:
 ## one UtilitySelector.set_inputs call and one `choice` read per guard, the server choosing for
 ## the whole definition at the end of the frame (no director, no packed arrays).
@@ -143,7 +146,7 @@ func _process(_delta: float) -> bool:
 	_move_guards()
 	if phase.ends_with("with"):
 		_mind_work()
-	if phase == "with" and path != "batched" and frame_in_phase == frames - 1:
+	if phase == "with" and path in ["dictionary", "nodes"] and frame_in_phase == frames - 1:
 		_recall_pass(memories)  # the frame before the timed recalls recalls the same guards
 	if frame_in_phase >= (30 if phase.begins_with("warmup") else frames):
 		frame_in_phase = 0
@@ -156,7 +159,7 @@ func _process(_delta: float) -> bool:
 			"warmup_with":
 				phase = "with"
 			"with":
-				if path != "batched":
+				if path in ["dictionary", "nodes"]:
 					_time_recalls(memories, call_usec, call_count)
 					_time_baseline()
 				var per_call := {}
@@ -180,6 +183,11 @@ func _move_guards() -> void:
 
 
 func _add_minds() -> void:
+	if path == "gdscript":
+		for i in npcs:
+			gd_memories.append(GdMemory.new())
+			gd_selectors.append(GdSelector.new())
+		return
 	chosen.resize(npcs)
 	var profile: Resource = ClassDB.instantiate("MemoryProfile")
 	var behaviors := [behavior("patrol", ["calm", "threat"]), behavior("pursue", ["threat", "noise"]),
@@ -211,6 +219,9 @@ func seen(guard: int, which: int) -> int:
 
 func _mind_work() -> void:
 	frame += 1
+	if path == "gdscript":
+		_dictionary_pass(gd_memories, gd_selectors, {}, baseline_count)
+		return
 	var asking := maxi(1, npcs / 300)
 	for i in asking:
 		decisions[rng.randi() % npcs].request_decision({"calm": 0.5, "threat": 0.5, "noise": 0.1})

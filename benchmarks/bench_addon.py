@@ -4,7 +4,8 @@ Each configuration runs `benchmarks/bench_addon.gd` once: the same guards (movin
 measured first without the npc_mind nodes, then with them, through the batched path (packed arrays
 over node ids, O(1) Python crossings a frame), the Dictionary path (per-node calls), or the nodes
 path (the Dictionary path's memory calls, the selectors fed per node for the batch with
-`set_inputs` and read back as `choice`, no director). Frame time is
+`set_inputs` and read back as `choice`, no director), or, for comparison, the gdscript path (the
+Dictionary path's logic written in plain GDScript objects: no npc_mind nodes). Frame time is
 the interval between consecutive frames with the headless frame cap lifted. Goal: the nodes add at
 most 25% of a 16.6 ms frame (4.15 ms) at 1,000 NPCs through the batched path. The Dictionary runs
 and nodes runs also report each node method's time per call as GDScript sees it.
@@ -39,8 +40,10 @@ CONFIGS = [
     (1000, "dictionary", True),
     (200, "nodes", True),
     (1000, "nodes", True),
+    (200, "gdscript", True),
+    (1000, "gdscript", True),
 ]
-FRAMES = {"batched": 300, "dictionary": 120, "nodes": 120}
+FRAMES = {"batched": 300, "dictionary": 120, "nodes": 120, "gdscript": 120}
 METHODS = ("record_event", "awareness_of", "evaluate", "query_strongest", "set_inputs", "choice")
 TARGET_US = {"record_event": 1.5, "awareness_of": 1.5, "evaluate": 2.0, "query_strongest": 1.5}  # issue 14
 
@@ -87,7 +90,7 @@ def main() -> int:
     per_call: dict[tuple[int, str], tuple[dict[str, float], dict[str, float]]] = {}
     for npcs, path, signals in CONFIGS:
         frames = run(npcs, path, signals)
-        if path != "batched":
+        if path in ("dictionary", "nodes"):
             per_call[npcs, path] = (frames["per_call_us"], frames["baseline_per_call_us"])
         p50_without, p99_without = np.percentile(frames["without"], [50, 99])
         p50_with, p99_with = np.percentile(frames["with"], [50, 99])
@@ -103,7 +106,9 @@ def main() -> int:
         "Each row is one engine run: the same guards without the npc_mind nodes, then with a",
         "MemoryStream, UtilitySelector and AsyncLLMDecision each",
         "(2 perceptions recorded, 1 awareness read and 1 behavior chosen per guard per frame; one guard",
-        "in 300 asks the LLM per frame, answered by the fallback tier as no endpoint is set).",
+        "in 300 asks the LLM per frame, answered by the fallback tier as no endpoint is set). The",
+        "`gdscript` rows run the Dictionary path's logic on plain GDScript objects instead (the per-call",
+        "baseline below: a memory per (entity, type), 3 behaviors x 2 considerations; no LLM requests).",
         "",
         "| guards | path | without p50 / p99 (ms) | with p50 / p99 (ms) | added p50 (ms) | of 16.6 ms |",
         "|---:|---|---:|---:|---:|---:|",
@@ -123,6 +128,14 @@ def main() -> int:
         frame_met = "met" if dictionary_200[6] <= 1.0 else "**NOT met**"
         added_200 = dictionary_200[6]
         verdict_per_call += f"; 200 guards add at most 1 ms p50 here: {frame_met} ({added_200:.2f} ms)"
+        gdscript_200 = next((row for row in rows if row[0] == 200 and row[1] == "gdscript"), None)
+        if gdscript_200 is not None and gdscript_200[6] > 0:
+            ratio = added_200 / gdscript_200[6]
+            ratio_met = "met" if ratio <= 1.5 else "**NOT met**"
+            verdict_per_call += (
+                f"; at most 1.5x the same logic in plain GDScript (the `gdscript` rows, which add"
+                f" {gdscript_200[6]:.2f} ms): {ratio_met} ({ratio:.1f}x)"
+            )
     lines += [
         "",
         f"Goal (batched path, 1,000 guards, added p50 <= {BUDGET_MS:.2f} ms, 25% of 16.6 ms): **{verdict}**"
