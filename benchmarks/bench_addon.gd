@@ -184,9 +184,7 @@ func _move_guards() -> void:
 
 func _add_minds() -> void:
 	if path == "gdscript":
-		for i in npcs:
-			gd_memories.append(GdMemory.new())
-			gd_selectors.append(GdSelector.new())
+		_add_baseline_objects()
 		return
 	chosen.resize(npcs)
 	var profile: Resource = ClassDB.instantiate("MemoryProfile")
@@ -311,12 +309,17 @@ func _recall_pass(mems: Array) -> void:
 		mems[i].query_strongest(seen(i, 0))
 
 
-func _time_baseline() -> void:
-	## The Dictionary path's passes (loop, `seen` and argument building included) on the GDScript
-	## objects, so the per-call table compares like with like in one run.
+func _add_baseline_objects() -> void:
+	## One GdMemory and one GdSelector per guard: the plain-GDScript version of its nodes.
 	for i in npcs:
 		gd_memories.append(GdMemory.new())
 		gd_selectors.append(GdSelector.new())
+
+
+func _time_baseline() -> void:
+	## The Dictionary path's passes (loop, `seen` and argument building included) on the GDScript
+	## objects, so the per-call table compares like with like in one run.
+	_add_baseline_objects()
 	var saved_frame := frame
 	for repeat in 20:
 		frame = saved_frame + repeat
