@@ -517,26 +517,42 @@ typedef struct {
 } gdb_seen;
 static _Thread_local gdb_seen *gdb_seen_now;
 
-static gdb_seen_slot *gdb_seen_find(gdb_seen *seen, const void *key) {
-    uintptr_t mask = (uintptr_t)seen->cap - 1;
+/* The open-addressing table both identity tables use (gdb_seen, gdb_made): slots of `stride`
+ * bytes whose first member is the key pointer (NULL: free), `cap` a power of two. The slot of
+ * `key`, or the free slot where it goes. */
+static void *gdb_key_slot(void *slots, size_t stride, intptr_t cap, const void *key) {
+    uintptr_t mask = (uintptr_t)cap - 1;
     uintptr_t i = (uintptr_t)key * (uintptr_t)0x9E3779B97F4A7C15u;
-    for (i = (i ^ (i >> 29)) & mask;; i = (i + 1) & mask)
-        if (seen->slots[i].key == key || !seen->slots[i].key) return &seen->slots[i];
+    for (i = (i ^ (i >> 29)) & mask;; i = (i + 1) & mask) {
+        const void **at = (const void **)((char *)slots + i * stride);
+        if (*at == key || !*at) return at;
+    }
+}
+
+/* Room for one more key: the table doubled (slots moved as their bytes) when it would be more
+ * than half full; 0 when out of memory. `inline_slots`: the first table, never freed. */
+static int gdb_key_room(void **slots, intptr_t *cap, intptr_t used, size_t stride, const void *inline_slots) {
+    if ((used + 1) * 2 <= *cap) return 1;
+    intptr_t old_cap = *cap, new_cap = old_cap * 2;
+    char *old = *slots, *grown = calloc((size_t)new_cap, stride);
+    if (!grown) return 0;
+    for (intptr_t i = 0; i < old_cap; i++)
+        if (*(void **)(old + i * stride))
+            memcpy(gdb_key_slot(grown, stride, new_cap, *(void **)(old + i * stride)), old + i * stride, stride);
+    if (old != inline_slots) free(old);
+    *slots = grown;
+    *cap = new_cap;
+    return 1;
+}
+
+static gdb_seen_slot *gdb_seen_find(gdb_seen *seen, const void *key) {
+    return gdb_key_slot(seen->slots, sizeof(gdb_seen_slot), seen->cap, key);
 }
 
 /* The empty slot for `key`, growing the table to stay at most half full; NULL when out of memory. */
 static gdb_seen_slot *gdb_seen_claim(gdb_seen *seen, const void *key) {
-    if ((seen->used + 1) * 2 > seen->cap) {
-        intptr_t cap = seen->cap * 2;
-        gdb_seen_slot *old = seen->slots, *slots = calloc((size_t)cap, sizeof(*slots));
-        if (!slots) return NULL;
-        intptr_t old_cap = seen->cap;
-        seen->slots = slots;
-        seen->cap = cap;
-        for (intptr_t i = 0; i < old_cap; i++)
-            if (old[i].key) *gdb_seen_find(seen, old[i].key) = old[i];
-        if (old != seen->inline_slots) free(old);
-    }
+    if (!gdb_key_room((void **)&seen->slots, &seen->cap, seen->used, sizeof(gdb_seen_slot), seen->inline_slots))
+        return NULL;
     seen->used++;
     gdb_seen_slot *slot = gdb_seen_find(seen, key);
     slot->key = key;
@@ -859,24 +875,14 @@ typedef struct {
 static _Thread_local gdb_made *gdb_made_now;
 
 static gdb_made_slot *gdb_made_find(gdb_made *made, PyObject *key) {
-    uintptr_t mask = (uintptr_t)made->cap - 1;
-    uintptr_t i = (uintptr_t)key * (uintptr_t)0x9E3779B97F4A7C15u;
-    for (i = (i ^ (i >> 29)) & mask;; i = (i + 1) & mask)
-        if (made->slots[i].key == key || !made->slots[i].key) return &made->slots[i];
+    return gdb_key_slot(made->slots, sizeof(gdb_made_slot), made->cap, key);
 }
 
-/* Claim `key` (not in the table) as being written; 0 when out of memory. */
+/* Claim `key` (not in the table) as being written; 0 when out of memory. A Variant moves as its
+ * bytes when the table grows. */
 static int gdb_made_claim(gdb_made *made, PyObject *key) {
-    if ((made->used + 1) * 2 > made->cap) {
-        intptr_t cap = made->cap * 2, old_cap = made->cap;
-        gdb_made_slot *old = made->slots, *slots = calloc((size_t)cap, sizeof(*slots));
-        if (!slots) return 0;
-        made->slots = slots;
-        made->cap = cap;
-        for (intptr_t i = 0; i < old_cap; i++)
-            if (old[i].key) *gdb_made_find(made, old[i].key) = old[i]; /* a Variant moves as its bytes */
-        if (old != made->inline_slots) free(old);
-    }
+    if (!gdb_key_room((void **)&made->slots, &made->cap, made->used, sizeof(gdb_made_slot), made->inline_slots))
+        return 0;
     made->used++;
     gdb_made_slot *slot = gdb_made_find(made, key);
     slot->key = Py_NewRef(key);
