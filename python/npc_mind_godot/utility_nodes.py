@@ -6,10 +6,12 @@ adds a behavior in the inspector without writing code, and `to_dict()` is what t
 
 from __future__ import annotations
 
+import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-from gdbridge import classes
+from gdbridge import classes, objects
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
@@ -245,6 +247,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def _redefine(self, _value: Any) -> None:
         # A definition changed at run time: the selector joins the group of its new definition
         # (its anti-dithering state starts afresh).
+        self.__dict__.pop("_calls", None)
         if self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))
 
@@ -271,7 +274,19 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             defaults = self.__dict__["_input_defaults"] = _input_defaults(self.behaviors)
             for key, value in defaults.items():  # the batched path starts from the defaults too
                 server().core.set_inputs([handle], key, [value])
+            mind = server().core
+            # What the per-frame calls need, in one read: the server's per-node methods, bound
+            # (one Python call from the node), and the behaviors' StringNames by index ("" last,
+            # for index -1: no choice yet).
+            self.__dict__["_calls"] = _Calls(
+                handle, _string_names(mind.selectors.names(handle)), defaults,
+                mind.pick, mind.set_input_values, mind.choice_index,
+            )  # fmt: skip
         return handle
+
+    def _calls(self) -> _Calls:
+        self._handle()
+        return self.__dict__["_calls"]
 
     def _watch_curves(self) -> None:
         # A designer's Curve is baked into the definition; when it changes, bake it again.
@@ -292,13 +307,13 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
     def evaluate(self, context: dict) -> StringName:
         """The behavior to run now for this context (a Dictionary of input key -> number)."""
-        handle = self.__dict__.get("_server_handle") or self._handle()
+        if _thread_id() != _MAIN_THREAD:
+            core()  # raises WrongThreadError, naming this method
+        handle, names, defaults, pick, _, _ = self.__dict__.get("_calls") or self._calls()
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
-        defaults = self.__dict__["_input_defaults"]
         if defaults:
             context = defaults | context  # a given value wins
-        name = core().evaluate(handle, context)
-        return _behavior_names.get(name) or _behavior_name(name)  # the lookup inline: a call less
+        return names[pick(handle, context)]
 
     def set_input(self, key: StringName, value: float) -> None:
         """The batched path, fed by the node itself: input `key` for this frame's choice, written
@@ -306,20 +321,25 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
         the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
         set reads as 0 (or the consideration's default_input)."""
-        handle = self.__dict__.get("_server_handle") or self._handle()
-        core().set_input(handle, key, value)
+        if _thread_id() != _MAIN_THREAD:
+            core()
+        calls = self.__dict__.get("_calls") or self._calls()
+        calls.put(calls.handle, {key: value})
 
     def set_inputs(self, inputs: dict) -> None:
         """`set_input` for several keys in one call (a Dictionary of input key -> number): one
         crossing into the server instead of one per key."""
-        handle = self.__dict__.get("_server_handle") or self._handle()
-        core().set_input_values(handle, inputs)
+        if _thread_id() != _MAIN_THREAD:
+            core()
+        handle, _, _, _, put, _ = self.__dict__.get("_calls") or self._calls()
+        put(handle, inputs)
 
     def get_choice(self) -> StringName:
         """The batched path's last choice for this node (see the `choice` property)."""
-        handle = self.__dict__.get("_server_handle")
-        name = core().choice(handle) if handle else ""
-        return _behavior_names.get(name) or _behavior_name(name)
+        if _thread_id() != _MAIN_THREAD:
+            core()
+        calls = self.__dict__.get("_calls")
+        return calls.names[calls.choice(calls.handle)] if calls is not None else _NO_CHOICE
 
     def set_choice(self, _value: StringName) -> None:
         """Refused: `choice` is set by the server's end-of-frame step only."""
@@ -366,12 +386,27 @@ def _input_defaults(behaviors: list) -> dict[str, float]:
     return defaults
 
 
-_behavior_names: dict[str, StringName] = {}
+class _Calls(NamedTuple):
+    """A node's handle and what its per-frame calls use (see `UtilitySelector._handle`)."""
+
+    handle: int
+    names: tuple[StringName, ...]
+    defaults: dict[str, float]
+    pick: Callable[[int, Any], int]
+    put: Callable[[int, Any], None]
+    choice: Callable[[int], int]
 
 
-def _behavior_name(name: str) -> StringName:
-    """The StringName of a behavior's name, made once per name rather than on every `evaluate`."""
-    found = _behavior_names.get(name)
+_NO_CHOICE = StringName("")
+_names_by_definition: dict[tuple[str, ...], tuple[StringName, ...]] = {}
+_MAIN_THREAD = objects.MAIN_THREAD  # the thread rule of `core()`, checked here without its call
+_thread_id = threading.get_ident
+
+
+def _string_names(names: tuple[str, ...]) -> tuple[StringName, ...]:
+    """The behaviors' StringNames by index, then "" (index -1), made once per list of names
+    rather than on every call."""
+    found = _names_by_definition.get(names)
     if found is None:
-        found = _behavior_names[name] = StringName(name)
+        found = _names_by_definition[names] = (*(StringName(name) for name in names), _NO_CHOICE)
     return found

@@ -51,7 +51,13 @@ class MindServer:
         self.record = self.memory.write
         self.awareness = self.memory.aware
         self.query_strongest = self.memory.recall
-        self.selectors = SelectorBank(counter, self.events)
+        self.selectors = SelectorBank(counter, self.events, now=self.clock.now)
+        # the per-node utility calls, bound straight to the bank (one Python call from the node):
+        # pick(handle, context) -> the chosen index into `selectors.names(handle)`, at the clock's
+        # now (`evaluate` by index); set_input_values(handle, {key: number}); choice_index(handle)
+        self.pick = self.selectors.pick
+        self.set_input_values = self.selectors.set_input_values
+        self.choice_index = self.selectors.choice_index
         self.decisions = DecisionBank(
             counter, self.events, llm_endpoint, memory_top_k=self._top_k_now, clock=monotonic
         )
@@ -171,7 +177,8 @@ class MindServer:
 
     # --- utility -------------------------------------------------------------------------------
     def evaluate(self, handle: int, context: Mapping[str, Any]) -> str:
-        return self.selectors.evaluate(handle, context, self.clock.now())  # per node per frame: one call less
+        """The behavior to run now for one selector (the per-node path: `pick`, by index)."""
+        return self.selectors.evaluate(handle, context, self.clock.now())
 
     def scores(self, handle: int) -> dict[str, float]:
         return self.selectors.scores(handle)
@@ -185,10 +192,6 @@ class MindServer:
     def set_input(self, handle: int, key: str, value: float) -> None:
         """One selector's input for the next step's batched choice (read it with `choice`)."""
         self.selectors.set_input(handle, key, value)
-
-    def set_input_values(self, handle: int, values: Mapping[str, float]) -> None:
-        """Several of one selector's inputs at once (key -> number), as `set_input` each."""
-        self.selectors.set_input_values(handle, values.items())
 
     def choice(self, handle: int) -> str:
         """One selector's batched choice from the last step ("" before any)."""

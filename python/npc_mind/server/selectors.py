@@ -12,7 +12,7 @@ A node normally uses one path; each keeps its own anti-dithering state.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +22,7 @@ import numpy.typing as npt
 from npc_mind.server.events import EventQueue
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 from npc_mind.utility import SelectorBatch, UtilitySelector
+from npc_mind.utility.selector import DecisionState
 
 BEHAVIOR_CHANGED = "behavior_changed"
 
@@ -61,10 +62,28 @@ class SelectorGroup:
     chosen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     dirty: bool = False
     given: list[str] = field(default_factory=list)  # the texts of `SelectorBank.given_keys` for it
+    # memoryviews of the input columns: one number written per node costs less through them
+    views: dict[str, memoryview] = field(default_factory=dict)
+    # read once per node per frame: plain attributes, not properties
+    names: tuple[str, ...] = field(init=False)
+    pick_fn: Callable[..., int] = field(init=False)  # the definition's generated choice for one NPC
+    owner: Any = field(init=False)  # what pick_fn reports errors and NaN counts through
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return self.prototype.names
+    def __post_init__(self) -> None:
+        self.names = self.prototype.names
+        self.pick_fn = self.prototype.pick_fn
+        self.owner = self.prototype.scalar
+
+    def column(self, key: str) -> np.ndarray:
+        """The input column of `key` (made, all 0, on first use)."""
+        values = self.inputs.get(key)
+        if values is None:
+            values = self.inputs[str(key)] = np.zeros(len(self.rows))
+            self.views[str(key)] = memoryview(values)
+        return values
+
+    def _columns_replaced(self) -> None:
+        self.views = {key: memoryview(values) for key, values in self.inputs.items()}
 
     @property
     def live(self) -> int:
@@ -94,6 +113,7 @@ class SelectorGroup:
         self.free.extend(range(size - 1, old - 1, -1))  # lowest row reused first
         for key, values in self.inputs.items():
             self.inputs[key] = np.concatenate([values, np.zeros(size - old)])
+        self._columns_replaced()
         self.chosen = np.concatenate([self.chosen, np.full(size - old, -1, dtype=np.intp)])
         if self.batch is None:
             self.batch = self.prototype.batch(size)
@@ -115,6 +135,7 @@ class SelectorGroup:
             column = values[order]
             column[keep.size :] = 0.0
             self.inputs[key] = column
+        self._columns_replaced()
         self.chosen = self.chosen[order]
         self.chosen[keep.size :] = -1
         handles = [self.rows[row] for row in keep.tolist()]
@@ -135,17 +156,18 @@ class SelectorGroup:
 class SelectorEntry:
     group: SelectorGroup
     row: int
-    single: UtilitySelector | None = None  # the Dictionary path's own selector, made on first use
+    state: DecisionState | None = None  # the Dictionary path's own anti-dithering state, made on first use
     last_behavior: str = ""
     last_scores: dict[str, float] = field(default_factory=dict)  # the batched path's last choice
-    by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `single`
-    batch_choice: str = ""  # the batched path's last choice ("" before any)
+    by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `state`
+    batch_choice: int = -1  # the batched path's last choice (-1 before any)
 
 
 @dataclass
 class SelectorBank:
     counter: HandleCounter
     events: EventQueue
+    now: Callable[[], float] = float  # the server's clock (`pick` reads it); float() is 0.0
     groups: dict[str, SelectorGroup] = field(default_factory=dict)
     entries: Registry[SelectorEntry] = field(init=False)
     table: HandleTable = field(default_factory=lambda: HandleTable("selector"))
@@ -202,22 +224,41 @@ class SelectorBank:
     def evaluate(
         self, handle: int, context: Mapping[str, Any], now: float, allowed_tags: Collection[str] | None = None
     ) -> str:
-        # Once per node per frame from GDScript: a plain dict lookup first (Registry.get on a miss,
-        # for its error), and nothing copied (the scores are worked out only when someone asks).
+        """The behavior to run now for one selector (its own anti-dithering state), at `now`."""
+        entry = self.entries.get(handle)
+        state = entry.state or self._new_state(entry)
+        chosen = entry.group.prototype.pick(state, context, now, allowed_tags)
+        return self._picked(handle, entry, chosen)
+
+    def pick(self, handle: int, context: Mapping[str, Any]) -> int:
+        """`evaluate` at the clock's now, without tags, as the chosen index into `names(handle)`:
+        the per-node call. Once per node per frame from GDScript, so one Python call into the
+        definition's generated scoring and decision, nothing copied or allocated on the way (the
+        scores are ranked only when someone asks)."""
         entry = self.entries.entries.get(handle) or self.entries.get(handle)
-        single = entry.single
-        if single is None:
-            single = entry.single = UtilitySelector.from_dict(entry.group.prototype.to_dict())
-        chosen = single.choose(context, now, allowed_tags)
+        group = entry.group
+        chosen = group.pick_fn(context, group.owner, entry.state or self._new_state(entry), self.now(), None)
         entry.by_dictionary = True
-        if chosen != entry.last_behavior:
-            self._changed(handle, entry, chosen)
+        if group.names[chosen] != entry.last_behavior:
+            self._changed(handle, entry, group.names[chosen])
         return chosen
+
+    def _picked(self, handle: int, entry: SelectorEntry, chosen: int) -> str:
+        name = entry.group.names[chosen]
+        entry.by_dictionary = True
+        if name != entry.last_behavior:
+            self._changed(handle, entry, name)
+        return name
+
+    @staticmethod
+    def _new_state(entry: SelectorEntry) -> DecisionState:
+        state = entry.state = entry.group.prototype.new_state()
+        return state
 
     def scores(self, handle: int) -> dict[str, float]:
         entry = self.entries.get(handle)
-        if entry.by_dictionary and entry.single is not None:
-            return entry.single.last_scores()
+        if entry.by_dictionary and entry.state is not None:
+            return entry.group.prototype.scores_of(entry.state)
         return dict(entry.last_scores)
 
     # --- the batched path ----------------------------------------------------------------------
@@ -229,36 +270,44 @@ class SelectorBank:
             raise ValueError(f"set_inputs({key!r}): {handles.size} handles but {values.size} values")
         for owner, positions, rows in self.table.groups(handles):
             group = self.by_index[owner]
-            column = group.inputs.get(key)
-            if column is None:
-                column = group.inputs[key] = np.zeros(len(group.rows))
-            column[rows] = values[positions]
+            group.column(key)[rows] = values[positions]
             group.dirty = True
 
     def set_input(self, handle: int, key: str, value: float) -> None:
         """One input of one selector for the next batched choice: written straight into its
         group's column at its row (the per-node form of `set_inputs`)."""
-        self.set_input_values(handle, ((key, value),))
+        self.set_input_values(handle, {key: value})
 
-    def set_input_values(self, handle: int, items: Iterable[tuple[str, float]]) -> None:
-        """Several inputs of one selector ((key, value) pairs, e.g. a context's `items()`), each
-        written into its group's column at its row."""
+    def set_input_values(self, handle: int, values: Mapping[str, float]) -> None:
+        """Several inputs of one selector (key -> number), each written into its group's column at
+        its row: once per node per frame, so one number per key through the column's memoryview."""
         entry = self.entries.entries.get(handle) or self.entries.get(handle)
         group = entry.group
         row = entry.row
-        columns = group.inputs
-        for key, value in items:
-            column = columns.get(key)
-            if column is None:
-                column = columns[str(key)] = np.zeros(len(group.rows))
+        views = group.views
+        try:
+            for key, value in values.items():
+                views[key][row] = value
+        except (KeyError, TypeError, ValueError, OverflowError):
+            self._set_checked(group, row, values)  # a new key, or a value a float view refuses
+        group.dirty = True
+
+    @staticmethod
+    def _set_checked(group: SelectorGroup, row: int, values: Mapping[str, float]) -> None:
+        for key, value in values.items():
+            column = group.column(key)
             try:
-                column[row] = value
+                column[row] = value  # numpy's conversions (a numeric string too)
             except (TypeError, ValueError):
                 raise TypeError(f"set_input({key!r}): the value must be a number, got {value!r}") from None
-        group.dirty = True
 
     def choice(self, handle: int) -> str:
         """The batched path's last choice for one selector ("" before any)."""
+        chosen = self.choice_index(handle)
+        return self.entries.get(handle).group.names[chosen] if chosen >= 0 else ""
+
+    def choice_index(self, handle: int) -> int:
+        """`choice` as an index into `names(handle)` (-1 before any)."""
         return (self.entries.entries.get(handle) or self.entries.get(handle)).batch_choice
 
     def step(self, now: float) -> None:
@@ -277,8 +326,8 @@ class SelectorBank:
                 entry = self.entries.get(handle)
                 entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
                 entry.by_dictionary = False
-                entry.batch_choice = group.names[int(chosen[row])]
-                self._changed(handle, entry, entry.batch_choice)
+                entry.batch_choice = int(chosen[row])
+                self._changed(handle, entry, group.names[entry.batch_choice])
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         """Behavior index per handle from the last batched choice (-1 before any, or for a stale id)."""

@@ -24,7 +24,7 @@ import inspect
 import math
 import operator
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
 # Per behavior: a score, or a list of scores (one per target) for a per-target behavior.
 Scores = list[Any]
-# Compiled selector code by definition (a tuple of behaviors): its source and function.
-_COMPILED: dict[tuple[Behavior, ...], tuple[str, Callable[[Mapping[str, Any], ScalarScorer], Scores]]] = {}
+# Compiled selector code by definition (a tuple of behaviors; with the settings for `chooser`):
+# its source and function.
+_COMPILED: dict[Hashable, tuple[str, Callable[..., Any]]] = {}
 _COMPILED_LIMIT = 256
 
 
@@ -201,7 +202,7 @@ def curve_expression(curve: Curve, x: str, code: _Code, clean: bool = False) -> 
     return inline(rules.finished, {"y": score}, code)
 
 
-def _compile(source: str, namespace: dict[str, Any], name: str) -> Callable[..., Any]:
+def compile_function(source: str, namespace: dict[str, Any], name: str) -> Callable[..., Any]:
     exec(compile(source, f"<npc_mind.utility {name}>", "exec"), namespace)
     return namespace[name]
 
@@ -213,7 +214,7 @@ def compile_curve(curve: Curve) -> Callable[[float], float]:
     code = _Code("v", "    ", namespace)
     result = curve_expression(curve, "x", code)
     source = "\n".join(["def curve(x):", *code.lines, f"    return {result}", ""])
-    function = _compile(source, namespace, "curve")
+    function = compile_function(source, namespace, "curve")
     function.source = source  # type: ignore[attr-defined]
     return function
 
@@ -248,7 +249,7 @@ class ScalarScorer:
         if cached is None:
             namespace = dict(_NAMESPACE)
             source = self._generate(namespace)
-            cached = (source, _compile(source, namespace, "scores"))
+            cached = (source, compile_function(source, namespace, "scores"))
             if len(_COMPILED) >= _COMPILED_LIMIT:
                 _COMPILED.clear()
             with contextlib.suppress(TypeError):
@@ -258,11 +259,34 @@ class ScalarScorer:
     def scores(self, context: Mapping[str, Any]) -> Scores:
         return self.function(context, self)
 
+    def chooser(self, key: Hashable, decision: list[str], names: dict[str, Any]) -> Callable[..., int]:
+        """The scoring with `decision` after it, as one function `pick(ctx, _owner, st, now,
+        allowed)`: `decision` is lines reading the scores as `_sc` and ending in `return`
+        (`selector.one_decision_code`), `names` what they use, `key` what else they depend on
+        (the settings). Not for per-target behaviors. Shared, like `function`, per definition."""
+        cache_key = ("pick", self.behaviors, key)
+        try:
+            cached = _COMPILED.get(cache_key)
+        except TypeError:
+            cached = None
+        if cached is None:
+            namespace = {**_NAMESPACE, **names}
+            source = self._generate(namespace, decision)
+            cached = (source, compile_function(source, namespace, "pick"))
+            if len(_COMPILED) >= _COMPILED_LIMIT:
+                _COMPILED.clear()
+            with contextlib.suppress(TypeError):
+                _COMPILED[cache_key] = cached
+        return cached[1]
+
     # --- code generation -----------------------------------------------------------------------
-    def _generate(self, namespace: dict[str, Any]) -> str:
+    def _generate(self, namespace: dict[str, Any], decision: list[str] | None = None) -> str:
+        """`scores(ctx, _owner)`, or with `decision` `pick(ctx, _owner, st, now, allowed)`."""
         inputs = {key: f"x{i}" for i, key in enumerate(self.scalar_keys)}
         inputs |= {key: f"y{i}" for i, key in enumerate(self.target_keys)}
-        lines = ["def scores(ctx, _owner):"]
+        lines = [
+            "def scores(ctx, _owner):" if decision is None else "def pick(ctx, _owner, st, now, allowed):"
+        ]
         names = [inputs[key] for key in self.scalar_keys]
         values = f"({', '.join(names)},)" if names else "()"
         if names:
@@ -294,8 +318,10 @@ class ScalarScorer:
             # Inputs all in [0, 1e30] (no NaN, no inf): the saturating curves need no clip.
             clean = " and ".join(f"0.0 <= {name} <= {rules.HUGE!r}" for name in names)
             lines.append(f"    if {clean}:")
-            lines += self._body(inputs, namespace, clean=True, targeted=False, indent="        ")
-        lines += self._body(inputs, namespace, clean=False, targeted=False)
+            lines += self._body(
+                inputs, namespace, clean=True, targeted=False, indent="        ", then=decision
+            )
+        lines += self._body(inputs, namespace, clean=False, targeted=False, then=decision)
         return "\n".join([*lines, ""])
 
     def _has_unranged_saturating(self) -> bool:
@@ -313,6 +339,7 @@ class ScalarScorer:
         clean: bool,
         targeted: bool,
         indent: str = "    ",
+        then: list[str] | None = None,
     ) -> list[str]:
         outer = _Code("a" if clean else "g", indent, namespace)
         inner = _Code("t", indent + "    ", namespace)
@@ -343,7 +370,10 @@ class ScalarScorer:
             lists = ", ".join(f"p{i}" for i in range(len(self.target_keys)))
             lines.append(f"{indent}for {elements}, in _zip({lists}):")
             lines += [*inner.lines, *appends]
-        lines.append(f"{indent}return [{', '.join(results)}]")
+        if then is None:
+            lines.append(f"{indent}return [{', '.join(results)}]")
+        else:  # the scores as `_sc`, then the decision's lines
+            lines += [f"{indent}_sc = [{', '.join(results)}]", *(f"{indent}{line}" for line in then)]
         return lines
 
     @staticmethod

@@ -10,17 +10,21 @@ Anti-dithering (all off by default, so plain arg max and the design source's num
 - top_n (>= 1) with seed: a new choice is a weighted random pick among the n best candidates
   (weights = scores); the running behavior stays while it is among the n best.
 
-`decide` works on (N, B) arrays of scores and state for `SelectorBatch.choose`; `decide_one` is the
-same rules in plain Python for `UtilitySelector.choose` (one NPC: numpy's call overhead would cost
-more than the work). They make the same choices, and draw the same random numbers for top_n.
+`decide` works on (N, B) arrays of scores and state for `SelectorBatch.choose`. One NPC
+(`UtilitySelector.choose`, the server's per-node `evaluate`) runs generated plain Python instead:
+numpy's call overhead would cost more than the work. `one_decision_code` writes those steps for one
+definition's settings (a setting that is off leaves no code), each rule inlined from its function
+here, and `scalar.py` puts them after the definition's scoring, so a choice is one Python call. Both
+make the same choices, and draw the same random numbers for top_n.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import operator
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, Literal
@@ -32,9 +36,10 @@ from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
 from npc_mind.utility.curves import FloatArray
 from npc_mind.utility.errors import UtilityDefinitionError, UtilityError
-from npc_mind.utility.scalar import ScalarScorer
+from npc_mind.utility.scalar import ScalarScorer, _Code, compile_function, inline
 
 log = logging.getLogger("npc_mind.utility")
+_INF = math.inf
 _score_of_pair = operator.itemgetter(1)
 _score_of_row = operator.itemgetter(2)
 IntArray = npt.NDArray[np.intp]
@@ -124,31 +129,45 @@ def pick_index(at_or_below_draw: Any, keep: int) -> Any:
 class DecisionState:
     """Anti-dithering state: the running behavior (-1: none yet), when it started, when each
     behavior stopped, and the last `now` seen. `DecisionState(n, b)` holds it as arrays for n NPCs
-    (`decide`); `DecisionState.one(b)` as plain Python numbers and a list for one NPC
-    (`decide_one`, where numpy's per-call cost would exceed the work)."""
+    (`decide`); `DecisionState.one(b)` as plain Python numbers and a list for one NPC (the
+    generated per-NPC decision, where numpy's per-call cost would exceed the work), with the last
+    choice's detail: its scores (a new list each choice), and the tag fallback and target that
+    belong to the choice whose scores `marked` holds (written only by a choice with tags or
+    targets, so a plain choice writes nothing more)."""
 
-    __slots__ = ("last_now", "running", "started", "stopped")
+    __slots__ = ("fallback", "last_now", "marked", "rng", "running", "scores", "started", "stopped", "target")
 
     def __init__(self, n_npcs: int, n_behaviors: int) -> None:
         self.running: Any = np.full(n_npcs, -1, dtype=np.intp)
         self.started: Any = np.full(n_npcs, -np.inf)
         self.stopped: Any = np.full((n_npcs, n_behaviors), -np.inf)
         self.last_now = -math.inf
+        self.scores = self.marked = self.target = self.rng = None
+        self.fallback = False
 
     @classmethod
-    def one(cls, n_behaviors: int) -> DecisionState:
+    def one(cls, n_behaviors: int, rng: np.random.Generator | None = None) -> DecisionState:
+        """One NPC's state; rng: its own random numbers for top_n draws (None: no draws)."""
         state = cls.__new__(cls)
         state.running = -1
         state.started = -math.inf
         state.stopped = [-math.inf] * n_behaviors
         state.last_now = -math.inf
+        state.scores = state.marked = state.target = None
+        state.fallback = False
+        state.rng = rng
         return state
 
 
+def moves_forward(last: float, now: float) -> bool:
+    """Time only moves forward: `now` is finite and not before the last one seen."""
+    return last <= now < _INF and now != -_INF
+
+
 def advance_time(state: DecisionState, now: float) -> None:
-    """Time only moves forward: `now` must be finite and not before the last one seen."""
+    """`moves_forward` or a clear error; `now` becomes the last time seen."""
     last = state.last_now
-    if not (last <= now < math.inf) or now == -math.inf:  # one comparison chain on the hot path
+    if not moves_forward(last, now):
         if not math.isfinite(now):
             raise UtilityError(f"now must be a finite time, got {now}")
         raise UtilityError(f"now went backwards: {now} after {last}")
@@ -244,57 +263,102 @@ def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.ra
     return np.where(totals > 0.0, random_best, best)
 
 
-def decide_one(  # noqa: PLR0917 (positional: keywords cost this hot call ~0.1 us)
-    scores: list[float],
-    allowed: list[bool] | None,
-    cooldowns: list[float] | None,
-    state: DecisionState,
-    now: float,
-    settings: AntiDithering,
-    rng: np.random.Generator,
-) -> tuple[int, bool]:
-    """`decide` for one NPC (`DecisionState.one`): the chosen behavior and whether the tag
-    restriction fell back.
+def one_decision_code(
+    settings: AntiDithering, cooldowns: list[float] | None
+) -> tuple[list[str], dict[str, Any]]:
+    """`decide`'s steps for one NPC as lines of Python, and the names they use.
 
-    scores: (B,) >= 0; allowed: (B,) or None; cooldowns: (B,) or None when none is above 0.
-    Step for step the rules of `decide`, which the batch tests hold it to. It runs once per node
-    per frame: positional arguments, and the steps a setting switches off are not entered.
+    The lines read `_sc` (the behaviors' scores, a list), `st` (`DecisionState.one`), `now` and
+    `allowed` (a list of bools, or None: every behavior), update `st` and end in `return` of the
+    chosen index; `scalar.ScalarScorer` puts them after the scoring. Each rule is inlined from its
+    function above with the settings as constants (a setting that is off leaves no code); the
+    batch tests hold the result to `decide` step for step. cooldowns: each behavior's, or None when
+    none has one.
     """
-    advance_time(state, now)
-    running = state.running
-    tag_fallback = False
-    adjusted = scores
-    if allowed is not None or cooldowns is not None:
-        ready, tag_fallback = _ready_one(scores, allowed, cooldowns, state, now)
-        if ready is not None:
-            adjusted = [s if r else -math.inf for s, r in zip(scores, ready, strict=True)]
+    namespace: dict[str, Any] = {
+        "_advance_time": advance_time, "_ready_one": _ready_one, "_weighted_top_n_one": _weighted_top_n_one,
+        "_switch_margin": switch_margin, "_settings": settings, "_cooldowns": cooldowns, "_max": max,
+        "_sum": sum, "_INF": _INF,
+    }  # fmt: skip
+
+    def rule(function: Callable[..., Any], **args: str) -> str:
+        code = _Code("_u", "", namespace)
+        expression = inline(function, args, code)
+        assert not code.lines, "rule arguments here are names or constants"
+        return f"({expression})"
+
     top_n = settings.top_n
-    if running < 0:
-        best = adjusted.index(max(adjusted))  # the first maximum, as np.argmax
-        chosen = _weighted_top_n_one(adjusted, best, top_n, rng) if top_n > 1 else best
-    else:
-        if settings.momentum > 0.0:
-            if adjusted is scores:
-                adjusted = list(scores)  # the caller's scores stay unboosted
-            adjusted[running] = boosted(adjusted[running], settings.momentum)
-        best = adjusted.index(max(adjusted))
-        best_score = adjusted[best]
-        if top_n > 1:
-            best = _weighted_top_n_one(adjusted, best, top_n, rng)
-        running_score = adjusted[running]
-        if keeps_running(best_score, running_score, switch_margin(now, state.started, settings)) or (
-            top_n > 1
-            and running_score > 0.0
-            and within_top_n(sum(1 for a in adjusted if a > running_score), top_n)
-        ):
-            return running, tag_fallback
-        chosen = best
-        if chosen != running:
-            state.stopped[running] = now
-    if chosen != running:
-        state.started = now
-        state.running = chosen
-    return chosen, tag_fallback
+    margin = (
+        f"{switch_margin(0.0, 0.0, settings)!r}"  # without commitment: the tie tolerance, a constant
+        if settings.commitment <= 0.0
+        else "_switch_margin(now, st.started, _settings)"
+    )
+    lines = [
+        "_last = st.last_now",
+        f"if not {rule(moves_forward, last='_last', now='now')}:",
+        "    _advance_time(st, now)  # raises the clear error",
+        "st.last_now = now",
+        "st.scores = _adj = _sc",
+        "running = st.running",
+    ]
+    # Tags: only allowed behaviors that score above 0; cooldowns: the running one exempt (`_ready_one`).
+    ready = [
+        "_ready, st.fallback = _ready_one(_sc, allowed, _cooldowns, st, now)",
+        "st.target = None",
+        "st.marked = _sc",
+        "if _ready is not None:",
+        "    _adj = [s if r else -_INF for s, r in zip(_sc, _ready, strict=True)]",
+    ]
+    lines += (
+        ready if cooldowns is not None else ["if allowed is not None:", *(f"    {line}" for line in ready)]
+    )
+    lines += [
+        "if running < 0:",
+        "    best = _adj.index(_max(_adj))  # the first maximum, as np.argmax",
+    ]
+    if top_n > 1:
+        lines.append(f"    best = _weighted_top_n_one(_adj, best, {top_n}, st.rng)")
+    lines += ["    st.started = now", "    st.running = best", "    return best"]
+    if settings.momentum > 0.0:
+        lines += [
+            "if _adj is _sc:",
+            "    _adj = _sc.copy()  # the scores stay unboosted",
+            "_r = _adj[running]",
+            f"_adj[running] = {rule(boosted, score='_r', momentum=repr(settings.momentum))}",
+        ]
+    lines += ["best = _adj.index(_max(_adj))", "_b = _adj[best]"]
+    if top_n > 1:
+        lines.append(f"best = _weighted_top_n_one(_adj, best, {top_n}, st.rng)")
+    lines.append("_r = _adj[running]")
+    if settings.commitment > 0.0:
+        lines.append(f"_m = {margin}")
+        margin = "_m"
+    keep = rule(keeps_running, best_score="_b", running_score="_r", margin=margin)
+    if top_n > 1:
+        above = "_sum(1 for _a in _adj if _a > _r)"
+        keep += f" or (_r > 0.0 and {rule(within_top_n, scores_above='_n', top_n=str(top_n))})"
+        lines.append(f"_n = {above}")
+    lines += [
+        f"if {keep}:",
+        "    return running",
+        "if best != running:",
+        "    st.stopped[running] = now",
+        "    st.started = now",
+        "    st.running = best",
+        "return best",
+    ]
+    return lines, namespace
+
+
+@functools.lru_cache(maxsize=256)
+def _decision_function(
+    settings: AntiDithering, cooldowns: tuple[float, ...] | None
+) -> Callable[[list[float], DecisionState, float, list[bool] | None], int]:
+    """The generated decision on its own, `decide(scores, state, now, allowed)` -> the chosen index
+    (per-target definitions, whose scores are reduced to one per behavior first)."""
+    lines, namespace = one_decision_code(settings, None if cooldowns is None else list(cooldowns))
+    source = "\n".join(["def decide(_sc, st, now, allowed):", *(f"    {line}" for line in lines), ""])
+    return compile_function(source, namespace, "decide")
 
 
 def _ready_one(
@@ -304,7 +368,7 @@ def _ready_one(
     state: DecisionState,
     now: float,
 ) -> tuple[list[bool] | None, bool]:
-    """`decide_one`'s tag and cooldown steps: which behaviors may be chosen (None: all) and
+    """The per-NPC decision's tag and cooldown steps: which behaviors may be chosen (None: all) and
     whether the tags fell back to the free choice."""
     ready: list[bool] | None = None
     tag_fallback = False
@@ -390,13 +454,19 @@ class UtilitySelector:
         # The per-NPC path: generated plain-Python scoring and the scalar decision rules.
         self.scalar = ScalarScorer(self.behaviors, self.scorer)
         self._scores = self.scalar.function  # called as (context, self.scalar): one call less
-        self._scalar_cooldowns = self.cooldowns.tolist() if bool((self.cooldowns > 0.0).any()) else None
+        cooldowns = self.cooldowns.tolist() if bool((self.cooldowns > 0.0).any()) else None
+        # One NPC's choice: the generated scoring and decision in one function,
+        # `pick_fn(context, self.scalar, state, now, allowed)` -> the chosen index (per-target
+        # behaviors: their best target found first, then the generated decision).
+        if self.targeted:
+            self._decide = _decision_function(self.settings, None if cooldowns is None else tuple(cooldowns))
+            self.pick_fn: Callable[..., int] = self._pick_targeted
+        else:
+            lines, names = one_decision_code(self.settings, cooldowns)
+            self.pick_fn = self.scalar.chooser(self.settings, lines, names)
         self._tag_sets = [frozenset(behavior.tags) for behavior in self.behaviors]
         self._tag_masks: dict[frozenset[str], list[bool]] = {}
-        self.state = DecisionState.one(len(self.behaviors))
-        self.rng = np.random.default_rng(seed)
-        self._last: tuple[str, int | None, float, bool] | None = None
-        self._last_scores: list[float] = []
+        self.state = self.new_state()
         self._batch: SelectorBatch | None = None
 
     # --- data format (see schema.py) -----------------------------------------------------------
@@ -450,57 +520,89 @@ class UtilitySelector:
     def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
         """The behavior to run now; the detail (target, score, tag fallback) is in `last_choice`,
         every behavior's score in `last_scores()`."""
-        values = self._scores(context, self.scalar)
-        targets: list[int | None] | None = None
-        if self.targeted:
-            scores: list[float] = []
-            targets = []
-            for behavior, value in zip(self.behaviors, values, strict=True):
-                if not behavior.targeted:
-                    scores.append(value)
-                    targets.append(None)
-                elif value:  # the best target (the first of equals, as np.argmax)
-                    best = max(value)
-                    scores.append(best)
-                    targets.append(value.index(best))
-                else:  # nothing to target
-                    scores.append(0.0)
-                    targets.append(None)
-        else:
-            scores = values
-        chosen, fallback = decide_one(
-            scores,
-            None if allowed_tags is None else self._tag_list(allowed_tags),
-            self._scalar_cooldowns,
-            self.state,
-            now,
-            self.settings,
-            self.rng,
-        )
-        name = self.names[chosen]
-        self._last = (name, None if targets is None else targets[chosen], scores[chosen], fallback)
-        self._last_scores = scores
-        if fallback:
-            log.info("no behavior available for tags %s; chose freely: %s", sorted(allowed_tags or ()), name)
-        return name
+        return self.names[self.pick(self.state, context, now, allowed_tags)]
+
+    def pick(
+        self, state: DecisionState, context: Context, now: float, allowed_tags: Collection[str] | None = None
+    ) -> int:
+        """`choose` for one NPC of this definition whose state is `state` (from `new_state`, so
+        many NPCs share one selector): the chosen behavior's index."""
+        if allowed_tags is None:
+            return self.pick_fn(context, self.scalar, state, now, None)
+        chosen = self.pick_fn(context, self.scalar, state, now, self._tag_list(allowed_tags))
+        if state.fallback:
+            log.info(
+                "no behavior available for tags %s; chose freely: %s",
+                sorted(allowed_tags),
+                self.names[chosen],
+            )
+        return chosen
+
+    def new_state(self, rng: np.random.Generator | None = None) -> DecisionState:
+        """A fresh per-NPC state for `pick`, with its own random numbers when top_n draws."""
+        if rng is None and self.settings.top_n > 1:
+            rng = np.random.default_rng(self.settings.seed)
+        return DecisionState.one(len(self.behaviors), rng)
+
+    def _pick_targeted(
+        self,
+        context: Context,
+        owner: ScalarScorer,
+        state: DecisionState,
+        now: float,
+        allowed: list[bool] | None,
+    ) -> int:
+        """`pick_fn` with per-target behaviors: each one's best target, then the decision."""
+        values = self._scores(context, owner)
+        scores: list[float] = []
+        targets: list[int | None] = []
+        for behavior, value in zip(self.behaviors, values, strict=True):
+            if not behavior.targeted:
+                scores.append(value)
+                targets.append(None)
+            elif value:  # the best target (the first of equals, as np.argmax)
+                best = max(value)
+                scores.append(best)
+                targets.append(value.index(best))
+            else:  # nothing to target
+                scores.append(0.0)
+                targets.append(None)
+        chosen = self._decide(scores, state, now, allowed)
+        if allowed is None:
+            state.fallback = False
+        state.target = targets[chosen]
+        state.marked = scores
+        return chosen
 
     @property
     def last_choice(self) -> Choice | None:
         """The detail behind the last `choose` (None before any, or after `reset`)."""
-        return None if self._last is None else Choice(*self._last)
+        return self.choice_of(self.state)
+
+    def choice_of(self, state: DecisionState) -> Choice | None:
+        """The detail behind the last `pick` with `state`."""
+        scores = state.scores
+        if scores is None:
+            return None
+        chosen = state.running  # the decision leaves the chosen behavior running
+        if state.marked is scores:  # the tags' fallback and the target belong to this choice
+            return Choice(self.names[chosen], state.target, scores[chosen], state.fallback)
+        return Choice(self.names[chosen], None, scores[chosen], False)
 
     def last_scores(self) -> dict[str, float]:
         """Each behavior's score in the last `choose` (a per-target one: its best target's, 0 with
         no target), best first as `rank` orders them; {} before any."""
-        pairs = zip(self.names, self._last_scores, strict=False)  # none before the first choice
+        return self.scores_of(self.state)
+
+    def scores_of(self, state: DecisionState) -> dict[str, float]:
+        """`last_scores` of the last `pick` with `state`."""
+        pairs = zip(self.names, state.scores or (), strict=False)  # none before the first choice
         ranked = sorted(pairs, key=_score_of_pair, reverse=True)
         return {name: float(score) for name, score in ranked}
 
     def reset(self) -> None:
-        """Forget the running behavior, commitment and cooldowns."""
-        self.state = DecisionState.one(len(self.behaviors))
-        self._last = None
-        self._last_scores = []
+        """Forget the running behavior, commitment and cooldowns (the random numbers go on)."""
+        self.state = self.new_state(self.state.rng)
 
     def tag_mask(self, allowed_tags: Collection[str]) -> BoolArray:
         """(B,) True for behaviors carrying at least one of the tags."""
