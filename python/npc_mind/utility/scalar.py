@@ -22,7 +22,6 @@ import copy
 import functools
 import inspect
 import math
-import operator
 import textwrap
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -57,6 +56,7 @@ def _lit(value: float) -> str:
 _NAMESPACE: dict[str, Any] = {
     **rules.FLOAT_NAMES,
     "_float": float,
+    "_type": type,
     "_sum": sum,
     "_zip": zip,
 }
@@ -290,14 +290,16 @@ class ScalarScorer:
         names = [inputs[key] for key in self.scalar_keys]
         values = f"({', '.join(names)},)" if names else "()"
         if names:
-            namespace["_get"] = operator.itemgetter(*self.scalar_keys)
-            # float() of each input: numbers of any kind (int, numpy) become the floats both paths
-            # score; a missing key or a non-number goes to the owner for the clear error.
-            read = names[0] if len(names) == 1 else ", ".join(names) + ","
+            # Each input read by its key (a constant), then float() of each unless all are floats
+            # already (one chained type check; the common case from Godot): numbers of any kind
+            # (int, numpy) become the floats both paths score; a missing key or a non-number goes
+            # to the owner for the clear error.
+            all_floats = " is ".join([*(f"_type({name})" for name in names), "_float"])
             lines += [
                 "    try:",
-                f"        {read} = _get(ctx)",
-                *(f"        {name} = _float({name})" for name in names),
+                *(f"        {inputs[key]} = ctx[{key!r}]" for key in self.scalar_keys),
+                f"        if not ({all_floats}):",
+                *(f"            {name} = _float({name})" for name in names),
                 "    except (KeyError, TypeError, ValueError, OverflowError):",
                 "        _owner._bad_input(ctx)",
                 "        raise",

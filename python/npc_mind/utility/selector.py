@@ -264,7 +264,7 @@ def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.ra
 
 
 def one_decision_code(
-    settings: AntiDithering, cooldowns: list[float] | None
+    settings: AntiDithering, cooldowns: list[float] | None, n_behaviors: int
 ) -> tuple[list[str], dict[str, Any]]:
     """`decide`'s steps for one NPC as lines of Python, and the names they use.
 
@@ -273,12 +273,12 @@ def one_decision_code(
     chosen index; `scalar.ScalarScorer` puts them after the scoring. Each rule is inlined from its
     function above with the settings as constants (a setting that is off leaves no code); the
     batch tests hold the result to `decide` step for step. cooldowns: each behavior's, or None when
-    none has one.
+    none has one; n_behaviors: how many scores `_sc` holds.
     """
     namespace: dict[str, Any] = {
         "_advance_time": advance_time, "_ready_one": _ready_one, "_weighted_top_n_one": _weighted_top_n_one,
-        "_switch_margin": switch_margin, "_settings": settings, "_cooldowns": cooldowns, "_max": max,
-        "_sum": sum, "_INF": _INF,
+        "_switch_margin": switch_margin, "_settings": settings, "_cooldowns": cooldowns, "_sum": sum,
+        "_INF": _INF,
     }  # fmt: skip
 
     def rule(function: Callable[..., Any], **args: str) -> str:
@@ -312,10 +312,11 @@ def one_decision_code(
     lines += (
         ready if cooldowns is not None else ["if allowed is not None:", *(f"    {line}" for line in ready)]
     )
-    lines += [
-        "if running < 0:",
-        "    best = _adj.index(_max(_adj))  # the first maximum, as np.argmax",
-    ]
+    # the first maximum, as np.argmax (unrolled: a third of the cost of index(max()) at 3 behaviors)
+    arg_max = ["best = 0", "_b = _adj[0]"]
+    for j in range(1, n_behaviors):
+        arg_max += [f"if _adj[{j}] > _b:", f"    best = {j}", f"    _b = _adj[{j}]"]
+    lines += ["if running < 0:", *(f"    {line}" for line in arg_max)]
     if top_n > 1:
         lines.append(f"    best = _weighted_top_n_one(_adj, best, {top_n}, st.rng)")
     lines += ["    st.started = now", "    st.running = best", "    return best"]
@@ -326,7 +327,7 @@ def one_decision_code(
             "_r = _adj[running]",
             f"_adj[running] = {rule(boosted, score='_r', momentum=repr(settings.momentum))}",
         ]
-    lines += ["best = _adj.index(_max(_adj))", "_b = _adj[best]"]
+    lines += arg_max
     if top_n > 1:
         lines.append(f"best = _weighted_top_n_one(_adj, best, {top_n}, st.rng)")
     lines.append("_r = _adj[running]")
@@ -352,11 +353,13 @@ def one_decision_code(
 
 @functools.lru_cache(maxsize=256)
 def _decision_function(
-    settings: AntiDithering, cooldowns: tuple[float, ...] | None
+    settings: AntiDithering, cooldowns: tuple[float, ...] | None, n_behaviors: int
 ) -> Callable[[list[float], DecisionState, float, list[bool] | None], int]:
     """The generated decision on its own, `decide(scores, state, now, allowed)` -> the chosen index
     (per-target definitions, whose scores are reduced to one per behavior first)."""
-    lines, namespace = one_decision_code(settings, None if cooldowns is None else list(cooldowns))
+    lines, namespace = one_decision_code(
+        settings, None if cooldowns is None else list(cooldowns), n_behaviors
+    )
     source = "\n".join(["def decide(_sc, st, now, allowed):", *(f"    {line}" for line in lines), ""])
     return compile_function(source, namespace, "decide")
 
@@ -459,10 +462,12 @@ class UtilitySelector:
         # `pick_fn(context, self.scalar, state, now, allowed)` -> the chosen index (per-target
         # behaviors: their best target found first, then the generated decision).
         if self.targeted:
-            self._decide = _decision_function(self.settings, None if cooldowns is None else tuple(cooldowns))
+            self._decide = _decision_function(
+                self.settings, None if cooldowns is None else tuple(cooldowns), len(self.behaviors)
+            )
             self.pick_fn: Callable[..., int] = self._pick_targeted
         else:
-            lines, names = one_decision_code(self.settings, cooldowns)
+            lines, names = one_decision_code(self.settings, cooldowns, len(self.behaviors))
             self.pick_fn = self.scalar.chooser(self.settings, lines, names)
         self._tag_sets = [frozenset(behavior.tags) for behavior in self.behaviors]
         self._tag_masks: dict[frozenset[str], list[bool]] = {}
