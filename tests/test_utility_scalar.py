@@ -43,36 +43,41 @@ def test_rank_gives_score_batch_numbers(seed: int, per_target: bool) -> None:
 @pytest.mark.parametrize(
     "settings",
     [
+        {},
         {"top_n": 3, "seed": 4},
         {"top_n": 9, "seed": 8, "momentum": 0.05},  # 8+ candidates: numpy's pairwise sum
         {"top_n": 2, "seed": 1, "commitment": 0.4, "tie_tolerance": 0.02},
         {"momentum": 0.1, "commitment": 0.3, "interrupt_margin": 0.05},
+        {"tie_tolerance": 0.03},
     ],
 )
-def test_choose_makes_a_batch_of_ones_choices_and_random_draws(settings: dict) -> None:
+@pytest.mark.parametrize("cooldowns", [True, False])  # the generated decision differs without them
+@pytest.mark.parametrize("per_target", [False, True])  # scored and decided in one function, or two
+def test_choose_makes_a_batch_of_ones_choices_and_random_draws(
+    settings: dict, cooldowns: bool, per_target: bool
+) -> None:
     rng = np.random.default_rng(21)
-    definition = random_selector(rng, n_behaviors=10).to_dict() | settings
+    definition = random_selector(rng, n_behaviors=10, per_target=per_target).to_dict() | settings
     for behavior in definition["behaviors"][1::3]:
-        behavior["cooldown"] = 0.25
+        behavior["cooldown"] = 0.25 if cooldowns else 0.0
         behavior["tags"] = ["third"]
     single = UtilitySelector.from_dict(definition)
     batch = UtilitySelector.from_dict(definition).batch(1)
-    inputs = random_inputs(rng, 1)
+    inputs = random_inputs(rng, 1, targets=3 if per_target else None)
     third = single.tag_mask(["third"])
     for tick in range(400):
         for key in inputs:
-            inputs[key] = np.clip(inputs[key] + rng.normal(0.0, 0.2, 1), -1.0, 2.5)
+            inputs[key] = np.clip(inputs[key] + rng.normal(0.0, 0.2, inputs[key].shape), -1.0, 2.5)
         now = tick * 0.1
         restrict = tick % 5 == 0
         chosen = batch.choose(inputs, now, allowed=third if restrict else None)
-        name = single.choose(
-            {key: float(v[0]) for key, v in inputs.items()}, now, ["third"] if restrict else None
-        )
-        assert (batch.names[chosen[0]], bool(batch.tag_fallback[0])) == (
-            name,
-            single.last_choice.tag_fallback,
-        )
-        assert single.last_choice.score == pytest.approx(float(batch.scores[0, chosen[0]]), abs=1e-12)
+        context = {key: v[0].tolist() if v.ndim > 1 else float(v[0]) for key, v in inputs.items()}
+        name = single.choose(context, now, ["third"] if restrict else None)
+        choice = single.last_choice
+        assert (batch.names[chosen[0]], bool(batch.tag_fallback[0])) == (name, choice.tag_fallback)
+        assert choice.target_index == (None if batch.chosen_target[0] < 0 else batch.chosen_target[0])
+        best = batch.scores[0, chosen[0]].max() if per_target else batch.scores[0, chosen[0]]
+        assert choice.score == pytest.approx(float(best), abs=1e-12)
 
 
 def test_bad_contexts_raise_the_same_clear_errors() -> None:

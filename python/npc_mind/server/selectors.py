@@ -178,6 +178,7 @@ class SelectorBank:
 
     def __post_init__(self) -> None:
         self.entries = Registry("selector", self.counter)
+        self._by_handle = self.entries.entries  # the per-node calls' plain dict lookup
 
     def add(self, definition: Mapping[str, Any]) -> int:
         given = _as_given(definition)
@@ -235,12 +236,13 @@ class SelectorBank:
         the per-node call. Once per node per frame from GDScript, so one Python call into the
         definition's generated scoring and decision, nothing copied or allocated on the way (the
         scores are ranked only when someone asks)."""
-        entry = self.entries.entries.get(handle) or self.entries.get(handle)
+        entry = self._by_handle.get(handle) or self.entries.get(handle)
         group = entry.group
         chosen = group.pick_fn(context, group.owner, entry.state or self._new_state(entry), self.now(), None)
         entry.by_dictionary = True
-        if group.names[chosen] != entry.last_behavior:
-            self._changed(handle, entry, group.names[chosen])
+        name = group.names[chosen]
+        if name is not entry.last_behavior:  # the group's own str objects: equal ones are the same
+            self._changed(handle, entry, name)
         return chosen
 
     def _picked(self, handle: int, entry: SelectorEntry, chosen: int) -> str:
@@ -281,7 +283,7 @@ class SelectorBank:
     def set_input_values(self, handle: int, values: Mapping[str, float]) -> None:
         """Several inputs of one selector (key -> number), each written into its group's column at
         its row: once per node per frame, so one number per key through the column's memoryview."""
-        entry = self.entries.entries.get(handle) or self.entries.get(handle)
+        entry = self._by_handle.get(handle) or self.entries.get(handle)
         group = entry.group
         row = entry.row
         views = group.views
@@ -308,7 +310,7 @@ class SelectorBank:
 
     def choice_index(self, handle: int) -> int:
         """`choice` as an index into `names(handle)` (-1 before any)."""
-        return (self.entries.entries.get(handle) or self.entries.get(handle)).batch_choice
+        return (self._by_handle.get(handle) or self.entries.get(handle)).batch_choice
 
     def step(self, now: float) -> None:
         """Choose for every group whose inputs changed: one batch call per definition."""
