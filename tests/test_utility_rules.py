@@ -1,7 +1,7 @@
 """Each rule of utility selection written once, against its definition with hand-computed values,
 on floats and on arrays: the curves' steps and family shapes (`npc_mind.utility.rules`) and the
-anti-dithering rules (`npc_mind.utility.selector`, floats for the per-NPC `decide_one`, arrays for
-the batch `decide`, same bits on both).
+anti-dithering rules (`npc_mind.utility.selector`, floats as the generated per-NPC decision inlines
+them, arrays for the batch `decide`, same bits on both).
 
 The contract (rules.py's docstring): every path gives a curve's number to 1e-12, arithmetic bit for
 bit; it is tested once, over every family, in `test_every_path_gives_a_curves_number`."""
@@ -21,6 +21,7 @@ from npc_mind.utility.selector import (
     boosted,
     cooling,
     keeps_running,
+    moves_forward,
     pick_index,
     switch_margin,
     within_top_n,
@@ -50,6 +51,14 @@ def test_commitment_raises_the_margin_until_it_expires() -> None:
     assert switch_margin(11.0, 10.0, AntiDithering(tie_tolerance=0.05)) == 0.05  # no commitment
     small = AntiDithering(tie_tolerance=0.3, commitment=2.0, interrupt_margin=0.1)
     assert switch_margin(11.0, 10.0, small) == 0.3  # the larger of the two
+
+
+def test_time_moves_forward_from_the_last_now_seen() -> None:
+    assert moves_forward(1.0, 1.0)  # the same frame again
+    assert moves_forward(-math.inf, 0.0)  # nothing seen yet
+    assert not moves_forward(1.0, 0.5)  # backwards
+    for bad in (math.inf, -math.inf, math.nan):
+        assert not moves_forward(-math.inf, bad)
 
 
 def test_the_running_behavior_stays_unless_beaten_by_more_than_the_margin() -> None:

@@ -140,9 +140,14 @@ def test_selectors_of_one_definition_share_compiled_code_not_state() -> None:
     definition = random_selector(np.random.default_rng(3)).to_dict()
     first, second = UtilitySelector.from_dict(definition), UtilitySelector.from_dict(definition)
     assert first.scalar.source is second.scalar.source
+    assert first.pick_fn is second.pick_fn  # scoring and decision: one function per definition
     context = dict.fromkeys(KEYS, 0.5) | {"fear": math.nan}
     first.rank(context)
     assert first.scorer.nan_counts == {"fear": 1}
     assert second.scorer.nan_counts == {}
+    first.choose(context, 0.0)  # the shared function reports through the selector that called it
+    assert first.scorer.nan_counts == {"fear": 2}
+    assert second.scorer.nan_counts == {}
+    assert second.last_choice is None
     with pytest.raises(MissingInputError, match="'ammo'"):
         second.rank({key: 0.5 for key in KEYS if key != "ammo"})

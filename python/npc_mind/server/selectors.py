@@ -152,7 +152,7 @@ class SelectorGroup:
         return self.batch.choose(inputs, now, allowed)
 
 
-@dataclass
+@dataclass(slots=True)  # read on every per-node call: one small object, no instance dict
 class SelectorEntry:
     group: SelectorGroup
     row: int
