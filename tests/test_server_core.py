@@ -226,6 +226,33 @@ def test_the_dictionary_path_evaluates_at_once() -> None:
     assert server.scores(guard) == pytest.approx({"patrol": 0.2, "pursue": 0.7})
 
 
+def test_the_per_node_calls_on_an_entry_answer_as_the_handle_calls_and_refuse_a_removed_one() -> None:
+    # What the node calls (on the entry it looked up once) against the handle API, on two servers.
+    by_entry, by_handle = MindServer(ClockMode.MANUAL), MindServer(ClockMode.MANUAL)
+    guard = by_entry.add_selector(GUARD_SELECTOR)
+    assert by_handle.add_selector(GUARD_SELECTOR) == guard
+    entry = by_entry.selectors.entry(guard)
+    names = by_entry.selectors.names(guard)
+    for tick, (calm, threat) in enumerate([(0.9, 0.1), (0.2, 0.7), (0.2, 0.7), (0.8, 0.3)]):
+        context = {"calm": calm, "threat": threat}
+        assert names[by_entry.pick(entry, context)] == by_handle.evaluate(guard, context), tick
+        by_entry.set_input_values(entry, {"calm": threat, "threat": calm})
+        by_handle.set_input(guard, "calm", threat)
+        by_handle.set_input(guard, "threat", calm)
+        assert signals(by_entry.advance(0.1), guard) == signals(by_handle.advance(0.1), guard), tick
+        assert names[by_entry.choice_index(entry)] == by_handle.choice(guard), tick
+    assert by_entry.scores(guard) == by_handle.scores(guard)
+    by_entry.remove(guard)
+    again = by_entry.add_selector(GUARD_SELECTOR)  # may reuse the handle: the old entry stays refused
+    with pytest.raises(UnknownHandleError):
+        by_entry.pick(entry, {"calm": 0.1, "threat": 0.1})
+    with pytest.raises(UnknownHandleError):
+        by_entry.set_input_values(entry, {"calm": 0.1})
+    with pytest.raises(UnknownHandleError):
+        by_entry.choice_index(entry)
+    assert by_entry.evaluate(again, {"calm": 0.9, "threat": 0.1}) == "patrol"  # a fresh state
+
+
 # --- decisions ---------------------------------------------------------------------------------
 def test_without_an_endpoint_every_request_is_one_tier_3_fallback() -> None:
     server = MindServer(ClockMode.MANUAL)

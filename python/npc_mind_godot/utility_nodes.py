@@ -232,6 +232,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     )
 
     _live = live.group()
+    # Set in the instance's dict once joined (`_handle`): read as a plain attribute, which the class's
+    # None makes safe before then (no engine property lookup).
+    _calls: _Calls | None = None
     live_behavior: StringName = live.live(StringName(""), "The behavior chosen last.")
     live_scores: dict = live.live({}, "Each behavior's score from the last choice.")
 
@@ -276,15 +279,15 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                 server().core.set_inputs([handle], key, [value])
             mind = server().core
             # What the per-frame calls need, in one read: the server's per-node methods, bound
-            # (one Python call from the node), and the behaviors' StringNames by index ("" last,
-            # for index -1: no choice yet).
+            # (one Python call from the node), this selector's entry, and the behaviors'
+            # StringNames by index ("" last, for index -1: no choice yet).
             self.__dict__["_calls"] = _Calls(
-                handle, _string_names(mind.selectors.names(handle)), defaults,
+                mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
             )  # fmt: skip
         return handle
 
-    def _calls(self) -> _Calls:
+    def _joined(self) -> _Calls:
         self._handle()
         return self.__dict__["_calls"]
 
@@ -309,11 +312,11 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         """The behavior to run now for this context (a Dictionary of input key -> number)."""
         if _thread_id() != _MAIN_THREAD:
             core()  # raises WrongThreadError, naming this method
-        handle, names, defaults, pick, _, _ = self.__dict__.get("_calls") or self._calls()
+        entry, names, defaults, pick, _, _ = self._calls or self._joined()
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
-        return names[pick(handle, context)]
+        return names[pick(entry, context)]
 
     def set_input(self, key: StringName, value: float) -> None:
         """The batched path, fed by the node itself: input `key` for this frame's choice, written
@@ -323,23 +326,23 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         set reads as 0 (or the consideration's default_input)."""
         if _thread_id() != _MAIN_THREAD:
             core()
-        calls = self.__dict__.get("_calls") or self._calls()
-        calls.put(calls.handle, {key: value})
+        calls = self._calls or self._joined()
+        calls.put(calls.entry, {key: value})
 
     def set_inputs(self, inputs: dict) -> None:
         """`set_input` for several keys in one call (a Dictionary of input key -> number): one
         crossing into the server instead of one per key."""
         if _thread_id() != _MAIN_THREAD:
             core()
-        handle, _, _, _, put, _ = self.__dict__.get("_calls") or self._calls()
-        put(handle, inputs)
+        entry, _, _, _, put, _ = self._calls or self._joined()
+        put(entry, inputs)
 
     def get_choice(self) -> StringName:
         """The batched path's last choice for this node (see the `choice` property)."""
         if _thread_id() != _MAIN_THREAD:
             core()
-        calls = self.__dict__.get("_calls")
-        return calls.names[calls.choice(calls.handle)] if calls is not None else _NO_CHOICE
+        calls = self._calls
+        return calls.names[calls.choice(calls.entry)] if calls is not None else _NO_CHOICE
 
     def set_choice(self, _value: StringName) -> None:
         """Refused: `choice` is set by the server's end-of-frame step only."""
@@ -387,14 +390,14 @@ def _input_defaults(behaviors: list) -> dict[str, float]:
 
 
 class _Calls(NamedTuple):
-    """A node's handle and what its per-frame calls use (see `UtilitySelector._handle`)."""
+    """What a node's per-frame calls use (see `UtilitySelector._handle`)."""
 
-    handle: int
+    entry: Any  # the server's SelectorEntry of the node's handle
     names: tuple[StringName, ...]
     defaults: dict[str, float]
-    pick: Callable[[int, Any], int]
-    put: Callable[[int, Any], None]
-    choice: Callable[[int], int]
+    pick: Callable[[Any, Any], int]
+    put: Callable[[Any, Any], None]
+    choice: Callable[[Any], int]
 
 
 _NO_CHOICE = StringName("")

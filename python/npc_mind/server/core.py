@@ -52,9 +52,10 @@ class MindServer:
         self.awareness = self.memory.aware
         self.query_strongest = self.memory.recall
         self.selectors = SelectorBank(counter, self.events, now=self.clock.now)
-        # the per-node utility calls, bound straight to the bank (one Python call from the node):
-        # pick(handle, context) -> the chosen index into `selectors.names(handle)`, at the clock's
-        # now (`evaluate` by index); set_input_values(handle, {key: number}); choice_index(handle)
+        # the per-node utility calls, bound straight to the bank (one Python call from the node),
+        # on a selector's entry (`selectors.entry(handle)`, looked up once): pick(entry, context) ->
+        # the chosen index into its names, at the clock's now (`evaluate` by index);
+        # set_input_values(entry, {key: number}); choice_index(entry)
         self.pick = self.selectors.pick
         self.set_input_values = self.selectors.set_input_values
         self.choice_index = self.selectors.choice_index

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.server.events import EventQueue
-from npc_mind.server.registry import HandleCounter, HandleTable, Registry
+from npc_mind.server.registry import HandleCounter, HandleTable, Registry, UnknownHandleError
 from npc_mind.utility import SelectorBatch, UtilitySelector
 from npc_mind.utility.selector import DecisionState
 
@@ -155,7 +155,8 @@ class SelectorGroup:
 @dataclass(slots=True)  # read on every per-node call: one small object, no instance dict
 class SelectorEntry:
     group: SelectorGroup
-    row: int
+    row: int  # -1 once removed
+    handle: int = 0
     state: DecisionState | None = None  # the Dictionary path's own anti-dithering state, made on first use
     last_behavior: str = ""
     last_scores: dict[str, float] = field(default_factory=dict)  # the batched path's last choice
@@ -194,14 +195,16 @@ class SelectorBank:
             if given is not None:
                 self.given_keys[given] = key
                 group.given.append(given)
-        handle = self.entries.add(SelectorEntry(group, -1))
-        row = self.entries.get(handle).row = group.add_row(handle)
+        entry = SelectorEntry(group, -1)
+        handle = entry.handle = self.entries.add(entry)
+        row = entry.row = group.add_row(handle)
         self.table.set(handle, group.index, row)
         return handle
 
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
         self.table.clear(handle)
+        row, entry.row, entry.state = entry.row, -1, None  # a node holding the entry: unknown handle
         group = entry.group
         if group.live == 1:  # the last one: the group goes
             del self.groups[group.key]
@@ -209,7 +212,7 @@ class SelectorBank:
             for given in group.given:
                 del self.given_keys[given]
             return
-        group.free_row(entry.row)
+        group.free_row(row)
         moved = group.compact()
         for moved_handle, row in (moved or {}).items():
             self.entries.get(moved_handle).row = row
@@ -231,18 +234,23 @@ class SelectorBank:
         chosen = entry.group.prototype.pick(state, context, now, allowed_tags)
         return self._picked(handle, entry, chosen)
 
-    def pick(self, handle: int, context: Mapping[str, Any]) -> int:
-        """`evaluate` at the clock's now, without tags, as the chosen index into `names(handle)`:
+    def entry(self, handle: int) -> SelectorEntry:
+        """The entry of a handle, for the per-node calls (`pick`, `set_input_values`,
+        `choice_index`), which then skip the handle lookup; a removed entry raises in them as an
+        unknown handle does."""
+        return self.entries.get(handle)
+
+    def pick(self, entry: SelectorEntry, context: Mapping[str, Any]) -> int:
+        """`evaluate` at the clock's now, without tags, as the chosen index into the group's `names`:
         the per-node call. Once per node per frame from GDScript, so one Python call into the
         definition's generated scoring and decision, nothing copied or allocated on the way (the
         scores are ranked only when someone asks)."""
-        entry = self._by_handle.get(handle) or self.entries.get(handle)
         group = entry.group
         chosen = group.pick_fn(context, group.owner, entry.state or self._new_state(entry), self.now(), None)
         entry.by_dictionary = True
         name = group.names[chosen]
         if name is not entry.last_behavior:  # the group's own str objects: equal ones are the same
-            self._changed(handle, entry, name)
+            self._changed(entry.handle, entry, name)
         return chosen
 
     def _picked(self, handle: int, entry: SelectorEntry, chosen: int) -> str:
@@ -252,8 +260,11 @@ class SelectorBank:
             self._changed(handle, entry, name)
         return name
 
-    @staticmethod
-    def _new_state(entry: SelectorEntry) -> DecisionState:
+    def _new_state(self, entry: SelectorEntry) -> DecisionState:
+        """An entry's first Dictionary-path state (also where a removed entry is refused: its
+        state is gone)."""
+        if self._by_handle.get(entry.handle) is not entry:
+            _removed(entry)
         state = entry.state = entry.group.prototype.new_state()
         return state
 
@@ -278,14 +289,16 @@ class SelectorBank:
     def set_input(self, handle: int, key: str, value: float) -> None:
         """One input of one selector for the next batched choice: written straight into its
         group's column at its row (the per-node form of `set_inputs`)."""
-        self.set_input_values(handle, {key: value})
+        self.set_input_values(self.entries.get(handle), {key: value})
 
-    def set_input_values(self, handle: int, values: Mapping[str, float]) -> None:
-        """Several inputs of one selector (key -> number), each written into its group's column at
-        its row: once per node per frame, so one number per key through the column's memoryview."""
-        entry = self._by_handle.get(handle) or self.entries.get(handle)
-        group = entry.group
+    def set_input_values(self, entry: SelectorEntry, values: Mapping[str, float]) -> None:
+        """Several inputs of one selector (key -> number; `entry(handle)`), each written into its
+        group's column at its row: once per node per frame, so one number per key through the
+        column's memoryview."""
         row = entry.row
+        if row < 0:
+            _removed(entry)
+        group = entry.group
         views = group.views
         try:
             for key, value in values.items():
@@ -305,12 +318,15 @@ class SelectorBank:
 
     def choice(self, handle: int) -> str:
         """The batched path's last choice for one selector ("" before any)."""
-        chosen = self.choice_index(handle)
-        return self.entries.get(handle).group.names[chosen] if chosen >= 0 else ""
+        entry = self.entries.get(handle)
+        return entry.group.names[entry.batch_choice] if entry.batch_choice >= 0 else ""
 
-    def choice_index(self, handle: int) -> int:
-        """`choice` as an index into `names(handle)` (-1 before any)."""
-        return (self._by_handle.get(handle) or self.entries.get(handle)).batch_choice
+    @staticmethod
+    def choice_index(entry: SelectorEntry) -> int:
+        """`choice` as an index into the group's `names` (-1 before any; `entry(handle)`)."""
+        if entry.row < 0:
+            _removed(entry)
+        return entry.batch_choice
 
     def step(self, now: float) -> None:
         """Choose for every group whose inputs changed: one batch call per definition."""
@@ -343,6 +359,10 @@ class SelectorBank:
         if behavior != entry.last_behavior:
             entry.last_behavior = behavior
             self.events.push(handle, BEHAVIOR_CHANGED, behavior)
+
+
+def _removed(entry: SelectorEntry) -> None:
+    raise UnknownHandleError(f"no selector with handle {entry.handle} (never added, or removed)")
 
 
 def _row_scores(group: SelectorGroup, row: int) -> list[float]:
