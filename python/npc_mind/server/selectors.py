@@ -168,7 +168,7 @@ class SelectorEntry:
 class SelectorBank:
     counter: HandleCounter
     events: EventQueue
-    now: Callable[[], float] = float  # the server's clock (`pick` reads it); float() is 0.0
+    now: Callable[[], float]  # the server's clock (`pick` reads it)
     groups: dict[str, SelectorGroup] = field(default_factory=dict)
     entries: Registry[SelectorEntry] = field(init=False)
     table: HandleTable = field(default_factory=lambda: HandleTable("selector"))
