@@ -315,17 +315,20 @@ class ScalarScorer:
             lines += [f"    _s = {total}", "    if _s != _s:", report]
             lines += self._body(inputs, namespace, clean=False, targeted=True)
             return "\n".join([*lines, ""])
+        nan_check: list[str] = []
         if names:
             # a NaN input makes the sum NaN (so does inf - inf: the report checks each value)
             report = f"        _owner._report_nan({values}, ())"
-            lines += [f"    _s = {' + '.join(names)}", "    if _s != _s:", report]
+            nan_check = [f"    _s = {' + '.join(names)}", "    if _s != _s:", report]
         if names and self._has_unranged_saturating():
-            # Inputs all in [0, 1e30] (no NaN, no inf): the saturating curves need no clip.
+            # Inputs all in [0, 1e30] (no NaN, no inf): the saturating curves need no clip, and
+            # there is no NaN to count, so the check comes after this branch.
             clean = " and ".join(f"0.0 <= {name} <= {rules.HUGE!r}" for name in names)
             lines.append(f"    if {clean}:")
             lines += self._body(
                 inputs, namespace, clean=True, targeted=False, indent="        ", then=decision
             )
+        lines += nan_check
         lines += self._body(inputs, namespace, clean=False, targeted=False, then=decision)
         return "\n".join([*lines, ""])
 
