@@ -1021,6 +1021,16 @@ static gdb_text_slot *gdb_str_slot(PyObject *value, int type) {
     return gdb_text_slot_of(gdb_engine_texts, value);
 }
 
+/* The engine text cached for the str or StringName `value`, or NULL (not cached, or another type). */
+static const gdb_variant *gdb_str_cached(PyObject *value) {
+    PyObject *kind = (PyObject *)Py_TYPE(value);
+    int type = kind == (PyObject *)&PyUnicode_Type ? GDEXTENSION_VARIANT_TYPE_STRING
+               : kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME] ? GDEXTENSION_VARIANT_TYPE_STRING_NAME
+                                                                             : 0;
+    gdb_text_slot *slot = type ? gdb_str_slot(value, type) : NULL;
+    return slot && gdb_text_found(slot, value, type) ? &slot->held : NULL;
+}
+
 /* The str `value` as a new Variant of `type` (String, StringName, NodePath) in uninitialized `v`. */
 static int gdb_str_to_variant(void *v, PyObject *value, int type) {
     gdb_text_slot *slot = gdb_str_slot(value, type);
@@ -1104,13 +1114,16 @@ static int gdb_py_fill_dict(void *dict, PyObject *items) {
         gdb_variant key;
         Py_INCREF(k);
         Py_INCREF(value);
-        int ok = gdb_py_to_variant(&key, k);
+        /* A cached key is looked up as it is in the cache: the Dictionary copies it, and nothing
+         * runs between (the value is converted after), so the entry cannot be replaced meanwhile. */
+        const gdb_variant *cached = gdb_str_cached(k);
+        int ok = cached || gdb_py_to_variant(&key, k);
         if (ok) {
-            void *slot = i_dictionary_index(dict, &key);
+            void *slot = i_dictionary_index(dict, cached ? cached : &key);
             i_variant_destroy(slot);
             ok = gdb_py_to_variant(slot, value);
         }
-        i_variant_destroy(&key);
+        if (!cached) i_variant_destroy(&key);
         Py_DECREF(k);
         Py_DECREF(value);
         if (!ok) return 0;
