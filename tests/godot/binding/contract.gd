@@ -187,10 +187,12 @@ func check_strings_read_again() -> void:
 		var fresh := "k-%04d" % i  # made and freed each round: the next may get its memory
 		var cycling := "c-%d-日本" % (i % 700)  # more texts than the cache has slots
 		var twin: Variant = twin_text if i % 2 == 0 else StringName(twin_text)
-		var table := {fresh: "v-%04d" % i, fixed: i, cycling: "", "": "🎯", 7: fresh, &"nom": 1.5, "ключ": &"sn", twin: i}
+		var long_key := "long-%d-" % (i % 5) + "é".repeat(80)  # longer than the cache keeps
+		var table := {fresh: "v-%04d" % i, fixed: i, cycling: "", "": "🎯", 7: fresh, &"nom": 1.5, "ключ": &"sn", twin: i,
+			long_key: true}
 		var want := ["str:%s=str:v-%04d" % [fresh, i], "str:fixe-ü=int:%d" % i, "str:%s=str:" % cycling, "str:=str:🎯",
 			"int:7=str:" + fresh, "StringName:nom=float:1.5", "str:ключ=StringName:sn",
-			("str:" if i % 2 == 0 else "StringName:") + "twin=int:%d" % i]
+			("str:" if i % 2 == 0 else "StringName:") + "twin=int:%d" % i, "str:%s=bool:True" % long_key]
 		var got: Array = c.item_kinds(table) if i % 3 else u.item_kinds(table)
 		if got != want and wrong.size() < 3:
 			wrong.append([i, got])
