@@ -231,8 +231,7 @@ class SelectorBank:
         """The behavior to run now for one selector (its own anti-dithering state), at `now`."""
         entry = self.entries.get(handle)
         state = entry.state or self._new_state(entry)
-        chosen = entry.group.prototype.pick(state, context, now, allowed_tags)
-        return self._picked(handle, entry, chosen)
+        return self._picked(entry, entry.group.prototype.pick(state, context, now, allowed_tags))
 
     def entry(self, handle: int) -> SelectorEntry:
         """The entry of a handle, for the per-node calls (`pick`, `set_input_values`,
@@ -247,17 +246,19 @@ class SelectorBank:
         scores are ranked only when someone asks)."""
         group = entry.group
         chosen = group.pick_fn(context, group.owner, entry.state or self._new_state(entry), self.now(), None)
-        entry.by_dictionary = True
+        entry.by_dictionary = True  # `_picked`'s bookkeeping, inline here: a call less per node
         name = group.names[chosen]
-        if name is not entry.last_behavior:  # the group's own str objects: equal ones are the same
+        if name is not entry.last_behavior:
             self._changed(entry.handle, entry, name)
         return chosen
 
-    def _picked(self, handle: int, entry: SelectorEntry, chosen: int) -> str:
+    def _picked(self, entry: SelectorEntry, chosen: int) -> str:
+        """After a Dictionary-path choice: its scores are the state's; a new behavior is signalled
+        (`_changed` compares; the identity test first skips it for the group's same str object)."""
         name = entry.group.names[chosen]
         entry.by_dictionary = True
-        if name != entry.last_behavior:
-            self._changed(handle, entry, name)
+        if name is not entry.last_behavior:
+            self._changed(entry.handle, entry, name)
         return name
 
     def _new_state(self, entry: SelectorEntry) -> DecisionState:
