@@ -242,19 +242,7 @@ class ScalarScorer:
         self.target_keys = [key for key in batch.keys if key in batch.per_target_keys]
         # Generating and compiling costs about a millisecond; selectors of one definition (e.g. one
         # per NPC on the server's Dictionary path) share the compiled function.
-        try:
-            cached = _COMPILED.get(self.behaviors)
-        except TypeError:  # an unhashable definition: compile it for this selector only
-            cached = None
-        if cached is None:
-            namespace = dict(_NAMESPACE)
-            source = self._generate(namespace)
-            cached = (source, compile_function(source, namespace, "scores"))
-            if len(_COMPILED) >= _COMPILED_LIMIT:
-                _COMPILED.clear()
-            with contextlib.suppress(TypeError):
-                _COMPILED[self.behaviors] = cached
-        self.source, self.function = cached
+        self.source, self.function = self._compiled(self.behaviors, "scores", dict(_NAMESPACE), None)
 
     def scores(self, context: Mapping[str, Any]) -> Scores:
         return self.function(context, self)
@@ -264,20 +252,25 @@ class ScalarScorer:
         allowed)`: `decision` is lines reading the scores as `_sc` and ending in `return`
         (`selector.one_decision_code`), `names` what they use, `key` what else they depend on
         (the settings). Not for per-target behaviors. Shared, like `function`, per definition."""
-        cache_key = ("pick", self.behaviors, key)
+        return self._compiled(("pick", self.behaviors, key), "pick", {**_NAMESPACE, **names}, decision)[1]
+
+    def _compiled(
+        self, key: Hashable, name: str, namespace: dict[str, Any], decision: list[str] | None
+    ) -> tuple[str, Callable[..., Any]]:
+        """The generated function `name` and its source, from the cache when `key` is in it (an
+        unhashable definition is compiled for this selector only)."""
         try:
-            cached = _COMPILED.get(cache_key)
+            cached = _COMPILED.get(key)
         except TypeError:
             cached = None
         if cached is None:
-            namespace = {**_NAMESPACE, **names}
             source = self._generate(namespace, decision)
-            cached = (source, compile_function(source, namespace, "pick"))
+            cached = (source, compile_function(source, namespace, name))
             if len(_COMPILED) >= _COMPILED_LIMIT:
                 _COMPILED.clear()
             with contextlib.suppress(TypeError):
-                _COMPILED[cache_key] = cached
-        return cached[1]
+                _COMPILED[key] = cached
+        return cached
 
     # --- code generation -----------------------------------------------------------------------
     def _generate(self, namespace: dict[str, Any], decision: list[str] | None = None) -> str:
