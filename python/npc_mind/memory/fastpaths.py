@@ -226,6 +226,15 @@ class FastPaths:
         refractory = self._p.rehearsal_refractory_s
         return not rehearses(now, last, refractory) and (count == 1 or not rehearses(now, now, refractory))
 
+    def answer_holds(self, npc: int, pending: int, last: float, written: int, now: float) -> bool:
+        """Whether a recall answered at `now` from the NPC's state before `pending` deferred writes
+        (`writes_plainly`, at `now`) is still the answer with them: none can evict (used + pending
+        within capacity), and the `written` ones of the recalled memory (last accessed at `last`)
+        only refresh it (`refreshes`), which leaves it the strongest with R = e^0 = 1."""
+        if self._used.item(self._row_of_id.item(npc)) + pending > self._C:
+            return False
+        return not written or self.refreshes(last, written, now)
+
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories
         of the entity: one bytes search for the 16-bit hash over the row's hashes (as the batch

@@ -63,6 +63,8 @@ MAX_TABLE_PAIRS = 1 << 16
 SCALAR_FLUSH = 16
 # the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
 WAKE = -1
+# a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer)
+TableRow = tuple[int, tuple | bool | None]
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
 
@@ -185,28 +187,6 @@ class MemoryLog:
 
 
 @dataclass
-class RecallTable:
-    """The frame's recall answers: `MemoryPool.recall_preview`'s kinds and columns, joined over the
-    pools, and each pair's row in them."""
-
-    rows: dict[tuple[int, int], int] = field(default_factory=dict)
-    kind: list[int] = field(default_factory=list)  # 1: a memory, 0: nothing, -1: recall at once
-    columns: list[list[Any]] = field(default_factory=lambda: [[] for _ in range(7)])
-
-    def answer(self, key: tuple[int, int]) -> tuple | bool | None:
-        """(entity, type, R, S, E, k after the wake, last access), None (nothing recalled), or False
-        (the table does not answer this pair)."""
-        row = self.rows.get(key)
-        if row is None:
-            return False
-        kind = self.kind[row]
-        if kind <= 0:
-            return None if kind == 0 else False
-        entity, memory_type, r, stability, salience, recalls, last = self.columns
-        return entity[row], memory_type[row], r[row], stability[row], salience[row], recalls[row], last[row]
-
-
-@dataclass
 class MemoryBank:
     counter: HandleCounter
     events: EventQueue
@@ -244,9 +224,12 @@ class MemoryBank:
     # applied (the stream is then read from its row)
     changed: set[int] = field(default_factory=set)
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
-    levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
+    # the frame's table: (stream, entity) -> (awareness level, recall answer) at the step's now,
+    # for the pairs read or recalled in the frame before. The answer (`MemoryPool.recall_preview`)
+    # is (entity, type, R before the wake, S, E, k after the wake, last access), None (nothing
+    # recalled) or False (recall at once: links, long-term memories, the power curve)
+    table_rows: dict[tuple[int, int], TableRow] = field(default_factory=dict)
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
-    recalls: RecallTable = field(default_factory=RecallTable)  # the frame's recall table
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
@@ -367,11 +350,13 @@ class MemoryBank:
         return entry.slot.pool, entry.npc
 
     # --- the per-node path ---------------------------------------------------------------------
+    # One Python frame each in the common cases (a MemoryStream method calls these directly): the
+    # queue, the positions and the table are read inline, and only the pool's row is asked.
     def write(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """`record` at the clock's now: queued when it cannot fail (see the module docstring)."""
         if (
-            handle in self.plain
-            and type(handle) is int
+            type(handle) is int
+            and handle in self.plain
             and type(entity) is int
             and type(memory_type) is int
             and type(salience) is float
@@ -379,8 +364,9 @@ class MemoryBank:
             and _INT64_MIN < entity <= _INT64_MAX
             and salience - salience == 0.0  # finite
         ):
-            if handle in self.woken:
-                self.flush(self.woken[handle])  # the stream's queued wake goes first
+            woken = self.woken
+            if woken and handle in woken:
+                self.flush(woken[handle])  # the stream's queued wake goes first
             self._enqueue(handle, (handle, entity, memory_type, salience))
             return
         self._write_at_once(handle, entity, memory_type, salience)
@@ -409,69 +395,89 @@ class MemoryBank:
         self._touch(handle)
 
     def aware(self, handle: int, entity: int) -> int:
-        """`awareness` at the clock's now: from the frame's table when the pair was read in the
-        frame before and the stream did not change since the step, else `_aware_now`."""
-        if type(handle) is int and type(entity) is int and handle not in self.touched:
-            key = (handle, entity)
-            level = self.levels.get(key)
-            if level is not None:
-                self.asked.append(key)
-                return level
-        return self._aware_now(handle, entity)
-
-    def _aware_now(self, handle: int, entity: int) -> int:
+        """`awareness` at the clock's now. A stream unchanged since the step answers from the
+        frame's table (the pair read in the frame before); one with queued writes (or wakes) this
+        frame asks what they can change (`awareness_with_pending`): an entity written has R = 1, any
+        other is as the row is, unless a write could evict (then they are applied first)."""
+        plain = type(handle) is int and type(entity) is int  # 7.0 == 7: an odd id is never matched
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions and type(entity) is not int:  # 7.0 == 7: its error, or its answer, from the row
-            self.flush(positions[-1])
-        elif positions:  # queued writes (or wakes) of this stream this frame
-            pool, npc = self.targets[handle]
-            level = pool.awareness_with_pending(npc, len(positions), self._queued_of(positions, entity))
-            if level == APPLY_FIRST:
+        if positions:  # queued writes (or wakes) of this stream this frame
+            if plain:
+                queue = self.queue
+                written = False
+                for position in positions:  # a loop, not any(generator): once per call
+                    if queue[position][1] == entity:
+                        written = True
+                        break
+                pool, npc = self.targets[handle]
+                level = pool.awareness_with_pending(npc, len(positions), written)
+                if level == READ_ROW and handle not in self.changed:
+                    positions = None  # the row is as the step left it: the table may answer
+                elif level == READ_ROW:
+                    pass
+                elif level != APPLY_FIRST:
+                    return level  # (not for the table: a pair read after its write needs none)
+                else:
+                    self.flush(positions[-1])
+            else:  # its error, or its answer, from the row with the writes applied
                 self.flush(positions[-1])
-            elif level != READ_ROW:
-                return level  # (not for the table: a pair read after its write needs none)
-            elif handle not in self.changed and type(entity) is int:
-                key = (handle, entity)
-                level = self.levels.get(key)
-                if level is not None:  # the row is as the step left it
-                    self.asked.append(key)
-                    return level
+        if plain and positions is None:
+            key = (handle, entity)
+            row = self.table_rows.get(key)
+            if row is not None:
+                self.asked.append(key)
+                return row[0]
         level = self.awareness(handle, entity, self.now())
-        if (
-            self.per_frame
-            and type(handle) is int
-            and type(entity) is int
-            and _INT64_MIN <= entity <= _INT64_MAX
-        ):
+        if self.per_frame and plain and _INT64_MIN <= entity <= _INT64_MAX:
             self.asked.append((handle, entity))  # for the next frame's table
         return level
 
-    def _queued_of(self, positions: list[int], entity: int) -> bool:
-        """Whether one of a stream's queue positions this frame is a write or wake of `entity`."""
-        queue = self.queue
-        for position in positions:  # noqa: SIM110 - a loop, not any(generator): once per call
-            if queue[position][1] == entity:
-                return True
-        return False
-
     def recall(self, handle: int, entity: int) -> dict[str, Any]:
-        """`query_strongest` at the clock's now. From the frame's recall table when the pair was
+        """`query_strongest` at the clock's now. From the frame's table when the pair was read or
         recalled in the frame before and the stream's memories of the entity are as the step left
-        them (`_as_stepped`): the answer is the table's, and the wake is queued (applied in the
-        fold, after the stream's writes queued before it, by the pools' batch path). Else after
-        this stream's queued writes of the entity (`_apply_for`), at once; that wake changes the
-        stream, so it leaves the tables for the frame."""
+        them (see below): the answer is the table's, and the wake is queued (applied in the fold,
+        after the stream's writes queued before it, by the pools' recall rules). Else after this
+        stream's queued writes of the entity (`_apply_for`), at once; that wake changes the stream,
+        so it leaves the tables for the frame.
+
+        The table's answer holds when, since the step, the stream's only changes are its queued
+        writes (and wakes), none can evict, and those of `entity` are all refreshes of the memory
+        the table names (`MemoryPool.answer_holds`): that memory's R is then e^0 = 1, the largest
+        there is, and it was already the first of the strongest."""
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
-            answer = self.recalls.answer(key)
+            row = self.table_rows.get(key)
+            answer = False if row is None else row[1]  # False: the table does not answer the pair
+            positions = self.touched.get(handle) if answer is not False else None
+            written = 0
+            if positions:
+                if handle in self.changed:
+                    answer = False
+                else:
+                    queue = self.queue
+                    for position in positions:
+                        item = queue[position]
+                        if item[1] == entity:
+                            if answer is None or item[2] != answer[1]:  # a wake, or another type
+                                answer = False
+                                break
+                            written += 1
+                    if answer is not False:
+                        pool, npc = self.targets[handle]
+                        last = answer[6] if written else 0.0
+                        if not pool.answer_holds(npc, len(positions), last, written, self.now()):
+                            answer = False
+            elif positions is not None:  # changed since the step, its queue applied
+                answer = False
             if answer is not False:
-                found = self._from_table(handle, entity, answer)
-                if found is not None:
-                    self.recall_asked.append(key)
-                    if found:  # a wake cannot evict and changes only this entity's memories
-                        self.woken[handle] = len(self.queue)
-                        self._enqueue(handle, (handle, entity, WAKE, 0.0))
-                    return found
+                self.recall_asked.append(key)
+                if answer is None:
+                    return {}
+                self.woken[handle] = len(self.queue)  # a wake cannot evict; it changes only this entity
+                self._enqueue(handle, (handle, entity, WAKE, 0.0))
+                entity_id, memory_type, r, stability, salience, recalls, _ = answer
+                r = 1.0 if written else r
+                return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
         positions = self.touched.get(handle) if type(handle) is int else None
         if positions and (type(entity) is not int or not self._apply_for(handle, entity, positions)):
             self.flush(positions[-1])
@@ -480,30 +486,6 @@ class MemoryBank:
         if self.per_frame and type(entity) is int and _INT64_MIN < entity <= _INT64_MAX:
             self.recall_asked.append((int(handle), entity))  # for the next frame's table
         return found
-
-    def _from_table(self, handle: int, entity: int, answer: tuple | None) -> dict[str, Any] | None:
-        """The recall's Dictionary from the table's `answer`, or None when the stream changed in a
-        way the table does not know. Exact when, since the step, the stream's only changes are its
-        queued writes (and wakes), none can evict, and those of `entity` are all refreshes of the
-        memory the table names (`MemoryPool.refreshes`): that memory's R is then e^0 = 1, the
-        largest there is, and it was already the first of the strongest."""
-        positions = self.touched.get(handle)
-        if positions is None:
-            return {} if answer is None else native_memory_dict(*answer[:6])
-        if not positions or handle in self.changed:
-            return None
-        pool, npc = self.targets[handle]
-        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
-            return None
-        queue = self.queue
-        written = [queue[position][2] for position in positions if queue[position][1] == entity]
-        if not written:
-            return {} if answer is None else native_memory_dict(*answer[:6])
-        if answer is None or written.count(answer[1]) < len(written):  # a wake or another type
-            return None
-        if not pool.refreshes(answer[6], len(written), self.now()):
-            return None
-        return native_memory_dict(answer[0], answer[1], 1.0, *answer[3:6])
 
     def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
         """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
@@ -751,22 +733,20 @@ class MemoryBank:
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
         groups = self._group(handles)
-        table = RecallTable()
-        levels: dict[tuple[int, int], int] = {}
+        rows: dict[tuple[int, int], TableRow] = {}
         for slot, positions, npcs in groups:
             level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
             keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
-            levels.update(zip(keys, level.tolist(), strict=True))
-            table.rows.update(zip(keys, range(len(table.kind), len(table.kind) + len(keys)), strict=True))
-            table.kind += kind.tolist()
-            for joined, column in zip(table.columns, columns, strict=True):
-                joined.extend(column)
-        self.levels, self.recalls = levels, table
+            answers = [
+                answer if found == 1 else (None if found == 0 else False)
+                for found, answer in zip(kind.tolist(), zip(*columns, strict=True), strict=True)
+            ]
+            rows.update(zip(keys, zip(level.tolist(), answers, strict=True), strict=True))
+        self.table_rows = rows
 
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
-        self.levels = {}
-        self.recalls = RecallTable()
+        self.table_rows = {}
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
