@@ -63,8 +63,8 @@ MAX_TABLE_PAIRS = 1 << 16
 SCALAR_FLUSH = 16
 # the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
 WAKE = -1
-# a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer)
-TableRow = tuple[int, tuple | bool | None]
+# a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer, room)
+TableRow = tuple[int, tuple | bool | None, int]
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
 
@@ -224,10 +224,11 @@ class MemoryBank:
     # applied (the stream is then read from its row)
     changed: set[int] = field(default_factory=set)
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
-    # the frame's table: (stream, entity) -> (awareness level, recall answer) at the step's now,
-    # for the pairs read or recalled in the frame before. The answer (`MemoryPool.recall_preview`)
-    # is (entity, type, R before the wake, S, E, k after the wake, last access), None (nothing
-    # recalled) or False (recall at once: links, long-term memories, the power curve)
+    # the frame's table: (stream, entity) -> (awareness level, recall answer, room) at the step's
+    # now, for the pairs read or recalled in the frame before. The answer (`recall_preview`) is
+    # (entity, type, R before the wake, S, E, k after the wake, how many writes of it only refresh
+    # it), None (nothing recalled) or False (recall at once: links, long-term memories, the power
+    # curve); room: how many writes the stream takes before one could evict (`pending_limits`)
     table_rows: dict[tuple[int, int], TableRow] = field(default_factory=dict)
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
@@ -442,8 +443,9 @@ class MemoryBank:
 
         The table's answer holds when, since the step, the stream's only changes are its queued
         writes (and wakes), none can evict, and those of `entity` are all refreshes of the memory
-        the table names (`MemoryPool.answer_holds`): that memory's R is then e^0 = 1, the largest
-        there is, and it was already the first of the strongest."""
+        the table names (`MemoryPool.pending_limits`, computed at the step's now, which is still
+        the clock's): that memory's R is then e^0 = 1, the largest there is, and it was already the
+        first of the strongest."""
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
             row = self.table_rows.get(key)
@@ -451,22 +453,18 @@ class MemoryBank:
             positions = self.touched.get(handle) if answer is not False else None
             written = 0
             if positions:
-                if handle in self.changed:
+                if handle in self.changed or len(positions) > row[2]:  # changed, or a write could evict
                     answer = False
                 else:
                     queue = self.queue
                     for position in positions:
                         item = queue[position]
                         if item[1] == entity:
-                            if answer is None or item[2] != answer[1]:  # a wake, or another type
+                            # a wake, another type, or more writes than only refresh the memory
+                            written += 1
+                            if answer is None or item[2] != answer[1] or written > answer[6]:
                                 answer = False
                                 break
-                            written += 1
-                    if answer is not False:
-                        pool, npc = self.targets[handle]
-                        last = answer[6] if written else 0.0
-                        if not pool.answer_holds(npc, len(positions), last, written, self.now()):
-                            answer = False
             elif positions is not None:  # changed since the step, its queue applied
                 answer = False
             if answer is not False:
@@ -736,12 +734,13 @@ class MemoryBank:
         rows: dict[tuple[int, int], TableRow] = {}
         for slot, positions, npcs in groups:
             level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
+            room, limit = slot.pool.pending_limits(npcs, columns[6], now)
             keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
             answers = [
                 answer if found == 1 else (None if found == 0 else False)
-                for found, answer in zip(kind.tolist(), zip(*columns, strict=True), strict=True)
+                for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
             ]
-            rows.update(zip(keys, zip(level.tolist(), answers, strict=True), strict=True))
+            rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
         self.table_rows = rows
 
     def _drop_tables(self) -> None:
