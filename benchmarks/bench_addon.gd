@@ -17,7 +17,8 @@ extends SceneTree
 ## Prints one JSON line: frame intervals (ms) of both phases, and on the Dictionary path the time per
 ## call of each node method as GDScript sees it (measured over whole passes of the guards, loop and
 ## arguments included; query_strongest, which wakes memories, once over every guard at the end, after
-## the same recalls untimed in the frame before, as a game recalling every frame makes them).
+## the same recalls untimed in the frame before, as a game recalling every frame makes them), and the
+## server's own step time (its server/step_ms monitor) read over 30 more frames of the same work.
 
 const ENTITIES := 256
 const EVENTS_PER_GUARD := 2
@@ -34,6 +35,7 @@ var phase := "warmup_without"
 var frame_in_phase := 0
 var last_usec := 0
 var intervals := {"without": [], "with": []}
+var step_ms := []  # the server's own step (NpcMindServer monitor server/step_ms), sampled after the timed frames
 var rng := RandomNumberGenerator.new()
 var memory_ids := PackedInt32Array()
 var frame := 0
@@ -144,11 +146,13 @@ func _process(_delta: float) -> bool:
 	last_usec = now
 	frame_in_phase += 1
 	_move_guards()
-	if phase.ends_with("with"):
+	if phase == "step":
+		step_ms.append(NpcMindServer.get_metrics()["server/step_ms"])  # the frame before's step
+	if phase.ends_with("with") or phase == "step":
 		_mind_work()
 	if phase == "with" and path in ["dictionary", "nodes"] and frame_in_phase == frames - 1:
 		_recall_pass(memories)  # the frame before the timed recalls recalls the same guards
-	if frame_in_phase >= (30 if phase.begins_with("warmup") else frames):
+	if frame_in_phase >= (30 if phase.begins_with("warmup") or phase == "step" else frames):
 		frame_in_phase = 0
 		match phase:
 			"warmup_without":
@@ -162,18 +166,27 @@ func _process(_delta: float) -> bool:
 				if path in ["dictionary", "nodes"]:
 					_time_recalls(memories, call_usec, call_count)
 					_time_baseline()
-				var per_call := {}
-				for method in call_usec:
-					if call_count[method] > 0:
-						per_call[method] = float(call_usec[method]) / call_count[method]
-				var baseline := {}
-				for method in baseline_usec:
-					if baseline_count[method] > 0:
-						baseline[method] = float(baseline_usec[method]) / baseline_count[method]
-				print(JSON.stringify({"npcs": npcs, "path": path, "signals": signals, "frames": frames, "without": intervals["without"],
-					"with": intervals["with"], "per_call_us": per_call, "baseline_per_call_us": baseline}))
-				return true
+				if path != "gdscript":
+					phase = "step"  # a few more frames of the same work, reading the server's step time
+					return false
+				return _report()
+			"step":
+				return _report()
 	return false
+
+
+func _report() -> bool:
+	var per_call := {}
+	for method in call_usec:
+		if call_count[method] > 0:
+			per_call[method] = float(call_usec[method]) / call_count[method]
+	var baseline := {}
+	for method in baseline_usec:
+		if baseline_count[method] > 0:
+			baseline[method] = float(baseline_usec[method]) / baseline_count[method]
+	print(JSON.stringify({"npcs": npcs, "path": path, "signals": signals, "frames": frames, "without": intervals["without"],
+		"with": intervals["with"], "per_call_us": per_call, "baseline_per_call_us": baseline, "step_ms": step_ms}))
+	return true
 
 
 func _move_guards() -> void:

@@ -97,6 +97,21 @@ def test_a_decision_whose_memory_stream_was_freed_asks_without_memories() -> Non
     assert [event.signal for event in events if event.handle == other] == ["memory_formed"]
 
 
+def test_a_request_with_no_endpoint_reads_no_memory() -> None:
+    """Refused at once (tier 3): it builds no prompt, so its NPC's memories are not read (every such
+    request read the top memories, applying the frame's queued writes early)."""
+    server = MindServer(ClockMode.MANUAL)
+    memory = server.add_memory()
+    decision = server.add_decision(DecisionSettings(intents=("patrol",)), memory=memory)
+    server.record(memory, 7, 1, 0.9)
+    reads: list[tuple] = []
+    top_k = server.memory.top_k
+    server.memory.top_k = lambda *args: reads.append(args) or top_k(*args)  # type: ignore[method-assign]
+    server.request_decision(decision, {"threat": 0.1})
+    assert signals(server.update(), decision) == [("decision_fallback", (3, "no_endpoint"))]
+    assert reads == []
+
+
 def test_one_decisions_failure_does_not_abort_the_others(caplog: pytest.LogCaptureFixture) -> None:
     """A context value its selector cannot read (a string where a number goes) raised out of the
     server's step, so no other NPC got its signal that frame; now that request alone ends as

@@ -140,12 +140,14 @@ ADDON_PATHS = {
     "signals-off": "batched, signals off",
     "dictionary": "dictionary",
     "nodes": "nodes",
+    "gdscript": "gdscript",
 }
 ADDON_FRAME_COLUMNS = {  # name -> (column, which number of the cell, unit)
     "added": ("added p50 (ms)", 0, " ms"),
     "share": ("of 16.6 ms", 0, "%"),
     "p50": ("with p50 / p99 (ms)", 0, " ms"),
     "p99": ("with p50 / p99 (ms)", 1, " ms"),
+    "step": ("of it the server's step (ms)", 0, " ms"),
 }
 
 

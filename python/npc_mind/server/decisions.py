@@ -84,6 +84,10 @@ class DecisionSettings:
 class _NoEndpoint:
     """The transport when no endpoint is configured: every request is an immediate tier 3."""
 
+    def refusal(self) -> str:
+        """Asked before a request is built: no snapshot, memory query or prompt for a refused one."""
+        return "no_endpoint"
+
     def submit(self, request: Request, on_done: Callable[..., None]) -> Any:
         raise RejectedError("no LLM endpoint configured", reason="no_endpoint")
 

@@ -751,21 +751,16 @@ class MemoryBank:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for slot in self.pools.values():
             drained = slot.pool.drain_events()
-            codes = _CODE_OF_KIND[np.asarray(drained.kind, dtype=np.int64)]
-            parts.append(self._rows(slot, codes, drained.npc, drained.entity, drained.memory_type))
+            if drained.kind.size:  # most frames of a crowd only refresh: nothing to map
+                codes = _CODE_OF_KIND[np.asarray(drained.kind, dtype=np.int64)]
+                parts.append(self._rows(slot, codes, drained.npc, drained.entity, drained.memory_type))
             forgotten = slot.pool.pop_forgotten(now)
-            order = np.argsort(forgotten.forget_time, kind="stable")
-            codes = np.full(order.size, EVENT_FORGOTTEN, dtype=np.int32)
-            npcs = np.asarray(forgotten.npc)[order]
-            parts.append(
-                self._rows(
-                    slot,
-                    codes,
-                    npcs,
-                    np.asarray(forgotten.entity)[order],
-                    np.asarray(forgotten.memory_type)[order],
-                )
-            )
+            if forgotten.forget_time.size:
+                order = np.argsort(forgotten.forget_time, kind="stable")
+                codes = np.full(order.size, EVENT_FORGOTTEN, dtype=np.int32)
+                npcs, entities = np.asarray(forgotten.npc)[order], np.asarray(forgotten.entity)[order]
+                types = np.asarray(forgotten.memory_type)[order]
+                parts.append(self._rows(slot, codes, npcs, entities, types))
         for old, npc in self.moved:  # their last events are in the rows above
             old.map_npc(npc, 0)
         self.moved.clear()
