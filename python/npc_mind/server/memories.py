@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
 from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
-from npc_mind.memory.fastpaths import APPLY_FIRST, READ_ROW
+from npc_mind.memory.fastpaths import APPLY_FIRST
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry
@@ -368,18 +368,11 @@ class MemoryBank:
             woken = self.woken
             if woken and handle in woken:
                 self.flush(woken[handle])  # the stream's queued wake goes first
-            self._enqueue(handle, (handle, entity, memory_type, salience))
+            queue = self.queue
+            self.touched.setdefault(handle, []).append(len(queue))  # the write's position
+            queue.append((handle, entity, memory_type, salience))
             return
         self._write_at_once(handle, entity, memory_type, salience)
-
-    def _enqueue(self, handle: int, item: tuple[int, int, int, float]) -> None:
-        queue = self.queue
-        positions = self.touched.get(handle)
-        if positions is None:
-            self.touched[handle] = [len(queue)]
-        else:
-            positions.append(len(queue))
-        queue.append(item)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
@@ -412,14 +405,12 @@ class MemoryBank:
                         break
                 pool, npc = self.targets[handle]
                 level = pool.awareness_with_pending(npc, len(positions), written)
-                if level == READ_ROW and handle not in self.changed:
-                    positions = None  # the row is as the step left it: the table may answer
-                elif level == READ_ROW:
-                    pass
-                elif level != APPLY_FIRST:
+                if level >= 0:
                     return level  # (not for the table: a pair read after its write needs none)
-                else:
+                if level == APPLY_FIRST:
                     self.flush(positions[-1])
+                elif handle not in self.changed:  # READ_ROW, the row as the step left it
+                    positions = None  # so the table may answer
             else:  # its error, or its answer, from the row with the writes applied
                 self.flush(positions[-1])
         if plain and positions is None:
@@ -471,8 +462,10 @@ class MemoryBank:
                 self.recall_asked.append(key)
                 if answer is None:
                     return {}
-                self.woken[handle] = len(self.queue)  # a wake cannot evict; it changes only this entity
-                self._enqueue(handle, (handle, entity, WAKE, 0.0))
+                queue = self.queue
+                self.woken[handle] = len(queue)  # a wake cannot evict; it changes only this entity
+                self.touched.setdefault(handle, []).append(len(queue))
+                queue.append((handle, entity, WAKE, 0.0))
                 entity_id, memory_type, r, stability, salience, recalls, _ = answer
                 r = 1.0 if written else r
                 return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
