@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -225,7 +226,8 @@ class MemoryBank:
     changed: set[int] = field(default_factory=set)
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
     # the frame's table: (stream, entity) -> (awareness level, recall answer, room) at the step's
-    # now, for the pairs read or recalled in the frame before. The answer (`recall_preview`) is
+    # now, for the pairs read or recalled in the frame before (recall answers only after a frame
+    # that recalled: a game that only reads pays for the levels only). The answer is
     # (entity, type, R before the wake, S, E, k after the wake, how many writes of it only refresh
     # it), None (nothing recalled) or False (recall at once: links, long-term memories, the power
     # curve); room: how many writes the stream takes before one could evict (`pending_limits`)
@@ -726,9 +728,14 @@ class MemoryBank:
         groups = self._group(handles)
         rows: dict[tuple[int, int], TableRow] = {}
         for slot, positions, npcs in groups:
+            keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
+            if not recalled:  # a frame with no recall: the levels only (a first recall goes at once)
+                level = slot.pool.awareness_batch(npcs, entities[positions], now)
+                levels = zip(level.tolist(), repeat(False), repeat(0), strict=False)
+                rows.update(zip(keys, levels, strict=True))
+                continue
             level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
             room, limit = slot.pool.pending_limits(npcs, columns[6], now)
-            keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
             answers = [
                 answer if found == 1 else (None if found == 0 else False)
                 for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
