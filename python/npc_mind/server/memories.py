@@ -7,9 +7,10 @@ The per-node calls (`MemoryBank.write`, `aware`, `recall`: a MemoryStream's `rec
 `awareness_of`, `query_strongest`) do not each run the pool's scalar path. Writes are queued and
 folded into one `record_batch` when the frame steps, before the clock moves (the same `now`, the
 same state and events as the calls at once: the batch-equals-singles contract, events in input
-order). Awareness reads are answered from a table the step computes in one `awareness_batch` for
-the pairs read in the frame before. Exact by construction, and proven against the immediate path by
-`tests/test_server_deferred.py`:
+order). Reads and recalls are answered from one table the step computes in one batch for the pairs
+read or recalled in the frame before (`MemoryBank.table_rows`: the awareness level, the recall's
+answer without the wake, and what queued writes may do before the answer changes). Exact by
+construction, and proven against the immediate path by `tests/test_server_deferred.py`:
 - a write is queued only when it cannot fail and reaches no other entity (`writes_plainly`, valid
   arguments); anything else runs at once, after every queued write (call order is kept);
 - a read of a stream with queued writes knows what they can change (`awareness_with_pending`):
