@@ -25,7 +25,8 @@ CHECKS = [
     "typed_array_property", "typed_dict_property", "typed_array_property_hint", "typed_dict_property_hint",
     "typed_array_method_hint", "hinted_array_property",
     "returned_string_keys_exact", "returned_key_address_reused", "argument_string_keys_exact",
-    "text_results_exact", "string_name_arguments_exact",
+    "text_results_exact", "string_name_arguments_exact", "argument_keys_read_again_exact",
+    "changed_key_strings_read_again",
     # notifications
     "postinitialize_from_gdscript", "notifications_chained", "parent_notification_inherited",
     "postinitialize_from_python",

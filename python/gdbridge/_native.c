@@ -395,107 +395,124 @@ static PyObject *gdb_fast_dropped(PyObject *self, PyObject *unused) {
 
 static PyObject *gdb_variant_to_py(const void *v);
 
-/* Recent short strings by the address of their characters: a String shares its characters with
- * its copies (Dictionary keys, names in scripts), so the same key read again is found here and
- * the str (already hashed) reused. An entry counts only when its characters still match. */
-#define GDB_TEXT_CACHE 256
-#define GDB_TEXT_CACHE_MAX 64
-static struct {
-    const void *chars;
-    PyObject *text; /* owned; a str of 1-byte kind */
-} gdb_text_cache[GDB_TEXT_CACHE];
+/* A pointer's slot in a power-of-two table of `cap` slots (Fibonacci hashing: allocations'
+ * addresses differ mostly in their middle bits). */
+static uintptr_t gdb_pointer_slot(const void *key, intptr_t cap) {
+    uintptr_t i = (uintptr_t)key * (uintptr_t)0x9E3779B97F4A7C15u;
+    return (i ^ (i >> 29)) & ((uintptr_t)cap - 1);
+}
 
-/* A String as str, straight from its UTF-32 characters (no UTF-8 round trip); NULL without a
- * Python error when they hold code points str does not take as they are (surrogates, beyond
- * U+10FFFF), which the UTF-8 path below handles. */
+/* ---- the text caches: engine text <-> Python str, by identity ----
+ * Two fixed tables of 256 slots, one entry a slot (a new entry replaces the old one), for texts up
+ * to 64 code points. An entry keeps what its key points to alive and unchanged: an engine copy of
+ * the text (`held`) and a reference to the Python object, so neither address can be freed and
+ * given to another text while the entry is cached.
+ * - engine -> Python (gdb_py_texts): a String by its characters (a String shares its copy-on-write
+ *   characters with its copies: Dictionary keys, constants in scripts; a shared buffer is copied
+ *   before any write, and `held` shares it, so the characters at that address cannot change), a
+ *   StringName by its one pointer to the engine's entry for its name. A hit is the str (hash
+ *   already computed: the dict it goes into, and the lookups in it, are fast too) or the Python
+ *   StringName, with no decoding and no Python constructor call.
+ * - Python -> engine (gdb_engine_texts): an interned str (the keys and short constants of Python
+ *   code: dict literals, names) as its String, a StringName object (a behavior's name kept in a
+ *   table) as its StringName, by the object's identity (str and StringName are immutable). A
+ *   returned `{"entity": ...}` then copies a String (a reference count) per key instead of
+ *   decoding UTF-8 into a new one, and a StringName result skips the engine's name table.
+ * Used with the GIL; emptied at shutdown (forget_texts), after which nothing more is kept (no
+ * engine String may outlive the engine's teardown). */
+#define GDB_TEXT_SLOTS 256
+#define GDB_TEXT_MAX 64
+typedef struct {
+    const void *key;  /* NULL: empty slot */
+    int type;         /* STRING or STRING_NAME: the engine type of `held` */
+    gdb_variant held; /* the engine text */
+    PyObject *text;   /* owned: the str or StringName */
+} gdb_text_slot;
+static gdb_text_slot gdb_py_texts[GDB_TEXT_SLOTS];
+static gdb_text_slot gdb_engine_texts[GDB_TEXT_SLOTS];
+static int gdb_texts_open; /* set when _gdbridge_fast is installed, cleared by forget_texts */
+
+static gdb_text_slot *gdb_text_slot_of(gdb_text_slot *table, const void *key) {
+    return &table[gdb_pointer_slot(key, GDB_TEXT_SLOTS)];
+}
+static int gdb_text_found(const gdb_text_slot *slot, const void *key, int type) {
+    return slot->key == key && slot->type == type;
+}
+static void gdb_text_drop(gdb_text_slot *slot) {
+    if (!slot->key) return;
+    slot->key = NULL;
+    gdb_vdestroy(&slot->held);
+    Py_CLEAR(slot->text);
+}
+/* `text` for `key` into `slot`, holding a copy of `raw` (the engine text, of `type`). */
+static void gdb_text_keep(gdb_text_slot *slot, const void *key, int type, const void *raw, PyObject *text) {
+    if (!gdb_texts_open) return;
+    Py_INCREF(text);
+    gdb_text_drop(slot);
+    g_from_type[type](&slot->held, (void *)raw);
+    slot->key = key;
+    slot->type = type;
+    slot->text = text;
+}
+
+/* The `n` characters of String `s` (at `chars`) as a new str: straight from UTF-32 (no UTF-8 round
+ * trip), or through UTF-8 with replacement when they hold code points str does not take as they
+ * are (surrogates, beyond U+10FFFF). */
+static PyObject *gdb_string_decode(const void *s, const uint32_t *chars, int64_t n) {
+    int64_t i = 0;
+    while (i < n && (chars[i] < 0xD800 || (chars[i] >= 0xE000 && chars[i] <= 0x10FFFF))) i++;
+    if (i == n) return PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars, (Py_ssize_t)n);
+    char stack[512];
+    char *buf = stack;
+    int64_t len = gdb_string_utf8(s, stack, sizeof(stack));
+    if (len > (int64_t)sizeof(stack)) {
+        if (!(buf = malloc((size_t)len))) return PyErr_NoMemory();
+        gdb_string_utf8(s, buf, len);
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(buf, len, "replace");
+    if (buf != stack) free(buf);
+    return text;
+}
+
+/* A String as str, from the cache when its characters were read before. An empty String has no
+ * characters (NULL) or a length of 0. */
 static PyObject *gdb_string_to_py(const void *s) {
+    const uint32_t *chars = (const uint32_t *)i_string_index_const((GDExtensionConstStringPtr)s, 0);
+    if (!chars) return PyUnicode_New(0, 0);
+    gdb_text_slot *slot = gdb_text_slot_of(gdb_py_texts, chars);
+    if (gdb_text_found(slot, chars, GDEXTENSION_VARIANT_TYPE_STRING)) return Py_NewRef(slot->text);
     int64_t n = i_string_to_utf32((GDExtensionConstStringPtr)s, NULL, 0);
     if (n <= 0) return PyUnicode_New(0, 0);
-    const uint32_t *chars = (const uint32_t *)i_string_index_const((GDExtensionConstStringPtr)s, 0);
-    if (!chars) return NULL;
-    size_t slot = ((uintptr_t)chars >> 4) % GDB_TEXT_CACHE;
-    if (n <= GDB_TEXT_CACHE_MAX && gdb_text_cache[slot].chars == chars) {
-        PyObject *hit = gdb_text_cache[slot].text;
-        if (PyUnicode_GET_LENGTH(hit) == n) {
-            const Py_UCS1 *have = PyUnicode_1BYTE_DATA(hit);
-            int64_t i = 0;
-            while (i < n && have[i] == chars[i]) i++;
-            if (i == n) {
-                Py_INCREF(hit);
-                return hit;
-            }
-        }
-    }
-    uint32_t widest = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (chars[i] >= 0xD800 && (chars[i] < 0xE000 || chars[i] > 0x10FFFF)) return NULL;
-        widest |= chars[i];
-    }
-    PyObject *text = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, chars, (Py_ssize_t)n);
-    if (text && n <= GDB_TEXT_CACHE_MAX && widest < 0x100) {
-        Py_XSETREF(gdb_text_cache[slot].text, Py_NewRef(text));
-        gdb_text_cache[slot].chars = chars;
-    }
+    PyObject *text = gdb_string_decode(s, chars, n);
+    if (text && n <= GDB_TEXT_MAX) gdb_text_keep(slot, chars, GDEXTENSION_VARIANT_TYPE_STRING, s, text);
     return text;
 }
 
-/* StringName -> str the other way: a StringName is one pointer to the engine's entry for its text,
- * so an entry here is that pointer, a held copy of the StringName (the entry cannot be freed and
- * its address given to another name while it is cached) and the Python StringName made for it.
- * `_get(name)`, `_set` and StringName arguments then skip the String conversion and the Python
- * constructor call. Emptied at shutdown (forget_texts). Used with the GIL. */
-#define GDB_NAME_CACHE 256
-static struct {
-    const void *data;  /* the StringName's pointer; NULL: empty slot */
-    gdb_variant held;  /* a Variant copy of it */
-    PyObject *text;    /* owned; a gdbridge StringName */
-} gdb_name_cache[GDB_NAME_CACHE];
+/* A StringName or NodePath as a gdbridge StringName or NodePath, through a temporary String. */
+static PyObject *gdb_name_to_py(const void *value, int type) {
+    uint64_t s = 0;
+    GDExtensionConstTypePtr args[1] = {value};
+    g_string_from[type](&s, args);
+    const uint32_t *chars = (const uint32_t *)i_string_index_const((GDExtensionConstStringPtr)&s, 0);
+    int64_t n = chars ? i_string_to_utf32((GDExtensionConstStringPtr)&s, NULL, 0) : 0;
+    PyObject *text = n > 0 ? gdb_string_decode(&s, chars, n) : PyUnicode_New(0, 0);
+    g_destructor[GDEXTENSION_VARIANT_TYPE_STRING](&s);
+    if (!text || !gdb_text_cls[type]) return text;
+    PyObject *wrapped = PyObject_CallOneArg(gdb_text_cls[type], text);
+    Py_DECREF(text);
+    return wrapped;
+}
 
-static PyObject *gdb_text_to_py_uncached(const void *value, int type);
+/* A String, StringName or NodePath (raw) as str, StringName or NodePath. */
 static PyObject *gdb_text_to_py(const void *value, int type) {
-    if (type != GDEXTENSION_VARIANT_TYPE_STRING_NAME) return gdb_text_to_py_uncached(value, type);
-    const void *data = *(const void *const *)value;
-    size_t slot = ((uintptr_t)data >> 4) % GDB_NAME_CACHE;
-    if (data && gdb_name_cache[slot].data == data) return Py_NewRef(gdb_name_cache[slot].text);
-    PyObject *text = gdb_text_to_py_uncached(value, type);
-    if (text && data && Py_TYPE(text) == (PyTypeObject *)gdb_text_cls[type] && PyUnicode_GET_LENGTH(text) <= GDB_TEXT_CACHE_MAX) {
-        if (gdb_name_cache[slot].data) {
-            gdb_vdestroy(&gdb_name_cache[slot].held);
-            Py_DECREF(gdb_name_cache[slot].text);
-        }
-        g_from_type[type](&gdb_name_cache[slot].held, (void *)value);
-        gdb_name_cache[slot].data = data;
-        gdb_name_cache[slot].text = Py_NewRef(text);
-    }
-    return text;
-}
-
-static PyObject *gdb_text_to_py_uncached(const void *value, int type) {
-    uint64_t converted = 0;
-    const void *s = value;
-    if (type != GDEXTENSION_VARIANT_TYPE_STRING) {
-        GDExtensionConstTypePtr args[1] = {value};
-        g_string_from[type](&converted, args);
-        s = &converted;
-    }
-    PyObject *text = gdb_string_to_py(s);
-    if (!text && !PyErr_Occurred()) {
-        char stack[512];
-        char *buf = stack;
-        int64_t n = gdb_string_utf8(s, stack, sizeof(stack));
-        if (n > (int64_t)sizeof(stack)) {
-            buf = malloc((size_t)n);
-            gdb_string_utf8(s, buf, n);
-        }
-        text = PyUnicode_DecodeUTF8(buf, n, "replace");
-        if (buf != stack) free(buf);
-    }
-    if (type != GDEXTENSION_VARIANT_TYPE_STRING) g_destructor[GDEXTENSION_VARIANT_TYPE_STRING](&converted);
-    if (text && type != GDEXTENSION_VARIANT_TYPE_STRING && gdb_text_cls[type]) {
-        PyObject *wrapped = PyObject_CallOneArg(gdb_text_cls[type], text);
-        Py_DECREF(text);
-        return wrapped;
-    }
+    if (type == GDEXTENSION_VARIANT_TYPE_STRING) return gdb_string_to_py(value);
+    if (type != GDEXTENSION_VARIANT_TYPE_STRING_NAME) return gdb_name_to_py(value, type);
+    const void *data = *(const void *const *)value; /* NULL: the empty StringName */
+    gdb_text_slot *slot = data ? gdb_text_slot_of(gdb_py_texts, data) : NULL;
+    if (slot && gdb_text_found(slot, data, type)) return Py_NewRef(slot->text);
+    PyObject *text = gdb_name_to_py(value, type);
+    if (slot && text && Py_TYPE(text) == (PyTypeObject *)gdb_text_cls[type] && PyUnicode_GET_LENGTH(text) <= GDB_TEXT_MAX)
+        gdb_text_keep(slot, data, type, value, text);
     return text;
 }
 
@@ -522,8 +539,7 @@ static _Thread_local gdb_seen *gdb_seen_now;
  * `key`, or the free slot where it goes. */
 static void *gdb_key_slot(void *slots, size_t stride, intptr_t cap, const void *key) {
     uintptr_t mask = (uintptr_t)cap - 1;
-    uintptr_t i = (uintptr_t)key * (uintptr_t)0x9E3779B97F4A7C15u;
-    for (i = (i ^ (i >> 29)) & mask;; i = (i + 1) & mask) {
+    for (uintptr_t i = gdb_pointer_slot(key, cap);; i = (i + 1) & mask) {
         const void **at = (const void **)((char *)slots + i * stride);
         if (*at == key || !*at) return at;
     }
@@ -994,67 +1010,48 @@ static int gdb_py_container_to_variant(void *v, PyObject *value) {
     return ok;
 }
 
-/* The engine text made for a str before, by the str's identity: an interned str (the keys and
- * short constants of Python code: dict literals, names) as a String, a StringName object (a
- * behavior's name kept in a table) as a StringName. A returned `{"entity": ...}` then copies a
- * String (a reference count) instead of decoding UTF-8 into a new one per key per call, and a
- * StringName result skips the engine's name table. An entry owns its str, so the address cannot
- * be reused by another str while it is cached; a str (and StringName, no attributes) is
- * immutable, so the value stays right. Emptied at shutdown (forget_texts). Used with the GIL. */
-#define GDB_STR_CACHE 256
-#define GDB_STR_CACHE_MAX 64
-static struct {
-    PyObject *text; /* owned; NULL: empty slot */
-    int type;       /* STRING or STRING_NAME */
-    gdb_variant value; /* `text` as a Variant of `type` */
-} gdb_str_cache[GDB_STR_CACHE];
-
-/* The cache slot for `value` as `type` when it may be cached there (found or to fill), else -1. */
-static intptr_t gdb_str_slot(PyObject *value, int type) {
+/* The gdb_engine_texts slot for `value` as `type` when it may be cached there (found or to
+ * fill), else NULL: an exact interned str as a String, a gdbridge StringName as a StringName. */
+static gdb_text_slot *gdb_str_slot(PyObject *value, int type) {
     PyTypeObject *kind = Py_TYPE(value);
     if (type == GDEXTENSION_VARIANT_TYPE_STRING ? kind != &PyUnicode_Type || !PyUnicode_CHECK_INTERNED(value)
         : type != GDEXTENSION_VARIANT_TYPE_STRING_NAME || (PyObject *)kind != gdb_text_cls[type])
-        return -1;
-    if (PyUnicode_GET_LENGTH(value) > GDB_STR_CACHE_MAX) return -1;
-    return (intptr_t)(((uintptr_t)value >> 4) % GDB_STR_CACHE);
+        return NULL;
+    if (PyUnicode_GET_LENGTH(value) > GDB_TEXT_MAX) return NULL;
+    return gdb_text_slot_of(gdb_engine_texts, value);
 }
 
-static int gdb_str_hit(intptr_t slot, PyObject *value, int type) {
-    return slot >= 0 && gdb_str_cache[slot].text == value && gdb_str_cache[slot].type == type;
-}
-
-/* Keep the Variant `v` (of `type`, made from `value`) in `slot`. */
-static void gdb_str_keep(intptr_t slot, PyObject *value, int type, const void *v) {
-    if (gdb_str_cache[slot].text) {
-        gdb_vdestroy(&gdb_str_cache[slot].value);
-        Py_DECREF(gdb_str_cache[slot].text);
-    }
-    gdb_str_cache[slot].text = Py_NewRef(value);
-    gdb_str_cache[slot].type = type;
-    gdb_vcopy(&gdb_str_cache[slot].value, v);
+/* The engine text cached for the str or StringName `value`, or NULL (not cached, or another type). */
+static const gdb_variant *gdb_str_cached(PyObject *value) {
+    PyObject *kind = (PyObject *)Py_TYPE(value);
+    int type = kind == (PyObject *)&PyUnicode_Type ? GDEXTENSION_VARIANT_TYPE_STRING
+               : kind == gdb_text_cls[GDEXTENSION_VARIANT_TYPE_STRING_NAME] ? GDEXTENSION_VARIANT_TYPE_STRING_NAME
+                                                                             : 0;
+    gdb_text_slot *slot = type ? gdb_str_slot(value, type) : NULL;
+    return slot && gdb_text_found(slot, value, type) ? &slot->held : NULL;
 }
 
 /* The str `value` as a new Variant of `type` (String, StringName, NodePath) in uninitialized `v`. */
 static int gdb_str_to_variant(void *v, PyObject *value, int type) {
-    intptr_t slot = gdb_str_slot(value, type);
-    if (gdb_str_hit(slot, value, type)) {
-        gdb_vcopy(v, &gdb_str_cache[slot].value);
+    gdb_text_slot *slot = gdb_str_slot(value, type);
+    if (slot && gdb_text_found(slot, value, type)) {
+        gdb_vcopy(v, &slot->held);
         return 1;
     }
     Py_ssize_t n;
     const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
     if (!utf8) { gdb_vnil(v); return 0; }
     gdb_vtext(v, type, utf8, n);
-    if (slot >= 0) gdb_str_keep(slot, value, type, v);
+    if (slot) gdb_text_keep(slot, value, type, g_internal_ptr[type](v), value);
     return 1;
 }
 
 /* The str `value` into the initialized raw String/StringName/NodePath `raw` (a ptrcall result). */
 static int gdb_str_to_raw(void *raw, PyObject *value, int type) {
-    intptr_t slot = gdb_str_slot(value, type);
-    if (gdb_str_hit(slot, value, type)) {
+    gdb_text_slot *slot = gdb_str_slot(value, type);
+    if (slot && gdb_text_found(slot, value, type)) {
         g_destructor[type](raw);
-        g_to_type[type](raw, &gdb_str_cache[slot].value);
+        g_to_type[type](raw, &slot->held);
         return 1;
     }
     Py_ssize_t n;
@@ -1062,28 +1059,17 @@ static int gdb_str_to_raw(void *raw, PyObject *value, int type) {
     if (!utf8) return 0;
     g_destructor[type](raw);
     gdb_text_new(raw, type, utf8, n);
-    if (slot >= 0) {
-        gdb_variant v;
-        g_from_type[type](&v, raw);
-        gdb_str_keep(slot, value, type, &v);
-        gdb_vdestroy(&v);
-    }
+    if (slot) gdb_text_keep(slot, value, type, raw, value);
     return 1;
 }
 
-/* forget_texts(): empty the str -> String cache (the engine's Strings go before it shuts down). */
+/* forget_texts(): empty the text caches (the engine's Strings go before it shuts down). */
 static PyObject *gdb_fast_forget_texts(PyObject *self, PyObject *unused) {
-    for (size_t i = 0; i < GDB_NAME_CACHE; i++)
-        if (gdb_name_cache[i].data) {
-            gdb_vdestroy(&gdb_name_cache[i].held);
-            Py_CLEAR(gdb_name_cache[i].text);
-            gdb_name_cache[i].data = NULL;
-        }
-    for (size_t i = 0; i < GDB_STR_CACHE; i++)
-        if (gdb_str_cache[i].text) {
-            gdb_vdestroy(&gdb_str_cache[i].value);
-            Py_CLEAR(gdb_str_cache[i].text);
-        }
+    gdb_texts_open = 0;
+    for (size_t i = 0; i < GDB_TEXT_SLOTS; i++) {
+        gdb_text_drop(&gdb_py_texts[i]);
+        gdb_text_drop(&gdb_engine_texts[i]);
+    }
     Py_RETURN_NONE;
 }
 
@@ -1128,13 +1114,16 @@ static int gdb_py_fill_dict(void *dict, PyObject *items) {
         gdb_variant key;
         Py_INCREF(k);
         Py_INCREF(value);
-        int ok = gdb_py_to_variant(&key, k);
+        /* A cached key is looked up as it is in the cache: the Dictionary copies it, and nothing
+         * runs between (the value is converted after), so the entry cannot be replaced meanwhile. */
+        const gdb_variant *cached = gdb_str_cached(k);
+        int ok = cached || gdb_py_to_variant(&key, k);
         if (ok) {
-            void *slot = i_dictionary_index(dict, &key);
+            void *slot = i_dictionary_index(dict, cached ? cached : &key);
             i_variant_destroy(slot);
             ok = gdb_py_to_variant(slot, value);
         }
-        i_variant_destroy(&key);
+        if (!cached) i_variant_destroy(&key);
         Py_DECREF(k);
         Py_DECREF(value);
         if (!ok) return 0;
@@ -1320,6 +1309,7 @@ static int gdb_install_fast(intptr_t call_error_cls) {
     gdb_name_get = PyUnicode_InternFromString("_get");
     PyObject *module = PyModule_Create(&gdb_fast_module);
     int ok = module && PyDict_SetItemString(PyImport_GetModuleDict(), "_gdbridge_fast", module) == 0;
+    gdb_texts_open = ok;
     Py_XDECREF(module);
     if (!ok) PyErr_Clear();
     PyGILState_Release(gil);

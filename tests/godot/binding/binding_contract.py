@@ -26,6 +26,7 @@ SAMPLE = {"float": 0.75, "int": 3, "bool": True, "Variant": 0.75, "String": "x"}
 
 _KEPT_NAME = gd.StringName("kept")
 _fresh_ids: list[int] = []  # id() of each fresh key Contract.keyed made
+_kept_keys: list = []  # argument keys Contract.keep_keys kept, to read again later
 
 
 class Flags(enum.IntFlag):
@@ -351,6 +352,16 @@ class Contract(Node):
 
     def key_kinds(self, table: dict) -> list[str]:
         return [f"{type(key).__name__}:{key}" for key in table]
+
+    def item_kinds(self, table: dict) -> list[str]:
+        """Each key and value of an argument Dictionary as `type:text=type:text`, in order."""
+        return [f"{type(k).__name__}:{k}={type(v).__name__}:{v}" for k, v in table.items()]
+
+    def keep_keys(self, table: dict) -> None:
+        _kept_keys.extend(table)
+
+    def kept_keys(self) -> list[str]:
+        return [f"{type(key).__name__}:{key}" for key in _kept_keys]
 
     # -- bitfields, varargs --
     def combine(self, a: Flags, b: Flags) -> Flags:

@@ -174,6 +174,41 @@ func check_string_keys() -> void:
 		if got != want and wrong_names.size() < 3:
 			wrong_names.append([i, got])
 	check("string_name_arguments_exact", wrong_names.is_empty(), wrong_names)
+	check_strings_read_again()
+
+
+## Engine Strings read as str (Dictionary keys and values), which the binding caches by the address
+## of their characters: each must arrive with its own text and type, whatever was read before.
+func check_strings_read_again() -> void:
+	var wrong := []
+	var fixed := "fixe-ü"
+	var twin_text := "twin"  # the same characters as a String key, then inside a StringName key
+	for i in 3000:
+		var fresh := "k-%04d" % i  # made and freed each round: the next may get its memory
+		var cycling := "c-%d-日本" % (i % 700)  # more texts than the cache has slots
+		var twin: Variant = twin_text if i % 2 == 0 else StringName(twin_text)
+		var long_key := "long-%d-" % (i % 5) + "é".repeat(80)  # longer than the cache keeps
+		var table := {fresh: "v-%04d" % i, fixed: i, cycling: "", "": "🎯", 7: fresh, &"nom": 1.5, "ключ": &"sn", twin: i,
+			long_key: true}
+		var want := ["str:%s=str:v-%04d" % [fresh, i], "str:fixe-ü=int:%d" % i, "str:%s=str:" % cycling, "str:=str:🎯",
+			"int:7=str:" + fresh, "StringName:nom=float:1.5", "str:ключ=StringName:sn",
+			("str:" if i % 2 == 0 else "StringName:") + "twin=int:%d" % i, "str:%s=bool:True" % long_key]
+		var got: Array = c.item_kinds(table) if i % 3 else u.item_kinds(table)
+		if got != want and wrong.size() < 3:
+			wrong.append([i, got])
+	check("argument_keys_read_again_exact", wrong.is_empty(), wrong)
+	# A key String changed after it was read: grown (`+=`, which may reuse its memory) and written in
+	# place (`[0] =`); the strs read before keep their text, the ones read after have the new one.
+	var grown := "grow"
+	var changed := "mutable"
+	var want_kept := []
+	for i in 50:
+		c.keep_keys({grown: i, changed: i})
+		want_kept.append_array(["str:" + grown, "str:" + changed])
+		grown += "x"
+		changed[i % changed.length()] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[i % 26]
+	var kept: Array = c.kept_keys()
+	check("changed_key_strings_read_again", kept == want_kept, [kept.slice(0, 6), want_kept.slice(0, 6)])
 
 
 func check_containers() -> void:
