@@ -293,11 +293,23 @@ SCRIPTS: dict[str, Script] = {
         ("drain_memory_events", ()),
         ("memories", (1,)),
     ],
-    # a queued write of the entity (a rehearsal: 4.5 s on) changes the answer: not from the table
-    "a recall after a queued write of the entity": [
+    # a queued write of the entity within the refractory period (0.5 s after the wake) only
+    # refreshes the memory: the table's answer with R = 1
+    "a recall after a queued refresh of the entity": [
         *TABLE_RECALL,
         ("record", (1, 7, TRIVIA, 0.5)),
         ("query_strongest", (1, 7)),
+        ("memories", (1,)),
+    ],
+    # a queued write of the entity 3.5 s after the wake rehearses it (S and k grow): the answer
+    # is not the table's (the pair is in it: read in the frame before)
+    "a recall after a queued rehearsal of the entity": [
+        *TABLE_RECALL,
+        ("awareness", (1, 7)),
+        ("advance", (3.0,)),
+        ("record", (1, 7, TRIVIA, 0.5)),
+        ("query_strongest", (1, 7)),
+        ("memories", (1,)),
     ],
     # capacity 1: the queued write of another entity evicts the one recalled: not from the table
     "a recall after a queued eviction": [

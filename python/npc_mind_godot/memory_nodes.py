@@ -12,7 +12,7 @@ from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, p
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot import live
-from npc_mind_godot._common import ServerHandle, core, icon, server
+from npc_mind_godot._common import MAIN_THREAD, ServerHandle, core, icon, refuse_thread, server, thread_id
 
 
 def _range(name: str, step: float) -> tuple[float, float, float]:
@@ -121,6 +121,18 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
     return profile.to_spec()
 
 
+class _FirstUse:
+    """Stands for the server's memory bank until the first per-frame call looks it up (through
+    `core`, which also refuses other threads) and puts the bank in its place."""
+
+    def __getattr__(self, name: str) -> Any:
+        global _bank  # noqa: PLW0603 - once: the hot path then reads a plain module global
+        _bank = core().memory
+        return getattr(_bank, name)
+
+
+_bank: Any = _FirstUse()  # the singleton's MemoryBank once a MemoryStream first calls it
+
 AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
 
 
@@ -221,17 +233,26 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
                 server().core.set_memory_signals(handle, False)
         return handle
 
+    # The per-frame calls go straight to the server's memory bank (`MemoryBank.write`, `aware`,
+    # `recall`), after the main-thread check of `_common.core`, made inline: every Python frame
+    # counts at 600 calls a frame.
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
         """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""
-        core().record(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
+        _bank.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
 
     def query_strongest(self, entity_id: int) -> dict:
         """Recall the entity's strongest memory (wakes it); empty when forgotten or never seen."""
-        return core().query_strongest(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
+        return _bank.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     def awareness_of(self, entity_id: int) -> int:
         """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
-        return core().awareness(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
+        return _bank.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     def get_memories(self) -> list:
         """Every memory still remembered, strongest first, as Dictionaries; only looks."""

@@ -219,12 +219,18 @@ class FastPaths:
         self._tmax = max(self._tmax, now)
         return True
 
-    def refreshes(self, last: float, count: int, now: float) -> bool:
-        """Whether `count` matching writes at `now` of a memory last accessed at `last` each only
-        refresh it (`refresh`: the refractory predicate says no rehearsal, for the first and for
-        the ones after it, accessed at `now`)."""
+    def pending_limits(self, npcs: np.ndarray, last: list[float], now: float) -> tuple[list[int], list[int]]:
+        """For a caller answering reads and recalls from a `recall_preview` made at `now` while
+        deferred writes of the NPCs (`writes_plainly`, all at `now`) queue up, per pair: how many
+        writes the NPC takes before one could evict (capacity - used), and how many writes at `now`
+        of the recalled memory (last accessed at `last`) each only refresh it, as `record` does,
+        with no event and no other memory touched (the refractory predicate says no rehearsal for
+        the first, and for the ones after it, accessed at `now`): 0, 1, or more than any queue."""
+        room = self._C - self._used[self._row_of_id[np.asarray(npcs, dtype=np.int64)]]
         refractory = self._p.rehearsal_refractory_s
-        return not rehearses(now, last, refractory) and (count == 1 or not rehearses(now, now, refractory))
+        again = 1 if rehearses(now, now, refractory) else _INT64_MAX
+        limit = np.where(rehearses(now, np.asarray(last, dtype=np.float64), refractory), 0, again)
+        return room.tolist(), limit.tolist()
 
     def _slots_of(self, row: int, entity: int, memory_type: int) -> tuple[int, list[int]]:
         """The slot of the row's memory of (entity, type) (-1: none) and the row's other memories

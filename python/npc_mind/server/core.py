@@ -8,7 +8,8 @@ after each step (or after `advance` on a manual clock).
 Threads: a `MindServer` takes no lock. Every call must come from the thread that created it (the
 game loop's); registration, `step` and `advance` check that and raise `WrongThreadError`. The
 per-call methods do not check (one comparison each would tax the hot path twice in Godot, where
-`npc_mind_godot._common.core` already refuses other threads for every node and singleton call).
+`npc_mind_godot._common.core` already refuses other threads for every node and singleton call, and
+MemoryStream's per-frame methods, which call `memory` directly, make the same comparison inline).
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ class MindServer:
         self.events = EventQueue()
         counter = self.handles = HandleCounter()
         self.memory = MemoryBank(counter, self.events, now=self.clock.now, per_frame=per_frame)
-        # the per-node memory calls, bound straight to the bank (one Python call from the node):
-        # record(handle, entity, memory_type, salience), awareness(handle, entity) -> level,
-        # query_strongest(handle, entity) -> the memory's Dictionary (wakes it), at the clock's now
+        # the per-node memory calls, bound straight to the bank (a MemoryStream calls the bank's
+        # own methods): record(handle, entity, memory_type, salience), awareness(handle, entity)
+        # -> level, query_strongest(handle, entity) -> the memory's Dictionary (wakes it), at now
         self.record = self.memory.write
         self.awareness = self.memory.aware
         self.query_strongest = self.memory.recall

@@ -7,9 +7,10 @@ The per-node calls (`MemoryBank.write`, `aware`, `recall`: a MemoryStream's `rec
 `awareness_of`, `query_strongest`) do not each run the pool's scalar path. Writes are queued and
 folded into one `record_batch` when the frame steps, before the clock moves (the same `now`, the
 same state and events as the calls at once: the batch-equals-singles contract, events in input
-order). Awareness reads are answered from a table the step computes in one `awareness_batch` for
-the pairs read in the frame before. Exact by construction, and proven against the immediate path by
-`tests/test_server_deferred.py`:
+order). Reads and recalls are answered from one table the step computes in one batch for the pairs
+read or recalled in the frame before (`MemoryBank.table_rows`: the awareness level, the recall's
+answer without the wake, and what queued writes may do before the answer changes). Exact by
+construction, and proven against the immediate path by `tests/test_server_deferred.py`:
 - a write is queued only when it cannot fail and reaches no other entity (`writes_plainly`, valid
   arguments); anything else runs at once, after every queued write (call order is kept);
 - a read of a stream with queued writes knows what they can change (`awareness_with_pending`):
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -31,7 +33,7 @@ import numpy.typing as npt
 
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
 from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
-from npc_mind.memory.fastpaths import APPLY_FIRST, READ_ROW
+from npc_mind.memory.fastpaths import APPLY_FIRST
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry
@@ -63,6 +65,8 @@ MAX_TABLE_PAIRS = 1 << 16
 SCALAR_FLUSH = 16
 # the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
 WAKE = -1
+# a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer, room)
+TableRow = tuple[int, tuple | bool | None, int]
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
 
@@ -185,28 +189,6 @@ class MemoryLog:
 
 
 @dataclass
-class RecallTable:
-    """The frame's recall answers: `MemoryPool.recall_preview`'s kinds and columns, joined over the
-    pools, and each pair's row in them."""
-
-    rows: dict[tuple[int, int], int] = field(default_factory=dict)
-    kind: list[int] = field(default_factory=list)  # 1: a memory, 0: nothing, -1: recall at once
-    columns: list[list[Any]] = field(default_factory=lambda: [[] for _ in range(7)])
-
-    def answer(self, key: tuple[int, int]) -> tuple | bool | None:
-        """(entity, type, R, S, E, k after the wake, last access), None (nothing recalled), or False
-        (the table does not answer this pair)."""
-        row = self.rows.get(key)
-        if row is None:
-            return False
-        kind = self.kind[row]
-        if kind <= 0:
-            return None if kind == 0 else False
-        entity, memory_type, r, stability, salience, recalls, last = self.columns
-        return entity[row], memory_type[row], r[row], stability[row], salience[row], recalls[row], last[row]
-
-
-@dataclass
 class MemoryBank:
     counter: HandleCounter
     events: EventQueue
@@ -244,9 +226,14 @@ class MemoryBank:
     # applied (the stream is then read from its row)
     changed: set[int] = field(default_factory=set)
     plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
-    levels: dict[tuple[int, int], int] = field(default_factory=dict)  # the frame's awareness table
+    # the frame's table: (stream, entity) -> (awareness level, recall answer, room) at the step's
+    # now, for the pairs read or recalled in the frame before (recall answers only after a frame
+    # that recalled: a game that only reads pays for the levels only). The answer is
+    # (entity, type, R before the wake, S, E, k after the wake, how many writes of it only refresh
+    # it), None (nothing recalled) or False (recall at once: links, long-term memories, the power
+    # curve); room: how many writes the stream takes before one could evict (`pending_limits`)
+    table_rows: dict[tuple[int, int], TableRow] = field(default_factory=dict)
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
-    recalls: RecallTable = field(default_factory=RecallTable)  # the frame's recall table
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
@@ -367,11 +354,13 @@ class MemoryBank:
         return entry.slot.pool, entry.npc
 
     # --- the per-node path ---------------------------------------------------------------------
+    # One Python frame each in the common cases (a MemoryStream method calls these directly): the
+    # queue, the positions and the table are read inline, and only the pool's row is asked.
     def write(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """`record` at the clock's now: queued when it cannot fail (see the module docstring)."""
         if (
-            handle in self.plain
-            and type(handle) is int
+            type(handle) is int
+            and handle in self.plain
             and type(entity) is int
             and type(memory_type) is int
             and type(salience) is float
@@ -379,20 +368,14 @@ class MemoryBank:
             and _INT64_MIN < entity <= _INT64_MAX
             and salience - salience == 0.0  # finite
         ):
-            if handle in self.woken:
-                self.flush(self.woken[handle])  # the stream's queued wake goes first
-            self._enqueue(handle, (handle, entity, memory_type, salience))
+            woken = self.woken
+            if woken and handle in woken:
+                self.flush(woken[handle])  # the stream's queued wake goes first
+            queue = self.queue
+            self.touched.setdefault(handle, []).append(len(queue))  # the write's position
+            queue.append((handle, entity, memory_type, salience))
             return
         self._write_at_once(handle, entity, memory_type, salience)
-
-    def _enqueue(self, handle: int, item: tuple[int, int, int, float]) -> None:
-        queue = self.queue
-        positions = self.touched.get(handle)
-        if positions is None:
-            self.touched[handle] = [len(queue)]
-        else:
-            positions.append(len(queue))
-        queue.append(item)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
@@ -409,69 +392,86 @@ class MemoryBank:
         self._touch(handle)
 
     def aware(self, handle: int, entity: int) -> int:
-        """`awareness` at the clock's now: from the frame's table when the pair was read in the
-        frame before and the stream did not change since the step, else `_aware_now`."""
-        if type(handle) is int and type(entity) is int and handle not in self.touched:
-            key = (handle, entity)
-            level = self.levels.get(key)
-            if level is not None:
-                self.asked.append(key)
-                return level
-        return self._aware_now(handle, entity)
-
-    def _aware_now(self, handle: int, entity: int) -> int:
+        """`awareness` at the clock's now. A stream unchanged since the step answers from the
+        frame's table (the pair read in the frame before); one with queued writes (or wakes) this
+        frame asks what they can change (`awareness_with_pending`): an entity written has R = 1, any
+        other is as the row is, unless a write could evict (then they are applied first)."""
+        plain = type(handle) is int and type(entity) is int  # 7.0 == 7: an odd id is never matched
         positions = self.touched.get(handle) if type(handle) is int else None
-        if positions and type(entity) is not int:  # 7.0 == 7: its error, or its answer, from the row
-            self.flush(positions[-1])
-        elif positions:  # queued writes (or wakes) of this stream this frame
-            pool, npc = self.targets[handle]
-            level = pool.awareness_with_pending(npc, len(positions), self._queued_of(positions, entity))
-            if level == APPLY_FIRST:
+        if positions:  # queued writes (or wakes) of this stream this frame
+            if plain:
+                queue = self.queue
+                written = False
+                for position in positions:  # a loop, not any(generator): once per call
+                    if queue[position][1] == entity:
+                        written = True
+                        break
+                pool, npc = self.targets[handle]
+                level = pool.awareness_with_pending(npc, len(positions), written)
+                if level >= 0:
+                    return level  # (not for the table: a pair read after its write needs none)
+                if level == APPLY_FIRST:
+                    self.flush(positions[-1])
+                elif handle not in self.changed:  # READ_ROW, the row as the step left it
+                    positions = None  # so the table may answer
+            else:  # its error, or its answer, from the row with the writes applied
                 self.flush(positions[-1])
-            elif level != READ_ROW:
-                return level  # (not for the table: a pair read after its write needs none)
-            elif handle not in self.changed and type(entity) is int:
-                key = (handle, entity)
-                level = self.levels.get(key)
-                if level is not None:  # the row is as the step left it
-                    self.asked.append(key)
-                    return level
+        if plain and positions is None:
+            key = (handle, entity)
+            row = self.table_rows.get(key)
+            if row is not None:
+                self.asked.append(key)
+                return row[0]
         level = self.awareness(handle, entity, self.now())
-        if (
-            self.per_frame
-            and type(handle) is int
-            and type(entity) is int
-            and _INT64_MIN <= entity <= _INT64_MAX
-        ):
+        if self.per_frame and plain and _INT64_MIN <= entity <= _INT64_MAX:
             self.asked.append((handle, entity))  # for the next frame's table
         return level
 
-    def _queued_of(self, positions: list[int], entity: int) -> bool:
-        """Whether one of a stream's queue positions this frame is a write or wake of `entity`."""
-        queue = self.queue
-        for position in positions:  # noqa: SIM110 - a loop, not any(generator): once per call
-            if queue[position][1] == entity:
-                return True
-        return False
-
     def recall(self, handle: int, entity: int) -> dict[str, Any]:
-        """`query_strongest` at the clock's now. From the frame's recall table when the pair was
+        """`query_strongest` at the clock's now. From the frame's table when the pair was read or
         recalled in the frame before and the stream's memories of the entity are as the step left
-        them (`_as_stepped`): the answer is the table's, and the wake is queued (applied in the
-        fold, after the stream's writes queued before it, by the pools' batch path). Else after
-        this stream's queued writes of the entity (`_apply_for`), at once; that wake changes the
-        stream, so it leaves the tables for the frame."""
+        them (see below): the answer is the table's, and the wake is queued (applied in the fold,
+        after the stream's writes queued before it, by the pools' recall rules). Else after this
+        stream's queued writes of the entity (`_apply_for`), at once; that wake changes the stream,
+        so it leaves the tables for the frame.
+
+        The table's answer holds when, since the step, the stream's only changes are its queued
+        writes (and wakes), none can evict, and those of `entity` are all refreshes of the memory
+        the table names (`MemoryPool.pending_limits`, computed at the step's now, which is still
+        the clock's): that memory's R is then e^0 = 1, the largest there is, and it was already the
+        first of the strongest."""
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
-            answer = self.recalls.answer(key)
+            row = self.table_rows.get(key)
+            answer = False if row is None else row[1]  # False: the table does not answer the pair
+            positions = self.touched.get(handle) if answer is not False else None
+            written = 0
+            if positions:
+                if handle in self.changed or len(positions) > row[2]:  # changed, or a write could evict
+                    answer = False
+                else:
+                    queue = self.queue
+                    for position in positions:
+                        item = queue[position]
+                        if item[1] == entity:
+                            # a wake, another type, or more writes than only refresh the memory
+                            written += 1
+                            if answer is None or item[2] != answer[1] or written > answer[6]:
+                                answer = False
+                                break
+            elif positions is not None:  # changed since the step, its queue applied
+                answer = False
             if answer is not False:
-                found = self._from_table(handle, entity, answer)
-                if found is not None:
-                    self.recall_asked.append(key)
-                    if found:  # a wake cannot evict and changes only this entity's memories
-                        self.woken[handle] = len(self.queue)
-                        self._enqueue(handle, (handle, entity, WAKE, 0.0))
-                    return found
+                self.recall_asked.append(key)
+                if answer is None:
+                    return {}
+                queue = self.queue
+                self.woken[handle] = len(queue)  # a wake cannot evict; it changes only this entity
+                self.touched.setdefault(handle, []).append(len(queue))
+                queue.append((handle, entity, WAKE, 0.0))
+                entity_id, memory_type, r, stability, salience, recalls, _ = answer
+                r = 1.0 if written else r
+                return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
         positions = self.touched.get(handle) if type(handle) is int else None
         if positions and (type(entity) is not int or not self._apply_for(handle, entity, positions)):
             self.flush(positions[-1])
@@ -480,30 +480,6 @@ class MemoryBank:
         if self.per_frame and type(entity) is int and _INT64_MIN < entity <= _INT64_MAX:
             self.recall_asked.append((int(handle), entity))  # for the next frame's table
         return found
-
-    def _from_table(self, handle: int, entity: int, answer: tuple | None) -> dict[str, Any] | None:
-        """The recall's Dictionary from the table's `answer`, or None when the stream changed in a
-        way the table does not know. Exact when, since the step, the stream's only changes are its
-        queued writes (and wakes), none can evict, and those of `entity` are all refreshes of the
-        memory the table names (`MemoryPool.refreshes`): that memory's R is then e^0 = 1, the
-        largest there is, and it was already the first of the strongest."""
-        positions = self.touched.get(handle)
-        if positions is None:
-            return {} if answer is None else native_memory_dict(*answer[:6])
-        if not positions or handle in self.changed:
-            return None
-        pool, npc = self.targets[handle]
-        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
-            return None
-        queue = self.queue
-        written = [queue[position][2] for position in positions if queue[position][1] == entity]
-        if not written:
-            return {} if answer is None else native_memory_dict(*answer[:6])
-        if answer is None or written.count(answer[1]) < len(written):  # a wake or another type
-            return None
-        if not pool.refreshes(answer[6], len(written), self.now()):
-            return None
-        return native_memory_dict(answer[0], answer[1], 1.0, *answer[3:6])
 
     def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
         """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
@@ -751,22 +727,26 @@ class MemoryBank:
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
         groups = self._group(handles)
-        table = RecallTable()
-        levels: dict[tuple[int, int], int] = {}
+        rows: dict[tuple[int, int], TableRow] = {}
         for slot, positions, npcs in groups:
-            level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
             keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
-            levels.update(zip(keys, level.tolist(), strict=True))
-            table.rows.update(zip(keys, range(len(table.kind), len(table.kind) + len(keys)), strict=True))
-            table.kind += kind.tolist()
-            for joined, column in zip(table.columns, columns, strict=True):
-                joined.extend(column)
-        self.levels, self.recalls = levels, table
+            if not recalled:  # a frame with no recall: the levels only (a first recall goes at once)
+                level = slot.pool.awareness_batch(npcs, entities[positions], now)
+                levels = zip(level.tolist(), repeat(False), repeat(0), strict=False)
+                rows.update(zip(keys, levels, strict=True))
+                continue
+            level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
+            room, limit = slot.pool.pending_limits(npcs, columns[6], now)
+            answers = [
+                answer if found == 1 else (None if found == 0 else False)
+                for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
+            ]
+            rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
+        self.table_rows = rows
 
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
-        self.levels = {}
-        self.recalls = RecallTable()
+        self.table_rows = {}
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
