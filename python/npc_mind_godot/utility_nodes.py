@@ -6,19 +6,18 @@ adds a behavior in the inspector without writing code, and `to_dict()` is what t
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from gdbridge import classes, objects
+from gdbridge import classes
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind_godot import live
-from npc_mind_godot._common import ServerHandle, core, icon, server
+from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
 TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
@@ -310,8 +309,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
     def evaluate(self, context: dict) -> StringName:
         """The behavior to run now for this context (a Dictionary of input key -> number)."""
-        if _thread_id() != _MAIN_THREAD:
-            core()  # raises WrongThreadError, naming this method
+        if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
+            refuse_thread(1)  # WrongThreadError, naming this method
         entry, names, defaults, pick, _, _ = self._calls or self._joined()
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
@@ -324,23 +323,23 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
         the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
         set reads as 0 (or the consideration's default_input)."""
-        if _thread_id() != _MAIN_THREAD:
-            core()
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
         calls = self._calls or self._joined()
         calls.put(calls.entry, {key: value})
 
     def set_inputs(self, inputs: dict) -> None:
         """`set_input` for several keys in one call (a Dictionary of input key -> number): one
         crossing into the server instead of one per key."""
-        if _thread_id() != _MAIN_THREAD:
-            core()
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
         entry, _, _, _, put, _ = self._calls or self._joined()
         put(entry, inputs)
 
     def get_choice(self) -> StringName:
         """The batched path's last choice for this node (see the `choice` property)."""
-        if _thread_id() != _MAIN_THREAD:
-            core()
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
         calls = self._calls
         return calls.names[calls.choice(calls.entry)] if calls is not None else _NO_CHOICE
 
@@ -402,8 +401,6 @@ class _Calls(NamedTuple):
 
 _NO_CHOICE = StringName("")
 _names_by_definition: dict[tuple[str, ...], tuple[StringName, ...]] = {}
-_MAIN_THREAD = objects.MAIN_THREAD  # the thread rule of `core()`, checked here without its call
-_thread_id = threading.get_ident
 
 
 def _string_names(names: tuple[str, ...]) -> tuple[StringName, ...]:
