@@ -135,6 +135,12 @@ class ColumnStore:
             self._scratch[name] = buf
         return buf[:size]
 
+    def _accessed(self, fi: Any, now: float) -> None:
+        """Memories at flat slots `fi` (an index, or an array of them) were accessed at `now`: a
+        refresh, a rehearsal, a wake. Their forgetting is reported again when it comes."""
+        self._lastf[fi] = now
+        self._emitf[fi] = False
+
     def _clear_flat(self, fi: np.ndarray) -> None:
         for col in SLOT_COLUMNS:
             getattr(self, f"_{col.name}f")[fi] = col.empty

@@ -214,8 +214,7 @@ class FastPaths:
         if rehearses(now, self._lastf.item(f), self._p.rehearsal_refractory_s):
             return False
         self._clock = now
-        self._lastf[f] = now
-        self._emitf[f] = False
+        self._accessed(f, now)
         self._tmax = max(self._tmax, now)
         return True
 

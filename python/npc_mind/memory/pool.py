@@ -132,6 +132,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._ev_at: list[Any] | None = None  # input positions of a running record_batch's events
         self._scratch: dict[str, np.ndarray] = {}
         self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
+        self._refresh_pass_rests = 0  # batches left before `_refresh_only` is tried again
         self._base = np.asarray(params.base_stability, dtype=np.float64)
         self._forget_factor = params.forget_factor
         # the thresholds of `awareness_level` (forget, search, pursue)

@@ -186,10 +186,9 @@ class Recall:
         sal = self._salf[bf]
         if wake and bf.shape[0]:
             self._tmax = max(self._tmax, now)
-            self._lastf[bf] = now
+            self._accessed(bf, now)
             k = self._kf[bf] + 1
             self._kf[bf] = k
-            self._emitf[bf] = False
             if multi or self._links:
                 self._consolidate(ri, fi, rr, bf, be, k, sal, m, ids)
             if self._events_on:

@@ -31,6 +31,10 @@ from npc_mind.memory.types import (
     PoolFullError,
 )
 
+# batches recorded in rounds only after a `_refresh_only` pass that took less than half the events
+# (random events rarely all refresh: the pass would cost about a round each time for nothing)
+REFRESH_PASS_REST = 8
+
 
 def _at(ev: np.ndarray | None, local: np.ndarray) -> np.ndarray:
     """Input positions of a round's events `local` (positions in the round; `ev` None: the round
@@ -186,8 +190,16 @@ class Recording:
             return
         if tag_sets is not None:
             self._ensure_tags()
-        rounds, tail = self._rounds(rows, self._narrow_round)
         hq = entity_hash(ent)
+        if self._refresh_pass_rests:
+            self._refresh_pass_rests -= 1
+        elif tag_sets is None and n > 1 and not bool((rows[1:] > rows[:-1]).all()):  # maybe an NPC twice
+            left = self._refresh_only(rows, hq, ent, typ, now)
+            if left is not None:  # the NPCs left are recorded in rounds, as before
+                rows, hq, ent, typ, sal, ids = (column[left] for column in (rows, hq, ent, typ, sal, ids))
+            if left is None or 2 * int(np.count_nonzero(left)) > n:  # it paid for less than half
+                self._refresh_pass_rests = REFRESH_PASS_REST
+        rounds, tail = self._rounds(rows, self._narrow_round) if rows.shape[0] else ([], None)
         start = len(self._ev)
         if self._events_on:
             self._ev_at = []
@@ -209,6 +221,38 @@ class Recording:
             if self._ev_at is not None:
                 self._ordered_events(start)
         self._tmax = max(self._tmax, now)
+
+    def _refresh_only(
+        self, rows: np.ndarray, hq: np.ndarray, ent: np.ndarray, typ: np.ndarray, now: float
+    ) -> np.ndarray | None:
+        """Record, in one pass, the events of the NPCs whose every event in the batch only refreshes
+        a memory it holds (a match within the refractory period): a refresh sets the memory's last
+        access to now and logs nothing, so their order cannot matter, and they touch no other NPC.
+        Every other NPC's events are left for the rounds (returned as a mask over the events), in
+        their order; None when no NPC was all refreshes. A crowd seeing the same people frame after
+        frame records mostly refreshes: one pass instead of a round per event of an NPC."""
+        cap = self._C
+        m = rows.shape[0]
+        eq = self._buf("eq", m * cap, bool).reshape(m, cap)
+        np.equal(self._h[rows], hq[:, None], out=eq)
+        nz = np.flatnonzero(eq)
+        ri = nz // cap
+        fi = rows[ri] * cap + (nz - ri * cap)
+        same = (self._entf[fi] == ent[ri]) & (self._typf[fi] == typ[ri])  # at most one slot an event
+        ri, fi = ri[same], fi[same]
+        refreshes = ~rehearses(now, self._lastf[fi], self._p.rehearsal_refractory_s)
+        only = np.zeros(m, dtype=bool)
+        only[ri[refreshes]] = True
+        if not only.any():
+            return None
+        mark = self._mark  # per row: does one of its events do more than refresh?
+        mark[rows] = 0
+        mark[rows[~only]] = 1
+        only &= mark[rows] == 0
+        if not only.any():
+            return None
+        self._accessed(fi[refreshes & only[ri]], now)
+        return ~only
 
     def _check_pinned_full(self, ids: np.ndarray, rows: np.ndarray, ent: np.ndarray, typ: np.ndarray) -> None:
         for i in np.flatnonzero(self._pinned[rows] >= self._C).tolist():
@@ -252,8 +296,7 @@ class Recording:
         woke_f = woke_e = woke_k = woke_s = None
         if mi.shape[0]:
             last_old = self._lastf[mf]
-            self._lastf[mf] = now
-            self._emitf[mf] = False
+            self._accessed(mf, now)
             reh = rehearses(now, last_old, p.rehearsal_refractory_s)
             if reh.any():
                 hf, he = mf[reh], mi[reh]
