@@ -65,6 +65,10 @@ MAX_TABLE_PAIRS = 1 << 16
 SCALAR_FLUSH = 16
 # the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
 WAKE = -1
+# a queued write as a numpy record: the fold converts the queue's tuples in one call
+_QUEUE_ROW = np.dtype(
+    [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int8), ("salience", np.float64)]
+)
 # a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer, room)
 TableRow = tuple[int, tuple | bool | None, int]
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
@@ -520,40 +524,47 @@ class MemoryBank:
         """Apply the queued writes in call order: all of them, or those up to queue position
         `through`."""
         queue = self.queue
-        end = len(queue) if through is None else through + 1
-        if end > self.done:
-            part = queue[self.done : end]
-            self.done = end
-            now = self.now()
-            wakes = [item for item in part if item[2] == WAKE] if self.woken else []
-            if wakes:  # a stream's writes come before its wakes (`write`): writes first is their order
-                part = [item for item in part if item[2] != WAKE]
-                self.woken = {handle: at for handle, at in self.woken.items() if at >= end}
-            if len(part) < SCALAR_FLUSH:
-                targets = self.targets
-                for handle, entity, memory_type, salience in part:
-                    pool, npc = targets[handle]
-                    pool.record(npc, entity, memory_type, salience, now)
-            else:
-                handles, entities, memory_types, saliences = zip(*part, strict=True)
-                self._record_batch(
-                    np.array(handles, dtype=np.int64),
-                    np.array(entities, dtype=np.int64),
-                    np.array(memory_types, dtype=np.int8),
-                    np.array(saliences, dtype=np.float64),
-                    now,
-                )
-            if wakes:
-                self._wake(wakes, now)
+        self._apply(len(queue) if through is None else through + 1)
         if self.done == len(queue) and queue:
-            queue.clear()
-            self.done = 0
-            self.woken.clear()
+            self._clear_queue()
             changed = self.changed
             for handle, positions in self.touched.items():
                 if positions:  # applied: a write queued later must not hide them
                     changed.add(handle)
                     positions.clear()
+
+    def _apply(self, end: int) -> None:
+        """Apply the queue's items from `done` up to `end` (exclusive), in call order."""
+        if end <= self.done:
+            return
+        part = self.queue[self.done : end]
+        self.done = end
+        now = self.now()
+        wakes = [item for item in part if item[2] == WAKE] if self.woken else []
+        if wakes:  # a stream's writes come before its wakes (`write`): writes first is their order
+            part = [item for item in part if item[2] != WAKE]
+            self.woken = {handle: at for handle, at in self.woken.items() if at >= end}
+        if len(part) < SCALAR_FLUSH:
+            targets = self.targets
+            for handle, entity, memory_type, salience in part:
+                pool, npc = targets[handle]
+                pool.record(npc, entity, memory_type, salience, now)
+        else:
+            rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
+            handles, entities, memory_types, saliences = (rows[name] for name in _QUEUE_ROW.names)
+            if len(self.pools) == 1:  # queued streams are live (freeing one applies the queue first)
+                (slot,) = self.pools.values()
+                npcs = self.table.rows_of_live(handles)
+                slot.pool.record_batch(npcs, entities, memory_types, saliences, now)
+            else:
+                self._record_batch(handles, entities, memory_types, saliences, now)
+        if wakes:
+            self._wake(wakes, now)
+
+    def _clear_queue(self) -> None:
+        self.queue.clear()
+        self.done = 0
+        self.woken.clear()
 
     def _wake(self, wakes: list[tuple[int, int, int, float]], now: float) -> None:
         """Apply queued wakes (recalls answered from the table) with the pools' recall rules."""
@@ -700,8 +711,14 @@ class MemoryBank:
 
     # --- once a frame --------------------------------------------------------------------------
     def fold(self) -> None:
-        """Apply the frame's queued writes, before the clock moves (at the `now` they were made)."""
-        self.flush()
+        """Apply the frame's queued writes, before the clock moves (at the `now` they were made).
+        The frame's per-node state goes with them, not stream by stream: the step that follows
+        rebuilds it, and until then every read is answered from the rows."""
+        self._apply(len(self.queue))
+        self._clear_queue()
+        self.touched.clear()
+        self.changed.clear()
+        self._drop_tables()
 
     def step(self, now: float) -> None:
         """Log every pool's events (formed / rehearsed / evicted as they happened, then forgotten) for
