@@ -1247,6 +1247,63 @@ done:
     return result;
 }
 
+/* emit_all(method_bind, calls): `call`'s engine call for many objects in one crossing (the
+ * server's signals of a frame: Object.emit_signal's bind, each call a tuple (instance id, *args)).
+ * The GIL is released around each engine call, as in `call`. A freed object is skipped; a call
+ * that fails does not stop the others. Returns the (position, code) of each call not made: -1 a
+ * freed object, -2 arguments that could not be converted, else the engine's call error. */
+static PyObject *gdb_fast_emit_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "emit_all(method_bind, calls: list) takes two arguments");
+        return NULL;
+    }
+    void *mb = PyLong_AsVoidPtr(args[0]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *calls = args[1], *failed = PyList_New(0);
+    if (!failed) return NULL;
+    for (Py_ssize_t c = 0; c < PyList_GET_SIZE(calls); c++) {
+        PyObject *item = PyList_GET_ITEM(calls, c);
+        long code = 0;
+        Py_ssize_t n = PyTuple_Check(item) ? PyTuple_GET_SIZE(item) - 1 : -1;
+        uint64_t id = n >= 0 ? PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(item, 0)) : 0;
+        void *obj = n >= 0 && n <= 16 && !PyErr_Occurred() ? gdb_object_from_id(id) : NULL;
+        PyErr_Clear();
+        if (!obj) {
+            code = n >= 0 && n <= 16 ? -1 : -2;
+        } else {
+            gdb_variant vars[17];
+            const void *ptrs[16];
+            Py_ssize_t made = 0;
+            for (; made < n; made++) {
+                if (!gdb_py_to_variant(&vars[made], PyTuple_GET_ITEM(item, made + 1))) break;
+                ptrs[made] = &vars[made];
+            }
+            if (made < n) {
+                PyErr_Clear();
+                code = -2;
+            } else {
+                GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
+                Py_BEGIN_ALLOW_THREADS
+                i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, &vars[16], &err);
+                Py_END_ALLOW_THREADS
+                if (err.error != GDEXTENSION_CALL_OK) code = (long)err.error * 1000 + err.argument;
+                i_variant_destroy(&vars[16]);
+            }
+            for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
+        }
+        if (code) {
+            PyObject *entry = Py_BuildValue("(nl)", c, code);
+            if (!entry || PyList_Append(failed, entry) < 0) {
+                Py_XDECREF(entry);
+                Py_DECREF(failed);
+                return NULL;
+            }
+            Py_DECREF(entry);
+        }
+    }
+    return failed;
+}
+
 /* fill(address, vtype, items): a dict into the Dictionary, or a sequence into the Array, at
  * `address` (an internal pointer); what gdbridge._variant.fill_dict / fill_array run. */
 static PyObject *gdb_fast_fill(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -1292,6 +1349,7 @@ static PyObject *gdb_fast_read(PyObject *self, PyObject *const *args, Py_ssize_t
 
 static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
+    {"emit_all", (PyCFunction)(void (*)(void))gdb_fast_emit_all, METH_FASTCALL, "Call a method bind on many objects."},
     {"fill", (PyCFunction)(void (*)(void))gdb_fast_fill, METH_FASTCALL, "Fill a Dictionary or an Array."},
     {"read", (PyCFunction)(void (*)(void))gdb_fast_read, METH_FASTCALL, "An Array or a Dictionary as list or dict."},
     {"settle", gdb_fast_settle, METH_NOARGS, "Settle the RefCounted objects of the callback ending."},

@@ -62,6 +62,8 @@ def _fast_call_missing(*args: Any) -> Any:
 
 
 _fast_call: Callable[..., Any] = _fast_call_missing
+_fast_emit_all: Callable[..., Any] = _fast_call_missing
+_emit_signal_bind = 0  # Object.emit_signal's method bind, resolved on first use
 
 
 def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
@@ -92,12 +94,13 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call, _fast_dropped, _forget_texts  # noqa: PLW0603 - set once, at start-up
+    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
 
     _fast_call = _gdbridge_fast.call
+    _fast_emit_all = _gdbridge_fast.emit_all
     valid_hash = API["utility"]["is_instance_valid"][0]
     valid = _iface["variant_get_ptr_utility_function"](sn("is_instance_valid"), valid_hash)
     lib.gdb_resolve_objects(valid)
@@ -629,6 +632,25 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
     chosen.__name__ = name
     chosen.__qualname__ = label
     return staticmethod(static) if is_static else method  # type: ignore[return-value]
+
+
+def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
+    """Emit many signals in one crossing: each call is (object's instance id, signal name as a
+    StringName, *arguments), emitted in order as `obj.emit_signal(name, *arguments)` would. A freed
+    object's call is skipped, and one that fails does not stop the others: returns the position
+    and the reason of each that failed. Main thread only, as emitting is."""
+    global _emit_signal_bind  # noqa: PLW0603 - resolved once, on first use
+    if not _emit_signal_bind:
+        spec = API["classes"]["Object"]["methods"]["emit_signal"]
+        found = _iface["classdb_get_method_bind"](sn("Object"), sn("emit_signal"), spec[0])
+        if found == ffi.NULL:
+            raise GodotError("Object.emit_signal is not in this engine")
+        _emit_signal_bind = int(ffi.cast("intptr_t", found))
+    return [
+        (position, "its arguments do not convert to Variants" if code == -2 else _call_error(code))
+        for position, code in _fast_emit_all(_emit_signal_bind, calls)
+        if code != -1
+    ]
 
 
 def check_thread(node: Any, label: str) -> None:

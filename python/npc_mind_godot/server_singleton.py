@@ -8,6 +8,7 @@ each node.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import deque
@@ -169,18 +170,29 @@ class NpcMindServer(classes.Object):
         debug_feed.start(tree)  # only while a debugger is attached
 
     def _deliver(self, events: list[ServerEvent]) -> None:
+        """The frame's signals, in order, emitted in one crossing (a freed node's are skipped)."""
         nodes = self.nodes
+        calls: list[tuple[Any, ...]] = []
+        for event in events:
+            node = nodes.get(event.handle)
+            if node is not None:
+                # decision_fallback's reason is a String, every other text a StringName
+                names = event.signal != "decision_fallback"
+                args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
+                signal = _SIGNAL_NAMES.get(event.signal)
+                if signal is None:  # one StringName per signal: the binding converts it from its cache
+                    signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
+                calls.append((node._id, signal, *args))
+        if not calls:
+            return
         self._delivering = True
         try:
-            for event in events:
-                node = nodes.get(event.handle)
-                if node is not None and node.is_valid:
-                    # decision_fallback's reason is a String, every other text a StringName
-                    names = event.signal != "decision_fallback"
-                    args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
-                    node.emit_signal(StringName(event.signal), *args)
+            failed = objects.emit_signals(calls)
         finally:
             self._delivering = False
+        for position, reason in failed:
+            _id, signal, *args = calls[position]
+            log.error("npc_mind: signal %s%s not emitted: %s", signal, tuple(args), reason)
 
     # --- batched entry points ------------------------------------------------------------------
     def record_batch(
@@ -246,6 +258,10 @@ class NpcMindServer(classes.Object):
     def get_metrics(self) -> dict:
         """Every statistic by name, as a Dictionary."""
         return self.core.metrics()
+
+
+_SIGNAL_NAMES: dict[str, StringName] = {}
+log = logging.getLogger(__name__)
 
 
 def _default_endpoint() -> str:

@@ -237,6 +237,16 @@ class Contract(Node):
         return gd.utility.str(a, b)
 
     # -- objects --
+    def emit_many(self) -> list:
+        """Four `pinged` emissions in one crossing (`objects.emit_signals`): 1; one for a freed
+        object (skipped); one whose argument does not convert (reported, the rest go on); 3."""
+        freed = Node()
+        freed_id = freed._id
+        freed.free()
+        name = gd.StringName("pinged")
+        calls = [(self._id, name, 1), (freed_id, name, 2), (self._id, name, object()), (self._id, name, 3)]
+        return [list(failure) for failure in objects.emit_signals(calls)]
+
     def object_kind(self, obj: Object) -> str:
         return _kind(obj)
 

@@ -56,6 +56,14 @@ func check_objects() -> void:
 	var loose := Node.new()  # freed below: a Node left alive is reported leaked at exit
 	check("live_object", c.object_kind(c) == "valid Contract" and u.object_kind_untyped(loose) == "valid Node")
 	loose.free()
+	# Signals emitted in one crossing: in order, a freed object's skipped, a failed one reported.
+	var pings := []
+	var ping := func(value: int) -> void: pings.append(value)
+	c.pinged.connect(ping)
+	var failed: Array = c.emit_many()
+	c.pinged.disconnect(ping)
+	check("signals_emitted_in_one_crossing",
+		pings == [1, 3] and failed == [[2, "its arguments do not convert to Variants"]], [pings, failed])
 	# A freed object passed in is a freed wrapper, typed or untyped; memory reuse never revives it.
 	var bad := []
 	for i in 2000:
