@@ -135,6 +135,24 @@ class ColumnStore:
             self._scratch[name] = buf
         return buf[:size]
 
+    def _entity_slots(
+        self, sel: slice | np.ndarray, rows: np.ndarray, hashes: np.ndarray, ent: np.ndarray, buffer: str
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The working slots holding each event's entity (any type): (event positions, flat slots),
+        by event. Event i looks in row `rows[i]` (`sel`: the same rows, or their `_selector` slice);
+        `hashes`: `entity_hash(ent)`, compared across the rows first, then the full id of each
+        candidate. `buffer`: the scratch buffer's name (one per caller that may nest)."""
+        cap = self._C
+        eq = self._buf(buffer, rows.shape[0] * cap, bool).reshape(rows.shape[0], cap)
+        np.equal(self._h[sel], hashes[:, None], out=eq)
+        nz = np.flatnonzero(eq)
+        ri = nz // cap
+        fi = nz + sel.start * cap if isinstance(sel, slice) else rows[ri] * cap + (nz - ri * cap)
+        same = self._entf[fi] == ent[ri]
+        if not same.all():
+            ri, fi = ri[same], fi[same]
+        return ri, fi
+
     def _accessed(self, fi: Any, now: float) -> None:
         """Memories at flat slots `fi` (an index, or an array of them) were accessed at `now`: a
         refresh, a rehearsal, a wake. Their forgetting is reported again when it comes."""

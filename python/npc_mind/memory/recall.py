@@ -138,14 +138,7 @@ class Recall:
         p, cap = self._p, self._C
         m = rr.shape[0]
         sel = _selector(rr, self._increasing is rr)
-        eq = self._buf("qeq", m * cap, bool).reshape(m, cap)
-        np.equal(self._h[sel], entity_hash(ent)[:, None], out=eq)
-        nz = np.flatnonzero(eq)
-        ri = nz // cap
-        fi = nz + sel.start * cap if isinstance(sel, slice) else rr[ri] * cap + (nz - ri * cap)
-        same = self._entf[fi] == ent[ri]
-        if not same.all():
-            ri, fi = ri[same], fi[same]
+        ri, fi = self._entity_slots(sel, rr, entity_hash(ent), ent, "qeq")
         # does any query see two or more memories of its entity (several types)? then pick the best
         # of each and consolidate; otherwise both steps are no-ops and skipped
         multi = ri.shape[0] > 1 and not bool((ri[1:] != ri[:-1]).all())

@@ -231,14 +231,9 @@ class Recording:
         Every other NPC's events are left for the rounds (returned as a mask over the events), in
         their order; None when no NPC was all refreshes. A crowd seeing the same people frame after
         frame records mostly refreshes: one pass instead of a round per event of an NPC."""
-        cap = self._C
         m = rows.shape[0]
-        eq = self._buf("eq", m * cap, bool).reshape(m, cap)
-        np.equal(self._h[rows], hq[:, None], out=eq)
-        nz = np.flatnonzero(eq)
-        ri = nz // cap
-        fi = rows[ri] * cap + (nz - ri * cap)
-        same = (self._entf[fi] == ent[ri]) & (self._typf[fi] == typ[ri])  # at most one slot an event
+        ri, fi = self._entity_slots(rows, rows, hq, ent, "eq")
+        same = self._typf[fi] == typ[ri]  # at most one slot an event (keys are unique per NPC)
         ri, fi = ri[same], fi[same]
         refreshes = ~rehearses(now, self._lastf[fi], self._p.rehearsal_refractory_s)
         only = np.zeros(m, dtype=bool)
@@ -279,14 +274,7 @@ class Recording:
         p, cap = self._p, self._C
         m = rr.shape[0]
         sel = _selector(rr)
-        eq = self._buf("eq", m * cap, bool).reshape(m, cap)
-        np.equal(self._h[sel], hq[:, None], out=eq)
-        nz = np.flatnonzero(eq)
-        ri = nz // cap
-        fi = rr[ri] * cap + (nz - ri * cap)
-        same = self._entf[fi] == ent[ri]  # the hash matched; now the full id
-        if not same.all():
-            ri, fi = ri[same], fi[same]
+        ri, fi = self._entity_slots(sel, rr, hq, ent, "eq")
         tm = self._typf[fi] == typ[ri]
         mi = ri[tm]  # matched events (at most one slot each: keys are unique per NPC)
         mf = fi[tm]
