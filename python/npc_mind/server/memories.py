@@ -551,13 +551,7 @@ class MemoryBank:
                 pool.record(npc, entity, memory_type, salience, now)
         else:
             rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
-            handles, entities, memory_types, saliences = (rows[name] for name in _QUEUE_ROW.names)
-            if len(self.pools) == 1:  # queued streams are live (freeing one applies the queue first)
-                (slot,) = self.pools.values()
-                npcs = self.table.rows_of_live(handles)
-                slot.pool.record_batch(npcs, entities, memory_types, saliences, now)
-            else:
-                self._record_batch(handles, entities, memory_types, saliences, now)
+            self._record_batch(*(rows[name] for name in _QUEUE_ROW.names), now)
         if wakes:
             self._wake(wakes, now)
 
@@ -716,9 +710,7 @@ class MemoryBank:
         rebuilds it, and until then every read is answered from the rows."""
         self._apply(len(self.queue))
         self._clear_queue()
-        self.touched.clear()
-        self.changed.clear()
-        self._drop_tables()
+        self._new_frame()
 
     def step(self, now: float) -> None:
         """Log every pool's events (formed / rehearsed / evicted as they happened, then forgotten) for
@@ -730,13 +722,11 @@ class MemoryBank:
 
     def _awareness_table(self, now: float) -> None:
         """The awareness of the pairs read in the frame before, at the new `now`, in one batch."""
-        self.touched.clear()
-        self.changed.clear()
+        self._new_frame()
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
         asked, self.asked = self.asked, []
         recalled, self.recall_asked = self.recall_asked, []
-        self._drop_tables()
         targets = self.targets
         pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
         if not pairs:
@@ -760,6 +750,12 @@ class MemoryBank:
             ]
             rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
         self.table_rows = rows
+
+    def _new_frame(self) -> None:
+        """No stream has changed since the frame's step, and no table answers yet."""
+        self.touched.clear()
+        self.changed.clear()
+        self._drop_tables()
 
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""

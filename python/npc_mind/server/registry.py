@@ -144,10 +144,6 @@ class HandleTable:
             self.owner[slot] = -1
             self.row[slot] = -1
 
-    def rows_of_live(self, handles: np.ndarray) -> np.ndarray:
-        """The rows of handles known to be live (no check: for a caller that keeps only live ones)."""
-        return self.row[handles & SLOT_MASK]
-
     def groups(self, handles: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """(owner, positions into `handles`, rows) per distinct owner, input order kept within each.
 
