@@ -592,6 +592,14 @@ def engine_class(name: str) -> type:
     return cls
 
 
+def method_bind(class_name: str, name: str, hash_: int) -> int:
+    """The address of engine method `class_name.name` (its API hash `hash_`)."""
+    found = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
+    if found == ffi.NULL:
+        raise GodotError(f"{class_name}.{name} is not in this engine")
+    return int(ffi.cast("intptr_t", found))
+
+
 def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]:
     hash_, is_static = spec[0], spec[1]
     mb = None
@@ -600,10 +608,7 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
 
     def bind() -> int:
         nonlocal mb
-        found = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
-        if found == ffi.NULL:
-            raise GodotError(f"{label} is not in this engine")
-        mb = int(ffi.cast("intptr_t", found))
+        mb = method_bind(class_name, name, hash_)
         return mb
 
     def failed(error: _CallError, owner: str) -> GodotError:
@@ -642,10 +647,7 @@ def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
     global _emit_signal_bind  # noqa: PLW0603 - resolved once, on first use
     if not _emit_signal_bind:
         spec = API["classes"]["Object"]["methods"]["emit_signal"]
-        found = _iface["classdb_get_method_bind"](sn("Object"), sn("emit_signal"), spec[0])
-        if found == ffi.NULL:
-            raise GodotError("Object.emit_signal is not in this engine")
-        _emit_signal_bind = int(ffi.cast("intptr_t", found))
+        _emit_signal_bind = method_bind("Object", "emit_signal", spec[0])
     return [
         (position, "its arguments do not convert to Variants" if code == -2 else _call_error(code))
         for position, code in _fast_emit_all(_emit_signal_bind, calls)
