@@ -1150,6 +1150,29 @@ static int gdb_py_fill_array(void *array, PyObject *items) {
     return ok;
 }
 
+/* Call method bind `mb` on `obj` with the n (<= 16) Python values `items` as Variant arguments,
+ * the GIL released around the engine call itself. Returns 0 with a Python exception set (an
+ * argument that does not convert; nothing was called), else 1 with `*ret` holding the result (the
+ * caller destroys it) and `*err` the engine's call error. */
+static int gdb_bind_call(const void *mb, void *obj, PyObject *const *items, Py_ssize_t n, gdb_variant *ret,
+                         GDExtensionCallError *err) {
+    gdb_variant vars[16];
+    const void *ptrs[16];
+    Py_ssize_t made = 0;
+    for (; made < n; made++) {
+        if (!gdb_py_to_variant(&vars[made], items[made])) break;
+        ptrs[made] = &vars[made];
+    }
+    if (made == n) {
+        *err = (GDExtensionCallError){GDEXTENSION_CALL_OK, 0, 0};
+        Py_BEGIN_ALLOW_THREADS
+        i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, ret, err);
+        Py_END_ALLOW_THREADS
+    }
+    for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
+    return made == n;
+}
+
 /* Call method bind `mb` on `obj` with the tuple `args`; append the result to the list `out`.
  * Returns 0, the engine's call error (error * 1000 + argument), or -2 with a Python exception set
  * (re-raised by the caller). The GIL is released during the engine call itself. */
@@ -1157,30 +1180,22 @@ static int gdb_call_py(const void *mb, void *obj, intptr_t args_addr, intptr_t o
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *args = (PyObject *)args_addr;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
-    gdb_variant vars[17];
-    const void *ptrs[16];
     int result = 0;
-    Py_ssize_t made = 0;
     if (n > 16) { PyGILState_Release(gil); return -1; }
-    for (; made < n; made++) {
-        if (!gdb_py_to_variant(&vars[made], PyTuple_GET_ITEM(args, made))) { result = -2; break; }
-        ptrs[made] = &vars[made];
-    }
-    if (result == 0) {
-        GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
-        Py_BEGIN_ALLOW_THREADS
-        i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, &vars[16], &err);
-        Py_END_ALLOW_THREADS
+    gdb_variant ret;
+    GDExtensionCallError err;
+    if (!gdb_bind_call(mb, obj, &PyTuple_GET_ITEM(args, 0), n, &ret, &err)) {
+        result = -2;
+    } else {
         if (err.error != GDEXTENSION_CALL_OK) {
             result = (int)err.error * 1000 + err.argument;
         } else {
-            PyObject *r = gdb_variant_to_py(&vars[16]);
+            PyObject *r = gdb_variant_to_py(&ret);
             if (!r || PyList_Append((PyObject *)out_addr, r) < 0) result = -2;
             Py_XDECREF(r);
         }
-        i_variant_destroy(&vars[16]);
+        i_variant_destroy(&ret);
     }
-    for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
     if (result == -2) {
         /* Hand the exception to the caller through the out list (cffi clears pending errors). */
         PyObject *type, *value, *tb;
@@ -1221,29 +1236,18 @@ static PyObject *gdb_fast_call(PyObject *self, PyObject *const *args, Py_ssize_t
         Py_XDECREF(code);
         return NULL;
     }
-    Py_ssize_t n = nargs - 2;
-    gdb_variant vars[17];
-    const void *ptrs[16];
-    Py_ssize_t made = 0;
+    gdb_variant ret;
+    GDExtensionCallError err;
+    if (!gdb_bind_call(mb, obj, args + 2, nargs - 2, &ret, &err)) return NULL;
     PyObject *result = NULL;
-    for (; made < n; made++) {
-        if (!gdb_py_to_variant(&vars[made], args[made + 2])) goto done;
-        ptrs[made] = &vars[made];
-    }
-    GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
-    Py_BEGIN_ALLOW_THREADS
-    i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, &vars[16], &err);
-    Py_END_ALLOW_THREADS
     if (err.error != GDEXTENSION_CALL_OK) {
         PyObject *code = PyLong_FromLong((long)err.error * 1000 + err.argument);
         if (code) PyErr_SetObject(gdb_call_error_cls, code);
         Py_XDECREF(code);
     } else {
-        result = gdb_variant_to_py(&vars[16]);
+        result = gdb_variant_to_py(&ret);
     }
-    i_variant_destroy(&vars[16]);
-done:
-    for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
+    i_variant_destroy(&ret);
     return result;
 }
 
@@ -1271,25 +1275,15 @@ static PyObject *gdb_fast_emit_all(PyObject *self, PyObject *const *args, Py_ssi
         if (!obj) {
             code = n >= 0 && n <= 16 ? -1 : -2;
         } else {
-            gdb_variant vars[17];
-            const void *ptrs[16];
-            Py_ssize_t made = 0;
-            for (; made < n; made++) {
-                if (!gdb_py_to_variant(&vars[made], PyTuple_GET_ITEM(item, made + 1))) break;
-                ptrs[made] = &vars[made];
-            }
-            if (made < n) {
+            gdb_variant ret;
+            GDExtensionCallError err;
+            if (!gdb_bind_call(mb, obj, &PyTuple_GET_ITEM(item, 1), n, &ret, &err)) {
                 PyErr_Clear();
                 code = -2;
             } else {
-                GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
-                Py_BEGIN_ALLOW_THREADS
-                i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, &vars[16], &err);
-                Py_END_ALLOW_THREADS
                 if (err.error != GDEXTENSION_CALL_OK) code = (long)err.error * 1000 + err.argument;
-                i_variant_destroy(&vars[16]);
+                i_variant_destroy(&ret);
             }
-            for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
         }
         if (code) {
             PyObject *entry = Py_BuildValue("(nl)", c, code);
