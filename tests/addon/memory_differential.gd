@@ -1,21 +1,74 @@
 extends SceneTree
 ## The per-node memory calls in the engine, for a differential test (tests/test_addon_memory_differential.py):
-## MemoryStream nodes sharing a small profile, driven every frame as guards in a game drive them:
-## each records the two people of its crowd (who changes every few seconds: refreshes, rehearsals),
-## reads its awareness of one and recalls it (some streams recall before they record), plus seeded
-## random calls (other entities: evictions). In the second half, half the streams only look, so
-## their memories are forgotten. Run with --fixed-fps 2: fifty seconds pass. Prints one JSON line
-## (full float precision): per frame the server's now before the calls, the frame's delta, each
-## call with its result, and each memory signal with the frame it came in. The test replays the
-## calls on a server that applies every call at once and compares.
+## MemoryStream nodes sharing a small profile (capacity 4), driven every frame as a game drives them.
+## Run with --fixed-fps 2: fifty seconds pass. Prints one JSON line (full float precision): the
+## number of streams, per frame the server's now before the calls, the frame's delta, each call
+## [stream, op, entity, memory type, salience, result, call shape], and each memory signal with the
+## frame it came in. The test replays the calls on a server that applies every call at once and
+## compares every answer, signal and engine error.
+##
+## Each frame, in this order (each group is there so that one rule of the deferred path is seen):
+## - late streams read their entity first thing (the frame's first calls, right after the fold) and
+##   write it last thing: the frame state the fold and the step reset (`MemoryBank._new_frame`);
+## - evictors, full, write a new entity and then recall the one that write evicts (the recall row's
+##   room); they start at staggered frames, so rows with room 1 and 2 are seen too;
+## - the crowd: guards recording the two people of their crowd (refreshes, rehearsals) plus seeded
+##   random calls, reading and recalling (the wake order, a refreshed recall's R = 1); per guard in
+##   its own turn in some blocks of frames, all records then all reads in others; in the second
+##   half, half of them only look, so their memories are forgotten;
+## - bad calls (a float or non-finite id, a type out of range, a NaN or infinite salience) and
+##   calls the binding converts (2.0, true, 1e19), on crowd streams: the same refusals either way;
+## - refreshers write two memories they hold (all refreshes: the fold's one-pass refresh), except in
+##   some frames where they all write new ones (the pass does not pay and rests);
+## - mixed streams write a new memory, then refresh the weakest one, which the new one evicts: an
+##   NPC whose events are not all refreshes must not take the refresh pass.
+## In silent frames nobody reads: the next frame's reads have no table from the frame before.
+## Calls go through typed variables (MemoryStream and typed arguments: the engine's ptrcall), untyped
+## Object variables (a Variant call), or a typed MemoryStream with untyped arguments.
 
-const STREAMS := 12
 const FRAMES := 100
+const CROWD := 12
 const ENTITIES := [0, 1, 2, 3, 4, 5, 6, 7, 4611686018427387904, -3]
+# stream groups, in stream order after the crowd
+const EVICTORS := 3
+const REFRESHERS := 6
+const MIXED := 3
+const LATE := 2
+const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
+const TYPED := 0
+const OBJECT := 1
+const TYPED_VARIANT := 2  # a typed receiver, untyped arguments
+const SHAPES := ["typed", "object", "typed_variant"]
+const TRIVIA := 0
+const HOSTILE := 3
+# [op, entity, memory type, salience, shape], a few each bad-call frame, in turn
+const BAD_CALLS := [
+	["record", 1.5, 0, 0.5, OBJECT],  # a float id: refused by the binding
+	["record", INF, 0, 0.5, OBJECT],
+	["record", 2, 7, 0.5, TYPED],  # a type out of range: the server's error
+	["record", 2, -1, 0.5, OBJECT],
+	["record", 2, 0, NAN, TYPED],
+	["record", 2, 0, INF, OBJECT],
+	["record", 2, 0, -INF, TYPED],
+	["aware", 1.5, 0, 0.0, OBJECT],
+	["recall", 2.5, 0, 0.0, TYPED_VARIANT],
+	["aware", "3", 0, 0.0, OBJECT],
+	["record", 2.0, 1.0, 1, OBJECT],  # converted: a whole float id, a float type, an int salience
+	["record", true, 0, 0.5, TYPED_VARIANT],
+	["aware", 2.0, 0, 0.0, OBJECT],
+	["recall", 3.0, 0, 0.0, TYPED_VARIANT],
+	["record", 1e19, 0, 0.5, OBJECT],  # a whole float beyond int64: the uint64 id's bits
+	["recall", 1e19, 0, 0.0, OBJECT],
+	["record", 1.5, 0, 0.5, TYPED_VARIANT],
+	["aware", NAN, 0, 0.0, OBJECT],
+	["record", 3, 0, NAN, OBJECT],
+]
 
-var streams: Array[Node] = []
+var typed: Array[MemoryStream] = []
+var untyped: Array[Object] = []
 var rng := RandomNumberGenerator.new()
 var frame := 0
+var bad_next := 0
 var frames := []
 var signals := []
 var calls := []
@@ -25,57 +78,177 @@ func _initialize() -> void:
 	rng.seed = 20261201
 	var profile: Resource = ClassDB.instantiate("MemoryProfile")
 	profile.capacity = 4
-	for i in STREAMS:
-		var stream: Node = ClassDB.instantiate("MemoryStream")
+	for i in CROWD + EVICTORS + REFRESHERS + MIXED + LATE:
+		var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
 		stream.profile = profile
 		root.add_child(stream)
-		streams.append(stream)
+		typed.append(stream)
+		untyped.append(stream)
 		for name in ["memory_formed", "memory_rehearsed", "memory_forgotten", "memory_evicted"]:
 			stream.connect(name, func(entity: int, memory_type: int) -> void:
 				signals.append([frame, i, name, entity, memory_type]))
 
 
-func record(s: int, entity: int, memory_type: int, salience: float) -> void:
-	streams[s].record_event(entity, memory_type, salience)
-	calls.append([s, "record", entity, memory_type, salience, null])
+func record(s: int, entity: int, memory_type: int, salience: float, shape: int) -> void:
+	if shape == TYPED:
+		typed[s].record_event(entity, memory_type, salience)
+	else:
+		var node: Object = untyped[s]
+		node.record_event(entity, memory_type, salience)
+	calls.append([s, "record", entity, memory_type, salience, null, SHAPES[shape]])
 
 
-func aware(s: int, entity: int) -> void:
-	calls.append([s, "aware", entity, 0, 0.0, streams[s].awareness_of(entity)])
+func aware(s: int, entity: int, shape: int) -> void:
+	var level: int
+	if shape == TYPED:
+		level = typed[s].awareness_of(entity)
+	else:
+		var node: Object = untyped[s]
+		level = node.awareness_of(entity)
+	calls.append([s, "aware", entity, 0, 0.0, level, SHAPES[shape]])
 
 
-func recall(s: int, entity: int) -> void:
-	calls.append([s, "recall", entity, 0, 0.0, streams[s].query_strongest(entity)])
+func recall(s: int, entity: int, shape: int) -> void:
+	var found: Dictionary
+	if shape == TYPED:
+		found = typed[s].query_strongest(entity)
+	else:
+		var node: Object = untyped[s]
+		found = node.query_strongest(entity)
+	calls.append([s, "recall", entity, 0, 0.0, found, SHAPES[shape]])
+
+
+## A call with arguments of any type: [its result], or null when the engine refused the call (a
+## script error ends this function, not the caller).
+func attempt(s: int, op: String, entity: Variant, memory_type: Variant, salience: Variant, shape: int) -> Variant:
+	var result: Variant = null
+	if shape == TYPED:  # typed arguments (the values of BAD_CALLS' typed rows fit them)
+		var id: int = entity
+		var kind: int = memory_type
+		var weight: float = salience
+		if op == "record":
+			typed[s].record_event(id, kind, weight)
+		elif op == "aware":
+			result = typed[s].awareness_of(id)
+		else:
+			result = typed[s].query_strongest(id)
+	elif shape == TYPED_VARIANT:
+		var stream: MemoryStream = typed[s]
+		if op == "record":
+			stream.record_event(entity, memory_type, salience)
+		elif op == "aware":
+			result = stream.awareness_of(entity)
+		else:
+			result = stream.query_strongest(entity)
+	else:
+		var node: Object = untyped[s]
+		if op == "record":
+			node.record_event(entity, memory_type, salience)
+		elif op == "aware":
+			result = node.awareness_of(entity)
+		else:
+			result = node.query_strongest(entity)
+	return [result]
+
+
+func bad(s: int) -> void:
+	var call: Array = BAD_CALLS[bad_next % BAD_CALLS.size()]
+	bad_next += 1
+	var done: Variant = attempt(s, call[0], call[1], call[2], call[3], call[4])
+	var result: Variant = "refused" if typeof(done) == TYPE_NIL else done[0]
+	calls.append([s, call[0], encoded(call[1]), encoded(call[2]), encoded(call[3]), result, SHAPES[call[4]]])
+
+
+## JSON holds no NaN: a tagged value the test decodes (infinities print as 1e99999, which it reads).
+func encoded(value: Variant) -> Variant:
+	if typeof(value) == TYPE_FLOAT and is_nan(value):
+		return {"float": "nan"}
+	return value
+
+
+func crowd(silent: bool) -> void:
+	var phased := (frame - 1) / 10 % 2 == 1  # all records, then all reads
+	var reads := []
+	for s in CROWD:
+		var shape := TYPED if (s + frame) % 2 == 0 else OBJECT
+		var quiet := frame > FRAMES / 2 and s >= CROWD / 2
+		var first: int = ENTITIES[(s + frame / 8) % ENTITIES.size()]
+		var second: int = ENTITIES[(3 * s + frame / 12 + 1) % ENTITIES.size()]
+		var memory_type := 0 if s >= CROWD / 2 else s % 5  # the quiet ones hold trivia: it fades fast
+		var pick := rng.randf()
+		var other: int = ENTITIES[rng.randi_range(0, ENTITIES.size() - 1)]
+		var salience := rng.randf_range(-0.2, 1.2)  # outside [0, 1]: clipped
+		var extra := [rng.randi_range(0, 4), rng.randf()]
+		if silent:
+			if not quiet:
+				record(s, first, memory_type, 0.5, shape)
+			continue
+		if quiet:
+			aware(s, first, shape)
+			continue
+		if s % 2 and not phased:
+			recall(s, first, shape)  # recalled before this frame's writes: a queued wake, then writes
+		record(s, first, memory_type, 0.5, shape)
+		record(s, second, memory_type, salience, shape)
+		if pick < 0.3:
+			record(s, other, extra[0], extra[1], shape)
+		var read := func() -> void:
+			aware(s, first, shape)
+			if s % 2 == 0 or phased:
+				recall(s, first, shape)  # after its write: the refreshed memory, R = 1
+			if pick >= 0.3 and pick < 0.5:
+				aware(s, other, shape)
+			elif pick >= 0.5 and pick < 0.6:
+				recall(s, other, shape)
+		if phased:
+			reads.append(read)
+		else:
+			read.call()
+	for read in reads:
+		read.call()
 
 
 func _process(delta: float) -> bool:
 	frame += 1
 	if frame > FRAMES:
-		print(JSON.stringify({"frames": frames, "signals": signals}, "", false, true))
+		var out := {"streams": typed.size(), "frames": frames, "signals": signals}
+		print(JSON.stringify(out, "", false, true))
 		return true
 	calls = []
-	for s in STREAMS:
-		var quiet := frame > FRAMES / 2 and s >= STREAMS / 2
-		var first: int = ENTITIES[(s + frame / 8) % ENTITIES.size()]
-		var second: int = ENTITIES[(3 * s + frame / 12 + 1) % ENTITIES.size()]
-		var memory_type := 0 if s >= STREAMS / 2 else s % 5  # the quiet ones hold trivia: it fades fast
-		if quiet:
-			aware(s, first)
+	var silent := frame % 16 == 8  # no read at all: the next frame has no table
+	var base := CROWD + EVICTORS + REFRESHERS + MIXED
+	for k in LATE:  # the frame's first calls
+		if not silent:
+			aware(base + k, 100 + k, TYPED if k == 0 else OBJECT)
+			recall(base + k, 100 + k, OBJECT if k == 0 else TYPED)
+	for k in EVICTORS:
+		var s := CROWD + k
+		if frame < EVICTOR_START[k]:
 			continue
-		if s % 2:
-			recall(s, first)  # recalled before this frame's writes: a queued wake, then writes
-		record(s, first, memory_type, 0.5)
-		record(s, second, memory_type, rng.randf_range(-0.2, 1.2))  # outside [0, 1]: clipped
-		aware(s, first)
-		if s % 2 == 0:
-			recall(s, first)  # after its write: the refreshed memory, R = 1
-		var pick := rng.randf()
-		var other: int = ENTITIES[rng.randi_range(0, ENTITIES.size() - 1)]
-		if pick < 0.3:
-			record(s, other, rng.randi_range(0, 4), rng.randf())
-		elif pick < 0.5:
-			aware(s, other)
-		elif pick < 0.6:
-			recall(s, other)
+		var shape := TYPED if k % 2 == 0 else OBJECT
+		for j in k % 2 + 1:  # one or two new memories: the row's room is 0, or 1 while it fills
+			record(s, 1000 + 4 * frame + j, HOSTILE, 1.0, shape)
+		if not silent:
+			recall(s, 200 + k, shape)  # the weakest memory: evicted by the writes just queued
+		record(s, 200 + k, TRIVIA, 0.0, shape)  # formed again: next frame, the weakest again
+	crowd(silent)
+	if frame % 3 == 1 and not silent:
+		for k in 2:
+			bad((frame + k) % CROWD)
+	var all_new := frame % 10 == 5  # the refreshers' events are new: the refresh pass rests
+	for k in REFRESHERS:
+		var s := CROWD + EVICTORS + k
+		var shape := TYPED if k % 2 == 0 else OBJECT
+		for j in 2:
+			var entity := 2000 + 4 * frame + 2 * j if all_new else 300 + 2 * k + j
+			record(s, entity, k % 5, 0.5, shape)
+	for k in MIXED:
+		var s := CROWD + EVICTORS + REFRESHERS + k
+		var shape := OBJECT if k % 2 == 0 else TYPED
+		record(s, 3000 + 4 * frame + k, HOSTILE, 1.0, shape)  # a new memory evicts the weakest ...
+		record(s, 400 + k, TRIVIA, 0.0, shape)  # ... this one, refreshed in the same frame after it
+	for k in LATE:  # the frame's last calls (no read after them: the fold applies them)
+		if not silent:
+			record(base + k, 100 + k, 1, 0.5, OBJECT if k == 0 else TYPED)
 	frames.append({"now": NpcMindServer.now(), "delta": delta, "calls": calls})
 	return false
