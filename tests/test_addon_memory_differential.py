@@ -1,8 +1,9 @@
 """The per-node memory path in the real engine, against the same calls applied at once: MemoryStream
 nodes driven from GDScript as games drive them (`tests/addon/memory_differential.gd`: crowds of
 guards recording, reading and recalling, per guard or all records then all reads; full streams whose
-writes evict what they recall next; streams that only refresh, or refresh beside a new memory; reads
-first thing after the fold; frames without reads; bad calls; fifty seconds, small rows) answer,
+writes evict what they recall next; a second profile whose writes rehearse what was recalled;
+streams that only refresh, or refresh beside a new memory; reads first thing after the fold; a read
+of all memories between writes; frames without reads; bad calls; fifty seconds, small rows) answer,
 signal and log errors exactly as a server with no deferral (`MemoryBank.per_frame` off) given the
 same calls at the same times, through the binding's argument conversion. The calls go through
 typed variables (the engine's ptrcall), untyped Object variables (a Variant call) and a typed
@@ -10,9 +11,10 @@ node with untyped arguments, in one run. `tests/test_server_deferred.py` proves 
 Python; this one covers what lies between GDScript and it (the nodes, the binding's conversions,
 the frame hook's fold and step, the signals' delivery), and each of these breaks makes it fail: the
 wake ordering, a refreshed recall's R = 1, the recall row's room (`MemoryBank.recall`'s check, or
-the room `pending_limits` gives), the refresh pass's exclusion of NPCs whose events are not all
-refreshes (`_refresh_only`), and the frame state's reset (`MemoryBank._new_frame`: the positions of
-the writes, or the table)."""
+the room `pending_limits` gives) and its count of writes that only refresh, the refresh pass's
+exclusion of NPCs whose events are not all refreshes (`_refresh_only`), the frame state's reset
+(`MemoryBank._new_frame`: the positions of the writes, or the table), a stream whose queued writes
+were applied read from the table, and a queued write the queue should have refused."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ METHODS = {
     "record": ("record_event", (int, int, float)),
     "aware": ("awareness_of", (int,)),
     "recall": ("query_strongest", (int,)),
+    "memories": ("get_memories", ()),
 }
 REFUSED = "refused"  # the engine refused the call: the GDScript function stopped there
 GODOT_TYPE = {float: "float", str: "String", bool: "bool", int: "int"}
@@ -46,7 +49,7 @@ pytestmark = pytest.mark.godot
 def engine_run() -> tuple[GodotRun, dict[str, Any]]:
     run = run_godot(ROOT, "--fixed-fps", "2", "-s", "res://tests/addon/memory_differential.gd")
     assert run.returncode == 0, run.log
-    (line,) = [line for line in run.stdout.splitlines() if line.startswith('{"streams"')]
+    (line,) = [line for line in run.stdout.splitlines() if line.startswith('{"profiles"')]
     return run, json.loads(line)
 
 
@@ -80,6 +83,8 @@ def call_at_once(bank: MemoryBank, handle: int, op: str, arguments: list[Any]) -
                 f"Cannot convert argument {position} from {name} to {kind.__name__}."
             )
         values.append(done)
+    if op == "memories":
+        return bank.memories(handle, bank.now()), None
     call = {"record": bank.write, "aware": bank.aware, "recall": bank.recall}[op]
     try:
         return call(handle, *values), None
@@ -92,7 +97,7 @@ def replay(log: dict[str, Any]) -> tuple[list[list[Any]], list[list[Any]], list[
     their results, the signals with their frames, the error lines), shaped as the engine's log."""
     server = MindServer(ClockMode.PROCESS)
     server.memory.per_frame = False  # every call at once: no queue, no table
-    streams = [server.add_memory(MemoryProfileSpec(capacity=4)) for _ in range(log["streams"])]
+    streams = [server.add_memory(MemoryProfileSpec.from_dict(fields)) for fields in log["profiles"]]
     index = {handle: i for i, handle in enumerate(streams)}
     bank = server.memory
     calls: list[list[Any]] = []
@@ -134,7 +139,8 @@ def test_nodes_answer_and_signal_as_the_calls_applied_at_once() -> None:
     assert sum(1 for answer in answers if isinstance(answer, dict) and answer) > 20
     # each op through each call shape, and bad calls refused by the engine and by the server
     shapes = Counter((call[1], call[6]) for call in every)
-    assert all(shapes[op, shape] > 5 for op in METHODS for shape in ("typed", "object")), shapes
+    per_frame_ops = ("record", "aware", "recall")
+    assert all(shapes[op, shape] > 5 for op in per_frame_ops for shape in ("typed", "object")), shapes
     assert {call[6] for call in every if call[5] == REFUSED} == {"object", "typed_variant"}
     assert sum(1 for error in errors if error.startswith("SCRIPT ERROR")) > 5
     assert sum(1 for error in errors if error.startswith("ERROR: Python: ValueError")) > 5

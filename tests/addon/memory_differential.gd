@@ -12,6 +12,12 @@ extends SceneTree
 ##   write it last thing: the frame state the fold and the step reset (`MemoryBank._new_frame`);
 ## - evictors, full, write a new entity and then recall the one that write evicts (the recall row's
 ##   room); they start at staggered frames, so rows with room 1 and 2 are seen too;
+## - rehearsers, of a second profile whose refractory period is shorter than a frame (a second
+##   pool), write the entity they recalled in the frame before, which rehearses it, and recall it
+##   (the recall row's count of writes that only refresh the memory), or recall it first;
+## - a forgetful stream reads a fading memory every frame; every fourth frame it writes it, reads
+##   all its memories (which applies every queued write), writes another and reads the first again
+##   (a stream whose writes were applied is not read from the frame's table);
 ## - the crowd: guards recording the two people of their crowd (refreshes, rehearsals) plus seeded
 ##   random calls, reading and recalling (the wake order, a refreshed recall's R = 1); per guard in
 ##   its own turn in some blocks of frames, all records then all reads in others; in the second
@@ -34,6 +40,8 @@ const EVICTORS := 3
 const REFRESHERS := 6
 const MIXED := 3
 const LATE := 2
+const REHEARSERS := 2
+const FORGETFUL := 1
 const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
 const TYPED := 0
 const OBJECT := 1
@@ -64,6 +72,7 @@ const BAD_CALLS := [
 	["record", 3, 0, NAN, OBJECT],
 ]
 
+var profiles := []  # per stream: its profile's fields that are not the defaults
 var typed: Array[MemoryStream] = []
 var untyped: Array[Object] = []
 var rng := RandomNumberGenerator.new()
@@ -78,9 +87,15 @@ func _initialize() -> void:
 	rng.seed = 20261201
 	var profile: Resource = ClassDB.instantiate("MemoryProfile")
 	profile.capacity = 4
-	for i in CROWD + EVICTORS + REFRESHERS + MIXED + LATE:
+	var quick: Resource = ClassDB.instantiate("MemoryProfile")
+	quick.capacity = 4
+	quick.rehearsal_refractory_s = 0.25  # each frame's write of a memory rehearses it
+	for i in CROWD + EVICTORS + REFRESHERS + MIXED + LATE + REHEARSERS + FORGETFUL:
 		var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
-		stream.profile = profile
+		var group := i - (CROWD + EVICTORS + REFRESHERS + MIXED + LATE)
+		var rehearser := group >= 0 and group < REHEARSERS
+		stream.profile = quick if rehearser else profile
+		profiles.append({"capacity": 4, "rehearsal_refractory_s": 0.25} if rehearser else {"capacity": 4})
 		root.add_child(stream)
 		typed.append(stream)
 		untyped.append(stream)
@@ -106,6 +121,16 @@ func aware(s: int, entity: int, shape: int) -> void:
 		var node: Object = untyped[s]
 		level = node.awareness_of(entity)
 	calls.append([s, "aware", entity, 0, 0.0, level, SHAPES[shape]])
+
+
+func memories(s: int, shape: int) -> void:
+	var found: Array
+	if shape == TYPED:
+		found = typed[s].get_memories()
+	else:
+		var node: Object = untyped[s]
+		found = node.get_memories()
+	calls.append([s, "memories", 0, 0, 0.0, found, SHAPES[shape]])
 
 
 func recall(s: int, entity: int, shape: int) -> void:
@@ -211,7 +236,7 @@ func crowd(silent: bool) -> void:
 func _process(delta: float) -> bool:
 	frame += 1
 	if frame > FRAMES:
-		var out := {"streams": typed.size(), "frames": frames, "signals": signals}
+		var out := {"profiles": profiles, "frames": frames, "signals": signals}
 		print(JSON.stringify(out, "", false, true))
 		return true
 	calls = []
@@ -231,6 +256,29 @@ func _process(delta: float) -> bool:
 		if not silent:
 			recall(s, 200 + k, shape)  # the weakest memory: evicted by the writes just queued
 		record(s, 200 + k, TRIVIA, 0.0, shape)  # formed again: next frame, the weakest again
+	for k in REHEARSERS:
+		var s := base + LATE + k
+		var shape := OBJECT if k == 0 else TYPED
+		if silent:
+			continue
+		if k == 0:
+			record(s, 500, HOSTILE, 0.8, shape)  # 0.5 s after the wake: a rehearsal
+			recall(s, 500, shape)  # not the row's answer (S and k grew)
+		else:
+			recall(s, 501, shape)  # from the row: a queued wake
+			record(s, 501, HOSTILE, 0.8, shape)  # after the wake, at its time: a refresh
+			aware(s, 501, shape)
+			recall(s, 501, shape)
+	for k in FORGETFUL:
+		var s := base + LATE + REHEARSERS + k
+		if silent:
+			continue
+		aware(s, 600, TYPED)  # every frame: the next frame's table holds the pair
+		if frame % 4 == 0:
+			record(s, 600, TRIVIA, 0.5, TYPED)  # R was about e^-0.4 (search); now 1 (pursue)
+			memories(s, OBJECT)  # applies the queue
+			record(s, 601, TRIVIA, 0.5, OBJECT)  # queued after it: the first write still counts
+			aware(s, 600, OBJECT)
 	crowd(silent)
 	if frame % 3 == 1 and not silent:
 		for k in 2:
