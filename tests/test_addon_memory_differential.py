@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +86,15 @@ def call_at_once(bank: MemoryBank, handle: int, op: str, arguments: list[Any]) -
         values.append(done)
     if op == "memories":
         return bank.memories(handle, bank.now()), None
-    call = {"record": bank.write, "aware": bank.aware, "recall": bank.recall}[op]
+    return outcome({"record": bank.write, "aware": bank.aware, "recall": bank.recall}[op], handle, *values)
+
+
+def outcome(call: Callable[..., Any], *arguments: Any) -> tuple[Any, str | None]:
+    """(the call's result, None), or (None, the error line the engine logs when the Python method
+    behind a GDScript call raises: GDScript then gets null)."""
     try:
-        return call(handle, *values), None
-    except Exception as error:  # the node's method raised: logged, and GDScript gets null
+        return call(*arguments), None
+    except Exception as error:
         return None, f"ERROR: Python: {type(error).__name__}: {error}"
 
 
@@ -108,7 +114,10 @@ def replay(log: dict[str, Any]) -> tuple[list[list[Any]], list[list[Any]], list[
         done = []
         for stream, op, entity, memory_type, salience, _, shape in frame["calls"]:
             arguments = [entity, memory_type, salience]
-            result, error = call_at_once(bank, streams[stream], op, arguments)
+            if op == "advance":  # the server's, not a stream's
+                result, error = outcome(server.advance, entity)
+            else:
+                result, error = call_at_once(bank, streams[stream], op, arguments)
             if error is not None:
                 errors.append(error)
             done.append([stream, op, *arguments, result, shape])

@@ -21,7 +21,9 @@ extends SceneTree
 ## - the crowd: guards recording the two people of their crowd (refreshes, rehearsals) plus seeded
 ##   random calls, reading and recalling (the wake order, a refreshed recall's R = 1); per guard in
 ##   its own turn in some blocks of frames, all records then all reads in others; in the second
-##   half, half of them only look, so their memories are forgotten;
+##   half, half of them only look, so their memories are forgotten; between the records and the
+##   reads, some frames call NpcMindServer.advance, which the server's clock mode refuses after
+##   its fold applied the queued writes (so the fold must reset the frame's state itself);
 ## - bad calls (a float or non-finite id, a type out of range, a NaN or infinite salience) and
 ##   calls the binding converts (2.0, true, 1e19), on crowd streams: the same refusals either way;
 ## - refreshers write two memories they hold (all refreshes: the fold's one-pass refresh), except in
@@ -229,6 +231,9 @@ func crowd(silent: bool) -> void:
 			reads.append(read)
 		else:
 			read.call()
+	if phased and frame % 4 == 2:
+		NpcMindServer.advance(0.5)  # refused: the clock is the engine's
+		calls.append([-1, "advance", 0.5, 0, 0.0, null, SHAPES[OBJECT]])
 	for read in reads:
 		read.call()
 
