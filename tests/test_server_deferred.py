@@ -487,6 +487,21 @@ SCRIPTS: dict[str, Script] = {
         ("advance", (0.0,)),
         ("drain_memory_events", ()),
     ],
+    # a batch fold whose one-pass refresh takes the NPCs that only refresh: stream 1 (full) forms a
+    # memory, which evicts its weakest, then refreshes that one (formed again): not a refresh
+    "a refresh beside a new memory in a batch fold": [
+        *(("add_memory", ({"capacity": 4},)) for _ in range(SCALAR_FLUSH // 2)),
+        *(("record", (1, entity, HOSTILE, 1.0)) for entity in (10, 11, 12)),
+        ("record", (1, 7, TRIVIA, 0.0)),
+        *(("record", (handle, 7, TRIVIA, 0.5)) for handle in range(2, SCALAR_FLUSH // 2 + 1)),
+        ("advance", (0.5,)),
+        ("record", (1, 20, HOSTILE, 1.0)),
+        ("record", (1, 7, TRIVIA, 0.0)),
+        *(("record", (handle, 7, TRIVIA, 0.5)) for handle in range(2, SCALAR_FLUSH // 2 + 1) for _ in "ab"),
+        ("advance", (0.0,)),
+        ("drain_memory_events", ()),
+        ("memories", (1,)),
+    ],
     # the writes of a frame are made at its `now`, not at the next frame's
     "the time of a queued write": [
         ("add_memory", ({},)),

@@ -24,8 +24,9 @@ extends SceneTree
 ##   half, half of them only look, so their memories are forgotten; between the records and the
 ##   reads, some frames call NpcMindServer.advance, which the server's clock mode refuses after
 ##   its fold applied the queued writes (so the fold must reset the frame's state itself);
-## - bad calls (a float or non-finite id, a type out of range, a NaN or infinite salience) and
-##   calls the binding converts (2.0, true, 1e19), on crowd streams: the same refusals either way;
+## - bad calls (a float, non-finite, String or null id, a type out of range or null, a NaN,
+##   infinite, String or null salience) and calls the binding converts (2.0, true, 1e19), on crowd
+##   streams: the same refusals and errors either way;
 ## - refreshers write two memories they hold (all refreshes: the fold's one-pass refresh), except in
 ##   some frames where they all write new ones (the pass does not pay and rests);
 ## - mixed streams write a new memory, then refresh the weakest one, which the new one evicts: an
@@ -72,6 +73,11 @@ const BAD_CALLS := [
 	["record", 1.5, 0, 0.5, TYPED_VARIANT],
 	["aware", NAN, 0, 0.0, OBJECT],
 	["record", 3, 0, NAN, OBJECT],
+	["aware", null, 0, 0.0, OBJECT],  # null reaches the server as None: its TypeError
+	["record", 2, null, 0.5, TYPED_VARIANT],
+	["record", 2, 0, null, OBJECT],
+	["record", 2, 0, "0.5", OBJECT],  # a String salience: refused by the binding
+	["record", 2, 5, 0.5, TYPED_VARIANT],
 ]
 
 var profiles := []  # per stream: its profile's fields that are not the defaults
