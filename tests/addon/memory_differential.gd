@@ -1,11 +1,12 @@
 extends SceneTree
 ## The per-node memory calls in the engine, for a differential test (tests/test_addon_memory_differential.py):
-## MemoryStream nodes sharing a small profile (capacity 4), driven every frame as a game drives them.
-## Run with --fixed-fps 2: fifty seconds pass. Prints one JSON line (full float precision): the
-## number of streams, per frame the server's now before the calls, the frame's delta, each call
-## [stream, op, entity, memory type, salience, result, call shape], and each memory signal with the
-## frame it came in. The test replays the calls on a server that applies every call at once and
-## compares every answer, signal and engine error.
+## MemoryStream nodes sharing two small profiles (capacity 4), driven every frame as games drive them.
+## Run with --fixed-fps 2: fifty seconds pass. Prints one JSON line (full float precision): each
+## stream's profile fields that are not the defaults, per frame the server's now before the calls,
+## the frame's delta, each call [stream, op, entity, memory type, salience, result, call shape]
+## (result "refused": the engine refused the call), and each memory signal with the frame it came
+## in. The test replays the calls on a server that applies every call at once and compares every
+## answer, signal and engine error.
 ##
 ## Each frame, in this order (each group is there so that one rule of the deferred path is seen):
 ## - late streams read their entity first thing (the frame's first calls, right after the fold) and
