@@ -123,33 +123,26 @@ func record(s: int, entity: int, memory_type: int, salience: float, shape: int) 
 
 
 func aware(s: int, entity: int, shape: int) -> void:
-	var level: int
-	if shape == TYPED:
-		level = typed[s].awareness_of(entity)
-	else:
-		var node: Object = untyped[s]
-		level = node.awareness_of(entity)
-	calls.append([s, "aware", entity, 0, 0.0, level, SHAPES[shape]])
-
-
-func memories(s: int, shape: int) -> void:
-	var found: Array
-	if shape == TYPED:
-		found = typed[s].get_memories()
-	else:
-		var node: Object = untyped[s]
-		found = node.get_memories()
-	calls.append([s, "memories", 0, 0, 0.0, found, SHAPES[shape]])
+	read(s, "aware", entity, shape)
 
 
 func recall(s: int, entity: int, shape: int) -> void:
-	var found: Dictionary
+	read(s, "recall", entity, shape)
+
+
+func read(s: int, op: String, entity: int, shape: int) -> void:
+	var result: Variant
 	if shape == TYPED:
-		found = typed[s].query_strongest(entity)
+		var stream: MemoryStream = typed[s]
+		result = stream.awareness_of(entity) if op == "aware" else stream.query_strongest(entity)
 	else:
 		var node: Object = untyped[s]
-		found = node.query_strongest(entity)
-	calls.append([s, "recall", entity, 0, 0.0, found, SHAPES[shape]])
+		result = node.awareness_of(entity) if op == "aware" else node.query_strongest(entity)
+	calls.append([s, op, entity, 0, 0.0, result, SHAPES[shape]])
+
+
+func memories(s: int) -> void:
+	calls.append([s, "memories", 0, 0, 0.0, typed[s].get_memories(), SHAPES[TYPED]])
 
 
 ## A call with arguments of any type: [its result], or null when the engine refused the call (a
@@ -288,7 +281,7 @@ func _process(delta: float) -> bool:
 		aware(s, 600, TYPED)  # every frame: the next frame's table holds the pair
 		if frame % 4 == 0:
 			record(s, 600, TRIVIA, 0.5, TYPED)  # R was about e^-0.4 (search); now 1 (pursue)
-			memories(s, OBJECT)  # applies the queue
+			memories(s)  # applies the queue
 			record(s, 601, TRIVIA, 0.5, OBJECT)  # queued after it: the first write still counts
 			aware(s, 600, OBJECT)
 	crowd(silent)
