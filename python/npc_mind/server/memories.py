@@ -23,7 +23,7 @@ construction, and proven against the immediate path by `tests/test_server_deferr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryType, MemoryView
 from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
 from npc_mind.memory.fastpaths import APPLY_FIRST
 from npc_mind.memory.types import EventKind
@@ -65,6 +65,10 @@ MAX_TABLE_PAIRS = 1 << 16
 SCALAR_FLUSH = 16
 # the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
 WAKE = -1
+# the arguments `write` queues (anything else runs at once, for its error): an entity id in these
+# bounds (inclusive), a memory type in these, a finite salience
+QUEUED_ENTITY = (_INT64_MIN + 1, _INT64_MAX)
+QUEUED_TYPE = (0, len(MemoryType) - 1)
 # a queued write as a numpy record: the fold converts the queue's tuples in one call
 _QUEUE_ROW = np.dtype(
     [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int8), ("salience", np.float64)]
@@ -368,18 +372,26 @@ class MemoryBank:
             and type(entity) is int
             and type(memory_type) is int
             and type(salience) is float
-            and 0 <= memory_type <= 4
-            and _INT64_MIN < entity <= _INT64_MAX
+            and QUEUED_TYPE[0] <= memory_type <= QUEUED_TYPE[1]
+            and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
             and salience - salience == 0.0  # finite
         ):
-            woken = self.woken
-            if woken and handle in woken:
-                self.flush(woken[handle])  # the stream's queued wake goes first
-            queue = self.queue
-            self.touched.setdefault(handle, []).append(len(queue))  # the write's position
-            queue.append((handle, entity, memory_type, salience))
+            self.take_writes(((handle, entity, memory_type, salience),))
             return
         self._write_at_once(handle, entity, memory_type, salience)
+
+    def take_writes(self, rows: Iterable[tuple[int, int, int, float]]) -> None:
+        """Queue writes (handle, entity, type, salience) that `write` would queue (a stream in
+        `plain`, valid arguments), in call order: `write`'s queue, and the rows the engine binding
+        queued for MemoryStream.record_event while their stream was in `plain`."""
+        queue, touched = self.queue, self.touched  # flush empties both in place
+        for row in rows:
+            handle = row[0]
+            woken = self.woken  # flush may make a new one
+            if woken and handle in woken:
+                self.flush(woken[handle])  # the stream's queued wake goes first
+            touched.setdefault(handle, []).append(len(queue))  # the write's position
+            queue.append(row)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
