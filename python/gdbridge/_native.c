@@ -876,7 +876,8 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
  * without the GIL or Python, when it comes from the main thread, on an instance Python gave a key
  * (objects.queue_calls), with plain numbers of the declared types (an int within its declared
  * bounds, a finite float). Any other call runs the Python method, as before. Python receives the
- * rows before any other Python code of the main thread runs: on entering any callback of ours,
+ * rows (take(rows, raw): a list of (key, *arguments) tuples, and the same as bytes) before any
+ * other Python code of the main thread runs: on entering any callback of ours,
  * and when an engine call made from Python returns (gdb_take_queued), so Python never sees a state
  * the calls have not reached. Bounded: past GDB_QUEUE_ROWS rows a call runs in Python. */
 #define GDB_QUEUE_ARGS 4
@@ -1013,7 +1014,14 @@ static void gdb_take_queued_locked(void) {
             while (end < used && rows[end].mid == mid) end++;
             gdb_queued_method *m = &queued_methods[mid];
             PyObject *list = PyList_New(end - start);
+            /* the same rows as numbers: key, then each argument, 8 bytes each (int64 or double) */
+            Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
+            PyObject *raw = list ? PyBytes_FromStringAndSize(NULL, width * (end - start)) : NULL;
+            if (!raw) Py_CLEAR(list);
             for (intptr_t r = start; list && r < end; r++) {
+                char *at = PyBytes_AS_STRING(raw) + width * (r - start);
+                memcpy(at, &rows[r].key, sizeof(int64_t));
+                memcpy(at + sizeof(gdb_number), rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
                 PyObject *item = PyTuple_New(m->nargs + 1);
                 if (!item) { Py_CLEAR(list); break; }
                 PyList_SET_ITEM(list, r - start, item);
@@ -1023,10 +1031,11 @@ static void gdb_take_queued_locked(void) {
                                                       ? PyLong_FromLongLong(rows[r].args[i].i)
                                                       : PyFloat_FromDouble(rows[r].args[i].f));
             }
-            PyObject *done = list ? PyObject_CallOneArg(m->take, list) : NULL;
+            PyObject *done = list ? PyObject_CallFunctionObjArgs(m->take, list, raw, NULL) : NULL;
             if (!done) gdb_report_pending();
             Py_XDECREF(done);
             Py_XDECREF(list);
+            Py_XDECREF(raw);
             start = end;
         }
         if (!queued_rows) {

@@ -174,9 +174,9 @@ class _FirstUse:
 _bank: Any = _FirstUse()  # the singleton's MemoryBank once a MemoryStream first calls it
 
 
-def _take_writes(rows: list[tuple[int, int, int, float]]) -> None:
+def _take_writes(rows: list[tuple[int, int, int, float]], raw: bytes) -> None:
     """The record_event calls the binding queued, in call order (see `_QueuingStreams`)."""
-    _bank.take_writes(rows)
+    _bank.take_writes(rows, raw)
 
 AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
 
