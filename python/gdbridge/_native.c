@@ -906,6 +906,7 @@ static gdb_queue_key *queue_keys;
 static intptr_t queue_keys_cap, queue_keys_used;
 static pthread_t gdb_main_thread;
 static int gdb_main_thread_known;
+static uint64_t queued_total; /* calls queued since start (a count for tests and benchmarks) */
 
 static int gdb_on_main_thread(void) { return gdb_main_thread_known && pthread_equal(pthread_self(), gdb_main_thread); }
 
@@ -993,6 +994,7 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
         queued_rows = rows;
         queued_rows_cap = cap;
     }
+    queued_total++;
     gdb_queued_row *row = &queued_rows[queued_rows_used++];
     row->mid = mid;
     row->key = slot->key;
@@ -1057,6 +1059,9 @@ static inline void gdb_take_queued(void) {
 static PyObject *gdb_fast_take_queued(PyObject *self, PyObject *unused) {
     if (queued_rows_used && gdb_on_main_thread()) gdb_take_queued_locked();
     Py_RETURN_NONE;
+}
+static PyObject *gdb_fast_queued_total(PyObject *self, PyObject *unused) {
+    return PyLong_FromUnsignedLongLong(queued_total);
 }
 static PyObject *gdb_fast_queue_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyLong_Check(args[1])) {
@@ -1559,6 +1564,7 @@ static PyMethodDef gdb_fast_methods[] = {
     {"dropped", gdb_fast_dropped, METH_NOARGS, "Ids of the held RefCounted objects Python let go of."},
     {"forget_texts", gdb_fast_forget_texts, METH_NOARGS, "Empty the cache of Strings made for interned strs."},
     {"take_queued", gdb_fast_take_queued, METH_NOARGS, "Hand the queued calls to Python now."},
+    {"queued_total", gdb_fast_queued_total, METH_NOARGS, "How many calls were queued since start."},
     {"queue_key", (PyCFunction)(void (*)(void))gdb_fast_queue_key, METH_FASTCALL, "Set an instance's queue key."},
     {NULL, NULL, 0, NULL},
 };

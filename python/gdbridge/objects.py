@@ -94,7 +94,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _queue_key  # noqa: PLW0603 - set once, at start-up
+    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _queue_key, queued_total  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
@@ -110,6 +110,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _forget_texts = _gdbridge_fast.forget_texts
     take_queued = _gdbridge_fast.take_queued
     _queue_key = _gdbridge_fast.queue_key
+    queued_total = _gdbridge_fast.queued_total
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))
@@ -655,6 +656,7 @@ def _no_queue(*_args: Any) -> None:
 
 take_queued: Callable[[], None] = _no_queue  # hand the queued calls to Python now; set by bind
 _queue_key: Callable[[Any, int], None] = _no_queue
+queued_total: Callable[[], int] = int  # how many calls were queued in C since start; set by bind
 
 
 def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
