@@ -1020,6 +1020,10 @@ static void gdb_take_queued_locked(void) {
             Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
             PyObject *raw = list ? PyBytes_FromStringAndSize(NULL, width * (end - start)) : NULL;
             if (!raw) Py_CLEAR(list);
+            /* a number equal to the row before's in its column is that row's object (a node's
+             * calls in a row share their key; a constant argument is boxed once) */
+            PyObject *last[GDB_QUEUE_ARGS + 1] = {NULL};
+            int64_t last_bits[GDB_QUEUE_ARGS + 1];
             for (intptr_t r = start; list && r < end; r++) {
                 char *at = PyBytes_AS_STRING(raw) + width * (r - start);
                 memcpy(at, &rows[r].key, sizeof(int64_t));
@@ -1027,11 +1031,21 @@ static void gdb_take_queued_locked(void) {
                 PyObject *item = PyTuple_New(m->nargs + 1);
                 if (!item) { Py_CLEAR(list); break; }
                 PyList_SET_ITEM(list, r - start, item);
-                PyTuple_SET_ITEM(item, 0, PyLong_FromLongLong(rows[r].key));
-                for (int i = 0; i < m->nargs; i++)
-                    PyTuple_SET_ITEM(item, i + 1, m->types[i] == GDEXTENSION_VARIANT_TYPE_INT
-                                                      ? PyLong_FromLongLong(rows[r].args[i].i)
-                                                      : PyFloat_FromDouble(rows[r].args[i].f));
+                for (int c = 0; c <= m->nargs; c++) {
+                    int64_t bits = c ? rows[r].args[c - 1].i : rows[r].key;
+                    PyObject *boxed;
+                    if (last[c] && last_bits[c] == bits) {
+                        boxed = Py_NewRef(last[c]);
+                    } else {
+                        boxed = c && m->types[c - 1] == GDEXTENSION_VARIANT_TYPE_FLOAT
+                                    ? PyFloat_FromDouble(rows[r].args[c - 1].f)
+                                    : PyLong_FromLongLong(bits);
+                        last[c] = boxed; /* borrowed: the tuple holds it */
+                        last_bits[c] = bits;
+                    }
+                    if (!boxed) { Py_CLEAR(list); break; }
+                    PyTuple_SET_ITEM(item, c, boxed);
+                }
             }
             PyObject *done = list ? PyObject_CallFunctionObjArgs(m->take, list, raw, NULL) : NULL;
             if (!done) gdb_report_pending();
