@@ -1047,7 +1047,8 @@ static void gdb_take_queued_locked(void) {
                     PyTuple_SET_ITEM(item, c, boxed);
                 }
             }
-            PyObject *done = list ? PyObject_CallFunctionObjArgs(m->take, list, raw, NULL) : NULL;
+            PyObject *argv[2] = {list, raw};
+            PyObject *done = list ? PyObject_Vectorcall(m->take, argv, 2, NULL) : NULL;
             if (!done) gdb_report_pending();
             Py_XDECREF(done);
             Py_XDECREF(list);
