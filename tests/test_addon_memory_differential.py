@@ -100,33 +100,43 @@ def outcome(call: Callable[..., Any], *arguments: Any) -> tuple[Any, str | None]
         return None, f"ERROR: Python: {type(error).__name__}: {error}"
 
 
+def play(server: MindServer, streams: list[int], rows: list[list[Any]], errors: list[str]) -> list[list[Any]]:
+    """Logged calls made again, at once, as the engine logs them (the error lines they log go to
+    `errors`)."""
+    done = []
+    for stream, op, entity, memory_type, salience, _, shape in rows:
+        arguments = [entity, memory_type, salience]
+        if op == "advance":  # the server's, not a stream's
+            result, error = outcome(server.advance, entity)
+        else:
+            result, error = call_at_once(server.memory, streams[stream], op, arguments)
+        if error is not None:
+            errors.append(error)
+        done.append([stream, op, *arguments, result, shape])
+    return done
+
+
 def replay(log: dict[str, Any]) -> tuple[list[list[Any]], list[list[Any]], list[str]]:
     """The engine's calls, frame by frame, on a server that applies each at once; (the calls with
-    their results, the signals with their frames, the error lines), shaped as the engine's log."""
+    their results, the signals with their frames and their handlers' calls, the error lines),
+    shaped as the engine's log."""
     server = MindServer(ClockMode.PROCESS)
     server.memory.per_frame = False  # every call at once: no queue, no table
     streams = [server.add_memory(MemoryProfileSpec.from_dict(fields)) for fields in log["profiles"]]
     index = {handle: i for i, handle in enumerate(streams)}
-    bank = server.memory
     calls: list[list[Any]] = []
     signals: list[list[Any]] = []
     errors: list[str] = []
     for number, frame in enumerate(log["frames"], start=1):
         assert server.now() == frame["now"]  # the same times, bit for bit
-        done = []
-        for stream, op, entity, memory_type, salience, _, shape in frame["calls"]:
-            arguments = [entity, memory_type, salience]
-            if op == "advance":  # the server's, not a stream's
-                result, error = outcome(server.advance, entity)
-            else:
-                result, error = call_at_once(bank, streams[stream], op, arguments)
-            if error is not None:
-                errors.append(error)
-            done.append([stream, op, *arguments, result, shape])
-        calls.append(done)
+        calls.append(play(server, streams, frame["calls"], errors))
         for event in server.step(frame["delta"]):
             if event.signal in SIGNALS:
-                signals.append([number, index[event.handle], event.signal, *event.args])
+                signal = [number, index[event.handle], event.signal, *event.args]
+                logged = log["signals"][len(signals)] if len(signals) < len(log["signals"]) else []
+                if len(logged) > len(signal):  # a handler's calls, made as the signal came
+                    signal.append(play(server, streams, logged[-1], errors))
+                signals.append(signal)
     return calls, signals, errors
 
 
@@ -140,8 +150,9 @@ def test_nodes_answer_and_signal_as_the_calls_applied_at_once() -> None:
     assert log["signals"] == signals
     # exactly the errors of the bad calls, in their order, and no other
     assert [line.strip() for line in run.errors()] == errors, run.log
-    # what the run covered: each kind of signal and of answer, more than once
+    # what the run covered: each kind of signal and of answer, more than once, signal handlers' calls
     kinds = Counter(signal[2] for signal in signals)
+    assert sum(1 for signal in signals if len(signal) > 5) > 20
     assert set(kinds) == SIGNALS and min(kinds.values()) > 5, kinds
     every = [call for frame in engine_calls for call in frame]
     answers = [call[5] for call in every if call[1] != "record"]

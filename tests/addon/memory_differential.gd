@@ -32,6 +32,10 @@ extends SceneTree
 ##   some frames where they all write new ones (the pass does not pay and rests);
 ## - mixed streams write a new memory, then refresh the weakest one, which the new one evicts: an
 ##   NPC whose events are not all refreshes must not take the refresh pass.
+## - a listener holds one memory and forms a new trivia memory each frame; on each of its
+##   memory_evicted signals it reads the evicted entity, recalls and writes the memory it holds: calls
+##   made while the server delivers its signals (the write is queued in the binding's C layer until
+##   the delivery returns), logged with the signal;
 ## In silent frames nobody reads: the next frame's reads have no table from the frame before.
 ## Calls go through typed variables (MemoryStream and typed arguments: the engine's ptrcall), untyped
 ## Object variables (a Variant call), or a typed MemoryStream with untyped arguments.
@@ -46,6 +50,7 @@ const MIXED := 3
 const LATE := 2
 const REHEARSERS := 2
 const FORGETFUL := 1
+const LISTENER := 1
 const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
 const TYPED := 0
 const OBJECT := 1
@@ -99,7 +104,8 @@ func _initialize() -> void:
 	var quick: Resource = ClassDB.instantiate("MemoryProfile")
 	quick.capacity = 4
 	quick.rehearsal_refractory_s = 0.25  # each frame's write of a memory rehearses it
-	for i in CROWD + EVICTORS + REFRESHERS + MIXED + LATE + REHEARSERS + FORGETFUL:
+	var listener := listener_stream()
+	for i in listener + LISTENER:
 		var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
 		var group := i - (CROWD + EVICTORS + REFRESHERS + MIXED + LATE)
 		var rehearser := group >= 0 and group < REHEARSERS
@@ -110,7 +116,21 @@ func _initialize() -> void:
 		untyped.append(stream)
 		for name in ["memory_formed", "memory_rehearsed", "memory_forgotten", "memory_evicted"]:
 			stream.connect(name, func(entity: int, memory_type: int) -> void:
-				signals.append([frame, i, name, entity, memory_type]))
+				signals.append([frame, i, name, entity, memory_type])
+				if i == listener and name == "memory_evicted":
+					listen(i, entity))
+
+
+## The listener's handler of memory_evicted: its calls go with the signal in the log.
+func listen(s: int, entity: int) -> void:
+	var frame_calls := calls
+	calls = []
+	if not is_silent(frame + 1):  # the delivery comes before the next frame's calls
+		aware(s, entity, TYPED)
+		recall(s, 800, OBJECT)
+	record(s, 800, HOSTILE, 1.0, TYPED)
+	signals[-1].append(calls)
+	calls = frame_calls
 
 
 func record(s: int, entity: int, memory_type: int, salience: float, shape: int) -> void:
@@ -193,6 +213,15 @@ func encoded(value: Variant) -> Variant:
 	return value
 
 
+## No read at all in the frame (nor in the signal handlers before it): the next frame has no table.
+func is_silent(f: int) -> bool:
+	return f % 16 == 8
+
+
+func listener_stream() -> int:
+	return CROWD + EVICTORS + REFRESHERS + MIXED + LATE + REHEARSERS + FORGETFUL
+
+
 func crowd(silent: bool) -> void:
 	var phased := (frame - 1) / 10 % 2 == 1  # all records, then all reads
 	var reads := []
@@ -245,7 +274,7 @@ func _process(delta: float) -> bool:
 		print(JSON.stringify(out, "", false, true))
 		return true
 	calls = []
-	var silent := frame % 16 == 8  # no read at all: the next frame has no table
+	var silent := is_silent(frame)
 	var base := CROWD + EVICTORS + REFRESHERS + MIXED
 	for k in LATE:  # the frame's first calls
 		if not silent:
@@ -284,6 +313,8 @@ func _process(delta: float) -> bool:
 			memories(s)  # applies the queue
 			record(s, 601, TRIVIA, 0.5, OBJECT)  # queued after it: the first write still counts
 			aware(s, 600, OBJECT)
+	record(listener_stream(), 800, HOSTILE, 1.0, OBJECT)
+	record(listener_stream(), 5000 + frame, TRIVIA, 0.1, TYPED)  # full after 3 frames: evicts one
 	crowd(silent)
 	if frame % 3 == 1 and not silent:
 		for k in 2:
