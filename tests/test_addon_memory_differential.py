@@ -3,18 +3,23 @@ nodes driven from GDScript as games drive them (`tests/addon/memory_differential
 guards recording, reading and recalling, per guard or all records then all reads; full streams whose
 writes evict what they recall next; a second profile whose writes rehearse what was recalled;
 streams that only refresh, or refresh beside a new memory; reads first thing after the fold; a read
-of all memories between writes; frames without reads; bad calls; fifty seconds, small rows) answer,
-signal and log errors exactly as a server with no deferral (`MemoryBank.per_frame` off) given the
-same calls at the same times, through the binding's argument conversion. The calls go through
-typed variables (the engine's ptrcall), untyped Object variables (a Variant call) and a typed
-node with untyped arguments, in one run. `tests/test_server_deferred.py` proves the deferred bank in
-Python; this one covers what lies between GDScript and it (the nodes, the binding's conversions,
-the frame hook's fold and step, the signals' delivery), and each of these breaks makes it fail: the
+of all memories between writes; a refused NpcMindServer.advance between records and reads; calls
+from a signal handler while the server delivers signals; frames without reads; bad calls; fifty
+seconds, small rows) answer, signal and log errors exactly as a server with no deferral
+(`MemoryBank.per_frame` off) given the same calls at the same times, through the binding's argument
+conversion. The calls go through typed variables (the engine's ptrcall), untyped Object variables
+(a Variant call) and a typed node with untyped arguments, in one run; record_event's plain calls
+are kept in the binding's C queue and handed to the bank in call order.
+`tests/test_server_deferred.py` proves the deferred bank in Python; this one covers what lies
+between GDScript and it (the nodes, the binding's conversions and C queue, the frame hook's fold
+and step, the signals' delivery), and each of these breaks makes it fail: the
 wake ordering, a refreshed recall's R = 1, the recall row's room (`MemoryBank.recall`'s check, or
 the room `pending_limits` gives) and its count of writes that only refresh, the refresh pass's
 exclusion of NPCs whose events are not all refreshes (`_refresh_only`), the frame state's reset
-(`MemoryBank._new_frame`: the positions of the writes, or the table), a stream whose queued writes
-were applied read from the table, and a queued write the queue should have refused."""
+(`MemoryBank._new_frame`: the positions of the writes, or the table, and the fold's own call of
+it), a stream whose queued writes were applied read from the table, a queued write the queue should
+have refused, and in the C queue a lost row, a missing hand-over before a method call, a wrong
+argument check or a wrongly reused boxed number."""
 
 from __future__ import annotations
 
