@@ -187,6 +187,14 @@ class Noted(Node):
     def key(self, key: int) -> None:
         objects.queue_calls(self, key)
 
+    def key_of_plain_object(self) -> str:
+        """A key for a Python object the engine does not know is refused (never taken back)."""
+        try:
+            objects.queue_calls(object(), 3)
+        except TypeError as error:
+            return f"TypeError: {error}"
+        return "accepted"
+
     def notes(self) -> list:
         """The log so far (this call itself takes the queued ones first), then empty."""
         log = list(_notes)

@@ -403,6 +403,7 @@ func check_queued_calls() -> void:
 	var seen := [n.notes_after(maker, "method"), n.notes_after(maker, "callable")]
 	var made := [["queued", 5, 7, 0.25, true], ["queued", 5, 8, 0.5, true]]
 	check("queued_calls_seen_after_engine_calls", seen == [made, made], seen)
+	check("queue_key_only_for_instances", n.key_of_plain_object().contains("TypeError"), n.key_of_plain_object())
 	n.key(0)
 	n.note(2, 0.5)
 	check("queued_calls_stop_with_key_zero", n.notes() == [["python", 2, 0.5, true]])
