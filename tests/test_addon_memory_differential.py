@@ -105,14 +105,39 @@ def outcome(call: Callable[..., Any], *arguments: Any) -> tuple[Any, str | None]
         return None, f"ERROR: Python: {type(error).__name__}: {error}"
 
 
-def play(server: MindServer, streams: list[int], rows: list[list[Any]], errors: list[str]) -> list[list[Any]]:
+class AtOnce:
+    """The engine's streams on a server that applies every call at once."""
+
+    def __init__(self, profiles: list[dict[str, Any]]) -> None:
+        self.server = MindServer(ClockMode.PROCESS)
+        self.server.memory.per_frame = False  # every call at once: no queue, no table
+        self.profiles = profiles
+        self.streams: list[int] = []  # handle by stream index
+        self.index: dict[int, int] = {}  # stream index by live handle
+        self.errors: list[str] = []
+
+    def add(self) -> None:
+        handle = self.server.add_memory(MemoryProfileSpec.from_dict(self.profiles[len(self.streams)]))
+        self.index[handle] = len(self.streams)
+        self.streams.append(handle)
+
+
+def play(at_once: AtOnce, rows: list[list[Any]]) -> list[list[Any]]:
     """Logged calls made again, at once, as the engine logs them (the error lines they log go to
-    `errors`)."""
+    `at_once.errors`)."""
+    server, streams, errors = at_once.server, at_once.streams, at_once.errors
     done = []
     for stream, op, entity, memory_type, salience, _, shape in rows:
         arguments = [entity, memory_type, salience]
+        result: Any = None
+        error = None
         if op == "advance":  # the server's, not a stream's
             result, error = outcome(server.advance, entity)
+        elif op == "free":  # the node freed: its stream goes
+            server.remove(streams[stream])
+        elif op == "spawn":
+            assert stream == len(streams)
+            at_once.add()
         else:
             result, error = call_at_once(server.memory, streams[stream], op, arguments)
         if error is not None:
@@ -125,24 +150,23 @@ def replay(log: dict[str, Any]) -> tuple[list[list[Any]], list[list[Any]], list[
     """The engine's calls, frame by frame, on a server that applies each at once; (the calls with
     their results, the signals with their frames and their handlers' calls, the error lines),
     shaped as the engine's log."""
-    server = MindServer(ClockMode.PROCESS)
-    server.memory.per_frame = False  # every call at once: no queue, no table
-    streams = [server.add_memory(MemoryProfileSpec.from_dict(fields)) for fields in log["profiles"]]
-    index = {handle: i for i, handle in enumerate(streams)}
+    at_once = AtOnce(log["profiles"])
+    server = at_once.server
+    for _ in range(log["streams"]):  # the streams made before the first frame
+        at_once.add()
     calls: list[list[Any]] = []
     signals: list[list[Any]] = []
-    errors: list[str] = []
     for number, frame in enumerate(log["frames"], start=1):
         assert server.now() == frame["now"]  # the same times, bit for bit
-        calls.append(play(server, streams, frame["calls"], errors))
+        calls.append(play(at_once, frame["calls"]))
         for event in server.step(frame["delta"]):
             if event.signal in SIGNALS:
-                signal = [number, index[event.handle], event.signal, *event.args]
+                signal = [number, at_once.index[event.handle], event.signal, *event.args]
                 logged = log["signals"][len(signals)] if len(signals) < len(log["signals"]) else []
                 if len(logged) > len(signal):  # a handler's calls, made as the signal came
-                    signal.append(play(server, streams, logged[-1], errors))
+                    signal.append(play(at_once, logged[-1]))
                 signals.append(signal)
-    return calls, signals, errors
+    return calls, signals, at_once.errors
 
 
 def test_nodes_answer_and_signal_as_the_calls_applied_at_once() -> None:

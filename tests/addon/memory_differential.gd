@@ -32,6 +32,8 @@ extends SceneTree
 ##   some frames where they all write new ones (the pass does not pay and rests);
 ## - mixed streams write a new memory, then refresh the weakest one, which the new one evicts: an
 ##   NPC whose events are not all refreshes must not take the refresh pass.
+## - spawners: every seventh frame one writes, is freed, and a new stream takes its place, writes
+##   and reads in the same frame;
 ## - a listener holds one memory and forms a new trivia memory each frame; on each of its
 ##   memory_evicted signals it reads the evicted entity, recalls and writes the memory it holds: calls
 ##   made while the server delivers its signals (the write is queued in the binding's C layer until
@@ -51,6 +53,7 @@ const LATE := 2
 const REHEARSERS := 2
 const FORGETFUL := 1
 const LISTENER := 1
+const SPAWNERS := 2
 const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
 const TYPED := 0
 const OBJECT := 1
@@ -95,30 +98,42 @@ var bad_next := 0
 var frames := []
 var signals := []
 var calls := []
+var profile: Resource
+var quick: Resource
+var spawned := []  # each spawner's stream now
+var initial_streams := 0
 
 
 func _initialize() -> void:
 	rng.seed = 20261201
-	var profile: Resource = ClassDB.instantiate("MemoryProfile")
+	profile = ClassDB.instantiate("MemoryProfile")
 	profile.capacity = 4
-	var quick: Resource = ClassDB.instantiate("MemoryProfile")
+	quick = ClassDB.instantiate("MemoryProfile")
 	quick.capacity = 4
 	quick.rehearsal_refractory_s = 0.25  # each frame's write of a memory rehearses it
-	var listener := listener_stream()
-	for i in listener + LISTENER:
-		var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
+	for i in listener_stream() + LISTENER + SPAWNERS:
 		var group := i - (CROWD + EVICTORS + REFRESHERS + MIXED + LATE)
-		var rehearser := group >= 0 and group < REHEARSERS
-		stream.profile = quick if rehearser else profile
-		profiles.append({"capacity": 4, "rehearsal_refractory_s": 0.25} if rehearser else {"capacity": 4})
-		root.add_child(stream)
-		typed.append(stream)
-		untyped.append(stream)
-		for name in ["memory_formed", "memory_rehearsed", "memory_forgotten", "memory_evicted"]:
-			stream.connect(name, func(entity: int, memory_type: int) -> void:
-				signals.append([frame, i, name, entity, memory_type])
-				if i == listener and name == "memory_evicted":
-					listen(i, entity))
+		add_stream(group >= 0 and group < REHEARSERS)
+	for k in SPAWNERS:
+		spawned.append(listener_stream() + LISTENER + k)
+	initial_streams = typed.size()
+
+
+## A new stream (the next index), in the tree, its signals logged.
+func add_stream(rehearser: bool) -> int:
+	var i := typed.size()
+	var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
+	stream.profile = quick if rehearser else profile
+	profiles.append({"capacity": 4, "rehearsal_refractory_s": 0.25} if rehearser else {"capacity": 4})
+	root.add_child(stream)
+	typed.append(stream)
+	untyped.append(stream)
+	for name in ["memory_formed", "memory_rehearsed", "memory_forgotten", "memory_evicted"]:
+		stream.connect(name, func(entity: int, memory_type: int) -> void:
+			signals.append([frame, i, name, entity, memory_type])
+			if i == listener_stream() and name == "memory_evicted":
+				listen(i, entity))
+	return i
 
 
 ## The listener's handler of memory_evicted: its calls go with the signal in the log.
@@ -218,6 +233,24 @@ func is_silent(f: int) -> bool:
 	return f % 16 == 8
 
 
+## A stream that is freed now and then, with writes queued, and replaced by a new one (which may
+## take the freed node's address and the freed stream's handle) that writes and reads at once.
+func spawner(k: int, silent: bool) -> void:
+	var s: int = spawned[k]
+	record(s, 900 + k, HOSTILE, 0.7, TYPED)
+	if frame % 7 == 3 + k:
+		record(s, 910 + frame, TRIVIA, 0.5, OBJECT)
+		typed[s].free()  # its queued writes apply, then it is gone: no signal of it after this
+		calls.append([s, "free", 0, 0, 0.0, null, SHAPES[TYPED]])
+		s = add_stream(false)
+		spawned[k] = s
+		calls.append([s, "spawn", 0, 0, 0.0, null, SHAPES[TYPED]])
+		record(s, 900 + k, HOSTILE, 0.7, TYPED)
+	if not silent:
+		aware(s, 900 + k, OBJECT)
+		recall(s, 900 + k, TYPED)
+
+
 func listener_stream() -> int:
 	return CROWD + EVICTORS + REFRESHERS + MIXED + LATE + REHEARSERS + FORGETFUL
 
@@ -270,7 +303,7 @@ func crowd(silent: bool) -> void:
 func _process(delta: float) -> bool:
 	frame += 1
 	if frame > FRAMES:
-		var out := {"profiles": profiles, "frames": frames, "signals": signals}
+		var out := {"profiles": profiles, "streams": initial_streams, "frames": frames, "signals": signals}
 		print(JSON.stringify(out, "", false, true))
 		return true
 	calls = []
@@ -316,6 +349,8 @@ func _process(delta: float) -> bool:
 	record(listener_stream(), 800, HOSTILE, 1.0, OBJECT)
 	record(listener_stream(), 5000 + frame, TRIVIA, 0.1, TYPED)  # full after 3 frames: evicts one
 	crowd(silent)
+	for k in SPAWNERS:
+		spawner(k, silent)
 	if frame % 3 == 1 and not silent:
 		for k in 2:
 			bad((frame + k) % CROWD)
