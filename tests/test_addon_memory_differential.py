@@ -135,6 +135,8 @@ def play(at_once: AtOnce, rows: list[list[Any]]) -> list[list[Any]]:
             result, error = outcome(server.advance, entity)
         elif op == "free":  # the node freed: its stream goes
             server.remove(streams[stream])
+        elif op == "profile":  # MemoryStream.profile set
+            server.set_memory_profile(streams[stream], entity)
         elif op == "spawn":
             assert stream == len(streams)
             at_once.add()
@@ -159,7 +161,7 @@ def replay(log: dict[str, Any]) -> tuple[list[list[Any]], list[list[Any]], list[
     for number, frame in enumerate(log["frames"], start=1):
         assert server.now() == frame["now"]  # the same times, bit for bit
         calls.append(play(at_once, frame["calls"]))
-        for event in server.step(frame["delta"]):
+        for event in server.step(frame["delta"], 1.0, frame["paused"]):
             if event.signal in SIGNALS:
                 signal = [number, at_once.index[event.handle], event.signal, *event.args]
                 logged = log["signals"][len(signals)] if len(signals) < len(log["signals"]) else []
@@ -174,6 +176,7 @@ def test_nodes_answer_and_signal_as_the_calls_applied_at_once() -> None:
     calls, signals, errors = replay(log)
     engine_calls = [frame["calls"] for frame in log["frames"]]
     assert len(engine_calls) == 100
+    assert [frame["now"] for frame in log["frames"][44:48]] == [log["frames"][44]["now"]] * 4  # paused
     for number, (got, want) in enumerate(zip(engine_calls, calls, strict=True), start=1):
         assert got == want, f"frame {number}"
     assert log["signals"] == signals

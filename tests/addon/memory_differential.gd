@@ -34,11 +34,13 @@ extends SceneTree
 ##   NPC whose events are not all refreshes must not take the refresh pass.
 ## - spawners: every seventh frame one writes, is freed, and a new stream takes its place, writes
 ##   and reads in the same frame;
+## - a switcher's profile changes every tenth frame, between its writes;
 ## - a listener holds one memory and forms a new trivia memory each frame; on each of its
 ##   memory_evicted signals it reads the evicted entity, recalls and writes the memory it holds: calls
 ##   made while the server delivers its signals (the write is queued in the binding's C layer until
 ##   the delivery returns), logged with the signal;
-## In silent frames nobody reads: the next frame's reads have no table from the frame before.
+## In silent frames nobody reads: the next frame's reads have no table from the frame before. In a few
+## frames the tree is paused: the server's clock stands still, writes and reads come at one time.
 ## Calls go through typed variables (MemoryStream and typed arguments: the engine's ptrcall), untyped
 ## Object variables (a Variant call), or a typed MemoryStream with untyped arguments.
 
@@ -54,6 +56,7 @@ const REHEARSERS := 2
 const FORGETFUL := 1
 const LISTENER := 1
 const SPAWNERS := 2
+const SWITCHERS := 1
 const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
 const TYPED := 0
 const OBJECT := 1
@@ -111,7 +114,7 @@ func _initialize() -> void:
 	quick = ClassDB.instantiate("MemoryProfile")
 	quick.capacity = 4
 	quick.rehearsal_refractory_s = 0.25  # each frame's write of a memory rehearses it
-	for i in listener_stream() + LISTENER + SPAWNERS:
+	for i in listener_stream() + LISTENER + SPAWNERS + SWITCHERS:
 		var group := i - (CROWD + EVICTORS + REFRESHERS + MIXED + LATE)
 		add_stream(group >= 0 and group < REHEARSERS)
 	for k in SPAWNERS:
@@ -251,6 +254,22 @@ func spawner(k: int, silent: bool) -> void:
 		recall(s, 900 + k, TYPED)
 
 
+## A stream whose profile changes every tenth frame, between writes (its memories move to the
+## other profile's pool; the queued writes go first).
+func switcher(s: int, silent: bool) -> void:
+	record(s, 950, HOSTILE, 0.6, TYPED)
+	if frame % 10 == 6:
+		record(s, 960 + frame, TRIVIA, 0.5, OBJECT)
+		var to_quick := frame % 20 == 6
+		typed[s].profile = quick if to_quick else profile
+		var fields := {"capacity": 4, "rehearsal_refractory_s": 0.25} if to_quick else {"capacity": 4}
+		calls.append([s, "profile", fields, 0, 0.0, null, SHAPES[TYPED]])
+		record(s, 950, HOSTILE, 0.6, OBJECT)
+	if not silent:
+		aware(s, 950, TYPED)
+		recall(s, 950, OBJECT)
+
+
 func listener_stream() -> int:
 	return CROWD + EVICTORS + REFRESHERS + MIXED + LATE + REHEARSERS + FORGETFUL
 
@@ -307,6 +326,7 @@ func _process(delta: float) -> bool:
 		print(JSON.stringify(out, "", false, true))
 		return true
 	calls = []
+	paused = frame >= 45 and frame <= 47  # the server's clock stands still: frames at one time
 	var silent := is_silent(frame)
 	var base := CROWD + EVICTORS + REFRESHERS + MIXED
 	for k in LATE:  # the frame's first calls
@@ -351,6 +371,8 @@ func _process(delta: float) -> bool:
 	crowd(silent)
 	for k in SPAWNERS:
 		spawner(k, silent)
+	for k in SWITCHERS:
+		switcher(listener_stream() + LISTENER + SPAWNERS + k, silent)
 	if frame % 3 == 1 and not silent:
 		for k in 2:
 			bad((frame + k) % CROWD)
@@ -369,5 +391,5 @@ func _process(delta: float) -> bool:
 	for k in LATE:  # the frame's last calls (no read after them: the fold applies them)
 		if not silent:
 			record(base + k, 100 + k, 1, 0.5, OBJECT if k == 0 else TYPED)
-	frames.append({"now": NpcMindServer.now(), "delta": delta, "calls": calls})
+	frames.append({"now": NpcMindServer.now(), "delta": delta, "paused": paused, "calls": calls})
 	return false
