@@ -2,11 +2,12 @@ extends SceneTree
 ## The per-node memory calls in the engine, for a differential test (tests/test_addon_memory_differential.py):
 ## MemoryStream nodes sharing two small profiles (capacity 4), driven every frame as games drive them.
 ## Run with --fixed-fps 2: fifty seconds pass. Prints one JSON line (full float precision): each
-## stream's profile fields that are not the defaults, per frame the server's now before the calls,
-## the frame's delta, each call [stream, op, entity, memory type, salience, result, call shape]
-## (result "refused": the engine refused the call), and each memory signal with the frame it came
-## in. The test replays the calls on a server that applies every call at once and compares every
-## answer, signal and engine error.
+## stream's profile fields that are not the defaults, how many streams there are before the first
+## frame, per frame the server's now before the calls, the frame's delta, whether the tree was
+## paused, each call [stream, op, entity, memory type, salience, result, call shape] (result
+## "refused": the engine refused the call), and each memory signal with the frame it came in (and
+## the calls its handler made). The test replays the calls on a server that applies every call at
+## once and compares every answer, signal and engine error.
 ##
 ## Each frame, in this order (each group is there so that one rule of the deferred path is seen):
 ## - late streams read their entity first thing (the frame's first calls, right after the fold) and
@@ -19,26 +20,26 @@ extends SceneTree
 ## - a forgetful stream reads a fading memory every frame; every fourth frame it writes it, reads
 ##   all its memories (which applies every queued write), writes another and reads the first again
 ##   (a stream whose writes were applied is not read from the frame's table);
+## - a listener holds one memory and forms a new trivia memory each frame; on each of its
+##   memory_evicted signals it reads the evicted entity, recalls and writes the memory it holds:
+##   calls made while the server delivers its signals (the write is queued in the binding's C layer
+##   until the delivery returns), logged with the signal;
 ## - the crowd: guards recording the two people of their crowd (refreshes, rehearsals) plus seeded
 ##   random calls, reading and recalling (the wake order, a refreshed recall's R = 1); per guard in
 ##   its own turn in some blocks of frames, all records then all reads in others; in the second
 ##   half, half of them only look, so their memories are forgotten; between the records and the
 ##   reads, some frames call NpcMindServer.advance, which the server's clock mode refuses after
 ##   its fold applied the queued writes (so the fold must reset the frame's state itself);
+## - spawners: every seventh frame one writes, is freed, and a new stream takes its place, writes
+##   and reads in the same frame;
+## - a switcher's profile changes every tenth frame, between its writes;
 ## - bad calls (a float, non-finite, String or null id, a type out of range or null, a NaN,
 ##   infinite, String or null salience) and calls the binding converts (2.0, true, 1e19), on crowd
 ##   streams: the same refusals and errors either way;
 ## - refreshers write two memories they hold (all refreshes: the fold's one-pass refresh), except in
 ##   some frames where they all write new ones (the pass does not pay and rests);
-## - mixed streams write a new memory, then refresh the weakest one, which the new one evicts: an
-##   NPC whose events are not all refreshes must not take the refresh pass.
-## - spawners: every seventh frame one writes, is freed, and a new stream takes its place, writes
-##   and reads in the same frame;
-## - a switcher's profile changes every tenth frame, between its writes;
-## - a listener holds one memory and forms a new trivia memory each frame; on each of its
-##   memory_evicted signals it reads the evicted entity, recalls and writes the memory it holds: calls
-##   made while the server delivers its signals (the write is queued in the binding's C layer until
-##   the delivery returns), logged with the signal;
+## - mixed streams write a new memory, then refresh the weakest one, which the new one evicts (an
+##   NPC whose events are not all refreshes must not take the refresh pass).
 ## In silent frames nobody reads: the next frame's reads have no table from the frame before. In a few
 ## frames the tree is paused: the server's clock stands still, writes and reads come at one time.
 ## Calls go through typed variables (MemoryStream and typed arguments: the engine's ptrcall), untyped
