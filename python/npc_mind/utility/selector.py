@@ -21,6 +21,7 @@ make the same choices, and draw the same random numbers for top_n.
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 import operator
@@ -90,9 +91,23 @@ def boosted(score: Any, momentum: float) -> Any:
     return score * (1.0 + momentum)
 
 
-def cooling(now: float, stopped: Any, cooldown: Any) -> Any:
-    """Cooldown: a behavior that stopped less than `cooldown` seconds ago is not ready."""
-    return (now - stopped) < cooldown
+def tag_ready(allowed: Any, score: Any) -> Any:
+    """Tags: a behavior may be chosen if it carries an allowed tag and scores above 0."""
+    return allowed & (score > 0.0)
+
+
+def rested(now: float, stopped: Any, cooldown: Any, running: Any) -> Any:
+    """Cooldown: a behavior may be chosen again once `cooldown` seconds have passed since it
+    stopped (never stopped: -inf); the running behavior (running: True) has not stopped, so it is
+    exempt."""
+    return ((now - stopped) >= cooldown) | running
+
+
+def restricted(passes: Any, none_pass: Any) -> Any:
+    """A restriction (tags, cooldowns) keeps the behaviors that pass it, unless none of the
+    candidates would: then it is ignored (the tags fall back to the free choice; when everything
+    is cooling down, cooldowns are ignored). The caller intersects it with the earlier candidates."""
+    return passes | none_pass
 
 
 def switch_margin(now: float, started: Any, settings: AntiDithering) -> Any:
@@ -120,11 +135,43 @@ def within_top_n(scores_above: Any, top_n: int) -> Any:
     return scores_above < top_n
 
 
-def pick_index(at_or_below_draw: Any, keep: int) -> Any:
-    """Top-n draw: the pick is the count of cumulative weights at or below the draw, at most keep - 1."""
-    if isinstance(at_or_below_draw, np.ndarray):
-        return np.minimum(at_or_below_draw, keep - 1)
-    return min(at_or_below_draw, keep - 1)
+def weighted_top_n(adjusted: Any, best: Any, top_n: int, fraction: Any) -> Any:
+    """Top-n: a random pick among the `top_n` best candidates (ties in definition order), weighted
+    by score; one that is not ready (-inf) or scores 0 weighs nothing, and with no weight at all
+    the pick is `best`.
+
+    adjusted: one NPC's scores (a list) with `best` its arg max and `fraction` its draw in [0, 1),
+    or (N, B) for N NPCs with (N,) of each. The candidates are walked as columns (floats or (N,)
+    arrays) with the same operations either way: weights summed in order, and the pick is the
+    first candidate whose running sum exceeds fraction x total (the last one if rounding leaves
+    none).
+    """
+    candidates, scores = _best_first(adjusted, top_n)
+    weights = [_where((score > 0.0) & (score < _INF), score, 0.0) for score in scores]
+    sums = list(itertools.accumulate(weights))
+    total = sums[-1]
+    draw = fraction * total
+    pick = candidates[-1]
+    for k in range(len(candidates) - 2, -1, -1):
+        pick = _where(sums[k] > draw, candidates[k], pick)
+    return _where(total > 0.0, pick, best)
+
+
+def _where(condition: Any, yes: Any, no: Any) -> Any:
+    """np.where for arrays, a conditional expression for one value."""
+    if isinstance(condition, np.ndarray):
+        return np.where(condition, yes, no)
+    return yes if condition else no
+
+
+def _best_first(adjusted: Any, top_n: int) -> tuple[list[Any], list[Any]]:
+    """The `top_n` best candidates by score, ties in definition order (a stable sort): their
+    indices and scores, as columns ((N,) arrays for (N, B) scores, else one number each)."""
+    if isinstance(adjusted, np.ndarray):
+        top = np.argsort(-adjusted, axis=1, kind="stable")[:, :top_n]
+        return list(top.T), list(np.take_along_axis(adjusted, top, axis=1).T)
+    top = sorted(range(len(adjusted)), key=adjusted.__getitem__, reverse=True)[:top_n]
+    return top, [adjusted[j] for j in top]
 
 
 class DecisionState:
@@ -201,21 +248,25 @@ def decide(
     any_running = bool(has_running.any())
     running_at = row_start + np.maximum(running, 0)
 
-    # Tags: only allowed behaviors that score above 0; none such -> the free choice.
+    # Readiness: tags, then cooldowns (a cooldown of 0 never holds a behavior: time only moves on).
+    # `restricted` changes nothing for rows where something passes: it runs only if a row needs it.
     ready: BoolArray | None = None  # None: every behavior
     tag_fallback = np.zeros(n, dtype=bool)
     if allowed is not None:
-        ready = allowed & (scores > 0.0)
+        ready = tag_ready(allowed, scores)
         tag_fallback = (ready @ ones) == 0.0
-        ready[tag_fallback] = True
-    # Cooldowns: the running behavior is exempt; if everything is cooling down, ignore cooldowns.
+        if bool(tag_fallback.any()):
+            ready = restricted(ready, tag_fallback[:, np.newaxis])
     if bool((cooldowns > 0.0).any()):
-        busy = cooling(now, state.stopped, cooldowns)
-        busy.reshape(-1)[running_at[has_running]] = False
-        rested = ~busy if ready is None else ready & ~busy
-        none_rested = (rested @ ones) == 0.0
-        rested[none_rested] = True if ready is None else ready[none_rested]
-        ready = rested
+        is_running = np.zeros((n, b), dtype=bool)
+        is_running.reshape(-1)[running_at[has_running]] = True
+        passes = rested(now, state.stopped, cooldowns, is_running)
+        candidates = passes if ready is None else ready & passes
+        none_pass = (candidates @ ones) == 0.0
+        if bool(none_pass.any()):
+            passes = restricted(passes, none_pass[:, np.newaxis])
+            candidates = passes if ready is None else ready & passes
+        ready = candidates
 
     adjusted = scores.copy() if ready is None else np.where(ready, scores, -np.inf)
     flat = adjusted.reshape(-1)
@@ -224,11 +275,11 @@ def decide(
         flat[at] = boosted(flat[at], settings.momentum)
     best = np.argmax(adjusted, axis=1)
     if not any_running:
-        chosen = _weighted_top_n(adjusted, best, settings.top_n, rng) if settings.top_n > 1 else best
+        chosen = weighted_top_n(adjusted, best, settings.top_n, rng.random(n)) if settings.top_n > 1 else best
     else:
         best_score = flat[row_start + best]
         if settings.top_n > 1:
-            best = _weighted_top_n(adjusted, best, settings.top_n, rng)
+            best = weighted_top_n(adjusted, best, settings.top_n, rng.random(n))
         # A running behavior that is not ready (tags) scores -inf here, one that dropped to 0 is
         # not kept either.
         running_score = flat[running_at]
@@ -249,21 +300,6 @@ def decide(
     return chosen, tag_fallback
 
 
-def _weighted_top_n(adjusted: FloatArray, best: IntArray, top_n: int, rng: np.random.Generator) -> IntArray:
-    """A random pick among each row's top_n positive scores, weighted by score."""
-    n, b = adjusted.shape
-    keep = min(top_n, b)
-    top = np.argsort(-adjusted, axis=1, kind="stable")[:, :keep]
-    weights = np.take_along_axis(adjusted, top, axis=1)
-    weights = np.where(np.isfinite(weights) & (weights > 0.0), weights, 0.0)
-    totals = weights.sum(axis=1)
-    cumulative = np.cumsum(weights, axis=1)
-    draws = rng.random(n) * totals
-    picks = pick_index((cumulative <= draws[:, np.newaxis]).sum(axis=1), keep)
-    random_best = top[np.arange(n), picks]
-    return np.where(totals > 0.0, random_best, best)
-
-
 def one_decision_code(
     settings: AntiDithering, cooldowns: list[float] | None, n_behaviors: int
 ) -> tuple[list[str], dict[str, Any]]:
@@ -277,9 +313,8 @@ def one_decision_code(
     none has one; n_behaviors: how many scores `_sc` holds.
     """
     namespace: dict[str, Any] = {
-        "_advance_time": advance_time, "_ready_one": _ready_one, "_weighted_top_n_one": _weighted_top_n_one,
-        "_switch_margin": switch_margin, "_settings": settings, "_cooldowns": cooldowns, "_sum": sum,
-        "_INF": _INF,
+        "_advance_time": advance_time, "_weighted_top_n": weighted_top_n, "_switch_margin": switch_margin,
+        "_settings": settings, "_sum": sum, "_INF": _INF,
     }  # fmt: skip
 
     def rule(function: Callable[..., Any], **args: str) -> str:
@@ -302,24 +337,21 @@ def one_decision_code(
         "st.scores = _adj = _sc",
         "running = st.running",
     ]
-    # Tags: only allowed behaviors that score above 0; cooldowns: the running one exempt (`_ready_one`).
-    ready = [
-        "_ready, st.fallback = _ready_one(_sc, allowed, _cooldowns, st, now)",
-        "st.target = None",
-        "st.marked = _sc",
-        "if _ready is not None:",
-        "    _adj = [s if r else -_INF for s, r in zip(_sc, _ready, strict=True)]",
-    ]
-    lines += (
-        ready if cooldowns is not None else ["if allowed is not None:", *(f"    {line}" for line in ready)]
-    )
+    # Readiness, unrolled per behavior: tags (when `allowed` is given), then cooldowns.
+    with_tags = _readiness_code(rule, cooldowns, n_behaviors, tags=True)
+    if cooldowns is None:
+        lines += ["if allowed is not None:", *(f"    {line}" for line in with_tags)]
+    else:
+        without = _readiness_code(rule, cooldowns, n_behaviors, tags=False)
+        lines += ["if allowed is not None:", *(f"    {line}" for line in with_tags)]
+        lines += ["else:", *(f"    {line}" for line in without or ["pass"])]
     # the first maximum, as np.argmax (unrolled: a third of the cost of index(max()) at 3 behaviors)
     arg_max = ["best = 0", "_b = _adj[0]"]
     for j in range(1, n_behaviors):
         arg_max += [f"if _adj[{j}] > _b:", f"    best = {j}", f"    _b = _adj[{j}]"]
     lines += ["if running < 0:", *(f"    {line}" for line in arg_max)]
     if top_n > 1:
-        lines.append(f"    best = _weighted_top_n_one(_adj, best, {top_n}, st.rng)")
+        lines.append(f"    best = _weighted_top_n(_adj, best, {top_n}, st.rng.random())")
     lines += ["    st.started = now", "    st.running = best", "    return best"]
     if settings.momentum > 0.0:
         lines += [
@@ -330,7 +362,7 @@ def one_decision_code(
         ]
     lines += arg_max
     if top_n > 1:
-        lines.append(f"best = _weighted_top_n_one(_adj, best, {top_n}, st.rng)")
+        lines.append(f"best = _weighted_top_n(_adj, best, {top_n}, st.rng.random())")
     lines.append("_r = _adj[running]")
     if settings.commitment > 0.0:
         lines.append(f"_m = {margin}")
@@ -365,51 +397,55 @@ def _decision_function(
     return compile_function(source, namespace, "decide")
 
 
-def _ready_one(
-    scores: list[float],
-    allowed: list[bool] | None,
-    cooldowns: list[float] | None,
-    state: DecisionState,
-    now: float,
-) -> tuple[list[bool] | None, bool]:
-    """The per-NPC decision's tag and cooldown steps: which behaviors may be chosen (None: all) and
-    whether the tags fell back to the free choice."""
-    ready: list[bool] | None = None
-    tag_fallback = False
-    if allowed is not None:
-        ready = [ok and score > 0.0 for ok, score in zip(allowed, scores, strict=True)]
-        if not any(ready):
-            tag_fallback = True
-            ready = None  # every behavior
-    if cooldowns is not None:
-        rested = [
-            not cooling(now, stopped, cooldown)
-            for stopped, cooldown in zip(state.stopped, cooldowns, strict=True)
+def _readiness_code(
+    rule: Callable[..., str], cooldowns: list[float] | None, n_behaviors: int, *, tags: bool
+) -> list[str]:
+    """`decide`'s readiness steps for one NPC, each behavior's `tag_ready`, `rested` and
+    `restricted` inlined (`_sc[j]` its score), ending in `_adj`: the scores with those not ready
+    at -inf. tags: `allowed` is a list (then the lines also record the tag fallback), else None.
+    A behavior whose cooldown is 0 is never held (time only moves on, as `decide` skips
+    cooldowns when none has one); with neither tags nor a cooldown there are no lines."""
+    lines: list[str] = []
+    ready = ["True"] * n_behaviors  # each behavior's readiness, as code
+    if tags:
+        passes = [f"_p{j}" for j in range(n_behaviors)]
+        lines += [
+            f"{name} = {rule(tag_ready, allowed=f'allowed[{j}]', score=f'_sc[{j}]')}"
+            for j, name in enumerate(passes)
         ]
-        if state.running >= 0:
-            rested[state.running] = True  # the running behavior is exempt
-        if ready is not None:
-            rested = [a and b for a, b in zip(ready, rested, strict=True)]
-        if any(rested):
-            ready = rested
-    return ready, tag_fallback
+        lines += [
+            f"_f = not ({' or '.join(passes)})",
+            "st.fallback = _f",
+            "st.target = None",
+            "st.marked = _sc",
+        ]
+        ready = [f"_t{j}" for j in range(n_behaviors)]
+        lines += [
+            f"{name} = {rule(restricted, passes=f'_p{j}', none_pass='_f')}" for j, name in enumerate(ready)
+        ]
+    held = [j for j, cooldown in enumerate(cooldowns or ()) if cooldown > 0.0]
+    if held:
+        lines.append("_st = st.stopped")
+        for j in held:
+            args = {"now": "now", "stopped": f"_st[{j}]", "running": f"(running == {j})"}
+            lines.append(f"_c{j} = {rule(rested, cooldown=repr(cooldowns[j]), **args)}")  # type: ignore[index]
+        candidates = [_both(ready[j], f"_c{j}") if j in held else ready[j] for j in range(n_behaviors)]
+        if "True" in candidates:  # one behavior is always a candidate: the cooldowns apply
+            for j in held:
+                ready[j] = _both(ready[j], f"_c{j}")
+        else:
+            lines.append(f"_none = not ({' or '.join(candidates)})")
+            for j in held:
+                ready[j] = _both(ready[j], rule(restricted, passes=f"_c{j}", none_pass="_none"))
+    if all(expression == "True" for expression in ready):
+        return lines
+    scores = [f"_sc[{j}]" if r == "True" else f"(_sc[{j}] if {r} else -_INF)" for j, r in enumerate(ready)]
+    return [*lines, f"_adj = [{', '.join(scores)}]"]
 
 
-def _weighted_top_n_one(adjusted: list[float], best: int, top_n: int, rng: np.random.Generator) -> int:
-    """`_weighted_top_n` for one NPC, drawing the same random number."""
-    keep = min(top_n, len(adjusted))
-    top = sorted(range(len(adjusted)), key=lambda j: -adjusted[j])[:keep]  # stable, as argsort
-    weights = [w if 0.0 < w < math.inf else 0.0 for w in (adjusted[j] for j in top)]
-    total = float(np.sum(weights)) if keep >= 8 else sum(weights)  # numpy sums 8+ pairwise
-    draw = rng.random() * total
-    cumulative = 0.0
-    at_or_below = 0
-    for weight in weights:
-        cumulative += weight
-        if cumulative <= draw:
-            at_or_below += 1
-    pick = pick_index(at_or_below, keep)
-    return top[pick] if total > 0.0 else best
+def _both(first: str, second: str) -> str:
+    """Code for "first and second" of two readiness tests ("True": none)."""
+    return second if first == "True" else f"({first} and {second})"
 
 
 @dataclass(frozen=True)
