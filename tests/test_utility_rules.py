@@ -106,10 +106,14 @@ def test_top_n_draws_among_the_n_best_weighted_by_score() -> None:
     assert weighted_top_n(scores, 1, 2, 0.67) == 3  # 0.603
     assert weighted_top_n(scores, 1, 2, 1.0) == 3  # a draw at the total: the last candidate
     assert weighted_top_n(scores, 1, 9, 0.99) == 0  # 0.1 takes part: 0.99 is past 0.6 + 0.3
-    assert weighted_top_n([0.0, -math.inf, 0.0], 2, 2, 0.5) == 2  # no weight: the given best
-    rows = np.array([scores, scores, scores, [0.0, -math.inf, 0.0, 0.0]])
-    got = weighted_top_n(rows, np.array([1, 1, 1, 3]), 2, np.array([0.66, 0.67, 1.0, 0.5]))
-    assert got.tolist() == [1, 3, 3, 3]
+    assert weighted_top_n([0.5, 0.5], 0, 2, 0.5) == 1  # a draw at a running sum: the next one
+    assert weighted_top_n([0.5, -math.inf, 0.0], 0, 3, 0.999) == 0  # not ready or at 0: no weight
+    assert weighted_top_n([0.0, -math.inf, 0.0], 2, 2, 0.5) == 2  # no weight at all: the given best
+    rows = np.array([scores, scores, scores, [0.5, 0.5, -math.inf, 0.0], [0.0, -math.inf, 0.0, 0.0]])
+    got = weighted_top_n(rows, np.array([1, 1, 1, 0, 3]), 2, np.array([0.66, 0.67, 1.0, 0.5, 0.5]))
+    assert got.tolist() == [1, 3, 3, 1, 3]
+    got = weighted_top_n(rows[3:4], np.array([0]), 4, np.array([0.999]))
+    assert got.tolist() == [1]  # the last ready candidate; -inf and 0 after it weigh nothing
 
 
 # --- the curves' rules ---------------------------------------------------------------------------

@@ -87,10 +87,10 @@ def test_cooldown_blocks_a_behavior_after_it_stops() -> None:
 def test_cooldowns_narrow_what_the_tags_left() -> None:
     """A cooling behavior gives way to another allowed one (not to one the tags exclude), and
     cooldowns are ignored only when every allowed candidate is cooling; per NPC and in a batch."""
-    behaviors = [
-        Behavior("strike", [Consideration("s", Linear())], tags=("fight",), cooldown=2.0),
-        Behavior("dodge", [Consideration("d", Linear())], tags=("fight",)),
+    behaviors = [  # strike last: a step that wrongly left nothing ready would pick the first
         Behavior("idle", [Consideration("i", Linear())]),
+        Behavior("dodge", [Consideration("d", Linear())], tags=("fight",)),
+        Behavior("strike", [Consideration("s", Linear())], tags=("fight",), cooldown=2.0),
     ]
     steps = [  # (now, inputs, allowed tags, expected)
         (0.0, {"s": 0.9, "d": 0.3, "i": 0.1}, None, "strike"),
