@@ -21,7 +21,6 @@ choice is one Python call. Both make the same choices, and draw the same random 
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import math
 import operator
@@ -149,9 +148,11 @@ def weighted_top_n(adjusted: Any, best: Any, top_n: int, fraction: Any) -> Any:
     none).
     """
     candidates, scores = _best_first(adjusted, top_n)
-    weights = [_where((score > 0.0) & (score < _INF), score, 0.0) for score in scores]
-    sums = list(itertools.accumulate(weights))
-    total = sums[-1]
+    total = 0.0
+    sums = []  # the running sums of the weights, in order
+    for score in scores:
+        total = total + _where((score > 0.0) & (score < _INF), score, 0.0)
+        sums.append(total)
     draw = fraction * total
     pick = candidates[-1]
     for k in range(len(candidates) - 2, -1, -1):
