@@ -45,7 +45,7 @@ def test_rank_gives_score_batch_numbers(seed: int, per_target: bool) -> None:
     [
         {},
         {"top_n": 3, "seed": 4},
-        {"top_n": 9, "seed": 8, "momentum": 0.05},  # 8+ candidates: numpy's pairwise sum
+        {"top_n": 9, "seed": 8, "momentum": 0.05},  # a draw among 9 of the 10 behaviors
         {"top_n": 2, "seed": 1, "commitment": 0.4, "tie_tolerance": 0.02},
         {"momentum": 0.1, "commitment": 0.3, "interrupt_margin": 0.05},
         {"tie_tolerance": 0.03},
