@@ -5,13 +5,16 @@ extends SceneTree
 ## guard records the 2 people it sees (who changes every 1.5-2 s, so most records are refractory
 ## refreshes, as in a game), reads its awareness of one of them and chooses a behavior; one guard in
 ## 300 asks the LLM each frame (no endpoint: each request ends in the fallback tier at once).
-##   --npcs=N --frames=F --path=batched|dictionary|nodes|gdscript [--signals=off]
+##   --npcs=N --frames=F --path=batched|dictionary|nodes|gdscript [--signals=off] [--order=turns]
 ## Path gdscript is the same logic written in plain GDScript: the Dictionary path's passes on the
 ## baseline's GdMemory / GdSelector objects (no npc_mind nodes, no LLM requests), for the frame-time
 ## comparison of issue 14.
 ## Path nodes is the Dictionary path's memory calls with the selectors fed per node for the batch:
 ## one UtilitySelector.set_inputs call and one `choice` read per guard, the server choosing for
 ## the whole definition at the end of the frame (no director, no packed arrays).
+## With --order=turns (paths dictionary and gdscript) each guard makes its calls in its own turn (record,
+## record, read, choose; then the next guard), as per-guard `_process` code does, instead of one pass
+## over the guards per call; only the frame times are reported then (no per-call times).
 ## With --signals=off every MemoryStream has emit_signals off and the crowd code reads all memory events
 ## in one call a frame (NpcMindServer.drain_memory_events) instead of one engine signal per event.
 ## Prints one JSON line: frame intervals (ms) of both phases, and on the Dictionary path the time per
@@ -27,6 +30,7 @@ var npcs := 1000
 var frames := 300
 var path := "batched"
 var signals := true
+var turns := false
 var guards: Array[Node2D] = []
 var memories: Array[Node] = []
 var selectors: Array[Node] = []
@@ -131,6 +135,7 @@ func _initialize() -> void:
 			"frames": frames = parts[1].to_int()
 			"path": path = parts[1]
 			"signals": signals = parts[1] != "off"
+			"order": turns = parts[1] == "turns"
 	rng.seed = 7
 	for i in npcs:
 		var guard := Node2D.new()
@@ -150,7 +155,7 @@ func _process(_delta: float) -> bool:
 		step_ms.append(NpcMindServer.get_metrics()["server/step_ms"])  # the frame before's step
 	if phase.ends_with("with") or phase == "step":
 		_mind_work()
-	if phase == "with" and path in ["dictionary", "nodes"] and frame_in_phase == frames - 1:
+	if phase == "with" and path in ["dictionary", "nodes"] and not turns and frame_in_phase == frames - 1:
 		_recall_pass(memories)  # the frame before the timed recalls recalls the same guards
 	if frame_in_phase >= (30 if phase.begins_with("warmup") or phase == "step" else frames):
 		frame_in_phase = 0
@@ -163,7 +168,7 @@ func _process(_delta: float) -> bool:
 			"warmup_with":
 				phase = "with"
 			"with":
-				if path in ["dictionary", "nodes"]:
+				if path in ["dictionary", "nodes"] and not turns:
 					_time_recalls(memories, call_usec, call_count)
 					_time_baseline()
 				if path != "gdscript":
@@ -184,7 +189,7 @@ func _report() -> bool:
 	for method in baseline_usec:
 		if baseline_count[method] > 0:
 			baseline[method] = float(baseline_usec[method]) / baseline_count[method]
-	print(JSON.stringify({"npcs": npcs, "path": path, "signals": signals, "frames": frames, "without": intervals["without"],
+	print(JSON.stringify({"npcs": npcs, "path": path, "signals": signals, "turns": turns, "frames": frames, "without": intervals["without"],
 		"with": intervals["with"], "per_call_us": per_call, "baseline_per_call_us": baseline, "step_ms": step_ms}))
 	return true
 
@@ -275,6 +280,13 @@ func _dictionary_pass(mems: Array, sels: Array, usec: Dictionary, count: Diction
 	## One frame's per-node calls for every guard, on the nodes or on the GDScript baseline's objects
 	## (both untyped here, so GDScript calls both the same way); timed into `usec` / `count` unless
 	## `usec` is empty (the warm-up frames).
+	if turns:
+		for i in npcs:
+			var memory: Object = mems[i]
+			for event in EVENTS_PER_GUARD:
+				memory.record_event(seen(i, event), i % 5, 0.5)
+			sels[i].evaluate({"threat": memory.awareness_of(seen(i, 0)) / 3.0, "calm": 0.5, "noise": 0.5})
+		return
 	var started := Time.get_ticks_usec()
 	for i in npcs:
 		var memory: Object = mems[i]

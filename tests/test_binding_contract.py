@@ -40,6 +40,10 @@ CHECKS = [
     # declarations
     "bitfield_registered", "bitfield_property", "bitfield_values", "vararg_method", "mixin_method",
     "mixin_signal",
+    # queued calls (declare.queued)
+    "queued_calls_in_call_order", "queued_calls_only_on_main_thread", "queued_calls_seen_after_engine_calls",
+    "queued_calls_stop_with_key_zero", "queued_key_freed_with_object", "queued_calls_many",
+    "queue_key_only_for_instances",
 ]  # fmt: skip
 
 

@@ -141,6 +141,8 @@ ADDON_PATHS = {
     "dictionary": "dictionary",
     "nodes": "nodes",
     "gdscript": "gdscript",
+    "dictionary-turns": "dictionary, own turns",
+    "gdscript-turns": "gdscript, own turns",
 }
 ADDON_FRAME_COLUMNS = {  # name -> (column, which number of the cell, unit)
     "added": ("added p50 (ms)", 0, " ms"),

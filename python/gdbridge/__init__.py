@@ -29,6 +29,7 @@ from gdbridge.declare import (
     export_subgroup,
     method,
     python_only,
+    queued,
     signal,
     virtual,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "export_subgroup",
     "method",
     "python_only",
+    "queued",
     "register_singleton",
     "signal",
     "singleton",

@@ -5,6 +5,7 @@
  * ~0.1-0.3 us, so fewer of them is the main speed lever). */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <limits.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -180,22 +181,26 @@ static void *gdb_packed_data(int type, void *seq) {
 }
 
 /* ---- calls into the engine ---- */
+static inline void gdb_take_queued(void); /* queued calls, below */
 static int gdb_call(const void *mb, void *obj, const gdb_variant *args, int64_t n, void *ret) {
     const void *ptrs[16];
     GDExtensionCallError err = {GDEXTENSION_CALL_OK, 0, 0};
     if (n > 16) return -1;
     for (int64_t i = 0; i < n; i++) ptrs[i] = &args[i];
     i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, ret, &err);
+    gdb_take_queued();
     return (int)err.error * 1000 + err.argument;
 }
 static void gdb_ptrcall(const void *mb, void *obj, const void **args, void *ret) {
     i_method_bind_ptrcall(mb, obj, args, ret);
+    gdb_take_queued();
 }
 static int64_t gdb_utility(void *fn, const gdb_variant *args, int32_t n, void *ret) {
     const void *ptrs[16];
     if (n > 16) return -1;
     for (int32_t i = 0; i < n; i++) ptrs[i] = &args[i];
     ((GDExtensionPtrUtilityFunction)fn)(ret, (const GDExtensionConstTypePtr *)ptrs, n);
+    gdb_take_queued();
     return 0;
 }
 /* Our instance id stored on an engine object, 0 when the object is not one of ours. */
@@ -865,6 +870,229 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
     return 1;
 }
 
+/* ---- queued calls: a method's calls kept in C, handed to Python in call order ----
+ * A method declared queued (gdbridge.declare.queued) is called from the engine very often and
+ * returns nothing. Its call is appended here as a row (method, key, arguments) and returns at once,
+ * without the GIL or Python, when it comes from the main thread, on an instance Python gave a key
+ * (objects.queue_calls), with plain numbers of the declared types (an int within its declared
+ * bounds, a finite float). Any other call runs the Python method, as before. Python receives the
+ * rows (take(rows, raw): a list of (key, *arguments) tuples, and the same as bytes) before any
+ * other Python code of the main thread runs: on entering any callback of ours,
+ * and when an engine call made from Python returns (gdb_take_queued), so Python never sees a state
+ * the calls have not reached. Bounded: past GDB_QUEUE_ROWS rows a call runs in Python. */
+#define GDB_QUEUE_ARGS 4
+#define GDB_QUEUE_ROWS (1 << 20)
+typedef struct {
+    PyObject *take; /* borrowed (gdbridge.classdb keeps it): take(rows: list[tuple]) */
+    int nargs;
+    int types[GDB_QUEUE_ARGS]; /* INT or FLOAT */
+    int64_t low[GDB_QUEUE_ARGS], high[GDB_QUEUE_ARGS];
+} gdb_queued_method;
+typedef union { int64_t i; double f; } gdb_number;
+typedef struct {
+    intptr_t mid;
+    int64_t key;
+    gdb_number args[GDB_QUEUE_ARGS];
+} gdb_queued_row;
+typedef struct {
+    void *inst;
+    int64_t key; /* 0: none (the slot stays, so a later key for the same instance reuses it) */
+} gdb_queue_key;
+static gdb_queued_method *queued_methods;
+static intptr_t queued_methods_cap;
+static gdb_queued_row *queued_rows;
+static intptr_t queued_rows_cap, queued_rows_used;
+static gdb_queue_key *queue_keys;
+static intptr_t queue_keys_cap, queue_keys_used;
+static pthread_t gdb_main_thread;
+static int gdb_main_thread_known;
+static uint64_t queued_total; /* calls queued since start (a count for tests and benchmarks) */
+
+static int gdb_on_main_thread(void) { return gdb_main_thread_known && pthread_equal(pthread_self(), gdb_main_thread); }
+
+static void gdb_set_queued_method(intptr_t mid, intptr_t take, const int *types, const int64_t *low,
+                                  const int64_t *high, int nargs) {
+    if (nargs > GDB_QUEUE_ARGS) return;
+    queued_methods = gdb_grow(queued_methods, &queued_methods_cap, mid, sizeof(gdb_queued_method));
+    gdb_queued_method *m = &queued_methods[mid];
+    m->nargs = nargs;
+    for (int i = 0; i < nargs; i++) {
+        m->types[i] = types[i];
+        m->low[i] = low[i];
+        m->high[i] = high[i];
+    }
+    m->take = (PyObject *)take;
+    gdb_main_thread = pthread_self(); /* classes are registered on the main thread */
+    gdb_main_thread_known = 1;
+}
+
+static gdb_queue_key *gdb_queue_key_slot(const void *inst) {
+    if (!queue_keys_cap) return NULL;
+    uintptr_t mask = (uintptr_t)queue_keys_cap - 1;
+    for (uintptr_t at = gdb_pointer_slot(inst, queue_keys_cap);; at = (at + 1) & mask) {
+        gdb_queue_key *slot = &queue_keys[at];
+        if (slot->inst == inst || !slot->inst) return slot;
+    }
+}
+
+/* Give `inst` (the Python object of an instance) its key; 0 takes it back (its calls run in Python). */
+static void gdb_set_queue_key(void *inst, int64_t key) {
+    gdb_queue_key *slot = gdb_queue_key_slot(inst);
+    if (slot && slot->inst) {
+        slot->key = key;
+        return;
+    }
+    if (!key) return;
+    if ((queue_keys_used + 1) * 2 > queue_keys_cap) {
+        /* grow, dropping the instances without a key */
+        gdb_queue_key *old = queue_keys;
+        intptr_t old_cap = queue_keys_cap, live = 0;
+        for (intptr_t i = 0; i < old_cap; i++) live += old[i].inst && old[i].key;
+        intptr_t cap = 64;
+        while (cap < (live + 1) * 4) cap *= 2;
+        gdb_queue_key *table = calloc((size_t)cap, sizeof(gdb_queue_key));
+        if (!table) return; /* no key: the calls stay on the Python path */
+        queue_keys = table;
+        queue_keys_cap = cap;
+        queue_keys_used = 0;
+        for (intptr_t i = 0; i < old_cap; i++)
+            if (old[i].inst && old[i].key) {
+                *gdb_queue_key_slot(old[i].inst) = old[i];
+                queue_keys_used++;
+            }
+        free(old);
+    }
+    slot = gdb_queue_key_slot(inst);
+    slot->inst = inst;
+    slot->key = key;
+    queue_keys_used++;
+}
+
+/* Queue the call when it qualifies (see above); 1 when it did. `variant`: args are Variants (call),
+ * else raw values of the declared types (ptrcall, `n` unused). */
+static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDExtensionInt n, int variant) {
+    if (mid >= queued_methods_cap || !queued_methods[mid].take || !queue_keys_cap) return 0;
+    gdb_queued_method *m = &queued_methods[mid];
+    if ((variant && n != m->nargs) || queued_rows_used >= GDB_QUEUE_ROWS || !gdb_on_main_thread()) return 0;
+    gdb_queue_key *slot = gdb_queue_key_slot(inst);
+    if (!slot || !slot->key) return 0;
+    gdb_number values[GDB_QUEUE_ARGS];
+    for (int i = 0; i < m->nargs; i++) {
+        if (variant && gdb_vtype(args[i]) != m->types[i]) return 0;
+        if (m->types[i] == GDEXTENSION_VARIANT_TYPE_INT) {
+            values[i].i = variant ? gdb_as_int(args[i]) : *(const int64_t *)args[i];
+            if (values[i].i < m->low[i] || values[i].i > m->high[i]) return 0;
+        } else {
+            values[i].f = variant ? gdb_as_float(args[i]) : *(const double *)args[i];
+            if (!isfinite(values[i].f)) return 0;
+        }
+    }
+    if (queued_rows_used == queued_rows_cap) {
+        intptr_t cap = queued_rows_cap ? queued_rows_cap * 2 : 1024;
+        gdb_queued_row *rows = realloc(queued_rows, (size_t)cap * sizeof(gdb_queued_row));
+        if (!rows) return 0;
+        queued_rows = rows;
+        queued_rows_cap = cap;
+    }
+    queued_total++;
+    gdb_queued_row *row = &queued_rows[queued_rows_used++];
+    row->mid = mid;
+    row->key = slot->key;
+    memcpy(row->args, values, sizeof(gdb_number) * (size_t)m->nargs);
+    return 1;
+}
+
+/* Hand the queued rows to Python, each run of one method's rows in one take(rows) call. The GIL is
+ * held. The rows are taken out first, so a call queued while Python takes them waits for the next
+ * hand-over. A take that raises is reported; the rows after it still go. */
+static void gdb_take_queued_locked(void) {
+    while (queued_rows_used) {
+        intptr_t used = queued_rows_used, cap = queued_rows_cap;
+        gdb_queued_row *rows = queued_rows;
+        queued_rows = NULL;
+        queued_rows_cap = queued_rows_used = 0;
+        for (intptr_t start = 0; start < used;) {
+            intptr_t mid = rows[start].mid, end = start;
+            while (end < used && rows[end].mid == mid) end++;
+            gdb_queued_method *m = &queued_methods[mid];
+            PyObject *list = PyList_New(end - start);
+            /* the same rows as numbers: key, then each argument, 8 bytes each (int64 or double) */
+            Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
+            PyObject *raw = list ? PyBytes_FromStringAndSize(NULL, width * (end - start)) : NULL;
+            if (!raw) Py_CLEAR(list);
+            /* a number equal to the row before's in its column is that row's object (a node's
+             * calls in a row share their key; a constant argument is boxed once) */
+            PyObject *last[GDB_QUEUE_ARGS + 1] = {NULL};
+            int64_t last_bits[GDB_QUEUE_ARGS + 1];
+            for (intptr_t r = start; list && r < end; r++) {
+                char *at = PyBytes_AS_STRING(raw) + width * (r - start);
+                memcpy(at, &rows[r].key, sizeof(int64_t));
+                memcpy(at + sizeof(gdb_number), rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
+                PyObject *item = PyTuple_New(m->nargs + 1);
+                if (!item) { Py_CLEAR(list); break; }
+                PyList_SET_ITEM(list, r - start, item);
+                for (int c = 0; c <= m->nargs; c++) {
+                    int64_t bits = c ? rows[r].args[c - 1].i : rows[r].key;
+                    PyObject *boxed;
+                    if (last[c] && last_bits[c] == bits) {
+                        boxed = Py_NewRef(last[c]);
+                    } else {
+                        boxed = c && m->types[c - 1] == GDEXTENSION_VARIANT_TYPE_FLOAT
+                                    ? PyFloat_FromDouble(rows[r].args[c - 1].f)
+                                    : PyLong_FromLongLong(bits);
+                        last[c] = boxed; /* borrowed: the tuple holds it */
+                        last_bits[c] = bits;
+                    }
+                    if (!boxed) { Py_CLEAR(list); break; }
+                    PyTuple_SET_ITEM(item, c, boxed);
+                }
+            }
+            PyObject *argv[2] = {list, raw};
+            PyObject *done = list ? PyObject_Vectorcall(m->take, argv, 2, NULL) : NULL;
+            if (!done) gdb_report_pending();
+            Py_XDECREF(done);
+            Py_XDECREF(list);
+            Py_XDECREF(raw);
+            start = end;
+        }
+        if (!queued_rows) {
+            queued_rows = rows; /* nothing was queued meanwhile: keep the buffer */
+            queued_rows_cap = cap;
+        } else {
+            free(rows);
+        }
+    }
+}
+/* The same from C without the GIL (a callback's start, an engine call's end); on the main thread only. */
+static inline void gdb_take_queued(void) {
+    if (queued_rows_used && gdb_on_main_thread()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        gdb_take_queued_locked();
+        PyGILState_Release(gil);
+    }
+}
+static PyObject *gdb_fast_take_queued(PyObject *self, PyObject *unused) {
+    if (queued_rows_used && gdb_on_main_thread()) gdb_take_queued_locked();
+    Py_RETURN_NONE;
+}
+static PyObject *gdb_fast_queued_total(PyObject *self, PyObject *unused) {
+    return PyLong_FromUnsignedLongLong(queued_total);
+}
+static PyObject *gdb_fast_queue_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyLong_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "queue_key(instance, key: int) takes two arguments");
+        return NULL;
+    }
+    long long key = PyLong_AsLongLong(args[1]);
+    if (key == -1 && PyErr_Occurred()) return NULL;
+    if (!gdb_on_main_thread()) {
+        PyErr_SetString(PyExc_RuntimeError, "queue_key is for the main thread");
+        return NULL;
+    }
+    gdb_set_queue_key(args[0], key); /* no rows wait: Python only runs after they were taken */
+    Py_RETURN_NONE;
+}
+
 /* ---- Python -> engine calls: arguments and result converted here, one crossing per call ---- */
 /* gdb_to_variant_cb: to_variant_address(address, value) for the types C does not write. */
 
@@ -1168,6 +1396,7 @@ static int gdb_bind_call(const void *mb, void *obj, PyObject *const *items, Py_s
         Py_BEGIN_ALLOW_THREADS
         i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, ret, err);
         Py_END_ALLOW_THREADS
+        if (queued_rows_used && gdb_on_main_thread()) gdb_take_queued_locked();
     }
     for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
     return made == n;
@@ -1349,6 +1578,9 @@ static PyMethodDef gdb_fast_methods[] = {
     {"settle", gdb_fast_settle, METH_NOARGS, "Settle the RefCounted objects of the callback ending."},
     {"dropped", gdb_fast_dropped, METH_NOARGS, "Ids of the held RefCounted objects Python let go of."},
     {"forget_texts", gdb_fast_forget_texts, METH_NOARGS, "Empty the cache of Strings made for interned strs."},
+    {"take_queued", gdb_fast_take_queued, METH_NOARGS, "Hand the queued calls to Python now."},
+    {"queued_total", gdb_fast_queued_total, METH_NOARGS, "How many calls were queued since start."},
+    {"queue_key", (PyCFunction)(void (*)(void))gdb_fast_queue_key, METH_FASTCALL, "Set an instance's queue key."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};
@@ -1377,11 +1609,11 @@ static void gdb_fast_virtual(PyObject *func, void *inst, PyObject *arg) {
 }
 
 /* ---- trampolines with the engine's signatures ---- */
-static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_initialize((int)level); }
-static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_py_deinitialize((int)level); }
+static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_take_queued(); gdb_py_initialize((int)level); }
+static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_take_queued(); gdb_py_deinitialize((int)level); }
 /* The main loop's per-frame callback (Godot 4.5+): after every node's _process, owned by no node, so
  * no game code can remove it. 0 when the engine has no such interface function. */
-static void tr_frame(void) { gdb_py_frame(); }
+static void tr_frame(void) { gdb_take_queued(); gdb_py_frame(); }
 static const GDExtensionMainLoopCallbacks gdb_main_loop_callbacks = {NULL, NULL, tr_frame};
 static int gdb_register_frame_callback(void) {
     GDExtensionInterfaceRegisterMainLoopCallbacks fn =
@@ -1390,15 +1622,21 @@ static int gdb_register_frame_callback(void) {
     fn(gdb_library, &gdb_main_loop_callbacks);
     return 1;
 }
-static GDExtensionObjectPtr tr_create(void *cls, GDExtensionBool notify) { return gdb_py_create((intptr_t)cls, notify); }
-static void tr_free(void *cls, GDExtensionClassInstancePtr inst) { gdb_py_free((intptr_t)cls, (intptr_t)inst); }
-static GDExtensionClassInstancePtr tr_recreate(void *cls, GDExtensionObjectPtr obj) { return (GDExtensionClassInstancePtr)gdb_py_recreate((intptr_t)cls, obj); }
+static GDExtensionObjectPtr tr_create(void *cls, GDExtensionBool notify) { gdb_take_queued(); return gdb_py_create((intptr_t)cls, notify); }
+static void tr_free(void *cls, GDExtensionClassInstancePtr inst) {
+    gdb_take_queued();
+    gdb_set_queue_key(inst, 0); /* its address may be another instance's next */
+    gdb_py_free((intptr_t)cls, (intptr_t)inst);
+}
+static GDExtensionClassInstancePtr tr_recreate(void *cls, GDExtensionObjectPtr obj) { gdb_take_queued(); return (GDExtensionClassInstancePtr)gdb_py_recreate((intptr_t)cls, obj); }
 static void *tr_get_virtual(void *cls, GDExtensionConstStringNamePtr name, uint32_t hash) {
+    gdb_take_queued();
     return (void *)gdb_py_get_virtual((intptr_t)cls, name);
 }
 /* Virtual userdata: low 2 bits are the shape (0 generic, 1 no args, 2 one float), the rest the id. */
 static void tr_call_virtual(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name, void *ud,
                             const GDExtensionConstTypePtr *args, GDExtensionTypePtr ret) {
+    gdb_take_queued();
     intptr_t u = (intptr_t)ud;
     intptr_t fid = u >> 2;
     int shape = (int)(u & 3);
@@ -1417,18 +1655,23 @@ static void tr_call_virtual(GDExtensionClassInstancePtr inst, GDExtensionConstSt
     }
 }
 static void tr_notification(GDExtensionClassInstancePtr inst, int32_t what, GDExtensionBool reversed) {
+    gdb_take_queued();
     gdb_py_notification((intptr_t)inst, what, reversed);
 }
 static GDExtensionBool tr_validate_property(GDExtensionClassInstancePtr inst, GDExtensionPropertyInfo *info) {
+    gdb_take_queued();
     return (GDExtensionBool)gdb_py_validate_property((intptr_t)inst, info);
 }
 static void tr_to_string(GDExtensionClassInstancePtr inst, GDExtensionBool *valid, GDExtensionStringPtr out) {
+    gdb_take_queued();
     gdb_py_to_string((intptr_t)inst, valid, out);
 }
 static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstVariantPtr *args,
                            GDExtensionInt n, GDExtensionVariantPtr ret, GDExtensionCallError *err) {
     intptr_t mid = (intptr_t)mud;
     err->error = GDEXTENSION_CALL_OK;
+    if (gdb_queue_call(mid, inst, (const void *const *)args, n, 1)) return;
+    gdb_take_queued();
     if (mid < fast_methods_cap && fast_methods[mid].func && gdb_fast_varcall(&fast_methods[mid], inst, args, n, ret))
         return;
     gdb_py_call((intptr_t)mud, (intptr_t)inst, (const void *const *)args, n, ret, err);
@@ -1436,6 +1679,8 @@ static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GD
 static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const GDExtensionConstTypePtr *args,
                               GDExtensionTypePtr ret) {
     intptr_t mid = (intptr_t)mud;
+    if (mid < queued_methods_cap && gdb_queue_call(mid, inst, (const void *const *)args, -1, 0)) return;
+    gdb_take_queued();
     if (mid < fast_methods_cap && fast_methods[mid].func) {
         gdb_fast_ptrcall(&fast_methods[mid], inst, args, ret);
         return;
@@ -1444,18 +1689,21 @@ static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const
 }
 static void tr_callable_call(void *ud, const GDExtensionConstVariantPtr *args, GDExtensionInt n,
                              GDExtensionVariantPtr ret, GDExtensionCallError *err) {
+    gdb_take_queued();
     err->error = GDEXTENSION_CALL_OK;
     gdb_py_callable_call((intptr_t)ud, (const void *const *)args, n, ret, err);
 }
-static void tr_callable_free(void *ud) { gdb_py_callable_free((intptr_t)ud); }
+static void tr_callable_free(void *ud) { gdb_take_queued(); gdb_py_callable_free((intptr_t)ud); }
 /* Identity of a Python callable: two Callables made from equal Python callables (the same bound
  * method made twice) are equal, so is_connected/disconnect find a connection made earlier. */
-static uint32_t tr_callable_hash(void *ud) { return (uint32_t)gdb_py_callable_info((intptr_t)ud, 0, 0); }
+static uint32_t tr_callable_hash(void *ud) { gdb_take_queued(); return (uint32_t)gdb_py_callable_info((intptr_t)ud, 0, 0); }
 static GDExtensionBool tr_callable_equal(void *a, void *b) {
+    gdb_take_queued();
     return a == b || gdb_py_callable_info((intptr_t)a, 1, (intptr_t)b) != 0;
 }
-static GDExtensionBool tr_callable_less(void *a, void *b) { return gdb_py_callable_info((intptr_t)a, 2, (intptr_t)b) != 0; }
+static GDExtensionBool tr_callable_less(void *a, void *b) { gdb_take_queued(); return gdb_py_callable_info((intptr_t)a, 2, (intptr_t)b) != 0; }
 static GDExtensionInt tr_callable_argc(void *ud, GDExtensionBool *valid) {
+    gdb_take_queued();
     int64_t n = gdb_py_callable_info((intptr_t)ud, 3, 0);
     *valid = n >= 0;
     return n < 0 ? 0 : n;
@@ -1472,8 +1720,8 @@ static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_
     info->less_than_func = tr_callable_less;
     info->get_argument_count_func = tr_callable_argc;
 }
-static void tr_reference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 1); }
-static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_py_reference((intptr_t)inst, 0); }
+static void tr_reference(GDExtensionClassInstancePtr inst) { gdb_take_queued(); gdb_py_reference((intptr_t)inst, 1); }
+static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_take_queued(); gdb_py_reference((intptr_t)inst, 0); }
 static void *tr_binding_create(void *token, void *instance) { return NULL; }
 static void tr_binding_free(void *token, void *instance, void *binding) {}
 static GDExtensionBool tr_binding_reference(void *token, void *binding, GDExtensionBool reference) { return 1; }
@@ -1486,6 +1734,7 @@ enum { GDB_PROP_CAN_REVERT = 2, GDB_PROP_GET_REVERT = 3 };
  * Python object, the name a StringName, the value boxed in C; an exception is reported. */
 static GDExtensionBool tr_set(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
                               GDExtensionConstVariantPtr value) {
+    gdb_take_queued();
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *key = gdb_text_to_py(name, GDEXTENSION_VARIANT_TYPE_STRING_NAME);
     PyObject *boxed = key ? gdb_variant_to_py(value) : NULL;
@@ -1501,6 +1750,7 @@ static GDExtensionBool tr_set(GDExtensionClassInstancePtr inst, GDExtensionConst
 }
 static GDExtensionBool tr_get(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
                               GDExtensionVariantPtr ret) {
+    gdb_take_queued();
     PyGILState_STATE gil = PyGILState_Ensure();
     int handled = 0;
     PyObject *key = gdb_text_to_py(name, GDEXTENSION_VARIANT_TYPE_STRING_NAME);
@@ -1518,18 +1768,22 @@ static GDExtensionBool tr_get(GDExtensionClassInstancePtr inst, GDExtensionConst
     return (GDExtensionBool)handled;
 }
 static GDExtensionBool tr_can_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name) {
+    gdb_take_queued();
     return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_CAN_REVERT, name, NULL);
 }
 static GDExtensionBool tr_get_revert(GDExtensionClassInstancePtr inst, GDExtensionConstStringNamePtr name,
                                      GDExtensionVariantPtr ret) {
+    gdb_take_queued();
     return (GDExtensionBool)gdb_py_property((intptr_t)inst, GDB_PROP_GET_REVERT, name, ret);
 }
 static const GDExtensionPropertyInfo *tr_get_property_list(GDExtensionClassInstancePtr inst, uint32_t *count) {
+    gdb_take_queued();
     *count = 0; /* stays 0 (with a NULL list) when the Python side fails */
     return gdb_py_property_list((intptr_t)inst, count);
 }
 static void tr_free_property_list(GDExtensionClassInstancePtr inst, const GDExtensionPropertyInfo *list,
                                   uint32_t count) {
+    gdb_take_queued();
     gdb_py_free_property_list((intptr_t)inst, list);
 }
 /* Bits of `which`: 1 _set, 2 _get, 4 _get_property_list, 8 _property_can_revert/_property_get_revert. */

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gdbridge import _variant, objects
+from gdbridge import _variant, declare, objects
 from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec, typed_from_hint
 from gdbridge.types import GODOT_NAMES, PropertyHint, PropertyUsage, StringName, VariantType
 
@@ -484,9 +484,48 @@ def _set_fast_path(mid: int, method: MethodInfo) -> None:
     objects.lib.gdb_set_fast_method(
         mid, id(method.func), id(writer), array, len(types), ret_type, method.is_static
     )
+    queued = getattr(method.func, "_gd_queued", None)
+    if queued is not None:
+        _set_queued(mid, method, *queued)
+    elif mid in _queued_mids:  # a reload took the declaration away
+        _queued_mids.discard(mid)
+        objects.lib.gdb_set_queued_method(mid, 0, ffi.NULL, ffi.NULL, ffi.NULL, 0)
+
+
+def _set_queued(
+    mid: int, method: MethodInfo, take: Callable[..., Any], bounds: dict[str, tuple[int, int]]
+) -> None:
+    """Register a `declare.queued` method's C queue: its parameter types and int bounds."""
+    label = f"queued method {method.name}"
+    if method.ret is not None or method.is_static or method.vararg or len(method.args) > 4:
+        raise TypeError(f"{label}: up to 4 parameters, not static, returning nothing")
+    names = [name for name, _ in method.args]
+    unknown = set(bounds) - set(names)
+    if unknown:
+        raise TypeError(f"{label}: bounds for unknown parameters {sorted(unknown)}")
+    types, lows, highs = [], [], []
+    for name, spec in method.args:
+        if spec.is_variant or spec.vtype not in {T.INT, T.FLOAT}:
+            raise TypeError(f"{label}: parameter {name} must be int or float")
+        low, high = bounds.get(name, declare.INT64_RANGE)
+        if spec.vtype == T.FLOAT and name in bounds:
+            raise TypeError(f"{label}: float parameter {name} takes no bounds (any finite float)")
+        if not declare.INT64_RANGE[0] <= low <= high <= declare.INT64_RANGE[1]:
+            raise TypeError(f"{label}: bounds of {name} must be int64 values, low <= high")
+        types.append(int(spec.vtype))
+        lows.append(low)
+        highs.append(high)
+    ffi = objects.ffi
+    _fast_keep.append(take)
+    _queued_mids.add(mid)
+    objects.lib.gdb_set_queued_method(
+        mid, id(take), ffi.new("int[]", types or [0]), ffi.new("int64_t[]", lows or [0]),
+        ffi.new("int64_t[]", highs or [0]), len(types),
+    )  # fmt: skip
 
 
 _fast_keep: list[Any] = []  # functions the C fast paths hold borrowed references to
+_queued_mids: set[int] = set()  # methods with a C queue (`declare.queued`)
 
 
 # ---- adapters: raw arguments -> Python call -> raw return ----

@@ -387,6 +387,29 @@ def virtual(fn: Callable[..., Any] | None = None, *, required: bool = False) -> 
     return mark(fn) if fn is not None else mark
 
 
+INT64_RANGE = (-(1 << 63), (1 << 63) - 1)
+
+
+def queued(take: Callable[[list[tuple]], Any], **bounds: tuple[int, int]) -> Callable[[Any], Any]:
+    """A method called very often that returns nothing, whose calls the binding may queue in C.
+
+    A call from the main thread, on an instance Python gave a key (`objects.queue_calls(obj, key)`),
+    with plain numbers for its parameters (up to 4, each `int` or `float`: an int within
+    `bounds[name]`, default the int64 range, inclusive; a finite float) returns at once, without
+    Python. `take(rows, raw)` receives the queued calls in call order, before any other Python code
+    of the main thread runs (when a callback into Python starts and when an engine call made from
+    Python returns): `rows` a list of (key, *arguments) tuples, `raw` the same numbers as bytes, 8
+    a number in native order (int64, or float64 for a float parameter), for numpy. Every other
+    call runs the method itself, so the method must do what `take` does with the same arguments.
+    """
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn._gd_queued = (take, dict(bounds))  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 def python_only(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Keep a public method out of ClassDB (Python callers only)."""
     fn._gd_expose = None  # type: ignore[attr-defined]

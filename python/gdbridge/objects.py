@@ -94,7 +94,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts  # noqa: PLW0603 - set once, at start-up
+    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _queue_key, queued_total  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
@@ -108,6 +108,9 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._fast_read = _gdbridge_fast.read
     _fast_dropped = _gdbridge_fast.dropped
     _forget_texts = _gdbridge_fast.forget_texts
+    take_queued = _gdbridge_fast.take_queued
+    _queue_key = _gdbridge_fast.queue_key
+    queued_total = _gdbridge_fast.queued_total
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))
@@ -396,6 +399,7 @@ def variant_call(v: Any, method: str, args: tuple) -> Any:
             _variant.to_variant(buf + i, arg)
             ptrs[i] = buf + i
         _iface["variant_call"](v, sn(method), ptrs, n, buf + n, err)
+        take_queued()  # Callable.call may have run a script making queued calls
         if err.error:
             raise GodotError(
                 f"{T(lib.gdb_vtype(v)).name.title()}.{method}: {_call_error(err.error * 1000 + err.argument)}"
@@ -637,6 +641,24 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
     chosen.__name__ = name
     chosen.__qualname__ = label
     return staticmethod(static) if is_static else method  # type: ignore[return-value]
+
+
+def queue_calls(obj: Any, key: int) -> None:
+    """Let the binding queue `obj`'s calls of its `declare.queued` methods under `key` (an int,
+    handed to the method's `take` with each row); 0: its calls run in Python again. Main thread
+    only. The key goes with the object when the engine frees it."""
+    if lookup(id(obj)) is not obj:  # only an engine instance's key is ever taken back (at its free)
+        raise TypeError(f"queue_calls takes an object of a Python-defined class, got {obj!r}")
+    _queue_key(obj, key)
+
+
+def _no_queue(*_args: Any) -> None:
+    """Before `bind` (no engine): nothing is ever queued."""
+
+
+take_queued: Callable[[], None] = _no_queue  # hand the queued calls to Python now; set by bind
+_queue_key: Callable[[Any, int], None] = _no_queue
+queued_total: Callable[[], int] = int  # how many calls were queued in C since start; set by bind
 
 
 def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:

@@ -5,8 +5,16 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from gdbridge import classes
-from gdbridge.declare import PackedByteArray, constant, export, export_group, python_only, signal
+from gdbridge import classes, objects
+from gdbridge.declare import (
+    PackedByteArray,
+    constant,
+    export,
+    export_group,
+    python_only,
+    queued,
+    signal,
+)
 from gdbridge.types import PackedStringArray, PropertyHint
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
@@ -121,17 +129,54 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
     return profile.to_spec()
 
 
+class _QueuingStreams(set):
+    """`MemoryBank.plain` (the streams whose writes may be queued) for the engine: each stream in
+    it has its node's record_event calls queued in the binding's C layer (`gdbridge.declare.queued`),
+    keyed by the stream's handle, and handed to the bank in call order (`take_writes`)."""
+
+    def __init__(self, handles: set[int]) -> None:
+        super().__init__()
+        self.nodes: dict[int, Any] = {}
+        for handle in handles:
+            self.add(handle)
+
+    def add(self, handle: int) -> None:
+        super().add(handle)
+        node = server().nodes.get(handle)
+        if node is not None:
+            self.nodes[handle] = node
+            objects.queue_calls(node, handle)
+
+    def discard(self, handle: int) -> None:
+        super().discard(handle)
+        node = self.nodes.pop(handle, None)
+        if node is not None:
+            objects.queue_calls(node, 0)
+
+    def clear(self) -> None:
+        for handle in list(self):
+            self.discard(handle)
+
+
 class _FirstUse:
     """Stands for the server's memory bank until the first per-frame call looks it up (through
     `core`, which also refuses other threads) and puts the bank in its place."""
 
     def __getattr__(self, name: str) -> Any:
         global _bank  # noqa: PLW0603 - once: the hot path then reads a plain module global
-        _bank = core().memory
+        bank = core().memory
+        if not isinstance(bank.plain, _QueuingStreams):
+            bank.plain = _QueuingStreams(bank.plain)
+        _bank = bank
         return getattr(_bank, name)
 
 
 _bank: Any = _FirstUse()  # the singleton's MemoryBank once a MemoryStream first calls it
+
+
+def _take_writes(rows: list[tuple[int, int, int, float]], raw: bytes) -> None:
+    """The record_event calls the binding queued, in call order (see `_QueuingStreams`)."""
+    _bank.take_writes(rows, raw)
 
 AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
 
@@ -236,6 +281,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
     # The per-frame calls go straight to the server's memory bank (`MemoryBank.write`, `aware`,
     # `recall`), after the main-thread check of `_common.core`, made inline: every Python frame
     # counts at 600 calls a frame.
+    @queued(_take_writes, entity_id=memory_events.QUEUED_ENTITY, memory_type=memory_events.QUEUED_TYPE)
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
         """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""
         if thread_id() != MAIN_THREAD:

@@ -23,7 +23,7 @@ construction, and proven against the immediate path by `tests/test_server_deferr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryType, MemoryView
 from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
 from npc_mind.memory.fastpaths import APPLY_FIRST
 from npc_mind.memory.types import EventKind
@@ -65,9 +65,17 @@ MAX_TABLE_PAIRS = 1 << 16
 SCALAR_FLUSH = 16
 # the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
 WAKE = -1
+# the arguments `write` queues (anything else runs at once, for its error): an entity id in these
+# bounds (inclusive), a memory type in these, a finite salience
+QUEUED_ENTITY = (_INT64_MIN + 1, _INT64_MAX)
+QUEUED_TYPE = (0, len(MemoryType) - 1)
 # a queued write as a numpy record: the fold converts the queue's tuples in one call
 _QUEUE_ROW = np.dtype(
     [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int8), ("salience", np.float64)]
+)
+# `take_writes`'s raw rows: the binding's queued record_event calls, 8 bytes a number
+_RAW_ROW = np.dtype(
+    [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int64), ("salience", np.float64)]
 )
 # a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer, room)
 TableRow = tuple[int, tuple | bool | None, int]
@@ -217,6 +225,8 @@ class MemoryBank:
     # order; queue[:done] already applied
     queue: list[tuple[int, int, int, float]] = field(default_factory=list)
     done: int = 0
+    # (queue position, count, bytes) of queued writes also held as `_RAW_ROW` records (`take_writes`)
+    raw_rows: list[tuple[int, int, bytes]] = field(default_factory=list)
     # streams with a queued wake -> its queue position: a write of the stream applies it first, so
     # that in the queue not yet applied a stream's writes all come before its wakes
     woken: dict[int, int] = field(default_factory=dict)
@@ -368,18 +378,29 @@ class MemoryBank:
             and type(entity) is int
             and type(memory_type) is int
             and type(salience) is float
-            and 0 <= memory_type <= 4
-            and _INT64_MIN < entity <= _INT64_MAX
+            and QUEUED_TYPE[0] <= memory_type <= QUEUED_TYPE[1]
+            and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
             and salience - salience == 0.0  # finite
         ):
-            woken = self.woken
-            if woken and handle in woken:
-                self.flush(woken[handle])  # the stream's queued wake goes first
-            queue = self.queue
-            self.touched.setdefault(handle, []).append(len(queue))  # the write's position
-            queue.append((handle, entity, memory_type, salience))
+            self.take_writes(((handle, entity, memory_type, salience),))
             return
         self._write_at_once(handle, entity, memory_type, salience)
+
+    def take_writes(self, rows: Sequence[tuple[int, int, int, float]], raw: bytes | None = None) -> None:
+        """Queue writes (handle, entity, type, salience) that `write` would queue (a stream in
+        `plain`, valid arguments), in call order: `write`'s queue, and the rows the engine binding
+        queued for MemoryStream.record_event while their stream was in `plain`. `raw`: the same
+        rows as `_RAW_ROW` records, which the fold then reads instead of converting the tuples."""
+        queue, touched = self.queue, self.touched  # flush empties both in place
+        if raw is not None and not self.woken:  # (no flush below: the rows stay in one piece)
+            self.raw_rows.append((len(queue), len(rows), raw))
+        for row in rows:
+            handle = row[0]
+            woken = self.woken  # flush may make a new one
+            if woken and handle in woken:
+                self.flush(woken[handle])  # the stream's queued wake goes first
+            touched.setdefault(handle, []).append(len(queue))  # the write's position
+            queue.append(row)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
@@ -537,7 +558,8 @@ class MemoryBank:
         """Apply the queue's items from `done` up to `end` (exclusive), in call order."""
         if end <= self.done:
             return
-        part = self.queue[self.done : end]
+        begin = self.done
+        part = self.queue[begin:end]
         self.done = end
         now = self.now()
         wakes = [item for item in part if item[2] == WAKE] if self.woken else []
@@ -550,15 +572,26 @@ class MemoryBank:
                 pool, npc = targets[handle]
                 pool.record(npc, entity, memory_type, salience, now)
         else:
-            rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
+            rows = self._raw_part(begin, end, len(part))
+            if rows is None:
+                rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
             self._record_batch(*(rows[name] for name in _QUEUE_ROW.names), now)
         if wakes:
             self._wake(wakes, now)
+
+    def _raw_part(self, begin: int, end: int, writes: int) -> np.ndarray | None:
+        """The writes of queue[begin:end] as records, from `raw_rows`, when they hold them all (the
+        raw pieces inside the range, in queue order, are then exactly those writes); else None."""
+        pieces = [raw for start, count, raw in self.raw_rows if start >= begin and start + count <= end]
+        if sum(len(raw) for raw in pieces) != writes * _RAW_ROW.itemsize:
+            return None
+        return np.frombuffer(b"".join(pieces), dtype=_RAW_ROW)
 
     def _clear_queue(self) -> None:
         self.queue.clear()
         self.done = 0
         self.woken.clear()
+        self.raw_rows.clear()
 
     def _wake(self, wakes: list[tuple[int, int, int, float]], now: float) -> None:
         """Apply queued wakes (recalls answered from the table) with the pools' recall rules."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import enum
 import math
 import sys
+import threading
 import typing
 from typing import Any
 
@@ -162,6 +163,55 @@ class Hittable(Node):
 
 # What a module global keeps (contract.gd's release checks store and delete it).
 kept_in_module: Any = None
+
+
+_notes: list[list] = []  # every Noted.note call in the order Python received it
+
+
+def _take_notes(rows: list[tuple[int, int, float]], raw: bytes) -> None:
+    """The queued `Noted.note` calls: each as (key, a, x), and the same numbers as bytes."""
+    numbers = np.frombuffer(raw, dtype=np.dtype([("key", np.int64), ("a", np.int64), ("x", np.float64)]))
+    for row, record in zip(rows, numbers.tolist(), strict=True):
+        _notes.append(["queued", *row, list(record) == list(row)])
+
+
+class Noted(Node):
+    """`note` is a queued method (gd.queued): its calls with a in [0, 9] and a finite x, from the
+    main thread, on an instance with a key, reach Python only through `_take_notes`."""
+
+    @gd.queued(_take_notes, a=(0, 9))
+    def note(self, a: int, x: float) -> None:
+        main = threading.get_ident() == objects.MAIN_THREAD
+        _notes.append(["python", a, x if math.isfinite(x) else str(x), main])
+
+    def key(self, key: int) -> None:
+        objects.queue_calls(self, key)
+
+    def key_of_plain_object(self) -> str:
+        """A key for a Python object the engine does not know is refused (never taken back)."""
+        try:
+            objects.queue_calls(object(), 3)
+        except TypeError as error:
+            return f"TypeError: {error}"
+        return "accepted"
+
+    def notes(self) -> list:
+        """The log so far (this call itself takes the queued ones first), then empty."""
+        log = list(_notes)
+        _notes.clear()
+        return log
+
+    def notes_after(self, target: Object, how: str) -> list:
+        """`target.make_notes(self)` called from Python (as a method, or through a Callable): the
+        log Python sees the moment that engine call returns."""
+        if how == "method":
+            target.call("make_notes", self)
+        else:
+            gd.as_callable(target, "make_notes")(self)
+        return self.notes()
+
+    def queued_total(self) -> int:
+        return objects.queued_total()
 
 
 class Contract(Node):

@@ -25,6 +25,7 @@ func _initialize() -> void:
 	check_dynamic_properties()
 	check_callables_and_virtuals()
 	check_engine_virtual_results()
+	check_queued_calls()
 
 
 func _process(_delta: float) -> bool:
@@ -356,3 +357,76 @@ func check_declarations() -> void:
 	c.store(stored_elsewhere)
 	stored_elsewhere.bump()
 	stored_elsewhere = null  # Python's reference keeps it (checked next frame)
+
+
+class NoteMaker:
+	func make_notes(target: Object) -> void:
+		target.note(7, 0.25)
+		target.note(8, 0.5)
+
+
+func _note_from_thread(target: Object) -> void:
+	target.note(1, 0.5)
+
+
+func check_queued_calls() -> void:
+	var n := Noted.new()
+	var v: Variant = n
+	root.add_child(n)
+	var before: int = n.queued_total()
+	n.note(1, 0.5)  # no key yet: Python
+	n.key(5)
+	n.note(2, 1.5)  # typed: queued
+	v.note(3, -2.0)  # untyped: queued
+	v.note(0, 0.0)  # the bounds are inclusive
+	v.note(9, 1e300)
+	v.note(10, 0.5)  # out of bounds: Python
+	v.note(-1, 0.5)
+	v.note(4, NAN)  # not finite: Python
+	v.note(4, INF)
+	v.note(5, 2)  # an int for a float: Python (which makes it 2.0)
+	v.note(6, 0.75)
+	var got: Array = n.notes()
+	var want := [["python", 1, 0.5, true], ["queued", 5, 2, 1.5, true], ["queued", 5, 3, -2.0, true],
+		["queued", 5, 0, 0.0, true], ["queued", 5, 9, 1e300, true], ["python", 10, 0.5, true],
+		["python", -1, 0.5, true], ["python", 4, "nan", true], ["python", 4, "inf", true],
+		["python", 5, 2.0, true], ["queued", 5, 6, 0.75, true]]
+	check("queued_calls_in_call_order", got == want and n.queued_total() - before == 5, [got, n.queued_total() - before])
+	var thread := Thread.new()
+	thread.start(_note_from_thread.bind(n))
+	thread.wait_to_finish()
+	n.note(2, 0.5)
+	got = n.notes()
+	check("queued_calls_only_on_main_thread", got == [["python", 1, 0.5, false], ["queued", 5, 2, 0.5, true]], got)
+	# Python sees the calls a script made the moment its engine call returns (method or Callable).
+	var maker := NoteMaker.new()
+	var seen := [n.notes_after(maker, "method"), n.notes_after(maker, "callable")]
+	var made := [["queued", 5, 7, 0.25, true], ["queued", 5, 8, 0.5, true]]
+	check("queued_calls_seen_after_engine_calls", seen == [made, made], seen)
+	check("queue_key_only_for_instances", n.key_of_plain_object().contains("TypeError"), n.key_of_plain_object())
+	n.key(0)
+	n.note(2, 0.5)
+	check("queued_calls_stop_with_key_zero", n.notes() == [["python", 2, 0.5, true]])
+	# A key goes with its object: objects made after (at reused addresses) never inherit it.
+	var inherited := []
+	for i in 300:
+		var keyed := Noted.new()
+		keyed.key(100 + i)
+		keyed.free()
+		var fresh := Noted.new()
+		fresh.note(3, 0.5)
+		fresh.free()
+	for row in n.notes():
+		if row[0] != "python":
+			inherited.append(row)
+	check("queued_key_freed_with_object", inherited.is_empty(), inherited.slice(0, 3))
+	# Many calls between two hand-overs: all in order (the buffer grows).
+	n.key(6)
+	for i in 5000:
+		n.note(i % 10, float(i))
+	got = n.notes()
+	var in_order := got.size() == 5000
+	for i in got.size():
+		in_order = in_order and got[i] == ["queued", 6, i % 10, float(i), true]
+	check("queued_calls_many", in_order, got.size())
+	n.free()
