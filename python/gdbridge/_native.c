@@ -1003,9 +1003,13 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
 }
 
 /* Hand the queued rows to Python, each run of one method's rows in one take(rows) call. The GIL is
- * held. The rows are taken out first, so a call queued while Python takes them waits for the next
- * hand-over. A take that raises is reported; the rows after it still go. */
+ * held. The rows are taken out first, so a call queued while Python takes them (a take that calls
+ * the engine) waits for this loop's next round, after the rows before it. A take that raises is
+ * reported; the runs after it still go. */
+static int gdb_taking; /* inside a take: rows queued meanwhile wait for its loop, in order */
 static void gdb_take_queued_locked(void) {
+    if (gdb_taking) return;
+    gdb_taking = 1;
     while (queued_rows_used) {
         intptr_t used = queued_rows_used, cap = queued_rows_cap;
         gdb_queued_row *rows = queued_rows;
@@ -1062,6 +1066,7 @@ static void gdb_take_queued_locked(void) {
             free(rows);
         }
     }
+    gdb_taking = 0;
 }
 /* The same from C without the GIL (a callback's start, an engine call's end); on the main thread only. */
 static inline void gdb_take_queued(void) {

@@ -401,6 +401,8 @@ def queued(take: Callable[[list[tuple]], Any], **bounds: tuple[int, int]) -> Cal
     Python returns): `rows` a list of (key, *arguments) tuples, `raw` the same numbers as bytes, 8
     a number in native order (int64, or float64 for a float parameter), for numpy. Every other
     call runs the method itself, so the method must do what `take` does with the same arguments.
+    `take` must not raise for calls the method accepts, nor call the engine (calls queued while it
+    runs would reach Python code it starts before they reach `take`).
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:

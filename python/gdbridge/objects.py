@@ -645,10 +645,13 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
 
 def queue_calls(obj: Any, key: int) -> None:
     """Let the binding queue `obj`'s calls of its `declare.queued` methods under `key` (an int,
-    handed to the method's `take` with each row); 0: its calls run in Python again. Main thread
-    only. The key goes with the object when the engine frees it."""
+    handed to the method's `take` with each row); 0: its calls run in Python again (for an object
+    the engine freed already, nothing). Main thread only. The key goes with the object when the
+    engine frees it."""
     if lookup(id(obj)) is not obj:  # only an engine instance's key is ever taken back (at its free)
-        raise TypeError(f"queue_calls takes an object of a Python-defined class, got {obj!r}")
+        if key:
+            raise TypeError(f"queue_calls takes an object of a Python-defined class, got {obj!r}")
+        return  # freed: its key went with it (its address may hold another instance's now)
     _queue_key(obj, key)
 
 
