@@ -200,6 +200,39 @@ class MemoryLog:
         return MemoryLog(self.code[keep], self.handle[keep], self.entity[keep], self.memory_type[keep])
 
 
+class FrameAnswers:
+    """Where the bank also publishes each frame's awareness table, for a reader that answers
+    `aware` without calling the bank (the engine binding answers MemoryStream.awareness_of in C
+    from it: npc_mind_godot.memory_nodes). Its answers must be the bank's: per pair the table's
+    level; per stream how many writes (queued by that reader's own path, `take_writes` with raw
+    rows) the levels survive (`room`) and the level of an entity one of them wrote (`written`, or
+    APPLY_FIRST: ask the bank). The bank closes a stream it changes any other way, and clears all
+    when the table no longer holds. The default publishes nowhere."""
+
+    wanted = False  # publish is called (the default's is not: its streams' rooms cost a batch)
+
+    def publish(
+        self,
+        pairs: list[tuple[int, int]],
+        levels: list[int],
+        streams: list[int],
+        rooms: list[int],
+        written: list[int],
+    ) -> None:
+        """The frame's table: per pair (stream, entity) its level; per stream whose writes the
+        reader may queue, its room and written level."""
+
+    def close(self, handle: int) -> None:
+        """The stream changed other than by the reader's queued writes: the bank answers it."""
+
+    def clear(self) -> None:
+        """The table no longer holds: the bank answers every read."""
+
+    def asked(self) -> list[tuple[int, int]]:
+        """The pairs the reader answered from the table since the last call (for the next table)."""
+        return []
+
+
 @dataclass
 class MemoryBank:
     counter: HandleCounter
@@ -248,6 +281,7 @@ class MemoryBank:
     # curve); room: how many writes the stream takes before one could evict (`pending_limits`)
     table_rows: dict[tuple[int, int], TableRow] = field(default_factory=dict)
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
+    answers: FrameAnswers = field(default_factory=FrameAnswers)  # the table, published
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
@@ -382,6 +416,7 @@ class MemoryBank:
             and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
             and salience - salience == 0.0  # finite
         ):
+            self.answers.close(handle)  # a write the reader did not see queued
             self.take_writes(((handle, entity, memory_type, salience),))
             return
         self._write_at_once(handle, entity, memory_type, salience)
@@ -491,6 +526,7 @@ class MemoryBank:
                 if answer is None:
                     return {}
                 queue = self.queue
+                self.answers.close(handle)
                 self.woken[handle] = len(queue)  # a wake cannot evict; it changes only this entity
                 self.touched.setdefault(handle, []).append(len(queue))
                 queue.append((handle, entity, WAKE, 0.0))
@@ -533,6 +569,7 @@ class MemoryBank:
         if self.per_frame:
             self.touched.setdefault(int(handle), [])
             self.changed.add(int(handle))
+            self.answers.close(int(handle))
 
     def _changed(self, handle: int) -> None:
         """Before a stream's memories are replaced or moved: apply the queue; the stream is read
@@ -552,6 +589,7 @@ class MemoryBank:
             for handle, positions in self.touched.items():
                 if positions:  # applied: a write queued later must not hide them
                     changed.add(handle)
+                    self.answers.close(handle)
                     positions.clear()
 
     def _apply(self, end: int) -> None:
@@ -758,12 +796,18 @@ class MemoryBank:
         self._new_frame()
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
-        asked, self.asked = self.asked, []
+        asked, self.asked = self.asked + self.answers.asked(), []
         recalled, self.recall_asked = self.recall_asked, []
         targets = self.targets
         pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
-        if not pairs:
-            return
+        if pairs:
+            self.table_rows = self._table(pairs, bool(recalled), now)
+        self._publish()
+
+    def _table(
+        self, pairs: list[tuple[int, int]], recalled: bool, now: float
+    ) -> dict[tuple[int, int], TableRow]:
+        """The table's rows of `pairs` at `now`: levels, and recall answers after a frame that recalled."""
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
         groups = self._group(handles)
@@ -782,7 +826,24 @@ class MemoryBank:
                 for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
             ]
             rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
-        self.table_rows = rows
+        return rows
+
+    def _publish(self) -> None:
+        """The frame's table for `answers`, with each stream whose writes may be queued: its room
+        and the level of an entity it writes."""
+        if not self.answers.wanted:
+            return
+        streams: list[int] = []
+        rooms: list[int] = []
+        written: list[int] = []
+        if self.plain:
+            handles = np.fromiter(self.plain, np.int64, len(self.plain))
+            for slot, positions, npcs in self._group(handles):
+                streams += handles[positions].tolist()
+                rooms += slot.pool.room(npcs).tolist()
+                written += [slot.pool.written_level()] * len(npcs)
+        rows = self.table_rows
+        self.answers.publish(list(rows), [row[0] for row in rows.values()], streams, rooms, written)
 
     def _new_frame(self) -> None:
         """No stream has changed since the frame's step, and no table answers yet."""
@@ -793,6 +854,7 @@ class MemoryBank:
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
         self.table_rows = {}
+        self.answers.clear()
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
