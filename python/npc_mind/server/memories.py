@@ -268,6 +268,9 @@ class MemoryBank:
     # when it is not here, or when its writes are all queued (none applied) and cannot change the
     # answer
     touched: dict[int, list[int]] = field(default_factory=dict)
+    # queue[:indexed] have their positions in `touched`; the rest are indexed by `_index` when a
+    # call reads `touched` (a frame whose reads the binding answers never pays for it)
+    indexed: int = 0
     # streams changed since the step by other than their queued writes (a wake, a write at once,
     # a load): the writes are covered by their positions, which stay until the whole queue is
     # applied (the stream is then read from its row)
@@ -426,9 +429,14 @@ class MemoryBank:
         `plain`, valid arguments), in call order: `write`'s queue, and the rows the engine binding
         queued for MemoryStream.record_event while their stream was in `plain`. `raw`: the same
         rows as `_RAW_ROW` records, which the fold then reads instead of converting the tuples."""
-        queue, touched = self.queue, self.touched  # flush empties both in place
-        if raw is not None and not self.woken:  # (no flush below: the rows stay in one piece)
-            self.raw_rows.append((len(queue), len(rows), raw))
+        queue = self.queue  # flush empties it in place
+        if not self.woken:  # the common case: appended whole (positions indexed by `_index`)
+            if raw is not None:
+                self.raw_rows.append((len(queue), len(rows), raw))
+            queue.extend(rows)
+            return
+        self._index()
+        touched = self.touched
         for row in rows:
             handle = row[0]
             woken = self.woken  # flush may make a new one
@@ -436,6 +444,14 @@ class MemoryBank:
                 self.flush(woken[handle])  # the stream's queued wake goes first
             touched.setdefault(handle, []).append(len(queue))  # the write's position
             queue.append(row)
+        self.indexed = len(queue)
+
+    def _index(self) -> None:
+        """Put the positions of the queued items not yet indexed into `touched`, in queue order."""
+        queue, touched = self.queue, self.touched
+        for position in range(self.indexed, len(queue)):
+            touched.setdefault(queue[position][0], []).append(position)
+        self.indexed = len(queue)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
@@ -457,6 +473,8 @@ class MemoryBank:
         frame asks what they can change (`awareness_with_pending`): an entity written has R = 1, any
         other is as the row is, unless a write could evict (then they are applied first)."""
         plain = type(handle) is int and type(entity) is int  # 7.0 == 7: an odd id is never matched
+        if self.indexed != len(self.queue):
+            self._index()
         positions = self.touched.get(handle) if type(handle) is int else None
         if positions:  # queued writes (or wakes) of this stream this frame
             if plain:
@@ -500,6 +518,8 @@ class MemoryBank:
         the table names (`MemoryPool.pending_limits`, computed at the step's now, which is still
         the clock's): that memory's R is then e^0 = 1, the largest there is, and it was already the
         first of the strongest."""
+        if self.indexed != len(self.queue):
+            self._index()
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
             row = self.table_rows.get(key)
@@ -530,6 +550,7 @@ class MemoryBank:
                 self.woken[handle] = len(queue)  # a wake cannot evict; it changes only this entity
                 self.touched.setdefault(handle, []).append(len(queue))
                 queue.append((handle, entity, WAKE, 0.0))
+                self.indexed = len(queue)
                 entity_id, memory_type, r, stability, salience, recalls, _ = answer
                 r = 1.0 if written else r
                 return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
@@ -582,6 +603,7 @@ class MemoryBank:
         """Apply the queued writes in call order: all of them, or those up to queue position
         `through`."""
         queue = self.queue
+        self._index()  # (the streams whose writes it applies are marked changed below)
         self._apply(len(queue) if through is None else through + 1)
         if self.done == len(queue) and queue:
             self._clear_queue()
@@ -628,6 +650,7 @@ class MemoryBank:
     def _clear_queue(self) -> None:
         self.queue.clear()
         self.done = 0
+        self.indexed = 0
         self.woken.clear()
         self.raw_rows.clear()
 
