@@ -19,6 +19,10 @@ construction, and proven against the immediate path by `tests/test_server_deferr
 - a stream whose state changed this frame (writes, a recall's wake) is never read from the table;
   every other call that reads or changes memories applies the whole queue first, and one that
   changes many streams or frees one also drops the table.
+In the engine, MemoryStream's calls mostly do not reach the bank one by one: the binding queues
+`record_event` in C and hands the rows over in one piece (`take_writes`), and answers
+`awareness_of` from the table the bank publishes each frame (`FrameAnswers`) by the same rules,
+for the streams the bank has not changed otherwise since.
 """
 
 from __future__ import annotations
