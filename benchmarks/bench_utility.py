@@ -16,7 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -202,6 +202,15 @@ def main() -> None:
         for _ in range(PER_NPC_CONTEXTS)
     ]
     steady = UtilitySelector(selector.behaviors, momentum=0.1, commitment=0.5, tie_tolerance=0.01)
+    # The anti-dithering steps that leave no code by default: every other behavior with a cooldown
+    # and a tag (time in 0.05 s ticks, so cooldowns of 0.3 s hold), and a weighted top-3 draw.
+    restricted = UtilitySelector(
+        [
+            replace(behavior, cooldown=0.3, tags=("even",)) if b % 2 == 0 else behavior
+            for b, behavior in enumerate(selector.behaviors)
+        ]
+    )
+    drawing = UtilitySelector(selector.behaviors, top_n=3, seed=7)
     ticks = iter(range(10**9))
     one_row = [{key: np.array([v]) for key, v in context.items()} for context in sample]
     per_npc = compare(
@@ -212,6 +221,13 @@ def main() -> None:
             "`choose`, momentum + commitment + tie tolerance": lambda t=ticks: [
                 steady.choose(c, next(t)) for c in sample
             ],
+            "`choose`, cooldowns on half the behaviors": lambda t=ticks: [
+                restricted.choose(c, next(t) * 0.05) for c in sample
+            ],
+            "`choose`, cooldowns + allowed_tags": lambda t=ticks: [
+                restricted.choose(c, next(t) * 0.05, ("even",)) for c in sample
+            ],
+            "`choose`, top_n 3": lambda t=ticks: [drawing.choose(c, next(t)) for c in sample],
             "`explain`": lambda: [selector.explain(c) for c in sample],
             "score_batch with N = 1 (numpy: what per-NPC rank cost before, without its sorting)": lambda: [
                 selector.score_batch(r) for r in one_row

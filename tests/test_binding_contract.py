@@ -43,7 +43,8 @@ CHECKS = [
     # queued calls (declare.queued)
     "queued_calls_in_call_order", "queued_calls_only_on_main_thread", "queued_calls_seen_after_engine_calls",
     "queued_calls_stop_with_key_zero", "queued_key_freed_with_object", "queued_calls_many",
-    "queue_key_only_for_instances",
+    "queue_key_only_for_instances", "answered_from_the_table", "answered_within_the_budget",
+    "answered_only_when_open", "apart_methods_leave_the_queue",
 ]  # fmt: skip
 
 

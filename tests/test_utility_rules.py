@@ -19,11 +19,13 @@ from npc_mind.utility.curves import CurveStack, Table
 from npc_mind.utility.selector import (
     AntiDithering,
     boosted,
-    cooling,
     keeps_running,
     moves_forward,
-    pick_index,
+    rested,
+    restricted,
     switch_margin,
+    tag_ready,
+    weighted_top_n,
     within_top_n,
 )
 
@@ -35,12 +37,32 @@ def test_momentum_boosts_the_running_score() -> None:
     assert [boosted(x, 0.2) for x in (0.5, 0.25)] == got.tolist()
 
 
-def test_cooldown_holds_a_stopped_behavior_for_its_seconds() -> None:
-    assert cooling(10.0, 9.5, 1.0)
-    assert not cooling(10.0, 9.0, 1.0)  # exactly the cooldown: ready again
-    assert not cooling(10.0, -np.inf, 1.0)  # never stopped
-    stopped = np.array([9.5, 9.0, -np.inf])
-    assert cooling(10.0, stopped, 1.0).tolist() == [True, False, False]
+def test_cooldown_holds_a_stopped_behavior_for_its_seconds_except_the_running_one() -> None:
+    assert rested(10.0, 9.5, 1.0, False) is False
+    assert rested(10.0, 9.0, 1.0, False) is True  # exactly the cooldown: ready again
+    assert rested(10.0, -np.inf, 1.0, False) is True  # never stopped
+    assert rested(10.0, 9.5, 1.0, True) is True  # running: it has not stopped
+    stopped = np.array([[9.5, 9.0, -np.inf, 9.5]])
+    running = np.array([[False, False, False, True]])
+    assert rested(10.0, stopped, np.array([1.0, 1.0, 1.0, 1.0]), running).tolist() == [
+        [False, True, True, True]
+    ]
+
+
+def test_tags_allow_a_behavior_that_carries_one_and_scores_above_zero() -> None:
+    assert tag_ready(True, 0.5) is True
+    assert tag_ready(True, 0.0) is False  # at 0: not available
+    assert tag_ready(False, 0.9) is False
+    allowed = np.array([[True, True, False]])
+    assert tag_ready(allowed, np.array([[0.5, 0.0, 0.9]])).tolist() == [[True, False, False]]
+
+
+def test_a_restriction_is_ignored_when_nothing_would_pass_it() -> None:
+    assert restricted(True, False) is True and restricted(False, False) is False
+    assert restricted(False, True) is True  # nothing passes: every candidate stays
+    passes = np.array([[True, False], [False, False]])
+    none_pass = np.array([[False], [True]])  # per NPC, broadcast over its behaviors
+    assert restricted(passes, none_pass).tolist() == [[True, False], [True, True]]
 
 
 def test_commitment_raises_the_margin_until_it_expires() -> None:
@@ -73,8 +95,25 @@ def test_the_running_behavior_stays_unless_beaten_by_more_than_the_margin() -> N
 def test_top_n_keeps_a_pick_while_it_is_among_the_n_best_and_clamps_the_draw() -> None:
     assert within_top_n(2, 3) and not within_top_n(3, 3)
     assert within_top_n(np.array([0, 2, 3]), 3).tolist() == [True, True, False]
-    assert pick_index(5, 3) == 2 and pick_index(1, 3) == 1
-    assert pick_index(np.array([0, 1, 5]), 3).tolist() == [0, 1, 2]
+
+
+def test_top_n_draws_among_the_n_best_weighted_by_score() -> None:
+    # scores 0.1, 0.6, -inf (not ready), 0.3: the two best are 1 (0.6) and 3 (0.3), total 0.9;
+    # a draw below 0.6 picks 1, from 0.6 on 3 (fraction x 0.9 against the running sums 0.6, 0.9)
+    scores = [0.1, 0.6, -math.inf, 0.3]
+    assert weighted_top_n(scores, 1, 2, 0.0) == 1
+    assert weighted_top_n(scores, 1, 2, 0.66) == 1  # 0.594 < 0.6
+    assert weighted_top_n(scores, 1, 2, 0.67) == 3  # 0.603
+    assert weighted_top_n(scores, 1, 2, 1.0) == 3  # a draw at the total: the last candidate
+    assert weighted_top_n(scores, 1, 9, 0.99) == 0  # 0.1 takes part: 0.99 is past 0.6 + 0.3
+    assert weighted_top_n([0.5, 0.5], 0, 2, 0.5) == 1  # a draw at a running sum: the next one
+    assert weighted_top_n([0.5, -math.inf, 0.0], 0, 3, 0.999) == 0  # not ready or at 0: no weight
+    assert weighted_top_n([0.0, -math.inf, 0.0], 2, 2, 0.5) == 2  # no weight at all: the given best
+    rows = np.array([scores, scores, scores, [0.5, 0.5, -math.inf, 0.0], [0.0, -math.inf, 0.0, 0.0]])
+    got = weighted_top_n(rows, np.array([1, 1, 1, 0, 3]), 2, np.array([0.66, 0.67, 1.0, 0.5, 0.5]))
+    assert got.tolist() == [1, 3, 3, 1, 3]
+    got = weighted_top_n(rows[3:4], np.array([0]), 4, np.array([0.999]))
+    assert got.tolist() == [1]  # the last ready candidate; -inf and 0 after it weigh nothing
 
 
 # --- the curves' rules ---------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def test_rank_gives_score_batch_numbers(seed: int, per_target: bool) -> None:
     [
         {},
         {"top_n": 3, "seed": 4},
-        {"top_n": 9, "seed": 8, "momentum": 0.05},  # 8+ candidates: numpy's pairwise sum
+        {"top_n": 9, "seed": 8, "momentum": 0.05},  # a draw among 9 of the 10 behaviors
         {"top_n": 2, "seed": 1, "commitment": 0.4, "tie_tolerance": 0.02},
         {"momentum": 0.1, "commitment": 0.3, "interrupt_margin": 0.05},
         {"tie_tolerance": 0.03},
@@ -60,19 +60,20 @@ def test_choose_makes_a_batch_of_ones_choices_and_random_draws(
     definition = random_selector(rng, n_behaviors=10, per_target=per_target).to_dict() | settings
     for behavior in definition["behaviors"][1::3]:
         behavior["cooldown"] = 0.25 if cooldowns else 0.0
-        behavior["tags"] = ["third"]
+    for behavior in definition["behaviors"][1::2]:  # tagged: some with a cooldown, some without
+        behavior["tags"] = ["odd"]
     single = UtilitySelector.from_dict(definition)
     batch = UtilitySelector.from_dict(definition).batch(1)
     inputs = random_inputs(rng, 1, targets=3 if per_target else None)
-    third = single.tag_mask(["third"])
+    odd = single.tag_mask(["odd"])
     for tick in range(400):
         for key in inputs:
             inputs[key] = np.clip(inputs[key] + rng.normal(0.0, 0.2, inputs[key].shape), -1.0, 2.5)
         now = tick * 0.1
         restrict = tick % 5 == 0
-        chosen = batch.choose(inputs, now, allowed=third if restrict else None)
+        chosen = batch.choose(inputs, now, allowed=odd if restrict else None)
         context = {key: v[0].tolist() if v.ndim > 1 else float(v[0]) for key, v in inputs.items()}
-        name = single.choose(context, now, ["third"] if restrict else None)
+        name = single.choose(context, now, ["odd"] if restrict else None)
         choice = single.last_choice
         assert (batch.names[chosen[0]], bool(batch.tag_fallback[0])) == (name, choice.tag_fallback)
         assert choice.target_index == (None if batch.chosen_target[0] < 0 else batch.chosen_target[0])

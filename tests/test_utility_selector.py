@@ -84,6 +84,30 @@ def test_cooldown_blocks_a_behavior_after_it_stops() -> None:
     assert selector.choose({"a": 0.2, "b": 0.8}, now=3.0) == "chase"
 
 
+def test_cooldowns_narrow_what_the_tags_left() -> None:
+    """A cooling behavior gives way to another allowed one (not to one the tags exclude), and
+    cooldowns are ignored only when every allowed candidate is cooling; per NPC and in a batch."""
+    behaviors = [  # strike last: a step that wrongly left nothing ready would pick the first
+        Behavior("idle", [Consideration("i", Linear())]),
+        Behavior("dodge", [Consideration("d", Linear())], tags=("fight",)),
+        Behavior("strike", [Consideration("s", Linear())], tags=("fight",), cooldown=2.0),
+    ]
+    steps = [  # (now, inputs, allowed tags, expected)
+        (0.0, {"s": 0.9, "d": 0.3, "i": 0.1}, None, "strike"),
+        (1.0, {"s": 0.1, "d": 0.3, "i": 0.9}, None, "idle"),  # strike stops: cooling until t=3
+        (1.5, {"s": 0.9, "d": 0.3, "i": 0.95}, ["fight"], "dodge"),
+        (1.6, {"s": 0.9, "d": 0.0, "i": 0.95}, ["fight"], "strike"),  # only strike is allowed
+    ]
+    single = UtilitySelector(behaviors)
+    batch = UtilitySelector(behaviors).batch(1)
+    for now, inputs, tags, expected in steps:
+        assert single.choose(inputs, now, tags) == expected, now
+        mask = None if tags is None else single.tag_mask(tags)
+        chosen = batch.choose({key: np.array([v]) for key, v in inputs.items()}, now, mask)
+        assert batch.names[chosen[0]] == expected, now
+        assert not single.last_choice.tag_fallback and not batch.tag_fallback[0]
+
+
 def test_allowed_tags_restrict_the_choice_and_fall_back_observably() -> None:
     selector = two_rivals()
     context = {"a": 0.9, "b": 0.3}

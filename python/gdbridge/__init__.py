@@ -23,6 +23,8 @@ This package knows nothing about NPCs.
 from gdbridge.callables import as_callable
 from gdbridge.declare import (
     Variant,
+    answered,
+    apart,
     constant,
     export,
     export_group,
@@ -103,6 +105,8 @@ __all__ = [
     "Vector3i",
     "Vector4",
     "Vector4i",
+    "answered",
+    "apart",
     "as_callable",
     "constant",
     "export",

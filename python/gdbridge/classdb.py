@@ -490,6 +490,33 @@ def _set_fast_path(mid: int, method: MethodInfo) -> None:
     elif mid in _queued_mids:  # a reload took the declaration away
         _queued_mids.discard(mid)
         objects.lib.gdb_set_queued_method(mid, 0, ffi.NULL, ffi.NULL, ffi.NULL, 0)
+    writes = getattr(method.func, "_gd_answered", None)
+    if writes is not None:
+        _set_answered(mid, method, writes)
+    elif mid in _answered_mids:
+        _answered_mids.discard(mid)
+        objects.lib.gdb_set_answered_method(mid, 0)
+    apart = bool(getattr(method.func, "_gd_apart", False))
+    if apart or mid in _apart_mids:
+        (_apart_mids.add if apart else _apart_mids.discard)(mid)
+        objects.lib.gdb_set_apart_method(mid, apart)
+
+
+def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> None:
+    """Register a `declare.answered` method: its C table, updated by the calls of `writes`."""
+    label = f"answered method {method.name}"
+    if (
+        method.is_static or method.vararg or len(method.args) != 1 or method.args[0][1].is_variant
+        or method.args[0][1].vtype != T.INT or method.ret is None or method.ret.vtype != T.INT
+    ):  # fmt: skip
+        raise TypeError(f"{label}: one int parameter and an int result")
+    writer = _queued_mid_of.get(writes)
+    if writer is None:  # registered after this one: linked by _set_queued
+        _answers_waiting[writes] = mid
+        writer = 0
+    _answered_mids.add(mid)
+    method.func._gd_answered_id = mid  # type: ignore[attr-defined]  # for objects.set_answers & co.
+    objects.lib.gdb_set_answered_method(mid, writer)
 
 
 def _set_queued(
@@ -518,14 +545,22 @@ def _set_queued(
     ffi = objects.ffi
     _fast_keep.append(take)
     _queued_mids.add(mid)
+    _queued_mid_of[method.func] = mid
     objects.lib.gdb_set_queued_method(
         mid, id(take), ffi.new("int[]", types or [0]), ffi.new("int64_t[]", lows or [0]),
         ffi.new("int64_t[]", highs or [0]), len(types),
     )  # fmt: skip
+    answers = _answers_waiting.pop(method.func, None)
+    if answers is not None:
+        objects.lib.gdb_set_answered_method(answers, mid)
 
 
 _fast_keep: list[Any] = []  # functions the C fast paths hold borrowed references to
 _queued_mids: set[int] = set()  # methods with a C queue (`declare.queued`)
+_queued_mid_of: dict[Callable[..., Any], int] = {}  # a queued method's function -> its id
+_answered_mids: set[int] = set()  # methods answered from a C table (`declare.answered`)
+_answers_waiting: dict[Callable[..., Any], int] = {}  # queued function -> answered id, until registered
+_apart_mids: set[int] = set()  # `declare.apart` methods
 
 
 # ---- adapters: raw arguments -> Python call -> raw return ----

@@ -94,7 +94,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _queue_key, queued_total  # noqa: PLW0603 - set once, at start-up
+    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _queue_key, queued_total, _fast  # noqa: PLW0603, E501 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
@@ -111,6 +111,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     take_queued = _gdbridge_fast.take_queued
     _queue_key = _gdbridge_fast.queue_key
     queued_total = _gdbridge_fast.queued_total
+    _fast = _gdbridge_fast
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
         lib.gdb_set_builtin(vtype, 0, builtin_method(type_name, "size"))
@@ -655,6 +656,55 @@ def queue_calls(obj: Any, key: int) -> None:
     _queue_key(obj, key)
 
 
+def _answered_id(read: Callable[..., Any]) -> int:
+    mid = getattr(read, "_gd_answered_id", 0)
+    if not mid:
+        raise TypeError(f"{getattr(read, '__name__', read)!r} is not a registered answered method")
+    return mid
+
+
+def set_answers(  # noqa: PLR0917 - the table's columns
+    read: Callable[..., Any],
+    pair_keys: Any,
+    pair_ids: Any,
+    answers: Any,
+    keys: Any,
+    budgets: Any,
+    written: Any,
+) -> None:
+    """The C table of `declare.answered` method `read` (its function), replacing the last one:
+    the answer of each (key, id) pair, and per key how many queued calls of its writer the answers
+    survive and the answer for an id one of them wrote (-1: none). int64 arrays. Main thread."""
+    import numpy as np
+
+    columns = [np.ascontiguousarray(column, dtype=np.int64) for column in
+               (pair_keys, pair_ids, answers, keys, budgets, written)]  # fmt: skip
+    _fast.answers_set(_answered_id(read), *columns)
+
+
+def close_answers(read: Callable[..., Any], key: int) -> None:
+    """`read`'s calls on `key` run in Python until the next `set_answers`."""
+    _fast.answers_close(_answered_id(read), key)
+
+
+def clear_answers(read: Callable[..., Any]) -> None:
+    """Every call of `read` runs in Python until the next `set_answers`."""
+    _fast.answers_clear(_answered_id(read))
+
+
+def answered_asks(read: Callable[..., Any]) -> list[tuple[int, int]]:
+    """The (key, id) pairs `read` answered from its table since the last call, in call order."""
+    import numpy as np
+
+    pairs = np.frombuffer(_fast.answers_asked(_answered_id(read)), dtype=np.int64).reshape(-1, 2)
+    return list(map(tuple, pairs.tolist()))
+
+
+def answered_total() -> int:
+    """How many calls the binding answered in C since start."""
+    return _fast.answered_total()
+
+
 def _no_queue(*_args: Any) -> None:
     """Before `bind` (no engine): nothing is ever queued."""
 
@@ -662,6 +712,7 @@ def _no_queue(*_args: Any) -> None:
 take_queued: Callable[[], None] = _no_queue  # hand the queued calls to Python now; set by bind
 _queue_key: Callable[[Any, int], None] = _no_queue
 queued_total: Callable[[], int] = int  # how many calls were queued in C since start; set by bind
+_fast: Any = None  # the _gdbridge_fast module, set by bind
 
 
 def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:

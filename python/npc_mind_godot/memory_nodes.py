@@ -8,6 +8,7 @@ from typing import Any
 from gdbridge import classes, objects
 from gdbridge.declare import (
     PackedByteArray,
+    answered,
     constant,
     export,
     export_group,
@@ -18,7 +19,7 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
-from npc_mind.server.memories import MemoryProfileSpec
+from npc_mind.server.memories import FrameAnswers, MemoryProfileSpec
 from npc_mind_godot import live
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, core, icon, refuse_thread, server, thread_id
 
@@ -158,6 +159,35 @@ class _QueuingStreams(set):
             self.discard(handle)
 
 
+class _EngineAnswers(FrameAnswers):
+    """The bank's frame table, published to the binding: MemoryStream.awareness_of answered in C
+    (`gdbridge.declare.answered`) for the streams the bank leaves open, kept true by the
+    record_event calls the binding queues (`_QueuingStreams`)."""
+
+    wanted = True
+
+    def publish(
+        self,
+        pairs: list[tuple[int, int]],
+        levels: list[int],
+        streams: list[int],
+        rooms: list[int],
+        written: list[int],
+    ) -> None:
+        handles = [pair[0] for pair in pairs]
+        entities = [pair[1] for pair in pairs]
+        objects.set_answers(MemoryStream.awareness_of, handles, entities, levels, streams, rooms, written)
+
+    def close(self, handle: int) -> None:
+        objects.close_answers(MemoryStream.awareness_of, handle)
+
+    def clear(self) -> None:
+        objects.clear_answers(MemoryStream.awareness_of)
+
+    def asked(self) -> list[tuple[int, int]]:
+        return objects.answered_asks(MemoryStream.awareness_of)
+
+
 class _FirstUse:
     """Stands for the server's memory bank until the first per-frame call looks it up (through
     `core`, which also refuses other threads) and puts the bank in its place."""
@@ -167,6 +197,7 @@ class _FirstUse:
         bank = core().memory
         if not isinstance(bank.plain, _QueuingStreams):
             bank.plain = _QueuingStreams(bank.plain)
+            bank.answers = _EngineAnswers()
         _bank = bank
         return getattr(_bank, name)
 
@@ -294,6 +325,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
             refuse_thread(1)
         return _bank.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
+    @answered(record_event)
     def awareness_of(self, entity_id: int) -> int:
         """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
         if thread_id() != MAIN_THREAD:

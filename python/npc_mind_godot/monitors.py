@@ -28,7 +28,7 @@ def _reader(mind_server: Any, name: str) -> Callable[[], float]:
     scale = 0.001 if monitor_type(name) == MONITOR_TYPE_TIME else 1.0
 
     def read() -> float:
-        return float(mind_server.core.metrics().get(name, 0.0)) * scale
+        return float(mind_server.get_metrics().get(name, 0.0)) * scale
 
     return read
 
@@ -37,7 +37,7 @@ def register(mind_server: Any) -> list[str]:
     """Add every server metric as a custom monitor (once); returns the ids added now."""
     performance = objects.singleton("Performance")
     added = []
-    for name in sorted(mind_server.core.metrics()):
+    for name in sorted(mind_server.get_metrics()):
         monitor_id = PREFIX + name
         if performance.has_custom_monitor(monitor_id):
             continue

@@ -256,8 +256,14 @@ class NpcMindServer(classes.Object):
         return float(self.core.metrics().get(str(name), 0.0))
 
     def get_metrics(self) -> dict:
-        """Every statistic by name, as a Dictionary."""
-        return self.core.metrics()
+        """Every statistic by name, as a Dictionary: the server's, and how many per-node calls the
+        binding took in C since start (`binding/queued_calls`: MemoryStream.record_event;
+        `binding/answered_calls`: awareness_of)."""
+        return {
+            **self.core.metrics(),
+            "binding/queued_calls": float(objects.queued_total()),
+            "binding/answered_calls": float(objects.answered_total()),
+        }
 
 
 _SIGNAL_NAMES: dict[str, StringName] = {}

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from gdbridge import classes
-from gdbridge.declare import export, python_only, signal
+from gdbridge.declare import apart, export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
@@ -307,6 +307,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                     watched.append(curve.get_instance_id())
                     curve.changed.connect(rebake)
 
+    @apart  # reads no memory: the frame's queued record_event calls may wait
     def evaluate(self, context: dict) -> StringName:
         """The behavior to run now for this context (a Dictionary of input key -> number)."""
         if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
@@ -317,6 +318,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             context = defaults | context  # a given value wins
         return names[pick(entry, context)]
 
+    @apart
     def set_input(self, key: StringName, value: float) -> None:
         """The batched path, fed by the node itself: input `key` for this frame's choice, written
         straight into the server's arrays for this selector's definition (one number at this
@@ -328,6 +330,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         calls = self._calls or self._joined()
         calls.put(calls.entry, {key: value})
 
+    @apart
     def set_inputs(self, inputs: dict) -> None:
         """`set_input` for several keys in one call (a Dictionary of input key -> number): one
         crossing into the server instead of one per key."""
@@ -336,6 +339,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         entry, _, _, _, put, _ = self._calls or self._joined()
         put(entry, inputs)
 
+    @apart
     def get_choice(self) -> StringName:
         """The batched path's last choice for this node (see the `choice` property)."""
         if thread_id() != MAIN_THREAD:

@@ -197,9 +197,20 @@ class FastPaths:
             return APPLY_FIRST
         if not written:
             return READ_ROW
-        if not self._is_exponential or (self._lt.size and self._ltn.item(row)):
+        return self.written_level(row)
+
+    def written_level(self, row: int | None = None) -> int:
+        """The awareness of an entity the NPC at `row` (None: any NPC of the pool) wrote at the
+        current `now`: its memory was accessed at `now`, so R = e^0 = 1 exactly, the largest there
+        is; APPLY_FIRST where that does not fix the level (the power curve's own computation, or
+        long-term memories, which a read also weighs)."""
+        if not self._is_exponential or (self._lt.size and (row is None or self._ltn.item(row))):
             return APPLY_FIRST
         return self._level_at_one
+
+    def room(self, npcs: np.ndarray) -> np.ndarray:
+        """How many writes each NPC takes before one could evict: capacity - working memories."""
+        return self._C - self._used[self._row_of_id[np.asarray(npcs, dtype=np.int64)]]
 
     def refresh(self, npc: int, entity: int, memory_type: int, now: float) -> bool:
         """A `record` (plain: `writes_plainly`) of a memory the NPC holds, within its refractory
@@ -225,7 +236,7 @@ class FastPaths:
         of the recalled memory (last accessed at `last`) each only refresh it, as `record` does,
         with no event and no other memory touched (the refractory predicate says no rehearsal for
         the first, and for the ones after it, accessed at `now`): 0, 1, or more than any queue."""
-        room = self._C - self._used[self._row_of_id[np.asarray(npcs, dtype=np.int64)]]
+        room = self.room(npcs)
         refractory = self._p.rehearsal_refractory_s
         again = 1 if rehearses(now, now, refractory) else _INT64_MAX
         limit = np.where(rehearses(now, np.asarray(last, dtype=np.float64), refractory), 0, again)

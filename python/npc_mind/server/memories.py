@@ -19,6 +19,10 @@ construction, and proven against the immediate path by `tests/test_server_deferr
 - a stream whose state changed this frame (writes, a recall's wake) is never read from the table;
   every other call that reads or changes memories applies the whole queue first, and one that
   changes many streams or frees one also drops the table.
+In the engine, MemoryStream's calls mostly do not reach the bank one by one: the binding queues
+`record_event` in C and hands the rows over in one piece (`take_writes`), and answers
+`awareness_of` from the table the bank publishes each frame (`FrameAnswers`) by the same rules,
+for the streams the bank has not changed otherwise since.
 """
 
 from __future__ import annotations
@@ -200,6 +204,39 @@ class MemoryLog:
         return MemoryLog(self.code[keep], self.handle[keep], self.entity[keep], self.memory_type[keep])
 
 
+class FrameAnswers:
+    """Where the bank also publishes each frame's awareness table, for a reader that answers
+    `aware` without calling the bank (the engine binding answers MemoryStream.awareness_of in C
+    from it: npc_mind_godot.memory_nodes). Its answers must be the bank's: per pair the table's
+    level; per stream how many writes (queued by that reader's own path, `take_writes` with raw
+    rows) the levels survive (`room`) and the level of an entity one of them wrote (`written`, or
+    APPLY_FIRST: ask the bank). The bank closes a stream it changes any other way, and clears all
+    when the table no longer holds. The default publishes nowhere."""
+
+    wanted = False  # publish is called (the default's is not: its streams' rooms cost a batch)
+
+    def publish(
+        self,
+        pairs: list[tuple[int, int]],
+        levels: list[int],
+        streams: list[int],
+        rooms: list[int],
+        written: list[int],
+    ) -> None:
+        """The frame's table: per pair (stream, entity) its level; per stream whose writes the
+        reader may queue, its room and written level."""
+
+    def close(self, handle: int) -> None:
+        """The stream changed other than by the reader's queued writes: the bank answers it."""
+
+    def clear(self) -> None:
+        """The table no longer holds: the bank answers every read."""
+
+    def asked(self) -> list[tuple[int, int]]:
+        """The pairs the reader answered from the table since the last call (for the next table)."""
+        return []
+
+
 @dataclass
 class MemoryBank:
     counter: HandleCounter
@@ -235,6 +272,9 @@ class MemoryBank:
     # when it is not here, or when its writes are all queued (none applied) and cannot change the
     # answer
     touched: dict[int, list[int]] = field(default_factory=dict)
+    # queue[:indexed] have their positions in `touched`; the rest are indexed by `_index` when a
+    # call reads `touched` (a frame whose reads the binding answers never pays for it)
+    indexed: int = 0
     # streams changed since the step by other than their queued writes (a wake, a write at once,
     # a load): the writes are covered by their positions, which stay until the whole queue is
     # applied (the stream is then read from its row)
@@ -248,6 +288,7 @@ class MemoryBank:
     # curve); room: how many writes the stream takes before one could evict (`pending_limits`)
     table_rows: dict[tuple[int, int], TableRow] = field(default_factory=dict)
     asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
+    answers: FrameAnswers = field(default_factory=FrameAnswers)  # the table, published
     recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
 
     def __post_init__(self) -> None:
@@ -382,6 +423,7 @@ class MemoryBank:
             and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
             and salience - salience == 0.0  # finite
         ):
+            self.answers.close(handle)  # a write the reader did not see queued
             self.take_writes(((handle, entity, memory_type, salience),))
             return
         self._write_at_once(handle, entity, memory_type, salience)
@@ -391,9 +433,14 @@ class MemoryBank:
         `plain`, valid arguments), in call order: `write`'s queue, and the rows the engine binding
         queued for MemoryStream.record_event while their stream was in `plain`. `raw`: the same
         rows as `_RAW_ROW` records, which the fold then reads instead of converting the tuples."""
-        queue, touched = self.queue, self.touched  # flush empties both in place
-        if raw is not None and not self.woken:  # (no flush below: the rows stay in one piece)
-            self.raw_rows.append((len(queue), len(rows), raw))
+        queue = self.queue  # flush empties it in place
+        if not self.woken:  # the common case: appended whole (positions indexed by `_index`)
+            if raw is not None:
+                self.raw_rows.append((len(queue), len(rows), raw))
+            queue.extend(rows)
+            return
+        self._index()
+        touched = self.touched
         for row in rows:
             handle = row[0]
             woken = self.woken  # flush may make a new one
@@ -401,6 +448,14 @@ class MemoryBank:
                 self.flush(woken[handle])  # the stream's queued wake goes first
             touched.setdefault(handle, []).append(len(queue))  # the write's position
             queue.append(row)
+        self.indexed = len(queue)
+
+    def _index(self) -> None:
+        """Put the positions of the queued items not yet indexed into `touched`, in queue order."""
+        queue, touched = self.queue, self.touched
+        for position in range(self.indexed, len(queue)):
+            touched.setdefault(queue[position][0], []).append(position)
+        self.indexed = len(queue)
 
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
@@ -422,6 +477,8 @@ class MemoryBank:
         frame asks what they can change (`awareness_with_pending`): an entity written has R = 1, any
         other is as the row is, unless a write could evict (then they are applied first)."""
         plain = type(handle) is int and type(entity) is int  # 7.0 == 7: an odd id is never matched
+        if self.indexed != len(self.queue):
+            self._index()
         positions = self.touched.get(handle) if type(handle) is int else None
         if positions:  # queued writes (or wakes) of this stream this frame
             if plain:
@@ -465,6 +522,8 @@ class MemoryBank:
         the table names (`MemoryPool.pending_limits`, computed at the step's now, which is still
         the clock's): that memory's R is then e^0 = 1, the largest there is, and it was already the
         first of the strongest."""
+        if self.indexed != len(self.queue):
+            self._index()
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
             row = self.table_rows.get(key)
@@ -491,9 +550,11 @@ class MemoryBank:
                 if answer is None:
                     return {}
                 queue = self.queue
+                self.answers.close(handle)
                 self.woken[handle] = len(queue)  # a wake cannot evict; it changes only this entity
                 self.touched.setdefault(handle, []).append(len(queue))
                 queue.append((handle, entity, WAKE, 0.0))
+                self.indexed = len(queue)
                 entity_id, memory_type, r, stability, salience, recalls, _ = answer
                 r = 1.0 if written else r
                 return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
@@ -533,6 +594,7 @@ class MemoryBank:
         if self.per_frame:
             self.touched.setdefault(int(handle), [])
             self.changed.add(int(handle))
+            self.answers.close(int(handle))
 
     def _changed(self, handle: int) -> None:
         """Before a stream's memories are replaced or moved: apply the queue; the stream is read
@@ -545,6 +607,7 @@ class MemoryBank:
         """Apply the queued writes in call order: all of them, or those up to queue position
         `through`."""
         queue = self.queue
+        self._index()  # (the streams whose writes it applies are marked changed below)
         self._apply(len(queue) if through is None else through + 1)
         if self.done == len(queue) and queue:
             self._clear_queue()
@@ -552,6 +615,7 @@ class MemoryBank:
             for handle, positions in self.touched.items():
                 if positions:  # applied: a write queued later must not hide them
                     changed.add(handle)
+                    self.answers.close(handle)
                     positions.clear()
 
     def _apply(self, end: int) -> None:
@@ -590,6 +654,7 @@ class MemoryBank:
     def _clear_queue(self) -> None:
         self.queue.clear()
         self.done = 0
+        self.indexed = 0
         self.woken.clear()
         self.raw_rows.clear()
 
@@ -758,12 +823,18 @@ class MemoryBank:
         self._new_frame()
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
-        asked, self.asked = self.asked, []
+        asked, self.asked = self.asked + self.answers.asked(), []
         recalled, self.recall_asked = self.recall_asked, []
         targets = self.targets
         pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
-        if not pairs:
-            return
+        if pairs:
+            self.table_rows = self._table(pairs, bool(recalled), now)
+        self._publish()
+
+    def _table(
+        self, pairs: list[tuple[int, int]], recalled: bool, now: float
+    ) -> dict[tuple[int, int], TableRow]:
+        """The table's rows of `pairs` at `now`: levels, and recall answers after a frame that recalled."""
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
         groups = self._group(handles)
@@ -782,7 +853,24 @@ class MemoryBank:
                 for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
             ]
             rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
-        self.table_rows = rows
+        return rows
+
+    def _publish(self) -> None:
+        """The frame's table for `answers`, with each stream whose writes may be queued: its room
+        and the level of an entity it writes."""
+        if not self.answers.wanted:
+            return
+        streams: list[int] = []
+        rooms: list[int] = []
+        written: list[int] = []
+        if self.plain:
+            handles = np.fromiter(self.plain, np.int64, len(self.plain))
+            for slot, positions, npcs in self._group(handles):
+                streams += handles[positions].tolist()
+                rooms += slot.pool.room(npcs).tolist()
+                written += [slot.pool.written_level()] * len(npcs)
+        rows = self.table_rows
+        self.answers.publish(list(rows), [row[0] for row in rows.values()], streams, rooms, written)
 
     def _new_frame(self) -> None:
         """No stream has changed since the frame's step, and no table answers yet."""
@@ -793,6 +881,7 @@ class MemoryBank:
     def _drop_tables(self) -> None:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
         self.table_rows = {}
+        self.answers.clear()
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []

@@ -429,4 +429,52 @@ func check_queued_calls() -> void:
 	for i in got.size():
 		in_order = in_order and got[i] == ["queued", 6, i % 10, float(i), true]
 	check("queued_calls_many", in_order, got.size())
+	check_answered_reads(n)
 	n.free()
+
+
+func _level_from_thread(target: Object) -> int:
+	return target.level(1)
+
+
+func check_answered_reads(n: Noted) -> void:
+	var v: Variant = n
+	n.key(5)
+	n.notes()
+	var total: int = n.answered_total()
+	n.answer([[5, 1, 11], [5, 2, 22], [6, 1, 33]], [[5, 2, 99]])
+	n.asked()
+	# from the table (typed and untyped), else Python; each table answer logged
+	var got := [n.level(1), v.level(2), n.level(3)]
+	check("answered_from_the_table", got == [11, 22, 1003] and n.asked() == [[5, 1], [5, 2]]
+		and n.answered_total() - total == 2, [got, n.answered_total() - total])
+	# queued writes: an id written answers `written`, the others the table, within the budget
+	n.note(4, 0.5)
+	v.note(1, 0.5)
+	got = [n.level(4), n.level(1), n.level(2)]
+	n.note(6, 0.5)  # a third write: over the budget of 2, every read goes to Python
+	got.append(n.level(2))
+	check("answered_within_the_budget", got == [99, 99, 22, 1002], got)
+	var thread := Thread.new()
+	n.answer([[5, 1, 11]], [[5, 2, 99]])
+	thread.start(_level_from_thread.bind(n))
+	got = [thread.wait_to_finish(), n.level(1)]
+	n.close_answers(5)
+	got.append(n.level(1))
+	n.answer([[5, 1, 11]], [[5, 2, -1]])
+	n.note(1, 0.5)
+	got.append(n.level(1))  # written, and no written answer: Python
+	n.answer([[5, 1, 11]], [[5, 2, 99]])
+	n.clear_answers()
+	got.append(n.level(1))
+	n.answer([[5, 1, 11]], [[5, 2, 99]])
+	n.key(0)
+	got.append(n.level(1))  # no key: Python
+	check("answered_only_when_open", got == [1001, 11, 1001, 1001, 1001, 1001], got)
+	# an apart method runs without taking the queued calls first; the next other callback takes them
+	n.key(5)
+	n.notes()
+	n.note(1, 0.5)
+	n.note(2, 0.5)
+	var seen := [n.apart_notes(), v.apart_notes(), n.notes().size()]
+	check("apart_methods_leave_the_queue", seen == [0, 0, 2], seen)
