@@ -19,7 +19,8 @@ extends SceneTree
 ##   (the recall row's count of writes that only refresh the memory), or recall it first;
 ## - a forgetful stream reads a fading memory every frame; every fourth frame it writes it, reads
 ##   all its memories (which applies every queued write), writes another and reads the first again
-##   (a stream whose writes were applied is not read from the frame's table);
+##   (a stream whose writes were applied is not read from the frame's table); in other frames it
+##   recalls it and then reads it (after the wake, not the table's level);
 ## - a listener holds one memory and forms a new trivia memory each frame; on each of its
 ##   memory_evicted signals it reads the evicted entity, recalls and writes the memory it holds:
 ##   calls made while the server delivers its signals (the write is queued in the binding's C layer
@@ -33,6 +34,7 @@ extends SceneTree
 ## - spawners: every seventh frame one writes, is freed, and a new stream takes its place, writes
 ##   and reads in the same frame;
 ## - a switcher's profile changes every tenth frame, between its writes;
+## - a wide stream (the default profile) writes nine entities in some frames and reads the ninth;
 ## - bad calls (a float, non-finite, String or null id, a type out of range or null, a NaN,
 ##   infinite, String or null salience) and calls the binding converts (2.0, true, 1e19), on crowd
 ##   streams: the same refusals and errors either way;
@@ -58,12 +60,16 @@ const FORGETFUL := 1
 const LISTENER := 1
 const SPAWNERS := 2
 const SWITCHERS := 1
+const WIDE := 1
 const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
 const TYPED := 0
 const OBJECT := 1
 const TYPED_VARIANT := 2  # a typed receiver, untyped arguments
 const SHAPES := ["typed", "object", "typed_variant"]
 const TRIVIA := 0
+const SMALL := 0  # the profiles: capacity 4; capacity 4 and a refractory period under a frame; none
+const QUICK := 1
+const DEFAULTS := 2
 const HOSTILE := 3
 # [op, entity, memory type, salience, shape], a few each bad-call frame, in turn
 const BAD_CALLS := [
@@ -115,20 +121,20 @@ func _initialize() -> void:
 	quick = ClassDB.instantiate("MemoryProfile")
 	quick.capacity = 4
 	quick.rehearsal_refractory_s = 0.25  # each frame's write of a memory rehearses it
-	for i in listener_stream() + LISTENER + SPAWNERS + SWITCHERS:
+	for i in wide_stream() + WIDE:
 		var group := i - (CROWD + EVICTORS + REFRESHERS + MIXED + LATE)
-		add_stream(group >= 0 and group < REHEARSERS)
+		add_stream(QUICK if group >= 0 and group < REHEARSERS else (DEFAULTS if i >= wide_stream() else SMALL))
 	for k in SPAWNERS:
 		spawned.append(listener_stream() + LISTENER + k)
 	initial_streams = typed.size()
 
 
-## A new stream (the next index), in the tree, its signals logged.
-func add_stream(rehearser: bool) -> int:
+## A new stream (the next index) of profile SMALL, QUICK or DEFAULTS, in the tree, its signals logged.
+func add_stream(kind: int) -> int:
 	var i := typed.size()
 	var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
-	stream.profile = quick if rehearser else profile
-	profiles.append({"capacity": 4, "rehearsal_refractory_s": 0.25} if rehearser else {"capacity": 4})
+	stream.profile = [profile, quick, null][kind]
+	profiles.append([{"capacity": 4}, {"capacity": 4, "rehearsal_refractory_s": 0.25}, {}][kind])
 	root.add_child(stream)
 	typed.append(stream)
 	untyped.append(stream)
@@ -246,7 +252,7 @@ func spawner(k: int, silent: bool) -> void:
 		record(s, 910 + frame, TRIVIA, 0.5, OBJECT)
 		typed[s].free()  # its queued writes apply, then it is gone: no signal of it after this
 		calls.append([s, "free", 0, 0, 0.0, null, SHAPES[TYPED]])
-		s = add_stream(false)
+		s = add_stream(SMALL)
 		spawned[k] = s
 		calls.append([s, "spawn", 0, 0, 0.0, null, SHAPES[TYPED]])
 		record(s, 900 + k, HOSTILE, 0.7, TYPED)
@@ -269,6 +275,28 @@ func switcher(s: int, silent: bool) -> void:
 	if not silent:
 		aware(s, 950, TYPED)
 		recall(s, 950, OBJECT)
+
+
+## A stream of the default profile (64 memories): seven refreshes a frame, and every fourth frame an
+## eighth and a ninth entity, which it reads every frame (their R falls in between): the binding
+## answers a read of an entity the stream's queued writes wrote with R = 1, for up to eight such
+## entities a frame (the ninth sends the stream's reads to Python).
+func wide(s: int, silent: bool) -> void:
+	for j in 7:
+		record(s, 700 + j, TRIVIA, 0.5, TYPED if j % 2 else OBJECT)
+	if frame % 4 == 0:
+		record(s, 707, TRIVIA, 0.5, OBJECT)
+		if not silent:
+			aware(s, 707, TYPED)  # written: pursue, whatever the frame's table says
+		record(s, 708, TRIVIA, 0.5, TYPED)
+	if not silent:
+		aware(s, 708, OBJECT)
+		aware(s, 707, OBJECT)
+		aware(s, 700, TYPED)
+
+
+func wide_stream() -> int:
+	return listener_stream() + LISTENER + SPAWNERS + SWITCHERS
 
 
 func listener_stream() -> int:
@@ -367,6 +395,11 @@ func _process(delta: float) -> bool:
 			memories(s)  # applies the queue
 			record(s, 601, TRIVIA, 0.5, OBJECT)  # queued after it: the first write still counts
 			aware(s, 600, OBJECT)
+		elif frame % 4 == 2:
+			recall(s, 600, OBJECT)  # from the frame's table, the wake queued: R is now 1 ...
+			aware(s, 600, TYPED)  # ... so not the table's level
+	for k in WIDE:
+		wide(wide_stream() + k, silent)
 	record(listener_stream(), 800, HOSTILE, 1.0, OBJECT)
 	record(listener_stream(), 5000 + frame, TRIVIA, 0.1, TYPED)  # full after 3 frames: evicts one
 	crowd(silent)
