@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from npc_mind.server import ClockMode
@@ -137,6 +138,15 @@ def play(at_once: AtOnce, rows: list[list[Any]]) -> list[list[Any]]:
             server.remove(streams[stream])
         elif op == "profile":  # MemoryStream.profile set
             server.set_memory_profile(streams[stream], entity)
+        elif op == "record_batch":  # NpcMindServer's, with its packed arrays' types
+            handles = np.array([streams[stream]], np.int32)
+            server.record_batch(handles, [entity], np.int32([memory_type]), np.float32([salience]))
+        elif op == "recall_batch":
+            strength, kinds = server.query_strongest_batch(np.array([streams[stream]], np.int32), [entity])
+            result = {
+                "retrievability": strength.astype(np.float32).tolist(),
+                "memory_type": kinds.astype(np.int32).tolist(),
+            }
         elif op == "spawn":
             assert stream == len(streams)
             at_once.add()

@@ -35,6 +35,9 @@ extends SceneTree
 ##   and reads in the same frame;
 ## - a switcher's profile changes every tenth frame, between its writes;
 ## - a wide stream (the default profile) writes nine entities in some frames and reads the ninth;
+## - a converter writes with a whole float id (the bank queues it, not the binding) and reads it; a
+##   power-curve stream recalls (at once) and reads; a batched stream calls the server's
+##   record_batch and query_strongest_batch between its reads;
 ## - bad calls (a float, non-finite, String or null id, a type out of range or null, a NaN,
 ##   infinite, String or null salience) and calls the binding converts (2.0, true, 1e19), on crowd
 ##   streams: the same refusals and errors either way;
@@ -61,6 +64,9 @@ const LISTENER := 1
 const SPAWNERS := 2
 const SWITCHERS := 1
 const WIDE := 1
+const CONVERTER := 1
+const POWER := 1
+const BATCHED := 1
 const EVICTOR_START := [1, 31, 62]  # each fills up from empty there: rows with room 2, 1, then 0
 const TYPED := 0
 const OBJECT := 1
@@ -70,6 +76,7 @@ const TRIVIA := 0
 const SMALL := 0  # the profiles: capacity 4; capacity 4 and a refractory period under a frame; none
 const QUICK := 1
 const DEFAULTS := 2
+const POWER_CURVE := 3  # capacity 4, the power curve, trivia fading fast (its recalls go at once)
 const HOSTILE := 3
 # [op, entity, memory type, salience, shape], a few each bad-call frame, in turn
 const BAD_CALLS := [
@@ -110,6 +117,7 @@ var signals := []
 var calls := []
 var profile: Resource
 var quick: Resource
+var power: Resource
 var spawned := []  # each spawner's stream now
 var initial_streams := 0
 
@@ -121,9 +129,18 @@ func _initialize() -> void:
 	quick = ClassDB.instantiate("MemoryProfile")
 	quick.capacity = 4
 	quick.rehearsal_refractory_s = 0.25  # each frame's write of a memory rehearses it
-	for i in wide_stream() + WIDE:
+	power = ClassDB.instantiate("MemoryProfile")
+	power.capacity = 4
+	power.curve = "power"
+	power.stability_trivia = 1.0
+	for i in wide_stream() + WIDE + CONVERTER + POWER + BATCHED:
 		var group := i - (CROWD + EVICTORS + REFRESHERS + MIXED + LATE)
-		add_stream(QUICK if group >= 0 and group < REHEARSERS else (DEFAULTS if i >= wide_stream() else SMALL))
+		var kind := QUICK if group >= 0 and group < REHEARSERS else SMALL
+		if i == wide_stream():
+			kind = DEFAULTS
+		elif i == wide_stream() + WIDE + CONVERTER:
+			kind = POWER_CURVE
+		add_stream(kind)
 	for k in SPAWNERS:
 		spawned.append(listener_stream() + LISTENER + k)
 	initial_streams = typed.size()
@@ -133,8 +150,13 @@ func _initialize() -> void:
 func add_stream(kind: int) -> int:
 	var i := typed.size()
 	var stream: MemoryStream = ClassDB.instantiate("MemoryStream")
-	stream.profile = [profile, quick, null][kind]
-	profiles.append([{"capacity": 4}, {"capacity": 4, "rehearsal_refractory_s": 0.25}, {}][kind])
+	stream.profile = [profile, quick, null, power][kind]
+	profiles.append([
+		{"capacity": 4},
+		{"capacity": 4, "rehearsal_refractory_s": 0.25},
+		{},
+		{"capacity": 4, "curve": "power", "base_stability": [1.0, 30.0, 120.0, 600.0, 3600.0]},
+	][kind])
 	root.add_child(stream)
 	typed.append(stream)
 	untyped.append(stream)
@@ -295,6 +317,46 @@ func wide(s: int, silent: bool) -> void:
 		aware(s, 700, TYPED)
 
 
+## Every third frame a record_event with a whole float id (the binding's C queue takes ints only:
+## the bank queues it), then a read of that entity (the binding must not answer it from the table).
+func converter(s: int) -> void:
+	aware(s, 990, TYPED)
+	if frame % 3 == 0:
+		attempt(s, "record", 990.0, TRIVIA, 0.5, OBJECT)
+		calls.append([s, "record", 990.0, TRIVIA, 0.5, null, SHAPES[OBJECT]])
+		aware(s, 990, TYPED)
+
+
+## The power curve: its recalls are never the table's (they go at once); a read after one is not
+## the table's level.
+func power_stream(s: int) -> void:
+	aware(s, 991, TYPED)
+	if frame % 8 == 0:
+		record(s, 991, TRIVIA, 0.0, OBJECT)
+	elif frame % 8 == 2:  # a second after the write: search (forgotten a little later)
+		recall(s, 991, OBJECT)
+		aware(s, 991, TYPED)
+
+
+## The server's batched calls between per-node reads: a write and a recall of many streams that the
+## binding's answers for the frame know nothing of.
+func batched(s: int) -> void:
+	if frame % 8 == 0:  # a per-node write too, now and then: the binding answers the stream's reads
+		record(s, 611, HOSTILE, 0.5, OBJECT)
+	aware(s, 610, TYPED)
+	var ids := PackedInt32Array([typed[s].get_server_id()])
+	var entities := PackedInt64Array([610])
+	if frame % 8 == 1:
+		NpcMindServer.record_batch(ids, entities, PackedInt32Array([TRIVIA]), PackedFloat32Array([0.5]))
+		calls.append([s, "record_batch", 610, TRIVIA, 0.5, null, SHAPES[OBJECT]])
+		aware(s, 610, TYPED)
+	elif frame % 8 == 5:
+		var found: Dictionary = NpcMindServer.query_strongest_batch(ids, entities)
+		var result := {"retrievability": Array(found["retrievability"]), "memory_type": Array(found["memory_type"])}
+		calls.append([s, "recall_batch", 610, 0, 0.0, result, SHAPES[OBJECT]])
+		aware(s, 610, TYPED)
+
+
 func wide_stream() -> int:
 	return listener_stream() + LISTENER + SPAWNERS + SWITCHERS
 
@@ -400,6 +462,10 @@ func _process(delta: float) -> bool:
 			aware(s, 600, TYPED)  # ... so not the table's level
 	for k in WIDE:
 		wide(wide_stream() + k, silent)
+	if not silent:
+		converter(wide_stream() + WIDE)
+		power_stream(wide_stream() + WIDE + CONVERTER)
+		batched(wide_stream() + WIDE + CONVERTER + POWER)
 	record(listener_stream(), 800, HOSTILE, 1.0, OBJECT)
 	record(listener_stream(), 5000 + frame, TRIVIA, 0.1, TYPED)  # full after 3 frames: evicts one
 	crowd(silent)
