@@ -432,6 +432,8 @@ func _process(delta: float) -> bool:
 		for j in k % 2 + 1:  # one or two new memories: the row's room is 0, or 1 while it fills
 			record(s, 1000 + 4 * frame + j, HOSTILE, 1.0, shape)
 		if not silent:
+			if k == 2:
+				aware(s, 200 + k, TYPED)  # the binding's answer holds for as many writes as the row has room
 			recall(s, 200 + k, shape)  # the weakest memory: evicted by the writes just queued
 		record(s, 200 + k, TRIVIA, 0.0, shape)  # formed again: next frame, the weakest again
 	for k in REHEARSERS:
