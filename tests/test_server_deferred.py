@@ -311,6 +311,29 @@ SCRIPTS: dict[str, Script] = {
         ("query_strongest", (1, 7)),
         ("memories", (1,)),
     ],
+    # a refractory period shorter than the frame: the queued write of the entity recalled in the
+    # frame before rehearses it (S and k grow), so the recall row's answer does not hold
+    "a recall after a queued rehearsal within the frame after the recall": [
+        ("add_memory", ({"capacity": 4, "rehearsal_refractory_s": 0.25},)),
+        ("record", (1, 7, HOSTILE, 0.8)),
+        ("query_strongest", (1, 7)),
+        ("advance", (0.5,)),
+        ("record", (1, 7, HOSTILE, 0.8)),
+        ("query_strongest", (1, 7)),
+        ("memories", (1,)),
+    ],
+    # an advance the clock refuses (a negative time) after the fold applied the queued writes: the
+    # fold itself resets the frame's state (no update follows to do it)
+    "a refused advance after queued writes": [
+        *TABLE_RECALL,
+        ("record", (1, 8, TRIVIA, 0.5)),
+        ("awareness", (1, 8)),
+        ("advance", (-1.0,)),
+        ("awareness", (1, 8)),
+        ("query_strongest", (1, 7)),
+        ("record", (1, 9, TRIVIA, 0.5)),
+        ("awareness", (1, 7)),
+    ],
     # capacity 1: the queued write of another entity evicts the one recalled: not from the table
     "a recall after a queued eviction": [
         ("add_memory", ({"capacity": 1},)),
@@ -463,6 +486,21 @@ SCRIPTS: dict[str, Script] = {
         *(("record", (handle, 5, HOSTILE, 0.9)) for handle in range(1, 2 * SCALAR_FLUSH + 1)),
         ("advance", (0.0,)),
         ("drain_memory_events", ()),
+    ],
+    # a batch fold whose one-pass refresh takes the NPCs that only refresh: stream 1 (full) forms a
+    # memory, which evicts its weakest, then refreshes that one (formed again): not a refresh
+    "a refresh beside a new memory in a batch fold": [
+        *(("add_memory", ({"capacity": 4},)) for _ in range(SCALAR_FLUSH // 2)),
+        *(("record", (1, entity, HOSTILE, 1.0)) for entity in (10, 11, 12)),
+        ("record", (1, 7, TRIVIA, 0.0)),
+        *(("record", (handle, 7, TRIVIA, 0.5)) for handle in range(2, SCALAR_FLUSH // 2 + 1)),
+        ("advance", (0.5,)),
+        ("record", (1, 20, HOSTILE, 1.0)),
+        ("record", (1, 7, TRIVIA, 0.0)),
+        *(("record", (handle, 7, TRIVIA, 0.5)) for handle in range(2, SCALAR_FLUSH // 2 + 1) for _ in "ab"),
+        ("advance", (0.0,)),
+        ("drain_memory_events", ()),
+        ("memories", (1,)),
     ],
     # the writes of a frame are made at its `now`, not at the next frame's
     "the time of a queued write": [
