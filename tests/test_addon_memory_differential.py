@@ -48,7 +48,7 @@ METHODS = {
     "memories": ("get_memories", ()),
 }
 REFUSED = "refused"  # the engine refused the call: the GDScript function stopped there
-GODOT_TYPE = {float: "float", str: "String", bool: "bool", int: "int"}
+GODOT_TYPE = {float: "float", str: "String", bool: "bool", int: "int", type(None): "Nil"}
 
 pytestmark = pytest.mark.godot
 
@@ -67,10 +67,8 @@ def decoded(value: Any) -> Any:
 
 def converted(value: Any, declared: type) -> Any:
     """The binding's conversion of an argument to a declared int or float parameter: bool, int and
-    float into each other, a float with a fraction (or not finite) never truncated into an int,
-    null as None (the method decides); REFUSED for anything else (the engine refuses the call)."""
-    if value is None:
-        return None
+    float into each other, a float with a fraction (or not finite) never truncated into an int;
+    REFUSED for anything else, null included (the engine refuses the call)."""
     if not isinstance(value, bool | int | float):
         return REFUSED
     if declared is int and isinstance(value, float) and not value.is_integer():

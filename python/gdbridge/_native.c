@@ -770,8 +770,8 @@ static int gdb_unbox(int type, PyObject *r, void *out) {
  * classdb._coerced: a bool, an int, or a float (a whole one for an int parameter); Nil too. */
 static int gdb_plain_number(int want, const void *arg) {
     int have = gdb_vtype(arg);
-    if (have == GDEXTENSION_VARIANT_TYPE_NIL || have == GDEXTENSION_VARIANT_TYPE_BOOL ||
-        have == GDEXTENSION_VARIANT_TYPE_INT) return 1;
+    /* null is not a number: the general path refuses it with the engine's call error */
+    if (have == GDEXTENSION_VARIANT_TYPE_BOOL || have == GDEXTENSION_VARIANT_TYPE_INT) return 1;
     if (have != GDEXTENSION_VARIANT_TYPE_FLOAT) return 0;
     if (want != GDEXTENSION_VARIANT_TYPE_INT) return 1;
     double x = gdb_as_float(arg);

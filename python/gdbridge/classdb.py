@@ -726,7 +726,7 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
         values = []
         for i in range(n):
             value = _variant.from_variant(args[i])
-            if i < total and coercers[i] is not None and value is not None:
+            if i < total and coercers[i] is not None:  # (null is no number: refused, as GDScript does)
                 value = _coerced(specs[i].vtype, value)
                 if value is _REFUSED:
                     return 2, specs[i].vtype, i  # CALL_ERROR_INVALID_ARGUMENT: the engine names it
