@@ -7,6 +7,7 @@ engine maps to its Python instance when it is one of ours, else to a fresh proxy
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import threading
@@ -656,48 +657,43 @@ def queue_calls(obj: Any, key: int) -> None:
     _queue_key(obj, key)
 
 
-def _answered_id(read: Callable[..., Any]) -> int:
-    mid = getattr(read, "_gd_answered_id", 0)
-    if not mid:
-        raise TypeError(f"{getattr(read, '__name__', read)!r} is not a registered answered method")
-    return mid
+class AnswerTable:
+    """The C table of a `declare.answered` method (`answer_table(read)`), Main thread only."""
+
+    def __init__(self, read: Callable[..., Any]) -> None:
+        self.id = getattr(read, "_gd_answered_id", 0)
+        if not self.id:
+            raise TypeError(f"{getattr(read, '__name__', read)!r} is not a registered answered method")
+        self.close: Callable[[int], None] = functools.partial(_fast.answers_close, self.id)
+        """close(key): the read's calls on `key` run in Python until the next `set`."""
+
+    def set(  # noqa: PLR0917 - the table's columns
+        self, pair_keys: Any, pair_ids: Any, answers: Any, keys: Any, budgets: Any, written: Any
+    ) -> None:
+        """Replace the table: the answer of each (key, id) pair, and per key how many queued calls
+        of the writer the answers survive and the answer for an id one of them wrote (-1: none).
+        int64 arrays."""
+        import numpy as np
+
+        columns = [np.ascontiguousarray(column, dtype=np.int64) for column in
+                   (pair_keys, pair_ids, answers, keys, budgets, written)]  # fmt: skip
+        _fast.answers_set(self.id, *columns)
+
+    def clear(self) -> None:
+        """Every call of the read runs in Python until the next `set`."""
+        _fast.answers_clear(self.id)
+
+    def asked(self) -> list[tuple[int, int]]:
+        """The (key, id) pairs answered from the table since the last call, in call order."""
+        import numpy as np
+
+        pairs = np.frombuffer(_fast.answers_asked(self.id), dtype=np.int64).reshape(-1, 2)
+        return list(map(tuple, pairs.tolist()))
 
 
-def set_answers(  # noqa: PLR0917 - the table's columns
-    read: Callable[..., Any],
-    pair_keys: Any,
-    pair_ids: Any,
-    answers: Any,
-    keys: Any,
-    budgets: Any,
-    written: Any,
-) -> None:
-    """The C table of `declare.answered` method `read` (its function), replacing the last one:
-    the answer of each (key, id) pair, and per key how many queued calls of its writer the answers
-    survive and the answer for an id one of them wrote (-1: none). int64 arrays. Main thread."""
-    import numpy as np
-
-    columns = [np.ascontiguousarray(column, dtype=np.int64) for column in
-               (pair_keys, pair_ids, answers, keys, budgets, written)]  # fmt: skip
-    _fast.answers_set(_answered_id(read), *columns)
-
-
-def close_answers(read: Callable[..., Any], key: int) -> None:
-    """`read`'s calls on `key` run in Python until the next `set_answers`."""
-    _fast.answers_close(_answered_id(read), key)
-
-
-def clear_answers(read: Callable[..., Any]) -> None:
-    """Every call of `read` runs in Python until the next `set_answers`."""
-    _fast.answers_clear(_answered_id(read))
-
-
-def answered_asks(read: Callable[..., Any]) -> list[tuple[int, int]]:
-    """The (key, id) pairs `read` answered from its table since the last call, in call order."""
-    import numpy as np
-
-    pairs = np.frombuffer(_fast.answers_asked(_answered_id(read)), dtype=np.int64).reshape(-1, 2)
-    return list(map(tuple, pairs.tolist()))
+def answer_table(read: Callable[..., Any]) -> AnswerTable:
+    """The C table of `declare.answered` method `read` (the function, once its class is registered)."""
+    return AnswerTable(read)
 
 
 def answered_total() -> int:

@@ -166,6 +166,12 @@ class _EngineAnswers(FrameAnswers):
 
     wanted = True
 
+    def __init__(self) -> None:
+        self.table = objects.answer_table(MemoryStream.awareness_of)
+        self.close = self.table.close  # (the bank calls it per stream change: no Python frame)
+        self.clear = self.table.clear
+        self.asked = self.table.asked
+
     def publish(
         self,
         pairs: list[tuple[int, int]],
@@ -174,18 +180,8 @@ class _EngineAnswers(FrameAnswers):
         rooms: list[int],
         written: list[int],
     ) -> None:
-        handles = [pair[0] for pair in pairs]
-        entities = [pair[1] for pair in pairs]
-        objects.set_answers(MemoryStream.awareness_of, handles, entities, levels, streams, rooms, written)
-
-    def close(self, handle: int) -> None:
-        objects.close_answers(MemoryStream.awareness_of, handle)
-
-    def clear(self) -> None:
-        objects.clear_answers(MemoryStream.awareness_of)
-
-    def asked(self) -> list[tuple[int, int]]:
-        return objects.answered_asks(MemoryStream.awareness_of)
+        handles, entities = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
+        self.table.set(handles, entities, levels, streams, rooms, written)
 
 
 class _FirstUse:

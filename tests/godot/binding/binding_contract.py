@@ -222,16 +222,16 @@ class Noted(Node):
         """Set `level`'s table: pairs [key, a, answer], streams [key, budget, written]."""
         keys, ids, answers = zip(*pairs, strict=True) if pairs else ((), (), ())
         stream_keys, budgets, written = zip(*streams, strict=True) if streams else ((), (), ())
-        objects.set_answers(Noted.level, keys, ids, answers, stream_keys, budgets, written)
+        objects.answer_table(Noted.level).set(keys, ids, answers, stream_keys, budgets, written)
 
     def close_answers(self, key: int) -> None:
-        objects.close_answers(Noted.level, key)
+        objects.answer_table(Noted.level).close(key)
 
     def clear_answers(self) -> None:
-        objects.clear_answers(Noted.level)
+        objects.answer_table(Noted.level).clear()
 
     def asked(self) -> list:
-        return [list(pair) for pair in objects.answered_asks(Noted.level)]
+        return [list(pair) for pair in objects.answer_table(Noted.level).asked()]
 
     def answered_total(self) -> int:
         return objects.answered_total()
