@@ -780,7 +780,7 @@ static int gdb_plain_number(int want, const void *arg) {
 
 /* Declared int/float/bool parameters get that Python type from an untyped call (2 -> 2.0). */
 static PyObject *gdb_coerce(int want, PyObject *value) {
-    if (!value || !gdb_is_scalar(want) || value == Py_None) return value;
+    if (!value || !gdb_is_scalar(want)) return value;
     PyObject *out = NULL;
     if (want == GDEXTENSION_VARIANT_TYPE_FLOAT && !PyFloat_CheckExact(value)) out = PyNumber_Float(value);
     else if (want == GDEXTENSION_VARIANT_TYPE_INT && !PyLong_CheckExact(value)) out = PyNumber_Long(value);
@@ -1052,7 +1052,7 @@ static int gdb_answer_call(intptr_t mid, void *inst, const void *const *args, GD
     int64_t arg = variant ? gdb_as_int(args[0]) : *(const int64_t *)args[0];
     int64_t value = -1;
     int written = 0;
-    for (int i = 0; i < st->nwritten && st->count; i++) written |= st->args[i] == arg;
+    for (int i = 0; i < st->nwritten; i++) written |= st->args[i] == arg;
     if (written) {
         value = st->written;
     } else {
