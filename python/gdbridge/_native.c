@@ -883,7 +883,7 @@ static int gdb_fast_varcall(gdb_fast_method *m, void *inst, const GDExtensionCon
 #define GDB_QUEUE_ARGS 4
 #define GDB_QUEUE_ROWS (1 << 20)
 typedef struct {
-    PyObject *take; /* borrowed (gdbridge.classdb keeps it): take(rows: list[tuple]) */
+    PyObject *take; /* borrowed (gdbridge.classdb keeps it): take(rows, raw) */
     intptr_t answers; /* the answered method these calls update (0: none) */
     int nargs;
     int types[GDB_QUEUE_ARGS]; /* INT or FLOAT */
