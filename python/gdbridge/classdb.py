@@ -515,7 +515,7 @@ def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> N
         _answers_waiting[writes] = mid
         writer = 0
     _answered_mids.add(mid)
-    method.func._gd_answered_id = mid  # type: ignore[attr-defined]  # for objects.set_answers & co.
+    method.func._gd_answered_id = mid  # type: ignore[attr-defined]  # for objects.answer_table
     objects.lib.gdb_set_answered_method(mid, writer)
 
 

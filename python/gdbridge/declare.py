@@ -414,16 +414,16 @@ def queued(take: Callable[[list[tuple]], Any], **bounds: tuple[int, int]) -> Cal
 
 def answered(writes: Callable[..., Any]) -> Callable[[Any], Any]:
     """A read of one int (an id) returning an int that the binding may answer in C, from a table
-    Python sets once a frame (`objects.set_answers`), kept true by the calls of the queued method
+    Python sets once a frame (`objects.answer_table(read).set`), kept true by the calls of the queued method
     `writes` (whose first parameter is the same kind of id) that the binding queues meanwhile.
 
     A call from the main thread on an instance with a queue key (`objects.queue_calls`) is answered
     in C when Python left the key open, at most `budget` calls of `writes` were queued under it
     since the table was set, and the id was written by one of them (then the key's `written`
     answer, unless it is -1) or has an answer in the table (then that answer, and the pair is
-    logged for `objects.answered_asks`). Every other call runs the method, which must give the same
-    answer: Python closes a key (`objects.close_answers`) when it changes the key's state other
-    than by those queued calls, and clears the table (`objects.clear_answers`) when it stops holding.
+    logged for the table's `asked`). Every other call runs the method, which must give the same
+    answer: Python closes a key (the table's `close`) when it changes the key's state other
+    than by those queued calls, and clears the table (`clear`) when it stops holding.
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -95,7 +95,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _variant._variant_equal = _variant_equal
     _variant._variant_hash = _iface["variant_hash"]
     _variant._object_ptr = object_ptr
-    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _queue_key, queued_total, _fast  # noqa: PLW0603, E501 - set once, at start-up
+    global _fast_call, _fast_emit_all, _fast_dropped, _forget_texts, take_queued, _fast  # noqa: PLW0603 - set once, at start-up
     if not lib.gdb_install_fast(id(_CallError)):
         raise GodotError("could not create the _gdbridge_fast module")
     import _gdbridge_fast
@@ -110,8 +110,6 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     _fast_dropped = _gdbridge_fast.dropped
     _forget_texts = _gdbridge_fast.forget_texts
     take_queued = _gdbridge_fast.take_queued
-    _queue_key = _gdbridge_fast.queue_key
-    queued_total = _gdbridge_fast.queued_total
     _fast = _gdbridge_fast
     builtin = API["builtin"]
     for type_name, vtype in (("Array", T.ARRAY), *((t.name.title().replace("_", ""), t) for t in _PACKED)):
@@ -654,7 +652,7 @@ def queue_calls(obj: Any, key: int) -> None:
         if key:
             raise TypeError(f"queue_calls takes an object of a Python-defined class, got {obj!r}")
         return  # freed: its key went with it (its address may hold another instance's now)
-    _queue_key(obj, key)
+    _fast.queue_key(obj, key)
 
 
 class AnswerTable:
@@ -696,18 +694,21 @@ def answer_table(read: Callable[..., Any]) -> AnswerTable:
     return AnswerTable(read)
 
 
+def queued_total() -> int:
+    """How many calls the binding queued in C since start."""
+    return _fast.queued_total()
+
+
 def answered_total() -> int:
     """How many calls the binding answered in C since start."""
     return _fast.answered_total()
 
 
-def _no_queue(*_args: Any) -> None:
+def _no_queue() -> None:
     """Before `bind` (no engine): nothing is ever queued."""
 
 
 take_queued: Callable[[], None] = _no_queue  # hand the queued calls to Python now; set by bind
-_queue_key: Callable[[Any, int], None] = _no_queue
-queued_total: Callable[[], int] = int  # how many calls were queued in C since start; set by bind
 _fast: Any = None  # the _gdbridge_fast module, set by bind
 
 
