@@ -1313,16 +1313,21 @@ static void gdb_take_queued_locked(void) {
     }
     gdb_taking = 0;
 }
-/* The same from C without the GIL (a callback's start, an engine call's end); on the main thread only. */
+/* Rows wait and this is the main thread, the only one that takes them. */
+static inline int gdb_queued_waiting(void) { return queued_rows_used && gdb_on_main_thread(); }
+static inline void gdb_take_queued_held(void) {
+    if (gdb_queued_waiting()) gdb_take_queued_locked();
+}
+/* The same from C without the GIL (a callback's start, an engine call's end). */
 static inline void gdb_take_queued(void) {
-    if (queued_rows_used && gdb_on_main_thread()) {
+    if (gdb_queued_waiting()) {
         PyGILState_STATE gil = PyGILState_Ensure();
         gdb_take_queued_locked();
         PyGILState_Release(gil);
     }
 }
 static PyObject *gdb_fast_take_queued(PyObject *self, PyObject *unused) {
-    if (queued_rows_used && gdb_on_main_thread()) gdb_take_queued_locked();
+    gdb_take_queued_held();
     Py_RETURN_NONE;
 }
 static PyObject *gdb_fast_queued_total(PyObject *self, PyObject *unused) {
@@ -1646,7 +1651,7 @@ static int gdb_bind_call(const void *mb, void *obj, PyObject *const *items, Py_s
         Py_BEGIN_ALLOW_THREADS
         i_method_bind_call(mb, obj, (const GDExtensionConstVariantPtr *)ptrs, n, ret, err);
         Py_END_ALLOW_THREADS
-        if (queued_rows_used && gdb_on_main_thread()) gdb_take_queued_locked();
+        gdb_take_queued_held();
     }
     for (Py_ssize_t i = 0; i < made; i++) i_variant_destroy(&vars[i]);
     return made == n;
