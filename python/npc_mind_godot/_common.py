@@ -8,6 +8,7 @@ from typing import Any
 
 from gdbridge import objects
 from npc_mind.server import WrongThreadError
+from npc_mind_godot import mistakes
 
 ICONS = "res://addons/npc_mind/icons/"
 NOTIFICATION_PREDELETE = 1
@@ -83,8 +84,10 @@ class ServerHandle:
             self._handle()
 
     def _notification(self, what: int) -> None:
-        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
-            server().release(self.__dict__.pop("_server_handle"))
+        if what == NOTIFICATION_PREDELETE:
+            mistakes.forget(self)
+            if self.__dict__.get("_server_handle"):
+                server().release(self.__dict__.pop("_server_handle"))
 
     def get_server_id(self) -> int:
         """This node's id for the server's batched methods."""

@@ -27,7 +27,7 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
-from npc_mind_godot import ticker
+from npc_mind_godot import mistakes, ticker
 from npc_mind_godot._common import core, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
@@ -258,11 +258,13 @@ class NpcMindServer(classes.Object):
     def get_metrics(self) -> dict:
         """Every statistic by name, as a Dictionary: the server's, and how many per-node calls the
         binding took in C since start (`binding/queued_calls`: MemoryStream.record_event;
-        `binding/answered_calls`: awareness_of)."""
+        `binding/answered_calls`: awareness_of), and the user mistakes reported once and repeated
+        (`mistakes/reported`, `mistakes/repeats`: see `npc_mind_godot.mistakes`)."""
         return {
             **self.core.metrics(),
             "binding/queued_calls": float(objects.queued_total()),
             "binding/answered_calls": float(objects.answered_total()),
+            **mistakes.metrics(),
         }
 
 
