@@ -36,7 +36,7 @@ def describe(owner: Any) -> str:
         if owner.is_class("Resource"):
             where = str(owner.get_path())
             return f"{owner.get_class()} {where}" if where else f"{owner.get_class()} (built in)"
-    except Exception:  # a freed or foreign object still gets a name  # noqa: BLE001
+    except Exception:  # a freed or foreign object still gets a name
         pass
     return repr(owner)
 
@@ -46,7 +46,7 @@ def _key(owner: Any) -> int | str:
         return owner
     try:
         return int(owner.get_instance_id())
-    except Exception:  # noqa: BLE001 - not an engine object: keyed by its identity
+    except Exception:  # not an engine object: keyed by its identity
         return f"py:{id(owner)}"
 
 
