@@ -16,7 +16,7 @@ from gdbridge.declare import (
     queued,
     signal,
 )
-from gdbridge.types import PackedStringArray, PropertyHint
+from gdbridge.types import PackedStringArray, PropertyHint, Vector2, Vector3
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import FrameAnswers, MemoryProfileSpec
@@ -327,6 +327,34 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         return _bank.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+
+    def note_sighting(self, entity_id: int, position: Any) -> None:
+        """The NPC perceived `entity_id` at `position` (a Vector2 or Vector3) now: the senses call it
+        beside `record_event`; the sourced inputs and move actions read it back."""
+        if thread_id() != MAIN_THREAD:
+            refuse_thread(1)
+        if isinstance(position, Vector2):
+            point: tuple[float, ...] = (position.x, position.y)
+        elif isinstance(position, Vector3):
+            point = (position.x, position.y, position.z)
+        else:
+            kind = type(position).__name__
+            raise TypeError(f"note_sighting: position must be a Vector2 or Vector3, got {kind}")
+        server().core.note_sighting(self._handle(), int(entity_id), point)
+
+    def get_last_known_position(self, entity_id: int) -> Any:
+        """Where `entity_id` was last perceived (a Vector2 or Vector3), or null if never (or long
+        dropped: a stream keeps its 256 most recent entities)."""
+        sighting = server().core.sightings.get(self._handle(), int(entity_id))
+        if sighting is None:
+            return None
+        point = sighting.position
+        return Vector2(*point) if len(point) == 2 else Vector3(*point)
+
+    def get_seconds_since_seen(self, entity_id: int) -> float:
+        """Seconds on the server's clock since `entity_id` was last perceived (INF: never)."""
+        mind = server().core
+        return mind.sightings.seconds_since(self._handle(), int(entity_id), mind.now())
 
     def get_memories(self) -> list:
         """Every memory still remembered, strongest first, as Dictionaries; only looks."""

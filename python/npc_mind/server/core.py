@@ -28,6 +28,7 @@ from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.memories import MemoryBank, MemoryLog, MemoryProfileSpec
 from npc_mind.server.registry import HandleCounter, WrongThreadError
 from npc_mind.server.selectors import SelectorBank
+from npc_mind.server.sightings import Sightings
 
 
 class MindServer:
@@ -53,6 +54,7 @@ class MindServer:
         self.awareness = self.memory.aware
         self.query_strongest = self.memory.recall
         self.selectors = SelectorBank(counter, self.events, now=self.clock.now)
+        self.sightings = Sightings()  # where and when each memory stream last perceived each entity
         # the per-node utility calls, bound straight to the bank (one Python call from the node),
         # on a selector's entry (`selectors.entry(handle)`, looked up once): pick(entry, context) ->
         # the chosen index into its names, at the clock's now (`evaluate` by index);
@@ -113,8 +115,16 @@ class MindServer:
             if handle in bank.entries:
                 bank.remove(handle)
                 self.events.discard(handle)
+                self.sightings.drop(handle)
                 return
         raise KeyError(f"no handle {handle}")
+
+    # --- sightings ------------------------------------------------------------------------------
+    def note_sighting(self, handle: int, entity: int, position: Any) -> None:
+        """A memory stream's NPC perceived `entity` at `position` (2 or 3 numbers) now."""
+        if handle not in self.memory.entries:
+            raise KeyError(f"no memory stream {handle}")
+        self.sightings.note(handle, entity, position, self.now())
 
     # --- time ----------------------------------------------------------------------------------
     def step(self, delta: float, time_scale: float = 1.0, paused: bool = False) -> list[ServerEvent]:
@@ -216,6 +226,7 @@ class MindServer:
         flat["selectors/rows"] = float(sum(len(group.rows) for group in self.selectors.groups.values()))
         for key, value in self.decisions.metrics().items():
             flat[f"decision/{key}"] = float(value)
+        flat["memory/sightings"] = float(len(self.sightings))
         flat["server/step_ms"] = self.last_step_seconds * 1000.0
         # batched rows skipped for a stale or unknown id (an NPC freed while its id was still in use)
         flat["server/stale_rows"] = float(self.memory.table.skipped + self.selectors.table.skipped)
