@@ -34,6 +34,30 @@ def events(run: GodotRun, kind: str) -> list[dict]:
     return [line for line in run.json_lines() if line.get("event") == kind]
 
 
+def assert_plot_is_labelled(plot: Path, run: GodotRun) -> None:
+    """The forgetting plot reads without the README: tick labels left of the R axis and under the
+    time axis, a label over each story moment's line, and one legend row per (guard, entity, type)
+    line. Regions are demo_scene/forgetting_plot.gd's layout (axes box x 70-910, y 70-520)."""
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(plot).convert("RGB"), dtype=np.int32)
+    assert pixels.shape == (600, 1300, 3)
+
+    def inked(left: int, top: int, right: int, bottom: int) -> int:
+        return int((pixels[top:bottom, left:right].sum(axis=2) < 600).sum())
+
+    assert inked(20, 70, 66, 530) > 100, "R tick labels"
+    assert inked(60, 526, 920, 580) > 200, "time tick labels and title"
+    assert inked(70, 36, 910, 66) > 150, "story moment labels"
+    samples = events(run, "sample")
+    lines = {(line["guard"], line["entity"], line["type"]) for line in samples if line["entity"]}
+    column = pixels[80:, 1060]  # the legend's swatches: one coloured run per row down x = 1060
+    coloured = (column.max(axis=1) - column.min(axis=1) > 40) | (column.max(axis=1) < 120)
+    rows = int((coloured[1:] & ~coloured[:-1]).sum() + coloured[0])
+    assert rows == len(lines), (rows, sorted(lines))
+
+
 def assert_stories(run: GodotRun) -> None:
     stories = {line["story"]: line for line in events(run, "story")}
     assert set(stories) == {"thief", "stone", "grenade"}, run.log
@@ -67,7 +91,7 @@ def test_stories_hold_without_a_model_and_replay_identically(tmp_path: Path) -> 
     assert events(again, "sample") == events(run, "sample")
     tiers = {line["tier"] for line in events(run, "fallback")}
     assert tiers == {3} and {line["reason"] for line in events(run, "fallback")} == {"no_endpoint"}
-    assert (tmp_path / "forgetting.png").stat().st_size > 1000
+    assert_plot_is_labelled(tmp_path / "forgetting.png", run)
     summary = events(run, "summary")[0]
     assert summary["all_stories_held"] and summary["metrics"]["memory/streams"] == 2
 
