@@ -52,6 +52,8 @@ MAX_MEMORIES = 32  # strongest first; a full 64-slot memory would only crowd the
 DECISION_LOG = 24  # outcomes kept per decision node
 FREED_KEPT = 30.0  # seconds a freed NPC stays listed (marked) unless the editor drops it sooner
 ENTITY_NAMES = 4096  # names of entities remembered (oldest forgotten first)
+LEARN_PER_LOOK = 1024  # new entity ids looked up per look (a few ms at most, once a second)
+LOOKED_AT = 65536  # entity ids known to be looked up already (then the set starts again)
 PROCESS_MODE_ALWAYS = 3
 MEMORY_TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
 
@@ -217,10 +219,12 @@ class DebugFeed:
         ]
 
     def learn_entity_names(self) -> None:
-        """Look up, once, every entity id the NPCs remember: the live objects' names are kept, so an
-        entity freed before anyone selected its NPC still shows by name."""
+        """Look up, once, the entity ids the NPCs remember (`LEARN_PER_LOOK` new ones a look): the
+        live objects' names are kept, so an entity freed before anyone selected its NPC still shows
+        by name."""
         bank = server().core.memory
         bank.flush()  # the writes queued this frame
+        budget = LEARN_PER_LOOK
         for slot in bank.pools.values():
             pool = slot.pool
             working = pool.working_state(range(pool.npc_count))[2]["ent"]
@@ -228,7 +232,10 @@ class DebugFeed:
             for entity in np.unique(np.concatenate((working, longterm))).tolist():
                 if entity in self._looked_at:
                     continue
-                if len(self._looked_at) >= 4 * ENTITY_NAMES:
+                if budget == 0:
+                    return  # the rest at the next look
+                budget -= 1
+                if len(self._looked_at) >= LOOKED_AT:
                     self._looked_at.clear()  # bounded: ids seen long ago are looked at again
                 self._looked_at.add(entity)
                 found = _object_of(entity)
