@@ -251,7 +251,7 @@ class DebugFeed:
         if npc.freed_at is not None or not npc.node.is_valid:
             return {"id": int(npc_id), "name": npc.name, "path": npc.path, "freed": True}
         core = server().core
-        npc.name, npc.path = _display_name(npc.node), scene_path(npc.node)
+        npc.name, npc.path = _display_name(npc.node), scene_path(npc.node) or npc.path
         out: dict[str, Any] = {
             "id": int(npc_id),
             "name": npc.name,
@@ -312,8 +312,7 @@ class DebugFeed:
         if found is not None:
             name = _display_name(found)
             self._remember(entity, name)
-            in_tree = found.has_method("is_inside_tree") and found.is_inside_tree()
-            return name, scene_path(found) if in_tree else "", False
+            return name, scene_path(found) if found.has_method("is_inside_tree") else "", False
         name = self._entity_names.get(entity)
         return ("", "", False) if name is None else (name, "", True)
 
@@ -360,9 +359,11 @@ def selector_state(core: Any, handle: int) -> dict[str, Any]:
 
 def scene_path(node: Any) -> str:
     """A node's path relative to the current scene (`Mobs/Goblin`; the scene itself by its name), so
-    two NPCs with generated names are told apart; its absolute path outside the current scene."""
-    tree = node.get_tree()
-    scene = tree.get_current_scene() if tree is not None else None
+    two NPCs with generated names are told apart; its absolute path outside the current scene; ""
+    outside the tree."""
+    if not node.is_inside_tree():
+        return ""
+    scene = node.get_tree().get_current_scene()
     if scene is not None and scene == node:
         return str(node.get_name())
     if scene is not None and scene.is_ancestor_of(node):

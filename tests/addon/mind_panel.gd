@@ -43,7 +43,7 @@ func _initialize() -> void:
 		PackedStringArray(["Village/Bertha", "Mobs/@CharacterBody3D@2", "Mobs/@CharacterBody3D@3"]),
 		PackedStringArray(["Bertha the guard", "@CharacterBody3D@2", "@CharacterBody3D@3"]), [false, false, true]])
 	check("npcs are listed by scene path, a display name leading", items(panel) == ["Bertha the guard   Village/Bertha",
-		"Mobs/@CharacterBody3D@2", "Mobs/@CharacterBody3D@3   (freed)"], items(panel))
+		"Mobs/@CharacterBody3D@2", "(freed) Mobs/@CharacterBody3D@3"], items(panel))
 	check("drop freed is offered while an npc is freed", not panel._drop_freed.disabled and panel._status.text.contains("1 freed"), panel._status.text)
 	panel._drop_freed.pressed.emit()
 	check("drop freed asks the game", asked.forget == 1, asked.forget)

@@ -152,7 +152,7 @@ func _fill_list() -> void:
 	for index in _ids.size():
 		var freed: bool = index < _freed.size() and _freed[index]
 		freed_count += int(freed)
-		var label := npc_label(_names[index], _paths[index]) + ("   (freed)" if freed else "")
+		var label := ("(freed) " if freed else "") + npc_label(_names[index], _paths[index])  # the mark first: long paths are cut
 		if needle != "" and label.to_lower().find(needle) < 0:
 			continue
 		var row := _list.add_item(label)
