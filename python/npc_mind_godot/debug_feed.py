@@ -408,7 +408,7 @@ class NpcMindDebugFeed(classes.Node, internal=True):
         if feed.observe_decision not in core.decisions.observers:
             core.decisions.observers.append(feed.observe_decision)
         debugger = objects.singleton("EngineDebugger")
-        # Made without a debugger (a tool or screenshot script reading snapshots), it never sends.
+        # Made by Python without a debugger (a tool reading snapshots), it never sends.
         self.__dict__["live"] = bool(debugger.is_active())
         if self.__dict__["live"] and not debugger.has_capture(CAPTURE):
             debugger.register_message_capture(CAPTURE, as_callable(feed.on_message))
