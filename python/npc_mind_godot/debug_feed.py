@@ -33,8 +33,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from gdbridge import classes, objects
 from gdbridge.callables import as_callable
 from gdbridge.declare import PackedInt64Array
@@ -52,7 +50,7 @@ MAX_MEMORIES = 32  # strongest first; a full 64-slot memory would only crowd the
 DECISION_LOG = 24  # outcomes kept per decision node
 FREED_KEPT = 30.0  # seconds a freed NPC stays listed (marked) unless the editor drops it sooner
 ENTITY_NAMES = 4096  # names of entities remembered (oldest forgotten first)
-LEARN_PER_LOOK = 1024  # new entity ids looked up per look (a few ms at most, once a second)
+LEARN_PER_FRAME = 16  # entity ids looked up per frame (each costs tens of microseconds)
 LOOKED_AT = 65536  # entity ids known to be looked up already (then the set starts again)
 PROCESS_MODE_ALWAYS = 3
 MEMORY_TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
@@ -85,6 +83,7 @@ class DebugFeed:
         self.decisions: dict[int, deque[dict[str, Any]]] = {}  # decision handle -> recent outcomes
         self._entity_names: dict[int, str] = {}  # instance id -> name, learned while the object lived
         self._looked_at: set[int] = set()  # entity ids already looked up by the once-a-second scan
+        self._to_learn: list[int] = []  # entity ids found by the last scan, not looked up yet
         self._next_list = 0.0
         self._next_live = 0.0
         self._list_wanted = True
@@ -95,10 +94,13 @@ class DebugFeed:
         if now >= self._next_list:
             self._next_list = now + LIST_EVERY
             changed = self.refresh()
+            self._to_learn = self.unknown_entities()
             self.learn_entity_names()
             if changed or self._list_wanted:
                 self._list_wanted = False
                 self._send("npc_mind:npcs", self.npc_list())
+        elif self._to_learn:
+            self.learn_entity_names()
         if self.selected and now >= self._next_live:
             self._send_live(now)
 
@@ -218,29 +220,27 @@ class DebugFeed:
             [self.npcs[npc_id].freed_at is not None for npc_id in ids],
         ]
 
-    def learn_entity_names(self) -> None:
-        """Look up, once, the entity ids the NPCs remember (`LEARN_PER_LOOK` new ones a look): the
-        live objects' names are kept, so an entity freed before anyone selected its NPC still shows
-        by name."""
+    def unknown_entities(self) -> list[int]:
+        """The entity ids the NPCs remember that were not looked up yet."""
         bank = server().core.memory
         bank.flush()  # the writes queued this frame
-        budget = LEARN_PER_LOOK
+        found: list[int] = []
         for slot in bank.pools.values():
-            pool = slot.pool
-            working = pool.working_state(range(pool.npc_count))[2]["ent"]
-            longterm = pool.longterm.cols["entity"][: pool.longterm.size]
-            for entity in np.unique(np.concatenate((working, longterm))).tolist():
-                if entity in self._looked_at:
-                    continue
-                if budget == 0:
-                    return  # the rest at the next look
-                budget -= 1
-                if len(self._looked_at) >= LOOKED_AT:
-                    self._looked_at.clear()  # bounded: ids seen long ago are looked at again
-                self._looked_at.add(entity)
-                found = _object_of(entity)
-                if found is not None:
-                    self._remember(entity, _display_name(found))
+            looked_at = self._looked_at
+            found.extend(entity for entity in slot.pool.entities().tolist() if entity not in looked_at)
+        return found
+
+    def learn_entity_names(self) -> None:
+        """Look up `LEARN_PER_FRAME` of the entity ids not looked up yet: the live objects' names
+        are kept, so an entity freed before anyone selected its NPC still shows by name."""
+        batch, self._to_learn = self._to_learn[:LEARN_PER_FRAME], self._to_learn[LEARN_PER_FRAME:]
+        for entity in batch:
+            if len(self._looked_at) >= LOOKED_AT:
+                self._looked_at.clear()  # bounded: ids seen long ago are looked at again
+            self._looked_at.add(entity)
+            found = _object_of(entity)
+            if found is not None:
+                self._remember(entity, _display_name(found))
 
     # --- one NPC's mind -------------------------------------------------------------------------
     def snapshot(self, npc_id: int) -> dict[str, Any]:
