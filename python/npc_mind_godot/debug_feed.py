@@ -21,9 +21,9 @@ Messages (one `npc_mind` capture, payloads are Arrays of plain Variants):
 Only the selected NPC is read at `LIVE_HZ`; the others cost nothing per frame. LLM outcomes (rare) are
 logged for every NPC as they happen, so an NPC selected later shows its whole recent timeline.
 Entity names: when an entity id is an object's instance id (as in the demo), its `display_name`
-property, else its node name, labels the memory, with its path. Names are learned once a second from
-every NPC's memories while the objects live, so an entity freed before its NPC is selected still
-shows by name, marked freed.
+property, else its node name, labels the memory, with its path. Names are learned while the objects
+live (a scan of every NPC's memories once a second for ids not looked up yet, `LEARN_PER_FRAME`
+look-ups a frame), so an entity freed before its NPC is selected still shows by name, marked freed.
 """
 
 from __future__ import annotations
