@@ -1,7 +1,10 @@
 """The NPC Mind debugger tab's data, end to end with the real engine: a game started with
 `--remote-debug tcp://127.0.0.1:<port>` against a debugger endpoint in the test (Godot's remote
 debugger protocol) sends its NPC list and, for the NPC the "editor" selects, live memories (R matching
-e^(-t/S)), the selector's scores and the LLM decisions; without a debugger it sends nothing."""
+e^(-t/S)), the selector's scores and the LLM decisions; without a debugger it sends nothing. A second
+game is stopped at a break while an NPC is selected (answered at once), frees a remembered entity
+and an NPC (both marked, their names kept), lists NPCs by scene path, and drops freed ones on request;
+the panel itself is fed those messages headless."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.godot import GodotRun, run_godot
+from tests.support.godot import GodotRun, run_check_script, run_godot
 from tests.support.remote_debugger import DebuggerEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,7 +36,7 @@ def line_with(run: GodotRun, key: str) -> dict[str, Any]:
 
 def select_aldric(endpoint: DebuggerEndpoint, message: str, data: list[Any]) -> None:
     if message == "npc_mind:npcs":
-        ids, _paths, names = data
+        ids, _paths, names, _freed = data
         if "Aldric" in names:
             endpoint.send("npc_mind:select", [ids[names.index("Aldric")]])
 
@@ -53,9 +56,9 @@ def snapshots(endpoint: DebuggerEndpoint) -> list[dict[str, Any]]:
 
 def test_the_npc_list_arrives(attached: tuple[GodotRun, DebuggerEndpoint]) -> None:
     run, endpoint = attached
-    ids, paths, names = endpoint.messages("npc_mind:npcs")[-1]
+    ids, paths, names, freed = endpoint.messages("npc_mind:npcs")[-1]
     guard = line_with(run, "guard")["guard"]
-    assert list(zip(ids, paths, names, strict=True)) == [(guard, "/root/Aldric", "Aldric")]
+    assert list(zip(ids, paths, names, freed, strict=True)) == [(guard, "/root/Aldric", "Aldric", False)]
 
 
 def test_memories_fade_as_e_to_the_minus_t_over_s(attached: tuple[GodotRun, DebuggerEndpoint]) -> None:
@@ -71,7 +74,9 @@ def test_memories_fade_as_e_to_the_minus_t_over_s(attached: tuple[GodotRun, Debu
             assert 0 <= memory["awareness"] <= 3 and memory["recalls"] >= 1 and memory["pinned"] is False
         assert snap["profile"] == {"curve": "exponential", "forget": 0.05, "search": 0.3, "pursue": 0.8}
     thief = [next(m for m in snap["memories"] if m["entity"] == ids["thief"]) for snap in live]
-    assert {(m["entity_name"], m["type_name"]) for m in thief} == {("Tam", "hostile")}
+    assert {(m["entity_name"], m["entity_path"], m["entity_freed"], m["type_name"]) for m in thief} == {
+        ("Tam", "/root/Tam", False, "hostile")  # alive, outside any current scene: its absolute path
+    }
     assert thief[-1]["r"] < thief[0]["r"] and thief[-1]["age"] > thief[0]["age"]  # it fades, untouched
     plain = [m for m in live[-1]["memories"] if m["entity"] == ids["plain"]]
     assert plain and plain[0]["entity_name"] == "" and plain[0]["type_name"] == "trivia"
@@ -123,3 +128,110 @@ def test_nothing_is_sent_without_a_debugger() -> None:
     assert kinds["npc_mind/decision/latency_p50_ms"] == MONITOR_TYPE_TIME
     assert kinds["npc_mind/memory/streams"] == MONITOR_TYPE_QUANTITY
     assert monitors["step_ms"] > 0.0 and monitors["step_s"] == pytest.approx(monitors["step_ms"] / 1000.0)
+
+
+LIFECYCLE = "res://tests/addon/debug_feed_lifecycle.gd"
+
+
+class Lifecycle:
+    """The editor's side of debug_feed_lifecycle.gd: once the thief is freed, stop the game at a
+    break and select the first NPC; continue once its snapshot arrived; ask for that NPC to be freed
+    once a snapshot came after the break; drop the freed NPCs once the list marks it; then quit."""
+
+    def __init__(self) -> None:
+        self.selected = 0
+        self.stage = "wait_thief"
+
+    def __call__(self, endpoint: DebuggerEndpoint, message: str, data: list[Any]) -> None:
+        lists = endpoint.messages("npc_mind:npcs")
+        if self.stage == "wait_thief" and message == "test:thief_freed" and lists:
+            self.selected = lists[-1][0][0]
+            self.stage = "break"
+            endpoint.send("break", [])
+        elif self.stage == "break" and message == "debug_enter":
+            self.stage = "paused"
+            endpoint.send("npc_mind:select", [self.selected])
+        elif self.stage == "paused" and message == "npc_mind:npc":
+            self.stage = "running"
+            endpoint.send("continue", [])
+        elif self.stage == "running" and message == "npc_mind:npc" and endpoint.messages("debug_exit"):
+            self.stage = "freeing"
+            endpoint.send("test:free", [])
+        elif self.stage == "freeing" and message == "npc_mind:npcs" and True in data[3]:
+            self.stage = "forgetting"
+            endpoint.send("npc_mind:forget_freed", [])
+        elif self.stage == "forgetting" and message == "npc_mind:npcs" and True not in data[3]:
+            self.stage = "done"
+            endpoint.send("test:quit", [])
+
+
+@pytest.fixture(scope="module")
+def lifecycle() -> tuple[GodotRun, DebuggerEndpoint, Lifecycle]:
+    driver = Lifecycle()
+    with DebuggerEndpoint(continue_breaks=False) as endpoint:
+        endpoint.on_message(driver)
+        run = run_godot(
+            ROOT, "--remote-debug", endpoint.uri, "-s", LIFECYCLE, timeout=60, env={"NPC_MIND_LLM_URL": ""}
+        )
+    assert run.returncode == 0, run.log
+    assert driver.stage == "done", f"stopped at {driver.stage}\n{run.log}"
+    return run, endpoint, driver
+
+
+def test_a_selection_is_answered_while_the_game_is_stopped_at_a_break(
+    lifecycle: tuple[GodotRun, DebuggerEndpoint, Lifecycle],
+) -> None:
+    _run, endpoint, driver = lifecycle
+    names = [name for name, _ in endpoint.received]
+    assert names.count("debug_enter") == 1 and names.count("debug_exit") == 1
+    stopped, resumed = names.index("debug_enter"), names.index("debug_exit")
+    during = [data[0] for name, data in endpoint.received[stopped:resumed] if name == "npc_mind:npc"]
+    assert [snap["id"] for snap in during] == [driver.selected]
+    assert during[0]["memories"], during[0]
+
+
+def test_npcs_named_by_the_engine_are_told_apart_by_their_scene_path(
+    lifecycle: tuple[GodotRun, DebuggerEndpoint, Lifecycle],
+) -> None:
+    run, endpoint, _driver = lifecycle
+    started = line_with(run, "mobs")
+    ids, paths, names, freed = endpoint.messages("npc_mind:npcs")[0]
+    assert sorted(names) == sorted(started["names"])
+    assert all(name.startswith("@CharacterBody3D@") for name in names)
+    by_id = dict(zip(ids, paths, strict=True))
+    assert [by_id[mob] for mob in started["mobs"]] == [f"Mobs/{name}" for name in started["names"]]
+    assert freed == [False, False]
+
+
+def test_a_freed_entity_keeps_its_name_marked_freed(
+    lifecycle: tuple[GodotRun, DebuggerEndpoint, Lifecycle],
+) -> None:
+    run, endpoint, driver = lifecycle
+    thief = line_with(run, "thief")["thief"]
+    live = [data[0] for data in endpoint.messages("npc_mind:npc") if not data[0].get("freed")]
+    assert live, run.log
+    for snap in live:  # Tam was freed before its NPC was first selected: the feed learned the name
+        row = next(m for m in snap["memories"] if m["entity"] == thief)
+        assert (row["entity_name"], row["entity_path"], row["entity_freed"]) == ("Tam", "", True), row
+    assert {snap["id"] for snap in live} == {driver.selected}
+
+
+def test_a_freed_npc_is_marked_then_dropped_on_request(
+    lifecycle: tuple[GodotRun, DebuggerEndpoint, Lifecycle],
+) -> None:
+    run, endpoint, driver = lifecycle
+    started = line_with(run, "mobs")
+    other = next(mob for mob in started["mobs"] if mob != driver.selected)
+    lists = endpoint.messages("npc_mind:npcs")
+    marked = next(entry for entry in lists if True in entry[3])
+    assert dict(zip(marked[0], marked[3], strict=True)) == {driver.selected: True, other: False}
+    assert lists[-1][0] == [other] and lists[-1][3] == [False]
+    gone = [data[0] for data in endpoint.messages("npc_mind:npc") if data[0].get("freed")]
+    name = started["names"][started["mobs"].index(driver.selected)]
+    assert gone == [{"id": driver.selected, "name": name, "path": f"Mobs/{name}", "freed": True}]
+    assert not run.errors(), run.log
+
+
+def test_the_tab_lists_paths_and_marks_what_was_freed() -> None:
+    _run, checks = run_check_script(ROOT, "res://tests/addon/mind_panel.gd")
+    assert len(checks) == 9

@@ -349,6 +349,21 @@ def test_top_k_scores_recency_importance_and_tags_without_waking() -> None:
     assert [v.entity for v in flat.top_k(n2, 1.0)] == [2, 1]  # equal R up to S: E dropped, E2 has larger S
 
 
+def test_entities_lists_every_remembered_entity_once_working_and_long_term() -> None:
+    pool = MemoryPool(params=MemoryParams(rehearsal_refractory_s=0.0))
+    a, b = pool.add_npc(), pool.add_npc()
+    pool.record(a, 7, MemoryType.HOSTILE, 0.9, 0.0)
+    pool.record(b, 7, MemoryType.TRIVIA, 0.1, 0.0)
+    pool.record(b, 3, MemoryType.OBSERVATION, 0.5, 0.0)
+    assert pool.entities().tolist() == [3, 7]
+    for t in range(1, 9):  # rehearsed: promoted to the long-term tier at the game day
+        pool.record(a, 11, MemoryType.HOSTILE, 0.9, float(t))
+    pool.advance_game_day(1.0, now=9.0)
+    assert pool.longterm_count(a) == 1 and pool.entities().tolist() == [3, 7, 11]
+    pool.remove_npc(b)
+    assert pool.entities().tolist() == [7, 11]
+
+
 def test_long_term_tier_consolidates_on_game_days() -> None:
     pool = MemoryPool(params=MemoryParams(rehearsal_refractory_s=0.0), events=True)
     npc = pool.add_npc()

@@ -35,7 +35,7 @@ from gdbridge.declare import (
     signal,
     virtual,
 )
-from gdbridge.objects import GodotError, Object, register_singleton, singleton, utility
+from gdbridge.objects import GodotError, Object, library_path, register_singleton, singleton, utility
 from gdbridge.types import (
     AABB,
     RID,
@@ -112,6 +112,7 @@ __all__ = [
     "export",
     "export_group",
     "export_subgroup",
+    "library_path",
     "method",
     "python_only",
     "queued",

@@ -258,6 +258,7 @@ static const GDExtensionPropertyInfo *gdb_py_property_list(intptr_t inst, uint32
 static void gdb_py_free_property_list(intptr_t inst, const GDExtensionPropertyInfo *list);
 static void gdb_py_callable_free(intptr_t id);
 static int64_t gdb_py_callable_info(intptr_t id, int what, intptr_t other);
+static void gdb_py_callable_to_string(intptr_t id, GDExtensionBool *valid, void *out);
 
 /* ---- fast paths: methods and the common virtuals, straight through the C API ----
  * The instance pointer the engine hands back is the address of the Python object (kept alive by
@@ -1970,6 +1971,11 @@ static GDExtensionInt tr_callable_argc(void *ud, GDExtensionBool *valid) {
     *valid = n >= 0;
     return n < 0 ? 0 : n;
 }
+/* str() of the Callable is str() of the Python callable (its __str__). */
+static void tr_callable_to_string(void *ud, GDExtensionBool *valid, GDExtensionStringPtr out) {
+    gdb_take_queued();
+    gdb_py_callable_to_string((intptr_t)ud, valid, out);
+}
 /* A Callable that calls a Python function (id `id`); invalid once object `object_id` is freed. */
 static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_t id, uint64_t object_id) {
     info->callable_userdata = (void *)id;
@@ -1981,6 +1987,7 @@ static void gdb_fill_callable_info(GDExtensionCallableCustomInfo2 *info, intptr_
     info->equal_func = tr_callable_equal;
     info->less_than_func = tr_callable_less;
     info->get_argument_count_func = tr_callable_argc;
+    info->to_string_func = tr_callable_to_string;
 }
 static void tr_reference(GDExtensionClassInstancePtr inst) { gdb_take_queued(); gdb_py_reference((intptr_t)inst, 1); }
 static void tr_unreference(GDExtensionClassInstancePtr inst) { gdb_take_queued(); gdb_py_reference((intptr_t)inst, 0); }

@@ -350,3 +350,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_info(cid: int, what: int, other: int) -> int:
         return callables.function_info(cid, what, other)
+
+    @ffi.def_extern(onerror=report)
+    def gdb_py_callable_to_string(cid: int, valid: Any, out: Any) -> None:
+        callables.function_text(cid, valid, out)

@@ -81,6 +81,18 @@ def function_info(cid: int, what: int, other: int) -> int:
     return argument_count(fn)
 
 
+def function_text(cid: int, valid: Any, out: Any) -> None:
+    """str() of the engine's Callable: str() of the Python callable it runs (its __str__)."""
+    fn = _functions.get(cid)
+    if fn is None:
+        valid[0] = 0
+        return
+    text = str(fn)
+    objects.lib.gdb_value_destroy(T.STRING, out)
+    _variant.new_text(out, T.STRING, text)
+    valid[0] = 1
+
+
 def argument_count(fn: Any) -> int:
     """Positional parameters of a Python callable (a bound method's self excluded); -1 when unknown."""
     try:

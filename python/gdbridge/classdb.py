@@ -45,6 +45,7 @@ class ClassInfo:
     abstract: bool
     icon: str
     doc: str
+    internal: bool = False  # registered but not exposed: not in Create Node, docs or ClassDB.instantiate
     cid: int = 0
     registered: bool = False
     level: int = 2  # the initialization level it was registered at (SCENE, or EDITOR for editor classes)
@@ -82,7 +83,9 @@ def _fn(name: str, ctype: str) -> Any:
 
 
 # ---- collecting classes ----
-def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) -> None:
+def collect(  # noqa: PLR0917 - the class statement's keywords, in order
+    cls: type, name: str | None, tool: bool, abstract: bool, icon: str, internal: bool = False
+) -> None:
     reloading = state.get("reloading")
     if reloading is not None:
         # A module re-imported by gdbridge.reload: the class the engine knows gets this one's
@@ -108,6 +111,7 @@ def collect(cls: type, name: str | None, tool: bool, abstract: bool, icon: str) 
         abstract=abstract,
         icon=icon,
         doc=inspect.cleandoc(cls.__doc__ or ""),
+        internal=internal,
     )
     cls._gd_info = info
     cls._gd_native = False
@@ -170,7 +174,7 @@ def register(info: ClassInfo) -> None:
     creation = ffi.new("GDExtensionClassCreationInfo5*")
     creation.is_virtual = False
     creation.is_abstract = info.abstract
-    creation.is_exposed = True
+    creation.is_exposed = not info.internal
     creation.is_runtime = False
     icon = ffi.new("uint64_t*")
     _variant.new_text(icon, T.STRING, info.icon)

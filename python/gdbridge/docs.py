@@ -132,7 +132,7 @@ def _type_name(export: Export) -> str:
 
 
 def documented_classes() -> Iterable[classdb.ClassInfo]:
-    return (info for info in classdb.classes[1:] if info is not None and info.doc)
+    return (info for info in classdb.classes[1:] if info is not None and info.doc and not info.internal)
 
 
 def load_into_editor() -> None:

@@ -87,6 +87,7 @@ def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
         ("variant_call", "GDExtensionInterfaceVariantCall"),
         ("variant_evaluate", "GDExtensionInterfaceVariantEvaluate"),
         ("variant_hash", "GDExtensionInterfaceVariantHash"),
+        ("get_library_path", "GDExtensionInterfaceGetLibraryPath"),
     ):
         _iface[name] = ffi.cast(ctype, lib.gdb_get_proc(name.encode()))
     _variant._wrap_object = wrap
@@ -192,6 +193,16 @@ def class_name_of(ptr: Any) -> str:
     name = _variant.utf8_of(out, T.STRING_NAME)
     lib.gdb_value_destroy(T.STRING_NAME, out)
     return name
+
+
+def library_path() -> str:
+    """The file of this extension library as the engine loaded it (godot-cpp's get_library_path):
+    an absolute path, in the editor, a game or an exported build."""
+    out = ffi.new("uint64_t*")
+    _iface["get_library_path"](lib.gdb_get_library(), out)
+    path = _variant.utf8_of(out, T.STRING)
+    lib.gdb_value_destroy(T.STRING, out)
+    return path
 
 
 def wrap(ptr: Any, owned: bool = False) -> Any:
@@ -471,11 +482,20 @@ class GodotClassMeta(type):
             return obj
         if info is None:
             raise TypeError(f"{cls.__name__} is not registered with Godot")
+        if info.abstract:
+            raise TypeError(
+                f"{cls.__name__} is abstract (declared abstract=True): create one of its subclasses"
+            )
         from gdbridge import classdb
 
         with classdb.constructing_from_python():
-            ptr = _iface["classdb_construct_object2"](sn(info.name))
-        obj = lookup(lib.gdb_instance_of(ptr))
+            if info.internal:  # the engine makes no unexposed class: its native base, then ours
+                ptr = classdb.create(info.cid, 0)
+            else:
+                ptr = _iface["classdb_construct_object2"](sn(info.name))
+        obj = lookup(lib.gdb_instance_of(ptr)) if ptr != ffi.NULL else None
+        if obj is None:
+            raise GodotError(f"the engine made no {info.name} (see its error above)")
         if cls._gd_refcounted:
             arrivals.append(obj)  # Python's reference is given back if Python does not keep it
         obj.notification(0)  # NOTIFICATION_POSTINITIALIZE, through the whole class chain
@@ -519,13 +539,14 @@ class Object(metaclass=GodotClassMeta):
         tool: bool = False,
         abstract: bool = False,
         icon: str = "",
+        internal: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
         if "_gd_native" not in cls.__dict__:
             from gdbridge import classdb
 
-            classdb.collect(cls, name, tool, abstract, icon)
+            classdb.collect(cls, name, tool, abstract, icon, internal)
 
     def __getattr__(self, name: str) -> Any:
         """Script members (a GDScript attached to an engine object): methods and properties."""

@@ -7,17 +7,23 @@ and release exports never pay for it.
 
 Messages (one `npc_mind` capture, payloads are Arrays of plain Variants):
 
-- game -> editor `npc_mind:npcs` [ids, paths, names]: every NPC (the parent node of a MemoryStream,
-  UtilitySelector or AsyncLLMDecision), sent when the set changed (looked at once a second);
+- game -> editor `npc_mind:npcs` [ids, paths, names, freed]: every NPC (the parent node of a
+  MemoryStream, UtilitySelector or AsyncLLMDecision), sent when the set changed (looked at once a
+  second). A path is relative to the current scene (`Mobs/@CharacterBody3D@3`), absolute outside it;
+  a freed NPC stays listed, `freed` true, for `FREED_KEPT` seconds or until the editor drops it;
 - game -> editor `npc_mind:npc` [snapshot]: the selected NPC's mind, `LIVE_HZ` times a second
   (memories with R, S, age, recall count, pinned and awareness; each behavior's score and the chosen
-  one; the recent LLM decisions);
-- editor -> game `npc_mind:select` [npc id] (0: none), `npc_mind:refresh` [] (send the list again).
+  one; the recent LLM decisions); once freed, one last {id, name, path, freed: true};
+- editor -> game `npc_mind:select` [npc id] (0: none; answered at once, so also while the game is
+  paused or stopped at a break), `npc_mind:refresh` [] (send the list again),
+  `npc_mind:forget_freed` [] (drop the freed NPCs from the list now).
 
 Only the selected NPC is read at `LIVE_HZ`; the others cost nothing per frame. LLM outcomes (rare) are
 logged for every NPC as they happen, so an NPC selected later shows its whole recent timeline.
 Entity names: when an entity id is an object's instance id (as in the demo), its `display_name`
-property, else its node name, labels the memory.
+property, else its node name, labels the memory, with its path. Names are learned while the objects
+live (a scan of every NPC's memories once a second for ids not looked up yet, `LEARN_PER_FRAME`
+look-ups a frame), so an entity freed before its NPC is selected still shows by name, marked freed.
 """
 
 from __future__ import annotations
@@ -42,6 +48,10 @@ NEW_PER_LOOK = 256  # new nodes looked up per look: attaching to 1,000 NPCs spre
 LIVE_HZ = 5.0  # snapshots of the selected NPC per second
 MAX_MEMORIES = 32  # strongest first; a full 64-slot memory would only crowd the tab
 DECISION_LOG = 24  # outcomes kept per decision node
+FREED_KEPT = 30.0  # seconds a freed NPC stays listed (marked) unless the editor drops it sooner
+ENTITY_NAMES = 4096  # names of entities remembered (oldest forgotten first)
+LEARN_PER_FRAME = 16  # entity ids looked up per frame (each costs tens of microseconds)
+LOOKED_AT = 65536  # entity ids known to be looked up already (then the set starts again)
 PROCESS_MODE_ALWAYS = 3
 MEMORY_TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
 
@@ -49,13 +59,15 @@ MEMORY_TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
 class _Npc:
     """One NPC as the tab lists it: the parent node of npc_mind nodes, by the parent's instance id."""
 
-    __slots__ = ("decision", "memory", "name", "node", "path", "selector")
+    __slots__ = ("decision", "freed_at", "freed_sent", "memory", "name", "node", "path", "selector")
 
     def __init__(self, node: Any) -> None:
         self.node = node
         self.name = _display_name(node)
-        self.path = str(node.get_path())
+        self.path = scene_path(node)
         self.memory = self.selector = self.decision = 0
+        self.freed_at: float | None = None  # feed clock time the node was found freed
+        self.freed_sent = False
 
 
 class DebugFeed:
@@ -69,7 +81,9 @@ class DebugFeed:
         self.selected = 0
         self.sent = 0
         self.decisions: dict[int, deque[dict[str, Any]]] = {}  # decision handle -> recent outcomes
-        self._entity_names: dict[int, str] = {}
+        self._entity_names: dict[int, str] = {}  # instance id -> name, learned while the object lived
+        self._looked_at: set[int] = set()  # entity ids already looked up by the once-a-second scan
+        self._to_learn: list[int] = []  # entity ids found by the last scan, not looked up yet
         self._next_list = 0.0
         self._next_live = 0.0
         self._list_wanted = True
@@ -79,14 +93,35 @@ class DebugFeed:
         now = self.clock()
         if now >= self._next_list:
             self._next_list = now + LIST_EVERY
-            if self.refresh() or self._list_wanted:
+            changed = self.refresh()
+            self._to_learn = self.unknown_entities()
+            self.learn_entity_names()
+            if changed or self._list_wanted:
                 self._list_wanted = False
                 self._send("npc_mind:npcs", self.npc_list())
+        elif self._to_learn:
+            self.learn_entity_names()
         if self.selected and now >= self._next_live:
-            self._next_live = now + 1.0 / LIVE_HZ
-            snapshot = self.snapshot(self.selected)
-            if snapshot:
-                self._send("npc_mind:npc", [snapshot])
+            self._send_live(now)
+
+    def _send_live(self, now: float) -> None:
+        """The selected NPC's snapshot (a freed one's, once)."""
+        self._next_live = now + 1.0 / LIVE_HZ
+        npc = self.npcs.get(self.selected)
+        if npc is not None and (npc.freed_at is not None or not npc.node.is_valid):
+            if npc.freed_sent:
+                return
+            npc.freed_sent = True
+        snapshot = self.snapshot(self.selected)
+        if snapshot:
+            self._send("npc_mind:npc", [snapshot])
+
+    def _send_list(self) -> None:
+        self._list_wanted = False
+        self._next_list = self.clock() + LIST_EVERY
+        while self.refresh():
+            pass
+        self._send("npc_mind:npcs", self.npc_list())
 
     def _send(self, message: str, data: list[Any]) -> None:
         self.send(message, data)
@@ -97,11 +132,19 @@ class DebugFeed:
         name = str(message).removeprefix(CAPTURE + ":")
         if name == "select":
             self.selected = int(data[0]) if data else 0
-            self._next_live = 0.0
+            npc = self.npcs.get(self.selected)
+            if npc is not None:
+                npc.freed_sent = False
+            # Answered now: no frame runs while the game is stopped at a break or suspended.
+            self._send_live(self.clock())
             return True
         if name == "refresh":
-            self._list_wanted = True
-            self._next_list = 0.0
+            self._send_list()
+            return True
+        if name == "forget_freed":
+            for npc_id in [npc_id for npc_id, npc in self.npcs.items() if npc.freed_at is not None]:
+                del self.npcs[npc_id]
+            self._send_list()
             return True
         return False
 
@@ -117,6 +160,7 @@ class DebugFeed:
         for handle in [handle for handle in self.owner if handle not in nodes]:
             changed = True
             self._forget(handle)
+        changed |= self._mark_freed()
         looked_up = 0
         for handle, node in nodes.items():
             if handle in self.owner or not node.is_valid:
@@ -151,8 +195,21 @@ class DebugFeed:
         for field in ("memory", "selector", "decision"):
             if getattr(npc, field) == handle:
                 setattr(npc, field, 0)
-        if not (npc.memory or npc.selector or npc.decision):
-            del self.npcs[npc_id]
+        if not (npc.memory or npc.selector or npc.decision) and npc.node.is_valid:
+            del self.npcs[npc_id]  # still in the game, no longer an NPC; a freed one is marked instead
+
+    def _mark_freed(self) -> bool:
+        """Mark the NPCs whose node was freed; drop those marked `FREED_KEPT` seconds ago."""
+        now = self.clock()
+        changed = False
+        for npc_id, npc in list(self.npcs.items()):
+            if npc.freed_at is None and not npc.node.is_valid:
+                npc.freed_at = now
+                changed = True
+            elif npc.freed_at is not None and now - npc.freed_at >= FREED_KEPT:
+                del self.npcs[npc_id]
+                changed = True
+        return changed
 
     def npc_list(self) -> list[Any]:
         ids = sorted(self.npcs, key=lambda npc_id: self.npcs[npc_id].path)
@@ -160,19 +217,45 @@ class DebugFeed:
             PackedInt64Array(ids),
             PackedStringArray([self.npcs[npc_id].path for npc_id in ids]),
             PackedStringArray([self.npcs[npc_id].name for npc_id in ids]),
+            [self.npcs[npc_id].freed_at is not None for npc_id in ids],
         ]
+
+    def unknown_entities(self) -> list[int]:
+        """The entity ids the NPCs remember that were not looked up yet."""
+        bank = server().core.memory
+        bank.flush()  # the writes queued this frame
+        found: list[int] = []
+        for slot in bank.pools.values():
+            looked_at = self._looked_at
+            found.extend(entity for entity in slot.pool.entities().tolist() if entity not in looked_at)
+        return found
+
+    def learn_entity_names(self) -> None:
+        """Look up `LEARN_PER_FRAME` of the entity ids not looked up yet: the live objects' names
+        are kept, so an entity freed before anyone selected its NPC still shows by name."""
+        batch, self._to_learn = self._to_learn[:LEARN_PER_FRAME], self._to_learn[LEARN_PER_FRAME:]
+        for entity in batch:
+            if len(self._looked_at) >= LOOKED_AT:
+                self._looked_at.clear()  # bounded: ids seen long ago are looked at again
+            self._looked_at.add(entity)
+            found = _object_of(entity)
+            if found is not None:
+                self._remember(entity, _display_name(found))
 
     # --- one NPC's mind -------------------------------------------------------------------------
     def snapshot(self, npc_id: int) -> dict[str, Any]:
         """The selected NPC's mind now ({} when it is gone)."""
         npc = self.npcs.get(int(npc_id))
-        if npc is None or not npc.node.is_valid:
+        if npc is None:
             return {}
+        if npc.freed_at is not None or not npc.node.is_valid:
+            return {"id": int(npc_id), "name": npc.name, "path": npc.path, "freed": True}
         core = server().core
+        npc.name, npc.path = _display_name(npc.node), scene_path(npc.node) or npc.path
         out: dict[str, Any] = {
             "id": int(npc_id),
             "name": npc.name,
-            "path": str(npc.node.get_path()),
+            "path": npc.path,
             "now": float(core.now()),
         }
         if npc.memory and npc.memory in core.memory.entries:
@@ -194,9 +277,12 @@ class DebugFeed:
         rows = []
         for view in views[:MAX_MEMORIES]:
             entity = int(view.entity)
+            name, path, freed = self._entity(entity)
             rows.append({
                 "entity": entity,
-                "entity_name": self._entity_name(entity),
+                "entity_name": name,
+                "entity_path": path,
+                "entity_freed": freed,
                 "type": int(view.memory_type),
                 "type_name": MEMORY_TYPE_NAMES.get(int(view.memory_type), str(int(view.memory_type))),
                 "r": float(view.retrievability),
@@ -219,13 +305,23 @@ class DebugFeed:
             },
         }
 
-    def _entity_name(self, entity: int) -> str:
+    def _entity(self, entity: int) -> tuple[str, str, bool]:
+        """(name, path, freed) of an entity: a live object's name and path (remembered), a freed
+        one's remembered name; ("", "", False) for an id that was never a known object."""
+        found = _object_of(entity)
+        if found is not None:
+            name = _display_name(found)
+            self._remember(entity, name)
+            return name, scene_path(found) if found.has_method("is_inside_tree") else "", False
         name = self._entity_names.get(entity)
-        if name is None:
-            name = entity_name(entity)
-            if len(self._entity_names) < 4096:
-                self._entity_names[entity] = name
-        return name
+        return ("", "", False) if name is None else (name, "", True)
+
+    def _remember(self, entity: int, name: str) -> None:
+        names = self._entity_names
+        names.pop(entity, None)  # the newest last: the oldest is forgotten first
+        if len(names) >= ENTITY_NAMES:
+            del names[next(iter(names))]
+        names[entity] = name
 
     # --- decisions (a server observer: called as outcomes happen) --------------------------------
     def observe_decision(self, event: Any) -> None:
@@ -261,6 +357,20 @@ def selector_state(core: Any, handle: int) -> dict[str, Any]:
     return {"names": PackedStringArray(names), "scores": scores, "chosen": entry.last_behavior}
 
 
+def scene_path(node: Any) -> str:
+    """A node's path relative to the current scene (`Mobs/Goblin`; the scene itself by its name), so
+    two NPCs with generated names are told apart; its absolute path outside the current scene; ""
+    outside the tree."""
+    if not node.is_inside_tree():
+        return ""
+    scene = node.get_tree().get_current_scene()
+    if scene is not None and scene == node:
+        return str(node.get_name())
+    if scene is not None and scene.is_ancestor_of(node):
+        return str(scene.get_path_to(node))
+    return str(node.get_path())
+
+
 def entity_name(entity: int) -> str:
     """The name of the object whose instance id `entity` is (its display_name, else node name), or ""."""
     found = _object_of(entity)
@@ -285,7 +395,7 @@ def _display_name(node: Any) -> str:
     return str(node.get_name()) if node.has_method("get_name") else ""
 
 
-class NpcMindDebugFeed(classes.Node):
+class NpcMindDebugFeed(classes.Node, internal=True):
     """Internal: sends the editor's NPC Mind debugger tab its data (added only while a debugger is
     attached). `get_npc_list()` and `get_snapshot(id)` return what the messages carry."""
 
@@ -298,7 +408,7 @@ class NpcMindDebugFeed(classes.Node):
         if feed.observe_decision not in core.decisions.observers:
             core.decisions.observers.append(feed.observe_decision)
         debugger = objects.singleton("EngineDebugger")
-        # Made without a debugger (a tool or screenshot script reading snapshots), it never sends.
+        # Made by Python without a debugger (a tool reading snapshots), it never sends.
         self.__dict__["live"] = bool(debugger.is_active())
         if self.__dict__["live"] and not debugger.has_capture(CAPTURE):
             debugger.register_message_capture(CAPTURE, as_callable(feed.on_message))

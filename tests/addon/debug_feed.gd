@@ -57,6 +57,8 @@ func _process(_delta: float) -> bool:
 	if t < RUN_SECONDS:
 		return false
 	var feed := root.get_node_or_null("NpcMindDebugFeed")
+	if feed != null:
+		feed.process_mode = Node.PROCESS_MODE_DISABLED  # nothing more is sent after the count below
 	var monitor_types := {}
 	var names := Performance.get_custom_monitor_names()
 	var types := Performance.get_custom_monitor_types()

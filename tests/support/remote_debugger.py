@@ -168,7 +168,10 @@ def encode(value: Any) -> bytes:
 class DebuggerEndpoint:
     """Listens on 127.0.0.1 (a free port), accepts one game, and collects its messages in a thread."""
 
-    def __init__(self) -> None:
+    def __init__(self, continue_breaks: bool = True) -> None:
+        """With `continue_breaks`, a break (a script error) is continued at once; without, the game
+        stays stopped until the test sends "continue"."""
+        self.continue_breaks = continue_breaks
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self.uri = f"tcp://127.0.0.1:{self.port}"
@@ -233,7 +236,7 @@ class DebuggerEndpoint:
                     if not self.received:
                         self.main_thread = int(message[1])
                     self.received.append((message[0], message[2]))
-                    if message[0] == "debug_enter":  # a script error broke into the debugger: go on
+                    if message[0] == "debug_enter" and self.continue_breaks:  # a script error broke in: go on
                         self.send("continue", [])
                     for handler in self._handlers:
                         handler(self, message[0], message[2])

@@ -24,6 +24,7 @@ func _setup_session(session_id: int) -> void:
 	var panel: Control = MindPanel.new()
 	panel.name = "NPC Mind"
 	panel.select_requested.connect(_on_select_requested.bind(session_id))
+	panel.forget_freed_requested.connect(_on_forget_freed_requested.bind(session_id))
 	session.started.connect(panel.on_started)
 	session.stopped.connect(panel.on_stopped)
 	session.add_session_tab(panel)
@@ -35,6 +36,12 @@ func _on_select_requested(npc_id: int, session_id: int) -> void:
 	if session != null and session.is_active():
 		session.send_message(CAPTURE + ":select", [npc_id])
 	select_in_remote_tree(npc_id)
+
+
+func _on_forget_freed_requested(session_id: int) -> void:
+	var session: EditorDebuggerSession = get_session(session_id)
+	if session != null and session.is_active():
+		session.send_message(CAPTURE + ":forget_freed", [])
 
 
 ## Selects the NPC in the Scene dock's Remote tree (which inspects it) when that tree lists it: the

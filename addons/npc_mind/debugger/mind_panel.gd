@@ -3,9 +3,13 @@ extends HSplitContainer
 ## The NPC Mind panel: the running game's NPCs (filterable) and, for the selected one, its memories
 ## as fading bars, its selector's scores with a short history, and its LLM decisions on a timeline.
 ## It only draws what the game's debug feed sends (`receive`); it never talks to the game itself
-## except through `select_requested`, so the same panel works outside the editor (screenshots).
+## except through `select_requested` and `forget_freed_requested`, so the same panel works outside
+## the editor (screenshots). NPCs are listed by their path in the current scene (two the engine named
+## `@CharacterBody3D@3` are told apart); a freed NPC stays listed, marked, with its last data, until
+## the game drops it (30 s) or "Drop freed" is pressed.
 
 signal select_requested(npc_id: int)
+signal forget_freed_requested
 
 const HISTORY := 60  ## score samples kept per behavior (12 s at the feed's 5 Hz)
 const TIMELINE_SECONDS := 60.0
@@ -18,12 +22,15 @@ var selected_id := 0
 var _ids := PackedInt64Array()
 var _paths := PackedStringArray()
 var _names := PackedStringArray()
+var _freed: Array = []  ## per listed NPC: true once its node was freed
 var _snapshot := {}
+var _gone := ""  ## the selected NPC: "" in the game, "freed", or "dropped" from the list
 var _history := {}  ## behavior -> Array[float]
 
 var _filter: LineEdit
 var _list: ItemList
 var _status: Label
+var _drop_freed: Button
 var _header: Label
 var _memories: MemoryBars
 var _scores: ScoreView
@@ -45,9 +52,18 @@ func _init() -> void:
 	_list.size_flags_vertical = Control.SIZE_EXPAND_FILL
 	_list.item_selected.connect(_on_item_selected)
 	left.add_child(_list)
+	var footer := HBoxContainer.new()
+	left.add_child(footer)
 	_status = Label.new()
 	_status.text = "Run the game to see its NPCs."
-	left.add_child(_status)
+	_status.size_flags_horizontal = Control.SIZE_EXPAND_FILL
+	footer.add_child(_status)
+	_drop_freed = Button.new()
+	_drop_freed.text = "Drop freed"
+	_drop_freed.tooltip_text = "Remove the freed NPCs from the list now (the game drops them after 30 s)."
+	_drop_freed.disabled = true
+	_drop_freed.pressed.connect(func() -> void: forget_freed_requested.emit())
+	footer.add_child(_drop_freed)
 
 	var scroll := ScrollContainer.new()
 	scroll.horizontal_scroll_mode = ScrollContainer.SCROLL_MODE_DISABLED
@@ -83,6 +99,7 @@ func receive(message: String, data: Array) -> bool:
 			_ids = data[0]
 			_paths = data[1]
 			_names = data[2]
+			_freed = data[3] if data.size() > 3 else []
 			_fill_list()
 			return true
 		"npc_mind:npc":
@@ -96,6 +113,7 @@ func on_started() -> void:
 	_ids = PackedInt64Array()
 	_paths = PackedStringArray()
 	_names = PackedStringArray()
+	_freed = []
 	selected_id = 0
 	_history.clear()
 	_fill_list()
@@ -112,25 +130,43 @@ func select(npc_id: int) -> void:
 		selected_id = npc_id
 		_history.clear()
 		_snapshot = {}
+		_gone = ""
 	select_requested.emit(npc_id)
 	for index in _list.item_count:
 		if int(_list.get_item_metadata(index)) == npc_id:
 			_list.select(index)
 
 
+## An NPC as listed: its path in the current scene, led by its display name when the path does not
+## already end with it.
+static func npc_label(npc_name: String, path: String) -> String:
+	if npc_name == "" or path.get_file() == npc_name:
+		return path
+	return "%s   %s" % [npc_name, path]
+
+
 func _fill_list() -> void:
 	var needle := _filter.text.to_lower()
 	_list.clear()
+	var freed_count := 0
 	for index in _ids.size():
-		var label := "%s   %s" % [_names[index], _paths[index]]
+		var freed: bool = index < _freed.size() and _freed[index]
+		freed_count += int(freed)
+		var label := ("(freed) " if freed else "") + npc_label(_names[index], _paths[index])  # the mark first: long paths are cut
 		if needle != "" and label.to_lower().find(needle) < 0:
 			continue
 		var row := _list.add_item(label)
 		_list.set_item_metadata(row, _ids[index])
-		_list.set_item_tooltip(row, _paths[index])
+		_list.set_item_tooltip(row, "%s\ninstance id %d%s" % [_paths[index], _ids[index], "\nfreed: its last data is kept" if freed else ""])
+		if freed:
+			_list.set_item_custom_fg_color(row, Color(0.6, 0.6, 0.6))
 		if _ids[index] == selected_id:
 			_list.select(row)
-	_status.text = "%d NPCs (%d shown)" % [_ids.size(), _list.item_count]
+	_drop_freed.disabled = freed_count == 0
+	_status.text = "%d NPCs (%d shown%s)" % [_ids.size(), _list.item_count, ", %d freed" % freed_count if freed_count else ""]
+	if selected_id != 0 and not _ids.has(selected_id) and _gone == "":
+		_gone = "dropped"
+		_header.text += "   (no longer in the game)"
 
 
 func _on_item_selected(row: int) -> void:
@@ -139,6 +175,17 @@ func _on_item_selected(row: int) -> void:
 
 func _show(snapshot: Dictionary) -> void:
 	if int(snapshot.get("id", 0)) != selected_id:
+		return
+	if snapshot.get("freed", false):  # the last data stays on screen, marked
+		_gone = "freed"
+		var label := npc_label(snapshot.get("name", ""), snapshot.get("path", ""))
+		if _snapshot.is_empty():  # selected after it was freed: nothing of it was seen
+			_header.text = "%s   (freed)" % label
+			_memories.show_rows([], {})
+			_scores.show_scores(PackedStringArray(), [], "", {})
+			_decisions.show_decisions([], 0.0)
+		else:
+			_header.text = "%s   (freed; its last data, t = %.1f s)" % [label, float(_snapshot.get("now", 0.0))]
 		return
 	_snapshot = snapshot
 	var selector: Dictionary = snapshot.get("selector", {})
@@ -150,7 +197,7 @@ func _show(snapshot: Dictionary) -> void:
 		if series.size() > HISTORY:
 			series.pop_front()
 		_history[names[index]] = series
-	var parts := ["%s   %s" % [snapshot.get("name", ""), snapshot.get("path", "")], "t = %.1f s" % float(snapshot.get("now", 0.0))]
+	var parts := [npc_label(snapshot.get("name", ""), snapshot.get("path", "")), "t = %.1f s" % float(snapshot.get("now", 0.0))]
 	if selector.get("chosen", "") != "":
 		parts.append("behavior: %s" % selector.chosen)
 	if snapshot.has("memory_count"):
@@ -189,7 +236,7 @@ class MemoryBars extends Control:
 			return
 		var y := 2.0
 		for row: Dictionary in rows:
-			var who: String = row.entity_name if row.entity_name != "" else str(row.entity)
+			var who: String = entity_label(row)
 			draw_string(font, Vector2(4, y + ROW - 7), "%s · %s" % [who, row.type_name], HORIZONTAL_ALIGNMENT_LEFT, LABEL_W - 8, size_px, Color(0.9, 0.9, 0.9))
 			var bar := Rect2(LABEL_W, y + 3, BAR_W, ROW - 7)
 			draw_rect(bar, Color(0.18, 0.18, 0.2))
@@ -208,6 +255,22 @@ class MemoryBars extends Control:
 			y += ROW
 
 	const AWARENESS := ["none", "puzzled", "search", "pursue"]
+
+	## The entity's name (a freed one's remembered name, marked), else its id.
+	static func entity_label(row: Dictionary) -> String:
+		var entity_name: String = row.get("entity_name", "")
+		if entity_name == "":
+			return str(row.entity)
+		return entity_name + (" (freed)" if row.get("entity_freed", false) else "")
+
+	func _get_tooltip(at_position: Vector2) -> String:
+		var index := int((at_position.y - 2.0) / ROW)
+		if index < 0 or index >= rows.size():
+			return ""
+		var row: Dictionary = rows[index]
+		var where: String = row.get("entity_path", "")
+		var state := "freed" if row.get("entity_freed", false) else where
+		return "%s\nentity %d%s" % [entity_label(row), int(row.entity), "\n" + state if state != "" else ""]
 
 	static func _seconds(value: float) -> String:
 		if value >= 3600.0:

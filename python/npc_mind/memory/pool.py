@@ -514,6 +514,12 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         tags = [None] * fi.shape[0] if self._tags is None else self._tags.reshape(-1)[fi].tolist()
         return local, slot, values, tags
 
+    def entities(self) -> np.ndarray:
+        """The distinct entity ids of every memory held (working and long-term), sorted."""
+        n = self._n
+        working = self._ent[:n][self._typ[:n] >= 0]
+        return np.unique(np.concatenate((working, self._lt.cols["entity"][: self._lt.size])))
+
     def row_of(self, npc: int) -> int:
         """The pool row holding `npc` (rows are as `npc_ids()`; they move when NPCs are removed)."""
         return self._row(npc)

@@ -242,6 +242,32 @@ class Noted(Node):
         return len(_notes)
 
 
+class Hidden(RefCounted, internal=True):
+    """Registered, not exposed (godot-cpp's GDREGISTER_INTERNAL_CLASS): Python makes it, GDScript
+    cannot."""
+
+    def answer(self) -> int:
+        return 42
+
+
+class Sketch(Node, abstract=True):
+    """Abstract: only its subclasses are made."""
+
+
+class Drawing(Sketch):
+    """A concrete subclass of an abstract Python class."""
+
+
+class Announcer:
+    """A Python callable with its own __str__ (what str() of its Callable shows)."""
+
+    def __call__(self) -> str:
+        return "announced"
+
+    def __str__(self) -> str:
+        return "the announcer"
+
+
 class Contract(Node):
     """Every check's Python side."""
 
@@ -492,6 +518,27 @@ class Contract(Node):
 
     def python_callable(self) -> gd.Variant:
         return gd.as_callable(lambda a, b, c: a + b + c)
+
+    def announcer(self) -> gd.Variant:
+        return gd.as_callable(Announcer())
+
+    def abstract_from_python(self) -> str:
+        """Creating an abstract Python class from Python: the TypeError's message."""
+        try:
+            Sketch()
+        except TypeError as error:
+            drawing = Drawing()
+            made = drawing.get_class()
+            drawing.free()
+            return f"{error} | {made}"
+        return "no error"
+
+    def internal_from_python(self) -> RefCounted:
+        return Hidden()
+
+    def library_paths(self) -> gd.PackedStringArray:
+        """gd.library_path() and the file the dynamic loader mapped this library from."""
+        return [gd.library_path(), objects.ffi.string(objects.lib.gdb_library_path()).decode()]
 
     def made_from_python(self) -> gd.PackedStringArray:
         """POSTINITIALIZE reaches an object Python makes, through every class of its chain."""

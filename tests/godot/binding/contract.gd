@@ -26,6 +26,7 @@ func _initialize() -> void:
 	check_callables_and_virtuals()
 	check_engine_virtual_results()
 	check_queued_calls()
+	check_parity()
 
 
 func _process(_delta: float) -> bool:
@@ -324,6 +325,24 @@ func check_callables_and_virtuals() -> void:
 		and flags.get("_describe", 0) & METHOD_FLAG_VIRTUAL_REQUIRED != 0 and plain.describe() == "no description", flags)
 	plain.free()
 	scripted.free()
+
+
+func check_parity() -> void:
+	var announcer: Callable = c.announcer()
+	check("callable_to_string", str(announcer) == "the announcer" and announcer.call() == "announced", str(announcer))
+	var lambda_text := str(c.python_callable())
+	check("callable_to_string_default", lambda_text.begins_with("<function Contract.python_callable.<locals>.<lambda>"), lambda_text)
+	var refused: String = c.abstract_from_python()
+	check("abstract_from_python", refused == "Sketch is abstract (declared abstract=True): create one of its subclasses | Drawing", refused)
+	check("abstract_from_gdscript", ClassDB.class_exists("Sketch") and not ClassDB.can_instantiate("Sketch") and ClassDB.can_instantiate("Drawing"))
+	var hidden: RefCounted = c.internal_from_python()
+	check("internal_made_by_python", hidden != null and hidden.get_class() == "Hidden" and hidden.call("answer") == 42, hidden)
+	check("internal_not_exposed", ClassDB.class_exists("Hidden") and not ClassDB.can_instantiate("Hidden") and ClassDB.can_instantiate("Tally"), [ClassDB.class_exists("Hidden"), ClassDB.can_instantiate("Hidden")])
+	var paths: PackedStringArray = c.library_paths()
+	var listed := ConfigFile.new()
+	listed.load("res://addons/npc_mind/npc_mind.gdextension")
+	var wanted := ProjectSettings.globalize_path(listed.get_value("libraries", "linux.x86_64", ""))
+	check("library_path", paths[0].is_absolute_path() and paths[0].get_file() == paths[1].get_file() and FileAccess.file_exists(paths[0]) and paths[0].get_file() == wanted.get_file(), [paths, wanted])
 
 
 func check_engine_virtual_results() -> void:
