@@ -36,6 +36,7 @@ numpy's per-call overhead would dwarf the work.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -46,9 +47,10 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.utility import rules
-from npc_mind.utility.arrays import ArrayCode
+from npc_mind.utility import codegen, rules
+from npc_mind.utility.codegen import ArrayCode
 from npc_mind.utility.errors import UtilityDefinitionError
+from npc_mind.utility.scalar import float_curve
 
 FloatArray = npt.NDArray[np.floating]
 # The float type of a stack: float64 (the default, exact) or float32 (faster batches).
@@ -110,7 +112,8 @@ class Curve:
         """The score of one input (a float) or of an array of inputs (an array of the same shape).
 
         One number goes through the generated plain-Python kernel (`scalar.compile_curve`), an
-        array through the numpy one; both do the same arithmetic.
+        array through the numpy one; both do the same arithmetic (with `codegen.GENERATE` off,
+        both call the rules instead).
         """
         if isinstance(x, _SCALARS):
             return self._scalar(float(x))
@@ -124,9 +127,7 @@ class Curve:
 
     @cached_property
     def _scalar(self) -> Callable[[float], float]:
-        from npc_mind.utility.scalar import compile_curve
-
-        return compile_curve(self)
+        return float_curve(self)
 
     def _validate(self) -> None:
         """Family-specific parameter checks; the base already made every parameter a finite float."""
@@ -401,26 +402,48 @@ class _FamilyGroup:
         self.dtype = dtype
 
     def _run(self, finish: bool, non_negative: bool) -> Callable[..., None]:
-        """The group's steps (rules.py) as numpy code writing into buffers (`arrays.py`)."""
+        """The group's steps (rules.py) as numpy code writing into buffers (`codegen.ArrayCode`),
+        or with `codegen.GENERATE` off the rules themselves (`_run_by_rules`)."""
+        if not codegen.GENERATE:
+            return functools.partial(self._run_by_rules, finish, non_negative)
         code = ArrayCode({})
         u = "x"
         if self.any_ranged:
-            args = [self.range_low, self.range_scale, self.clamp_low, self.clamp_high]
-            names = dict(zip(("low", "scale", "floor", "ceiling"), map(code.constant, args), strict=True))
+            args = {"low": self.range_low, "scale": self.range_scale, "floor": self.clamp_low,
+                    "ceiling": self.clamp_high}  # fmt: skip
+            names = {name: code.constant(value, f"range_{name}") for name, value in args.items()}
             u = code.rule(rules.normalised, {"x": u, **names})
         # non_negative: the caller checked x >= 0 with no NaN, so the domain [0, 1e30] clamp is
         # skipped (+inf then gives NaN, and the caller redoes the stack; see `CurveStack.evaluate`)
         if self.domain is not None and not non_negative:
             low, high = map(code.constant, self.domain)
             u = code.rule(rules.clamped, {"u": u, "low": low, "high": high})
-        params = {name: code.constant(value) for name, value in self.params.items()}
+        params = {name: code.constant(value, name) for name, value in self.params.items()}
         y = code.rule(self.shape, {"u": u, **params})  # every shape keeps a NaN input NaN
         if self.any_inverted:
-            sign, shift = code.constant(self.invert_sign), code.constant(self.invert_shift)
+            sign, shift = code.constant(self.invert_sign, "sign"), code.constant(self.invert_shift, "shift")
             y = code.rule(rules.inverted, {"y": y, "sign": sign, "shift": shift})
         if finish or not self.bounded:
             y = code.rule(rules.finished, {"y": y})
-        return code.function(y)
+        rows = self.rows.stop - self.rows.start
+        label = f"batch: {self.shape.__name__} x{rows}{', finished' if finish else ''}"
+        return code.function(y, f"{label}{', non-negative' if non_negative else ''}")
+
+    def _run_by_rules(
+        self, finish: bool, non_negative: bool, x: FloatArray, out: FloatArray, _buffers: Any
+    ) -> None:
+        """`_run`'s steps by calling the rules on arrays (new arrays each step, then copied into out)."""
+        u = x
+        if self.any_ranged:
+            u = rules.normalised(u, self.range_low, self.range_scale, self.clamp_low, self.clamp_high)
+        if self.domain is not None and not non_negative:
+            u = rules.clamped(u, *self.domain)
+        y = self.shape(u, **self.params)
+        if self.any_inverted:
+            y = rules.inverted(y, self.invert_sign, self.invert_shift)
+        if finish or not self.bounded:
+            y = rules.finished(y)
+        np.copyto(out, y)
 
     def evaluate(
         self, x: FloatArray, out: FloatArray, scratch: FloatArray, finish: bool, non_negative: bool
@@ -429,7 +452,7 @@ class _FamilyGroup:
         if run is None:
             run = self._runs[finish, non_negative] = self._run(finish, non_negative)
         buffers = self._buffers
-        needed: int = run.buffers  # type: ignore[attr-defined]
+        needed: int = getattr(run, "buffers", 0)
         if len(buffers) < needed or (buffers and buffers[0].shape != x.shape):
             count = max(needed, len(buffers))
             buffers = self._buffers = [np.empty(x.shape, dtype=self.dtype) for _ in range(count)]
