@@ -20,9 +20,8 @@ from gdbridge.types import PackedStringArray
 from npc_mind.memory import MemoryType
 from npc_mind.memory.curves import curve_points
 from npc_mind.server.memories import MemoryProfileSpec
-from npc_mind.utility import UtilityError
+from npc_mind.utility import UtilityError, UtilitySelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind.utility.schema import selector_from_dict
 
 # family -> parameter -> (tooltip, slider low, slider high); u is the input (normalised to [0, 1]
 # when the consideration uses an input range). The sliders allow typing past their ends.
@@ -81,7 +80,7 @@ def _defaults(curve_type: str) -> dict[str, float]:
 
 def preview_curve(definition: dict[str, Any]) -> Any:
     """The curve a consideration definition (the data format's dict) builds, as the server builds it."""
-    selector = selector_from_dict({"behaviors": [{"name": "preview", "considerations": [definition]}]})
+    selector = UtilitySelector.from_dict({"behaviors": [{"name": "preview", "considerations": [definition]}]})
     return selector.behaviors[0].considerations[0].curve
 
 

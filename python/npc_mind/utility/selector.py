@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.utility import codegen
+from npc_mind.utility import codegen, schema
 from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
 from npc_mind.utility.codegen import Code, Names, inline
@@ -477,25 +477,19 @@ class UtilitySelector:
     # --- data format (see schema.py) -----------------------------------------------------------
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UtilitySelector:
-        from npc_mind.utility.schema import selector_from_dict
-
-        return selector_from_dict(data)
+        """A selector from the data format (`schema`); problems raise UtilityDefinitionError."""
+        behaviors, settings = schema.selector_parts(data)
+        return cls(behaviors, **settings)
 
     def to_dict(self) -> dict[str, Any]:
-        from npc_mind.utility.schema import selector_to_dict
-
-        return selector_to_dict(self)
+        return schema.selector_to_dict(self)
 
     @classmethod
     def from_json(cls, text: str) -> UtilitySelector:
-        from npc_mind.utility.schema import selector_from_json
-
-        return selector_from_json(text)
+        return cls.from_dict(schema.parse_json(text))
 
     def to_json(self, indent: int | None = 2) -> str:
-        from npc_mind.utility.schema import selector_to_json
-
-        return selector_to_json(self, indent)
+        return schema.selector_to_json(self, indent)
 
     # --- per NPC -------------------------------------------------------------------------------
     def explain(self, context: Context) -> list[BehaviorExplanation]:
