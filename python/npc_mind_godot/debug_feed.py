@@ -34,7 +34,7 @@ from gdbridge.types import PackedStringArray
 from npc_mind.decision import DecisionFallback, DecisionMade, ThinkingStarted
 from npc_mind.memory import MemoryType
 from npc_mind.server.selectors import _row_scores
-from npc_mind_godot._common import server
+from npc_mind_godot._common import display_name, entity_name, server
 
 CAPTURE = "npc_mind"
 LIST_EVERY = 1.0  # seconds between looks at the set of NPCs
@@ -53,7 +53,7 @@ class _Npc:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        self.name = _display_name(node)
+        self.name = display_name(node)
         self.path = str(node.get_path())
         self.memory = self.selector = self.decision = 0
 
@@ -108,11 +108,8 @@ class DebugFeed:
     # --- the NPC list ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """Bring the NPC list up to date with the server's nodes; True when it changed."""
-        from npc_mind_godot.decision_node import AsyncLLMDecision
-        from npc_mind_godot.memory_nodes import MemoryStream
-        from npc_mind_godot.utility_nodes import UtilitySelector
-
         nodes = server().nodes
+        core = server().core  # which bank holds a handle says which node it is
         changed = False
         for handle in [handle for handle in self.owner if handle not in nodes]:
             changed = True
@@ -132,11 +129,11 @@ class DebugFeed:
             npc = self.npcs.get(npc_id)
             if npc is None:
                 npc = self.npcs[npc_id] = _Npc(parent)
-            if isinstance(node, MemoryStream):
+            if handle in core.memory.entries:
                 npc.memory = handle
-            elif isinstance(node, UtilitySelector):
+            elif handle in core.selectors.entries:
                 npc.selector = handle
-            elif isinstance(node, AsyncLLMDecision):
+            elif handle in core.decisions.entries:
                 npc.decision = handle
             self.owner[handle] = npc_id
             changed = True
@@ -259,30 +256,6 @@ def selector_state(core: Any, handle: int) -> dict[str, Any]:
     else:
         scores = [0.0] * len(names)
     return {"names": PackedStringArray(names), "scores": scores, "chosen": entry.last_behavior}
-
-
-def entity_name(entity: int) -> str:
-    """The name of the object whose instance id `entity` is (its display_name, else node name), or ""."""
-    found = _object_of(entity)
-    return _display_name(found) if found is not None else ""
-
-
-def _object_of(instance_id: int) -> Any:
-    """The live object with this instance id, or None (an entity id need not be one)."""
-    if instance_id <= 0:
-        return None
-    ptr = objects._iface["object_get_instance_from_id"](instance_id)
-    return None if ptr == objects.ffi.NULL else objects.wrap(ptr)
-
-
-def _display_name(node: Any) -> str:
-    try:
-        named = node.get("display_name")
-    except Exception:  # an object without get (cannot happen for nodes): no name
-        named = None
-    if named:
-        return str(named)
-    return str(node.get_name()) if node.has_method("get_name") else ""
 
 
 class NpcMindDebugFeed(classes.Node):
