@@ -8,19 +8,9 @@ Every curve is a small immutable object that works on one float or on numpy arra
 4. y is clamped to [0, 1]; a NaN input gives 0 (never propagated; the selector reports it);
    +-inf is clamped by an input range; without one it gives the shape's limit (0 where undefined).
 
-Families (`type_name` is the `curve_type` of the data format):
-
-| type | shape | parameters and bounds |
-|---|---|---|
-| saturating | u / (u + k), negative u counts as 0 (the design source) | 0 < k <= 1e12 |
-| linear | m (u - c) + b | m, c, b finite |
-| polynomial | m (u - c)^k + b; for a fractional k, u - c < 0 counts as 0 | k > 0; m, c, b finite |
-| logistic | k / (1 + e^(-m (u - c))) + b | m, k, c, b finite |
-| logit | m ln(z / (1 - z)) + b, z = u - c kept inside (0, 1) | m, c, b finite |
-| normal | m e^(-(u - c)^2 / (2 k^2)) + b (a bell at c, width k) | k > 0; m, c, b finite |
-| sine | m sin(pi k (u - c)) + b | m, k, c, b finite |
-| step | high if u >= threshold else low | threshold, low, high finite |
-| table | piecewise linear through (x, y) points, flat outside them | >= 2 points, finite, x increasing |
+Families (`type_name` is the `curve_type` of the data format): saturating, linear, polynomial,
+logistic, logit, normal, sine, step and table, each described once in `families.FAMILIES` (formula,
+parameters with their defaults and bounds), which the classes below take their defaults from.
 
 `table` is what a Godot `Curve` resource becomes: the addon bakes the Hermite curve to points once
 instead of sampling the engine per tick.
@@ -50,6 +40,7 @@ import numpy.typing as npt
 from npc_mind.utility import codegen, rules
 from npc_mind.utility.codegen import ArrayCode
 from npc_mind.utility.errors import UtilityDefinitionError
+from npc_mind.utility.families import FAMILIES
 from npc_mind.utility.scalar import float_curve
 
 FloatArray = npt.NDArray[np.floating]
@@ -150,7 +141,7 @@ class Curve:
 class Saturating(Curve):
     """Diminishing returns from the design source: u / (u + k). k in (0, 1e12]: the input scoring 0.5."""
 
-    k: float = 1.0
+    k: float = FAMILIES["saturating"].default("k")
 
     type_name: ClassVar[str] = "saturating"
     family: ClassVar[str] = "saturating"
@@ -172,9 +163,9 @@ class Saturating(Curve):
 class Linear(Curve):
     """y = m (u - c) + b: slope m, x shift c, y offset b (all finite)."""
 
-    m: float = 1.0
-    c: float = 0.0
-    b: float = 0.0
+    m: float = FAMILIES["linear"].default("m")
+    c: float = FAMILIES["linear"].default("c")
+    b: float = FAMILIES["linear"].default("b")
 
     type_name: ClassVar[str] = "linear"
     family: ClassVar[str] = "polynomial"
@@ -191,10 +182,10 @@ class Linear(Curve):
 class Polynomial(Curve):
     """y = m (u - c)^k + b: exponent k > 0; for a fractional k a negative u - c counts as 0."""
 
-    m: float = 1.0
-    k: float = 2.0
-    c: float = 0.0
-    b: float = 0.0
+    m: float = FAMILIES["polynomial"].default("m")
+    k: float = FAMILIES["polynomial"].default("k")
+    c: float = FAMILIES["polynomial"].default("c")
+    b: float = FAMILIES["polynomial"].default("b")
 
     type_name: ClassVar[str] = "polynomial"
     family: ClassVar[str] = "polynomial"
@@ -212,10 +203,10 @@ class Polynomial(Curve):
 class Logistic(Curve):
     """y = k / (1 + e^(-m (u - c))) + b: steepness m (negative falls), height k, midpoint c, offset b."""
 
-    m: float = 10.0
-    k: float = 1.0
-    c: float = 0.5
-    b: float = 0.0
+    m: float = FAMILIES["logistic"].default("m")
+    k: float = FAMILIES["logistic"].default("k")
+    c: float = FAMILIES["logistic"].default("c")
+    b: float = FAMILIES["logistic"].default("b")
 
     type_name: ClassVar[str] = "logistic"
     family: ClassVar[str] = "logistic"
@@ -225,9 +216,9 @@ class Logistic(Curve):
 class Logit(Curve):
     """y = m ln(z / (1 - z)) + b with z = u - c kept inside (0, 1): the logistic's inverse."""
 
-    m: float = 0.1
-    c: float = 0.0
-    b: float = 0.5
+    m: float = FAMILIES["logit"].default("m")
+    c: float = FAMILIES["logit"].default("c")
+    b: float = FAMILIES["logit"].default("b")
 
     type_name: ClassVar[str] = "logit"
     family: ClassVar[str] = "logit"
@@ -240,10 +231,10 @@ class Logit(Curve):
 class Normal(Curve):
     """A bell: y = m e^(-(u - c)^2 / (2 k^2)) + b: height m, width k > 0, centre c, offset b."""
 
-    m: float = 1.0
-    k: float = 0.15
-    c: float = 0.5
-    b: float = 0.0
+    m: float = FAMILIES["normal"].default("m")
+    k: float = FAMILIES["normal"].default("k")
+    c: float = FAMILIES["normal"].default("c")
+    b: float = FAMILIES["normal"].default("b")
 
     type_name: ClassVar[str] = "normal"
     family: ClassVar[str] = "normal"
@@ -260,10 +251,10 @@ class Normal(Curve):
 class Sine(Curve):
     """y = m sin(pi k (u - c)) + b: amplitude m, k half waves per unit, shift c, offset b."""
 
-    m: float = 1.0
-    k: float = 1.0
-    c: float = 0.0
-    b: float = 0.0
+    m: float = FAMILIES["sine"].default("m")
+    k: float = FAMILIES["sine"].default("k")
+    c: float = FAMILIES["sine"].default("c")
+    b: float = FAMILIES["sine"].default("b")
 
     type_name: ClassVar[str] = "sine"
     family: ClassVar[str] = "sine"
@@ -280,9 +271,9 @@ class Sine(Curve):
 class Step(Curve):
     """y = high if u >= threshold else low."""
 
-    threshold: float = 0.5
-    low: float = 0.0
-    high: float = 1.0
+    threshold: float = FAMILIES["step"].default("threshold")
+    low: float = FAMILIES["step"].default("low")
+    high: float = FAMILIES["step"].default("high")
 
     type_name: ClassVar[str] = "step"
     family: ClassVar[str] = "step"
