@@ -18,7 +18,7 @@ instead of sampling the engine per tick.
 Each step and each family's shape is written once, in `rules.py`, as a function of floats or
 arrays; this module holds the curves' parameters and their checks. `CurveStack` evaluates many
 curves at once: one pass per family over a stacked (M, L) array (numpy code made from the rules,
-`arrays.py`), which is what makes batched scoring fast. A curve called on an array is a stack of
+`codegen.ArrayCode`), which is what makes batched scoring fast. A curve called on an array is a stack of
 one; called on one number it runs plain-Python code made from the same rules (`scalar.py`), since
 numpy's per-call overhead would dwarf the work.
 """

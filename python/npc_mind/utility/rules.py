@@ -3,12 +3,16 @@
 Every function here takes Python floats or numpy arrays (of one shape, or broadcastable: the batch
 passes (M, L) inputs with (M, 1) parameter columns) and is the one definition of its step:
 
-- the batch (`curves.CurveStack`) runs numpy code made from these functions (`arrays.py`: the
-  same operations, written into reused buffers), and calling one with arrays gives its numbers;
+- the batch (`curves.CurveStack`) runs numpy code made from these functions (`codegen.ArrayCode`:
+  the same operations, written into reused buffers), and calling one with arrays gives its numbers;
 - one curve on one number (`Curve.__call__`) and a selector's per-NPC scoring run generated
-  straight-line Python made *from these functions*: `scalar.py` inlines each one's body with the
+  straight-line Python made *from these functions*: `codegen.inline` copies each one's body with the
   curve's parameters as literals (a call per consideration would double the per-NPC cost), so a
-  rule changed here changes every path.
+  rule changed here changes every path;
+- the anti-dithering rules (at the end) are the same for the batch's `selector.decide` (arrays)
+  and the per-NPC decision `selector.one_decision_code` generates (floats);
+- with NPC_MIND_NO_CODEGEN=1 every path calls these functions instead (`codegen.GENERATE`), so a
+  breakpoint set here is hit (docs/contributing.md).
 
 The family functions are straight-line: assignments, then one `return`, using arithmetic and the
 primitives below. A primitive is numpy's function for arrays and one conditional expression for a

@@ -14,8 +14,10 @@ Anti-dithering (all off by default, so plain arg max and the design source's num
 (`UtilitySelector.choose`, the server's per-node `evaluate`) runs generated plain Python instead:
 numpy's call overhead would cost more than the work. `one_decision_code` writes those steps for one
 definition's settings (a setting that is off leaves no code), each rule inlined from its function
-here or called (the top-n draw), and `scalar.py` puts them after the definition's scoring, so a
-choice is one Python call. Both make the same choices, and draw the same random numbers for top_n.
+in `rules.py` or called (the top-n draw), and `scalar.py` puts them after the definition's scoring,
+so a choice is one Python call. Both make the same choices, and draw the same random numbers for
+top_n. With NPC_MIND_NO_CODEGEN=1 (`codegen.GENERATE` off) one NPC's choice is `decide` on a batch
+of one (`decide_as_batch`) instead.
 """
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ def one_decision_code(
     The lines read `_sc` (the behaviors' scores, a list), `st` (`DecisionState.one`), `now` and
     `allowed` (a list of bools, or None: every behavior), update `st` and end in `return` of the
     chosen index; `scalar.ScalarScorer` puts them after the scoring. Each rule is inlined from its
-    function above with the settings as constants (a setting that is off leaves no code), except
+    function in `rules.py` with the settings as constants (a setting that is off leaves no code), except
     `switch_margin` with commitment and the top-n draw `weighted_top_n`, which are called; the
     batch tests hold the result to `decide` step for step. cooldowns: each behavior's, or None when
     none has one; n_behaviors: how many scores `_sc` holds.
@@ -311,7 +313,7 @@ def _decision_function(
     return codegen.compile_function(source, namespace, "decide", f"decide: {n_behaviors} behaviors")
 
 
-def decide_one(  # noqa: PLR0917 -- a partial of the first two stands in for the generated decide
+def decide_as_batch(  # noqa: PLR0917 -- a partial of the first two stands in for the generated decide
     settings: AntiDithering,
     cooldowns: FloatArray,
     scores: list[float],
@@ -454,7 +456,7 @@ class UtilitySelector:
         # `pick_fn(context, self.scalar, state, now, allowed)` -> the chosen index (per-target
         # behaviors: their best target found first, then the generated decision).
         # With `codegen.GENERATE` off, `decide` on a batch of one NPC makes the choice instead.
-        by_rules = functools.partial(decide_one, self.settings, self.cooldowns)
+        by_rules = functools.partial(decide_as_batch, self.settings, self.cooldowns)
         if self.targeted:
             self._decide = (
                 _decision_function(
