@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npc_mind.utility import Behavior, Consideration, UtilityError, UtilitySelector, codegen
+from npc_mind.utility import Behavior, Consideration, UtilityError, UtilitySelector, codegen, rules
 from npc_mind.utility.codegen import Names, identifier
 from npc_mind.utility.curves import CurveStack, Logistic, Polynomial, Saturating
 
@@ -236,3 +236,11 @@ def test_the_utility_tests_pass_without_generated_code() -> None:
     done = _without_codegen("-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *_BOTH_WAYS)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert re.search(r"\d+ passed", done.stdout)
+
+
+def test_the_primitives_float_forms_show_their_line_too() -> None:
+    with pytest.raises(TypeError) as caught:
+        rules.exp("not a number")
+    (frame,) = [f for f in traceback.extract_tb(caught.value.__traceback__) if f.filename.startswith("<npc")]
+    assert frame.filename == "<npc_mind.utility rules: exp for one float>"
+    assert frame.line == "return (_exp(x) if x < 700.0 else _exp_big(x))"

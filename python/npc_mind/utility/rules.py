@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from npc_mind.utility.sources import compile_function
+
 if TYPE_CHECKING:
     from npc_mind.utility.selector import AntiDithering
 
@@ -141,7 +143,8 @@ ARRAY_FORMS: dict[str, Callable[..., Any]] = {name: array for name, (_, _, array
 
 def _primitive(name: str) -> Callable[..., Any]:
     params, form, array = _PRIMITIVES[name]
-    scalar = eval(f"lambda {', '.join(params)}: {form}", dict(FLOAT_NAMES))  # our own text
+    source = f"def {name}({', '.join(params)}):\n    return {form}\n"  # our own text
+    scalar = compile_function(source, dict(FLOAT_NAMES), name, f"rules: {name} for one float")
 
     def apply(*args: Any) -> Any:
         if any(isinstance(arg, np.ndarray) for arg in args[:1]):
