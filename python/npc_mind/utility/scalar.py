@@ -7,11 +7,14 @@ and each shared sub-expression (an input's clip, a range normalisation) computed
 keeps the generated text for debugging.
 
 The curve code is not written here: it is made from the rules in `rules.py`, the functions the
-batch calls with arrays. `inline` copies a rule's body with the curve's parameters as literals and
+batch calls with arrays. `codegen.inline` copies a rule's body with the curve's parameters as literals and
 each primitive (clip, exp, ...) as its float form, so both paths do the same operations in the same
 order; weighted sums use the batch's folded weights (consideration weight x behavior weight),
 products its compensation and order. The contract (rules.py): the same numbers to 1e-12, the
 batch's weighted sum being a matrix product with its own summation order.
+
+With `codegen.GENERATE` off (NPC_MIND_NO_CODEGEN=1) nothing is generated: `curve_by_rules` and
+`behavior_by_rules` call the rules in the generated code's order, for debugging.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ _NAMESPACE: dict[str, Any] = {
     "_zip": zip,
 }
 # The names generated code uses for itself (parameters, the decision's state), never a variable's.
-_RESERVED = ("ctx", "st", "now", "allowed", "best", "running", "x")
+_RESERVED = ("ctx", "st", "now", "allowed", "best", "running")
 
 
 def curve_expression(curve: Curve, x: str, code: Code, hint: str, clean: bool = False) -> str:
@@ -93,7 +96,7 @@ def curve_expression(curve: Curve, x: str, code: Code, hint: str, clean: bool = 
 def compile_curve(curve: Curve) -> Callable[[float], float]:
     """curve(x) for one float, as generated code (see the module docstring)."""
     namespace = dict(_NAMESPACE)
-    code = Code(Names(_RESERVED), "    ", namespace)
+    code = Code(Names(("x",)), "    ", namespace)
     result = curve_expression(curve, "x", code, curve.type_name)
     source = "\n".join(["def curve(x):", *code.lines, f"    return {result}", ""])
     return codegen.compile_function(source, namespace, "curve", f"curve: {curve!r}")
