@@ -219,15 +219,14 @@ def test_without_codegen_a_breakpoint_in_any_rule_is_hit_on_both_paths() -> None
 
 
 #: The utility tests that run again without generated code: the differential ones (per-NPC path
-#: against batch against the rules) and the selectors' state machines. Engine tests are left out.
+#: against batch against the rules) and the selectors' state machines. Left out to keep the run
+#: short: the engine tests, the data format's (no generated code) and the malformed-definition fuzz.
 _BOTH_WAYS = [
     "tests/test_utility_rules.py",
     "tests/test_utility_curves.py",
     "tests/test_utility_scalar.py",
     "tests/test_utility_batch.py",
     "tests/test_utility_selector.py",
-    "tests/test_utility_behavior.py",
-    "tests/test_utility_malformed.py",
 ]
 
 
