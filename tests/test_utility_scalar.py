@@ -73,7 +73,7 @@ def test_choose_makes_a_batch_of_ones_choices_and_random_draws(
     batch = UtilitySelector.from_dict(definition).batch(1)
     inputs = random_inputs(rng, 1, targets=3 if per_target else None)
     odd = single.tag_mask(["odd"])
-    for tick in range(400):
+    for tick in range(400 if codegen.GENERATE else 100):  # without generated code: the second run, shorter
         for key in inputs:
             inputs[key] = np.clip(inputs[key] + rng.normal(0.0, 0.2, inputs[key].shape), -1.0, 2.5)
         now = tick * 0.1
