@@ -84,7 +84,7 @@ def test_every_generated_function_has_its_source_where_tracebacks_and_debuggers_
 def test_the_names_say_what_the_code_is() -> None:
     selector = guard()
     assert selector.scalar.function.__code__.co_filename == "<npc_mind.utility scores: attack|flee|strike>"
-    assert selector._decide.__code__.co_filename.startswith("<npc_mind.utility decide: 3 behaviors")
+    assert selector._decide.__code__.co_filename.startswith("<npc_mind.utility decide: attack|flee|strike")
     assert plain().pick_fn.__code__.co_filename.startswith("<npc_mind.utility pick: attack|flee")
     curve = Saturating(k=3.25)
     curve(1.0)

@@ -216,7 +216,7 @@ def decide(
 
 
 def one_decision_code(
-    settings: AntiDithering, cooldowns: list[float] | None, n_behaviors: int
+    settings: AntiDithering, cooldowns: list[float] | None, n_behaviors: int, names: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, Any]]:
     """`decide`'s steps for one NPC as lines of Python, and the names they use.
 
@@ -226,7 +226,8 @@ def one_decision_code(
     function in `rules.py` with the settings as constants (a setting that is off leaves no code), except
     `switch_margin` with commitment and the top-n draw `weighted_top_n`, which are called; the
     batch tests hold the result to `decide` step for step. cooldowns: each behavior's, or None when
-    none has one; n_behaviors: how many scores `_sc` holds.
+    none has one; n_behaviors: how many scores `_sc` holds; names: the behaviors' (the per-behavior
+    variables are named after them), or () for `_behavior0`...
     """
     namespace: dict[str, Any] = {
         "_advance_time": advance_time, "_weighted_top_n": weighted_top_n, "_switch_margin": switch_margin,
@@ -254,11 +255,13 @@ def one_decision_code(
         "running = st.running",
     ]
     # Readiness, unrolled per behavior: tags (when `allowed` is given), then cooldowns.
-    with_tags = _readiness_code(rule, cooldowns, n_behaviors, tags=True)
+    unique = Names()
+    labels = [f"_{unique.new(name)}" for name in names] or [f"_behavior{j}" for j in range(n_behaviors)]
+    with_tags = _readiness_code(rule, cooldowns, labels, tags=True)
     if cooldowns is None:
         lines += ["if allowed is not None:", *(f"    {line}" for line in with_tags)]
     else:
-        without = _readiness_code(rule, cooldowns, n_behaviors, tags=False)
+        without = _readiness_code(rule, cooldowns, labels, tags=False)
         lines += ["if allowed is not None:", *(f"    {line}" for line in with_tags)]
         lines += ["else:", *(f"    {line}" for line in without or ["pass"])]
     # the first maximum, as np.argmax (unrolled: a third of the cost of index(max()) at 3 behaviors)
@@ -302,15 +305,15 @@ def one_decision_code(
 
 @functools.lru_cache(maxsize=256)
 def _decision_function(
-    settings: AntiDithering, cooldowns: tuple[float, ...] | None, n_behaviors: int
+    settings: AntiDithering, cooldowns: tuple[float, ...] | None, names: tuple[str, ...]
 ) -> Callable[[list[float], DecisionState, float, list[bool] | None], int]:
     """The generated decision on its own, `decide(scores, state, now, allowed)` -> the chosen index
     (per-target definitions, whose scores are reduced to one per behavior first)."""
     lines, namespace = one_decision_code(
-        settings, None if cooldowns is None else list(cooldowns), n_behaviors
+        settings, None if cooldowns is None else list(cooldowns), len(names), names
     )
     source = "\n".join(["def decide(_sc, st, now, allowed):", *(f"    {line}" for line in lines), ""])
-    return codegen.compile_function(source, namespace, "decide", f"decide: {n_behaviors} behaviors")
+    return codegen.compile_function(source, namespace, "decide", f"decide: {codegen.label_of(names)}")
 
 
 def decide_as_batch(  # noqa: PLR0917 -- a partial of the first two stands in for the generated decide
@@ -350,17 +353,19 @@ def decide_as_batch(  # noqa: PLR0917 -- a partial of the first two stands in fo
 
 
 def _readiness_code(
-    rule: Callable[..., str], cooldowns: list[float] | None, n_behaviors: int, *, tags: bool
+    rule: Callable[..., str], cooldowns: list[float] | None, labels: Sequence[str], *, tags: bool
 ) -> list[str]:
     """`decide`'s readiness steps for one NPC, each behavior's `tag_ready`, `rested` and
     `restricted` inlined (`_sc[j]` its score), ending in `_adj`: the scores with those not ready
     at -inf. tags: `allowed` is a list (then the lines also record the tag fallback), else None.
     A behavior whose cooldown is 0 is never held (time only moves on, as `decide` skips
-    cooldowns when none has one); with neither tags nor a cooldown there are no lines."""
+    cooldowns when none has one); with neither tags nor a cooldown there are no lines. labels: each
+    behavior's variable prefix (`_attack`: `_attack_tagged`, `_attack_ready`, `_attack_rested`)."""
+    n_behaviors = len(labels)
     lines: list[str] = []
     ready = ["True"] * n_behaviors  # each behavior's readiness, as code
     if tags:
-        passes = [f"_p{j}" for j in range(n_behaviors)]
+        passes = [f"{label}_tagged" for label in labels]
         lines += [
             f"{name} = {rule(tag_ready, allowed=f'allowed[{j}]', score=f'_sc[{j}]')}"
             for j, name in enumerate(passes)
@@ -371,9 +376,9 @@ def _readiness_code(
             "st.target = None",
             "st.marked = _sc",
         ]
-        ready = [f"_t{j}" for j in range(n_behaviors)]
+        ready = [f"{label}_ready" for label in labels]
         lines += [
-            f"{name} = {rule(restricted, passes=f'_p{j}', none_pass='_f')}" for j, name in enumerate(ready)
+            f"{name} = {rule(restricted, passes=passes[j], none_pass='_f')}" for j, name in enumerate(ready)
         ]
     held = {j: cooldown for j, cooldown in enumerate(cooldowns or ()) if cooldown > 0.0}
     if held:
@@ -385,15 +390,17 @@ def _readiness_code(
                 "cooldown": repr(cooldown),
                 "running": f"(running == {j})",
             }
-            lines.append(f"_c{j} = {rule(rested, **args)}")
-        candidates = [_both(ready[j], f"_c{j}") if j in held else ready[j] for j in range(n_behaviors)]
+            lines.append(f"{labels[j]}_rested = {rule(rested, **args)}")
+        candidates = [
+            _both(ready[j], f"{labels[j]}_rested") if j in held else ready[j] for j in range(n_behaviors)
+        ]
         if "True" in candidates:  # one behavior is always a candidate: the cooldowns apply
             for j in held:
-                ready[j] = _both(ready[j], f"_c{j}")
+                ready[j] = _both(ready[j], f"{labels[j]}_rested")
         else:
             lines.append(f"_none = not ({' or '.join(candidates)})")
             for j in held:
-                ready[j] = _both(ready[j], rule(restricted, passes=f"_c{j}", none_pass="_none"))
+                ready[j] = _both(ready[j], rule(restricted, passes=f"{labels[j]}_rested", none_pass="_none"))
     if all(expression == "True" for expression in ready):
         return lines
     scores = [f"_sc[{j}]" if r == "True" else f"(_sc[{j}] if {r} else -_INF)" for j, r in enumerate(ready)]
@@ -459,15 +466,13 @@ class UtilitySelector:
         by_rules = functools.partial(decide_as_batch, self.settings, self.cooldowns)
         if self.targeted:
             self._decide = (
-                _decision_function(
-                    self.settings, None if cooldowns is None else tuple(cooldowns), len(self.behaviors)
-                )
+                _decision_function(self.settings, None if cooldowns is None else tuple(cooldowns), self.names)
                 if codegen.GENERATE
                 else by_rules
             )
             self.pick_fn: Callable[..., int] = self._pick_targeted
         elif codegen.GENERATE:
-            lines, names = one_decision_code(self.settings, cooldowns, len(self.behaviors))
+            lines, names = one_decision_code(self.settings, cooldowns, len(self.behaviors), self.names)
             self.pick_fn = self.scalar.chooser(self.settings, lines, names)
         else:
             self.pick_fn = self.scalar.chooser_by_rules(self.settings, by_rules)
