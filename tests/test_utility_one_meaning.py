@@ -15,7 +15,6 @@ import pytest
 from npc_mind.utility import Consideration, UtilitySelector
 from npc_mind.utility.behavior import Behavior
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind.utility.schema import selector_from_json
 from tests.support.godot import run_godot
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +57,9 @@ def json_selector(case: dict[str, Any]) -> UtilitySelector:
         consideration["input_min"], consideration["input_max"] = case["range"]
     if case["family"] == "table":
         consideration["points"] = case["points"]
-    return selector_from_json(json.dumps({"behaviors": [{"name": "b", "considerations": [consideration]}]}))
+    return UtilitySelector.from_json(
+        json.dumps({"behaviors": [{"name": "b", "considerations": [consideration]}]})
+    )
 
 
 @pytest.fixture(scope="module")

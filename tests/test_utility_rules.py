@@ -1,6 +1,6 @@
 """Each rule of utility selection written once, against its definition with hand-computed values,
 on floats and on arrays: the curves' steps and family shapes (`npc_mind.utility.rules`) and the
-anti-dithering rules (`npc_mind.utility.selector`, floats as the generated per-NPC decision inlines
+anti-dithering rules (also in `npc_mind.utility.rules`, floats as the generated per-NPC decision inlines
 them, arrays for the batch `decide`, same bits on both).
 
 The contract (rules.py's docstring): every path gives a curve's number to 1e-12, arithmetic bit for
@@ -16,8 +16,7 @@ from test_utility_batch import random_curve
 
 from npc_mind.utility import rules
 from npc_mind.utility.curves import CurveStack, Table
-from npc_mind.utility.selector import (
-    AntiDithering,
+from npc_mind.utility.rules import (
     boosted,
     keeps_running,
     moves_forward,
@@ -28,6 +27,7 @@ from npc_mind.utility.selector import (
     weighted_top_n,
     within_top_n,
 )
+from npc_mind.utility.selector import AntiDithering
 
 
 def test_momentum_boosts_the_running_score() -> None:

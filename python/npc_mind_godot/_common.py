@@ -26,11 +26,17 @@ def project_setting(name: str, default: Any) -> Any:
     return settings.get_setting(name)
 
 
-def server() -> Any:
-    """The `NpcMindServer` singleton's Python object."""
-    from npc_mind_godot.server_singleton import instance
+installed: list[Any] = []  # the NpcMindServer singleton, once `server_singleton.install` made it
 
-    return instance()
+
+def instance() -> Any:
+    """The `NpcMindServer` singleton's Python object (installed by `server_singleton.install`)."""
+    if not installed:
+        raise RuntimeError("the NpcMindServer singleton is not installed (is the npc_mind addon loaded?)")
+    return installed[0]
+
+
+server = instance  # what the nodes call it
 
 
 _core: list[Any] = []  # the singleton's MindServer, once looked up (it is created once a process)
@@ -92,3 +98,28 @@ class ServerHandle:
     def get_server_id(self) -> int:
         """This node's id for the server's batched methods."""
         return self._handle()
+
+
+def entity_name(entity: int) -> str:
+    """The name of the object whose instance id `entity` is (its display_name, else node name), or ""."""
+    found = object_of(entity)
+    return display_name(found) if found is not None else ""
+
+
+def object_of(instance_id: int) -> Any:
+    """The live object with this instance id, or None (an entity id need not be one)."""
+    if instance_id <= 0:
+        return None
+    ptr = objects._iface["object_get_instance_from_id"](instance_id)
+    return None if ptr == objects.ffi.NULL else objects.wrap(ptr)
+
+
+def display_name(node: Any) -> str:
+    """A node's display_name property, else its node name, or ""."""
+    try:
+        named = node.get("display_name")
+    except Exception:  # an object without get (cannot happen for nodes): no name
+        named = None
+    if named:
+        return str(named)
+    return str(node.get_name()) if node.has_method("get_name") else ""

@@ -40,7 +40,7 @@ from gdbridge.types import PackedStringArray
 from npc_mind.decision import DecisionFallback, DecisionMade, ThinkingStarted
 from npc_mind.memory import MemoryType
 from npc_mind.server.selectors import _row_scores
-from npc_mind_godot._common import server
+from npc_mind_godot._common import display_name, object_of, server
 
 CAPTURE = "npc_mind"
 LIST_EVERY = 1.0  # seconds between looks at the set of NPCs
@@ -63,7 +63,7 @@ class _Npc:
 
     def __init__(self, node: Any) -> None:
         self.node = node
-        self.name = _display_name(node)
+        self.name = display_name(node)
         self.path = scene_path(node)
         self.memory = self.selector = self.decision = 0
         self.freed_at: float | None = None  # feed clock time the node was found freed
@@ -151,11 +151,8 @@ class DebugFeed:
     # --- the NPC list ---------------------------------------------------------------------------
     def refresh(self) -> bool:
         """Bring the NPC list up to date with the server's nodes; True when it changed."""
-        from npc_mind_godot.decision_node import AsyncLLMDecision
-        from npc_mind_godot.memory_nodes import MemoryStream
-        from npc_mind_godot.utility_nodes import UtilitySelector
-
         nodes = server().nodes
+        core = server().core  # which bank holds a handle says which node it is
         changed = False
         for handle in [handle for handle in self.owner if handle not in nodes]:
             changed = True
@@ -176,11 +173,11 @@ class DebugFeed:
             npc = self.npcs.get(npc_id)
             if npc is None:
                 npc = self.npcs[npc_id] = _Npc(parent)
-            if isinstance(node, MemoryStream):
+            if handle in core.memory.entries:
                 npc.memory = handle
-            elif isinstance(node, UtilitySelector):
+            elif handle in core.selectors.entries:
                 npc.selector = handle
-            elif isinstance(node, AsyncLLMDecision):
+            elif handle in core.decisions.entries:
                 npc.decision = handle
             self.owner[handle] = npc_id
             changed = True
@@ -238,9 +235,9 @@ class DebugFeed:
             if len(self._looked_at) >= LOOKED_AT:
                 self._looked_at.clear()  # bounded: ids seen long ago are looked at again
             self._looked_at.add(entity)
-            found = _object_of(entity)
+            found = object_of(entity)
             if found is not None:
-                self._remember(entity, _display_name(found))
+                self._remember(entity, display_name(found))
 
     # --- one NPC's mind -------------------------------------------------------------------------
     def snapshot(self, npc_id: int) -> dict[str, Any]:
@@ -251,7 +248,7 @@ class DebugFeed:
         if npc.freed_at is not None or not npc.node.is_valid:
             return {"id": int(npc_id), "name": npc.name, "path": npc.path, "freed": True}
         core = server().core
-        npc.name, npc.path = _display_name(npc.node), scene_path(npc.node) or npc.path
+        npc.name, npc.path = display_name(npc.node), scene_path(npc.node) or npc.path
         out: dict[str, Any] = {
             "id": int(npc_id),
             "name": npc.name,
@@ -308,9 +305,9 @@ class DebugFeed:
     def _entity(self, entity: int) -> tuple[str, str, bool]:
         """(name, path, freed) of an entity: a live object's name and path (remembered), a freed
         one's remembered name; ("", "", False) for an id that was never a known object."""
-        found = _object_of(entity)
+        found = object_of(entity)
         if found is not None:
-            name = _display_name(found)
+            name = display_name(found)
             self._remember(entity, name)
             return name, scene_path(found) if found.has_method("is_inside_tree") else "", False
         name = self._entity_names.get(entity)
@@ -369,30 +366,6 @@ def scene_path(node: Any) -> str:
     if scene is not None and scene.is_ancestor_of(node):
         return str(scene.get_path_to(node))
     return str(node.get_path())
-
-
-def entity_name(entity: int) -> str:
-    """The name of the object whose instance id `entity` is (its display_name, else node name), or ""."""
-    found = _object_of(entity)
-    return _display_name(found) if found is not None else ""
-
-
-def _object_of(instance_id: int) -> Any:
-    """The live object with this instance id, or None (an entity id need not be one)."""
-    if instance_id <= 0:
-        return None
-    ptr = objects._iface["object_get_instance_from_id"](instance_id)
-    return None if ptr == objects.ffi.NULL else objects.wrap(ptr)
-
-
-def _display_name(node: Any) -> str:
-    try:
-        named = node.get("display_name")
-    except Exception:  # an object without get (cannot happen for nodes): no name
-        named = None
-    if named:
-        return str(named)
-    return str(node.get_name()) if node.has_method("get_name") else ""
 
 
 class NpcMindDebugFeed(classes.Node, internal=True):

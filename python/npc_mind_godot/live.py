@@ -13,7 +13,7 @@ from typing import Any
 from gdbridge.declare import export, export_group
 from gdbridge.types import PackedStringArray, PropertyUsage
 from npc_mind.memory import MemoryType
-from npc_mind_godot._common import server
+from npc_mind_godot._common import entity_name, server
 
 USAGE = PropertyUsage.EDITOR | PropertyUsage.READ_ONLY
 GROUP_TITLE = "Live (read-only, while the game runs)"
@@ -35,8 +35,6 @@ def handle_of(node: Any) -> int:
 
 
 def strongest_memories(handle: int) -> PackedStringArray:
-    from npc_mind_godot.debug_feed import entity_name
-
     rows = []
     for memory in server().core.memories(handle)[:STRONGEST]:
         entity = int(memory["entity_id"])

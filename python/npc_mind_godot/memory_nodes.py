@@ -30,13 +30,16 @@ def _range(name: str, step: float) -> tuple[float, float, float]:
     return (low if low_in else low + step, high if high_in else high - step, step)
 
 
-_MAX_BASE = MemoryParams().max_stability  # the slider's end; larger values are typed in ("or_greater")
+_DEFAULT = MemoryParams()  # MemoryProfile's defaults are MemoryParams' (and MemoryProfileSpec's)
+_MAX_BASE = _DEFAULT.max_stability  # the slider's end; larger values are typed in ("or_greater")
 
 
-def _base_stability(seconds: float, kind: str) -> Any:
+def _base_stability(kind: MemoryType, what: str) -> Any:
     """A base-stability field of MemoryProfile (one per memory type)."""
     return export(
-        seconds, range=(0.01, _MAX_BASE, 0.01, "or_greater"), doc=f"S0 (seconds) of {kind} at salience 0.5."
+        _DEFAULT.base_stability[kind],
+        range=(0.01, _MAX_BASE, 0.01, "or_greater"),
+        doc=f"S0 (seconds) of {what} at salience 0.5.",
     )
 
 
@@ -47,18 +50,22 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's.
     """
 
-    capacity: int = export(64, range=(1, MAX_CAPACITY), doc="Working memories per NPC (a hard bound).")
-    curve: str = export(
-        "exponential", hint=PropertyHint.ENUM, hint_string="exponential,power", doc="Forgetting curve."
+    capacity: int = export(
+        MemoryProfileSpec().capacity, range=(1, MAX_CAPACITY), doc="Working memories per NPC (a hard bound)."
     )
-    alpha: float = export(1.35, range=_range("alpha", 0.01), doc="Consolidation gain on rehearsal.")
+    curve: str = export(
+        _DEFAULT.curve, hint=PropertyHint.ENUM, hint_string="exponential,power", doc="Forgetting curve."
+    )
+    alpha: float = export(_DEFAULT.alpha, range=_range("alpha", 0.01), doc="Consolidation gain on rehearsal.")
     rehearsal_refractory_s: float = export(
-        2.0,
+        _DEFAULT.rehearsal_refractory_s,
         range=_range("rehearsal_refractory_s", 0.1),
         doc="A matching event this soon after the last wake only refreshes it.",
     )
     forget_threshold: float = export(
-        0.05, range=_range("forget_threshold", 0.001), doc="R at or below it is forgotten."
+        _DEFAULT.forget_threshold,
+        range=_range("forget_threshold", 0.001),
+        doc="R at or below it is forgotten.",
     )
     max_stability: float = export(
         _MAX_BASE,
@@ -66,14 +73,24 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
         doc="Seconds: S never grows past it however often a memory is rehearsed (default 30 days).",
     )
     _stabilities = export_group("Base stability (seconds)", "stability_")
-    stability_trivia: float = _base_stability(5.0, "a trivia memory (footsteps, a passer-by)")
-    stability_observation: float = _base_stability(30.0, "an observation memory (a door opens, a respawn)")
-    stability_interaction: float = _base_stability(120.0, "an interaction memory (a trade, a quest)")
-    stability_hostile: float = _base_stability(600.0, "a hostile memory (attacked, saw a theft)")
-    stability_trauma: float = _base_stability(3600.0, "a trauma memory (home destroyed, kin killed)")
+    stability_trivia: float = _base_stability(MemoryType.TRIVIA, "a trivia memory (footsteps, a passer-by)")
+    stability_observation: float = _base_stability(
+        MemoryType.OBSERVATION, "an observation memory (a door opens, a respawn)"
+    )
+    stability_interaction: float = _base_stability(
+        MemoryType.INTERACTION, "an interaction memory (a trade, a quest)"
+    )
+    stability_hostile: float = _base_stability(MemoryType.HOSTILE, "a hostile memory (attacked, saw a theft)")
+    stability_trauma: float = _base_stability(
+        MemoryType.TRAUMA, "a trauma memory (home destroyed, kin killed)"
+    )
     _awareness = export_group("Awareness thresholds", "awareness_")
-    awareness_search: float = export(0.3, range=_range("awareness_search", 0.01), doc="R above it: search.")
-    awareness_pursue: float = export(0.8, range=_range("awareness_pursue", 0.01), doc="R above it: pursue.")
+    awareness_search: float = export(
+        _DEFAULT.awareness_search, range=_range("awareness_search", 0.01), doc="R above it: search."
+    )
+    awareness_pursue: float = export(
+        _DEFAULT.awareness_pursue, range=_range("awareness_pursue", 0.01), doc="R above it: pursue."
+    )
 
     @python_only
     def to_spec(self) -> MemoryProfileSpec:

@@ -28,7 +28,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind_godot import mistakes, ticker
-from npc_mind_godot._common import core, on_main_thread, project_setting
+from npc_mind_godot._common import core, installed, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
@@ -40,13 +40,6 @@ LOCAL_SERVER_SETTING = "npc_mind/llm/local_server_path"
 LOCAL_MODEL_SETTING = "npc_mind/llm/local_model_path"
 START_LOCAL_MODEL_ENV = "NPC_MIND_START_LOCAL_MODEL"  # 1 / 0: overrides the setting (any game, tests)
 NOTIFICATION_PREDELETE = 1
-_instance: list[Any] = []
-
-
-def instance() -> NpcMindServer:
-    if not _instance:
-        raise RuntimeError("the NpcMindServer singleton is not installed (is the npc_mind addon loaded?)")
-    return _instance[0]
 
 
 class NpcMindServer(classes.Object):
@@ -358,12 +351,12 @@ def _start_local_model() -> Any:
 
 def install() -> None:
     """Create the singleton once and register it with the engine."""
-    if _instance:
+    if installed:
         return
     from gdbridge import classdb
 
     classdb.register_pending()
     server = NpcMindServer()
     server.setup()
-    _instance.append(server)
+    installed.append(server)
     objects.register_singleton(SINGLETON, server)  # unregistered and freed by gdbridge at shutdown

@@ -8,19 +8,9 @@ Every curve is a small immutable object that works on one float or on numpy arra
 4. y is clamped to [0, 1]; a NaN input gives 0 (never propagated; the selector reports it);
    +-inf is clamped by an input range; without one it gives the shape's limit (0 where undefined).
 
-Families (`type_name` is the `curve_type` of the data format):
-
-| type | shape | parameters and bounds |
-|---|---|---|
-| saturating | u / (u + k), negative u counts as 0 (the design source) | 0 < k <= 1e12 |
-| linear | m (u - c) + b | m, c, b finite |
-| polynomial | m (u - c)^k + b; for a fractional k, u - c < 0 counts as 0 | k > 0; m, c, b finite |
-| logistic | k / (1 + e^(-m (u - c))) + b | m, k, c, b finite |
-| logit | m ln(z / (1 - z)) + b, z = u - c kept inside (0, 1) | m, c, b finite |
-| normal | m e^(-(u - c)^2 / (2 k^2)) + b (a bell at c, width k) | k > 0; m, c, b finite |
-| sine | m sin(pi k (u - c)) + b | m, k, c, b finite |
-| step | high if u >= threshold else low | threshold, low, high finite |
-| table | piecewise linear through (x, y) points, flat outside them | >= 2 points, finite, x increasing |
+Families (`type_name` is the `curve_type` of the data format): saturating, linear, polynomial,
+logistic, logit, normal, sine, step and table, each described once in `families.FAMILIES` (formula,
+parameters with their defaults and bounds), which the classes below take their defaults from.
 
 `table` is what a Godot `Curve` resource becomes: the addon bakes the Hermite curve to points once
 instead of sampling the engine per tick.
@@ -28,7 +18,7 @@ instead of sampling the engine per tick.
 Each step and each family's shape is written once, in `rules.py`, as a function of floats or
 arrays; this module holds the curves' parameters and their checks. `CurveStack` evaluates many
 curves at once: one pass per family over a stacked (M, L) array (numpy code made from the rules,
-`arrays.py`), which is what makes batched scoring fast. A curve called on an array is a stack of
+`codegen.ArrayCode`), which is what makes batched scoring fast. A curve called on an array is a stack of
 one; called on one number it runs plain-Python code made from the same rules (`scalar.py`), since
 numpy's per-call overhead would dwarf the work.
 """
@@ -36,6 +26,7 @@ numpy's per-call overhead would dwarf the work.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -46,9 +37,11 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.utility import rules
-from npc_mind.utility.arrays import ArrayCode
+from npc_mind.utility import codegen, rules
+from npc_mind.utility.codegen import ArrayCode
 from npc_mind.utility.errors import UtilityDefinitionError
+from npc_mind.utility.families import FAMILIES
+from npc_mind.utility.scalar import float_curve
 
 FloatArray = npt.NDArray[np.floating]
 # The float type of a stack: float64 (the default, exact) or float32 (faster batches).
@@ -110,7 +103,8 @@ class Curve:
         """The score of one input (a float) or of an array of inputs (an array of the same shape).
 
         One number goes through the generated plain-Python kernel (`scalar.compile_curve`), an
-        array through the numpy one; both do the same arithmetic.
+        array through the numpy one; both do the same arithmetic (with `codegen.GENERATE` off,
+        both call the rules instead).
         """
         if isinstance(x, _SCALARS):
             return self._scalar(float(x))
@@ -124,9 +118,7 @@ class Curve:
 
     @cached_property
     def _scalar(self) -> Callable[[float], float]:
-        from npc_mind.utility.scalar import compile_curve
-
-        return compile_curve(self)
+        return float_curve(self)
 
     def _validate(self) -> None:
         """Family-specific parameter checks; the base already made every parameter a finite float."""
@@ -149,7 +141,7 @@ class Curve:
 class Saturating(Curve):
     """Diminishing returns from the design source: u / (u + k). k in (0, 1e12]: the input scoring 0.5."""
 
-    k: float = 1.0
+    k: float = FAMILIES["saturating"].default("k")
 
     type_name: ClassVar[str] = "saturating"
     family: ClassVar[str] = "saturating"
@@ -171,9 +163,9 @@ class Saturating(Curve):
 class Linear(Curve):
     """y = m (u - c) + b: slope m, x shift c, y offset b (all finite)."""
 
-    m: float = 1.0
-    c: float = 0.0
-    b: float = 0.0
+    m: float = FAMILIES["linear"].default("m")
+    c: float = FAMILIES["linear"].default("c")
+    b: float = FAMILIES["linear"].default("b")
 
     type_name: ClassVar[str] = "linear"
     family: ClassVar[str] = "polynomial"
@@ -190,10 +182,10 @@ class Linear(Curve):
 class Polynomial(Curve):
     """y = m (u - c)^k + b: exponent k > 0; for a fractional k a negative u - c counts as 0."""
 
-    m: float = 1.0
-    k: float = 2.0
-    c: float = 0.0
-    b: float = 0.0
+    m: float = FAMILIES["polynomial"].default("m")
+    k: float = FAMILIES["polynomial"].default("k")
+    c: float = FAMILIES["polynomial"].default("c")
+    b: float = FAMILIES["polynomial"].default("b")
 
     type_name: ClassVar[str] = "polynomial"
     family: ClassVar[str] = "polynomial"
@@ -211,10 +203,10 @@ class Polynomial(Curve):
 class Logistic(Curve):
     """y = k / (1 + e^(-m (u - c))) + b: steepness m (negative falls), height k, midpoint c, offset b."""
 
-    m: float = 10.0
-    k: float = 1.0
-    c: float = 0.5
-    b: float = 0.0
+    m: float = FAMILIES["logistic"].default("m")
+    k: float = FAMILIES["logistic"].default("k")
+    c: float = FAMILIES["logistic"].default("c")
+    b: float = FAMILIES["logistic"].default("b")
 
     type_name: ClassVar[str] = "logistic"
     family: ClassVar[str] = "logistic"
@@ -224,9 +216,9 @@ class Logistic(Curve):
 class Logit(Curve):
     """y = m ln(z / (1 - z)) + b with z = u - c kept inside (0, 1): the logistic's inverse."""
 
-    m: float = 0.1
-    c: float = 0.0
-    b: float = 0.5
+    m: float = FAMILIES["logit"].default("m")
+    c: float = FAMILIES["logit"].default("c")
+    b: float = FAMILIES["logit"].default("b")
 
     type_name: ClassVar[str] = "logit"
     family: ClassVar[str] = "logit"
@@ -239,10 +231,10 @@ class Logit(Curve):
 class Normal(Curve):
     """A bell: y = m e^(-(u - c)^2 / (2 k^2)) + b: height m, width k > 0, centre c, offset b."""
 
-    m: float = 1.0
-    k: float = 0.15
-    c: float = 0.5
-    b: float = 0.0
+    m: float = FAMILIES["normal"].default("m")
+    k: float = FAMILIES["normal"].default("k")
+    c: float = FAMILIES["normal"].default("c")
+    b: float = FAMILIES["normal"].default("b")
 
     type_name: ClassVar[str] = "normal"
     family: ClassVar[str] = "normal"
@@ -259,10 +251,10 @@ class Normal(Curve):
 class Sine(Curve):
     """y = m sin(pi k (u - c)) + b: amplitude m, k half waves per unit, shift c, offset b."""
 
-    m: float = 1.0
-    k: float = 1.0
-    c: float = 0.0
-    b: float = 0.0
+    m: float = FAMILIES["sine"].default("m")
+    k: float = FAMILIES["sine"].default("k")
+    c: float = FAMILIES["sine"].default("c")
+    b: float = FAMILIES["sine"].default("b")
 
     type_name: ClassVar[str] = "sine"
     family: ClassVar[str] = "sine"
@@ -279,9 +271,9 @@ class Sine(Curve):
 class Step(Curve):
     """y = high if u >= threshold else low."""
 
-    threshold: float = 0.5
-    low: float = 0.0
-    high: float = 1.0
+    threshold: float = FAMILIES["step"].default("threshold")
+    low: float = FAMILIES["step"].default("low")
+    high: float = FAMILIES["step"].default("high")
 
     type_name: ClassVar[str] = "step"
     family: ClassVar[str] = "step"
@@ -401,26 +393,48 @@ class _FamilyGroup:
         self.dtype = dtype
 
     def _run(self, finish: bool, non_negative: bool) -> Callable[..., None]:
-        """The group's steps (rules.py) as numpy code writing into buffers (`arrays.py`)."""
+        """The group's steps (rules.py) as numpy code writing into buffers (`codegen.ArrayCode`),
+        or with `codegen.GENERATE` off the rules themselves (`_run_by_rules`)."""
+        if not codegen.GENERATE:
+            return functools.partial(self._run_by_rules, finish, non_negative)
         code = ArrayCode({})
         u = "x"
         if self.any_ranged:
-            args = [self.range_low, self.range_scale, self.clamp_low, self.clamp_high]
-            names = dict(zip(("low", "scale", "floor", "ceiling"), map(code.constant, args), strict=True))
+            args = {"low": self.range_low, "scale": self.range_scale, "floor": self.clamp_low,
+                    "ceiling": self.clamp_high}  # fmt: skip
+            names = {name: code.constant(value, f"range_{name}") for name, value in args.items()}
             u = code.rule(rules.normalised, {"x": u, **names})
         # non_negative: the caller checked x >= 0 with no NaN, so the domain [0, 1e30] clamp is
         # skipped (+inf then gives NaN, and the caller redoes the stack; see `CurveStack.evaluate`)
         if self.domain is not None and not non_negative:
             low, high = map(code.constant, self.domain)
             u = code.rule(rules.clamped, {"u": u, "low": low, "high": high})
-        params = {name: code.constant(value) for name, value in self.params.items()}
+        params = {name: code.constant(value, name) for name, value in self.params.items()}
         y = code.rule(self.shape, {"u": u, **params})  # every shape keeps a NaN input NaN
         if self.any_inverted:
-            sign, shift = code.constant(self.invert_sign), code.constant(self.invert_shift)
+            sign, shift = code.constant(self.invert_sign, "sign"), code.constant(self.invert_shift, "shift")
             y = code.rule(rules.inverted, {"y": y, "sign": sign, "shift": shift})
         if finish or not self.bounded:
             y = code.rule(rules.finished, {"y": y})
-        return code.function(y)
+        rows = self.rows.stop - self.rows.start
+        label = f"batch: {self.shape.__name__} x{rows}{', finished' if finish else ''}"
+        return code.function(y, f"{label}{', non-negative' if non_negative else ''}")
+
+    def _run_by_rules(
+        self, finish: bool, non_negative: bool, x: FloatArray, out: FloatArray, _buffers: Any
+    ) -> None:
+        """`_run`'s steps by calling the rules on arrays (new arrays each step, then copied into out)."""
+        u = x
+        if self.any_ranged:
+            u = rules.normalised(u, self.range_low, self.range_scale, self.clamp_low, self.clamp_high)
+        if self.domain is not None and not non_negative:
+            u = rules.clamped(u, *self.domain)
+        y = self.shape(u, **self.params)
+        if self.any_inverted:
+            y = rules.inverted(y, self.invert_sign, self.invert_shift)
+        if finish or not self.bounded:
+            y = rules.finished(y)
+        np.copyto(out, y)
 
     def evaluate(
         self, x: FloatArray, out: FloatArray, scratch: FloatArray, finish: bool, non_negative: bool
@@ -429,7 +443,7 @@ class _FamilyGroup:
         if run is None:
             run = self._runs[finish, non_negative] = self._run(finish, non_negative)
         buffers = self._buffers
-        needed: int = run.buffers  # type: ignore[attr-defined]
+        needed: int = getattr(run, "buffers", 0)
         if len(buffers) < needed or (buffers and buffers[0].shape != x.shape):
             count = max(needed, len(buffers))
             buffers = self._buffers = [np.empty(x.shape, dtype=self.dtype) for _ in range(count)]

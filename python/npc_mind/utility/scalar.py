@@ -7,29 +7,29 @@ and each shared sub-expression (an input's clip, a range normalisation) computed
 keeps the generated text for debugging.
 
 The curve code is not written here: it is made from the rules in `rules.py`, the functions the
-batch calls with arrays. `inline` copies a rule's body with the curve's parameters as literals and
+batch calls with arrays. `codegen.inline` copies a rule's body with the curve's parameters as literals and
 each primitive (clip, exp, ...) as its float form, so both paths do the same operations in the same
 order; weighted sums use the batch's folded weights (consideration weight x behavior weight),
 products its compensation and order. The contract (rules.py): the same numbers to 1e-12, the
 batch's weighted sum being a matrix product with its own summation order.
+
+With `codegen.GENERATE` off (NPC_MIND_NO_CODEGEN=1) nothing is generated: `curve_by_rules` and
+`behavior_by_rules` call the rules in the generated code's order, for debugging.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import copy
 import functools
-import inspect
 import math
 import operator
-import textwrap
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from npc_mind.utility import rules
+from npc_mind.utility import codegen, rules
+from npc_mind.utility.codegen import Code, Names, inline, literal, parameter
 from npc_mind.utility.errors import MissingInputError, UtilityError
 
 if TYPE_CHECKING:
@@ -41,17 +41,9 @@ if TYPE_CHECKING:
 Scores = list[Any]
 # Compiled selector code by definition (a tuple of behaviors; with the settings for `chooser`):
 # its source and function.
-_COMPILED: dict[Hashable, tuple[str, Callable[..., Any]]] = {}
+_Shared = tuple[Any, Callable[..., Any]]  # a source (None without generated code) and a function
+_COMPILED: dict[Hashable, _Shared] = {}
 _COMPILED_LIMIT = 256
-
-
-def _lit(value: float) -> str:
-    """A float as an exact Python literal (repr round-trips), parenthesised when negative."""
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"not a finite constant: {value}")
-    text = repr(value)
-    return f"({text})" if text.startswith("-") else text
 
 
 _NAMESPACE: dict[str, Any] = {
@@ -60,117 +52,13 @@ _NAMESPACE: dict[str, Any] = {
     "_sum": sum,
     "_zip": zip,
 }
+# The names generated code uses for itself (parameters, the decision's state), never a variable's.
+_RESERVED = ("ctx", "st", "now", "allowed", "best", "running")
 
 
-class _Code:
-    """Straight-line code under construction; an expression seen before reuses its variable."""
-
-    def __init__(self, prefix: str, indent: str, namespace: dict[str, Any]) -> None:
-        self.lines: list[str] = []
-        self.names: dict[str, str] = {}
-        self.prefix = prefix
-        self.indent = indent
-        self.namespace = namespace
-
-    def let(self, expression: str) -> str:
-        if expression.isidentifier():
-            return expression
-        name = self.names.get(expression)
-        if name is None:
-            name = f"{self.prefix}{len(self.names)}"
-            self.names[expression] = name
-            self.lines.append(f"{self.indent}{name} = {expression}")
-        return name
-
-    def constant(self, value: object, hint: str) -> str:
-        name = f"_{hint}{len(self.namespace)}"
-        self.namespace[name] = value
-        return name
-
-
-@functools.cache
-def statements(rule: Callable[..., Any]) -> tuple[ast.stmt, ...]:
-    """A rule's body without its docstring: assignments, then one return."""
-    (function,) = ast.parse(textwrap.dedent(inspect.getsource(rule))).body
-    body = function.body  # type: ignore[attr-defined]
-    if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
-    return tuple(body)
-
-
-@functools.cache
-def _form(primitive: str) -> tuple[tuple[str, ...], ast.expr]:
-    params, text = rules.FLOAT_FORMS[primitive]
-    return params, ast.parse(text, mode="eval").body
-
-
-class _Inliner(ast.NodeTransformer):
-    """A rule's expression with its names replaced: parameters and the rule's locals by the code
-    given for them, rules.py's constants by their values, primitive calls by their float forms."""
-
-    def __init__(self, names: dict[str, str], code: _Code) -> None:
-        self.names = names
-        self.code = code
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        if node.id in self.names:
-            return ast.parse(self.names[node.id], mode="eval").body
-        value = getattr(rules, node.id, None)
-        if isinstance(value, float):  # HUGE, LOGIT_EPSILON
-            return ast.Constant(value)
-        return node  # a name of the float forms' namespace (_exp, _INF...)
-
-    def visit_Call(self, node: ast.Call) -> ast.expr:
-        if not (isinstance(node.func, ast.Name) and node.func.id in rules.FLOAT_FORMS):
-            return self.generic_visit(node)  # a float form's own call (_exp, _pow...)
-        # each argument bound to a variable first: a form may use it more than once
-        args = [_bound(ast.unparse(self.visit(arg)), self.code) for arg in node.args]
-        if node.func.id == "power" and args[1] == "1.0":
-            return ast.parse(args[0], mode="eval").body  # x ** 1 is x, exactly
-        if node.func.id == "at_least" and args[1].strip("()") == "-_INF":
-            return ast.parse(args[0], mode="eval").body  # nothing is below -inf
-        params, form = _form(node.func.id)
-        return _Inliner(dict(zip(params, args, strict=True)), self.code).visit(copy.deepcopy(form))
-
-
-def _bound(expression: str, code: _Code) -> str:
-    """A name or a constant as it is; anything else bound to a variable."""
-    plain = expression.strip("()")
-    with contextlib.suppress(ValueError):
-        float(plain)
-        return expression
-    if plain in ("_INF", "-_INF"):
-        return expression
-    return code.let(expression)
-
-
-def inline(rule: Callable[..., Any], args: dict[str, str], code: _Code) -> str:
-    """The code of `rule(**args)` for floats (args: code for each parameter), its assignments
-    bound as variables in `code`; returns the expression of its result."""
-    names = dict(args)
-    for statement in statements(rule):
-        value = copy.deepcopy(statement.value)  # type: ignore[attr-defined]
-        expression = ast.unparse(_Inliner(names, code).visit(value))
-        if isinstance(statement, ast.Return):
-            return expression
-        (target,) = statement.targets  # type: ignore[attr-defined]
-        names[target.id] = code.let(expression)
-    raise UtilityError(f"rules.py: {rule.__name__} has no return")
-
-
-def _code_of(value: Any, code: _Code) -> str:
-    """A parameter as code: a float literal (or +-inf), a list as a namespace constant."""
-    if isinstance(value, list):
-        return code.constant(value, "points")
-    value = float(value)
-    if math.isinf(value):
-        return "_INF" if value > 0 else "(-_INF)"
-    return _lit(value)
-
-
-def curve_expression(curve: Curve, x: str, code: _Code, clean: bool = False) -> str:
-    """An expression for curve(x) in [0, 1], with its sub-expressions bound in `code`: the steps
-    of rules.py for this curve (see its docstring).
+def curve_expression(curve: Curve, x: str, code: Code, hint: str, clean: bool = False) -> str:
+    """An expression for curve(x) in [0, 1], with its sub-expressions bound in `code` as variables
+    named `hint` and the step: the steps of rules.py for this curve (see its docstring).
 
     clean: x is known to be in [0, 1e30] (no NaN, no inf), which lets the saturating curve skip
     its domain clamp and NaN check.
@@ -179,9 +67,9 @@ def curve_expression(curve: Curve, x: str, code: _Code, clean: bool = False) -> 
     ranged = curve.input_min is not None and curve.input_max is not None
     if ranged:
         scale = 1.0 / (curve.input_max - curve.input_min)  # type: ignore[operator]
-        low = _lit(curve.input_min)  # type: ignore[arg-type]
-        args = {"x": x, "low": low, "scale": _lit(scale), "floor": "0.0", "ceiling": "1.0"}
-        u = code.let(inline(rules.normalised, args, code))
+        low = literal(curve.input_min)  # type: ignore[arg-type]
+        args = {"x": x, "low": low, "scale": literal(scale), "floor": "0.0", "ceiling": "1.0"}
+        u = code.let(inline(rules.normalised, args, code, f"{hint}_range"), f"{hint}_ranged")
     # a range's [0, 1] is inside the saturating domain: no second clamp
     if (
         curve.domain is not None
@@ -189,34 +77,91 @@ def curve_expression(curve: Curve, x: str, code: _Code, clean: bool = False) -> 
         and not (ranged and curve.domain[0] <= 0.0 and curve.domain[1] >= 1.0)
     ):
         low, high = curve.domain
-        u = code.let(inline(rules.clamped, {"u": u, "low": _lit(low), "high": _lit(high)}, code))
-    params = {name: _code_of(value, code) for name, value in curve.shape_params().items()}
-    y = inline(rules.SHAPES[curve.family], {"u": u, **params}, code)
+        args = {"u": u, "low": literal(low), "high": literal(high)}
+        u = code.let(inline(rules.clamped, args, code, f"{hint}_domain"), f"{hint}_clamped")
+    params = {name: parameter(value, code, f"{hint}_{name}") for name, value in curve.shape_params().items()}
+    y = inline(rules.SHAPES[curve.family], {"u": u, **params}, code, hint)
     if curve.invert:
-        y = inline(rules.inverted, {"y": code.let(y), "sign": "(-1.0)", "shift": "1.0"}, code)
+        y = code.let(y, f"{hint}_shape")
+        y = inline(rules.inverted, {"y": y, "sign": "(-1.0)", "shift": "1.0"}, code, f"{hint}_inverted")
     if clean and curve.bounded:
         return y
-    score = code.let(y)
+    score = code.let(y, f"{hint}_unclamped")
     if curve.bounded and curve.domain is not None:
         return f"({score} if {score} == {score} else 0.0)"  # in [0, 1] unless NaN
-    return inline(rules.finished, {"y": score}, code)
-
-
-def compile_function(source: str, namespace: dict[str, Any], name: str) -> Callable[..., Any]:
-    exec(compile(source, f"<npc_mind.utility {name}>", "exec"), namespace)
-    return namespace[name]
+    return inline(rules.finished, {"y": score}, code, f"{hint}_finished")
 
 
 @functools.lru_cache(maxsize=1024)  # equal curves (e.g. one definition loaded per NPC) share it
 def compile_curve(curve: Curve) -> Callable[[float], float]:
     """curve(x) for one float, as generated code (see the module docstring)."""
     namespace = dict(_NAMESPACE)
-    code = _Code("v", "    ", namespace)
-    result = curve_expression(curve, "x", code)
+    code = Code(Names(("x",)), "    ", namespace)
+    result = curve_expression(curve, "x", code, curve.type_name)
     source = "\n".join(["def curve(x):", *code.lines, f"    return {result}", ""])
-    function = compile_function(source, namespace, "curve")
-    function.source = source  # type: ignore[attr-defined]
-    return function
+    return codegen.compile_function(source, namespace, "curve", f"curve: {curve!r}")
+
+
+def curve_by_rules(curve: Curve, x: float) -> float:
+    """curve(x) for one float by calling the rules of rules.py one after the other: what
+    `compile_curve` generates, without generating it (`codegen.GENERATE` off)."""
+    u = x
+    if curve.input_min is not None and curve.input_max is not None:
+        scale = 1.0 / (curve.input_max - curve.input_min)
+        u = rules.normalised(x, curve.input_min, scale, 0.0, 1.0)
+    if curve.domain is not None:
+        u = rules.clamped(u, *curve.domain)  # inside [0, 1] after a range: changes nothing
+    y = rules.SHAPES[curve.family](u, **curve.shape_params())
+    if curve.invert:
+        y = rules.inverted(y, -1.0, 1.0)
+    return rules.finished(y)
+
+
+def float_curve(curve: Curve) -> Callable[[float], float]:
+    """curve(x) for one float: the generated code, or with `codegen.GENERATE` off the rules."""
+    if codegen.GENERATE:
+        return compile_curve(curve)
+    return functools.partial(curve_by_rules, curve)
+
+
+def behavior_by_rules(behavior: Behavior, inputs: Mapping[str, float]) -> float:
+    """A behavior's score from its inputs (floats by key), each curve by `curve_by_rules`, in the
+    generated code's order: the folded weights of a weighted sum, a product's compensated factors
+    then its weight, the vetoes last (`ScalarScorer._behavior_expression`)."""
+    scores: dict[tuple[str, Curve], float] = {}
+    for c in behavior.considerations:
+        pair = (c.input_key, c.curve)
+        if pair not in scores:
+            scores[pair] = curve_by_rules(c.curve, inputs[c.input_key])
+    total: float
+    if behavior.aggregation == "weighted_sum":
+        weights: dict[tuple[str, Curve], float] = {}
+        for c in behavior.considerations:
+            pair = (c.input_key, c.curve)
+            weights[pair] = weights.get(pair, 0.0) + c.weight
+        terms = [
+            scores[pair] if w == 1.0 else scores[pair] * w
+            for pair, w in ((pair, weight * behavior.weight) for pair, weight in weights.items())
+            if w != 0.0
+        ]
+        total = functools.reduce(operator.add, terms) if terms else 0.0
+    else:
+        compensation = 1.0 - 1.0 / len(behavior.considerations)
+        factors = []
+        for c in behavior.considerations:
+            f = scores[c.input_key, c.curve]
+            if c.weight != 1.0:
+                f = f**c.weight
+            if compensation != 0.0:
+                f = f + (1.0 - f) * compensation * f
+            factors.append(f)
+        total = functools.reduce(operator.mul, [*factors, behavior.weight])
+    vetoed = any(
+        scores[c.input_key, c.curve] < c.veto_below
+        for c in behavior.considerations
+        if c.veto_below is not None
+    )
+    return 0.0 if vetoed else total
 
 
 class ScalarScorer:
@@ -242,7 +187,11 @@ class ScalarScorer:
         self.target_keys = [key for key in batch.keys if key in batch.per_target_keys]
         # Generating and compiling costs about a millisecond; selectors of one definition (e.g. one
         # per NPC on the server's Dictionary path) share the compiled function.
-        self.source, self.function = self._compiled(self.behaviors, "scores", dict(_NAMESPACE), None)
+        self.source: str | None
+        if codegen.GENERATE:
+            self.source, self.function = self._compiled(self.behaviors, "scores", dict(_NAMESPACE), None)
+        else:
+            self.source, self.function = self._shared(self.behaviors, lambda: (None, self._scores_by_rules))
 
     def scores(self, context: Mapping[str, Any]) -> Scores:
         return self.function(context, self)
@@ -254,29 +203,72 @@ class ScalarScorer:
         (the settings). Not for per-target behaviors. Shared, like `function`, per definition."""
         return self._compiled(("pick", self.behaviors, key), "pick", {**_NAMESPACE, **names}, decision)[1]
 
+    def chooser_by_rules(self, key: Hashable, decide: Callable[..., int]) -> Callable[..., int]:
+        """`chooser` without generating code (`codegen.GENERATE` off): `pick(ctx, _owner, st, now,
+        allowed)` scores by the rules, then calls `decide(scores, st, now, allowed)`."""
+        scores = self.function
+
+        def pick(ctx: Mapping[str, Any], owner: ScalarScorer, st: Any, now: float, allowed: Any) -> int:
+            return decide(scores(ctx, owner), st, now, allowed)
+
+        return self._shared(("pick", self.behaviors, key), lambda: (None, pick))[1]
+
     def _compiled(
         self, key: Hashable, name: str, namespace: dict[str, Any], decision: list[str] | None
     ) -> tuple[str, Callable[..., Any]]:
-        """The generated function `name` and its source, from the cache when `key` is in it (an
-        unhashable definition is compiled for this selector only)."""
+        """The generated function `name` and its source, shared per `key` (`_shared`)."""
+
+        def generate() -> tuple[str, Callable[..., Any]]:
+            source = self._generate(namespace, decision)
+            label = f"{name}: {codegen.label_of(behavior.name for behavior in self.behaviors)}"
+            return source, codegen.compile_function(source, namespace, name, label)
+
+        return self._shared(key, generate)
+
+    @staticmethod
+    def _shared(key: Hashable, make: Callable[[], _Shared]) -> _Shared:
+        """`make()` (a source and a function), from the cache when `key` is in it (an unhashable
+        definition gets its own for this selector only)."""
         try:
             cached = _COMPILED.get(key)
         except TypeError:
             cached = None
         if cached is None:
-            source = self._generate(namespace, decision)
-            cached = (source, compile_function(source, namespace, name))
+            cached = make()
             if len(_COMPILED) >= _COMPILED_LIMIT:
                 _COMPILED.clear()
             with contextlib.suppress(TypeError):
                 _COMPILED[key] = cached
         return cached
 
+    # --- without generated code (codegen.GENERATE off) -------------------------------------------
+    def _scores_by_rules(self, context: Mapping[str, Any], owner: ScalarScorer) -> Scores:
+        """`function`'s scores by calling the rules (`curve_by_rules`, `behavior_by_rules`): the
+        same inputs read, errors raised and NaN counted through `owner`, the same numbers."""
+        try:
+            values = {key: float(context[key]) for key in self.scalar_keys}
+        except (KeyError, TypeError, ValueError, OverflowError):
+            owner._bad_input(context)
+            raise
+        lists = owner._targets(context) if self.target_keys else []
+        owner._report_nan(tuple(values.values()), tuple(lists))  # counts only the NaN values
+        targets = [
+            {**values, **{key: items[t] for key, items in zip(self.target_keys, lists, strict=True)}}
+            for t in range(len(lists[0]) if lists else 0)
+        ]
+        return [
+            [behavior_by_rules(behavior, inputs) for inputs in targets]
+            if behavior.targeted
+            else behavior_by_rules(behavior, values)
+            for behavior in self.behaviors
+        ]
+
     # --- code generation -----------------------------------------------------------------------
     def _generate(self, namespace: dict[str, Any], decision: list[str] | None = None) -> str:
         """`scores(ctx, _owner)`, or with `decision` `pick(ctx, _owner, st, now, allowed)`."""
-        inputs = {key: f"x{i}" for i, key in enumerate(self.scalar_keys)}
-        inputs |= {key: f"y{i}" for i, key in enumerate(self.target_keys)}
+        variables = Names(_RESERVED)
+        inputs = {key: variables.new(key) for key in (*self.scalar_keys, *self.target_keys)}
+        lists = [variables.new(f"{key}_targets") for key in self.target_keys]
         lines = [
             "def scores(ctx, _owner):" if decision is None else "def pick(ctx, _owner, st, now, allowed):"
         ]
@@ -301,12 +293,11 @@ class ScalarScorer:
                 "        raise",
             ]
         if self.target_keys:
-            lists = [f"p{i}" for i in range(len(self.target_keys))]
             lines.append(f"    {', '.join(lists)}, = _owner._targets(ctx)")
             total = " + ".join([*names, *(f"_sum({p})" for p in lists)])
             report = f"        _owner._report_nan({values}, ({', '.join(lists)},))"
             lines += [f"    _s = {total}", "    if _s != _s:", report]
-            lines += self._body(inputs, namespace, clean=False, targeted=True)
+            lines += self._body(inputs, lists, variables, namespace, clean=False, targeted=True)
             return "\n".join([*lines, ""])
         nan_check: list[str] = []
         if names:
@@ -319,10 +310,10 @@ class ScalarScorer:
             clean = " and ".join(f"0.0 <= {name} <= {rules.HUGE!r}" for name in names)
             lines.append(f"    if {clean}:")
             lines += self._body(
-                inputs, namespace, clean=True, targeted=False, indent="        ", then=decision
+                inputs, lists, variables, namespace, clean=True, targeted=False, indent=" " * 8, then=decision
             )
         lines += nan_check
-        lines += self._body(inputs, namespace, clean=False, targeted=False, then=decision)
+        lines += self._body(inputs, lists, variables, namespace, clean=False, targeted=False, then=decision)
         return "\n".join([*lines, ""])
 
     def _has_unranged_saturating(self) -> bool:
@@ -335,6 +326,8 @@ class ScalarScorer:
     def _body(
         self,
         inputs: dict[str, str],
+        lists: list[str],
+        variables: Names,
         namespace: dict[str, Any],
         *,
         clean: bool,
@@ -342,34 +335,39 @@ class ScalarScorer:
         indent: str = "    ",
         then: list[str] | None = None,
     ) -> list[str]:
-        outer = _Code("a" if clean else "g", indent, namespace)
-        inner = _Code("t", indent + "    ", namespace)
+        # A body of its own names: the clean and the general branch name the same values alike.
+        names = Names(variables.taken)
+        outer = Code(names, indent, namespace)
+        inner = Code(names, indent + "    ", namespace)
         rows: dict[tuple[str, Curve], str] = {}
 
         def row(key: str, curve: Curve) -> str:
             name = rows.get((key, curve))
             if name is None:
                 code = inner if key in self.batch.per_target_keys else outer
-                name = rows[key, curve] = code.let(curve_expression(curve, inputs[key], code, clean))
+                hint = f"{key}_{curve.type_name}"
+                expression = curve_expression(curve, inputs[key], code, hint, clean)
+                name = rows[key, curve] = code.let(expression, hint)
             return name
 
         results: list[str] = []
         appends: list[str] = []
-        for b, behavior in enumerate(self.behaviors):
+        targeted_names: list[str] = []
+        for behavior in self.behaviors:
             code = inner if behavior.targeted else outer
-            total = code.let(self._behavior_expression(behavior, row, code))
+            total = code.let(self._behavior_expression(behavior, row, code), behavior.name)
             if behavior.targeted:
-                results.append(f"r{b}")
-                appends.append(f"{inner.indent}r{b}.append({total})")
+                per_target = names.new(f"{behavior.name}_per_target")
+                targeted_names.append(per_target)
+                results.append(per_target)
+                appends.append(f"{inner.indent}{per_target}.append({total})")
             else:
                 results.append(total)
         lines = list(outer.lines)
         if targeted and appends:
-            targeted_names = [f"r{b}" for b, behavior in enumerate(self.behaviors) if behavior.targeted]
             lines += [f"{indent}{name} = []" for name in targeted_names]
-            elements = ", ".join(f"y{i}" for i in range(len(self.target_keys)))
-            lists = ", ".join(f"p{i}" for i in range(len(self.target_keys)))
-            lines.append(f"{indent}for {elements}, in _zip({lists}):")
+            elements = ", ".join(inputs[key] for key in self.target_keys)
+            lines.append(f"{indent}for {elements}, in _zip({', '.join(lists)}):")
             lines += [*inner.lines, *appends]
         if then is None:
             lines.append(f"{indent}return [{', '.join(results)}]")
@@ -378,7 +376,7 @@ class ScalarScorer:
         return lines
 
     @staticmethod
-    def _behavior_expression(behavior: Behavior, row: Callable[[str, Curve], str], code: _Code) -> str:
+    def _behavior_expression(behavior: Behavior, row: Callable[[str, Curve], str], code: Code) -> str:
         considerations = behavior.considerations
         if behavior.aggregation == "weighted_sum":
             # The batch's folded weight matrix: per distinct (input, curve), the summed consideration
@@ -389,7 +387,7 @@ class ScalarScorer:
                 weights[name] = weights.get(name, 0.0) + c.weight
             folded = {name: weight * behavior.weight for name, weight in weights.items()}
             # x * 1.0 is x exactly: the multiplication is left out
-            terms = [name if w == 1.0 else f"{name} * {_lit(w)}" for name, w in folded.items() if w != 0.0]
+            terms = [name if w == 1.0 else f"{name} * {literal(w)}" for name, w in folded.items() if w != 0.0]
             total = " + ".join(terms) or "0.0"
         else:
             # f = s ** w; f' = f + (1 - f)(1 - 1/n) f; the f' multiplied in order, then the weight.
@@ -398,13 +396,14 @@ class ScalarScorer:
             for c in considerations:
                 f = row(c.input_key, c.curve)
                 if c.weight != 1.0:
-                    f = code.let(f"{f} ** {_lit(c.weight)}")
+                    f = code.let(f"{f} ** {literal(c.weight)}", f"{behavior.name}_{c.input_key}_weighted")
                 if compensation != 0.0:
-                    f = code.let(f"{f} + (1.0 - {f}) * {_lit(compensation)} * {f}")
+                    expression = f"{f} + (1.0 - {f}) * {literal(compensation)} * {f}"
+                    f = code.let(expression, f"{behavior.name}_{c.input_key}_compensated")
                 factors.append(f)
-            total = " * ".join([*factors, _lit(behavior.weight)])
+            total = " * ".join([*factors, literal(behavior.weight)])
         vetoes = [
-            f"{row(c.input_key, c.curve)} < {_lit(c.veto_below)}"
+            f"{row(c.input_key, c.curve)} < {literal(c.veto_below)}"
             for c in considerations
             if c.veto_below is not None
         ]

@@ -11,18 +11,22 @@
 name (missing ones take the family default); `points` is the [[x, y], ...] table of a "table"
 curve (a baked Godot `Curve`) and empty otherwise. Unknown fields are errors, so a typo in an
 exported resource is caught rather than silently ignored. `to_dict` writes every field.
+`UtilitySelector.from_dict` / `from_json` / `to_dict` / `to_json` are the entry points; this module
+is below the selector (it builds behaviors, the selector builds itself from them).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npc_mind.utility.behavior import Behavior, Consideration
 from npc_mind.utility.curves import CURVE_TYPES, Curve
 from npc_mind.utility.errors import UtilityDefinitionError
-from npc_mind.utility.selector import UtilitySelector
+
+if TYPE_CHECKING:
+    from npc_mind.utility.selector import UtilitySelector
 
 FORMAT = "npc_mind.utility"
 VERSION = 1
@@ -81,8 +85,10 @@ def _consideration_to_dict(consideration: Consideration) -> dict[str, Any]:
     }
 
 
-def selector_from_dict(data: Mapping[str, Any]) -> UtilitySelector:
-    """Build a selector; any problem raises UtilityDefinitionError naming behavior and consideration."""
+def selector_parts(data: Mapping[str, Any]) -> tuple[list[Behavior], dict[str, Any]]:
+    """A selector's behaviors and its settings by name, as `UtilitySelector(behaviors, **settings)`
+    takes them (`UtilitySelector.from_dict`); any problem raises UtilityDefinitionError naming
+    behavior and consideration."""
     _check_fields(data, SELECTOR_FIELDS, ("behaviors",), "selector")
     if data.get("format", FORMAT) != FORMAT:
         raise UtilityDefinitionError(f"selector: format must be {FORMAT!r}, got {data['format']!r}")
@@ -94,7 +100,7 @@ def selector_from_dict(data: Mapping[str, Any]) -> UtilitySelector:
     if not isinstance(behaviors, list):
         raise UtilityDefinitionError("selector: behaviors must be a list")
     settings = {name: data[name] for name in SELECTOR_FIELDS[3:] if name in data}
-    return UtilitySelector([_behavior_from_dict(item, i) for i, item in enumerate(behaviors)], **settings)
+    return [_behavior_from_dict(item, i) for i, item in enumerate(behaviors)], settings
 
 
 def _behavior_from_dict(data: Any, position: int) -> Behavior:
@@ -163,9 +169,9 @@ def selector_to_json(selector: UtilitySelector, indent: int | None = 2) -> str:
     return json.dumps(selector_to_dict(selector), indent=indent, ensure_ascii=False)
 
 
-def selector_from_json(text: str) -> UtilitySelector:
+def parse_json(text: str) -> Any:
+    """A selector's JSON text as data for `selector_parts`."""
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise UtilityDefinitionError(f"selector: not valid JSON: {error}") from None
-    return selector_from_dict(data)
