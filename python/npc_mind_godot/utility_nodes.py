@@ -10,13 +10,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from gdbridge import classes
+from gdbridge import classes, objects
 from gdbridge.declare import apart, export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
-from npc_mind.utility import UtilityError
+from npc_mind.utility import MissingInputError, UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind_godot import live
+from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -275,7 +275,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             self._watch_curves()
             defaults = self.__dict__["_input_defaults"] = _input_defaults(self.behaviors)
             for key, value in defaults.items():  # the batched path starts from the defaults too
-                server().core.set_inputs([handle], key, [value])
+                server().core.selectors.preset(handle, key, value)
             mind = server().core
             # What the per-frame calls need, in one read: the server's per-node methods, bound
             # (one Python call from the node), this selector's entry, and the behaviors'
@@ -309,14 +309,22 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
     @apart  # reads no memory: the frame's queued record_event calls may wait
     def evaluate(self, context: dict) -> StringName:
-        """The behavior to run now for this context (a Dictionary of input key -> number)."""
+        """The behavior to run now for this context (a Dictionary of input key -> number). An input
+        the context lacks reads as its consideration's default_input (use_default_input), else as 0:
+        that is reported once per selector and key, naming the fix, and a behavior is still chosen."""
         if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
             refuse_thread(1)  # WrongThreadError, naming this method
         entry, names, defaults, pick, _, _ = self._calls or self._joined()
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
-        return names[pick(entry, context)]
+        try:
+            return names[pick(entry, context)]
+        except MissingInputError:  # the user's mistake: reported once, the missing inputs read 0
+            filled = _without_missing(self, entry.group.prototype, context)
+            if filled is None:
+                raise
+        return names[pick(entry, filled)]
 
     @apart
     def set_input(self, key: StringName, value: float) -> None:
@@ -380,6 +388,67 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+
+
+def only_resources(owner: Any, field: str, items: Any, kind: type) -> None:
+    """A resource array holds `kind` or null (an empty slot, skipped); anything else is refused
+    with a TypeError naming the slot, and the property keeps the value it had."""
+    for index, item in enumerate(items or ()):
+        if item is not None and not isinstance(item, kind):
+            got = item.get_class() if isinstance(item, objects.Object) and item else type(item).__name__
+            raise TypeError(
+                f"{type(owner).__name__}.{field}[{index}] must be a {kind.__name__} or null, got {got} "
+                f"({item!r}): put a {kind.__name__} resource there, or remove the slot"
+            )
+
+
+def _behaviors_changed(selector: UtilitySelector, value: Any) -> None:
+    only_resources(selector, "behaviors", value, UtilityBehavior)
+    selector._redefine(value)
+
+
+def _considerations_changed(behavior: UtilityBehavior, value: Any) -> None:
+    only_resources(behavior, "considerations", value, UtilityConsideration)
+
+
+UtilitySelector.__dict__["behaviors"].on_change = _behaviors_changed
+UtilityBehavior.__dict__["considerations"].on_change = _considerations_changed
+
+
+_DEFAULT_INPUT_FIX = (
+    "or turn on use_default_input (and set default_input) on the UtilityConsideration reading it."
+)
+
+
+def _without_missing(node: UtilitySelector, selector: CoreSelector, context: Any) -> dict[str, Any] | None:
+    """evaluate()'s fallback for a context that lacks inputs the definition reads: each reads as 0,
+    reported once per node and key (later calls are counted: `mistakes`). None: nothing is missing."""
+    missing = selector.missing_inputs(context)
+    if not missing:
+        return None
+    for key in missing:
+        mistakes.report(
+            node,
+            f"missing_input:{key}",
+            f"evaluate(): {selector.first_use(key)} reads input {key!r}, which the context does not "
+            f"give; it reads as 0.0 (every call goes on choosing a behavior).",
+            fix=f"pass {key!r} in the Dictionary given to evaluate(), {_DEFAULT_INPUT_FIX}",
+        )
+    return selector.with_inputs(context, missing)
+
+
+def batched_input_missing(handle: int, key: str, where: str) -> None:
+    """The server's `on_missing_input` for the batched path: reported once per selector and key."""
+    node = server().nodes.get(handle)
+    if node is None:
+        return
+    mistakes.report(
+        node,
+        f"unset_input:{key}",
+        f"the batched choice: {where} reads input {key!r}, which no set_input() or set_inputs() call "
+        "gave; it reads as 0.0.",
+        fix=f"call set_input({key!r}, value) (or NpcMindServer.set_inputs) each frame, {_DEFAULT_INPUT_FIX}",
+    )
 
 
 def _input_defaults(behaviors: list) -> dict[str, float]:

@@ -35,7 +35,7 @@ import numpy.typing as npt
 from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
 from npc_mind.utility.curves import FloatArray
-from npc_mind.utility.errors import UtilityDefinitionError, UtilityError
+from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError, definition_number
 from npc_mind.utility.scalar import ScalarScorer, _Code, compile_function, inline
 
 log = logging.getLogger("npc_mind.utility")
@@ -60,14 +60,12 @@ class AntiDithering:
 
     def __post_init__(self) -> None:
         for name in ("momentum", "tie_tolerance", "commitment", "interrupt_margin"):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not (math.isfinite(value) and value >= 0)
-            ):
-                raise UtilityDefinitionError(f"selector: {name} must be a finite number >= 0, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            value = definition_number(getattr(self, name))
+            if value is None or not (math.isfinite(value) and value >= 0):
+                raise UtilityDefinitionError(
+                    f"selector: {name} must be a finite number >= 0, got {getattr(self, name)!r}"
+                )
+            object.__setattr__(self, name, value)
         if isinstance(self.top_n, bool) or not isinstance(self.top_n, Integral) or self.top_n < 1:
             raise UtilityDefinitionError(f"selector: top_n must be an integer >= 1, got {self.top_n!r}")
         object.__setattr__(self, "top_n", int(self.top_n))
@@ -543,6 +541,30 @@ class UtilitySelector:
 
         return selector_to_json(self, indent)
 
+    # --- a missing input, for callers that choose a fallback over MissingInputError --------------
+    def missing_inputs(self, context: Context) -> list[str]:
+        """The input keys this definition reads that `context` lacks, in definition order. A
+        per-target key counts only when another per-target key is given (with none of them there is
+        nothing to target, which is no error)."""
+        missing = [key for key in self.scalar.scalar_keys if key not in context]
+        targets = self.scalar.target_keys
+        if any(key in context for key in targets):
+            missing += [key for key in targets if key not in context]
+        return missing
+
+    def first_use(self, key: str) -> str:
+        """The first behavior and consideration reading `key`, as the error messages name them."""
+        return self.scorer.first_use[key]
+
+    def with_inputs(self, context: Context, keys: Collection[str], value: float = 0.0) -> dict[str, Any]:
+        """`context` with each of `keys` set to `value` (a per-target key: `value` for each target
+        of the other per-target inputs)."""
+        filled = dict(context)
+        targets = next((len(context[key]) for key in self.scalar.target_keys if key in context), 0)  # type: ignore[arg-type]
+        for key in keys:
+            filled[key] = [value] * targets if key in self.scorer.per_target_keys else value
+        return filled
+
     # --- per NPC -------------------------------------------------------------------------------
     def explain(self, context: Context) -> list[BehaviorExplanation]:
         """Every behavior (per target when per-target) with each consideration's numbers.
@@ -852,3 +874,35 @@ class SelectorBatch:
                 np.arange(self.n_npcs), chosen
             ]
         return chosen
+
+
+class InputFallback:
+    """A selector as a `Chooser` (what an LLM decision's tiers 2 and 3 call) that never raises
+    MissingInputError: `defaults` stand in for the keys the context lacks (the considerations'
+    default inputs), and any other missing key reads as 0, each time told to `on_missing(key,
+    where)` (`where`: the behavior and consideration reading it). A plain `UtilitySelector` raises
+    instead: the caller that wants the fallback asks for it."""
+
+    def __init__(
+        self,
+        selector: UtilitySelector,
+        defaults: Mapping[str, float],
+        on_missing: Callable[[str, str], None],
+    ) -> None:
+        self.selector = selector
+        self.defaults = dict(defaults)
+        self.on_missing = on_missing
+
+    def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
+        if self.defaults:
+            context = {**self.defaults, **context}  # a given value wins
+        selector = self.selector
+        try:
+            return selector.choose(context, now, allowed_tags)
+        except MissingInputError:
+            missing = selector.missing_inputs(context)
+            if not missing:
+                raise
+        for key in missing:
+            self.on_missing(key, selector.first_use(key))
+        return selector.choose(selector.with_inputs(context, missing), now, allowed_tags)
