@@ -72,6 +72,8 @@ def test_an_endpoint_port_outside_1_to_65535_is_refused(port: str) -> None:
         Endpoint(f"http://127.0.0.1:{port}/v1")
 
 
-@pytest.mark.parametrize("url", ["http://127.0.0.1:65535/v1", "http://127.0.0.1:1/v1", "http://[::1]:8080/v1"])
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:65535/v1", "http://127.0.0.1:1/v1", "http://[::1]:8080/v1"]
+)
 def test_an_endpoint_port_inside_the_range_is_kept(url: str) -> None:
     assert Endpoint(url).base_url == url

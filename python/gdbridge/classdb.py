@@ -628,7 +628,10 @@ def _write_ref(ptr: Any, value: Any) -> None:
 
 
 _COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
-_ZERO = {T.FLOAT: 0.0, T.INT: 0, T.BOOL: False}  # a dropped call's result (`declare.converts`); else null
+# a dropped call's result (`declare.converts`), by the declared result type; any other: null
+_ZERO: dict[int, Callable[[], Any]] = {
+    T.FLOAT: float, T.INT: int, T.BOOL: bool, T.DICTIONARY: dict, T.ARRAY: list,
+}  # fmt: skip
 _REFUSED = object()
 
 
@@ -736,7 +739,8 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
                     if value is declare.DROP:
                         if wants_return:
                             objects.lib.gdb_vdestroy(ret)
-                            _variant.to_variant(ret, _ZERO.get(method.ret.vtype))
+                            zero = _ZERO.get(method.ret.vtype)
+                            _variant.to_variant(ret, zero() if zero is not None else None)
                         return 0, 0, 0
                     number = _coerced(specs[i].vtype, value)
                 if number is _REFUSED:

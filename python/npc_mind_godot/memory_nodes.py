@@ -207,6 +207,7 @@ def _take_writes(rows: list[tuple[int, int, int, float]], raw: bytes) -> None:
     """The record_event calls the binding queued, in call order (see `_QueuingStreams`)."""
     _bank.take_writes(rows, raw)
 
+
 def _entity_id(stream: Any, value: Any) -> Any:
     """An entity id that is no int, from an untyped call (`converts`): an engine object (a Node
     passed as the id) is taken as its instance id, anything else drops the call; either is said
