@@ -43,6 +43,8 @@ def test_a_typo_and_a_node_as_an_id_are_reported_once_per_node_and_the_npcs_keep
     ), run.log
     assert len(decided) == 1 and "/root/Thinker/Decision: " in decided[0], run.log
     assert len(ignored) == 1 and "/root/Memory: " in ignored[0], run.log
+    for line in evaluate + batched:
+        assert "(it gives 'hunger': a typo?)" in line, line
     for line in evaluate + batched + decided:
         assert "'hungr'" in line and "use_default_input" in line and "default_input" in line, line
         assert "reads as 0.0" in line, line

@@ -6,6 +6,7 @@ adds a behavior in the inspector without writing code, and `to_dict()` is what t
 
 from __future__ import annotations
 
+import difflib
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -427,26 +428,40 @@ def _without_missing(node: UtilitySelector, selector: CoreSelector, context: Any
     if not missing:
         return None
     for key in missing:
+        cause = f"missing_input:{key}"
+        if mistakes.times(node, cause):  # said already: only counted (no message made per call)
+            mistakes.report(node, cause, "")
+            continue
         mistakes.report(
             node,
-            f"missing_input:{key}",
+            cause,
             f"evaluate(): {selector.first_use(key)} reads input {key!r}, which the context does not "
-            f"give; it reads as 0.0 (every call goes on choosing a behavior).",
+            f"give{did_you_mean(key, context)}; it reads as 0.0 (every call goes on choosing a behavior).",
             fix=f"pass {key!r} in the Dictionary given to evaluate(), {_DEFAULT_INPUT_FIX}",
         )
     return selector.with_inputs(context, missing)
 
 
+def did_you_mean(key: str, given: Any) -> str:
+    """" (it gives 'hunger': a typo?)" when a key given is close to `key`, else "" (a message's part)."""
+    close = difflib.get_close_matches(key, [str(name) for name in given], n=1)
+    return f" (it gives {close[0]!r}: a typo?)" if close else ""
+
+
 def batched_input_missing(handle: int, key: str, where: str) -> None:
     """The server's `on_missing_input` for the batched path: reported once per selector and key."""
     node = server().nodes.get(handle)
-    if node is None:
+    cause = f"unset_input:{key}"
+    if node is None or mistakes.times(node, cause):
+        if node is not None:
+            mistakes.report(node, cause, "")  # counted
         return
+    columns = server().core.selectors.entries.get(handle).group.inputs
     mistakes.report(
         node,
-        f"unset_input:{key}",
+        cause,
         f"the batched choice: {where} reads input {key!r}, which no set_input() or set_inputs() call "
-        "gave; it reads as 0.0.",
+        f"gave{did_you_mean(key, columns)}; it reads as 0.0.",
         fix=f"call set_input({key!r}, value) (or NpcMindServer.set_inputs) each frame, {_DEFAULT_INPUT_FIX}",
     )
 
