@@ -63,3 +63,14 @@ def test_a_typo_and_a_node_as_an_id_are_reported_once_per_node_and_the_npcs_keep
     # every later call was counted, not printed: each evaluate call (two a frame), each batched frame
     assert metrics["repeats"] >= SELECTORS * (2 * FRAMES - 1) + BATCHED * (FRAMES - 1), metrics
     assert len(output) < 200_000, len(output)  # was megabytes of tracebacks
+
+
+def test_behaviors_that_are_not_behaviors_are_refused_naming_the_slot() -> None:
+    run, _ = run_check_script(ROOT, "res://tests/addon/mistakes_refusals.gd", allow_errors=True)
+    output = run.stdout + run.stderr
+    assert "AttributeError" not in output, run.log
+    refused = [line for line in run.errors() if "TypeError: " in line]
+    assert len(refused) == 2, run.log
+    assert "UtilitySelector.behaviors[1] must be a UtilityBehavior or null, got int (5)" in refused[0]
+    assert "UtilityBehavior.considerations[1] must be a UtilityConsideration or null, got Node" in refused[1]
+    assert len(run.errors()) == 2, run.log

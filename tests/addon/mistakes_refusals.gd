@@ -1,0 +1,29 @@
+extends SceneTree
+## Issue 22 (11): a UtilitySelector's behaviors (and a UtilityBehavior's considerations) that hold
+## something other than the resource, or null, are refused with a TypeError naming the slot; the
+## property keeps its value and the selector goes on choosing. One JSON line per check.
+
+const Build := preload("res://tests/addon/utility_builders.gd")
+
+
+func check(name: String, ok: bool, detail: Variant = null) -> void:
+	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
+
+
+func _initialize() -> void:
+	var selector := Build.selector([Build.behavior("idle", [Build.consideration("calm")])])
+	root.add_child(selector)
+	check("it chooses", selector.evaluate({"calm": 0.5}) == &"idle")
+	selector.behaviors = [null, 5, "x"]
+	check("the bad behaviors are refused and the old ones kept",
+		selector.behaviors.size() == 1 and selector.behaviors[0].name == &"idle", selector.behaviors)
+	check("it still chooses", selector.evaluate({"calm": 0.5}) == &"idle")
+	var behavior: Resource = selector.behaviors[0]
+	var stray := Node.new()
+	behavior.considerations = [Build.consideration("calm"), stray]
+	check("a consideration slot holding a Node is refused", behavior.considerations.size() == 1, behavior.considerations)
+	stray.free()
+	selector.behaviors = [null, Build.behavior("rest", [Build.consideration("calm")])]
+	check("null slots are still allowed (skipped)", selector.evaluate({"calm": 0.5}) == &"rest")
+	print(JSON.stringify({"done": true}))
+	quit()
