@@ -1,5 +1,6 @@
-"""Issue 22 (11), without the engine: every refusal is a documented exception with a clear message
-(a malformed selector definition: UtilityDefinitionError; an endpoint URL: ValueError)."""
+"""Issue 22 without the engine: every refusal is a documented exception with a clear message (a
+malformed selector definition: UtilityDefinitionError; an endpoint URL: ValueError), and the core
+pieces the Godot nodes' fallback for a missing input is made of (a plain selector still raises)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from typing import Any
 import pytest
 
 from npc_mind.llm.endpoints import Endpoint
-from npc_mind.utility import UtilitySelector
+from npc_mind.server import ClockMode
+from npc_mind.server.core import MindServer
+from npc_mind.server.decisions import DecisionSettings
+from npc_mind.utility import InputFallback, MissingInputError, UtilitySelector
 from npc_mind.utility.errors import UtilityDefinitionError
 
 ONE: dict[str, Any] = {
@@ -77,3 +81,78 @@ def test_an_endpoint_port_outside_1_to_65535_is_refused(port: str) -> None:
 )
 def test_an_endpoint_port_inside_the_range_is_kept(url: str) -> None:
     assert Endpoint(url).base_url == url
+
+
+# --- a missing input, for callers that choose the fallback (the Godot nodes) --------------------
+GUARD = {
+    "behaviors": [
+        {"name": "patrol", "considerations": [{"input_key": "calm", "curve_type": "linear"}]},
+        {"name": "pursue", "considerations": [{"input_key": "threat", "curve_type": "linear"}]},
+    ]
+}
+TARGETED = {
+    "behaviors": [
+        {"name": "idle", "considerations": [{"input_key": "calm", "curve_type": "linear"}]},
+        {"name": "attack", "considerations": [
+            {"input_key": "near", "curve_type": "linear", "per_target": True},
+            {"input_key": "weak", "curve_type": "linear", "per_target": True},
+        ]},
+    ]
+}  # fmt: skip
+
+
+def test_a_plain_selector_still_raises_for_a_missing_input() -> None:
+    selector = UtilitySelector.from_dict(GUARD)
+    with pytest.raises(MissingInputError, match="behavior 'pursue', consideration 'threat'"):
+        selector.choose({"calm": 0.5}, 0.0)
+
+
+def test_the_missing_inputs_are_named_and_filled() -> None:
+    selector = UtilitySelector.from_dict(TARGETED)
+    assert selector.missing_inputs({}) == ["calm"]  # no per-target input at all: nothing to target
+    assert selector.missing_inputs({"calm": 1.0, "near": [0.5, 0.2]}) == ["weak"]
+    filled = selector.with_inputs({"calm": 1.0, "near": [0.5, 0.2]}, ["weak"])
+    assert filled == {"calm": 1.0, "near": [0.5, 0.2], "weak": [0.0, 0.0]}
+    assert selector.first_use("weak") == "behavior 'attack', consideration 'weak'"
+
+
+def test_input_fallback_chooses_with_defaults_then_zero_and_tells_each_time() -> None:
+    told: list[tuple[str, str]] = []
+    chooser = InputFallback(UtilitySelector.from_dict(GUARD), {"calm": 0.2}, lambda *pair: told.append(pair))
+    assert chooser.choose({"threat": 0.5}, 0.0) == "pursue"  # the default stands in, unsaid
+    assert told == []
+    assert chooser.choose({"calm": 0.4}, 1.0) == "patrol"  # threat reads 0
+    assert chooser.choose({"calm": 0.4}, 2.0) == "patrol"
+    assert told == [("threat", "behavior 'pursue', consideration 'threat'")] * 2
+
+
+def test_a_decision_told_of_missing_inputs_falls_back_as_usual_not_as_internal_error() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    selector = server.add_selector(GUARD)
+    told: list[str] = []
+    settings = DecisionSettings(intents=("patrol", "pursue"))
+    told_one = server.add_decision(settings, selector, on_missing_input=lambda key, _where: told.append(key))
+    plain = server.add_decision(settings, selector)  # the core's behaviour: it raises
+    for handle in (told_one, plain):
+        server.request_decision(handle, {"calm": 0.9})
+    events = server.update()
+    assert [e.args for e in events if e.handle == told_one] == [(3, "no_endpoint")]
+    assert [e.args for e in events if e.handle == plain] == [(3, "internal_error")]
+    assert told == ["threat"] and server.decisions.behavior(told_one) == "patrol"
+    assert not server.decisions.has_endpoint(told_one)
+
+
+def test_the_batched_path_tells_the_selectors_that_feed_it_of_an_input_never_set() -> None:
+    server = MindServer(ClockMode.MANUAL)
+    told: list[tuple[int, str]] = []
+    server.selectors.on_missing_input = lambda handle, key, _where: told.append((handle, key))
+    fed, preset_only = server.add_selector(GUARD), server.add_selector(GUARD)
+    server.selectors.preset(preset_only, "calm", 0.3)  # a default: not feeding the batch
+    server.advance(0.1)
+    assert told == []
+    server.set_input(fed, "calm", 0.5)
+    server.advance(0.1)
+    server.set_input(fed, "calm", 0.5)
+    server.advance(0.1)
+    assert told == [(fed, "threat")] * 2
+    assert server.choice(fed) == "patrol"
