@@ -337,7 +337,9 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
     @queued(_take_writes, entity_id=memory_events.QUEUED_ENTITY, memory_type=memory_events.QUEUED_TYPE)
     @converts(entity_id=_entity_id)
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
-        """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""
+        """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]. An id given as a
+        Node (untyped GDScript) is taken as its get_instance_id(), said once; another non-int id
+        drops the call, said once (as for every entity_id of this node)."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         _bank.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)

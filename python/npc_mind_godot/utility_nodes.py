@@ -333,7 +333,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         straight into the server's arrays for this selector's definition (one number at this
         node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
         the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
-        set reads as 0 (or the consideration's default_input)."""
+        set reads as 0 (or the consideration's default_input); a key no selector of the definition
+        ever sets is said once per selector."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         calls = self._calls or self._joined()
