@@ -65,7 +65,7 @@ def test_a_typo_and_a_node_as_an_id_are_reported_once_per_node_and_the_npcs_keep
     assert len(output) < 200_000, len(output)  # was megabytes of tracebacks
 
 
-def test_behaviors_that_are_not_behaviors_are_refused_naming_the_slot() -> None:
+def test_behaviors_that_are_not_behaviors_are_refused_and_a_string_input_is_said_once() -> None:
     run, _ = run_check_script(ROOT, "res://tests/addon/mistakes_refusals.gd", allow_errors=True)
     output = run.stdout + run.stderr
     assert "AttributeError" not in output, run.log
@@ -73,4 +73,7 @@ def test_behaviors_that_are_not_behaviors_are_refused_naming_the_slot() -> None:
     assert len(refused) == 2, run.log
     assert "UtilitySelector.behaviors[1] must be a UtilityBehavior or null, got int (5)" in refused[0]
     assert "UtilityBehavior.considerations[1] must be a UtilityConsideration or null, got Node" in refused[1]
-    assert len(run.errors()) == 2, run.log
+    (not_a_number,) = [line for line in run.errors() if "not a number" in line]
+    assert "consideration 'calm' reads input 'calm', which the context gives as 'high' (str)" in not_a_number
+    assert "reads as 0.0" in not_a_number and "Fix: pass a number" in not_a_number
+    assert len(run.errors()) == 3, run.log

@@ -15,6 +15,7 @@ from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind.utility import InputFallback, MissingInputError, UtilitySelector
 from npc_mind.utility.errors import UtilityDefinitionError
+from npc_mind.utility.selector import MISSING
 
 ONE: dict[str, Any] = {
     "behaviors": [
@@ -107,39 +108,47 @@ def test_a_plain_selector_still_raises_for_a_missing_input() -> None:
         selector.choose({"calm": 0.5}, 0.0)
 
 
-def test_the_missing_inputs_are_named_and_filled() -> None:
+def test_the_unusable_inputs_are_named_and_filled() -> None:
     selector = UtilitySelector.from_dict(TARGETED)
-    assert selector.missing_inputs({}) == ["calm"]  # no per-target input at all: nothing to target
-    assert selector.missing_inputs({"calm": 1.0, "near": [0.5, 0.2]}) == ["weak"]
-    filled = selector.with_inputs({"calm": 1.0, "near": [0.5, 0.2]}, ["weak"])
-    assert filled == {"calm": 1.0, "near": [0.5, 0.2], "weak": [0.0, 0.0]}
+    assert selector.unusable_inputs({}) == {"calm": MISSING}  # no per-target input: nothing to target
+    assert selector.unusable_inputs({"calm": "high", "near": [0.5, 0.2]}) == {"calm": "high", "weak": MISSING}
+    assert selector.unusable_inputs({"calm": 1, "near": [0.5], "weak": [0.1]}) == {}
+    filled = selector.with_inputs({"calm": 1.0, "near": [0.5, 0.2]}, ["weak"], {"weak": 0.25})
+    assert filled == {"calm": 1.0, "near": [0.5, 0.2], "weak": [0.25, 0.25]}
     assert selector.first_use("weak") == "behavior 'attack', consideration 'weak'"
 
 
 def test_input_fallback_chooses_with_defaults_then_zero_and_tells_each_time() -> None:
-    told: list[tuple[str, str]] = []
-    chooser = InputFallback(UtilitySelector.from_dict(GUARD), {"calm": 0.2}, lambda *pair: told.append(pair))
+    told: list[tuple[str, str, object]] = []
+    chooser = InputFallback(UtilitySelector.from_dict(GUARD), {"calm": 0.2}, lambda *said: told.append(said))
     assert chooser.choose({"threat": 0.5}, 0.0) == "pursue"  # the default stands in, unsaid
     assert told == []
     assert chooser.choose({"calm": 0.4}, 1.0) == "patrol"  # threat reads 0
     assert chooser.choose({"calm": 0.4}, 2.0) == "patrol"
-    assert told == [("threat", "behavior 'pursue', consideration 'threat'")] * 2
+    assert told == [("threat", "behavior 'pursue', consideration 'threat'", MISSING)] * 2
+    assert chooser.choose({"calm": "high", "threat": 0.1}, 3.0) == "patrol"  # calm: its default, 0.2
+    assert told[-1] == ("calm", "behavior 'patrol', consideration 'calm'", "high")
 
 
-def test_a_decision_told_of_missing_inputs_falls_back_as_usual_not_as_internal_error() -> None:
+def test_a_decision_told_of_bad_inputs_falls_back_as_usual_not_as_internal_error() -> None:
     server = MindServer(ClockMode.MANUAL)
     selector = server.add_selector(GUARD)
-    told: list[str] = []
+    told: list[tuple[str, object]] = []
     settings = DecisionSettings(intents=("patrol", "pursue"))
-    told_one = server.add_decision(settings, selector, on_missing_input=lambda key, _where: told.append(key))
+    told_one = server.add_decision(
+        settings, selector, on_bad_input=lambda key, _where, given: told.append((key, given))
+    )
     plain = server.add_decision(settings, selector)  # the core's behaviour: it raises
     for handle in (told_one, plain):
         server.request_decision(handle, {"calm": 0.9})
     events = server.update()
     assert [e.args for e in events if e.handle == told_one] == [(3, "no_endpoint")]
     assert [e.args for e in events if e.handle == plain] == [(3, "internal_error")]
-    assert told == ["threat"] and server.decisions.behavior(told_one) == "patrol"
+    assert told == [("threat", MISSING)] and server.decisions.behavior(told_one) == "patrol"
     assert not server.decisions.has_endpoint(told_one)
+    server.request_decision(told_one, {"calm": 0.9, "threat": "high"})
+    assert [e.args for e in server.update() if e.handle == told_one] == [(3, "no_endpoint")]
+    assert told[-1] == ("threat", "high")
 
 
 def test_the_batched_path_tells_the_selectors_that_feed_it_of_an_input_never_set() -> None:

@@ -13,6 +13,7 @@ from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
 from npc_mind.llm.endpoints import URL_ENV
 from npc_mind.llm.prompt import examples_from
 from npc_mind.server.decisions import DecisionSettings
+from npc_mind.utility.selector import MISSING
 from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import ServerHandle, icon, server
 
@@ -150,7 +151,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
                 fallback_selector=selector.get_server_id() if selector is not None else 0,
                 memory=memory.get_server_id() if memory is not None else 0,
                 input_defaults=selector.__dict__.get("_input_defaults") if selector is not None else None,
-                on_missing_input=_missing_input_reporter(self, selector),
+                on_bad_input=_bad_input_reporter(self, selector),
             )
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
@@ -198,25 +199,37 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         return PackedStringArray(warnings)
 
 
-def _missing_input_reporter(decision: AsyncLLMDecision, selector: Any) -> Any:
-    """What the fallback selector's choice tells when a request's context lacks an input: reported
-    once per decision node and key (the input reads as 0), never an `internal_error`."""
+def _bad_input_reporter(decision: AsyncLLMDecision, selector: Any) -> Any:
+    """What the fallback selector's choice tells when a request's context lacks an input or gives
+    one as no number: reported once per decision node and key (the input reads as its default or
+    0), never an `internal_error`."""
     node = weakref.ref(decision)  # the server's entry must not keep the node alive
     path = mistakes.describe(selector) if selector is not None else ""
 
-    def missing(key: str, where: str) -> None:
+    def bad_input(key: str, where: str, given: Any) -> None:
         owner = node()
-        if owner is not None:
+        if owner is None:
+            return
+        where = f"request_decision(): the fallback_selector {path}: {where} reads input {key!r}"
+        if given is MISSING:
             mistakes.report(
                 owner,
                 f"missing_input:{key}",
-                f"request_decision(): the fallback_selector {path}: {where} reads input {key!r}, which "
-                "the request's context does not give; it reads as 0.0 when the selector decides.",
+                f"{where}, which the request's context does not give; it reads as 0.0 when the "
+                "selector decides.",
                 fix=f"pass {key!r} in the Dictionary given to request_decision(), or turn on "
                 "use_default_input (and set default_input) on the UtilityConsideration reading it.",
             )
+        else:
+            mistakes.report(
+                owner,
+                f"bad_input:{key}",
+                f"{where}, which the request's context gives as {given!r}, not a number; it reads "
+                "as its default_input, else 0.0, when the selector decides.",
+                fix=f"pass a number (a float or an int) for {key!r}.",
+            )
 
-    return missing
+    return bad_input
 
 
 def _say_no_endpoint(decision: AsyncLLMDecision) -> None:

@@ -14,9 +14,10 @@ from typing import Any, NamedTuple
 from gdbridge import classes, objects
 from gdbridge.declare import apart, export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
-from npc_mind.utility import MissingInputError, UtilityError
+from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
+from npc_mind.utility.selector import MISSING
 from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
@@ -311,8 +312,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     @apart  # reads no memory: the frame's queued record_event calls may wait
     def evaluate(self, context: dict) -> StringName:
         """The behavior to run now for this context (a Dictionary of input key -> number). An input
-        the context lacks reads as its consideration's default_input (use_default_input), else as 0:
-        that is reported once per selector and key, naming the fix, and a behavior is still chosen."""
+        the context lacks reads as its consideration's default_input (use_default_input), else as 0;
+        when it lacks one with no default, or gives one as no number, that is reported once per
+        selector and key, naming the fix, and a behavior is still chosen (0, or the default)."""
         if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
             refuse_thread(1)  # WrongThreadError, naming this method
         entry, names, defaults, pick, _, _ = self._calls or self._joined()
@@ -321,8 +323,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             context = defaults | context  # a given value wins
         try:
             return names[pick(entry, context)]
-        except MissingInputError:  # the user's mistake: reported once, the missing inputs read 0
-            filled = _without_missing(self, entry.group.prototype, context)
+        except UtilityError:  # a missing input or no number: the user's mistake, said once
+            filled = _usable_context(self, entry.group.prototype, context, defaults)
             if filled is None:
                 raise
         return names[pick(entry, filled)]
@@ -422,25 +424,38 @@ _DEFAULT_INPUT_FIX = (
 )
 
 
-def _without_missing(node: UtilitySelector, selector: CoreSelector, context: Any) -> dict[str, Any] | None:
-    """evaluate()'s fallback for a context that lacks inputs the definition reads: each reads as 0,
-    reported once per node and key (later calls are counted: `mistakes`). None: nothing is missing."""
-    missing = selector.missing_inputs(context)
-    if not missing:
-        return None
-    for key in missing:
-        cause = f"missing_input:{key}"
+def _usable_context(
+    node: UtilitySelector, selector: CoreSelector, context: Any, defaults: dict[str, float]
+) -> dict[str, Any] | None:
+    """evaluate()'s fallback for a context that lacks inputs the definition reads, or gives one as
+    no number: each reads as its default, else 0, reported once per node and key (later calls are
+    counted: `mistakes`). None: the inputs were not the trouble."""
+    unusable = selector.unusable_inputs(context)
+    for key, given in unusable.items():
+        missing = given is MISSING
+        cause = f"missing_input:{key}" if missing else f"bad_input:{key}"
         if mistakes.times(node, cause):  # said already: only counted (no message made per call)
             mistakes.report(node, cause, "")
             continue
-        mistakes.report(
-            node,
-            cause,
-            f"evaluate(): {selector.first_use(key)} reads input {key!r}, which the context does not "
-            f"give{did_you_mean(key, context)}; it reads as 0.0 (every call goes on choosing a behavior).",
-            fix=f"pass {key!r} in the Dictionary given to evaluate(), {_DEFAULT_INPUT_FIX}",
-        )
-    return selector.with_inputs(context, missing)
+        where = f"evaluate(): {selector.first_use(key)} reads input {key!r}"
+        value = defaults.get(key, 0.0)
+        if missing:
+            mistakes.report(
+                node,
+                cause,
+                f"{where}, which the context does not give{did_you_mean(key, context)}; it reads as "
+                f"{value} (every call goes on choosing a behavior).",
+                fix=f"pass {key!r} in the Dictionary given to evaluate(), {_DEFAULT_INPUT_FIX}",
+            )
+        else:
+            mistakes.report(
+                node,
+                cause,
+                f"{where}, which the context gives as {given!r} ({type(given).__name__}), not a "
+                f"number; it reads as {value} (every call goes on choosing a behavior).",
+                fix=f"pass a number (a float or an int) for {key!r}.",
+            )
+    return selector.with_inputs(context, unusable, defaults) if unusable else None
 
 
 def did_you_mean(key: str, given: Any) -> str:

@@ -1,7 +1,8 @@
 extends SceneTree
 ## Issue 22 (11): a UtilitySelector's behaviors (and a UtilityBehavior's considerations) that hold
 ## something other than the resource, or null, are refused with a TypeError naming the slot; the
-## property keeps its value and the selector goes on choosing. One JSON line per check.
+## property keeps its value and the selector goes on choosing. An input given as no number is said
+## once and reads as 0. One JSON line per check.
 
 const Build := preload("res://tests/addon/utility_builders.gd")
 
@@ -25,5 +26,10 @@ func _initialize() -> void:
 	stray.free()
 	selector.behaviors = [null, Build.behavior("rest", [Build.consideration("calm")])]
 	check("null slots are still allowed (skipped)", selector.evaluate({"calm": 0.5}) == &"rest")
+	var chose := 0
+	for i in 10:  # a String where a number goes, every frame: said once, read as 0
+		if selector.evaluate({"calm": "high"}) == &"rest":
+			chose += 1
+	check("a value that is no number reads as 0", chose == 10, chose)
 	print(JSON.stringify({"done": true}))
 	quit()

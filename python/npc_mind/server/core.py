@@ -100,12 +100,12 @@ class MindServer:
         memory: int = 0,
         *,
         input_defaults: Mapping[str, float] | None = None,
-        on_missing_input: Callable[[str, str], None] | None = None,
+        on_bad_input: Callable[[str, str, Any], None] | None = None,
     ) -> int:
         """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none).
-        on_missing_input(key, where): given, an input the request's context lacks reads as its
-        `input_defaults` value, else 0, and the call is told (`InputFallback`); not given, it
-        raises MissingInputError and the request ends as `internal_error`."""
+        on_bad_input(key, where, given): given, an input the request's context lacks (or gives as
+        no number) reads as its `input_defaults` value, else 0, and the call is told
+        (`InputFallback`); not given, the selector raises and the request ends as `internal_error`."""
         self._check_thread("add_decision")
         chooser: Any = None
         if fallback_selector:
@@ -113,8 +113,8 @@ class MindServer:
 
             definition = self.selectors.entries.get(fallback_selector).group.prototype.to_dict()
             chooser = UtilitySelector.from_dict(definition)  # its own state: decisions run on real time
-            if on_missing_input is not None:
-                chooser = InputFallback(chooser, input_defaults or {}, on_missing_input)
+            if on_bad_input is not None:
+                chooser = InputFallback(chooser, input_defaults or {}, on_bad_input)
         return self.decisions.add(settings, chooser, memory)
 
     def owns(self, handle: int) -> bool:

@@ -35,7 +35,7 @@ import numpy.typing as npt
 from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
 from npc_mind.utility.curves import FloatArray
-from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError, definition_number
+from npc_mind.utility.errors import UtilityDefinitionError, UtilityError, definition_number
 from npc_mind.utility.scalar import ScalarScorer, _Code, compile_function, inline
 
 log = logging.getLogger("npc_mind.utility")
@@ -542,26 +542,40 @@ class UtilitySelector:
         return selector_to_json(self, indent)
 
     # --- a missing input, for callers that choose a fallback over MissingInputError --------------
-    def missing_inputs(self, context: Context) -> list[str]:
-        """The input keys this definition reads that `context` lacks, in definition order. A
-        per-target key counts only when another per-target key is given (with none of them there is
+    def unusable_inputs(self, context: Context) -> dict[str, Any]:
+        """The inputs this definition reads that `context` cannot give, in definition order: key ->
+        the value given, one that is no number (`float()` refuses it), or `MISSING`. A per-target
+        key counts as missing only when another per-target key is given (with none of them there is
         nothing to target, which is no error)."""
-        missing = [key for key in self.scalar.scalar_keys if key not in context]
+        unusable: dict[str, Any] = {}
+        for key in self.scalar.scalar_keys:
+            value = context.get(key, MISSING)
+            if value is not MISSING:
+                try:
+                    float(value)  # type: ignore[arg-type]
+                    continue
+                except (TypeError, ValueError, OverflowError):
+                    pass
+            unusable[key] = value
         targets = self.scalar.target_keys
         if any(key in context for key in targets):
-            missing += [key for key in targets if key not in context]
-        return missing
+            unusable.update((key, MISSING) for key in targets if key not in context)
+        return unusable
 
     def first_use(self, key: str) -> str:
         """The first behavior and consideration reading `key`, as the error messages name them."""
         return self.scorer.first_use[key]
 
-    def with_inputs(self, context: Context, keys: Collection[str], value: float = 0.0) -> dict[str, Any]:
-        """`context` with each of `keys` set to `value` (a per-target key: `value` for each target
-        of the other per-target inputs)."""
+    def with_inputs(
+        self, context: Context, keys: Collection[str], defaults: Mapping[str, float] | None = None
+    ) -> dict[str, Any]:
+        """`context` with each of `keys` set to its `defaults` value, else 0 (a per-target key: that
+        for each target of the other per-target inputs)."""
         filled = dict(context)
+        defaults = defaults or {}
         targets = next((len(context[key]) for key in self.scalar.target_keys if key in context), 0)  # type: ignore[arg-type]
         for key in keys:
+            value = defaults.get(key, 0.0)
             filled[key] = [value] * targets if key in self.scorer.per_target_keys else value
         return filled
 
@@ -876,22 +890,31 @@ class SelectorBatch:
         return chosen
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # `unusable_inputs`' value for a key the context does not give
+
+
 class InputFallback:
-    """A selector as a `Chooser` (what an LLM decision's tiers 2 and 3 call) that never raises
-    MissingInputError: `defaults` stand in for the keys the context lacks (the considerations'
-    default inputs), and any other missing key reads as 0, each time told to `on_missing(key,
-    where)` (`where`: the behavior and consideration reading it). A plain `UtilitySelector` raises
-    instead: the caller that wants the fallback asks for it."""
+    """A selector as a `Chooser` (what an LLM decision's tiers 2 and 3 call) that never raises for
+    the context's inputs. `defaults` (the considerations' default inputs) stand in for the keys the
+    context lacks, silently. A key still missing, or given as no number, reads as its default, else
+    0, and each time `on_bad_input(key, where, given)` is told (`where`: the behavior and
+    consideration reading it; `given`: the value, or `MISSING`). A plain `UtilitySelector` raises
+    MissingInputError or UtilityError instead: the caller that wants the fallback asks for it."""
 
     def __init__(
         self,
         selector: UtilitySelector,
         defaults: Mapping[str, float],
-        on_missing: Callable[[str, str], None],
+        on_bad_input: Callable[[str, str, Any], None],
     ) -> None:
         self.selector = selector
         self.defaults = dict(defaults)
-        self.on_missing = on_missing
+        self.on_bad_input = on_bad_input
 
     def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
         if self.defaults:
@@ -899,10 +922,10 @@ class InputFallback:
         selector = self.selector
         try:
             return selector.choose(context, now, allowed_tags)
-        except MissingInputError:
-            missing = selector.missing_inputs(context)
-            if not missing:
+        except UtilityError:
+            unusable = selector.unusable_inputs(context)
+            if not unusable:
                 raise
-        for key in missing:
-            self.on_missing(key, selector.first_use(key))
-        return selector.choose(selector.with_inputs(context, missing), now, allowed_tags)
+        for key, given in unusable.items():
+            self.on_bad_input(key, selector.first_use(key), given)
+        return selector.choose(selector.with_inputs(context, unusable, self.defaults), now, allowed_tags)
