@@ -31,7 +31,8 @@ def test_a_typo_and_a_node_as_an_id_are_reported_once_per_node_and_the_npcs_keep
     assert "Cannot convert argument" not in output, run.log
     errors = run.errors()
     evaluate = [line for line in errors if "evaluate(): behavior 'eat', consideration 'hungr'" in line]
-    batched = [line for line in errors if "the batched choice: behavior 'eat'" in line]
+    warnings = [line for line in output.splitlines() if line.lstrip().startswith("WARNING:")]
+    batched = [line for line in warnings if "the batched choice: behavior 'eat'" in line]
     decided = [line for line in errors if "request_decision(): the fallback_selector" in line]
     ignored = [line for line in errors if "an entity_id must be an int, got 'player'" in line]
     # one line per selector and cause, each naming its node and the fix
@@ -50,8 +51,7 @@ def test_a_typo_and_a_node_as_an_id_are_reported_once_per_node_and_the_npcs_keep
         assert "reads as 0.0" in line, line
     assert "get_instance_id()" in ignored[0]
     # nothing else went wrong: at most these lines, a few per selector
-    assert len(errors) == len(evaluate) + len(batched) + len(decided) + len(ignored), run.log
-    warnings = [line for line in output.splitlines() if line.lstrip().startswith("WARNING:")]
+    assert len(errors) == len(evaluate) + len(decided) + len(ignored), run.log
     node_as_id = [line for line in warnings if "an entity_id was given as /root/Player" in line]
     assert len(node_as_id) == 1 and "get_instance_id()" in node_as_id[0], run.log
     no_endpoint = [line for line in warnings if "no LLM endpoint is configured" in line]

@@ -465,7 +465,7 @@ def did_you_mean(key: str, given: Any) -> str:
 
 
 def batched_input_missing(handle: int, key: str, where: str) -> None:
-    """The server's `on_missing_input` for the batched path: reported once per selector and key."""
+    """The server's `on_missing_input` for the batched path: a warning once per selector and key."""
     node = server().nodes.get(handle)
     cause = f"unset_input:{key}"
     if node is None or mistakes.times(node, cause):
@@ -479,6 +479,7 @@ def batched_input_missing(handle: int, key: str, where: str) -> None:
         f"the batched choice: {where} reads input {key!r}, which no set_input() or set_inputs() call "
         f"gave{did_you_mean(key, columns)}; it reads as 0.0.",
         fix=f"call set_input({key!r}, value) (or NpcMindServer.set_inputs) each frame, {_DEFAULT_INPUT_FIX}",
+        warning=True,  # an input never set reads as 0 (documented): likely, not surely, a mistake
     )
 
 
