@@ -336,7 +336,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
         the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
         set reads as 0 (or the consideration's default_input); a key no selector of the definition
-        ever sets is said once per selector."""
+        ever sets is a warning once per selector."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         calls = self._calls or self._joined()
