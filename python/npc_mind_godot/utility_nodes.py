@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from gdbridge import classes, objects
-from gdbridge.declare import apart, export, python_only, signal
+from gdbridge.declare import DROP, apart, converts, export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
@@ -330,6 +330,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         return names[pick(entry, filled)]
 
     @apart
+    @converts(value=lambda selector, value: _not_a_number(selector, "set_input()", None, value))
     def set_input(self, key: StringName, value: float) -> None:
         """The batched path, fed by the node itself: input `key` for this frame's choice, written
         straight into the server's arrays for this selector's definition (one number at this
@@ -349,7 +350,14 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         entry, _, _, _, put, _ = self._calls or self._joined()
-        put(entry, inputs)
+        try:
+            put(entry, inputs)
+        except TypeError:  # a value that is no number: said once, the others still written
+            for key, value in dict(inputs).items():
+                try:
+                    put(entry, {key: value})
+                except TypeError:
+                    _not_a_number(self, "set_inputs()", key, value)
 
     @apart
     def get_choice(self) -> StringName:
@@ -456,6 +464,19 @@ def _usable_context(
                 fix=f"pass a number (a float or an int) for {key!r}.",
             )
     return selector.with_inputs(context, unusable, defaults) if unusable else None
+
+
+def _not_a_number(node: UtilitySelector, call: str, key: Any, value: Any) -> Any:
+    """A batched input given as no number: said once per selector and call, the value dropped."""
+    named = f" for {str(key)!r}" if key is not None else ""
+    mistakes.report(
+        node,
+        f"not_a_number:{call}",
+        f"{call} got {value!r} ({type(value).__name__}){named}, not a number; that value is ignored "
+        "(the input keeps its last value).",
+        fix="pass a number (a float or an int).",
+    )
+    return DROP
 
 
 def did_you_mean(key: str, given: Any) -> str:

@@ -31,5 +31,12 @@ func _initialize() -> void:
 		if selector.evaluate({"calm": "high"}) == &"rest":
 			chose += 1
 	check("a value that is no number reads as 0", chose == 10, chose)
+	var untyped = selector
+	for i in 10:  # the batched path: said once per call kind, the value ignored
+		untyped.set_input(&"calm", "high")
+		untyped.set_inputs({"calm": "high"})
+	untyped.set_inputs({"calm": 0.7, "other": "x"})
+	var kept: Variant = NpcMindServer.get_metrics()["mistakes/repeats"]
+	check("the batched path goes on", kept >= 18.0, kept)
 	print(JSON.stringify({"done": true}))
 	quit()
