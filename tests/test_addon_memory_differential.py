@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -76,13 +77,32 @@ def converted(value: Any, declared: type) -> Any:
     return declared(value)
 
 
-def call_at_once(bank: MemoryBank, handle: int, op: str, arguments: list[Any]) -> tuple[Any, str | None]:
-    """(the result GDScript gets, the engine error line the call logs, if any)."""
+DROPPED_ZERO = {"record": None, "aware": 0, "recall": {}}  # a dropped call's result
+STREAM = re.compile(r"npc_mind: /root/[^:]+: ")  # a stream's path in the line it reports
+
+
+def dropped_line(value: Any) -> str:
+    """What a stream reports, once, for an entity id that is no int (its path as `STREAM` reads)."""
+    return (
+        f"ERROR: npc_mind: <stream>: an entity_id must be an int, got {value!r} ({type(value).__name__}); "
+        "the call is ignored. Fix: pass an int id, e.g. node.get_instance_id() of the entity perceived."
+    )
+
+
+def call_at_once(
+    bank: MemoryBank, handle: int, op: str, arguments: list[Any], *, told: set[int], stream: int
+) -> tuple[Any, str | None]:
+    """(the result GDScript gets, the engine error line the call logs, if any). An entity id the
+    binding refuses drops the call (`MemoryStream`'s converter), said once per stream (`told`)."""
     method, declared = METHODS[op]
     values = []
     for position, (logged, kind) in enumerate(zip(arguments, declared, strict=False), start=1):
         value = decoded(logged)
         done = converted(value, kind)
+        if done is REFUSED and position == 1:
+            first = stream not in told
+            told.add(stream)
+            return DROPPED_ZERO[op], dropped_line(value) if first else None
         if done is REFUSED:
             name = GODOT_TYPE[type(value)]
             return REFUSED, (
@@ -114,6 +134,7 @@ class AtOnce:
         self.streams: list[int] = []  # handle by stream index
         self.index: dict[int, int] = {}  # stream index by live handle
         self.errors: list[str] = []
+        self.told: set[int] = set()  # the streams that reported an entity id that is no int
 
     def add(self) -> None:
         handle = self.server.add_memory(MemoryProfileSpec.from_dict(self.profiles[len(self.streams)]))
@@ -149,7 +170,9 @@ def play(at_once: AtOnce, rows: list[list[Any]]) -> list[list[Any]]:
             assert stream == len(streams)
             at_once.add()
         else:
-            result, error = call_at_once(server.memory, streams[stream], op, arguments)
+            result, error = call_at_once(
+                server.memory, streams[stream], op, arguments, told=at_once.told, stream=stream
+            )
         if error is not None:
             errors.append(error)
         done.append([stream, op, *arguments, result, shape])
@@ -184,7 +207,7 @@ def test_nodes_answer_and_signal_as_the_calls_applied_at_once() -> None:
     run, log = engine_run()
     times, calls, signals, errors = replay(log)
     # exactly the errors of the bad calls, in their order, and no other
-    assert [line.strip() for line in run.errors()] == errors, run.log
+    assert [STREAM.sub("npc_mind: <stream>: ", line.strip()) for line in run.errors()] == errors, run.log
     engine_times = [frame["now"] for frame in log["frames"]]
     assert engine_times == times  # the same times, bit for bit
     assert engine_times[44:48] == [engine_times[44]] * 4  # paused

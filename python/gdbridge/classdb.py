@@ -632,6 +632,10 @@ def _write_ref(ptr: Any, value: Any) -> None:
 
 
 _COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
+# a dropped call's result (`declare.converts`), by the declared result type; any other: null
+_ZERO: dict[int, Callable[[], Any]] = {
+    T.FLOAT: float, T.INT: int, T.BOOL: bool, T.DICTIONARY: dict, T.ARRAY: list,
+}  # fmt: skip
 _REFUSED = object()
 
 
@@ -720,6 +724,8 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
     required = total - len(method.defaults)
 
     vararg = method.vararg
+    converters = getattr(func, "_gd_converts", {})  # `declare.converts`: name -> converter
+    convert = [converters.get(name) for name, _ in method.args]
 
     def call(obj: Any, args: Any, n: int, ret: Any) -> tuple[int, int, int]:
         """(error, expected, argument) as the engine's GDExtensionCallError has them."""
@@ -731,9 +737,19 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
         for i in range(n):
             value = _variant.from_variant(args[i])
             if i < total and coercers[i] is not None:  # (null is no number: refused, as GDScript does)
-                value = _coerced(specs[i].vtype, value)
-                if value is _REFUSED:
+                number = _coerced(specs[i].vtype, value)
+                if number is _REFUSED and convert[i] is not None:
+                    value = convert[i](obj, value)
+                    if value is declare.DROP:
+                        if wants_return:
+                            objects.lib.gdb_vdestroy(ret)
+                            zero = _ZERO.get(method.ret.vtype)
+                            _variant.to_variant(ret, zero() if zero is not None else None)
+                        return 0, 0, 0
+                    number = _coerced(specs[i].vtype, value)
+                if number is _REFUSED:
                     return 2, specs[i].vtype, i  # CALL_ERROR_INVALID_ARGUMENT: the engine names it
+                value = number
             values.append(value)
         result = func(obj, *values)
         if typed_ret:

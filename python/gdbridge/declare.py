@@ -433,6 +433,24 @@ def answered(writes: Callable[..., Any]) -> Callable[[Any], Any]:
     return mark
 
 
+DROP = object()  # a `converts` converter's answer: the call is dropped
+
+
+def converts(**converters: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+    """A method whose int/float/bool parameters take, from an untyped call, a value the binding
+    would refuse (an object, a string, a fractional float for an int) through a converter:
+    `converters[name](obj, value)` returns what the method is called with, or `DROP`: the call is
+    dropped and answers its result type's zero (0, 0.0, false, null), the converter having told the
+    user why (once: `npc_mind_godot.mistakes`). A parameter without one refuses such a value with
+    the engine's call error ("Cannot convert argument N from X to int"), printed on every call."""
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn._gd_converts = dict(converters)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 def apart(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A method whose body never reads what queued calls (`queued`) change: the calls queued
     before it are not handed to Python first (they go, in order, before the next callback that

@@ -106,9 +106,14 @@ def entity_name(entity: int) -> str:
     return display_name(found) if found is not None else ""
 
 
+OBJECT_ID_FLOOR = 1 << 24  # an engine instance id's validator sits above its 24 slot bits, never 0
+
+
 def object_of(instance_id: int) -> Any:
-    """The live object with this instance id, or None (an entity id need not be one)."""
-    if instance_id <= 0:
+    """The live object with this instance id, or None (an entity id need not be one). An id below
+    `OBJECT_ID_FLOOR` is never an object's, and is not looked up: the engine's ObjectDB prints an
+    error ("slot >= slot_max") for a slot it never handed out."""
+    if instance_id < OBJECT_ID_FLOOR:
         return None
     ptr = objects._iface["object_get_instance_from_id"](instance_id)
     return None if ptr == objects.ffi.NULL else objects.wrap(ptr)

@@ -17,6 +17,9 @@ Messages (one `npc_mind` capture, payloads are Arrays of plain Variants):
 - editor -> game `npc_mind:select` [npc id] (0: none; answered at once, so also while the game is
   paused or stopped at a break), `npc_mind:refresh` [] (send the list again),
   `npc_mind:forget_freed` [] (drop the freed NPCs from the list now).
+  A malformed one (`select` with anything but one int id, or a name of neither) is refused: one
+  engine error per message name ("refused a malformed debugger message ...", the later ones counted
+  as `mistakes/repeats`), and the feed goes on as it was.
 
 Only the selected NPC is read at `LIVE_HZ`; the others cost nothing per frame. LLM outcomes (rare) are
 logged for every NPC as they happen, so an NPC selected later shows its whole recent timeline.
@@ -40,6 +43,7 @@ from gdbridge.types import PackedStringArray
 from npc_mind.decision import DecisionFallback, DecisionMade, ThinkingStarted
 from npc_mind.memory import MemoryType
 from npc_mind.server.selectors import _row_scores
+from npc_mind_godot import mistakes
 from npc_mind_godot._common import display_name, object_of, server
 
 CAPTURE = "npc_mind"
@@ -128,10 +132,14 @@ class DebugFeed:
         self.sent += 1
 
     def on_message(self, message: str, data: list[Any]) -> bool:
-        """The editor's messages (the engine passes them without the `npc_mind:` prefix)."""
+        """The editor's messages (the engine passes them without the `npc_mind:` prefix). A
+        malformed one is refused (`refuse`) and the feed goes on as it was."""
         name = str(message).removeprefix(CAPTURE + ":")
         if name == "select":
-            self.selected = int(data[0]) if data else 0
+            npc_id = selected_id(data)
+            if npc_id is None:
+                return refuse(name, data, "one NPC id, an int (0: none)")
+            self.selected = npc_id
             npc = self.npcs.get(self.selected)
             if npc is not None:
                 npc.freed_sent = False
@@ -146,7 +154,7 @@ class DebugFeed:
                 del self.npcs[npc_id]
             self._send_list()
             return True
-        return False
+        return refuse("unknown", [message], "select, refresh or forget_freed")
 
     # --- the NPC list ---------------------------------------------------------------------------
     def refresh(self) -> bool:
@@ -337,6 +345,35 @@ class DebugFeed:
         if log is None:
             log = self.decisions[event.npc] = deque(maxlen=DECISION_LOG)
         log.append(record)
+
+
+def selected_id(data: Any) -> int | None:
+    """`npc_mind:select`'s NPC id: [id] with id an int in int64 (a whole float too), or [] (0:
+    none); None for anything else."""
+    if not isinstance(data, list | tuple) or len(data) > 1:
+        return None
+    if not data:
+        return 0
+    value = data[0]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**63) <= value < 2**63:
+        return None
+    return value
+
+
+def refuse(name: str, data: Any, wanted: str) -> bool:
+    """A malformed message from the debugger peer: one error per message name, naming what it
+    takes (the later ones are counted: `mistakes`); the message is ignored, handled (True)."""
+    shown = repr(data)
+    mistakes.report(
+        "NPC Mind debugger feed",
+        f"bad_message:{name}",
+        f"refused a malformed debugger message {CAPTURE}:{name} with {shown[:200]}: it takes {wanted}; "
+        "it is ignored and the feed goes on.",
+        fix="send what the NPC Mind tab sends (see npc_mind_godot.debug_feed).",
+    )
+    return True
 
 
 def selector_state(core: Any, handle: int) -> dict[str, Any]:

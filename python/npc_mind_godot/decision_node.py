@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from gdbridge import classes, objects
@@ -9,9 +10,11 @@ from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
 from npc_mind.decision.blackboard import describe_type, plain_board
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
+from npc_mind.llm.endpoints import URL_ENV
 from npc_mind.llm.prompt import examples_from
 from npc_mind.server.decisions import DecisionSettings
-from npc_mind_godot import live
+from npc_mind.utility.selector import MISSING
+from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import ServerHandle, icon, server
 
 
@@ -147,9 +150,13 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
                 self.settings(),
                 fallback_selector=selector.get_server_id() if selector is not None else 0,
                 memory=memory.get_server_id() if memory is not None else 0,
+                input_defaults=selector.__dict__.get("_input_defaults") if selector is not None else None,
+                on_bad_input=_bad_input_reporter(self, selector),
             )
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
+            if not server().core.decisions.has_endpoint(handle):
+                _say_no_endpoint(self)
         return handle
 
     def _ready(self) -> None:
@@ -190,6 +197,56 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         except ValueError as error:
             warnings.append(f"{error}.")
         return PackedStringArray(warnings)
+
+
+def _bad_input_reporter(decision: AsyncLLMDecision, selector: Any) -> Any:
+    """What the fallback selector's choice tells when a request's context lacks an input or gives
+    one as no number: reported once per decision node and key (the input reads as its default or
+    0), never an `internal_error`."""
+    node = weakref.ref(decision)  # the server's entry must not keep the node alive
+    path = mistakes.describe(selector) if selector is not None else ""
+
+    def bad_input(key: str, where: str, given: Any) -> None:
+        owner = node()
+        if owner is None:
+            return
+        where = f"request_decision(): the fallback_selector {path}: {where} reads input {key!r}"
+        if given is MISSING:
+            mistakes.report(
+                owner,
+                f"missing_input:{key}",
+                f"{where}, which the request's context does not give; it reads as 0.0 when the "
+                "selector decides.",
+                fix=f"pass {key!r} in the Dictionary given to request_decision(), or turn on "
+                "use_default_input (and set default_input) on the UtilityConsideration reading it.",
+            )
+        else:
+            mistakes.report(
+                owner,
+                f"bad_input:{key}",
+                f"{where}, which the request's context gives as {given!r}, not a number; it reads "
+                "as its default_input, else 0.0, when the selector decides.",
+                fix=f"pass a number (a float or an int) for {key!r}.",
+            )
+
+    return bad_input
+
+
+def _say_no_endpoint(decision: AsyncLLMDecision) -> None:
+    """Said once per game (counted after): with no endpoint every request falls back at tier 3."""
+    from npc_mind_godot.server_singleton import ENDPOINT_SETTING, SINGLETON, START_LOCAL_MODEL_SETTING
+
+    mistakes.report(
+        SINGLETON,
+        "no_endpoint",
+        f"no LLM endpoint is configured (first seen by {mistakes.describe(decision)}): every "
+        'request_decision() ends at once as decision_fallback(3, "no_endpoint"), and the '
+        "fallback_selector decides.",
+        fix=f"set the project setting {ENDPOINT_SETTING} (e.g. http://127.0.0.1:8080/v1), the node's "
+        f"endpoint, or the environment variable {URL_ENV}; or turn on {START_LOCAL_MODEL_SETTING} to "
+        "start the bundled local model with the game.",
+        warning=True,
+    )
 
 
 for _field in (

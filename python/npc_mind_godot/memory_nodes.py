@@ -7,9 +7,11 @@ from typing import Any
 
 from gdbridge import classes, objects
 from gdbridge.declare import (
+    DROP,
     PackedByteArray,
     answered,
     constant,
+    converts,
     export,
     export_group,
     python_only,
@@ -20,7 +22,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, Vector2, Vector3
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
 from npc_mind.server.memories import FrameAnswers, MemoryProfileSpec
-from npc_mind_godot import live
+from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, core, icon, refuse_thread, server, thread_id
 
 
@@ -222,6 +224,30 @@ def _take_writes(rows: list[tuple[int, int, int, float]], raw: bytes) -> None:
     """The record_event calls the binding queued, in call order (see `_QueuingStreams`)."""
     _bank.take_writes(rows, raw)
 
+
+def _entity_id(stream: Any, value: Any) -> Any:
+    """An entity id that is no int, from an untyped call (`converts`): an engine object (a Node
+    passed as the id) is taken as its instance id, anything else drops the call; either is said
+    once per stream, naming get_instance_id()."""
+    if isinstance(value, objects.Object) and value:  # (a freed object is falsy)
+        mistakes.report(
+            stream,
+            "object_as_entity_id",
+            f"an entity_id was given as {mistakes.describe(value)} ({value.get_class()}), not an int; "
+            "it is taken as its get_instance_id().",
+            fix="pass node.get_instance_id() as the entity_id (typed GDScript then checks it).",
+            warning=True,
+        )
+        return int(value.get_instance_id())
+    mistakes.report(
+        stream,
+        "bad_entity_id",
+        f"an entity_id must be an int, got {value!r} ({type(value).__name__}); the call is ignored.",
+        fix="pass an int id, e.g. node.get_instance_id() of the entity perceived.",
+    )
+    return DROP
+
+
 AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
 
 
@@ -326,12 +352,16 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
     # `recall`), after the main-thread check of `_common.core`, made inline: every Python frame
     # counts at 600 calls a frame.
     @queued(_take_writes, entity_id=memory_events.QUEUED_ENTITY, memory_type=memory_events.QUEUED_TYPE)
+    @converts(entity_id=_entity_id)
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
-        """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]."""
+        """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]. An id given as a
+        Node (untyped GDScript) is taken as its get_instance_id(), said once; another non-int id
+        drops the call, said once (as for every entity_id of this node)."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         _bank.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
 
+    @converts(entity_id=_entity_id)
     def query_strongest(self, entity_id: int) -> dict:
         """Recall the entity's strongest memory (wakes it); empty when forgotten or never seen."""
         if thread_id() != MAIN_THREAD:
@@ -339,12 +369,14 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         return _bank.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     @answered(record_event)
+    @converts(entity_id=_entity_id)
     def awareness_of(self, entity_id: int) -> int:
         """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         return _bank.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
+    @converts(entity_id=_entity_id)
     def note_sighting(self, entity_id: int, position: Any) -> None:
         """The NPC perceived `entity_id` at `position` (a Vector2 or Vector3) now: the senses call it
         beside `record_event`; the sourced inputs and move actions read it back."""
@@ -359,6 +391,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
             raise TypeError(f"note_sighting: position must be a Vector2 or Vector3, got {kind}")
         server().core.note_sighting(self._handle(), int(entity_id), point)
 
+    @converts(entity_id=_entity_id)
     def get_last_known_position(self, entity_id: int) -> Any:
         """Where `entity_id` was last perceived (a Vector2 or Vector3), or null if never (or long
         dropped: a stream keeps its 256 most recent entities)."""
@@ -368,6 +401,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         point = sighting.position
         return Vector2(*point) if len(point) == 2 else Vector3(*point)
 
+    @converts(entity_id=_entity_id)
     def get_seconds_since_seen(self, entity_id: int) -> float:
         """Seconds on the server's clock since `entity_id` was last perceived (INF: never)."""
         mind = server().core

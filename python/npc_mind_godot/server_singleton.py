@@ -84,6 +84,9 @@ class NpcMindServer(classes.Object):
             llm_endpoint=endpoint,
         )
         self.__dict__["clock"] = self.mind.clock.mode.value
+        from npc_mind_godot.utility_nodes import batched_input_missing
+
+        self.mind.selectors.on_missing_input = batched_input_missing  # reported once per node and key
         self.nodes: dict[int, Any] = {}
         self._released: deque[int] = deque()  # handles of nodes freed on another thread
         self.ticking = False

@@ -6,17 +6,19 @@ adds a behavior in the inspector without writing code, and `to_dict()` is what t
 
 from __future__ import annotations
 
+import difflib
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from gdbridge import classes
-from gdbridge.declare import apart, export, python_only, signal
+from gdbridge import classes, objects
+from gdbridge.declare import DROP, apart, converts, export, python_only, signal
 from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind_godot import live
+from npc_mind.utility.selector import MISSING
+from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -275,7 +277,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             self._watch_curves()
             defaults = self.__dict__["_input_defaults"] = _input_defaults(self.behaviors)
             for key, value in defaults.items():  # the batched path starts from the defaults too
-                server().core.set_inputs([handle], key, [value])
+                server().core.selectors.preset(handle, key, value)
             mind = server().core
             # What the per-frame calls need, in one read: the server's per-node methods, bound
             # (one Python call from the node), this selector's entry, and the behaviors'
@@ -309,22 +311,33 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
     @apart  # reads no memory: the frame's queued record_event calls may wait
     def evaluate(self, context: dict) -> StringName:
-        """The behavior to run now for this context (a Dictionary of input key -> number)."""
+        """The behavior to run now for this context (a Dictionary of input key -> number). An input
+        the context lacks reads as its consideration's default_input (use_default_input), else as 0;
+        when it lacks one with no default, or gives one as no number, that is reported once per
+        selector and key, naming the fix, and a behavior is still chosen (0, or the default)."""
         if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
             refuse_thread(1)  # WrongThreadError, naming this method
         entry, names, defaults, pick, _, _ = self._calls or self._joined()
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
-        return names[pick(entry, context)]
+        try:
+            return names[pick(entry, context)]
+        except UtilityError:  # a missing input or no number: the user's mistake, said once
+            filled = _usable_context(self, entry.group.prototype, context, defaults)
+            if filled is None:
+                raise
+        return names[pick(entry, filled)]
 
     @apart
+    @converts(value=lambda selector, value: _not_a_number(selector, "set_input()", None, value))
     def set_input(self, key: StringName, value: float) -> None:
         """The batched path, fed by the node itself: input `key` for this frame's choice, written
         straight into the server's arrays for this selector's definition (one number at this
         node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
         the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
-        set reads as 0 (or the consideration's default_input)."""
+        set reads as 0 (or the consideration's default_input); a key no selector of the definition
+        ever sets is a warning once per selector."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         calls = self._calls or self._joined()
@@ -337,7 +350,14 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         entry, _, _, _, put, _ = self._calls or self._joined()
-        put(entry, inputs)
+        try:
+            put(entry, inputs)
+        except TypeError:  # a value that is no number: said once, the others still written
+            for key, value in dict(inputs).items():
+                try:
+                    put(entry, {key: value})
+                except TypeError:
+                    _not_a_number(self, "set_inputs()", key, value)
 
     @apart
     def get_choice(self) -> StringName:
@@ -380,6 +400,108 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+
+
+def only_resources(owner: Any, field: str, items: Any, kind: type) -> None:
+    """A resource array holds `kind` or null (an empty slot, skipped); anything else is refused
+    with a TypeError naming the slot, and the property keeps the value it had."""
+    for index, item in enumerate(items or ()):
+        if item is not None and not isinstance(item, kind):
+            got = item.get_class() if isinstance(item, objects.Object) and item else type(item).__name__
+            raise TypeError(
+                f"{type(owner).__name__}.{field}[{index}] must be a {kind.__name__} or null, got {got} "
+                f"({item!r}): put a {kind.__name__} resource there, or remove the slot"
+            )
+
+
+def _behaviors_changed(selector: UtilitySelector, value: Any) -> None:
+    only_resources(selector, "behaviors", value, UtilityBehavior)
+    selector._redefine(value)
+
+
+def _considerations_changed(behavior: UtilityBehavior, value: Any) -> None:
+    only_resources(behavior, "considerations", value, UtilityConsideration)
+
+
+UtilitySelector.__dict__["behaviors"].on_change = _behaviors_changed
+UtilityBehavior.__dict__["considerations"].on_change = _considerations_changed
+
+
+_DEFAULT_INPUT_FIX = (
+    "or turn on use_default_input (and set default_input) on the UtilityConsideration reading it."
+)
+
+
+def _usable_context(
+    node: UtilitySelector, selector: CoreSelector, context: Any, defaults: dict[str, float]
+) -> dict[str, Any] | None:
+    """evaluate()'s fallback for a context that lacks inputs the definition reads, or gives one as
+    no number: each reads as its default, else 0, reported once per node and key (later calls are
+    counted: `mistakes`). None: the inputs were not the trouble."""
+    unusable = selector.unusable_inputs(context)
+    for key, given in unusable.items():
+        missing = given is MISSING
+        cause = f"missing_input:{key}" if missing else f"bad_input:{key}"
+        if mistakes.times(node, cause):  # said already: only counted (no message made per call)
+            mistakes.report(node, cause, "")
+            continue
+        where = f"evaluate(): {selector.first_use(key)} reads input {key!r}"
+        value = defaults.get(key, 0.0)
+        if missing:
+            mistakes.report(
+                node,
+                cause,
+                f"{where}, which the context does not give{did_you_mean(key, context)}; it reads as "
+                f"{value} (every call goes on choosing a behavior).",
+                fix=f"pass {key!r} in the Dictionary given to evaluate(), {_DEFAULT_INPUT_FIX}",
+            )
+        else:
+            mistakes.report(
+                node,
+                cause,
+                f"{where}, which the context gives as {given!r} ({type(given).__name__}), not a "
+                f"number; it reads as {value} (every call goes on choosing a behavior).",
+                fix=f"pass a number (a float or an int) for {key!r}.",
+            )
+    return selector.with_inputs(context, unusable, defaults) if unusable else None
+
+
+def _not_a_number(node: UtilitySelector, call: str, key: Any, value: Any) -> Any:
+    """A batched input given as no number: said once per selector and call, the value dropped."""
+    named = f" for {str(key)!r}" if key is not None else ""
+    mistakes.report(
+        node,
+        f"not_a_number:{call}",
+        f"{call} got {value!r} ({type(value).__name__}){named}, not a number; that value is ignored "
+        "(the input keeps its last value).",
+        fix="pass a number (a float or an int).",
+    )
+    return DROP
+
+
+def did_you_mean(key: str, given: Any) -> str:
+    """" (it gives 'hunger': a typo?)" when a key given is close to `key`, else "" (a message's part)."""
+    close = difflib.get_close_matches(key, [str(name) for name in given], n=1)
+    return f" (it gives {close[0]!r}: a typo?)" if close else ""
+
+
+def batched_input_missing(handle: int, key: str, where: str) -> None:
+    """The server's `on_missing_input` for the batched path: a warning once per selector and key."""
+    node = server().nodes.get(handle)
+    cause = f"unset_input:{key}"
+    if node is None or mistakes.times(node, cause):
+        if node is not None:
+            mistakes.report(node, cause, "")  # counted
+        return
+    columns = server().core.selectors.entries.get(handle).group.inputs
+    mistakes.report(
+        node,
+        cause,
+        f"the batched choice: {where} reads input {key!r}, which no set_input() or set_inputs() call "
+        f"gave{did_you_mean(key, columns)}; it reads as 0.0.",
+        fix=f"call set_input({key!r}, value) (or NpcMindServer.set_inputs) each frame, {_DEFAULT_INPUT_FIX}",
+        warning=True,  # an input never set reads as 0 (documented): likely, not surely, a mistake
+    )
 
 
 def _input_defaults(behaviors: list) -> dict[str, float]:

@@ -62,6 +62,12 @@ class Endpoint:
             raise ValueError(f"base_url must be an http(s) URL, got {self.base_url!r}")
         if parts.username or parts.password:
             raise ValueError("base_url must not carry credentials; use NPC_MIND_API_KEY")
+        try:
+            port = parts.port  # urlsplit checks the range only when asked
+        except ValueError:
+            port = 0
+        if port == 0 and parts.netloc.rpartition("]")[2].count(":"):  # a port given, but not 1..65535
+            raise ValueError(f"base_url port must be in 1..65535, got {self.base_url!r}")
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
         if not 1 <= self.max_in_flight <= 1024:
             raise ValueError(f"max_in_flight must be in 1..1024, got {self.max_in_flight}")

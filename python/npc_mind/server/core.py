@@ -93,15 +93,28 @@ class MindServer:
         self._check_thread("add_selector")
         return self.selectors.add(definition)
 
-    def add_decision(self, settings: DecisionSettings, fallback_selector: int = 0, memory: int = 0) -> int:
-        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none)."""
+    def add_decision(
+        self,
+        settings: DecisionSettings,
+        fallback_selector: int = 0,
+        memory: int = 0,
+        *,
+        input_defaults: Mapping[str, float] | None = None,
+        on_bad_input: Callable[[str, str, Any], None] | None = None,
+    ) -> int:
+        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none).
+        on_bad_input(key, where, given): given, an input the request's context lacks (or gives as
+        no number) reads as its `input_defaults` value, else 0, and the call is told
+        (`InputFallback`); not given, the selector raises and the request ends as `internal_error`."""
         self._check_thread("add_decision")
-        chooser = None
+        chooser: Any = None
         if fallback_selector:
-            from npc_mind.utility import UtilitySelector
+            from npc_mind.utility import InputFallback, UtilitySelector
 
             definition = self.selectors.entries.get(fallback_selector).group.prototype.to_dict()
             chooser = UtilitySelector.from_dict(definition)  # its own state: decisions run on real time
+            if on_bad_input is not None:
+                chooser = InputFallback(chooser, input_defaults or {}, on_bad_input)
         return self.decisions.add(settings, chooser, memory)
 
     def owns(self, handle: int) -> bool:

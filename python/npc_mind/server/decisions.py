@@ -312,6 +312,11 @@ class DecisionBank:
         elif isinstance(event, DecisionFallback):
             self.events.push(event.npc, DECISION_FALLBACK, event.tier, event.reason)
 
+    def has_endpoint(self, handle: int) -> bool:
+        """False when no endpoint is configured for the decision: its every request ends at once
+        as `decision_fallback(3, "no_endpoint")`."""
+        return not isinstance(self.entries.get(handle).hub.transport, _NoEndpoint)
+
     def behavior(self, handle: int) -> str:
         return self.entries.get(handle).machine.behavior or ""
 

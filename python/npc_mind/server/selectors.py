@@ -61,6 +61,8 @@ class SelectorGroup:
     batch: SelectorBatch | None = None
     chosen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     dirty: bool = False
+    fed: bool = False  # `set_inputs` (many selectors at once) wrote into this group's columns
+    unset: list[str] = field(default_factory=list)  # the last `choose`'s keys that no one ever set
     given: list[str] = field(default_factory=list)  # the texts of `SelectorBank.given_keys` for it
     # memoryviews of the input columns: one number written per node costs less through them
     views: dict[str, memoryview] = field(default_factory=dict)
@@ -145,7 +147,7 @@ class SelectorGroup:
 
     def choose(self, now: float, allowed: np.ndarray | None) -> np.ndarray:
         assert self.batch is not None
-        missing = [key for key in self.prototype.scorer.keys if key not in self.inputs]
+        missing = self.unset = [key for key in self.prototype.scorer.keys if key not in self.inputs]
         inputs = dict(self.inputs)
         for key in missing:  # never set through the batch path: counts as 0 for every NPC
             inputs[key] = np.zeros(len(self.rows))
@@ -162,6 +164,7 @@ class SelectorEntry:
     last_scores: dict[str, float] = field(default_factory=dict)  # the batched path's last choice
     by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `state`
     batch_choice: int = -1  # the batched path's last choice (-1 before any)
+    fed: bool = False  # `set_input_values` wrote this selector's inputs (it uses the batched path)
 
 
 @dataclass
@@ -175,6 +178,10 @@ class SelectorBank:
     by_index: dict[int, SelectorGroup] = field(default_factory=dict)
     # a definition's text as given -> its group's key (so a known definition is not parsed again)
     given_keys: dict[str, str] = field(default_factory=dict)
+    # on_missing_input(handle, key, where): told at each batched choice of a selector that uses the
+    # batched path (it set inputs) while an input its definition reads was never set by any
+    # selector of its group (it reads as 0); None: nothing is told
+    on_missing_input: Callable[[int, str, str], None] | None = None
     _next_group: int = 0
 
     def __post_init__(self) -> None:
@@ -285,7 +292,15 @@ class SelectorBank:
         for owner, positions, rows in self.table.groups(handles):
             group = self.by_index[owner]
             group.column(key)[rows] = values[positions]
-            group.dirty = True
+            group.dirty = group.fed = True
+
+    def preset(self, handle: int, key: str, value: float) -> None:
+        """A selector's starting value of an input (a consideration's default): written as
+        `set_input` does, but it does not count as using the batched path (`on_missing_input`)."""
+        group = self.entries.get(handle).group
+        fed = group.fed
+        self.set_inputs([handle], key, [value])
+        group.fed = fed
 
     def set_input(self, handle: int, key: str, value: float) -> None:
         """One input of one selector for the next batched choice: written straight into its
@@ -301,6 +316,7 @@ class SelectorBank:
             _removed(entry)
         group = entry.group
         views = group.views
+        entry.fed = True
         try:
             for key, value in values.items():
                 views[key][row] = value
@@ -336,6 +352,8 @@ class SelectorBank:
                 continue
             group.dirty = False
             chosen = group.choose(now, None)
+            if group.unset and self.on_missing_input is not None:
+                self._tell_unset(group)
             changed = np.flatnonzero(chosen != group.chosen)
             group.chosen = chosen
             for row in changed.tolist():
@@ -347,6 +365,16 @@ class SelectorBank:
                 entry.by_dictionary = False
                 entry.batch_choice = int(chosen[row])
                 self._changed(handle, entry, group.names[entry.batch_choice])
+
+    def _tell_unset(self, group: SelectorGroup) -> None:
+        """`on_missing_input` for each of the group's selectors that use the batched path."""
+        tell = self.on_missing_input
+        assert tell is not None
+        for handle in group.rows:
+            if handle < 0 or not (group.fed or self._by_handle[handle].fed):
+                continue
+            for key in group.unset:
+                tell(handle, key, group.prototype.first_use(key))
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         """Behavior index per handle from the last batched choice (-1 before any, or for a stale id)."""

@@ -16,7 +16,7 @@ from npc_mind.utility import curves
 from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Consideration, ConsiderationExplanation
 from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError
-from npc_mind.utility.selector import AntiDithering, Choice, SelectorBatch, UtilitySelector
+from npc_mind.utility.selector import AntiDithering, Choice, InputFallback, SelectorBatch, UtilitySelector
 
 __all__ = [
     "AntiDithering",
@@ -26,6 +26,7 @@ __all__ = [
     "Choice",
     "Consideration",
     "ConsiderationExplanation",
+    "InputFallback",
     "MissingInputError",
     "SelectorBatch",
     "UtilityDefinitionError",

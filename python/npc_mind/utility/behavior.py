@@ -22,7 +22,7 @@ from typing import Literal
 import numpy as np
 
 from npc_mind.utility.curves import Curve
-from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError
+from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError, definition_number
 
 Aggregation = Literal["weighted_sum", "product"]
 AGGREGATIONS: tuple[str, ...] = ("weighted_sum", "product")
@@ -32,10 +32,9 @@ Context = Mapping[str, ContextValue]
 
 
 def _non_negative(owner: str, name: str, value: object) -> float:
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise UtilityDefinitionError(f"{owner}: {name} must be a number, got {value!r}") from None
+    number = definition_number(value)
+    if number is None:
+        raise UtilityDefinitionError(f"{owner}: {name} must be a number, got {value!r}")
     if not (math.isfinite(number) and number >= 0.0):
         raise UtilityDefinitionError(f"{owner}: {name} must be finite and >= 0, got {number}")
     return number

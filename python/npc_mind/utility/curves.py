@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from npc_mind.utility import codegen, rules
 from npc_mind.utility.codegen import ArrayCode
-from npc_mind.utility.errors import UtilityDefinitionError
+from npc_mind.utility.errors import UtilityDefinitionError, definition_number
 from npc_mind.utility.families import FAMILIES
 from npc_mind.utility.scalar import float_curve
 
@@ -124,9 +124,8 @@ class Curve:
         """Family-specific parameter checks; the base already made every parameter a finite float."""
 
     def _coerce(self, name: str, value: object) -> float:
-        try:
-            number = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        number = definition_number(value)
+        if number is None:
             self._fail(f"{name} must be a number, got {value!r}")
         if not math.isfinite(number):
             self._fail(f"{name} must be finite, got {number}")
@@ -311,7 +310,10 @@ class Table(Curve):
 
     def _validate(self) -> None:
         try:
-            array = np.asarray(self.points, dtype=np.float64)
+            pairs = [[definition_number(value) for value in point] for point in self.points]  # type: ignore[union-attr]
+            if any(None in pair for pair in pairs):
+                raise TypeError
+            array = np.asarray(pairs, dtype=np.float64)
         except (TypeError, ValueError):
             self._fail(f"points must be (x, y) number pairs, got {self.points!r}")
         if array.ndim != 2 or array.shape[1] != 2 or array.shape[0] < 2:

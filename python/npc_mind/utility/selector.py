@@ -39,7 +39,7 @@ from npc_mind.utility.batch import BatchScorer
 from npc_mind.utility.behavior import Behavior, BehaviorExplanation, Context
 from npc_mind.utility.codegen import Code, Names, inline
 from npc_mind.utility.curves import FloatArray
-from npc_mind.utility.errors import UtilityDefinitionError, UtilityError
+from npc_mind.utility.errors import UtilityDefinitionError, UtilityError, definition_number
 from npc_mind.utility.rules import (
     boosted,
     keeps_running,
@@ -75,14 +75,12 @@ class AntiDithering:
 
     def __post_init__(self) -> None:
         for name in ("momentum", "tie_tolerance", "commitment", "interrupt_margin"):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not (math.isfinite(value) and value >= 0)
-            ):
-                raise UtilityDefinitionError(f"selector: {name} must be a finite number >= 0, got {value!r}")
-            object.__setattr__(self, name, float(value))
+            value = definition_number(getattr(self, name))
+            if value is None or not (math.isfinite(value) and value >= 0):
+                raise UtilityDefinitionError(
+                    f"selector: {name} must be a finite number >= 0, got {getattr(self, name)!r}"
+                )
+            object.__setattr__(self, name, value)
         if isinstance(self.top_n, bool) or not isinstance(self.top_n, Integral) or self.top_n < 1:
             raise UtilityDefinitionError(f"selector: top_n must be an integer >= 1, got {self.top_n!r}")
         object.__setattr__(self, "top_n", int(self.top_n))
@@ -498,6 +496,44 @@ class UtilitySelector:
     def to_json(self, indent: int | None = 2) -> str:
         return schema.selector_to_json(self, indent)
 
+    # --- a missing input, for callers that choose a fallback over MissingInputError --------------
+    def unusable_inputs(self, context: Context) -> dict[str, Any]:
+        """The inputs this definition reads that `context` cannot give, in definition order: key ->
+        the value given, one that is no number (`float()` refuses it), or `MISSING`. A per-target
+        key counts as missing only when another per-target key is given (with none of them there is
+        nothing to target, which is no error)."""
+        unusable: dict[str, Any] = {}
+        for key in self.scalar.scalar_keys:
+            value = context.get(key, MISSING)
+            if value is not MISSING:
+                try:
+                    float(value)  # type: ignore[arg-type]
+                    continue
+                except (TypeError, ValueError, OverflowError):
+                    pass
+            unusable[key] = value
+        targets = self.scalar.target_keys
+        if any(key in context for key in targets):
+            unusable.update((key, MISSING) for key in targets if key not in context)
+        return unusable
+
+    def first_use(self, key: str) -> str:
+        """The first behavior and consideration reading `key`, as the error messages name them."""
+        return self.scorer.first_use[key]
+
+    def with_inputs(
+        self, context: Context, keys: Collection[str], defaults: Mapping[str, float] | None = None
+    ) -> dict[str, Any]:
+        """`context` with each of `keys` set to its `defaults` value, else 0 (a per-target key: that
+        for each target of the other per-target inputs)."""
+        filled = dict(context)
+        defaults = defaults or {}
+        targets = next((len(context[key]) for key in self.scalar.target_keys if key in context), 0)  # type: ignore[arg-type]
+        for key in keys:
+            value = defaults.get(key, 0.0)
+            filled[key] = [value] * targets if key in self.scorer.per_target_keys else value
+        return filled
+
     # --- per NPC -------------------------------------------------------------------------------
     def explain(self, context: Context) -> list[BehaviorExplanation]:
         """Every behavior (per target when per-target) with each consideration's numbers.
@@ -807,3 +843,44 @@ class SelectorBatch:
                 np.arange(self.n_npcs), chosen
             ]
         return chosen
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # `unusable_inputs`' value for a key the context does not give
+
+
+class InputFallback:
+    """A selector as a `Chooser` (what an LLM decision's tiers 2 and 3 call) that never raises for
+    the context's inputs. `defaults` (the considerations' default inputs) stand in for the keys the
+    context lacks, silently. A key still missing, or given as no number, reads as its default, else
+    0, and each time `on_bad_input(key, where, given)` is told (`where`: the behavior and
+    consideration reading it; `given`: the value, or `MISSING`). A plain `UtilitySelector` raises
+    MissingInputError or UtilityError instead: the caller that wants the fallback asks for it."""
+
+    def __init__(
+        self,
+        selector: UtilitySelector,
+        defaults: Mapping[str, float],
+        on_bad_input: Callable[[str, str, Any], None],
+    ) -> None:
+        self.selector = selector
+        self.defaults = dict(defaults)
+        self.on_bad_input = on_bad_input
+
+    def choose(self, context: Context, now: float, allowed_tags: Collection[str] | None = None) -> str:
+        if self.defaults:
+            context = {**self.defaults, **context}  # a given value wins
+        selector = self.selector
+        try:
+            return selector.choose(context, now, allowed_tags)
+        except UtilityError:
+            unusable = selector.unusable_inputs(context)
+            if not unusable:
+                raise
+        for key, given in unusable.items():
+            self.on_bad_input(key, selector.first_use(key), given)
+        return selector.choose(selector.with_inputs(context, unusable, self.defaults), now, allowed_tags)
