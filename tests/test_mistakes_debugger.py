@@ -28,7 +28,7 @@ def test_malformed_messages_are_refused_once_and_the_feed_goes_on() -> None:
             endpoint.send("npc_mind:select", payload)
             sent.append(payload)
         endpoint.send("npc_mind:nonsense", [1])
-        ids, _paths, names = data
+        ids, _paths, names, _freed = data
         endpoint.send("npc_mind:select", [ids[names.index("Aldric")]])
 
     with DebuggerEndpoint() as endpoint:
@@ -41,7 +41,7 @@ def test_malformed_messages_are_refused_once_and_the_feed_goes_on() -> None:
     refused = [line for line in run.errors() if "refused a malformed debugger message" in line]
     assert len(refused) == 2, run.log  # one for select, one for the unknown name
     assert "npc_mind:select with ['x']: it takes one NPC id, an int (0: none)" in refused[0], refused
-    assert "npc_mind:unknown" in refused[1] and "select or refresh" in refused[1], refused
+    assert "npc_mind:unknown" in refused[1] and "select, refresh or forget_freed" in refused[1], refused
     # nothing else (but the engine's line for the feed's look-up of a plain entity id as an object,
     # which the feed test's run prints too)
     assert [line for line in run.errors() if "slot >= slot_max" not in line] == refused, run.log
