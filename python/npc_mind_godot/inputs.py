@@ -140,8 +140,10 @@ class DistanceInput(InputSource, icon=icon("DistanceInput")):
             sighting = sightings.get(stream, entity) if entity != NO_ENTITY else None
             if sighting is not None:
                 point = sighting.position
-                if len(point) != frame.dimensions[rows[i]]:
-                    _report_dimensions(frame.selectors[rows[i]], len(point))
+                dimensions = frame.dimensions[rows[i]]
+                if len(point) != dimensions:
+                    if dimensions:  # (not a Node2D/3D at all: reported as that)
+                        _report_dimensions(frame.selectors[rows[i]], len(point))
                     found[i] = np.nan
                     continue
                 there[i, : len(point)] = point
