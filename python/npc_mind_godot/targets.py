@@ -118,6 +118,19 @@ def target_position(selector: Any) -> Any:
     return Vector2(*point) if len(point) == 2 else Vector3(*point)
 
 
+def pick_with_sources(selector: Any, entry: Any, pick: Any, context: Any) -> int:
+    """`evaluate`'s pick for a selector with sourced inputs or a scoring target: the sourced values
+    under the context (a given value wins), then the chosen target's entity."""
+    from npc_mind_godot import inputs
+
+    if selector.__dict__.get("_sourced"):
+        context = inputs.sourced_context(selector) | context
+    chosen = pick(entry, context)
+    if str(selector.target_from) == "scoring":
+        after_evaluate(selector, entry, context)
+    return chosen
+
+
 def after_evaluate(selector: Any, entry: Any, context: Any) -> None:
     """`target_from = "scoring"`: the chosen target's entity from the context's id array."""
     state = entry.state
@@ -196,7 +209,12 @@ def wants_feed(selector: Any) -> bool:
 
 
 def joined(selector: Any, handle: int) -> None:
-    """The selector joined the server (or was redefined): it is fed each frame when it needs it."""
+    """The selector joined the server (or was redefined): it is fed each frame when it needs it,
+    and its evaluate reads its sources and sets its scoring target when it has them."""
+    from npc_mind_godot import inputs
+
+    scoring = str(selector.target_from) == "scoring"
+    selector.__dict__["_reads_more"] = bool(inputs.sourced(selector)) or scoring
     if wants_feed(selector):
         feed.join(selector, handle)
     else:

@@ -284,6 +284,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     # Set in the instance's dict once joined (`_handle`): read as a plain attribute, which the class's
     # None makes safe before then (no engine property lookup).
     _calls: _Calls | None = None
+    _reads_more = False  # True in the instance's dict when evaluate has sources or a scoring target
     live_behavior: StringName = live.live(StringName(""), "The behavior chosen last.")
     live_scores: dict = live.live({}, "Each behavior's score from the last choice.")
 
@@ -368,12 +369,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
-        if self.__dict__.get("_sourced"):
-            context = inputs.sourced_context(self) | context
-        if self.target_from == "scoring":
-            chosen = pick(entry, context)
-            targets.after_evaluate(self, entry, context)
-            return names[chosen]
+        if self._reads_more:  # sourced inputs, or a target from the scoring
+            return names[targets.pick_with_sources(self, entry, pick, context)]
         return names[pick(entry, context)]
 
     @apart
