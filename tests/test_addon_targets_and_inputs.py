@@ -15,12 +15,12 @@ pytestmark = pytest.mark.godot
 
 def test_target_from_memory_follows_the_strongest_memory_and_outlives_its_node() -> None:
     _, checks = run_check_script(ROOT, "res://tests/addon/target_memory.gd")
-    assert len(checks) == 9
+    assert len(checks) == 10
 
 
 def test_sourced_inputs_score_as_a_dictionary_and_choose_by_themselves() -> None:
     _, checks = run_check_script(ROOT, "res://tests/addon/sourced_inputs.gd")
-    assert len(checks) == 6
+    assert len(checks) == 7
 
 
 def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_working() -> None:

@@ -107,6 +107,17 @@ def target_node(selector: Any) -> Any:
     return _object_of(entity) if entity != NO_ENTITY else None
 
 
+def describe_target(selector: Any) -> str:
+    """The target as a person reads it: its name (while its node exists) and entity id."""
+    from npc_mind_godot.debug_feed import entity_name
+
+    entity = target_id(selector)
+    if entity == NO_ENTITY:
+        return ""
+    name = entity_name(entity)
+    return f"{name} ({entity})" if name else str(entity)
+
+
 def target_position(selector: Any) -> Any:
     """The target's last known position in the selector's stream (a Vector2/3), or None."""
     entity = target_id(selector)

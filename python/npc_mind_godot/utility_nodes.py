@@ -287,6 +287,14 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     _reads_more = False  # True in the instance's dict when evaluate has sources or a scoring target
     live_behavior: StringName = live.live(StringName(""), "The behavior chosen last.")
     live_scores: dict = live.live({}, "Each behavior's score from the last choice.")
+    live_target: str = live.live("", "The target's name and entity id (empty: none).")
+    live_inputs: dict = live.live({}, "Each sourced input now, by key.")
+
+    def get_live_target(self) -> str:
+        return targets.describe_target(self) if live.handle_of(self) else ""
+
+    def get_live_inputs(self) -> dict:
+        return inputs.sourced_context(self) if live.handle_of(self) and inputs.sourced(self) else {}
 
     def get_live_behavior(self) -> StringName:
         handle = live.handle_of(self)

@@ -151,6 +151,7 @@ func _initialize() -> void:
 	check("each sourced input is exactly what the nodes' own reads give", wrong_inputs.is_empty(), wrong_inputs.slice(0, 3))
 	check("evaluate() with sourced inputs scores exactly as the Dictionary of the same values", wrong_scores.is_empty(), wrong_scores.slice(0, 3))
 	check("the automatic (batched) choice is the Dictionary path's", wrong_choices.is_empty(), wrong_choices.slice(0, 3))
+	check("the Remote inspector shows the sourced inputs", selector.live_inputs == expected(), selector.live_inputs)
 	selector.evaluate({"awareness(target)": 3.0, "blackboard(boredom)": 0.0})
 	var scores: Dictionary = selector.get_scores()
 	check("a value the context gives wins over the sourced one", scores.pursue == 1.0 and scores.idle == 0.0

@@ -49,6 +49,8 @@ func _initialize() -> void:
 	check("the strongest memory of the chosen types is the target", selector.get_target_id() == passer_id
 		and selector.get_target_node() == passer and selector.get_target_position() == Vector2(0, 5),
 		[selector.get_target_id(), passer_id, thief_id])
+	passer.name = "Passer"
+	check("the Remote inspector shows the target", selector.live_target == "Passer (%d)" % passer_id, selector.live_target)
 	var recalls_before := _recall_counts(memory)
 	NpcMindServer.advance(60.0)
 	check("when it fades the other becomes the target", selector.get_target_id() == thief_id
