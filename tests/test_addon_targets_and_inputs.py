@@ -20,7 +20,7 @@ def test_target_from_memory_follows_the_strongest_memory_and_outlives_its_node()
 
 def test_sourced_inputs_score_as_a_dictionary_and_choose_by_themselves() -> None:
     _, checks = run_check_script(ROOT, "res://tests/addon/sourced_inputs.gd")
-    assert len(checks) == 7
+    assert len(checks) == 8
 
 
 def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_working() -> None:

@@ -188,10 +188,10 @@ class Feed:
             self.members = dict(live)
         if not live:
             return
-        self._update_targets([node for _, node in live if reads_memory(node)], now)
+        self._update_targets([node for _, node in live if node.__dict__["_memory_target"]], now)
         from npc_mind_godot import inputs
 
-        inputs.feed([(handle, node) for handle, node in live if inputs.auto_evaluates(node)], now)
+        inputs.feed([(handle, node) for handle, node in live if node.__dict__["_auto"]], now)
 
     @staticmethod
     def _update_targets(selectors: list[Any], now: float) -> None:
@@ -220,16 +220,26 @@ def wants_feed(selector: Any) -> bool:
 
 
 def joined(selector: Any, handle: int) -> None:
-    """The selector joined the server (or was redefined): it is fed each frame when it needs it,
-    and its evaluate reads its sources and sets its scoring target when it has them."""
+    """The selector joined the server (or was reconfigured): it is fed each frame when it needs it,
+    and its evaluate reads its sources and sets its scoring target when it has them. What the feed
+    asks of each selector each frame is worked out here, once."""
     from npc_mind_godot import inputs
 
-    scoring = str(selector.target_from) == "scoring"
-    selector.__dict__["_reads_more"] = bool(inputs.sourced(selector)) or scoring
-    if wants_feed(selector):
+    fields = selector.__dict__
+    fields["_reads_more"] = bool(inputs.sourced(selector)) or str(selector.target_from) == "scoring"
+    fields["_memory_target"] = reads_memory(selector)
+    fields["_auto"] = inputs.auto_evaluates(selector)
+    if fields["_memory_target"] or fields["_auto"]:
         feed.join(selector, handle)
     else:
         feed.leave(handle)
+
+
+def rejoin(selector: Any) -> None:
+    """A fed selector was redefined at run time: it joins its new group now (nobody else calls
+    it), so it goes on choosing by itself."""
+    if wants_feed(selector):
+        selector._handle()
 
 
 def warnings(selector: Any) -> list[str]:

@@ -312,6 +312,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             self.__dict__.pop(cached, None)
         if self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))
+            targets.rejoin(self)
 
     @python_only
     def to_dict(self) -> dict[str, Any]:

