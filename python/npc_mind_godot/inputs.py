@@ -26,7 +26,7 @@ import numpy as np
 
 from gdbridge import classes
 from gdbridge.declare import export, python_only
-from gdbridge.types import NodePath, PropertyHint, StringName, Vector2, Vector3
+from gdbridge.types import NodePath, PropertyHint, StringName
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
 from npc_mind_godot._common import icon, server
@@ -207,10 +207,9 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
 
     @python_only
     def _read(self, selector: Any) -> float:
-        base = selector.get_parent() if self.of == "npc" else targets.target_node(selector)
+        node, base = self._node(selector)
         if base is None:
             return float(self.when_unknown) if self.of == "target" else math.nan
-        node = base.get_node_or_null(self.node_path) if str(self.node_path) else base
         if node is None:
             mistakes.report(
                 selector, f"property_input:path:{self.node_path}",
@@ -224,6 +223,23 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
         return _number(
             selector, value, f"property_input:{self.property}", f"{node.get_name()}.{self.property}"
         )
+
+    @python_only
+    def _node(self, selector: Any) -> tuple[Any, Any]:
+        """(the node holding the property or None, the node its path starts from or None); the
+        NPC's is found once and kept while it exists (a target's, each time: the target changes)."""
+        if self.of != "npc":
+            base = targets.target_node(selector)
+            if base is None or not str(self.node_path):
+                return base, base
+            return base.get_node_or_null(self.node_path), base
+        kept = selector.__dict__.setdefault("_property_nodes", {})
+        found = kept.get(id(self))
+        if found is None or found[0] is None or not found[0].is_valid:
+            base = targets.npc_of(selector)[0]
+            node = base.get_node_or_null(self.node_path) if base is not None and str(self.node_path) else base
+            found = kept[id(self)] = (node, base)
+        return found
 
     @python_only
     def warnings(self, selector: Any) -> list[str]:
@@ -309,7 +325,10 @@ class Frame:
 
     @cached_property
     def streams(self) -> np.ndarray:
-        return np.array([targets.stream_handle(selector) for selector in self.selectors], dtype=np.int64)
+        nodes = server().nodes
+        return np.array(
+            [targets.stream_handle(selector, nodes) for selector in self.selectors], dtype=np.int64
+        )
 
     @cached_property
     def targets(self) -> np.ndarray:
@@ -321,18 +340,14 @@ class Frame:
         found = np.full((len(self.selectors), 3), np.nan)
         self.dimensions = [0] * len(self.selectors)
         for row, selector in enumerate(self.selectors):
-            npc = selector.get_parent()
-            position = (
-                npc.get_global_position()
-                if npc is not None and npc.has_method("get_global_position")
-                else None
-            )
-            if isinstance(position, Vector2):
-                found[row] = (position.x, position.y, 0.0)
-                self.dimensions[row] = 2
-            elif isinstance(position, Vector3):
-                found[row] = (position.x, position.y, position.z)
-                self.dimensions[row] = 3
+            npc, spatial = targets.npc_of(selector)
+            if spatial:
+                position = npc.get_global_position()
+                found[row, :spatial] = (
+                    (position.x, position.y) if spatial == 2 else (position.x, position.y, position.z)
+                )
+                found[row, spatial:] = 0.0
+                self.dimensions[row] = spatial
             else:
                 mistakes.report(
                     selector, "distance_input:npc",

@@ -64,11 +64,12 @@ def stream_of(selector: Any, *, report: bool = True) -> Any:
     return None
 
 
-def stream_handle(selector: Any) -> int:
+def stream_handle(selector: Any, nodes: dict[int, Any] | None = None) -> int:
     """The server handle of the selector's stream (0: none, reported once), looked up again only
-    when the stream it found is gone (or `memory_stream` changed)."""
+    when the stream it found is gone (or `memory_stream` changed). `nodes`: the server's nodes by
+    handle, when the caller holds them."""
     cached = selector.__dict__.get("_stream")
-    if cached is not None and server().nodes.get(cached[0]) is cached[1]:
+    if cached is not None and (server().nodes if nodes is None else nodes).get(cached[0]) is cached[1]:
         return cached[0]
     stream = stream_of(selector)
     if stream is None:
@@ -76,6 +77,24 @@ def stream_handle(selector: Any) -> int:
     handle = int(stream.get_server_id())
     selector.__dict__["_stream"] = (handle, stream)
     return handle
+
+
+def npc_of(selector: Any) -> tuple[Any, int]:
+    """(the NPC: the selector's parent, or None; 2 or 3 when it is a Node2D or Node3D, else 0),
+    looked up once while the selector stays in the tree (`forget_place` on leaving it)."""
+    found = selector.__dict__.get("_npc")
+    if found is None or (found[0] is not None and not found[0].is_valid):
+        npc = selector.get_parent()
+        spatial = 0 if npc is None else 2 if npc.is_class("Node2D") else 3 if npc.is_class("Node3D") else 0
+        found = selector.__dict__["_npc"] = (npc, spatial)
+    return found
+
+
+def forget_place(selector: Any) -> None:
+    """The selector left the tree: its NPC and stream are looked up again where it enters next."""
+    selector.__dict__.pop("_npc", None)
+    selector.__dict__.pop("_stream", None)
+    selector.__dict__.pop("_property_nodes", None)
 
 
 def reads_memory(selector: Any) -> bool:
@@ -198,7 +217,8 @@ class Feed:
         if not selectors:
             return
         mind = server().core
-        streams = np.array([stream_handle(selector) for selector in selectors], dtype=np.int64)
+        nodes = server().nodes
+        streams = np.array([stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
         masks = np.array([type_mask_of(selector.target_memory_types) for selector in selectors])
         floors = np.array([float(selector.target_min_retrievability) for selector in selectors])
         found, _, _ = strongest(

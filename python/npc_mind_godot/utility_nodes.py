@@ -352,6 +352,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         self._handle()
         return self.__dict__["_calls"]
 
+    def _exit_tree(self) -> None:
+        targets.forget_place(self)  # reparented: its NPC and stream are found again
+
     def _watch_curves(self) -> None:
         # A designer's Curve is baked into the definition; when it changes, bake it again.
         watched = self.__dict__.setdefault("_watched_curves", [])
