@@ -32,6 +32,10 @@ from npc_mind_godot.debug_feed import _object_of
 TARGET_FROM = ("none", "memory", "scoring")
 MEMORY_TYPE_FLAGS = "Trivia,Observation,Interaction,Hostile,Trauma"  # bit t: MemoryStream type t
 TARGET_CHANGED = "target_changed"
+# the selector's settings read here: a change re-reads them (`reconfigured`)
+SETTINGS = (
+    "memory_stream", "target_from", "target_memory_types", "target_min_retrievability", "auto_evaluate",
+)  # fmt: skip
 
 
 def stream_of(selector: Any, *, report: bool = True) -> Any:
@@ -99,11 +103,6 @@ def forget_place(selector: Any) -> None:
 
 def reads_memory(selector: Any) -> bool:
     return str(selector.target_from) == "memory"
-
-
-def type_mask_of(flags: int) -> int:
-    """The inspector's type flags are the looks' mask as they are (bit t: type t; 0: any)."""
-    return int(flags)
 
 
 def set_target(selector: Any, entity_id: int) -> None:
@@ -219,8 +218,9 @@ class Feed:
         mind = server().core
         nodes = server().nodes
         streams = np.array([stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
-        masks = np.array([type_mask_of(selector.target_memory_types) for selector in selectors])
-        floors = np.array([float(selector.target_min_retrievability) for selector in selectors])
+        looks = [selector.__dict__["_target_look"] for selector in selectors]  # (type mask, R floor)
+        masks = np.array([look[0] for look in looks], dtype=np.int64)
+        floors = np.array([look[1] for look in looks])
         found, _, _ = strongest(
             mind.memory, streams, entities=np.zeros_like(streams), type_masks=masks, floors=floors, now=now
         )
@@ -248,6 +248,7 @@ def joined(selector: Any, handle: int) -> None:
     fields = selector.__dict__
     fields["_reads_more"] = bool(inputs.sourced(selector)) or str(selector.target_from) == "scoring"
     fields["_memory_target"] = reads_memory(selector)
+    fields["_target_look"] = (int(selector.target_memory_types), float(selector.target_min_retrievability))
     fields["_auto"] = inputs.auto_evaluates(selector)
     if fields["_memory_target"] or fields["_auto"]:
         feed.join(selector, handle)
@@ -285,7 +286,8 @@ def _needs_stream(selector: Any) -> bool:
 
 
 def reconfigured(selector: Any, _value: Any) -> None:
-    """memory_stream or target_from changed: find the stream again, join or leave the feed."""
+    """A target or input setting changed: find the stream again, join or leave the feed. (The
+    inspector's type flags are the looks' mask as they are: bit t is type t, 0 any.)"""
     selector.__dict__.pop("_stream", None)
     handle = selector.__dict__.get("_server_handle", 0)
     if handle:

@@ -484,7 +484,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
-for _field in ("memory_stream", "target_from", "auto_evaluate"):
+for _field in targets.SETTINGS:
     UtilitySelector.__dict__[_field].on_change = targets.reconfigured
 
 
