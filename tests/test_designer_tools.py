@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HELP_PAGES = {
     "UtilitySelector", "UtilityBehavior", "UtilityConsideration",
     "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
+    "InputSource", "AwarenessInput", "RecallInput", "DistanceInput", "SinceSeenInput", "PropertyInput",
+    "BlackboardInput",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 

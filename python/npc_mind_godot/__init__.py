@@ -2,8 +2,9 @@
 
 Imported by the addon's GDExtension at start-up (an entry module of `addons/npc_mind/`). It registers
 the classes `MemoryProfile`, `MemoryStream`, `UtilityConsideration`, `UtilityBehavior`,
-`UtilitySelector`, `AsyncLLMDecision` and the engine singleton `NpcMindServer`, the only per-frame
-Python entry: the nodes never override `_process`.
+`UtilitySelector`, the input sources (`AwarenessInput`, `RecallInput`, `DistanceInput`,
+`SinceSeenInput`, `PropertyInput`, `BlackboardInput`), `AsyncLLMDecision` and the engine singleton
+`NpcMindServer`, the only per-frame Python entry: the nodes never override `_process`.
 """
 
 import logging
@@ -12,6 +13,7 @@ from npc_mind_godot import (
     debug_feed,
     decision_node,
     designer,
+    inputs,
     memory_nodes,
     server_singleton,
     ticker,
@@ -22,5 +24,6 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request wou
 server_singleton.install()
 
 __all__ = [
-    "debug_feed", "decision_node", "designer", "memory_nodes", "server_singleton", "ticker", "utility_nodes",
+    "debug_feed", "decision_node", "designer", "inputs", "memory_nodes", "server_singleton", "ticker",
+    "utility_nodes",
 ]  # fmt: skip

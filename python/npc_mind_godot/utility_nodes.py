@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from gdbridge import classes, objects
-from gdbridge.declare import DROP, apart, converts, export, python_only, signal
-from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
+from gdbridge.declare import DROP, apart, converts, export, export_group, python_only, signal
+from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind.utility.selector import MISSING
-from npc_mind_godot import live, mistakes
+from npc_mind_godot import inputs, live, mistakes, targets
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -34,7 +34,15 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     family's defaults.
     """
 
-    input_key: StringName = export(StringName(""), doc="The context key this consideration reads.")
+    input_key: StringName = export(
+        StringName(""), doc="The context key this consideration reads (with a source: optional, see source)."
+    )
+    source: inputs.InputSource = export(
+        None,
+        doc="Where the input comes from without code (AwarenessInput, RecallInput, DistanceInput, "
+        "SinceSeenInput, PropertyInput, BlackboardInput). Its key is input_key, else the source's name; "
+        "a value evaluate()'s context gives for that key wins.",
+    )
     curve_type: str = export(
         "linear", hint=PropertyHint.ENUM, hint_string=",".join(CURVE_TYPES), doc="The response curve family."
     )
@@ -71,7 +79,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     def to_dict(self) -> dict[str, Any]:
         """This consideration in `npc_mind.utility`'s data format (what the server scores)."""
         data: dict[str, Any] = {
-            "input_key": str(self.input_key),
+            "input_key": inputs.key_of(self),
             "curve_type": str(self.curve_type),
             "curve_params": {str(k): _number(v) for k, v in dict(self.curve_params or {}).items()},
             "weight": float(self.weight),
@@ -123,6 +131,7 @@ def _show_as(resource: Any, label: Any) -> None:
 
 
 UtilityConsideration.__dict__["input_key"].on_change = _show_as
+UtilityConsideration.__dict__["source"].on_change = lambda c, _v: _show_as(c, inputs.key_of(c))
 
 
 def _number(value: Any) -> Any:
@@ -221,8 +230,49 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         1, range=(1, 16), doc="Above 1: a new choice is a weighted random pick among the n best (see seed)."
     )
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
+    _targets = export_group("Target")
+    memory_stream: NodePath = export(
+        NodePath(""), doc="The NPC's MemoryStream (targets and memory inputs); empty: a sibling MemoryStream."
+    )
+    target_from: str = export(
+        "none",
+        hint=PropertyHint.ENUM,
+        hint_string=",".join(targets.TARGET_FROM),
+        doc="none: set_target() only; memory: each frame, the entity of the strongest memory of "
+        "target_memory_types above target_min_retrievability; scoring: the best target of the last "
+        "evaluate() with per-target considerations (its entity from the context's target_ids_key array).",
+    )
+    target_memory_types: int = export(
+        0,
+        hint=PropertyHint.FLAGS,
+        hint_string=targets.MEMORY_TYPE_FLAGS,
+        doc="target_from memory: the memory types that make a target (none checked: any type).",
+    )
+    target_min_retrievability: float = export(
+        0.0,
+        range=(0.0, 1.0, 0.01),
+        doc="target_from memory: a memory makes a target only while its R is above this (and above the "
+        "profile's forget threshold; awareness_search 0.3 and awareness_pursue 0.8 by default).",
+    )
+    target_ids_key: StringName = export(
+        StringName("target_ids"),
+        doc="target_from scoring: the context key of the targets' entity ids, in per-target input order.",
+    )
 
     behavior_changed = signal(name=StringName, doc="The chosen behavior changed.")
+    target_changed = signal(entity_id=int, doc="The target changed (0: none); see target_from.")
+    _inputs = export_group("Inputs")
+    auto_evaluate: str = export(
+        "when_all_sourced",
+        hint=PropertyHint.ENUM,
+        hint_string=",".join(inputs.AUTO_EVALUATE),
+        doc="Choose by itself every frame on the batched path (read choice, or connect behavior_changed): "
+        "when_all_sourced (every consideration has a source), always (some have; set_input feeds the "
+        "others), never.",
+    )
+    blackboard: dict = export(
+        {}, doc="Values the game writes for BlackboardInput sources (set_blackboard_value, or a Dictionary)."
+    )
     choice: StringName = export(
         StringName(""),
         usage=PropertyUsage.NONE,
@@ -236,8 +286,17 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     # Set in the instance's dict once joined (`_handle`): read as a plain attribute, which the class's
     # None makes safe before then (no engine property lookup).
     _calls: _Calls | None = None
+    _reads_more = False  # True in the instance's dict when evaluate has sources or a scoring target
     live_behavior: StringName = live.live(StringName(""), "The behavior chosen last.")
     live_scores: dict = live.live({}, "Each behavior's score from the last choice.")
+    live_target: str = live.live("", "The target's name and entity id (empty: none).")
+    live_inputs: dict = live.live({}, "Each sourced input now, by key.")
+
+    def get_live_target(self) -> str:
+        return targets.describe_target(self) if live.handle_of(self) else ""
+
+    def get_live_inputs(self) -> dict:
+        return inputs.sourced_context(self) if live.handle_of(self) and inputs.sourced(self) else {}
 
     def get_live_behavior(self) -> StringName:
         handle = live.handle_of(self)
@@ -251,9 +310,11 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def _redefine(self, _value: Any) -> None:
         # A definition changed at run time: the selector joins the group of its new definition
         # (its anti-dithering state starts afresh).
-        self.__dict__.pop("_calls", None)
+        for cached in ("_calls", "_stream", "_sourced"):
+            self.__dict__.pop(cached, None)
         if self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))
+            targets.rejoin(self)
 
     @python_only
     def to_dict(self) -> dict[str, Any]:
@@ -286,11 +347,15 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                 mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
             )  # fmt: skip
+            targets.joined(self, handle)
         return handle
 
     def _joined(self) -> _Calls:
         self._handle()
         return self.__dict__["_calls"]
+
+    def _exit_tree(self) -> None:
+        targets.forget_place(self)  # reparented: its NPC and stream are found again
 
     def _watch_curves(self) -> None:
         # A designer's Curve is baked into the definition; when it changes, bake it again.
@@ -321,6 +386,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
+        if self._reads_more:  # sourced inputs, or a target from the scoring
+            return names[targets.pick_with_sources(self, entry, _filling(self, pick, defaults), context)]
         try:
             return names[pick(entry, context)]
         except UtilityError:  # a missing input or no number: the user's mistake, said once
@@ -371,6 +438,43 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         """Refused: `choice` is set by the server's end-of-frame step only."""
         raise AttributeError("UtilitySelector.choice is read-only: the server sets it each frame")
 
+    def get_target_id(self) -> int:
+        """The target's entity id (a node's instance id, as the senses record it); 0: none."""
+        return targets.target_id(self)
+
+    def has_target(self) -> bool:
+        """True while there is a target (get_target_id() is not 0)."""
+        return targets.target_id(self) != 0
+
+    def get_target_node(self) -> Any:
+        """The target's node while it exists; null when there is none or it was freed."""
+        return targets.target_node(self)
+
+    def get_target_position(self) -> Any:
+        """Where the NPC last perceived its target (MemoryStream.get_last_known_position: a Vector2
+        or Vector3, kept after the target's node is freed), or null (no target, never perceived)."""
+        return targets.target_position(self)
+
+    def set_target(self, entity_id: int) -> None:
+        """Set the target (0: none), emitting target_changed when it changed. With target_from memory
+        or scoring, the next choice of target replaces it."""
+        targets.set_target(self, entity_id)
+
+    def get_sourced_inputs(self) -> dict:
+        """Each sourced consideration's input now, by key (what evaluate() and the next automatic
+        choice read; a source that cannot answer gives its fallback)."""
+        self._joined()
+        return inputs.sourced_context(self)
+
+    def set_blackboard_value(self, key: StringName, value: Any) -> None:
+        """Write a value BlackboardInput sources read (a number or bool), without copying the
+        blackboard (reading `blackboard` from GDScript gives a copy: write through this)."""
+        self.__dict__.setdefault("blackboard", {})[str(key)] = value
+
+    def get_blackboard_value(self, key: StringName, default: Any = None) -> Any:
+        """A blackboard value, or `default` when the key was never written."""
+        return (self.__dict__.get("blackboard") or {}).get(str(key), default)
+
     def get_scores(self) -> dict:
         """Each behavior's score from the last choice."""
         return server().core.scores(self._handle())
@@ -395,11 +499,13 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
             warnings.append(str(error))
-        return PackedStringArray(warnings)
+        return PackedStringArray(warnings + targets.warnings(self) + inputs.warnings(self))
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+for _field in targets.SETTINGS:
+    UtilitySelector.__dict__[_field].on_change = targets.reconfigured
 
 
 def only_resources(owner: Any, field: str, items: Any, kind: type) -> None:
@@ -430,6 +536,21 @@ UtilityBehavior.__dict__["considerations"].on_change = _considerations_changed
 _DEFAULT_INPUT_FIX = (
     "or turn on use_default_input (and set default_input) on the UtilityConsideration reading it."
 )
+
+
+def _filling(node: UtilitySelector, pick: Callable[[Any, Any], int], defaults: dict[str, float]) -> Any:
+    """`pick` with evaluate()'s fallback for unusable inputs (`_usable_context`), for the sourced path."""
+
+    def pick_filled(entry: Any, context: Any) -> int:
+        try:
+            return pick(entry, context)
+        except UtilityError:
+            filled = _usable_context(node, entry.group.prototype, context, defaults)
+            if filled is None:
+                raise
+        return pick(entry, filled)
+
+    return pick_filled
 
 
 def _usable_context(
@@ -510,7 +631,7 @@ def _input_defaults(behaviors: list) -> dict[str, float]:
     for behavior in behaviors:
         for consideration in behavior.considerations if behavior is not None else ():
             if consideration is not None and consideration.use_default_input:
-                defaults.setdefault(str(consideration.input_key), float(consideration.default_input))
+                defaults.setdefault(inputs.key_of(consideration), float(consideration.default_input))
     return defaults
 
 

@@ -42,8 +42,11 @@ func _parse_begin(object: Object) -> void:
 	elif object.is_class("UtilitySelector"):
 		var label := Label.new()
 		var keys := input_keys(object)
-		label.text = "Reads: %s" % (", ".join(keys) if not keys.is_empty() else "(no inputs yet)")
-		label.tooltip_text = "The context keys this selector's behaviors read: what the game must pass to evaluate() (or set_inputs). A consideration with a default_input falls back to it."
+		var sourced := sourced_keys(object)
+		label.text = "Reads: %s" % (", ".join(keys) if not keys.is_empty() else "(no inputs yet)" if sourced.is_empty() else "(nothing from the game)")
+		if not sourced.is_empty():
+			label.text += "\nSourced: %s" % ", ".join(sourced)
+		label.tooltip_text = "The context keys this selector's behaviors read: what the game must pass to evaluate() (or set_inputs). A consideration with a default_input falls back to it. Sourced inputs are read by the selector itself, from memory, the world or its blackboard."
 		label.mouse_filter = Control.MOUSE_FILTER_PASS
 		label.autowrap_mode = TextServer.AUTOWRAP_WORD_SMART
 		add_custom_control(label)
@@ -56,8 +59,20 @@ static func input_keys(selector: Object) -> PackedStringArray:
 		if behavior == null:
 			continue
 		for consideration: Object in behavior.considerations:
-			if consideration != null and String(consideration.input_key) != "" and not keys.has(String(consideration.input_key)):
+			if consideration != null and consideration.source == null and String(consideration.input_key) != "" and not keys.has(String(consideration.input_key)):
 				keys.append(String(consideration.input_key))
+	return keys
+
+
+## The keys of the considerations that read a source (their resource_name is their key).
+static func sourced_keys(selector: Object) -> PackedStringArray:
+	var keys := PackedStringArray()
+	for behavior: Object in selector.behaviors:
+		if behavior == null:
+			continue
+		for consideration: Object in behavior.considerations:
+			if consideration != null and consideration.source != null and not keys.has(consideration.resource_name):
+				keys.append(consideration.resource_name)
 	return keys
 
 
