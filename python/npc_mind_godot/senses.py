@@ -1,0 +1,943 @@
+"""Senses that write memory: sight, hearing and touch, in 2D and 3D, wired in the inspector.
+
+Each sense is a child of an NPC beside its `MemoryStream`; what it perceives it records through that
+stream (`record_event` semantics) and notes where it perceived it (`MemoryStream.note_sighting`, read
+back by `get_last_known_position`). The nodes are thin: they register with `Sensing`, the one
+coordinator the `NpcMindServer` owns and runs once a frame (before its step), which queries the
+physics world for the senses that are due (each at `rate_hz`, each at its own phase so many senses
+spread over frames) and writes every record of the frame in one batch (`MindServer.record_batch`).
+The rules themselves (field of view, attenuation, rate, phase) are Godot-free: `npc_mind.senses`.
+
+- `SenseRule` (Resource): a group (and/or a class) of the perceived node -> a memory type and a
+  salience, optionally only while a property or meta of that node is true. Every rule that holds is
+  recorded (a thief in "people" who is stealing is an observation and a hostile memory).
+- `SightSense2D` / `SightSense3D`: range, field of view, line of sight (`occluder_mask`).
+- `HearingSense2D` / `HearingSense3D`: hear what `Stimulus2D` / `Stimulus3D` or
+  `NpcMindServer.emit_stimulus` emit, salience attenuated by distance and occluders.
+- `TouchSense2D` / `TouchSense3D`: an `Area2D` / `Area3D`: bodies entering, and staying (at the rate).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from gdbridge import classes, objects
+from gdbridge.declare import export, python_only
+from gdbridge.types import NodePath, PackedStringArray, PropertyHint, StringName, Vector2, Vector3
+from npc_mind.memory import MemoryType
+from npc_mind.senses import RateGate, cos_half_fov, heard_salience, in_view, memory_type_of, phase
+from npc_mind_godot import mistakes
+from npc_mind_godot._common import icon, server
+
+RECENT_SECONDS = 1.0  # get_recent_perceptions: what the sense perceived this long ago or less
+RECENT_KEPT = 128  # perceptions kept per sense for it (the oldest go first)
+MAX_OCCLUDER_HITS = 4  # hearing: occluders counted on one path at most (each a ray)
+RULES_HINT = "24/17:SenseRule"
+NOTIFICATION_PREDELETE = 1
+
+
+class SenseRule(classes.Resource, icon=icon("SenseRule")):
+    """What a sense records of a node it perceives: a group (or a class) -> a memory type and salience.
+
+    A rule holds for a node in `group` (and of `node_class`, when set), and, when `when` names a
+    property or a meta of that node, only while it is true (false with `when_false`): for example
+    group "people", `when` "is_stealing", type HOSTILE, salience 0.9. A sight finds its candidates by
+    group; a touch sense may match by class alone. Every rule of a sense that holds is recorded.
+    """
+
+    group: StringName = export(StringName(""), doc="The perceived node's group (sight needs one).")
+    node_class: str = export(
+        "", doc="Optional: the perceived node must also be of this engine class (e.g. CharacterBody2D)."
+    )
+    memory_type: MemoryType = export(MemoryType.OBSERVATION, doc="The memory type recorded.")
+    salience: float = export(0.5, range=(0.0, 1.0, 0.01), doc="The salience recorded (0..1).")
+    when: StringName = export(
+        StringName(""),
+        doc="Optional: record only while this property (or meta) of the perceived node is true; a node "
+        "with neither (a meta set only while true) does not match.",
+    )
+    when_false: bool = export(False, doc="With `when`: record only while it is false instead.")
+
+    @python_only
+    def problem(self, needs_group: bool) -> str:
+        """What is wrong with this rule ("" when nothing): a rule that can never hold."""
+        if str(self.group) or (str(self.node_class) and not needs_group):
+            return ""
+        if needs_group:
+            return "has no group (a sight finds what it sees by group)"
+        return "has neither a group nor a class"
+
+
+def _show_rule(rule: SenseRule, _value: Any) -> None:
+    # the inspector labels an array element with its resource_name: "people -> hostile"
+    label = str(rule.group) or str(rule.node_class) or "?"
+    if str(rule.when):
+        label += f" ({'not ' if rule.when_false else ''}{rule.when})"
+    rule.set(StringName("resource_name"), f"{label} -> {MemoryType(int(rule.memory_type)).name.lower()}")
+
+
+for _field in ("group", "node_class", "memory_type", "when", "when_false"):
+    SenseRule.__dict__[_field].on_change = _show_rule
+
+
+class Rule(NamedTuple):
+    """A SenseRule as the coordinator reads it (plain values, read once a check)."""
+
+    index: int
+    group: str
+    node_class: str
+    memory_type: int
+    salience: float
+    when: str
+    when_false: bool
+
+
+class Perceived(NamedTuple):
+    time: float
+    entity: int
+    memory_type: int
+    salience: float
+    recorded: bool
+
+
+# --- the senses' shared front end -------------------------------------------------------------
+
+
+class _Sense:
+    """The lifecycle and bookkeeping every sense shares (a plain mixin: gdbridge registers its
+    methods on each node): registration with `Sensing` while in the tree, the sibling MemoryStream,
+    the rules, the per-target rate and the recent perceptions."""
+
+    _NEEDS_RULES = True
+    _NEEDS_GROUP = True
+    _DIMENSION = 2
+
+    def _enter_tree(self) -> None:
+        sensing().add(self)
+
+    def _exit_tree(self) -> None:
+        sensing().remove(self)
+
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE:
+            mistakes.forget(self)
+
+    @python_only
+    def state(self) -> dict[str, Any]:
+        """This sense's run-time state (not exported): its stream, rate gate, recent perceptions."""
+        found = self.__dict__.get("_state")
+        if found is None:
+            found = self.__dict__["_state"] = {
+                "stream": None,
+                "handle": 0,
+                "gate": RateGate(),
+                "recent": deque(maxlen=RECENT_KEPT),
+            }
+        return found
+
+    @python_only
+    def stream_handle(self) -> int:
+        """The sibling MemoryStream's server id, or 0 (reported once) when there is none."""
+        state = self.state()
+        stream = state["stream"]
+        if stream is not None and stream.is_valid and stream.get_parent() == self.get_parent():
+            return state["handle"]
+        stream = _sibling_stream(self)
+        state["stream"] = stream
+        state["handle"] = stream.get_server_id() if stream is not None else 0
+        if stream is None:
+            mistakes.report(
+                self,
+                "no_memory_stream",
+                "this sense has no MemoryStream sibling, so it perceives but remembers nothing.",
+                fix="add a MemoryStream node under the same parent (the NPC).",
+            )
+        return state["handle"]
+
+    @python_only
+    def compiled_rules(self) -> list[Rule]:
+        """The rules that can hold, read now; a null or impossible rule is reported once and skipped."""
+        rules = []
+        for index, rule in enumerate(getattr(self, "rules", ())):
+            if rule is None:
+                mistakes.report(
+                    self, f"null_rule:{index}", f"rule {index} is empty.", fix="set a SenseRule or remove it."
+                )
+                continue
+            problem = rule.problem(self._NEEDS_GROUP)
+            if problem:
+                mistakes.report(
+                    self, f"bad_rule:{index}", f"rule {index} {problem}; it is skipped.",
+                    fix="set the rule's group (the group the nodes to notice are in).",
+                )  # fmt: skip
+                continue
+            rules.append(
+                Rule(
+                    index,
+                    str(rule.group),
+                    str(rule.node_class),
+                    int(rule.memory_type),
+                    min(max(float(rule.salience), 0.0), 1.0),
+                    str(rule.when),
+                    bool(rule.when_false),
+                )
+            )
+        return rules
+
+    def get_recent_perceptions(self) -> list:
+        """What this sense perceived in the last second, oldest first: Dictionaries with `entity`
+        (the instance id), `name`, `type` (the memory type), `salience`, `time` (the server's clock)
+        and `recorded` (false when the per-target rate let it pass without a record)."""
+        from npc_mind_godot.debug_feed import entity_name
+
+        now = server().core.now()
+        return [
+            {
+                "entity": seen.entity,
+                "name": entity_name(seen.entity),
+                "type": seen.memory_type,
+                "salience": seen.salience,
+                "time": seen.time,
+                "recorded": seen.recorded,
+            }
+            for seen in self.state()["recent"]
+            if now - seen.time <= RECENT_SECONDS
+        ]
+
+    @python_only
+    def common_warnings(self) -> list[str]:
+        warnings = []
+        if _sibling_stream(self) is None:
+            warnings.append(
+                "No MemoryStream sibling: add one under the same parent, or nothing is remembered."
+            )
+        if self._NEEDS_RULES:
+            rules = list(getattr(self, "rules", ()))
+            if not rules:
+                warnings.append("No rules: add a SenseRule (a group -> a memory type and salience).")
+            for index, rule in enumerate(rules):
+                problem = "is empty" if rule is None else rule.problem(self._NEEDS_GROUP)
+                if problem:
+                    warnings.append(f"Rule {index} {problem}.")
+        parent = self.get_parent()
+        base = "Node2D" if self._DIMENSION == 2 else "Node3D"
+        if parent is not None and not parent.is_class(base):
+            warnings.append(f"The parent (the NPC) must be a {base}: the sense reads its position from it.")
+        return warnings
+
+    def _get_configuration_warnings(self) -> Any:
+        return PackedStringArray(self.common_warnings())
+
+
+def _sibling_stream(sense: Any) -> Any:
+    from npc_mind_godot.memory_nodes import MemoryStream
+
+    parent = sense.get_parent()
+    if parent is None:
+        return None
+    for child in parent.get_children():
+        if isinstance(child, MemoryStream):
+            return child
+    return None
+
+
+def _rules_changed(sense: Any, _value: Any) -> None:
+    sense.update_configuration_warnings()
+
+
+def _rules() -> Any:
+    return export(
+        [], hint=PropertyHint.ARRAY_TYPE, hint_string=RULES_HINT,
+        doc="What to record of what it perceives: each SenseRule maps a group to a memory type and salience.",
+    )  # fmt: skip
+
+
+def _rate() -> Any:
+    return export(
+        10.0, range=(0.1, 60.0, 0.1, "or_greater"),
+        doc="Checks a second (the physics world is queried at this rate, not every frame).",
+    )  # fmt: skip
+
+
+def _record_interval() -> Any:
+    return export(
+        1.0, range=(0.0, 60.0, 0.05, "or_greater"),
+        doc="Seconds between two records of one target by one rule; the last-seen position is noted at "
+        "every check. The memory's refractory period also keeps repeats honest.",
+    )  # fmt: skip
+
+
+_SIGHT_DOC = """A sense that sees: what is in range, in the field of view and not hidden by an occluder.
+
+Child of the NPC (the parent gives the eyes' position and facing: {facing}) beside its MemoryStream.
+At `rate_hz` it looks at the nodes in its rules' groups: one within `view_range` and half of
+`field_of_view` of the facing, with no body of `occluder_mask` on the ray between the two (the NPC's
+own body and the target's are left out), is seen: every rule that holds for it is recorded through
+the MemoryStream (at most once per `record_interval` per target and rule) and its position is noted
+(`MemoryStream.get_last_known_position`). The entity id is the seen node's instance id.
+"""
+
+
+class _Sight(_Sense):
+    def _ready(self) -> None:
+        self.update_configuration_warnings()
+
+
+class SightSense2D(_Sight, classes.Node, icon=icon("SightSense2D")):
+    __doc__ = _SIGHT_DOC.format(facing="its global rotation, +X forward")
+    _DIMENSION = 2
+
+    rules: list = _rules()
+    view_range: float = export(
+        400.0, range=(0.0, 10000.0, 1.0, "or_greater", "suffix:px"), doc="How far it sees, in pixels."
+    )
+    field_of_view: float = export(
+        120.0, range=(0.0, 360.0, 1.0, "degrees"), doc="Degrees, centred on the facing (360: all around)."
+    )
+    occluder_mask: int = export(
+        1, hint=PropertyHint.LAYERS_2D_PHYSICS, doc="Physics layers that block the view (walls, crates)."
+    )
+    rate_hz: float = _rate()
+    record_interval: float = _record_interval()
+
+    @rules.setter
+    def _on_rules(self, value: Any) -> None:
+        _rules_changed(self, value)
+
+
+class SightSense3D(_Sight, classes.Node, icon=icon("SightSense3D")):
+    __doc__ = _SIGHT_DOC.format(facing="its global basis, -Z forward") + (
+        "\nThe ray runs `eye_height` above both origins (an origin at the feet would graze the floor).\n"
+    )
+    _DIMENSION = 3
+
+    rules: list = _rules()
+    view_range: float = export(
+        20.0, range=(0.0, 1000.0, 0.1, "or_greater", "suffix:m"), doc="How far it sees, in metres."
+    )
+    field_of_view: float = export(
+        120.0, range=(0.0, 360.0, 1.0, "degrees"), doc="Degrees of the cone, centred on -Z (360: all around)."
+    )
+    occluder_mask: int = export(
+        1, hint=PropertyHint.LAYERS_3D_PHYSICS, doc="Physics layers that block the view (walls, crates)."
+    )
+    eye_height: float = export(
+        1.0, range=(-10.0, 10.0, 0.01, "or_greater", "or_less", "suffix:m"),
+        doc="The ray starts and ends this far above the NPC's and the target's origins.",
+    )  # fmt: skip
+    rate_hz: float = _rate()
+    record_interval: float = _record_interval()
+
+    @rules.setter
+    def _on_rules(self, value: Any) -> None:
+        _rules_changed(self, value)
+
+
+_HEARING_DOC = """A sense that hears the stimuli the game emits (`{stimulus}`, or
+`NpcMindServer.emit_stimulus`), once each.
+
+A stimulus of radius r and salience s emitted at distance d < r of the NPC (the parent) is recorded
+through the MemoryStream sibling as the stimulus' memory type with salience s x (1 - d / r) (linear to
+the edge) x `occlusion_factor` for each body of `occlusion_mask` between the two (at most 4; mask 0:
+sound goes through walls), unless that is below `min_salience`. The entity is the stimulus' source
+(a node's instance id, or the id given) and the stimulus' position is noted as where it was heard
+(`MemoryStream.get_last_known_position`). An NPC does not hear its own stimuli.
+"""
+
+
+class _Hearing(_Sense):
+    _NEEDS_RULES = False
+
+    def _ready(self) -> None:
+        self.update_configuration_warnings()
+
+
+def _occlusion_factor() -> Any:
+    return export(
+        0.5, range=(0.0, 1.0, 0.01), doc="The salience is multiplied by this for each occluder on the way."
+    )
+
+
+def _min_salience() -> Any:
+    return export(0.01, range=(0.0, 1.0, 0.01), doc="Quieter than this (after attenuation): not recorded.")
+
+
+class HearingSense2D(_Hearing, classes.Node, icon=icon("HearingSense2D")):
+    __doc__ = _HEARING_DOC.format(stimulus="Stimulus2D")
+    _DIMENSION = 2
+
+    occlusion_mask: int = export(
+        0, hint=PropertyHint.LAYERS_2D_PHYSICS, doc="Physics layers that muffle sound (0: none)."
+    )
+    occlusion_factor: float = _occlusion_factor()
+    min_salience: float = _min_salience()
+
+
+class HearingSense3D(_Hearing, classes.Node, icon=icon("HearingSense3D")):
+    __doc__ = _HEARING_DOC.format(stimulus="Stimulus3D")
+    _DIMENSION = 3
+
+    occlusion_mask: int = export(
+        0, hint=PropertyHint.LAYERS_3D_PHYSICS, doc="Physics layers that muffle sound (0: none)."
+    )
+    occlusion_factor: float = _occlusion_factor()
+    min_salience: float = _min_salience()
+
+
+_TOUCH_DOC = """A sense of touch and proximity: an `{area}` (give it a collision shape) on the NPC.
+
+A body entering the area is recorded at once per the rules (group, or class, of the body), and a body
+that stays is recorded again at `rate_hz` checks, at most once per `record_interval` per body and rule;
+its position is noted (`MemoryStream.get_last_known_position`). The NPC's own body is left out.
+"""
+
+
+class _Touch(_Sense):
+    _NEEDS_GROUP = False
+
+    def _ready(self) -> None:
+        self.body_entered.connect(self._entered)
+        self.update_configuration_warnings()
+
+    @python_only
+    def _entered(self, body: Any) -> None:
+        sensing().touched.append((self, body))
+
+
+class TouchSense2D(_Touch, classes.Area2D, icon=icon("TouchSense2D")):
+    __doc__ = _TOUCH_DOC.format(area="Area2D")
+    _DIMENSION = 2
+
+    rules: list = _rules()
+    rate_hz: float = _rate()
+    record_interval: float = _record_interval()
+
+    @rules.setter
+    def _on_rules(self, value: Any) -> None:
+        _rules_changed(self, value)
+
+
+class TouchSense3D(_Touch, classes.Area3D, icon=icon("TouchSense3D")):
+    __doc__ = _TOUCH_DOC.format(area="Area3D")
+    _DIMENSION = 3
+
+    rules: list = _rules()
+    rate_hz: float = _rate()
+    record_interval: float = _record_interval()
+
+    @rules.setter
+    def _on_rules(self, value: Any) -> None:
+        _rules_changed(self, value)
+
+
+# --- stimuli ------------------------------------------------------------------------------------
+
+_STIMULUS_DOC = """A sound (or any one-off stimulus) the game emits once, on a thrower or a projectile.
+
+`emit()` (or `emit_on_ready`, for a projectile that sounds where it lands) calls
+`NpcMindServer.emit_stimulus(global_position, radius, kind, salience, source)` with the source node
+(`source`, default the parent): every {hearing} within `radius` records it.
+"""
+
+
+class _Stimulus:
+    def _ready(self) -> None:
+        if self.emit_on_ready:
+            self.emit()
+
+    def emit(self) -> None:
+        """Emit the stimulus now, at this node's global position."""
+        source = self.get_node_or_null(self.source) if str(self.source) else None
+        if source is None:
+            mistakes.report(
+                self,
+                "no_source",
+                f"source '{self.source}' resolves to nothing: the stimulus is its own source.",
+                fix="set source to the node that makes the sound (default: the parent).",
+            )  # fmt: skip
+            source = self
+        server().emit_stimulus(self.get_global_position(), self.radius, int(self.kind), self.salience, source)
+
+
+def _radius(default: float, suffix: str) -> Any:
+    return export(
+        default, range=(0.0, default * 100, 0.1, "or_greater", f"suffix:{suffix}"), doc="How far it carries."
+    )
+
+
+class Stimulus2D(_Stimulus, classes.Node2D, icon=icon("Stimulus2D")):
+    __doc__ = _STIMULUS_DOC.format(hearing="HearingSense2D")
+
+    radius: float = _radius(300.0, "px")
+    kind: MemoryType = export(MemoryType.TRIVIA, doc="The memory type a listener records.")
+    salience: float = export(0.5, range=(0.0, 1.0, 0.01), doc="The salience at the source (0 at the radius).")
+    source: NodePath = export(NodePath(".."), doc="The node that makes it (its instance id is the entity).")
+    emit_on_ready: bool = export(False, doc="Emit once when this node is ready (a projectile's impact).")
+
+
+class Stimulus3D(_Stimulus, classes.Node3D, icon=icon("Stimulus3D")):
+    __doc__ = _STIMULUS_DOC.format(hearing="HearingSense3D")
+
+    radius: float = _radius(15.0, "m")
+    kind: MemoryType = export(MemoryType.TRIVIA, doc="The memory type a listener records.")
+    salience: float = export(0.5, range=(0.0, 1.0, 0.01), doc="The salience at the source (0 at the radius).")
+    source: NodePath = export(NodePath(".."), doc="The node that makes it (its instance id is the entity).")
+    emit_on_ready: bool = export(False, doc="Emit once when this node is ready (a projectile's impact).")
+
+
+# --- the coordinator -----------------------------------------------------------------------------
+
+
+class Stimulus(NamedTuple):
+    """One emitted stimulus, heard at the next frame."""
+
+    point: tuple[float, ...]
+    radius: float
+    memory_type: int
+    salience: float
+    source: int
+    source_body: Any  # the source's RID when it is a physics body (left out of occlusion rays), else None
+
+
+class Candidates(NamedTuple):
+    """The nodes of one group in one dimension, read once a frame for every sense."""
+
+    nodes: list[Any]
+    ids: list[int]
+    points: np.ndarray  # (nodes, dimension)
+
+
+class Sensing:
+    """Every sense in the game, run once a frame by `NpcMindServer.frame` (before the server's step):
+    the due sights and touch senses, the frame's stimuli for every hearing sense, then the frame's
+    records in one `record_batch` and its sightings. Owned by the server singleton (`sensing()`)."""
+
+    def __init__(self) -> None:
+        self.periodic: list[Any] = []  # sights and touch senses by slot (None: a free slot)
+        self.free_slots: list[int] = []
+        self.due = np.full(16, math.inf)  # server-clock second at which each slot next checks
+        self.registered = 0  # senses registered so far: the phase of the next one
+        self.listeners: dict[int, Any] = {}  # hearing senses by instance id
+        self.stimuli: list[Stimulus] = []
+        self.touched: list[tuple[Any, Any]] = []  # (touch sense, body) entered this frame
+        self.rows: list[tuple[int, int, int, float]] = []  # (stream, entity, type, salience)
+        self.noted: list[tuple[int, int, tuple[float, ...]]] = []  # (stream, entity, position)
+        self.tree: Any = None
+        self._frame_groups: dict[tuple[str, int], Candidates] = {}
+        self._queries: dict[int, Any] = {}  # dimension -> the one reused ray query
+        self._masks: dict[int, int] = {}  # dimension -> the mask that query has
+        self._bodies: dict[int, Any] = {}  # instance id -> its RID (a physics body) or None
+        self.totals = {"checks": 0, "rays": 0, "records": 0, "stimuli": 0}
+
+    # --- registration (the nodes) ------------------------------------------------------------
+    def add(self, sense: Any) -> None:
+        mind_server = server()
+        if not mind_server.ticking:
+            mind_server._start_ticking()
+        state = sense.state()
+        state["stream"], state["space"] = None, None  # found again where it now is
+        if isinstance(sense, _Hearing):
+            self.listeners[sense._id] = sense
+            return
+        if "slot" in state:
+            return
+        slot = self.free_slots.pop() if self.free_slots else len(self.periodic)
+        if slot == len(self.periodic):
+            self.periodic.append(None)
+            if slot >= self.due.size:
+                self.due = np.concatenate([self.due, np.full(self.due.size, math.inf)])
+        self.periodic[slot] = sense
+        state["slot"] = slot
+        period = 1.0 / max(float(sense.rate_hz), 0.01)
+        self.due[slot] = mind_server.core.now() + phase(self.registered, period)
+        self.registered += 1
+
+    def remove(self, sense: Any) -> None:
+        self.listeners.pop(sense._id, None)
+        slot = sense.state().pop("slot", None)
+        if slot is not None:
+            self.periodic[slot] = None
+            self.due[slot] = math.inf
+            self.free_slots.append(slot)
+
+    def emit(self, position: Any, radius: float, kind: Any, salience: float, source: Any) -> None:
+        """Queue a stimulus for the next frame; a clear error for a bad argument (nothing queued)."""
+        if isinstance(position, Vector2):
+            point: tuple[float, ...] = (position.x, position.y)
+        elif isinstance(position, Vector3):
+            point = (position.x, position.y, position.z)
+        else:
+            raise TypeError(
+                f"emit_stimulus: position must be a Vector2 or Vector3, got {type(position).__name__}"
+            )
+        if not all(math.isfinite(value) for value in point):
+            raise ValueError(f"emit_stimulus: position must be finite, got {position}")
+        if (
+            isinstance(radius, bool)
+            or not isinstance(radius, int | float)
+            or not radius >= 0.0
+            or math.isinf(radius)
+        ):
+            raise ValueError(f"emit_stimulus: radius must be a finite number >= 0, got {radius!r}")
+        memory_type = memory_type_of(str(kind) if isinstance(kind, str) else kind)
+        if isinstance(salience, bool) or not isinstance(salience, int | float) or not 0.0 <= salience <= 1.0:
+            raise ValueError(f"emit_stimulus: salience must be a number in [0, 1], got {salience!r}")
+        if isinstance(source, objects.Object):
+            if not source.is_valid:
+                raise ValueError("emit_stimulus: the source was freed")
+            entity, body = source._id, self._body(source)
+        elif isinstance(source, int) and not isinstance(source, bool) and source >= 0:
+            entity, body = source, None
+        else:
+            raise TypeError(f"emit_stimulus: source must be a node or an entity id >= 0, got {source!r}")
+        self.stimuli.append(Stimulus(point, float(radius), memory_type, float(salience), entity, body))
+        self.totals["stimuli"] += 1
+
+    # --- once a frame --------------------------------------------------------------------------
+    def run(self, tree: Any, now: float) -> None:
+        """Run what is due at `now` and write the frame's records (before the server steps)."""
+        self.tree = tree
+        self._frame_groups = {}
+        if self.touched:
+            touched, self.touched = self.touched, []
+            for sense, body in touched:
+                if sense.is_valid and body.is_valid and sense.is_inside_tree():
+                    self._feel(sense, [body], now)
+        count = len(self.periodic)
+        if count:
+            slots = np.flatnonzero(self.due[:count] <= now)
+            if slots.size:
+                self._run_due(slots.tolist(), now)
+        if self.stimuli:
+            self._hear(now)
+        self._write(now)
+
+    def _run_due(self, slots: list[int], now: float) -> None:
+        sights: dict[int, list[Any]] = {2: [], 3: []}
+        due = self.due
+        for slot in slots:
+            sense = self.periodic[slot]
+            period = 1.0 / max(float(sense.rate_hz), 0.01)
+            due[slot] += period
+            if due[slot] <= now:  # a long frame (or a changed rate): start again from now
+                due[slot] = now + period
+            self.totals["checks"] += 1
+            if isinstance(sense, _Touch):
+                self._feel(sense, list(sense.get_overlapping_bodies()), now)
+            else:
+                sights[sense._DIMENSION].append(sense)
+        for dimension, senses in sights.items():
+            if senses:
+                self._look(senses, dimension, now)
+
+    # --- sight ---------------------------------------------------------------------------------
+    def _look(self, senses: list[Any], dimension: int, now: float) -> None:
+        """The due sights of one dimension: every sense against every candidate of its groups in one
+        array operation, then a ray for each pair in range and view whose rules hold."""
+        eyes, facing, ranges, cos_half = [], [], [], []
+        looking, owners, handles, rule_sets = [], [], [], []
+        for sense in senses:
+            parent = sense.get_parent()
+            pose = _pose(sense, parent, dimension)
+            if pose is None:
+                continue
+            rules = sense.compiled_rules()
+            if not rules:
+                continue
+            looking.append(sense)
+            owners.append(parent._id)
+            handles.append(sense.stream_handle())
+            rule_sets.append(rules)
+            eyes.append(pose[0])
+            facing.append(pose[1])
+            ranges.append(max(float(sense.view_range), 0.0))
+            cos_half.append(cos_half_fov(sense.field_of_view))
+        if not looking:
+            return
+        eye_array = np.asarray(eyes, dtype=np.float64)
+        facing_array = np.asarray(facing, dtype=np.float64)
+        range_array, cos_array = np.asarray(ranges), np.asarray(cos_half)
+        by_group: dict[str, list[int]] = {}
+        for position, rules in enumerate(rule_sets):
+            for group in dict.fromkeys(rule.group for rule in rules):
+                by_group.setdefault(group, []).append(position)
+        lit: dict[tuple[int, int], bool] = {}  # (sense, target) -> visible, a ray per pair a check
+        for group, members in by_group.items():
+            candidates = self._candidates(group, dimension)
+            if not candidates.ids:
+                continue
+            index = np.asarray(members)
+            seen = in_view(
+                eye_array[index], facing_array[index], range_array[index], cos_array[index], candidates.points
+            )
+            for row, column in zip(*(axis.tolist() for axis in np.nonzero(seen)), strict=True):
+                position = members[row]
+                entity = candidates.ids[column]
+                if entity == owners[position]:
+                    continue  # itself
+                sense, node = looking[position], candidates.nodes[column]
+                held = [
+                    rule
+                    for rule in rule_sets[position]
+                    if rule.group == group and self._holds(rule, node)
+                ]
+                if not held:
+                    continue
+                visible = lit.get((position, entity))
+                if visible is None:
+                    visible = lit[(position, entity)] = not self._sight_blocked(
+                        sense, dimension, eyes[position], candidates.points[column], node
+                    )
+                if visible:
+                    point = tuple(candidates.points[column].tolist())
+                    self._perceive(sense, handles[position], entity, point, held, now)
+
+    def _candidates(self, group: str, dimension: int) -> Candidates:
+        key = (group, dimension)
+        found = self._frame_groups.get(key)
+        if found is not None:
+            return found
+        base = classes.Node2D if dimension == 2 else classes.Node3D
+        nodes, ids, points = [], [], []
+        for node in self.tree.get_nodes_in_group(StringName(group)):
+            if isinstance(node, base):
+                nodes.append(node)
+                ids.append(node._id)
+                points.append(_xyz(node.get_global_position()))
+        array = np.asarray(points, dtype=np.float64).reshape(len(points), dimension)
+        found = self._frame_groups[key] = Candidates(nodes, ids, array)
+        return found
+
+    def _sight_blocked(self, sense: Any, dimension: int, eye: tuple, target: np.ndarray, node: Any) -> bool:
+        lift = float(sense.eye_height) if dimension == 3 else 0.0
+        start = (eye[0], eye[1] + lift, eye[2]) if lift else eye
+        end = tuple(target.tolist())
+        if lift:
+            end = (end[0], end[1] + lift, end[2])
+        exclude = [rid for rid in (self._body(sense.get_parent()), self._body(node)) if rid is not None]
+        return bool(self._ray(sense, dimension, start, end, int(sense.occluder_mask), exclude))
+
+    @staticmethod
+    def _holds(rule: Rule, node: Any) -> bool:
+        """Whether a rule holds for a perceived node now (its class, its `when` property or meta; a
+        node with neither: false)."""
+        if rule.node_class and not node.is_class(rule.node_class):
+            return False
+        if not rule.when:
+            return True
+        value = node.get(rule.when)
+        if value is None and node.has_meta(rule.when):  # not a property: a meta (else false)
+            value = node.get_meta(rule.when)
+        return bool(value) != rule.when_false
+
+    # --- touch ---------------------------------------------------------------------------------
+    def _feel(self, sense: Any, bodies: list[Any], now: float) -> None:
+        parent = sense.get_parent()
+        own = parent._id if parent is not None else 0
+        rules = sense.compiled_rules()
+        if not rules or not bodies:
+            return
+        handle = sense.stream_handle()
+        for body in bodies:
+            if body._id == own:
+                continue
+            held = [
+                rule
+                for rule in rules
+                if (not rule.group or body.is_in_group(rule.group)) and self._holds(rule, body)
+            ]
+            if held:
+                self._perceive(sense, handle, body._id, _xyz(body.get_global_position()), held, now)
+
+    # --- hearing -------------------------------------------------------------------------------
+    def _hear(self, now: float) -> None:
+        stimuli, self.stimuli = self.stimuli, []
+        heard: dict[int, tuple[list[Any], list[int], np.ndarray]] = {}
+        for dimension in {len(stimulus.point) for stimulus in stimuli}:
+            senses, owners, points = [], [], []
+            for sense in list(self.listeners.values()):
+                if dimension != sense._DIMENSION or not sense.is_valid:
+                    continue
+                parent = sense.get_parent()
+                pose = _pose(sense, parent, dimension, facing=False)
+                if pose is not None:
+                    senses.append(sense)
+                    owners.append(parent._id)
+                    points.append(pose[0])
+            heard[dimension] = (
+                senses,
+                owners,
+                np.asarray(points, dtype=np.float64).reshape(len(points), dimension),
+            )
+        for stimulus in stimuli:
+            senses, owners, points = heard[len(stimulus.point)]
+            if not senses:
+                continue
+            distances = np.sqrt(((points - np.asarray(stimulus.point)) ** 2).sum(axis=1))
+            for position in np.flatnonzero(distances < stimulus.radius).tolist():
+                if owners[position] == stimulus.source:
+                    continue  # its own noise
+                sense = senses[position]
+                hits = self._occluders(sense, stimulus, tuple(points[position].tolist()))
+                salience = heard_salience(
+                    stimulus.salience,
+                    float(distances[position]),
+                    stimulus.radius,
+                    hits,
+                    float(sense.occlusion_factor),
+                )
+                if salience <= 0.0 or salience < float(sense.min_salience):
+                    continue
+                rule = Rule(-1, "", "", stimulus.memory_type, min(salience, 1.0), "", False)
+                self._perceive(
+                    sense, sense.stream_handle(), stimulus.source, stimulus.point, [rule], now, gate=False
+                )
+
+    def _occluders(self, sense: Any, stimulus: Stimulus, listener: tuple[float, ...]) -> int:
+        """How many bodies of the listener's occlusion mask lie between the stimulus and it (each a ray)."""
+        mask = int(sense.occlusion_mask)
+        if not mask:
+            return 0
+        exclude = [rid for rid in (self._body(sense.get_parent()), stimulus.source_body) if rid is not None]
+        for hits in range(MAX_OCCLUDER_HITS):
+            hit = self._ray(sense, len(listener), stimulus.point, listener, mask, exclude)
+            if not hit:
+                return hits
+            exclude.append(hit["rid"])
+        return MAX_OCCLUDER_HITS
+
+    # --- shared ----------------------------------------------------------------------------------
+    def _perceive(  # noqa: PLR0917 - one perception's fields
+        self,
+        sense: Any,
+        handle: int,
+        entity: int,
+        point: tuple[float, ...],
+        held: list[Rule],
+        now: float,
+        gate: bool = True,
+    ) -> None:
+        """Record what the rules say of one perceived entity (at the per-target rate) and note where."""
+        state = sense.state()
+        recent = state["recent"]
+        rate: RateGate = state["gate"]
+        interval = float(sense.record_interval) if gate else 0.0
+        for rule in held:
+            recorded = bool(handle) and (not gate or rate.passes((entity, rule.index), now, interval))
+            if recorded:
+                self.rows.append((handle, entity, rule.memory_type, rule.salience))
+            recent.append(Perceived(now, entity, rule.memory_type, rule.salience, recorded))
+        if handle:
+            self.noted.append((handle, entity, point))
+
+    def _ray(  # noqa: PLR0917 - one ray's fields
+        self, sense: Any, dimension: int, start: tuple, end: tuple, mask: int, exclude: list[Any]
+    ) -> dict:
+        """The first body of `mask` on the segment (an empty dict: none), through the one reused query."""
+        space = sense.state().get("space")
+        if space is None:
+            parent = sense.get_parent()
+            world = parent.get_world_2d() if dimension == 2 else parent.get_world_3d()
+            space = sense.state()["space"] = world.get_direct_space_state()
+        query = self._queries.get(dimension)
+        if query is None:
+            query = self._queries[dimension] = (
+                classes.PhysicsRayQueryParameters2D()
+                if dimension == 2
+                else classes.PhysicsRayQueryParameters3D()
+            )
+            self._masks[dimension] = -1
+        vector = Vector2 if dimension == 2 else Vector3
+        query.set_from(vector(*start))
+        query.set_to(vector(*end))
+        if self._masks[dimension] != mask:
+            query.set_collision_mask(mask)
+            self._masks[dimension] = mask
+        query.set_exclude(exclude)
+        self.totals["rays"] += 1
+        return space.intersect_ray(query)
+
+    def _body(self, node: Any) -> Any:
+        """The node's physics body RID (left out of rays), or None when it is not a physics body."""
+        if node is None:
+            return None
+        key = node._id
+        if key in self._bodies:
+            return self._bodies[key]
+        if len(self._bodies) > 8192:
+            self._bodies.clear()  # ids of freed nodes go with the rest
+        body = (
+            node.get_rid()
+            if isinstance(node, classes.CollisionObject2D | classes.CollisionObject3D)
+            else None
+        )
+        self._bodies[key] = body
+        return body
+
+    def _write(self, now: float) -> None:
+        """The frame's records in one batch, and its sightings (rows of a freed stream are skipped)."""
+        mind = server().core
+        rows, self.rows = self.rows, []
+        if rows:
+            handles, entities, kinds, saliences = zip(*rows, strict=True)
+            mind.record_batch(
+                np.asarray(handles, dtype=np.int64),
+                np.asarray(entities, dtype=np.int64),
+                np.asarray(kinds, dtype=np.int32),
+                np.asarray(saliences, dtype=np.float32),
+            )
+            self.totals["records"] += len(rows)
+        noted, self.noted = self.noted, []
+        streams, sightings = mind.memory.entries, mind.sightings
+        for handle, entity, point in noted:
+            if handle in streams:
+                sightings.note(handle, entity, point, now)
+
+    def close(self) -> None:
+        """Drop the engine objects it holds (the server singleton is being freed)."""
+        self._queries.clear()
+        self._frame_groups = {}
+        self.periodic, self.listeners, self.stimuli, self.touched = [], {}, [], []
+
+    def metrics(self) -> dict[str, float]:
+        return {
+            "senses/count": float(len(self.listeners) + len(self.periodic) - len(self.free_slots)),
+            **{f"senses/{name}": float(value) for name, value in self.totals.items()},
+        }
+
+
+def _xyz(vector: Any) -> tuple[float, ...]:
+    return (vector.x, vector.y) if isinstance(vector, Vector2) else (vector.x, vector.y, vector.z)
+
+
+def _pose(sense: Any, parent: Any, dimension: int, facing: bool = True) -> tuple[tuple, tuple] | None:
+    """The NPC's (position, unit facing) from its global transform: 2D +X, 3D -Z; None (reported
+    once) when the parent is not a Node2D / Node3D."""
+    base = classes.Node2D if dimension == 2 else classes.Node3D
+    if not isinstance(parent, base):
+        name = "Node2D" if dimension == 2 else "Node3D"
+        mistakes.report(
+            sense, "parent_not_spatial",
+            f"the parent must be a {name} (the NPC): this sense reads its position from it, so it "
+            "perceives nothing.",
+            fix=f"move the sense under the NPC's {name} (a CharacterBody, an Area, a {name}).",
+        )  # fmt: skip
+        return None
+    values = parent.get_global_transform().values
+    if dimension == 2:
+        point, ahead = (values[4], values[5]), (values[0], values[1])
+    else:
+        point, ahead = (values[9], values[10], values[11]), (-values[2], -values[5], -values[8])
+    if not facing:
+        return point, ahead
+    length = math.sqrt(sum(value * value for value in ahead)) or 1.0
+    return point, tuple(value / length for value in ahead)
+
+
+def sensing() -> Sensing:
+    """The server singleton's coordinator."""
+    return server().sensing
