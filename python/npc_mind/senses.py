@@ -41,14 +41,17 @@ def in_view(
     ahead = np.einsum("ijk,ik->ij", offsets, facing)
     # dot >= cos(half) |offset|, without the square root where it cannot matter
     cos = cos_half[:, None]
-    wide = np.where(ahead >= 0.0, (cos <= 0.0) | (ahead * ahead >= cos * cos * distance2),
-                    (cos < 0.0) & (ahead * ahead <= cos * cos * distance2))  # fmt: skip
-    return near & wide
+    bound = cos * cos * distance2
+    in_front = (cos <= 0.0) | (ahead * ahead >= bound)  # for targets ahead (dot >= 0)
+    behind = (cos < 0.0) & (ahead * ahead <= bound)  # for targets behind: only a view wider than 180
+    return near & np.where(ahead >= 0.0, in_front, behind)
 
 
 def cos_half_fov(degrees: float) -> float:
-    """The cosine of half a field of view in degrees (clamped to 0..360: 360 sees all around)."""
-    return math.cos(math.radians(min(max(float(degrees), 0.0), 360.0)) / 2.0)
+    """The cosine of half a field of view in degrees (clamped to 0..360: 360 sees all around); 180
+    degrees is exactly 0, so a target square to the side is in view."""
+    cos = math.cos(math.radians(min(max(float(degrees), 0.0), 360.0)) / 2.0)
+    return 0.0 if abs(cos) < 1e-12 else cos
 
 
 def heard_salience(
