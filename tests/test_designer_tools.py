@@ -17,6 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HELP_PAGES = {
     "UtilitySelector", "UtilityBehavior", "UtilityConsideration",
     "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
+    "SenseRule", "SightSense2D", "SightSense3D", "HearingSense2D", "HearingSense3D",
+    "TouchSense2D", "TouchSense3D", "Stimulus2D", "Stimulus3D",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 
