@@ -19,6 +19,7 @@ The rules themselves (field of view, attenuation, rate, phase) are Godot-free: `
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import deque
 from typing import Any, NamedTuple
@@ -38,6 +39,7 @@ RECENT_KEPT = 128  # perceptions kept per sense for it (the oldest go first)
 MAX_OCCLUDER_HITS = 4  # hearing: occluders counted on one path at most (each a ray)
 RULES_HINT = "24/17:SenseRule"
 NOTIFICATION_PREDELETE = 1
+log = logging.getLogger(__name__)
 
 
 class SenseRule(classes.Resource, icon=icon("SenseRule")):
@@ -80,8 +82,16 @@ def _show_rule(rule: SenseRule, _value: Any) -> None:
     rule.set(StringName("resource_name"), f"{label} -> {MemoryType(int(rule.memory_type)).name.lower()}")
 
 
-for _field in ("group", "node_class", "memory_type", "when", "when_false"):
-    SenseRule.__dict__[_field].on_change = _show_rule
+_rules_version = [0]  # bumped by any edit of a rule or of a sense's rules: the senses read them again
+
+
+def _rule_changed(rule: SenseRule, value: Any) -> None:
+    _rules_version[0] += 1
+    _show_rule(rule, value)
+
+
+for _field in ("group", "node_class", "memory_type", "salience", "when", "when_false"):
+    SenseRule.__dict__[_field].on_change = _rule_changed
 
 
 class Rule(NamedTuple):
@@ -144,7 +154,7 @@ class _Sense:
         """The sibling MemoryStream's server id, or 0 (reported once) when there is none."""
         state = self.state()
         stream = state["stream"]
-        if stream is not None and stream.is_valid and stream.get_parent() == self.get_parent():
+        if stream is not None and stream.is_valid:  # found again when the sense re-enters the tree
             return state["handle"]
         stream = _sibling_stream(self)
         state["stream"] = stream
@@ -160,20 +170,29 @@ class _Sense:
 
     @python_only
     def compiled_rules(self) -> list[Rule]:
-        """The rules that can hold, read now; a null or impossible rule is reported once and skipped."""
-        rules = []
+        """The rules that can hold (read again after any rule or `rules` changed); a null or
+        impossible rule is reported once (its repeats counted) and skipped."""
+        state = self.state()
+        cached = state.get("rules")
+        if cached is None or cached[0] != _rules_version[0]:
+            cached = state["rules"] = (_rules_version[0], *self._compile())
+        for cause, message, fix in cached[2]:
+            mistakes.report(self, cause, message, fix=fix)
+        return cached[1]
+
+    @python_only
+    def _compile(self) -> tuple[list[Rule], list[tuple[str, str, str]]]:
+        rules, problems = [], []
         for index, rule in enumerate(getattr(self, "rules", ())):
             if rule is None:
-                mistakes.report(
-                    self, f"null_rule:{index}", f"rule {index} is empty.", fix="set a SenseRule or remove it."
+                problems.append(
+                    (f"null_rule:{index}", f"rule {index} is empty.", "set a SenseRule or remove it.")
                 )
                 continue
             problem = rule.problem(self._NEEDS_GROUP)
             if problem:
-                mistakes.report(
-                    self, f"bad_rule:{index}", f"rule {index} {problem}; it is skipped.",
-                    fix="set the rule's group (the group the nodes to notice are in).",
-                )  # fmt: skip
+                fix = "set the rule's group (the group the nodes to notice are in)."
+                problems.append((f"bad_rule:{index}", f"rule {index} {problem}; it is skipped.", fix))
                 continue
             rules.append(
                 Rule(
@@ -186,7 +205,7 @@ class _Sense:
                     bool(rule.when_false),
                 )
             )
-        return rules
+        return rules, problems
 
     def get_recent_perceptions(self) -> list:
         """What this sense perceived in the last second, oldest first: Dictionaries with `entity`
@@ -246,6 +265,7 @@ def _sibling_stream(sense: Any) -> Any:
 
 
 def _rules_changed(sense: Any, _value: Any) -> None:
+    _rules_version[0] += 1
     sense.update_configuration_warnings()
 
 
@@ -503,12 +523,24 @@ class Stimulus(NamedTuple):
     source_body: Any  # the source's RID when it is a physics body (left out of occlusion rays), else None
 
 
-class Candidates(NamedTuple):
-    """The nodes of one group in one dimension, read once a frame for every sense."""
+class Group:
+    """The nodes of one group in one dimension, kept between frames: read again when the group's
+    size changes, when one of them was freed, and at least every `GROUP_REFRESH_S` seconds (a
+    membership swap that keeps the size, or a body's collision layer, is seen by then)."""
 
-    nodes: list[Any]
-    ids: list[int]
-    points: np.ndarray  # (nodes, dimension)
+    __slots__ = ("bodies", "count", "ids", "layers", "nodes", "points", "read_at")
+
+    def __init__(self) -> None:
+        self.count = -1
+        self.read_at = -math.inf
+        self.nodes: list[Any] = []
+        self.ids: list[int] = []
+        self.bodies: list[Any] = []  # each node's RID when it is a physics body, else None
+        self.layers: list[int] = []  # each body's collision layer (0: not a body)
+        self.points = np.zeros((0, 2))  # (nodes, dimension), this frame's
+
+
+GROUP_REFRESH_S = 0.5
 
 
 class Sensing:
@@ -527,10 +559,10 @@ class Sensing:
         self.rows: list[tuple[int, int, int, float]] = []  # (stream, entity, type, salience)
         self.noted: list[tuple[int, int, tuple[float, ...]]] = []  # (stream, entity, position)
         self.tree: Any = None
-        self._frame_groups: dict[tuple[str, int], Candidates] = {}
-        self._queries: dict[int, Any] = {}  # dimension -> the one reused ray query
-        self._masks: dict[int, int] = {}  # dimension -> the mask that query has
-        self._bodies: dict[int, Any] = {}  # instance id -> its RID (a physics body) or None
+        self._groups: dict[tuple[str, int], Group] = {}
+        self._read_this_frame: set[tuple[str, int]] = set()
+        # dimension -> [the one reused ray query, its from, its mask, its exclude (RID ids)]
+        self._queries: dict[int, list[Any]] = {}
         self.totals = {"checks": 0, "rays": 0, "records": 0, "stimuli": 0}
 
     # --- registration (the nodes) ------------------------------------------------------------
@@ -539,7 +571,10 @@ class Sensing:
         if not mind_server.ticking:
             mind_server._start_ticking()
         state = sense.state()
-        state["stream"], state["space"] = None, None  # found again where it now is
+        # what the sense reads every check, found again wherever it now is in the tree
+        parent = sense.get_parent()
+        state["parent"], state["stream"], state["space"] = parent, None, None
+        state["body"] = _body_of(parent)
         if isinstance(sense, _Hearing):
             self.listeners[sense._id] = sense
             return
@@ -571,25 +606,19 @@ class Sensing:
         elif isinstance(position, Vector3):
             point = (position.x, position.y, position.z)
         else:
-            raise TypeError(
-                f"emit_stimulus: position must be a Vector2 or Vector3, got {type(position).__name__}"
-            )
+            kind_name = type(position).__name__
+            raise TypeError(f"emit_stimulus: position must be a Vector2 or Vector3, got {kind_name}")
         if not all(math.isfinite(value) for value in point):
             raise ValueError(f"emit_stimulus: position must be finite, got {position}")
-        if (
-            isinstance(radius, bool)
-            or not isinstance(radius, int | float)
-            or not radius >= 0.0
-            or math.isinf(radius)
-        ):
+        if not _number(radius) or not 0.0 <= radius < math.inf:
             raise ValueError(f"emit_stimulus: radius must be a finite number >= 0, got {radius!r}")
         memory_type = memory_type_of(str(kind) if isinstance(kind, str) else kind)
-        if isinstance(salience, bool) or not isinstance(salience, int | float) or not 0.0 <= salience <= 1.0:
+        if not _number(salience) or not 0.0 <= salience <= 1.0:
             raise ValueError(f"emit_stimulus: salience must be a number in [0, 1], got {salience!r}")
         if isinstance(source, objects.Object):
             if not source.is_valid:
                 raise ValueError("emit_stimulus: the source was freed")
-            entity, body = source._id, self._body(source)
+            entity, body = source._id, _body_of(source)
         elif isinstance(source, int) and not isinstance(source, bool) and source >= 0:
             entity, body = source, None
         else:
@@ -599,13 +628,27 @@ class Sensing:
 
     # --- once a frame --------------------------------------------------------------------------
     def run(self, tree: Any, now: float) -> None:
-        """Run what is due at `now` and write the frame's records (before the server steps)."""
+        """Run what is due at `now` and write the frame's records (before the server steps). A
+        failure is reported once (its repeats counted) and never stops the server's step."""
+        try:
+            self._run(tree, now)
+        except Exception as error:  # the clock, forgetting and signals go on regardless
+            self.rows, self.noted, self.stimuli, self.touched = [], [], [], []
+            log.exception("npc_mind: the senses failed this frame")
+            mistakes.report(
+                "NpcMindServer",
+                f"senses_failed:{type(error).__name__}",
+                f"the senses failed this frame ({error}).",
+                fix="see the traceback above; please report it if a node's settings do not explain it.",
+            )  # fmt: skip
+
+    def _run(self, tree: Any, now: float) -> None:
         self.tree = tree
-        self._frame_groups = {}
+        self._read_this_frame.clear()
         if self.touched:
             touched, self.touched = self.touched, []
             for sense, body in touched:
-                if sense.is_valid and body.is_valid and sense.is_inside_tree():
+                if sense.is_valid and body.is_valid and "slot" in sense.state():
                     self._feel(sense, [body], now)
         count = len(self.periodic)
         if count:
@@ -639,18 +682,15 @@ class Sensing:
         """The due sights of one dimension: every sense against every candidate of its groups in one
         array operation, then a ray for each pair in range and view whose rules hold."""
         eyes, facing, ranges, cos_half = [], [], [], []
-        looking, owners, handles, rule_sets = [], [], [], []
+        looking, rule_sets = [], []
         for sense in senses:
-            parent = sense.get_parent()
-            pose = _pose(sense, parent, dimension)
+            pose = _pose(sense, dimension)
             if pose is None:
                 continue
             rules = sense.compiled_rules()
             if not rules:
                 continue
             looking.append(sense)
-            owners.append(parent._id)
-            handles.append(sense.stream_handle())
             rule_sets.append(rules)
             eyes.append(pose[0])
             facing.append(pose[1])
@@ -665,61 +705,91 @@ class Sensing:
         for position, rules in enumerate(rule_sets):
             for group in dict.fromkeys(rule.group for rule in rules):
                 by_group.setdefault(group, []).append(position)
-        lit: dict[tuple[int, int], bool] = {}  # (sense, target) -> visible, a ray per pair a check
-        for group, members in by_group.items():
-            candidates = self._candidates(group, dimension)
-            if not candidates.ids:
+        pairs: list[tuple[int, Group, int, list[Rule]]] = []  # (sense, group, node, rules that hold)
+        for group_name, members in by_group.items():
+            group = self._group(group_name, dimension, now)
+            if not group.ids:
                 continue
             index = np.asarray(members)
             seen = in_view(
-                eye_array[index], facing_array[index], range_array[index], cos_array[index], candidates.points
+                eye_array[index], facing_array[index], range_array[index], cos_array[index], group.points
             )
             for row, column in zip(*(axis.tolist() for axis in np.nonzero(seen)), strict=True):
                 position = members[row]
-                entity = candidates.ids[column]
-                if entity == owners[position]:
+                sense = looking[position]
+                if group.ids[column] == sense.state()["parent"]._id:
                     continue  # itself
-                sense, node = looking[position], candidates.nodes[column]
+                node = group.nodes[column]
                 held = [
                     rule
                     for rule in rule_sets[position]
-                    if rule.group == group and self._holds(rule, node)
+                    if rule.group == group_name and self._holds(rule, node)
                 ]
-                if not held:
-                    continue
-                visible = lit.get((position, entity))
-                if visible is None:
-                    visible = lit[(position, entity)] = not self._sight_blocked(
-                        sense, dimension, eyes[position], candidates.points[column], node
-                    )
-                if visible:
-                    point = tuple(candidates.points[column].tolist())
-                    self._perceive(sense, handles[position], entity, point, held, now)
+                if held:
+                    pairs.append((position, group, column, held))
+        lit: dict[tuple[int, int], bool] = {}  # (sense, entity) -> visible: one ray per pair a check
+        for position, group, column, held in sorted(
+            pairs, key=lambda pair: pair[0]
+        ):  # a sense's rays together
+            sense, entity = looking[position], group.ids[column]
+            visible = lit.get((position, entity))
+            if visible is None:
+                visible = lit[(position, entity)] = not self._sight_blocked(
+                    sense, dimension, eyes[position], group, column
+                )
+            if visible:
+                state = sense.state()
+                self._perceive(
+                    sense,
+                    state,
+                    sense.stream_handle(),
+                    entity,
+                    tuple(group.points[column].tolist()),
+                    held,
+                    now,
+                )
 
-    def _candidates(self, group: str, dimension: int) -> Candidates:
-        key = (group, dimension)
-        found = self._frame_groups.get(key)
-        if found is not None:
-            return found
-        base = classes.Node2D if dimension == 2 else classes.Node3D
-        nodes, ids, points = [], [], []
-        for node in self.tree.get_nodes_in_group(StringName(group)):
-            if isinstance(node, base):
-                nodes.append(node)
-                ids.append(node._id)
-                points.append(_xyz(node.get_global_position()))
-        array = np.asarray(points, dtype=np.float64).reshape(len(points), dimension)
-        found = self._frame_groups[key] = Candidates(nodes, ids, array)
-        return found
+    def _group(self, name: str, dimension: int, now: float) -> Group:
+        """The group's nodes (see `Group`) and their positions this frame (read once a frame)."""
+        key = (name, dimension)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = Group()
+        if key in self._read_this_frame:
+            return group
+        self._read_this_frame.add(key)
+        tree, group_name = self.tree, StringName(name)
+        stale = (
+            now - group.read_at >= GROUP_REFRESH_S
+            or tree.get_node_count_in_group(group_name) != group.count
+            or not all(node.is_valid for node in group.nodes)
+        )
+        if stale:
+            base = classes.Node2D if dimension == 2 else classes.Node3D
+            members = list(tree.get_nodes_in_group(group_name))
+            group.count, group.read_at = len(members), now
+            group.nodes = [node for node in members if isinstance(node, base)]
+            group.ids = [node._id for node in group.nodes]
+            bodies = [_body_of(node) for node in group.nodes]
+            group.bodies = [body[0] if body is not None else None for body in bodies]
+            group.layers = [body[1] if body is not None else 0 for body in bodies]
+        points = [_xyz(node.get_global_position()) for node in group.nodes]
+        group.points = np.asarray(points, dtype=np.float64).reshape(len(points), dimension)
+        return group
 
-    def _sight_blocked(self, sense: Any, dimension: int, eye: tuple, target: np.ndarray, node: Any) -> bool:
-        lift = float(sense.eye_height) if dimension == 3 else 0.0
-        start = (eye[0], eye[1] + lift, eye[2]) if lift else eye
-        end = tuple(target.tolist())
-        if lift:
-            end = (end[0], end[1] + lift, end[2])
-        exclude = [rid for rid in (self._body(sense.get_parent()), self._body(node)) if rid is not None]
-        return bool(self._ray(sense, dimension, start, end, int(sense.occluder_mask), exclude))
+    def _sight_blocked(self, sense: Any, dimension: int, eye: tuple, group: Group, column: int) -> bool:
+        target = group.points[column].tolist()
+        mask = int(sense.occluder_mask)
+        if dimension == 3:
+            lift = float(sense.eye_height)
+            eye, target = (eye[0], eye[1] + lift, eye[2]), (target[0], target[1] + lift, target[2])
+        own = sense.state()["body"]
+        exclude = []
+        if own is not None and own[1] & mask:
+            exclude.append(own[0])
+        if group.layers[column] & mask:
+            exclude.append(group.bodies[column])
+        return bool(self._ray(sense, dimension, eye, tuple(target), mask, exclude))
 
     @staticmethod
     def _holds(rule: Rule, node: Any) -> bool:
@@ -736,8 +806,8 @@ class Sensing:
 
     # --- touch ---------------------------------------------------------------------------------
     def _feel(self, sense: Any, bodies: list[Any], now: float) -> None:
-        parent = sense.get_parent()
-        own = parent._id if parent is not None else 0
+        state = sense.state()
+        own = state["parent"]._id if state["parent"] is not None else 0
         rules = sense.compiled_rules()
         if not rules or not bodies:
             return
@@ -751,50 +821,52 @@ class Sensing:
                 if (not rule.group or body.is_in_group(rule.group)) and self._holds(rule, body)
             ]
             if held:
-                self._perceive(sense, handle, body._id, _xyz(body.get_global_position()), held, now)
+                self._perceive(sense, state, handle, body._id, _xyz(body.get_global_position()), held, now)
 
     # --- hearing -------------------------------------------------------------------------------
     def _hear(self, now: float) -> None:
         stimuli, self.stimuli = self.stimuli, []
-        heard: dict[int, tuple[list[Any], list[int], np.ndarray]] = {}
+        heard: dict[int, tuple[list[Any], np.ndarray]] = {}
         for dimension in {len(stimulus.point) for stimulus in stimuli}:
-            senses, owners, points = [], [], []
+            base = classes.Node2D if dimension == 2 else classes.Node3D
+            senses, points = [], []
             for sense in list(self.listeners.values()):
+                parent = sense.state()["parent"]
                 if dimension != sense._DIMENSION or not sense.is_valid:
                     continue
-                parent = sense.get_parent()
-                pose = _pose(sense, parent, dimension, facing=False)
-                if pose is not None:
-                    senses.append(sense)
-                    owners.append(parent._id)
-                    points.append(pose[0])
-            heard[dimension] = (
-                senses,
-                owners,
-                np.asarray(points, dtype=np.float64).reshape(len(points), dimension),
-            )
+                if not isinstance(parent, base):
+                    _pose(sense, dimension)  # reports it
+                    continue
+                senses.append(sense)
+                points.append(_xyz(parent.get_global_position()))
+            heard[dimension] = (senses, np.asarray(points, dtype=np.float64).reshape(len(points), dimension))
         for stimulus in stimuli:
-            senses, owners, points = heard[len(stimulus.point)]
+            senses, points = heard[len(stimulus.point)]
             if not senses:
                 continue
             distances = np.sqrt(((points - np.asarray(stimulus.point)) ** 2).sum(axis=1))
             for position in np.flatnonzero(distances < stimulus.radius).tolist():
-                if owners[position] == stimulus.source:
-                    continue  # its own noise
                 sense = senses[position]
+                state = sense.state()
+                if state["parent"]._id == stimulus.source:
+                    continue  # its own noise
                 hits = self._occluders(sense, stimulus, tuple(points[position].tolist()))
+                factor = float(sense.occlusion_factor)
                 salience = heard_salience(
-                    stimulus.salience,
-                    float(distances[position]),
-                    stimulus.radius,
-                    hits,
-                    float(sense.occlusion_factor),
+                    stimulus.salience, float(distances[position]), stimulus.radius, hits, factor
                 )
                 if salience <= 0.0 or salience < float(sense.min_salience):
                     continue
                 rule = Rule(-1, "", "", stimulus.memory_type, min(salience, 1.0), "", False)
                 self._perceive(
-                    sense, sense.stream_handle(), stimulus.source, stimulus.point, [rule], now, gate=False
+                    sense,
+                    state,
+                    sense.stream_handle(),
+                    stimulus.source,
+                    stimulus.point,
+                    [rule],
+                    now,
+                    gate=False,
                 )
 
     def _occluders(self, sense: Any, stimulus: Stimulus, listener: tuple[float, ...]) -> int:
@@ -802,18 +874,20 @@ class Sensing:
         mask = int(sense.occlusion_mask)
         if not mask:
             return 0
-        exclude = [rid for rid in (self._body(sense.get_parent()), stimulus.source_body) if rid is not None]
+        own = sense.state()["body"]
+        exclude = [body[0] for body in (own, stimulus.source_body) if body is not None and body[1] & mask]
         for hits in range(MAX_OCCLUDER_HITS):
             hit = self._ray(sense, len(listener), stimulus.point, listener, mask, exclude)
             if not hit:
                 return hits
-            exclude.append(hit["rid"])
+            exclude = [*exclude, hit["rid"]]
         return MAX_OCCLUDER_HITS
 
     # --- shared ----------------------------------------------------------------------------------
     def _perceive(  # noqa: PLR0917 - one perception's fields
         self,
         sense: Any,
+        state: dict[str, Any],
         handle: int,
         entity: int,
         point: tuple[float, ...],
@@ -822,7 +896,6 @@ class Sensing:
         gate: bool = True,
     ) -> None:
         """Record what the rules say of one perceived entity (at the per-target rate) and note where."""
-        state = sense.state()
         recent = state["recent"]
         rate: RateGate = state["gate"]
         interval = float(sense.record_interval) if gate else 0.0
@@ -837,46 +910,37 @@ class Sensing:
     def _ray(  # noqa: PLR0917 - one ray's fields
         self, sense: Any, dimension: int, start: tuple, end: tuple, mask: int, exclude: list[Any]
     ) -> dict:
-        """The first body of `mask` on the segment (an empty dict: none), through the one reused query."""
-        space = sense.state().get("space")
+        """The first body of `mask` on the segment (an empty dict: none), through the one reused query
+        of the dimension (only what changed since its last ray is set on it)."""
+        state = sense.state()
+        space = state.get("space")
         if space is None:
-            parent = sense.get_parent()
+            parent = state["parent"]
             world = parent.get_world_2d() if dimension == 2 else parent.get_world_3d()
-            space = sense.state()["space"] = world.get_direct_space_state()
-        query = self._queries.get(dimension)
-        if query is None:
-            query = self._queries[dimension] = (
+            space = state["space"] = world.get_direct_space_state()
+        reused = self._queries.get(dimension)
+        if reused is None:
+            query = (
                 classes.PhysicsRayQueryParameters2D()
                 if dimension == 2
                 else classes.PhysicsRayQueryParameters3D()
             )
-            self._masks[dimension] = -1
+            reused = self._queries[dimension] = [query, None, -1, ()]
+        query = reused[0]
         vector = Vector2 if dimension == 2 else Vector3
-        query.set_from(vector(*start))
+        if reused[1] != start:
+            query.set_from(vector(*start))
+            reused[1] = start
         query.set_to(vector(*end))
-        if self._masks[dimension] != mask:
+        if reused[2] != mask:
             query.set_collision_mask(mask)
-            self._masks[dimension] = mask
-        query.set_exclude(exclude)
+            reused[2] = mask
+        excluded = tuple(rid.id for rid in exclude)
+        if reused[3] != excluded:
+            query.set_exclude(exclude)
+            reused[3] = excluded
         self.totals["rays"] += 1
         return space.intersect_ray(query)
-
-    def _body(self, node: Any) -> Any:
-        """The node's physics body RID (left out of rays), or None when it is not a physics body."""
-        if node is None:
-            return None
-        key = node._id
-        if key in self._bodies:
-            return self._bodies[key]
-        if len(self._bodies) > 8192:
-            self._bodies.clear()  # ids of freed nodes go with the rest
-        body = (
-            node.get_rid()
-            if isinstance(node, classes.CollisionObject2D | classes.CollisionObject3D)
-            else None
-        )
-        self._bodies[key] = body
-        return body
 
     def _write(self, now: float) -> None:
         """The frame's records in one batch, and its sightings (rows of a freed stream are skipped)."""
@@ -900,7 +964,7 @@ class Sensing:
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""
         self._queries.clear()
-        self._frame_groups = {}
+        self._groups.clear()
         self.periodic, self.listeners, self.stimuli, self.touched = [], {}, [], []
 
     def metrics(self) -> dict[str, float]:
@@ -910,13 +974,25 @@ class Sensing:
         }
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _body_of(node: Any) -> tuple[Any, int] | None:
+    """(RID, collision layer) of a physics body (left out of the rays that would hit it), else None."""
+    if isinstance(node, classes.CollisionObject2D | classes.CollisionObject3D):
+        return node.get_rid(), int(node.get_collision_layer())
+    return None
+
+
 def _xyz(vector: Any) -> tuple[float, ...]:
     return (vector.x, vector.y) if isinstance(vector, Vector2) else (vector.x, vector.y, vector.z)
 
 
-def _pose(sense: Any, parent: Any, dimension: int, facing: bool = True) -> tuple[tuple, tuple] | None:
+def _pose(sense: Any, dimension: int) -> tuple[tuple, tuple] | None:
     """The NPC's (position, unit facing) from its global transform: 2D +X, 3D -Z; None (reported
-    once) when the parent is not a Node2D / Node3D."""
+    once, repeats counted) when the parent is not a Node2D / Node3D."""
+    parent = sense.state()["parent"]
     base = classes.Node2D if dimension == 2 else classes.Node3D
     if not isinstance(parent, base):
         name = "Node2D" if dimension == 2 else "Node3D"
@@ -932,8 +1008,6 @@ def _pose(sense: Any, parent: Any, dimension: int, facing: bool = True) -> tuple
         point, ahead = (values[4], values[5]), (values[0], values[1])
     else:
         point, ahead = (values[9], values[10], values[11]), (-values[2], -values[5], -values[8])
-    if not facing:
-        return point, ahead
     length = math.sqrt(sum(value * value for value in ahead)) or 1.0
     return point, tuple(value / length for value in ahead)
 
