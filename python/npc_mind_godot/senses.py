@@ -523,12 +523,85 @@ class Stimulus(NamedTuple):
     source_body: Any  # the source's RID when it is a physics body (left out of occlusion rays), else None
 
 
+# Every ray of a frame is cast here, in one call per physics space: the loop runs in GDScript, at
+# the engine's own cost per ray, and Python crosses once with packed arrays (two engine calls a ray
+# from Python would cost more than the ray). Excluded RIDs come flattened, `counts[i]` per ray; a
+# ray that hits has the body it hit excluded and is cast again, up to `max_hits` (hearing counts
+# occluders; sight needs one).
+RAYS_SOURCE = """extends RefCounted
+
+
+func cast_2d(space: PhysicsDirectSpaceState2D, starts: PackedVector2Array, ends: PackedVector2Array,
+		masks: PackedInt32Array, counts: PackedInt32Array, excluded: Array,
+		max_hits: int) -> PackedInt32Array:
+	var query := PhysicsRayQueryParameters2D.new()
+	var hits := PackedInt32Array()
+	hits.resize(starts.size())
+	var at := 0
+	var excluding := false
+	for i in starts.size():
+		query.from = starts[i]
+		query.to = ends[i]
+		query.collision_mask = masks[i]
+		var exclude: Array[RID] = []
+		for j in counts[i]:
+			exclude.append(excluded[at + j])
+		at += counts[i]
+		if excluding or counts[i] > 0:
+			query.exclude = exclude
+			excluding = counts[i] > 0
+		var found := 0
+		while found < max_hits:
+			var hit := space.intersect_ray(query)
+			if hit.is_empty():
+				break
+			found += 1
+			exclude.append(hit.rid)
+			query.exclude = exclude
+			excluding = true
+		hits[i] = found
+	return hits
+
+
+func cast_3d(space: PhysicsDirectSpaceState3D, starts: PackedVector3Array, ends: PackedVector3Array,
+		masks: PackedInt32Array, counts: PackedInt32Array, excluded: Array,
+		max_hits: int) -> PackedInt32Array:
+	var query := PhysicsRayQueryParameters3D.new()
+	var hits := PackedInt32Array()
+	hits.resize(starts.size())
+	var at := 0
+	var excluding := false
+	for i in starts.size():
+		query.from = starts[i]
+		query.to = ends[i]
+		query.collision_mask = masks[i]
+		var exclude: Array[RID] = []
+		for j in counts[i]:
+			exclude.append(excluded[at + j])
+		at += counts[i]
+		if excluding or counts[i] > 0:
+			query.exclude = exclude
+			excluding = counts[i] > 0
+		var found := 0
+		while found < max_hits:
+			var hit := space.intersect_ray(query)
+			if hit.is_empty():
+				break
+			found += 1
+			exclude.append(hit.rid)
+			query.exclude = exclude
+			excluding = true
+		hits[i] = found
+	return hits
+"""
+
+
 class Group:
     """The nodes of one group in one dimension, kept between frames: read again when the group's
     size changes, when one of them was freed, and at least every `GROUP_REFRESH_S` seconds (a
     membership swap that keeps the size, or a body's collision layer, is seen by then)."""
 
-    __slots__ = ("bodies", "count", "ids", "layers", "nodes", "points", "read_at")
+    __slots__ = ("bodies", "conditions", "count", "ids", "layers", "nodes", "points", "read_at")
 
     def __init__(self) -> None:
         self.count = -1
@@ -538,6 +611,7 @@ class Group:
         self.bodies: list[Any] = []  # each node's RID when it is a physics body, else None
         self.layers: list[int] = []  # each body's collision layer (0: not a body)
         self.points = np.zeros((0, 2))  # (nodes, dimension), this frame's
+        self.conditions: dict[str, dict[int, bool]] = {}  # `when` -> node -> its value, this frame's
 
 
 GROUP_REFRESH_S = 0.5
@@ -561,8 +635,7 @@ class Sensing:
         self.tree: Any = None
         self._groups: dict[tuple[str, int], Group] = {}
         self._read_this_frame: set[tuple[str, int]] = set()
-        # dimension -> [the one reused ray query, its from, its mask, its exclude (RID ids)]
-        self._queries: dict[int, list[Any]] = {}
+        self._caster: Any = None  # the ray batch (`RAYS_SOURCE`), made on first use
         self.totals = {"checks": 0, "rays": 0, "records": 0, "stimuli": 0}
 
     # --- registration (the nodes) ------------------------------------------------------------
@@ -719,35 +792,41 @@ class Sensing:
                 sense = looking[position]
                 if group.ids[column] == sense.state()["parent"]._id:
                     continue  # itself
-                node = group.nodes[column]
-                held = [
-                    rule
-                    for rule in rule_sets[position]
-                    if rule.group == group_name and self._holds(rule, node)
-                ]
+                held = self._held(rule_sets[position], group_name, group, column)
                 if held:
                     pairs.append((position, group, column, held))
-        lit: dict[tuple[int, int], bool] = {}  # (sense, entity) -> visible: one ray per pair a check
-        for position, group, column, held in sorted(
-            pairs, key=lambda pair: pair[0]
-        ):  # a sense's rays together
-            sense, entity = looking[position], group.ids[column]
-            visible = lit.get((position, entity))
-            if visible is None:
-                visible = lit[(position, entity)] = not self._sight_blocked(
-                    sense, dimension, eyes[position], group, column
-                )
-            if visible:
-                state = sense.state()
+        rays: list[tuple[Any, tuple, tuple, int, list[Any]]] = []
+        seen_pairs: dict[tuple[int, int], int] = {}  # (sense, entity) -> its ray: one per pair a check
+        for position, group, column, _held in pairs:
+            if (position, group.ids[column]) not in seen_pairs:
+                seen_pairs[(position, group.ids[column])] = len(rays)
+                rays.append(self._sight_ray(looking[position], dimension, eyes[position], group, column))
+        blocked = self._cast(rays, dimension, 1)
+        for position, group, column, held in pairs:
+            if not blocked[seen_pairs[(position, group.ids[column])]]:
+                sense = looking[position]
+                point = tuple(group.points[column].tolist())
                 self._perceive(
-                    sense,
-                    state,
-                    sense.stream_handle(),
-                    entity,
-                    tuple(group.points[column].tolist()),
-                    held,
-                    now,
+                    sense, sense.state(), sense.stream_handle(), group.ids[column], point, held, now
                 )
+
+    def _held(self, rules: list[Rule], group_name: str, group: Group, column: int) -> list[Rule]:
+        """The rules of one group that hold for its node now (a `when` read once a frame a node)."""
+        held = []
+        for rule in rules:
+            if rule.group != group_name:
+                continue
+            if rule.node_class and not group.nodes[column].is_class(rule.node_class):
+                continue
+            if rule.when:
+                values = group.conditions.setdefault(rule.when, {})
+                value = values.get(column)
+                if value is None:
+                    value = values[column] = _condition(group.nodes[column], rule.when)
+                if value == rule.when_false:
+                    continue
+            held.append(rule)
+        return held
 
     def _group(self, name: str, dimension: int, now: float) -> Group:
         """The group's nodes (see `Group`) and their positions this frame (read once a frame)."""
@@ -774,22 +853,27 @@ class Sensing:
             group.bodies = [body[0] if body is not None else None for body in bodies]
             group.layers = [body[1] if body is not None else 0 for body in bodies]
         points = [_xyz(node.get_global_position()) for node in group.nodes]
+        group.conditions = {}
         group.points = np.asarray(points, dtype=np.float64).reshape(len(points), dimension)
         return group
 
-    def _sight_blocked(self, sense: Any, dimension: int, eye: tuple, group: Group, column: int) -> bool:
-        target = group.points[column].tolist()
+    @staticmethod
+    def _sight_ray(sense: Any, dimension: int, eye: tuple, group: Group, column: int) -> tuple:
+        """(space, start, end, mask, exclude) of the line of sight from a sense to a group's node: the
+        NPC's own body and the target's left out when they are on the occluder mask."""
+        target = tuple(group.points[column].tolist())
         mask = int(sense.occluder_mask)
         if dimension == 3:
             lift = float(sense.eye_height)
             eye, target = (eye[0], eye[1] + lift, eye[2]), (target[0], target[1] + lift, target[2])
-        own = sense.state()["body"]
+        state = sense.state()
+        own = state["body"]
         exclude = []
         if own is not None and own[1] & mask:
             exclude.append(own[0])
         if group.layers[column] & mask:
             exclude.append(group.bodies[column])
-        return bool(self._ray(sense, dimension, eye, tuple(target), mask, exclude))
+        return _space(state, dimension), eye, target, mask, exclude
 
     @staticmethod
     def _holds(rule: Rule, node: Any) -> bool:
@@ -797,12 +881,7 @@ class Sensing:
         node with neither: false)."""
         if rule.node_class and not node.is_class(rule.node_class):
             return False
-        if not rule.when:
-            return True
-        value = node.get(rule.when)
-        if value is None and node.has_meta(rule.when):  # not a property: a meta (else false)
-            value = node.get_meta(rule.when)
-        return bool(value) != rule.when_false
+        return not rule.when or _condition(node, rule.when) != rule.when_false
 
     # --- touch ---------------------------------------------------------------------------------
     def _feel(self, sense: Any, bodies: list[Any], now: float) -> None:
@@ -840,8 +919,11 @@ class Sensing:
                 senses.append(sense)
                 points.append(_xyz(parent.get_global_position()))
             heard[dimension] = (senses, np.asarray(points, dtype=np.float64).reshape(len(points), dimension))
+        heard_by: list[tuple[Any, Stimulus, float, int]] = []  # (sense, stimulus, distance, its ray or -1)
+        rays: dict[int, list[tuple[Any, tuple, tuple, int, list[Any]]]] = {2: [], 3: []}
         for stimulus in stimuli:
-            senses, points = heard[len(stimulus.point)]
+            dimension = len(stimulus.point)
+            senses, points = heard[dimension]
             if not senses:
                 continue
             distances = np.sqrt(((points - np.asarray(stimulus.point)) ** 2).sum(axis=1))
@@ -850,38 +932,30 @@ class Sensing:
                 state = sense.state()
                 if state["parent"]._id == stimulus.source:
                     continue  # its own noise
-                hits = self._occluders(sense, stimulus, tuple(points[position].tolist()))
-                factor = float(sense.occlusion_factor)
-                salience = heard_salience(
-                    stimulus.salience, float(distances[position]), stimulus.radius, hits, factor
-                )
-                if salience <= 0.0 or salience < float(sense.min_salience):
-                    continue
-                rule = Rule(-1, "", "", stimulus.memory_type, min(salience, 1.0), "", False)
-                self._perceive(
-                    sense,
-                    state,
-                    sense.stream_handle(),
-                    stimulus.source,
-                    stimulus.point,
-                    [rule],
-                    now,
-                    gate=False,
-                )
-
-    def _occluders(self, sense: Any, stimulus: Stimulus, listener: tuple[float, ...]) -> int:
-        """How many bodies of the listener's occlusion mask lie between the stimulus and it (each a ray)."""
-        mask = int(sense.occlusion_mask)
-        if not mask:
-            return 0
-        own = sense.state()["body"]
-        exclude = [body[0] for body in (own, stimulus.source_body) if body is not None and body[1] & mask]
-        for hits in range(MAX_OCCLUDER_HITS):
-            hit = self._ray(sense, len(listener), stimulus.point, listener, mask, exclude)
-            if not hit:
-                return hits
-            exclude = [*exclude, hit["rid"]]
-        return MAX_OCCLUDER_HITS
+                mask, ray = int(sense.occlusion_mask), -1
+                if mask:
+                    own = state["body"]
+                    bodies = (own, stimulus.source_body)
+                    exclude = [body[0] for body in bodies if body is not None and body[1] & mask]
+                    ray = len(rays[dimension])
+                    listener = tuple(points[position].tolist())
+                    rays[dimension].append(
+                        (_space(state, dimension), stimulus.point, listener, mask, exclude)
+                    )
+                heard_by.append((sense, stimulus, float(distances[position]), ray))
+        hits = {dimension: self._cast(rays[dimension], dimension, MAX_OCCLUDER_HITS) for dimension in rays}
+        for sense, stimulus, distance, ray in heard_by:
+            dimension = len(stimulus.point)
+            occluders = hits[dimension][ray] if ray >= 0 else 0
+            factor = float(sense.occlusion_factor)
+            salience = heard_salience(stimulus.salience, distance, stimulus.radius, occluders, factor)
+            if salience <= 0.0 or salience < float(sense.min_salience):
+                continue
+            rule = Rule(-1, "", "", stimulus.memory_type, min(salience, 1.0), "", False)
+            handle = sense.stream_handle()
+            self._perceive(
+                sense, sense.state(), handle, stimulus.source, stimulus.point, [rule], now, gate=False
+            )
 
     # --- shared ----------------------------------------------------------------------------------
     def _perceive(  # noqa: PLR0917 - one perception's fields
@@ -907,40 +981,37 @@ class Sensing:
         if handle:
             self.noted.append((handle, entity, point))
 
-    def _ray(  # noqa: PLR0917 - one ray's fields
-        self, sense: Any, dimension: int, start: tuple, end: tuple, mask: int, exclude: list[Any]
-    ) -> dict:
-        """The first body of `mask` on the segment (an empty dict: none), through the one reused query
-        of the dimension (only what changed since its last ray is set on it)."""
-        state = sense.state()
-        space = state.get("space")
-        if space is None:
-            parent = state["parent"]
-            world = parent.get_world_2d() if dimension == 2 else parent.get_world_3d()
-            space = state["space"] = world.get_direct_space_state()
-        reused = self._queries.get(dimension)
-        if reused is None:
-            query = (
-                classes.PhysicsRayQueryParameters2D()
-                if dimension == 2
-                else classes.PhysicsRayQueryParameters3D()
-            )
-            reused = self._queries[dimension] = [query, None, -1, ()]
-        query = reused[0]
-        vector = Vector2 if dimension == 2 else Vector3
-        if reused[1] != start:
-            query.set_from(vector(*start))
-            reused[1] = start
-        query.set_to(vector(*end))
-        if reused[2] != mask:
-            query.set_collision_mask(mask)
-            reused[2] = mask
-        excluded = tuple(rid.id for rid in exclude)
-        if reused[3] != excluded:
-            query.set_exclude(exclude)
-            reused[3] = excluded
-        self.totals["rays"] += 1
-        return space.intersect_ray(query)
+    def _cast(
+        self, rays: list[tuple[Any, tuple, tuple, int, list[Any]]], dimension: int, max_hits: int
+    ) -> list[int]:
+        """How many bodies each (space, start, end, mask, exclude) segment hits, up to `max_hits`:
+        every ray of the frame cast in one call per physics space (`RAYS_SOURCE`), not two engine
+        calls a ray."""
+        if not rays:
+            return []
+        caster = self._caster
+        if caster is None:
+            script = classes.GDScript()
+            script.set_source_code(RAYS_SOURCE)
+            script.reload()
+            caster = self._caster = script.new()
+        by_space: dict[int, list[int]] = {}
+        for index, ray in enumerate(rays):
+            by_space.setdefault(ray[0]._id, []).append(index)
+        hits = [0] * len(rays)
+        method = "cast_2d" if dimension == 2 else "cast_3d"
+        for indices in by_space.values():
+            chosen = [rays[index] for index in indices]
+            starts = np.asarray([ray[1] for ray in chosen], dtype=np.float32).reshape(len(chosen), dimension)
+            ends = np.asarray([ray[2] for ray in chosen], dtype=np.float32).reshape(len(chosen), dimension)
+            masks = np.asarray([ray[3] for ray in chosen], dtype=np.int32)
+            counts = np.asarray([len(ray[4]) for ray in chosen], dtype=np.int32)
+            excluded = [rid for ray in chosen for rid in ray[4]]
+            found = caster.call(method, chosen[0][0], starts, ends, masks, counts, excluded, max_hits)
+            for index, count in zip(indices, np.asarray(found).tolist(), strict=True):
+                hits[index] = count
+        self.totals["rays"] += len(rays)
+        return hits
 
     def _write(self, now: float) -> None:
         """The frame's records in one batch, and its sightings (rows of a freed stream are skipped)."""
@@ -963,7 +1034,7 @@ class Sensing:
 
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""
-        self._queries.clear()
+        self._caster = None
         self._groups.clear()
         self.periodic, self.listeners, self.stimuli, self.touched = [], {}, [], []
 
@@ -972,6 +1043,24 @@ class Sensing:
             "senses/count": float(len(self.listeners) + len(self.periodic) - len(self.free_slots)),
             **{f"senses/{name}": float(value) for name, value in self.totals.items()},
         }
+
+
+def _space(state: dict[str, Any], dimension: int) -> Any:
+    """The physics space the sense's NPC is in (found once while it is in the tree)."""
+    space = state.get("space")
+    if space is None:
+        parent = state["parent"]
+        world = parent.get_world_2d() if dimension == 2 else parent.get_world_3d()
+        space = state["space"] = world.get_direct_space_state()
+    return space
+
+
+def _condition(node: Any, name: str) -> bool:
+    """A rule's `when` on a node: its property, else its meta, else false."""
+    value = node.get(name)
+    if value is None and node.has_meta(name):
+        value = node.get_meta(name)
+    return bool(value)
 
 
 def _number(value: Any) -> bool:
