@@ -258,7 +258,26 @@ def llm_request(stored: Stored, args: Sequence[str]) -> str:
     return span([float(found[1])], " us")
 
 
+_SENSES_COLUMNS = {
+    "ratio": ("nodes / GDScript", "x"),
+    "nodes": ("nodes: added p50 / p99 (ms)", " ms"),
+    "gdscript": ("hand-written GDScript: added p50 / p99 (ms)", " ms"),
+}
+
+
+def senses_frame(stored: Stored, args: Sequence[str]) -> str:
+    """One cell of the senses table: `senses:frame ratio|nodes|gdscript GUARDS` (added p50, or the
+    nodes / hand-written GDScript ratio of it)."""
+    if len(args) != 2 or args[0] not in _SENSES_COLUMNS:
+        raise QuoteError(f"senses frame: name one of {', '.join(_SENSES_COLUMNS)} and the guards")
+    column, unit = _SENSES_COLUMNS[args[0]]
+    guards = f"{int(args[1]):,}"
+    (cell,) = stored.table(column).cells(column, guards=guards)
+    return f"{numbers(cell)[0]:.2f}{unit}"
+
+
 QUOTES: dict[tuple[str, str], Quote] = {
+    ("senses", "frame"): senses_frame,
     ("addon", "per-call"): addon_per_call,
     ("addon", "per-call-ratio"): addon_per_call_ratio,
     ("addon", "frame"): addon_frame,
