@@ -122,6 +122,13 @@ func game_work() -> void:
 		guard.rotation += 0.01
 
 
+func memory_count() -> int:
+	var count := 0
+	for stream in streams:
+		count += stream.get_memories().size()
+	return count
+
+
 func start_phase(name: String) -> void:
 	for stream in streams:
 		stream.get_parent().remove_child(stream)
@@ -249,6 +256,7 @@ func _process(delta: float) -> bool:
 			NpcMindServer.emit_stimulus(emitted[0], STIMULUS_RADIUS, MemoryStream.HOSTILE, 0.8, emitted[1])
 	frame_in_phase += 1
 	if frame_in_phase > frames:
+		totals[name + "_memories"] = memory_count()
 		if name == "gdscript":
 			totals["gdscript_rays"] = rays
 			totals["gdscript_records"] = hand_records
@@ -260,7 +268,8 @@ func _process(delta: float) -> bool:
 			var before: Dictionary = totals["before_nodes"]
 			print(JSON.stringify({"npcs": npcs, "frames": frames, "targets": TARGETS,
 				"without": intervals["without"], "gdscript": intervals["gdscript"], "nodes": intervals["nodes"],
-				"gdscript_rays": totals["gdscript_rays"], "gdscript_records": totals["gdscript_records"], "nodes_rays": after["senses/rays"] - before["senses/rays"],
+				"gdscript_rays": totals["gdscript_rays"], "gdscript_records": totals["gdscript_records"],
+				"gdscript_memories": totals["gdscript_memories"], "nodes_memories": totals["nodes_memories"], "nodes_rays": after["senses/rays"] - before["senses/rays"],
 				"nodes_records": after["senses/records"] - before["senses/records"],
 				"nodes_checks": after["senses/checks"] - before["senses/checks"]}))
 			start_phase("without")

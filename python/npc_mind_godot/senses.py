@@ -520,19 +520,98 @@ class Stimulus(NamedTuple):
     memory_type: int
     salience: float
     source: int
-    source_body: Any  # the source's RID when it is a physics body (left out of occlusion rays), else None
+    source_layer: int  # the source's collision layer when it is a physics body (left out of the rays), else 0
 
 
-# Every ray of a frame is cast here, in one call per physics space: the loop runs in GDScript, at
-# the engine's own cost per ray, and Python crosses once with packed arrays (two engine calls a ray
-# from Python would cost more than the ray). Excluded RIDs come flattened, `counts[i]` per ray; a
-# ray that hits has the body it hit excluded and is cast again, up to `max_hits` (hearing counts
-# occluders; sight needs one).
-RAYS_SOURCE = """extends RefCounted
+# The senses' engine side: every engine read and ray of a frame goes through this GDScript object,
+# in a few calls a frame (a pose batch per dimension, one call per group, one ray batch per physics
+# space), so the loops over nodes and rays run at the engine's own cost and Python crosses with
+# packed arrays (an engine call from Python costs about ten times GDScript's: more than the ray).
+# `nodes` holds each sense's NPC by its pose slot. A ray's excluded bodies come as instance ids
+# (`counts[i]` per ray); a ray that hits has the body it hit excluded and is cast again, up to
+# `max_hits` (hearing counts occluders; sight needs one).
+WORLD_SOURCE = """extends RefCounted
+
+var nodes := []
+
+
+func set_node(slot: int, node: Object) -> void:
+	if slot >= nodes.size():
+		nodes.resize(slot + 1)
+	nodes[slot] = node
+
+
+func poses_2d(slots: PackedInt32Array) -> PackedFloat32Array:
+	var out := PackedFloat32Array()
+	out.resize(slots.size() * 4)
+	out.fill(NAN)
+	for i in slots.size():
+		var node: Object = nodes[slots[i]]
+		if not is_instance_valid(node) or not node is Node2D:
+			continue
+		var pose: Transform2D = node.global_transform
+		var ahead := pose.x.normalized()
+		out[i * 4] = pose.origin.x
+		out[i * 4 + 1] = pose.origin.y
+		out[i * 4 + 2] = ahead.x
+		out[i * 4 + 3] = ahead.y
+	return out
+
+
+func poses_3d(slots: PackedInt32Array) -> PackedFloat32Array:
+	var out := PackedFloat32Array()
+	out.resize(slots.size() * 6)
+	out.fill(NAN)
+	for i in slots.size():
+		var node: Object = nodes[slots[i]]
+		if not is_instance_valid(node) or not node is Node3D:
+			continue
+		var pose: Transform3D = node.global_transform
+		var ahead := -pose.basis.z.normalized()
+		out[i * 6] = pose.origin.x
+		out[i * 6 + 1] = pose.origin.y
+		out[i * 6 + 2] = pose.origin.z
+		out[i * 6 + 3] = ahead.x
+		out[i * 6 + 4] = ahead.y
+		out[i * 6 + 5] = ahead.z
+	return out
+
+
+func group(name: StringName, dimension: int, whens: PackedStringArray, kinds: PackedStringArray) -> Array:
+	var ids := PackedInt64Array()
+	var points := PackedFloat32Array()
+	var layers := PackedInt32Array()
+	var flags := PackedByteArray()
+	var tree := Engine.get_main_loop() as SceneTree
+	for node in tree.get_nodes_in_group(name):
+		if dimension == 2:
+			if not node is Node2D:
+				continue
+			var at: Vector2 = node.global_position
+			points.append(at.x)
+			points.append(at.y)
+			layers.append(node.collision_layer if node is CollisionObject2D else 0)
+		else:
+			if not node is Node3D:
+				continue
+			var at: Vector3 = node.global_position
+			points.append(at.x)
+			points.append(at.y)
+			points.append(at.z)
+			layers.append(node.collision_layer if node is CollisionObject3D else 0)
+		ids.append(node.get_instance_id())
+		for when in whens:
+			var value: Variant = node.get(when)
+			if value == null and node.has_meta(when):
+				value = node.get_meta(when)
+			flags.append(1 if value else 0)
+		for kind in kinds:
+			flags.append(1 if node.is_class(kind) else 0)
+	return [ids, points, layers, flags]
 
 
 func cast_2d(space: PhysicsDirectSpaceState2D, starts: PackedVector2Array, ends: PackedVector2Array,
-		masks: PackedInt32Array, counts: PackedInt32Array, excluded: Array,
+		masks: PackedInt32Array, counts: PackedInt32Array, excluded: PackedInt64Array,
 		max_hits: int) -> PackedInt32Array:
 	var query := PhysicsRayQueryParameters2D.new()
 	var hits := PackedInt32Array()
@@ -545,11 +624,13 @@ func cast_2d(space: PhysicsDirectSpaceState2D, starts: PackedVector2Array, ends:
 		query.collision_mask = masks[i]
 		var exclude: Array[RID] = []
 		for j in counts[i]:
-			exclude.append(excluded[at + j])
+			var body := instance_from_id(excluded[at + j]) as CollisionObject2D
+			if body != null:
+				exclude.append(body.get_rid())
 		at += counts[i]
-		if excluding or counts[i] > 0:
+		if excluding or not exclude.is_empty():
 			query.exclude = exclude
-			excluding = counts[i] > 0
+			excluding = not exclude.is_empty()
 		var found := 0
 		while found < max_hits:
 			var hit := space.intersect_ray(query)
@@ -564,7 +645,7 @@ func cast_2d(space: PhysicsDirectSpaceState2D, starts: PackedVector2Array, ends:
 
 
 func cast_3d(space: PhysicsDirectSpaceState3D, starts: PackedVector3Array, ends: PackedVector3Array,
-		masks: PackedInt32Array, counts: PackedInt32Array, excluded: Array,
+		masks: PackedInt32Array, counts: PackedInt32Array, excluded: PackedInt64Array,
 		max_hits: int) -> PackedInt32Array:
 	var query := PhysicsRayQueryParameters3D.new()
 	var hits := PackedInt32Array()
@@ -577,11 +658,13 @@ func cast_3d(space: PhysicsDirectSpaceState3D, starts: PackedVector3Array, ends:
 		query.collision_mask = masks[i]
 		var exclude: Array[RID] = []
 		for j in counts[i]:
-			exclude.append(excluded[at + j])
+			var body := instance_from_id(excluded[at + j]) as CollisionObject3D
+			if body != null:
+				exclude.append(body.get_rid())
 		at += counts[i]
-		if excluding or counts[i] > 0:
+		if excluding or not exclude.is_empty():
 			query.exclude = exclude
-			excluding = counts[i] > 0
+			excluding = not exclude.is_empty()
 		var found := 0
 		while found < max_hits:
 			var hit := space.intersect_ray(query)
@@ -596,25 +679,17 @@ func cast_3d(space: PhysicsDirectSpaceState3D, starts: PackedVector3Array, ends:
 """
 
 
-class Group:
-    """The nodes of one group in one dimension, kept between frames: read again when the group's
-    size changes, when one of them was freed, and at least every `GROUP_REFRESH_S` seconds (a
-    membership swap that keeps the size, or a body's collision layer, is seen by then)."""
+class Group(NamedTuple):
+    """One group's nodes in one dimension this frame, read in one call: their instance ids,
+    positions, collision layers (0: not a body) and, per node, the flags of the `when`s then the
+    classes asked."""
 
-    __slots__ = ("bodies", "conditions", "count", "ids", "layers", "nodes", "points", "read_at")
-
-    def __init__(self) -> None:
-        self.count = -1
-        self.read_at = -math.inf
-        self.nodes: list[Any] = []
-        self.ids: list[int] = []
-        self.bodies: list[Any] = []  # each node's RID when it is a physics body, else None
-        self.layers: list[int] = []  # each body's collision layer (0: not a body)
-        self.points = np.zeros((0, 2))  # (nodes, dimension), this frame's
-        self.conditions: dict[str, dict[int, bool]] = {}  # `when` -> node -> its value, this frame's
-
-
-GROUP_REFRESH_S = 0.5
+    ids: list[int]
+    points: np.ndarray  # (nodes, dimension)
+    layers: list[int]
+    flags: np.ndarray  # (nodes, whens + classes)
+    whens: dict[str, int]  # `when` -> its column in flags
+    kinds: dict[str, int]  # class -> its column in flags
 
 
 class Sensing:
@@ -628,15 +703,22 @@ class Sensing:
         self.due = np.full(16, math.inf)  # server-clock second at which each slot next checks
         self.registered = 0  # senses registered so far: the phase of the next one
         self.listeners: dict[int, Any] = {}  # hearing senses by instance id
+        self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
+        self.free_poses: list[int] = []
         self.stimuli: list[Stimulus] = []
         self.touched: list[tuple[Any, Any]] = []  # (touch sense, body) entered this frame
         self.rows: list[tuple[int, int, int, float]] = []  # (stream, entity, type, salience)
         self.noted: list[tuple[int, int, tuple[float, ...]]] = []  # (stream, entity, position)
-        self.tree: Any = None
-        self._groups: dict[tuple[str, int], Group] = {}
-        self._read_this_frame: set[tuple[str, int]] = set()
-        self._caster: Any = None  # the ray batch (`RAYS_SOURCE`), made on first use
+        self._world: Any = None  # the engine side (`WORLD_SOURCE`), made on first use
         self.totals = {"checks": 0, "rays": 0, "records": 0, "stimuli": 0}
+
+    def world(self) -> Any:
+        if self._world is None:
+            script = classes.GDScript()
+            script.set_source_code(WORLD_SOURCE)
+            script.reload()
+            self._world = script.new()
+        return self._world
 
     # --- registration (the nodes) ------------------------------------------------------------
     def add(self, sense: Any) -> None:
@@ -646,8 +728,13 @@ class Sensing:
         state = sense.state()
         # what the sense reads every check, found again wherever it now is in the tree
         parent = sense.get_parent()
+        body = _body_of(parent)
         state["parent"], state["stream"], state["space"] = parent, None, None
-        state["body"] = _body_of(parent)
+        state["layer"] = body[1] if body is not None else 0
+        if "pose" not in state:
+            state["pose"] = self.free_poses.pop() if self.free_poses else self.poses
+            self.poses = max(self.poses, state["pose"] + 1)
+        self.world().call("set_node", state["pose"], parent)
         if isinstance(sense, _Hearing):
             self.listeners[sense._id] = sense
             return
@@ -665,8 +752,14 @@ class Sensing:
         self.registered += 1
 
     def remove(self, sense: Any) -> None:
+        state = sense.state()
         self.listeners.pop(sense._id, None)
-        slot = sense.state().pop("slot", None)
+        pose = state.pop("pose", None)
+        if pose is not None:
+            if self._world is not None:
+                self._world.call("set_node", pose, None)
+            self.free_poses.append(pose)
+        slot = state.pop("slot", None)
         if slot is not None:
             self.periodic[slot] = None
             self.due[slot] = math.inf
@@ -691,12 +784,13 @@ class Sensing:
         if isinstance(source, objects.Object):
             if not source.is_valid:
                 raise ValueError("emit_stimulus: the source was freed")
-            entity, body = source._id, _body_of(source)
+            body = _body_of(source)
+            entity, layer = source._id, body[1] if body is not None else 0
         elif isinstance(source, int) and not isinstance(source, bool) and source >= 0:
-            entity, body = source, None
+            entity, layer = source, 0
         else:
             raise TypeError(f"emit_stimulus: source must be a node or an entity id >= 0, got {source!r}")
-        self.stimuli.append(Stimulus(point, float(radius), memory_type, float(salience), entity, body))
+        self.stimuli.append(Stimulus(point, float(radius), memory_type, float(salience), entity, layer))
         self.totals["stimuli"] += 1
 
     # --- once a frame --------------------------------------------------------------------------
@@ -704,7 +798,7 @@ class Sensing:
         """Run what is due at `now` and write the frame's records (before the server steps). A
         failure is reported once (its repeats counted) and never stops the server's step."""
         try:
-            self._run(tree, now)
+            self._run(now)
         except Exception as error:  # the clock, forgetting and signals go on regardless
             self.rows, self.noted, self.stimuli, self.touched = [], [], [], []
             log.exception("npc_mind: the senses failed this frame")
@@ -713,11 +807,9 @@ class Sensing:
                 f"senses_failed:{type(error).__name__}",
                 f"the senses failed this frame ({error}).",
                 fix="see the traceback above; please report it if a node's settings do not explain it.",
-            )  # fmt: skip
+            )
 
-    def _run(self, tree: Any, now: float) -> None:
-        self.tree = tree
-        self._read_this_frame.clear()
+    def _run(self, now: float) -> None:
         if self.touched:
             touched, self.touched = self.touched, []
             for sense, body in touched:
@@ -734,45 +826,51 @@ class Sensing:
 
     def _run_due(self, slots: list[int], now: float) -> None:
         sights: dict[int, list[Any]] = {2: [], 3: []}
-        due = self.due
+        due, periodic = self.due, self.periodic
         for slot in slots:
-            sense = self.periodic[slot]
+            sense = periodic[slot]
             period = 1.0 / max(float(sense.rate_hz), 0.01)
             due[slot] += period
             if due[slot] <= now:  # a long frame (or a changed rate): start again from now
                 due[slot] = now + period
-            self.totals["checks"] += 1
             if isinstance(sense, _Touch):
                 self._feel(sense, list(sense.get_overlapping_bodies()), now)
             else:
                 sights[sense._DIMENSION].append(sense)
+        self.totals["checks"] += len(slots)
         for dimension, senses in sights.items():
             if senses:
                 self._look(senses, dimension, now)
 
+    def _poses(self, senses: list[Any], dimension: int) -> np.ndarray:
+        """(senses, 2 x dimension): each NPC's position then unit facing (2D +X, 3D -Z), in one call;
+        a row of NaN (reported once a sense) when the NPC is not a Node2D / Node3D."""
+        slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
+        found = self.world().call("poses_2d" if dimension == 2 else "poses_3d", slots)
+        poses = np.asarray(found, dtype=np.float64).reshape(len(senses), 2 * dimension)
+        for row in np.flatnonzero(np.isnan(poses[:, 0])).tolist():
+            _report_parent(senses[row], dimension)
+        return poses
+
     # --- sight ---------------------------------------------------------------------------------
     def _look(self, senses: list[Any], dimension: int, now: float) -> None:
-        """The due sights of one dimension: every sense against every candidate of its groups in one
-        array operation, then a ray for each pair in range and view whose rules hold."""
-        eyes, facing, ranges, cos_half = [], [], [], []
-        looking, rule_sets = [], []
-        for sense in senses:
-            pose = _pose(sense, dimension)
-            if pose is None:
-                continue
+        """The due sights of one dimension: every sense against every node of its groups in one
+        array operation, then one ray batch for the pairs in range and view whose rules hold."""
+        poses = self._poses(senses, dimension)
+        looking, rule_sets, rows, ranges, cos_half = [], [], [], [], []
+        for row, sense in enumerate(senses):
             rules = sense.compiled_rules()
-            if not rules:
+            if not rules or poses[row, 0] != poses[row, 0]:  # no rules, or not placed (NaN)
                 continue
             looking.append(sense)
             rule_sets.append(rules)
-            eyes.append(pose[0])
-            facing.append(pose[1])
+            rows.append(row)
             ranges.append(max(float(sense.view_range), 0.0))
             cos_half.append(cos_half_fov(sense.field_of_view))
         if not looking:
             return
-        eye_array = np.asarray(eyes, dtype=np.float64)
-        facing_array = np.asarray(facing, dtype=np.float64)
+        eyes = poses[rows, :dimension]
+        facing = poses[rows, dimension:]
         range_array, cos_array = np.asarray(ranges), np.asarray(cos_half)
         by_group: dict[str, list[int]] = {}
         for position, rules in enumerate(rule_sets):
@@ -780,108 +878,51 @@ class Sensing:
                 by_group.setdefault(group, []).append(position)
         pairs: list[tuple[int, Group, int, list[Rule]]] = []  # (sense, group, node, rules that hold)
         for group_name, members in by_group.items():
-            group = self._group(group_name, dimension, now)
+            rules_here = [
+                rule for position in members for rule in rule_sets[position] if rule.group == group_name
+            ]
+            group = self._group(group_name, dimension, rules_here)
             if not group.ids:
                 continue
             index = np.asarray(members)
-            seen = in_view(
-                eye_array[index], facing_array[index], range_array[index], cos_array[index], group.points
-            )
+            seen = in_view(eyes[index], facing[index], range_array[index], cos_array[index], group.points)
             for row, column in zip(*(axis.tolist() for axis in np.nonzero(seen)), strict=True):
                 position = members[row]
-                sense = looking[position]
-                if group.ids[column] == sense.state()["parent"]._id:
+                if group.ids[column] == looking[position].state()["parent"]._id:
                     continue  # itself
-                held = self._held(rule_sets[position], group_name, group, column)
+                held = _held(rule_sets[position], group_name, group, column)
                 if held:
                     pairs.append((position, group, column, held))
-        rays: list[tuple[Any, tuple, tuple, int, list[Any]]] = []
-        seen_pairs: dict[tuple[int, int], int] = {}  # (sense, entity) -> its ray: one per pair a check
-        for position, group, column, _held in pairs:
-            if (position, group.ids[column]) not in seen_pairs:
-                seen_pairs[(position, group.ids[column])] = len(rays)
-                rays.append(self._sight_ray(looking[position], dimension, eyes[position], group, column))
-        blocked = self._cast(rays, dimension, 1)
+        rays: list[tuple[Any, tuple, tuple, int, list[int]]] = []
+        ray_of: dict[tuple[int, int], int] = {}  # (sense, entity) -> its ray: one per pair a check
+        for position, group, column, _held_rules in pairs:
+            key = (position, group.ids[column])
+            if key not in ray_of:
+                ray_of[key] = len(rays)
+                rays.append(_sight_ray(looking[position], dimension, eyes[position], group, column))
+        hits = self._cast(rays, dimension, 1)
         for position, group, column, held in pairs:
-            if not blocked[seen_pairs[(position, group.ids[column])]]:
+            if not hits[ray_of[(position, group.ids[column])]]:
                 sense = looking[position]
                 point = tuple(group.points[column].tolist())
                 self._perceive(
                     sense, sense.state(), sense.stream_handle(), group.ids[column], point, held, now
                 )
 
-    def _held(self, rules: list[Rule], group_name: str, group: Group, column: int) -> list[Rule]:
-        """The rules of one group that hold for its node now (a `when` read once a frame a node)."""
-        held = []
-        for rule in rules:
-            if rule.group != group_name:
-                continue
-            if rule.node_class and not group.nodes[column].is_class(rule.node_class):
-                continue
-            if rule.when:
-                values = group.conditions.setdefault(rule.when, {})
-                value = values.get(column)
-                if value is None:
-                    value = values[column] = _condition(group.nodes[column], rule.when)
-                if value == rule.when_false:
-                    continue
-            held.append(rule)
-        return held
-
-    def _group(self, name: str, dimension: int, now: float) -> Group:
-        """The group's nodes (see `Group`) and their positions this frame (read once a frame)."""
-        key = (name, dimension)
-        group = self._groups.get(key)
-        if group is None:
-            group = self._groups[key] = Group()
-        if key in self._read_this_frame:
-            return group
-        self._read_this_frame.add(key)
-        tree, group_name = self.tree, StringName(name)
-        stale = (
-            now - group.read_at >= GROUP_REFRESH_S
-            or tree.get_node_count_in_group(group_name) != group.count
-            or not all(node.is_valid for node in group.nodes)
+    def _group(self, name: str, dimension: int, rules: list[Rule]) -> Group:
+        """The group's nodes this frame, with the `when`s and classes these rules ask (one call)."""
+        whens = list(dict.fromkeys(rule.when for rule in rules if rule.when))
+        kinds = list(dict.fromkeys(rule.node_class for rule in rules if rule.node_class))
+        found = self.world().call(
+            "group", StringName(name), dimension, PackedStringArray(whens), PackedStringArray(kinds)
         )
-        if stale:
-            base = classes.Node2D if dimension == 2 else classes.Node3D
-            members = list(tree.get_nodes_in_group(group_name))
-            group.count, group.read_at = len(members), now
-            group.nodes = [node for node in members if isinstance(node, base)]
-            group.ids = [node._id for node in group.nodes]
-            bodies = [_body_of(node) for node in group.nodes]
-            group.bodies = [body[0] if body is not None else None for body in bodies]
-            group.layers = [body[1] if body is not None else 0 for body in bodies]
-        points = [_xyz(node.get_global_position()) for node in group.nodes]
-        group.conditions = {}
-        group.points = np.asarray(points, dtype=np.float64).reshape(len(points), dimension)
-        return group
-
-    @staticmethod
-    def _sight_ray(sense: Any, dimension: int, eye: tuple, group: Group, column: int) -> tuple:
-        """(space, start, end, mask, exclude) of the line of sight from a sense to a group's node: the
-        NPC's own body and the target's left out when they are on the occluder mask."""
-        target = tuple(group.points[column].tolist())
-        mask = int(sense.occluder_mask)
-        if dimension == 3:
-            lift = float(sense.eye_height)
-            eye, target = (eye[0], eye[1] + lift, eye[2]), (target[0], target[1] + lift, target[2])
-        state = sense.state()
-        own = state["body"]
-        exclude = []
-        if own is not None and own[1] & mask:
-            exclude.append(own[0])
-        if group.layers[column] & mask:
-            exclude.append(group.bodies[column])
-        return _space(state, dimension), eye, target, mask, exclude
-
-    @staticmethod
-    def _holds(rule: Rule, node: Any) -> bool:
-        """Whether a rule holds for a perceived node now (its class, its `when` property or meta; a
-        node with neither: false)."""
-        if rule.node_class and not node.is_class(rule.node_class):
-            return False
-        return not rule.when or _condition(node, rule.when) != rule.when_false
+        ids = np.asarray(found[0]).tolist()
+        points = np.asarray(found[1], dtype=np.float64).reshape(len(ids), dimension)
+        layers = np.asarray(found[2]).tolist()
+        flags = np.asarray(found[3], dtype=np.uint8).reshape(len(ids), len(whens) + len(kinds))
+        columns = {when: index for index, when in enumerate(whens)}
+        classes_at = {kind: len(whens) + index for index, kind in enumerate(kinds)}
+        return Group(ids, points, layers, flags, columns, classes_at)
 
     # --- touch ---------------------------------------------------------------------------------
     def _feel(self, sense: Any, bodies: list[Any], now: float) -> None:
@@ -897,7 +938,9 @@ class Sensing:
             held = [
                 rule
                 for rule in rules
-                if (not rule.group or body.is_in_group(rule.group)) and self._holds(rule, body)
+                if (not rule.group or body.is_in_group(rule.group))
+                and (not rule.node_class or body.is_class(rule.node_class))
+                and (not rule.when or _condition(body, rule.when) != rule.when_false)
             ]
             if held:
                 self._perceive(sense, state, handle, body._id, _xyz(body.get_global_position()), held, now)
@@ -907,36 +950,29 @@ class Sensing:
         stimuli, self.stimuli = self.stimuli, []
         heard: dict[int, tuple[list[Any], np.ndarray]] = {}
         for dimension in {len(stimulus.point) for stimulus in stimuli}:
-            base = classes.Node2D if dimension == 2 else classes.Node3D
-            senses, points = [], []
-            for sense in list(self.listeners.values()):
-                parent = sense.state()["parent"]
-                if dimension != sense._DIMENSION or not sense.is_valid:
-                    continue
-                if not isinstance(parent, base):
-                    _pose(sense, dimension)  # reports it
-                    continue
-                senses.append(sense)
-                points.append(_xyz(parent.get_global_position()))
-            heard[dimension] = (senses, np.asarray(points, dtype=np.float64).reshape(len(points), dimension))
+            senses = [
+                sense for sense in self.listeners.values() if dimension == sense._DIMENSION and sense.is_valid
+            ]
+            points = self._poses(senses, dimension)[:, :dimension] if senses else np.zeros((0, dimension))
+            heard[dimension] = (senses, points)
         heard_by: list[tuple[Any, Stimulus, float, int]] = []  # (sense, stimulus, distance, its ray or -1)
-        rays: dict[int, list[tuple[Any, tuple, tuple, int, list[Any]]]] = {2: [], 3: []}
+        rays: dict[int, list[tuple[Any, tuple, tuple, int, list[int]]]] = {2: [], 3: []}
         for stimulus in stimuli:
             dimension = len(stimulus.point)
             senses, points = heard[dimension]
             if not senses:
                 continue
             distances = np.sqrt(((points - np.asarray(stimulus.point)) ** 2).sum(axis=1))
-            for position in np.flatnonzero(distances < stimulus.radius).tolist():
+            for position in np.flatnonzero(distances < stimulus.radius).tolist():  # NaN: never
                 sense = senses[position]
                 state = sense.state()
                 if state["parent"]._id == stimulus.source:
                     continue  # its own noise
                 mask, ray = int(sense.occlusion_mask), -1
                 if mask:
-                    own = state["body"]
-                    bodies = (own, stimulus.source_body)
-                    exclude = [body[0] for body in bodies if body is not None and body[1] & mask]
+                    exclude = [state["parent"]._id] if state["layer"] & mask else []
+                    if stimulus.source_layer & mask:
+                        exclude.append(stimulus.source)
                     ray = len(rays[dimension])
                     listener = tuple(points[position].tolist())
                     rays[dimension].append(
@@ -945,8 +981,7 @@ class Sensing:
                 heard_by.append((sense, stimulus, float(distances[position]), ray))
         hits = {dimension: self._cast(rays[dimension], dimension, MAX_OCCLUDER_HITS) for dimension in rays}
         for sense, stimulus, distance, ray in heard_by:
-            dimension = len(stimulus.point)
-            occluders = hits[dimension][ray] if ray >= 0 else 0
+            occluders = hits[len(stimulus.point)][ray] if ray >= 0 else 0
             factor = float(sense.occlusion_factor)
             salience = heard_salience(stimulus.salience, distance, stimulus.radius, occluders, factor)
             if salience <= 0.0 or salience < float(sense.min_salience):
@@ -982,19 +1017,12 @@ class Sensing:
             self.noted.append((handle, entity, point))
 
     def _cast(
-        self, rays: list[tuple[Any, tuple, tuple, int, list[Any]]], dimension: int, max_hits: int
+        self, rays: list[tuple[Any, tuple, tuple, int, list[int]]], dimension: int, max_hits: int
     ) -> list[int]:
-        """How many bodies each (space, start, end, mask, exclude) segment hits, up to `max_hits`:
-        every ray of the frame cast in one call per physics space (`RAYS_SOURCE`), not two engine
-        calls a ray."""
+        """How many bodies each (space, start, end, mask, excluded ids) segment hits, up to
+        `max_hits`: every ray of the frame in one call per physics space."""
         if not rays:
             return []
-        caster = self._caster
-        if caster is None:
-            script = classes.GDScript()
-            script.set_source_code(RAYS_SOURCE)
-            script.reload()
-            caster = self._caster = script.new()
         by_space: dict[int, list[int]] = {}
         for index, ray in enumerate(rays):
             by_space.setdefault(ray[0]._id, []).append(index)
@@ -1006,8 +1034,8 @@ class Sensing:
             ends = np.asarray([ray[2] for ray in chosen], dtype=np.float32).reshape(len(chosen), dimension)
             masks = np.asarray([ray[3] for ray in chosen], dtype=np.int32)
             counts = np.asarray([len(ray[4]) for ray in chosen], dtype=np.int32)
-            excluded = [rid for ray in chosen for rid in ray[4]]
-            found = caster.call(method, chosen[0][0], starts, ends, masks, counts, excluded, max_hits)
+            excluded = np.asarray([entity for ray in chosen for entity in ray[4]], dtype=np.int64)
+            found = self.world().call(method, chosen[0][0], starts, ends, masks, counts, excluded, max_hits)
             for index, count in zip(indices, np.asarray(found).tolist(), strict=True):
                 hits[index] = count
         self.totals["rays"] += len(rays)
@@ -1034,8 +1062,7 @@ class Sensing:
 
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""
-        self._caster = None
-        self._groups.clear()
+        self._world = None
         self.periodic, self.listeners, self.stimuli, self.touched = [], {}, [], []
 
     def metrics(self) -> dict[str, float]:
@@ -1068,7 +1095,7 @@ def _number(value: Any) -> bool:
 
 
 def _body_of(node: Any) -> tuple[Any, int] | None:
-    """(RID, collision layer) of a physics body (left out of the rays that would hit it), else None."""
+    """(RID, collision layer) of a physics body, else None."""
     if isinstance(node, classes.CollisionObject2D | classes.CollisionObject3D):
         return node.get_rid(), int(node.get_collision_layer())
     return None
@@ -1078,27 +1105,45 @@ def _xyz(vector: Any) -> tuple[float, ...]:
     return (vector.x, vector.y) if isinstance(vector, Vector2) else (vector.x, vector.y, vector.z)
 
 
-def _pose(sense: Any, dimension: int) -> tuple[tuple, tuple] | None:
-    """The NPC's (position, unit facing) from its global transform: 2D +X, 3D -Z; None (reported
-    once, repeats counted) when the parent is not a Node2D / Node3D."""
-    parent = sense.state()["parent"]
-    base = classes.Node2D if dimension == 2 else classes.Node3D
-    if not isinstance(parent, base):
-        name = "Node2D" if dimension == 2 else "Node3D"
-        mistakes.report(
-            sense, "parent_not_spatial",
-            f"the parent must be a {name} (the NPC): this sense reads its position from it, so it "
-            "perceives nothing.",
-            fix=f"move the sense under the NPC's {name} (a CharacterBody, an Area, a {name}).",
-        )  # fmt: skip
-        return None
-    values = parent.get_global_transform().values
-    if dimension == 2:
-        point, ahead = (values[4], values[5]), (values[0], values[1])
-    else:
-        point, ahead = (values[9], values[10], values[11]), (-values[2], -values[5], -values[8])
-    length = math.sqrt(sum(value * value for value in ahead)) or 1.0
-    return point, tuple(value / length for value in ahead)
+def _held(rules: list[Rule], group_name: str, group: Group, column: int) -> list[Rule]:
+    """The rules of one group that hold for its node now (class and `when` read in the group's call)."""
+    held = []
+    flags = group.flags[column]
+    for rule in rules:
+        if rule.group != group_name:
+            continue
+        if rule.node_class and not flags[group.kinds[rule.node_class]]:
+            continue
+        if rule.when and bool(flags[group.whens[rule.when]]) == rule.when_false:
+            continue
+        held.append(rule)
+    return held
+
+
+def _sight_ray(sense: Any, dimension: int, eye: np.ndarray, group: Group, column: int) -> tuple:
+    """(space, start, end, mask, excluded ids) of the line of sight from a sense to a group's node:
+    the NPC's own body and the target's left out when they are on the occluder mask."""
+    start, target = tuple(eye.tolist()), tuple(group.points[column].tolist())
+    mask = int(sense.occluder_mask)
+    if dimension == 3:
+        lift = float(sense.eye_height)
+        start, target = (start[0], start[1] + lift, start[2]), (target[0], target[1] + lift, target[2])
+    state = sense.state()
+    exclude = [state["parent"]._id] if state["layer"] & mask else []
+    if group.layers[column] & mask:
+        exclude.append(group.ids[column])
+    return _space(state, dimension), start, target, mask, exclude
+
+
+def _report_parent(sense: Any, dimension: int) -> None:
+    """A sense whose parent is not a Node2D / Node3D perceives nothing: once, repeats counted."""
+    name = "Node2D" if dimension == 2 else "Node3D"
+    mistakes.report(
+        sense, "parent_not_spatial",
+        f"the parent must be a {name} (the NPC): this sense reads its position from it, so it "
+        "perceives nothing.",
+        fix=f"move the sense under the NPC's {name} (a CharacterBody, an Area, a {name}).",
+    )  # fmt: skip
 
 
 def sensing() -> Sensing:
