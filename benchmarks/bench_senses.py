@@ -115,9 +115,11 @@ def main() -> int:
         "once a frame, reads each group's positions once a frame (not once per guard and target), tests",
         "range and view for every due guard against every target in one array operation, and casts every",
         "ray of the frame in one call per physics space (a GDScript loop: the same engine cost per ray as",
-        "the hand-written version, without two Python-to-engine calls a ray); the frame's records go to",
-        "the memory bank in one `record_batch`. The hand-written version pays `note_sighting` (a Python",
-        "call) per perception; the nodes note it in Python directly.",
+        "the hand-written version, without two Python-to-engine calls a ray; the poses of the due guards",
+        "and each group's positions and conditions are read the same way, one call each a frame); the",
+        "frame's records are queued on the memory bank as `record_event`'s are and folded in the step.",
+        "The hand-written version pays `note_sighting` (a Python call) per perception; the nodes note it",
+        "in Python directly.",
     ]
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines) + "\n")

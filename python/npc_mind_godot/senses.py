@@ -5,7 +5,8 @@ stream (`record_event` semantics) and notes where it perceived it (`MemoryStream
 back by `get_last_known_position`). The nodes are thin: they register with `Sensing`, the one
 coordinator the `NpcMindServer` owns and runs once a frame (before its step), which queries the
 physics world for the senses that are due (each at `rate_hz`, each at its own phase so many senses
-spread over frames) and writes every record of the frame in one batch (`MindServer.record_batch`).
+spread over frames) and queues every record of the frame on the memory bank, which folds them with
+the frame's other writes in the step's one batch.
 The rules themselves (field of view, attenuation, rate, phase) are Godot-free: `npc_mind.senses`.
 
 - `SenseRule` (Resource): a group (and/or a class) of the perceived node -> a memory type and a
@@ -695,7 +696,8 @@ class Group(NamedTuple):
 class Sensing:
     """Every sense in the game, run once a frame by `NpcMindServer.frame` (before the server's step):
     the due sights and touch senses, the frame's stimuli for every hearing sense, then the frame's
-    records in one `record_batch` and its sightings. Owned by the server singleton (`sensing()`)."""
+    records (queued for the step's batch) and its sightings. Owned by the server singleton
+    (`sensing()`)."""
 
     def __init__(self) -> None:
         self.periodic: list[Any] = []  # sights and touch senses by slot (None: a free slot)
@@ -1042,20 +1044,19 @@ class Sensing:
         return hits
 
     def _write(self, now: float) -> None:
-        """The frame's records in one batch, and its sightings (rows of a freed stream are skipped)."""
+        """The frame's records and sightings. Each record takes the path of `MemoryStream.record_event`
+        (`MindServer.record`: queued, then folded with the frame's other writes in the step's one
+        batch, at the time it was made); a row of a stream freed this frame is skipped."""
         mind = server().core
+        streams = mind.memory.entries
         rows, self.rows = self.rows, []
-        if rows:
-            handles, entities, kinds, saliences = zip(*rows, strict=True)
-            mind.record_batch(
-                np.asarray(handles, dtype=np.int64),
-                np.asarray(entities, dtype=np.int64),
-                np.asarray(kinds, dtype=np.int32),
-                np.asarray(saliences, dtype=np.float32),
-            )
-            self.totals["records"] += len(rows)
+        record = mind.record
+        for handle, entity, memory_type, salience in rows:
+            if handle in streams:
+                record(handle, entity, memory_type, salience)
+        self.totals["records"] += len(rows)
         noted, self.noted = self.noted, []
-        streams, sightings = mind.memory.entries, mind.sightings
+        sightings = mind.sightings
         for handle, entity, point in noted:
             if handle in streams:
                 sightings.note(handle, entity, point, now)
