@@ -122,6 +122,16 @@ func game_work() -> void:
 		guard.rotation += 0.01
 
 
+func cpu_seconds() -> float:
+	## this process's user + system CPU time (Linux /proc; -1 elsewhere): robust to a shared machine
+	var file := FileAccess.open("/proc/self/stat", FileAccess.READ)
+	if file == null:
+		return -1.0
+	var stat := file.get_line()  # (the file reports no size: read by line)
+	var fields := stat.substr(stat.rfind(")") + 2).split(" ")
+	return (int(fields[11]) + int(fields[12])) / 100.0  # utime, stime in clock ticks (USER_HZ 100)
+
+
 func memory_count() -> int:
 	var count := 0
 	for stream in streams:
@@ -238,6 +248,8 @@ func _process(delta: float) -> bool:
 	if last_usec > 0 and frame_in_phase > 0:
 		intervals[name].append((now - last_usec) / 1000.0)
 	last_usec = now
+	if frame_in_phase == 0:
+		totals[name + "_cpu_start"] = cpu_seconds()
 	if frame_in_phase == -WARMUP:
 		start_phase(name)
 		if name == "nodes":
@@ -256,6 +268,7 @@ func _process(delta: float) -> bool:
 			NpcMindServer.emit_stimulus(emitted[0], STIMULUS_RADIUS, MemoryStream.HOSTILE, 0.8, emitted[1])
 	frame_in_phase += 1
 	if frame_in_phase > frames:
+		totals[name + "_cpu"] = (cpu_seconds() - totals[name + "_cpu_start"]) * 1000.0 / frames
 		totals[name + "_memories"] = memory_count()
 		if name == "gdscript":
 			totals["gdscript_rays"] = rays
@@ -269,7 +282,8 @@ func _process(delta: float) -> bool:
 			print(JSON.stringify({"npcs": npcs, "frames": frames, "targets": TARGETS,
 				"without": intervals["without"], "gdscript": intervals["gdscript"], "nodes": intervals["nodes"],
 				"gdscript_rays": totals["gdscript_rays"], "gdscript_records": totals["gdscript_records"],
-				"gdscript_memories": totals["gdscript_memories"], "nodes_memories": totals["nodes_memories"], "nodes_rays": after["senses/rays"] - before["senses/rays"],
+				"gdscript_memories": totals["gdscript_memories"], "nodes_memories": totals["nodes_memories"],
+				"cpu_ms": {"without": totals["without_cpu"], "gdscript": totals["gdscript_cpu"], "nodes": totals["nodes_cpu"]}, "nodes_rays": after["senses/rays"] - before["senses/rays"],
 				"nodes_records": after["senses/records"] - before["senses/records"],
 				"nodes_checks": after["senses/checks"] - before["senses/checks"]}))
 			start_phase("without")

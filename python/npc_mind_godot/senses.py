@@ -859,57 +859,73 @@ class Sensing:
         """The due sights of one dimension: every sense against every node of its groups in one
         array operation, then one ray batch for the pairs in range and view whose rules hold."""
         poses = self._poses(senses, dimension)
-        looking, rule_sets, rows, ranges, cos_half = [], [], [], [], []
+        looking, rule_sets, rows, settings, spaces = [], [], [], [], []
         for row, sense in enumerate(senses):
             rules = sense.compiled_rules()
             if not rules or poses[row, 0] != poses[row, 0]:  # no rules, or not placed (NaN)
                 continue
+            state = sense.__dict__["_state"]
             looking.append(sense)
             rule_sets.append(rules)
             rows.append(row)
-            ranges.append(max(float(sense.view_range), 0.0))
-            cos_half.append(cos_half_fov(sense.field_of_view))
+            lift = float(sense.eye_height) if dimension == 3 else 0.0
+            mask = int(sense.occluder_mask)
+            reach = max(float(sense.view_range), 0.0)
+            cos = cos_half_fov(sense.field_of_view)
+            settings.append((reach, cos, mask, lift, state["parent"]._id, mask & state["layer"]))
+            spaces.append(_space(state, dimension))
         if not looking:
             return
-        eyes = poses[rows, :dimension]
-        facing = poses[rows, dimension:]
-        range_array, cos_array = np.asarray(ranges), np.asarray(cos_half)
+        eyes, facing = poses[rows, :dimension], poses[rows, dimension:]
+        ranges, cos_half, masks, lifts, owners, own_blocks = (
+            np.asarray(values) for values in zip(*settings, strict=True)
+        )
         by_group: dict[str, list[int]] = {}
         for position, rules in enumerate(rule_sets):
             for group in dict.fromkeys(rule.group for rule in rules):
                 by_group.setdefault(group, []).append(position)
         pairs: list[tuple[int, Group, int, list[Rule]]] = []  # (sense, group, node, rules that hold)
         for group_name, members in by_group.items():
-            rules_here = [
-                rule for position in members for rule in rule_sets[position] if rule.group == group_name
-            ]
-            group = self._group(group_name, dimension, rules_here)
+            group_rules = {
+                position: [rule for rule in rule_sets[position] if rule.group == group_name]
+                for position in members
+            }
+            asked = [rule for rules in group_rules.values() for rule in rules]
+            plain = not any(rule.when or rule.node_class for rule in asked)  # every rule holds: no check
+            group = self._group(group_name, dimension, asked)
             if not group.ids:
                 continue
             index = np.asarray(members)
-            seen = in_view(eyes[index], facing[index], range_array[index], cos_array[index], group.points)
-            for row, column in zip(*(axis.tolist() for axis in np.nonzero(seen)), strict=True):
-                position = members[row]
-                if group.ids[column] == looking[position].state()["parent"]._id:
-                    continue  # itself
-                held = _held(rule_sets[position], group_name, group, column)
+            seen = in_view(eyes[index], facing[index], ranges[index], cos_half[index], group.points)
+            found_rows, columns = np.nonzero(seen)
+            positions = index[found_rows]
+            keep = np.asarray(group.ids, dtype=np.int64)[columns] != owners[positions]  # not itself
+            for position, column in zip(positions[keep].tolist(), columns[keep].tolist(), strict=True):
+                held = group_rules[position] if plain else _held(group_rules[position], group, column)
                 if held:
                     pairs.append((position, group, column, held))
-        rays: list[tuple[Any, tuple, tuple, int, list[int]]] = []
-        ray_of: dict[tuple[int, int], int] = {}  # (sense, entity) -> its ray: one per pair a check
-        for position, group, column, _held_rules in pairs:
-            key = (position, group.ids[column])
-            if key not in ray_of:
-                ray_of[key] = len(rays)
-                rays.append(_sight_ray(looking[position], dimension, eyes[position], group, column))
-        hits = self._cast(rays, dimension, 1)
-        for position, group, column, held in pairs:
-            if not hits[ray_of[(position, group.ids[column])]]:
-                sense = looking[position]
-                point = tuple(group.points[column].tolist())
-                self._perceive(
-                    sense, sense.state(), sense.stream_handle(), group.ids[column], point, held, now
-                )
+        if not pairs:
+            return
+        at = np.asarray([pair[0] for pair in pairs])
+        starts = eyes[at].copy()
+        ends = np.asarray([pair[1].points[pair[2]] for pair in pairs])
+        target_blocks = np.asarray([pair[1].layers[pair[2]] for pair in pairs]) & masks[at]
+        if dimension == 3:  # the ray runs eye_height above both origins
+            starts[:, 1] += lifts[at]
+            ends[:, 1] += lifts[at]
+        counts = (own_blocks[at] != 0).astype(np.int32) + (target_blocks != 0)
+        excluded: list[int] = []
+        for row in np.flatnonzero(counts).tolist():  # only bodies on the occluder mask are left out
+            position, group, column, _ = pairs[row]
+            excluded += [int(owners[position])] if own_blocks[position] else []
+            excluded += [group.ids[column]] if target_blocks[row] else []
+        hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
+        for row in np.flatnonzero(hits == 0).tolist():
+            position, group, column, held = pairs[row]
+            sense = looking[position]
+            point = tuple(group.points[column].tolist())
+            handle = sense.stream_handle()
+            self._perceive(sense, sense.__dict__["_state"], handle, group.ids[column], point, held, now)
 
     def _group(self, name: str, dimension: int, rules: list[Rule]) -> Group:
         """The group's nodes this frame, with the `when`s and classes these rules ask (one call)."""
@@ -1021,26 +1037,48 @@ class Sensing:
     def _cast(
         self, rays: list[tuple[Any, tuple, tuple, int, list[int]]], dimension: int, max_hits: int
     ) -> list[int]:
-        """How many bodies each (space, start, end, mask, excluded ids) segment hits, up to
-        `max_hits`: every ray of the frame in one call per physics space."""
+        """How many bodies each (space, start, end, mask, excluded ids) segment hits, up to `max_hits`."""
         if not rays:
             return []
-        by_space: dict[int, list[int]] = {}
-        for index, ray in enumerate(rays):
-            by_space.setdefault(ray[0]._id, []).append(index)
-        hits = [0] * len(rays)
+        starts = np.asarray([ray[1] for ray in rays], dtype=np.float64).reshape(len(rays), dimension)
+        ends = np.asarray([ray[2] for ray in rays], dtype=np.float64).reshape(len(rays), dimension)
+        masks = np.asarray([ray[3] for ray in rays], dtype=np.int64)
+        counts = np.asarray([len(ray[4]) for ray in rays], dtype=np.int32)
+        excluded = [entity for ray in rays for entity in ray[4]]
+        at = np.arange(len(rays))
+        columns = (starts, ends, masks, counts)
+        return self._cast_batch([ray[0] for ray in rays], at, dimension, columns, excluded, max_hits).tolist()
+
+    def _cast_batch(  # noqa: PLR0917 - the batch and its columns
+        self,
+        spaces: list[Any],
+        at: np.ndarray,
+        dimension: int,
+        columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+        excluded: list[int],
+        max_hits: int,
+    ) -> np.ndarray:
+        """Hits per ray (ray i in `spaces[at[i]]`; columns: starts, ends, masks, counts of excluded
+        ids): every ray in one call per physics space."""
+        starts, ends, masks, counts = columns
         method = "cast_2d" if dimension == 2 else "cast_3d"
-        for indices in by_space.values():
-            chosen = [rays[index] for index in indices]
-            starts = np.asarray([ray[1] for ray in chosen], dtype=np.float32).reshape(len(chosen), dimension)
-            ends = np.asarray([ray[2] for ray in chosen], dtype=np.float32).reshape(len(chosen), dimension)
-            masks = np.asarray([ray[3] for ray in chosen], dtype=np.int32)
-            counts = np.asarray([len(ray[4]) for ray in chosen], dtype=np.int32)
-            excluded = np.asarray([entity for ray in chosen for entity in ray[4]], dtype=np.int64)
-            found = self.world().call(method, chosen[0][0], starts, ends, masks, counts, excluded, max_hits)
-            for index, count in zip(indices, np.asarray(found).tolist(), strict=True):
-                hits[index] = count
-        self.totals["rays"] += len(rays)
+        space_ids = np.asarray([spaces[position]._id for position in at.tolist()], dtype=np.int64)
+        hits = np.zeros(len(at), dtype=np.int32)
+        firsts = (np.cumsum(counts) - counts).tolist()  # each ray's first excluded id
+        excluded_array = np.asarray(excluded, dtype=np.int64)
+        for space_id in dict.fromkeys(space_ids.tolist()):
+            chosen = np.flatnonzero(space_ids == space_id)
+            part = excluded_array
+            if chosen.size != len(at):  # the excluded ids of the chosen rays, in order
+                ranges = [excluded_array[firsts[i] : firsts[i] + int(counts[i])] for i in chosen.tolist()]
+                part = np.concatenate([np.zeros(0, np.int64), *ranges])
+            found = self.world().call(
+                method, spaces[int(at[chosen[0]])], starts[chosen].astype(np.float32),
+                ends[chosen].astype(np.float32), masks[chosen].astype(np.int32),
+                counts[chosen].astype(np.int32), part, max_hits,
+            )  # fmt: skip
+            hits[chosen] = np.asarray(found, dtype=np.int32)
+        self.totals["rays"] += len(at)
         return hits
 
     def _write(self, now: float) -> None:
@@ -1106,34 +1144,17 @@ def _xyz(vector: Any) -> tuple[float, ...]:
     return (vector.x, vector.y) if isinstance(vector, Vector2) else (vector.x, vector.y, vector.z)
 
 
-def _held(rules: list[Rule], group_name: str, group: Group, column: int) -> list[Rule]:
-    """The rules of one group that hold for its node now (class and `when` read in the group's call)."""
+def _held(rules: list[Rule], group: Group, column: int) -> list[Rule]:
+    """The rules (of this group) that hold for its node now (class and `when` read in the group's call)."""
     held = []
     flags = group.flags[column]
     for rule in rules:
-        if rule.group != group_name:
-            continue
         if rule.node_class and not flags[group.kinds[rule.node_class]]:
             continue
         if rule.when and bool(flags[group.whens[rule.when]]) == rule.when_false:
             continue
         held.append(rule)
     return held
-
-
-def _sight_ray(sense: Any, dimension: int, eye: np.ndarray, group: Group, column: int) -> tuple:
-    """(space, start, end, mask, excluded ids) of the line of sight from a sense to a group's node:
-    the NPC's own body and the target's left out when they are on the occluder mask."""
-    start, target = tuple(eye.tolist()), tuple(group.points[column].tolist())
-    mask = int(sense.occluder_mask)
-    if dimension == 3:
-        lift = float(sense.eye_height)
-        start, target = (start[0], start[1] + lift, start[2]), (target[0], target[1] + lift, target[2])
-    state = sense.state()
-    exclude = [state["parent"]._id] if state["layer"] & mask else []
-    if group.layers[column] & mask:
-        exclude.append(group.ids[column])
-    return _space(state, dimension), start, target, mask, exclude
 
 
 def _report_parent(sense: Any, dimension: int) -> None:
