@@ -83,7 +83,8 @@ def _show_rule(rule: SenseRule, _value: Any) -> None:
     rule.set(StringName("resource_name"), f"{label} -> {MemoryType(int(rule.memory_type)).name.lower()}")
 
 
-_rules_version = [0]  # bumped by any edit of a rule or of a sense's rules: the senses read them again
+# bumped by any edit of a rule, or of a sense's rules or settings: the senses read them again
+_rules_version = [0]
 
 
 def _rule_changed(rule: SenseRule, value: Any) -> None:
@@ -368,6 +369,16 @@ sound goes through walls), unless that is below `min_salience`. The entity is th
 (a node's instance id, or the id given) and the stimulus' position is noted as where it was heard
 (`MemoryStream.get_last_known_position`). An NPC does not hear its own stimuli.
 """
+
+
+def _settings_changed(sense: Any, _value: Any) -> None:
+    _rules_version[0] += 1
+
+
+for _sight in (SightSense2D, SightSense3D):
+    for _field in ("view_range", "field_of_view", "occluder_mask"):
+        _sight.__dict__[_field].on_change = _settings_changed
+SightSense3D.__dict__["eye_height"].on_change = _settings_changed
 
 
 class _Hearing(_Sense):
@@ -703,6 +714,7 @@ class Sensing:
         self.periodic: list[Any] = []  # sights and touch senses by slot (None: a free slot)
         self.free_slots: list[int] = []
         self.due = np.full(16, math.inf)  # server-clock second at which each slot next checks
+        self.period = np.full(16, 0.1)  # each slot's seconds between checks (1 / rate_hz)
         self.registered = 0  # senses registered so far: the phase of the next one
         self.listeners: dict[int, Any] = {}  # hearing senses by instance id
         self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
@@ -731,7 +743,7 @@ class Sensing:
         # what the sense reads every check, found again wherever it now is in the tree
         parent = sense.get_parent()
         body = _body_of(parent)
-        state["parent"], state["stream"], state["space"] = parent, None, None
+        state["parent"], state["stream"], state["space"], state["look"] = parent, None, None, None
         state["layer"] = body[1] if body is not None else 0
         if "pose" not in state:
             state["pose"] = self.free_poses.pop() if self.free_poses else self.poses
@@ -747,9 +759,10 @@ class Sensing:
             self.periodic.append(None)
             if slot >= self.due.size:
                 self.due = np.concatenate([self.due, np.full(self.due.size, math.inf)])
+                self.period = np.concatenate([self.period, np.full(self.period.size, 0.1)])
         self.periodic[slot] = sense
         state["slot"] = slot
-        period = 1.0 / max(float(sense.rate_hz), 0.01)
+        period = self.period[slot] = _period(sense)
         self.due[slot] = mind_server.core.now() + phase(self.registered, period)
         self.registered += 1
 
@@ -828,13 +841,14 @@ class Sensing:
 
     def _run_due(self, slots: list[int], now: float) -> None:
         sights: dict[int, list[Any]] = {2: [], 3: []}
-        due, periodic = self.due, self.periodic
+        at = np.asarray(slots)
+        due, period = self.due, self.period[at]
+        due[at] += period
+        late = at[due[at] <= now]  # a long frame (or a changed rate): start again from now
+        due[late] = now + self.period[late]
+        periodic = self.periodic
         for slot in slots:
             sense = periodic[slot]
-            period = 1.0 / max(float(sense.rate_hz), 0.01)
-            due[slot] += period
-            if due[slot] <= now:  # a long frame (or a changed rate): start again from now
-                due[slot] = now + period
             if isinstance(sense, _Touch):
                 self._feel(sense, list(sense.get_overlapping_bodies()), now)
             else:
@@ -860,20 +874,21 @@ class Sensing:
         array operation, then one ray batch for the pairs in range and view whose rules hold."""
         poses = self._poses(senses, dimension)
         looking, rule_sets, rows, settings, spaces = [], [], [], [], []
+        version = _rules_version[0]
         for row, sense in enumerate(senses):
-            rules = sense.compiled_rules()
-            if not rules or poses[row, 0] != poses[row, 0]:  # no rules, or not placed (NaN)
-                continue
             state = sense.__dict__["_state"]
+            look = state.get("look")
+            if look is None or look[0] != version:  # read again after an edit (or a move in the tree)
+                look = state["look"] = _look_settings(sense, state, dimension, version)
+            if not look[1] or poses[row, 0] != poses[row, 0]:  # no rules, or not placed (NaN)
+                continue
+            if look[4]:  # bad rules: their one report, repeats counted
+                sense.compiled_rules()
             looking.append(sense)
-            rule_sets.append(rules)
+            rule_sets.append(look[1])
             rows.append(row)
-            lift = float(sense.eye_height) if dimension == 3 else 0.0
-            mask = int(sense.occluder_mask)
-            reach = max(float(sense.view_range), 0.0)
-            cos = cos_half_fov(sense.field_of_view)
-            settings.append((reach, cos, mask, lift, state["parent"]._id, mask & state["layer"]))
-            spaces.append(_space(state, dimension))
+            settings.append(look[2])
+            spaces.append(look[3])
         if not looking:
             return
         eyes, facing = poses[rows, :dimension], poses[rows, dimension:]
@@ -1129,6 +1144,16 @@ def _condition(node: Any, name: str) -> bool:
     return bool(value)
 
 
+def _period(sense: Any) -> float:
+    return 1.0 / max(float(sense.rate_hz), 0.01)
+
+
+def _rate_changed(sense: Any, _value: Any) -> None:
+    slot = sense.__dict__.get("_state", {}).get("slot")
+    if slot is not None:
+        sensing().period[slot] = _period(sense)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -1157,6 +1182,17 @@ def _held(rules: list[Rule], group: Group, column: int) -> list[Rule]:
     return held
 
 
+def _look_settings(sense: Any, state: dict[str, Any], dimension: int, version: int) -> tuple:
+    """(version, rules, (reach, cos of half the view, mask, eye lift, NPC id, mask & own layer),
+    space, whether rules were skipped): what a sight's check reads, kept until an edit."""
+    rules = sense.compiled_rules()
+    mask = int(sense.occluder_mask)
+    lift = float(sense.eye_height) if dimension == 3 else 0.0
+    reach, cos = max(float(sense.view_range), 0.0), cos_half_fov(sense.field_of_view)
+    settings = (reach, cos, mask, lift, state["parent"]._id, mask & state["layer"])
+    return version, rules, settings, _space(state, dimension), bool(state["rules"][2])
+
+
 def _report_parent(sense: Any, dimension: int) -> None:
     """A sense whose parent is not a Node2D / Node3D perceives nothing: once, repeats counted."""
     name = "Node2D" if dimension == 2 else "Node3D"
@@ -1171,3 +1207,7 @@ def _report_parent(sense: Any, dimension: int) -> None:
 def sensing() -> Sensing:
     """The server singleton's coordinator."""
     return server().sensing
+
+
+for _periodic in (SightSense2D, SightSense3D, TouchSense2D, TouchSense3D):
+    _periodic.__dict__["rate_hz"].on_change = _rate_changed
