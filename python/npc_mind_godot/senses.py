@@ -1190,7 +1190,9 @@ def _look_settings(sense: Any, state: dict[str, Any], dimension: int, version: i
     lift = float(sense.eye_height) if dimension == 3 else 0.0
     reach, cos = max(float(sense.view_range), 0.0), cos_half_fov(sense.field_of_view)
     settings = (reach, cos, mask, lift, state["parent"]._id, mask & state["layer"])
-    return version, rules, settings, _space(state, dimension), bool(state["rules"][2])
+    base = classes.Node2D if dimension == 2 else classes.Node3D
+    space = _space(state, dimension) if isinstance(state["parent"], base) else None  # else never looks
+    return version, rules, settings, space, bool(state["rules"][2])
 
 
 def _report_parent(sense: Any, dimension: int) -> None:
