@@ -717,6 +717,7 @@ class Sensing:
         self.period = np.full(16, 0.1)  # each slot's seconds between checks (1 / rate_hz)
         self.registered = 0  # senses registered so far: the phase of the next one
         self.listeners: dict[int, Any] = {}  # hearing senses by instance id
+        self._listeners_of: dict[int, tuple[list[Any], np.ndarray]] = {}  # dimension -> senses, pose slots
         self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
         self.free_poses: list[int] = []
         self.stimuli: list[Stimulus] = []
@@ -751,6 +752,7 @@ class Sensing:
         self.world().call("set_node", state["pose"], parent)
         if isinstance(sense, _Hearing):
             self.listeners[sense._id] = sense
+            self._listeners_of.clear()
             return
         if "slot" in state:
             return
@@ -768,7 +770,8 @@ class Sensing:
 
     def remove(self, sense: Any) -> None:
         state = sense.state()
-        self.listeners.pop(sense._id, None)
+        if self.listeners.pop(sense._id, None) is not None:
+            self._listeners_of.clear()
         pose = state.pop("pose", None)
         if pose is not None:
             if self._world is not None:
@@ -857,6 +860,15 @@ class Sensing:
         for dimension, senses in sights.items():
             if senses:
                 self._look(senses, dimension, now)
+
+    def _listening(self, dimension: int) -> tuple[list[Any], np.ndarray]:
+        """The hearing senses of a dimension and their pose slots (kept until one comes or goes)."""
+        found = self._listeners_of.get(dimension)
+        if found is None:
+            senses = [sense for sense in self.listeners.values() if dimension == sense._DIMENSION]
+            slots = np.asarray([sense.__dict__["_state"]["pose"] for sense in senses], dtype=np.int32)
+            found = self._listeners_of[dimension] = (senses, slots)
+        return found
 
     def _poses(self, senses: list[Any], dimension: int) -> np.ndarray:
         """(senses, 2 x dimension): each NPC's position then unit facing (2D +X, 3D -Z), in one call;
@@ -983,10 +995,16 @@ class Sensing:
         stimuli, self.stimuli = self.stimuli, []
         heard: dict[int, tuple[list[Any], np.ndarray]] = {}
         for dimension in {len(stimulus.point) for stimulus in stimuli}:
-            senses = [
-                sense for sense in self.listeners.values() if dimension == sense._DIMENSION and sense.is_valid
-            ]
-            points = self._poses(senses, dimension)[:, :dimension] if senses else np.zeros((0, dimension))
+            senses, slots = self._listening(dimension)
+            if senses:
+                found = self.world().call("poses_2d" if dimension == 2 else "poses_3d", slots)
+                points = np.asarray(found, dtype=np.float64).reshape(len(senses), 2 * dimension)[
+                    :, :dimension
+                ]
+                for row in np.flatnonzero(np.isnan(points[:, 0])).tolist():
+                    _report_parent(senses[row], dimension)
+            else:
+                points = np.zeros((0, dimension))
             heard[dimension] = (senses, points)
         heard_by: list[tuple[Any, Stimulus, float, int]] = []  # (sense, stimulus, distance, its ray or -1)
         rays: dict[int, list[tuple[Any, tuple, tuple, int, list[int]]]] = {2: [], 3: []}
