@@ -19,6 +19,8 @@ HELP_PAGES = {
     "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
     "InputSource", "AwarenessInput", "RecallInput", "DistanceInput", "SinceSeenInput", "PropertyInput",
     "BlackboardInput",
+    "SenseRule", "SightSense2D", "SightSense3D", "HearingSense2D", "HearingSense3D",
+    "TouchSense2D", "TouchSense3D", "Stimulus2D", "Stimulus3D",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 

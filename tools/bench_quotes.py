@@ -258,7 +258,26 @@ def llm_request(stored: Stored, args: Sequence[str]) -> str:
     return span([float(found[1])], " us")
 
 
+_SENSES_COLUMNS = {  # (column, which number of the cell, unit)
+    "ratio": ("nodes / GDScript", 0, "x"),
+    "nodes": ("nodes added: p50 / CPU (ms)", 1, " ms"),
+    "gdscript": ("hand-written GDScript added: p50 / CPU (ms)", 1, " ms"),
+}
+
+
+def senses_frame(stored: Stored, args: Sequence[str]) -> str:
+    """One cell of the senses table: `senses:frame ratio|nodes|gdscript GUARDS` (the CPU time added
+    a frame, or the nodes / hand-written GDScript ratio of it)."""
+    if len(args) != 2 or args[0] not in _SENSES_COLUMNS:
+        raise QuoteError(f"senses frame: name one of {', '.join(_SENSES_COLUMNS)} and the guards")
+    column, which, unit = _SENSES_COLUMNS[args[0]]
+    guards = f"{int(args[1]):,}"
+    (cell,) = stored.table(column).cells(column, guards=guards)
+    return f"{numbers(cell)[which]:.2f}{unit}"
+
+
 QUOTES: dict[tuple[str, str], Quote] = {
+    ("senses", "frame"): senses_frame,
     ("addon", "per-call"): addon_per_call,
     ("addon", "per-call-ratio"): addon_per_call_ratio,
     ("addon", "frame"): addon_frame,

@@ -95,6 +95,9 @@ class NpcMindServer(classes.Object):
         self._tree: Any = None
         self._last_wall = time.monotonic()
         self._frame_scale = float(self._engine.get_time_scale())
+        from npc_mind_godot.senses import Sensing
+
+        self.sensing = Sensing()  # every sense, run each frame before the step (npc_mind_godot.senses)
 
     # --- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -128,6 +131,7 @@ class NpcMindServer(classes.Object):
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
         self._release_queued()
+        self.sensing.run(tree, self.mind.now())  # the senses' records join this frame's batch
         self._deliver(self.mind.step(unscaled, scale, bool(tree.is_paused())))
 
     # --- registration (Python side, from the nodes) ----------------------------------------------
@@ -210,6 +214,14 @@ class NpcMindServer(classes.Object):
         strength, kinds = self.core.query_strongest_batch(ids, entities)
         return {"retrievability": strength.astype(np.float32), "memory_type": kinds.astype(np.int32)}
 
+    def emit_stimulus(self, position: Any, radius: float, kind: Any, salience: float, source: Any) -> None:
+        """A sound (or any one-off stimulus) at `position` (Vector2: 2D, Vector3: 3D): every hearing
+        sense within `radius` records it at the end of this frame, as memory type `kind` (a
+        MemoryStream.MemoryType code or name, e.g. "hostile") with `salience` (0..1) attenuated by
+        distance (x (1 - d / radius)) and occluders; the entity is `source` (a node: its instance id;
+        or an id). A bad argument raises a clear error and emits nothing."""
+        self.sensing.emit(position, radius, kind, salience, source)
+
     def drain_memory_events(self) -> dict:
         """Every MemoryStream's memory events of the last batched update, once (a second read is empty):
         {kind: MemoryStream.EVENT_*, id: stream ids, entity_id, memory_type}, one row per event."""
@@ -238,6 +250,7 @@ class NpcMindServer(classes.Object):
 
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
+            self.sensing.close()  # its reused ray queries are engine objects
             self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()
@@ -255,12 +268,14 @@ class NpcMindServer(classes.Object):
         """Every statistic by name, as a Dictionary: the server's, and how many per-node calls the
         binding took in C since start (`binding/queued_calls`: MemoryStream.record_event;
         `binding/answered_calls`: awareness_of), and the user mistakes reported once and repeated
-        (`mistakes/reported`, `mistakes/repeats`: see `npc_mind_godot.mistakes`)."""
+        (`mistakes/reported`, `mistakes/repeats`: see `npc_mind_godot.mistakes`), and the senses'
+        totals (`senses/count`, `senses/checks`, `senses/rays`, `senses/records`, `senses/stimuli`)."""
         return {
             **self.core.metrics(),
             "binding/queued_calls": float(objects.queued_total()),
             "binding/answered_calls": float(objects.answered_total()),
             **mistakes.metrics(),
+            **self.sensing.metrics(),
         }
 
 

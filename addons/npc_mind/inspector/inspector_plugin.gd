@@ -7,7 +7,8 @@ extends EditorInspectorPlugin
 const CurvePreview := preload("res://addons/npc_mind/inspector/curve_preview.gd")
 const ProfilePreview := preload("res://addons/npc_mind/inspector/profile_preview.gd")
 
-const WARNING_CLASSES := ["UtilitySelector", "AsyncLLMDecision", "MemoryStream"]
+const WARNING_CLASSES := ["UtilitySelector", "AsyncLLMDecision", "MemoryStream", "SightSense2D", "SightSense3D",
+	"HearingSense2D", "HearingSense3D", "TouchSense2D", "TouchSense3D"]
 ## Labels for the properties whose names the inspector's capitalisation reads badly ("Tag Ttl",
 ## "Rehearsal Refractory S"): the property keeps its name (scenes, scripts, Python), only the label
 ## changes; the editor's own editor for it is kept.
