@@ -26,6 +26,6 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request wou
 server_singleton.install()
 
 __all__ = [
-    "debug_feed", "decision_node", "designer", "inputs", "memory_nodes", "senses", "server_singleton",
-    "ticker", "utility_nodes",
+    "debug_feed", "decision_node", "designer", "inputs", "memory_nodes", "selector_feed", "senses",
+    "server_singleton", "ticker", "utility_nodes",
 ]  # fmt: skip

@@ -6,7 +6,7 @@ own name (e.g. "awareness(target)"), so `evaluate(context)` still takes a value 
 context gives wins over the sourced one.
 
 A selector whose inputs are sourced chooses by itself (`auto_evaluate`): each frame, before the
-server's selectors choose, the feed (`npc_mind_godot.targets.Feed`) reads every auto-evaluating
+server's selectors choose, the feed (`npc_mind_godot.selector_feed.Feed`) reads every auto-evaluating
 selector's sources, one source at a time for all of them (one look per memory pool, one numpy
 distance for all NPCs), writes them with one `set_inputs` per input, and the server's batch chooses
 and emits `behavior_changed`. A source that cannot answer (no MemoryStream, a NodePath or property

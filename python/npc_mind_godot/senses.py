@@ -33,7 +33,7 @@ from gdbridge.types import NodePath, PackedStringArray, PropertyHint, StringName
 from npc_mind.memory import MemoryType
 from npc_mind.senses import RateGate, cos_half_fov, heard_salience, in_view, memory_type_of, phase
 from npc_mind_godot import mistakes
-from npc_mind_godot._common import icon, server
+from npc_mind_godot._common import entity_name, icon, server
 
 RECENT_SECONDS = 1.0  # get_recent_perceptions: what the sense perceived this long ago or less
 RECENT_KEPT = 128  # perceptions kept per sense for it (the oldest go first)
@@ -213,8 +213,6 @@ class _Sense:
         """What this sense perceived in the last second, oldest first: Dictionaries with `entity`
         (the instance id), `name`, `type` (the memory type), `salience`, `time` (the server's clock)
         and `recorded` (false when the per-target rate let it pass without a record)."""
-        from npc_mind_godot.debug_feed import entity_name
-
         now = server().core.now()
         return [
             {

@@ -18,7 +18,7 @@ from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind.utility.selector import MISSING
-from npc_mind_godot import inputs, live, mistakes, targets
+from npc_mind_godot import inputs, live, mistakes, selector_feed, targets
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -314,7 +314,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             self.__dict__.pop(cached, None)
         if self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))
-            targets.rejoin(self)
+            selector_feed.rejoin(self)
 
     @python_only
     def to_dict(self) -> dict[str, Any]:
@@ -347,7 +347,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                 mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
             )  # fmt: skip
-            targets.joined(self, handle)
+            selector_feed.joined(self, handle)
         return handle
 
     def _joined(self) -> _Calls:
@@ -387,7 +387,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         if defaults:
             context = defaults | context  # a given value wins
         if self._reads_more:  # sourced inputs, or a target from the scoring
-            return names[targets.pick_with_sources(self, entry, _filling(self, pick, defaults), context)]
+            pick_filled = _filling(self, pick, defaults)
+            return names[selector_feed.pick_with_sources(self, entry, pick_filled, context)]
         try:
             return names[pick(entry, context)]
         except UtilityError:  # a missing input or no number: the user's mistake, said once
@@ -499,13 +500,13 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
             warnings.append(str(error))
-        return PackedStringArray(warnings + targets.warnings(self) + inputs.warnings(self))
+        return PackedStringArray(warnings + selector_feed.warnings(self) + inputs.warnings(self))
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
 for _field in targets.SETTINGS:
-    UtilitySelector.__dict__[_field].on_change = targets.reconfigured
+    UtilitySelector.__dict__[_field].on_change = selector_feed.reconfigured
 
 
 def only_resources(owner: Any, field: str, items: Any, kind: type) -> None:

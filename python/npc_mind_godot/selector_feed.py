@@ -1,0 +1,134 @@
+"""The per-frame feed of the selectors that read memory or the world: it keeps each
+memory-targeting selector's target (`npc_mind_godot.targets`) and each auto-evaluating selector's
+sourced inputs (`npc_mind_godot.inputs`) current, and gives `evaluate` its sourced values.
+
+It is one function the server runs each frame before its selectors choose
+(`MindServer.before_choosing`): it updates every memory-targeting selector's target in one look
+per memory pool, then writes the sourced inputs of the auto-evaluating selectors in one batch per
+input (`inputs.feed`). It sits above both modules, which know nothing of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from npc_mind.server.looks import strongest
+from npc_mind_godot import inputs, targets
+from npc_mind_godot._common import server
+
+
+def pick_with_sources(selector: Any, entry: Any, pick: Any, context: Any) -> int:
+    """`evaluate`'s pick for a selector with sourced inputs or a scoring target: the sourced values
+    under the context (a given value wins), then the chosen target's entity."""
+    if selector.__dict__.get("_sourced"):
+        context = inputs.sourced_context(selector) | context
+    chosen = pick(entry, context)
+    if str(selector.target_from) == "scoring":
+        targets.after_evaluate(selector, entry, context)
+    return chosen
+
+
+class Feed:
+    """The selectors that read memory or the world each frame, by server handle. One per server."""
+
+    def __init__(self) -> None:
+        self.members: dict[int, Any] = {}
+        self.installed_on: Any = None
+
+    def join(self, selector: Any, handle: int) -> None:
+        mind = server().core
+        if self.installed_on is not mind:
+            mind.before_choosing.append(self)
+            self.installed_on = mind
+        self.members[handle] = selector
+
+    def leave(self, handle: int) -> None:
+        self.members.pop(handle, None)
+
+    def __call__(self, now: float) -> None:
+        nodes = server().nodes
+        live = [(handle, node) for handle, node in self.members.items() if nodes.get(handle) is node]
+        if len(live) != len(self.members):
+            self.members = dict(live)
+        if not live:
+            return
+        self._update_targets([node for _, node in live if node.__dict__["_memory_target"]], now)
+        inputs.feed([(handle, node) for handle, node in live if node.__dict__["_auto"]], now)
+
+    @staticmethod
+    def _update_targets(selectors: list[Any], now: float) -> None:
+        if not selectors:
+            return
+        mind = server().core
+        nodes = server().nodes
+        streams = np.array([targets.stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
+        looks = [selector.__dict__["_target_look"] for selector in selectors]  # (type mask, R floor)
+        masks = np.array([look[0] for look in looks], dtype=np.int64)
+        floors = np.array([look[1] for look in looks])
+        found, _, _ = strongest(
+            mind.memory, streams, entities=np.zeros_like(streams), type_masks=masks, floors=floors, now=now
+        )
+        for selector, entity in zip(selectors, found.tolist(), strict=True):
+            if selector.__dict__.get("_target", targets.NO_ENTITY) != entity:
+                selector.__dict__["_target"] = entity
+                mind.events.push(selector.__dict__["_server_handle"], targets.TARGET_CHANGED, entity)
+
+
+feed = Feed()
+
+
+def wants_feed(selector: Any) -> bool:
+    return targets.reads_memory(selector) or inputs.auto_evaluates(selector)
+
+
+def joined(selector: Any, handle: int) -> None:
+    """The selector joined the server (or was reconfigured): it is fed each frame when it needs it,
+    and its evaluate reads its sources and sets its scoring target when it has them. What the feed
+    asks of each selector each frame is worked out here, once."""
+    fields = selector.__dict__
+    fields["_reads_more"] = bool(inputs.sourced(selector)) or str(selector.target_from) == "scoring"
+    fields["_memory_target"] = targets.reads_memory(selector)
+    fields["_target_look"] = (int(selector.target_memory_types), float(selector.target_min_retrievability))
+    fields["_auto"] = inputs.auto_evaluates(selector)
+    if fields["_memory_target"] or fields["_auto"]:
+        feed.join(selector, handle)
+    else:
+        feed.leave(handle)
+
+
+def rejoin(selector: Any) -> None:
+    """A fed selector was redefined at run time: it joins its new group now (nobody else calls
+    it), so it goes on choosing by itself."""
+    if wants_feed(selector):
+        selector._handle()
+
+
+def warnings(selector: Any) -> list[str]:
+    """Configuration warnings about the target and the memory it is read from."""
+    found = []
+    if targets.reads_memory(selector) or _needs_stream(selector):
+        if str(selector.memory_stream):
+            if targets.stream_of(selector, report=False) is None:
+                path = str(selector.memory_stream)
+                found.append(f"memory_stream {path!r} does not point at a MemoryStream.")
+        elif targets.stream_of(selector, report=False) is None:
+            found.append(
+                "Targets and memory inputs need a MemoryStream: add one under the NPC (a sibling of "
+                "this selector) or set memory_stream."
+            )
+    return found
+
+
+def _needs_stream(selector: Any) -> bool:
+    return any(source.reads_memory() for source in inputs.sources_of(selector))
+
+
+def reconfigured(selector: Any, _value: Any) -> None:
+    """A target or input setting changed: find the stream again, join or leave the feed. (The
+    inspector's type flags are the looks' mask as they are: bit t is type t, 0 any.)"""
+    selector.__dict__.pop("_stream", None)
+    handle = selector.__dict__.get("_server_handle", 0)
+    if handle:
+        joined(selector, handle)
