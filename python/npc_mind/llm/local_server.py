@@ -19,7 +19,10 @@ a self-contained folder `SHIPPED_DIR` (`llama/`) beside the extension library, t
 `bin/` and, in an exported game, beside its executable; `shipped(folder)` names its two files.
 
 One thread by default (`-t 1`), leaving a core for the game, at a lower priority (nice 10); on Linux
-the server is stopped by the kernel if the process that started it dies. `NPC_MIND_LLM_URL` makes
+the server is stopped by the kernel if the process that started it dies. A port that was asked for
+and is taken is refused before anything starts (no port asked: a free one is picked); a server that
+does not come up is reported with its last lines of output (a game's output goes nowhere), which
+are also appended to `log_path` when one is given. `NPC_MIND_LLM_URL` makes
 `resolve_endpoints` skip it and use that endpoint instead.
 """
 
@@ -33,9 +36,12 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -97,6 +103,48 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def port_taken(port: int) -> bool:
+    """Whether another program listens on 127.0.0.1:`port` (bound as llama-server binds it, with
+    SO_REUSEADDR: a port left in TIME_WAIT by a previous server is free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+TAIL_LINES = 12  # lines of the server's output a failure's message carries
+_LINE_CAP = 4096  # bytes: a longer line is kept in pieces, so a runaway line never grows unbounded
+
+
+class OutputTail:
+    """The last `TAIL_LINES` lines a process writes to `stream`, read by a daemon thread (so the
+    process never blocks on a full pipe) and appended to `log` as they come, when one is given (the
+    thread closes both)."""
+
+    def __init__(self, stream: IO[bytes], log: IO[bytes] | None) -> None:
+        self._lines: deque[bytes] = deque(maxlen=TAIL_LINES)
+        self._thread = threading.Thread(
+            target=self._read, args=(stream, log), name="npc_mind-llama-output", daemon=True
+        )
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes], log: IO[bytes] | None) -> None:
+        with stream, log or contextlib.nullcontext():
+            for line in iter(lambda: stream.readline(_LINE_CAP), b""):
+                self._lines.append(line)
+                if log is not None:
+                    log.write(line)
+                    log.flush()
+
+    def text(self, wait: float = 2.0) -> str:
+        """The lines kept, once the stream ended (the process exited or was stopped) or `wait` s."""
+        self._thread.join(wait)
+        return b"".join(self._lines).decode(errors="replace").rstrip()
+
+
 @dataclasses.dataclass
 class LocalLlamaServer:
     """threads: 1..64 (`-t`); parallel: 1..64 slots (`-np`); context: 256..131072 tokens shared by the
@@ -111,7 +159,7 @@ class LocalLlamaServer:
     startup_timeout: float = 60.0
     niceness: int = 10
     log_path: Path | None = None
-    port: int = 0
+    port: int = 0  # 0: a free one
 
     def __post_init__(self) -> None:
         self.launcher = resolve_path(self.launcher, SERVER_ENV, LAUNCHER)
@@ -126,7 +174,10 @@ class LocalLlamaServer:
             raise ValueError(f"startup_timeout must be in 1..600 s, got {self.startup_timeout}")
         if not 0 <= self.niceness <= 19:
             raise ValueError(f"niceness must be in 0..19, got {self.niceness}")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be in 0..65535 (0: a free one), got {self.port}")
         self._process: subprocess.Popen[bytes] | None = None
+        self._output: OutputTail | None = None
 
     @property
     def root_url(self) -> str:
@@ -149,13 +200,22 @@ class LocalLlamaServer:
                 )
         _make_executable(self.launcher)  # type: ignore[arg-type]
         fixed = self.port  # 0: a free port, retried: another process may take it before the bind
+        if fixed and port_taken(fixed):
+            raise LocalServerError(
+                f"port {fixed} on 127.0.0.1 is in use by another program; ask for another port, or "
+                "for none (0, the default: a free one)"
+            )
+        failure = ""
         for _attempt in range(1 if fixed else 3):
             self.port = fixed or free_port()
-            if self._spawn():
+            failure = self._spawn()
+            if not failure:
                 return self
-        raise LocalServerError(f"llama-server did not come up; see {self.log_path or 'its output'}")
+        raise LocalServerError(failure)
 
-    def _spawn(self) -> bool:
+    def _spawn(self) -> str:
+        """Start the server and wait until it answers; "" once it does, else why not (with its
+        last lines of output)."""
         # `nice` from the start, so every thread the server spawns inherits the lower priority.
         command = _die_with_parent()
         command += ["nice", "-n", str(self.niceness)] if self.niceness else []
@@ -163,29 +223,36 @@ class LocalLlamaServer:
         command += ["--port", str(self.port)]
         command += ["-t", str(self.threads), "-np", str(self.parallel), "-c", str(self.context)]
         command += ["--no-webui", "--slots"]
-        log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
-        try:
-            # From its own folder: a shipped server takes its loader and ggml's backends from there.
-            self._process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.launcher.parent,  # type: ignore[union-attr]
-            )
-        finally:
-            if self.log_path:
-                log.close()  # type: ignore[union-attr]
+        log = self.log_path.open("ab") if self.log_path else None
+        # From its own folder: a shipped server takes its loader and ggml's backends from there.
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=self.launcher.parent,  # type: ignore[union-attr]
+        )
+        assert self._process.stdout is not None
+        self._output = OutputTail(self._process.stdout, log)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            if self._process.poll() is not None:
+            code = self._process.poll()
+            if code is not None:
                 self._process = None
-                return False
+                return self._failure(f"llama-server exited with code {code} while starting")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.root_url}/health", timeout=1.0).status_code == 200:
-                    return True
+                answered = httpx.get(f"{self.root_url}/health", timeout=1.0).status_code == 200
+                if answered and self._process.poll() is None:  # not a program that took the port
+                    return ""
             time.sleep(0.05)
         self.stop()
-        return False
+        return self._failure(f"llama-server did not answer within {self.startup_timeout:g} s")
+
+    def _failure(self, what: str) -> str:
+        tail = self._output.text() if self._output else ""
+        where = f" (all of it in {self.log_path})" if self.log_path else ""
+        said = f"; its last output{where}:\n{tail}" if tail else "; it printed nothing"
+        return f"{what} (model {self.model}){said}"
 
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -238,14 +305,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=2, help="slots, requests at once (default 2)")
     parser.add_argument("--log", type=Path, help="write the server's output here")
     args = parser.parse_args(argv)
-    server = LocalLlamaServer(
-        launcher=args.server, model=args.model, threads=args.threads, parallel=args.parallel,
-        log_path=args.log.resolve() if args.log else None,
-    )  # fmt: skip
-    server.port = args.port
     try:
+        server = LocalLlamaServer(
+            launcher=args.server, model=args.model, threads=args.threads, parallel=args.parallel,
+            log_path=args.log.resolve() if args.log else None, port=args.port,
+        )  # fmt: skip
         server.start()
-    except LocalServerError as error:
+    except (LocalServerError, ValueError) as error:
         print(f"local_server: {error}", file=sys.stderr)
         return 1
     print(f"local_server: {server.model.name} at {server.base_url}", flush=True)  # type: ignore[union-attr]
