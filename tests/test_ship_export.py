@@ -127,12 +127,24 @@ def test_a_data_only_export_beside_the_game_works(exports: dict) -> None:
     assert (folder / "patch.pck").stat().st_size > 10_000
 
 
-def test_a_data_only_export_without_the_runtime_fails_with_its_message(tmp_path: Path) -> None:
-    run = run_godot(REPO, "--export-pack", "Linux", str(tmp_path / "demo.pck"), timeout=300)
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("demo.pck", "needs the game's Python runtime in its folder"),
+        ("demo.zip", "needs the game's Python runtime in its folder"),
+        ("missing/folder/demo.pck", "goes beside an exported game, and"),
+    ],
+)
+def test_a_data_only_export_without_the_runtime_fails_with_its_message(
+    tmp_path: Path, target: str, said: str
+) -> None:
+    """Issue 22 (9): the .zip form exited 0 after npc_mind refused it (the engine ignores a zip it
+    could not move into place), and into a missing folder the refusal left the folders it made."""
+    run = run_godot(REPO, "--export-pack", "Linux", str(tmp_path / target), timeout=300)
     assert run.returncode != 0, run.log
     messages = [line for line in run.errors() if "npc_mind:" in line]
-    assert len(messages) == 1 and "needs the game's Python runtime in its folder" in messages[0], run.log
-    assert list(tmp_path.iterdir()) == []  # no pack, and no blocker left behind
+    assert len(messages) == 1 and said in messages[0], run.log
+    assert list(tmp_path.iterdir()) == []  # no pack, no blocker and no folder left behind
 
 
 def test_the_projects_own_python_modules_ship_with_the_game(tmp_path: Path) -> None:
@@ -179,6 +191,38 @@ def test_an_export_without_a_template_fails_with_the_engines_message(
     assert run.returncode != 0, run.log
     assert any("template" in line.lower() for line in run.errors()), run.log
     assert not (tmp_path / BINARY).exists()
+
+
+BROKEN_MODULE = "import gdbridge\n\n\ndef broken(:\n    pass\n"  # a syntax error on line 4
+
+
+def test_an_export_of_python_that_does_not_compile_fails_with_its_file_and_line(
+    zipped_game: Path, tmp_path: Path
+) -> None:
+    """Issue 22 (8): a project whose Python entry module had a syntax error exported with exit 0,
+    and the game then failed with `Cannot get class`. Both export forms now fail with one message
+    naming the file and line, and leave nothing."""
+    folder = zipped_game / "game_python"
+    folder.mkdir()
+    (folder / "game_classes.py").write_text(BROKEN_MODULE)
+    project = zipped_game / "project.godot"
+    original = project.read_text()
+    project.write_text(
+        original + '\n[python]\n\npaths=PackedStringArray("res://game_python")\n'
+        'entry_modules=PackedStringArray("game_classes")\n'
+    )
+    try:
+        for export in (("--export-release", "Linux", str(tmp_path / BINARY)),
+                       ("--export-pack", "Linux", str(tmp_path / "game.pck"))):  # fmt: skip
+            run = run_godot(zipped_game, *export, timeout=300)
+            assert run.returncode != 0, run.log
+            messages = [line for line in run.errors() if "npc_mind:" in line]
+            assert len(messages) == 1, run.log
+            assert "res://game_python/game_classes.py:4 has a syntax error" in messages[0], run.log
+            assert list(tmp_path.iterdir()) == [], export
+    finally:
+        project.write_text(original)
+        shutil.rmtree(folder)
 
 
 def test_an_export_missing_a_runtime_file_fails_with_its_message(zipped_game: Path, tmp_path: Path) -> None:
