@@ -87,6 +87,56 @@ func _process(_delta: float) -> void:
 """
 
 
+TOGGLE = """@tool
+extends EditorPlugin
+# Turns the npc_mind plugin on (NPC_MIND_TEST_TOGGLE=on) or off, as Project Settings > Plugins does,
+# then waits until the editor has written project.godot (it saves settings a moment later).
+const NPC_MIND := "res://addons/npc_mind/plugin.cfg"
+var _on := OS.get_environment("NPC_MIND_TEST_TOGGLE") == "on"
+func _ready() -> void:
+	EditorInterface.set_plugin_enabled.call_deferred(NPC_MIND, _on)
+func _process(_delta: float) -> void:
+	var text := FileAccess.get_file_as_string("res://project.godot")
+	# Gives up after 100 s (a safety net on a loaded machine; the editor saves within seconds).
+	if ("npc_mind/plugin.cfg" in text) == _on or Time.get_ticks_msec() > 100000:
+		print(JSON.stringify({"check": "toggled", "ok": true, "text": text,
+			"setting": ProjectSettings.has_setting("autoload/NpcMindMonitors")}))
+		get_tree().quit()
+"""
+LEGACY_AUTOLOAD = '\n[autoload]\n\nNpcMindMonitors="*res://addons/npc_mind/monitors.gd"\n'
+
+
+@pytest.mark.godot
+def test_the_plugin_adds_no_autoload_and_disabling_it_removes_the_old_one(tmp_path: Path) -> None:
+    """Issue 22 (5): enabling the plugin wrote an `NpcMindMonitors` autoload into project.godot that
+    the README did not mention, and that does nothing since the server registers the monitors
+    itself. Enabling now writes only the plugin's own entry; disabling removes the autoload a
+    project enabled with an earlier build still lists."""
+    project = _new_project(tmp_path / "toggle", "toggle", with_addon=True)
+    with (project / "project.godot").open("a") as settings:
+        settings.write('\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/toggle/plugin.cfg")\n')
+    (project / "addons" / "toggle").mkdir(parents=True)
+    (project / "addons" / "toggle" / "plugin.cfg").write_text(
+        '[plugin]\nname="toggle"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
+    )
+    (project / "addons" / "toggle" / "plugin.gd").write_text(TOGGLE)
+    assert run_godot(project, "--import", timeout=300).returncode == 0
+    found = {}
+    for toggle in ("on", "off"):
+        run = run_godot(project, "-e", timeout=300, env={"NPC_MIND_TEST_TOGGLE": toggle})
+        assert run.returncode == 0 and not run.errors(), run.log
+        found[toggle] = run.checks().get("toggled")
+        assert found[toggle] is not None, run.log
+        if toggle == "on":  # a project that an earlier build's plugin gave the autoload
+            with (project / "project.godot").open("a") as settings:
+                settings.write(LEGACY_AUTOLOAD)
+    assert "npc_mind/plugin.cfg" in found["on"]["text"], found
+    assert "NpcMindMonitors" not in found["on"]["text"] and not found["on"]["setting"], found
+    written = (project / "project.godot").read_text()
+    assert "npc_mind/plugin.cfg" not in written and "NpcMindMonitors" not in written, written
+    assert not found["off"]["setting"], found
+
+
 def _provisioned_engine_in_use() -> bool:
     from tools.provision import godot
 
