@@ -55,9 +55,16 @@ def test_the_export_carries_the_runtime_beside_the_binary(exports: dict, mode: s
     assert rpath == "$ORIGIN/python/lib"
 
 
+def engine_binary(folder: Path) -> str:
+    """The export's ELF binary: `demo.bin` where the engine's libraries came along (`demo.x86_64`
+    is then a launcher script), else `demo.x86_64` itself."""
+    return "demo.bin" if (folder / "demo.bin").is_file() else BINARY
+
+
 def chroot_run(folder: Path, args: list[str], timeout: float = 240) -> GodotRun:
     """The exported binary in a chroot whose root is its export folder and nothing else but the
-    kernel's /proc (where the engine reads its own path), mounted in a private mount namespace."""
+    kernel's /proc (where the engine reads its own path), mounted in a private mount namespace
+    (no shell either: the ELF binary itself, not its launcher)."""
     (folder / "proc").mkdir(exist_ok=True)
     environment = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -69,7 +76,7 @@ def chroot_run(folder: Path, args: list[str], timeout: float = 240) -> GodotRun:
     }
     script = (
         f"mount -t proc proc {shlex.quote(str(folder / 'proc'))} && exec chroot {shlex.quote(str(folder))} "
-        + (" ".join(shlex.quote(part) for part in [f"/{BINARY}", *args]))
+        + (" ".join(shlex.quote(part) for part in [f"/{engine_binary(folder)}", *args]))
     )
     try:
         done = subprocess.run(
@@ -113,6 +120,20 @@ def test_the_launcher_starts_the_python_game_from_any_folder(exports: dict, tmp_
         pytest.skip("an engine without npc_mind's engine libraries: the binary starts directly")
     environment = {**os.environ, "PYTHONHOME": "/nonexistent", "PYTHONPATH": "/nonexistent"}
     command = [str(launcher), "--headless", "--quit-after", "5"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=environment,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"gdbridge: Python 3.11.{sys.version_info.micro} ({folder / 'python'};" in done.stdout, done.stdout
+
+
+def test_the_exported_binary_starts_the_python_game_from_any_folder(exports: dict, tmp_path: Path) -> None:
+    """Issue 22 (4): `demo.x86_64` started directly from another folder (as a store's client or a
+    desktop entry starts it, not through `demo.sh`) said only `not found` (exit 127): its loader is
+    found from the working directory. It starts the game now, from any folder, on the game's runtime."""
+    folder, export = exports["release"]
+    assert export.returncode == 0, export.log
+    environment = {**os.environ, "PYTHONHOME": "/nonexistent", "PYTHONPATH": "/nonexistent"}
+    command = [str(folder / BINARY), "--headless", "--quit-after", "5"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=environment,
                           check=False)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
