@@ -168,7 +168,9 @@ def _lock_temporary(tmp: Path, mode: int) -> int:
     one target take turns; returns the descriptor. A saver that waited on a file another one has
     since renamed over the target (or removed) opens the name again."""
     while True:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), mode)
+        # never through a link planted at the name (mkstemp's O_EXCL had kept that out)
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, mode)
         if fcntl is None:  # no advisory locks here: one saver at a time is the caller's to keep
             return fd
         try:
