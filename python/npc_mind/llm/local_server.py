@@ -21,8 +21,8 @@ a self-contained folder `SHIPPED_DIR` (`llama/`) beside the extension library, t
 One thread by default (`-t 1`), leaving a core for the game, at a lower priority (nice 10); on Linux
 the server is stopped by the kernel if the process that started it dies. A port that was asked for
 and is taken is refused before anything starts (no port asked: a free one is picked); a server that
-does not come up is reported with its last lines of output (a game's output goes nowhere), which
-are also appended to `log_path` when one is given. `NPC_MIND_LLM_URL` makes
+does not come up is reported with its last lines of output (a game's output goes nowhere): the
+output goes to `log_path` when one is given, else to a nameless temporary file. `NPC_MIND_LLM_URL` makes
 `resolve_endpoints` skip it and use that endpoint instead.
 """
 
@@ -36,9 +36,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
+import tempfile
 import time
-from collections import deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO
@@ -116,33 +115,16 @@ def port_taken(port: int) -> bool:
 
 
 TAIL_LINES = 12  # lines of the server's output a failure's message carries
-_LINE_CAP = 4096  # bytes: a longer line is kept in pieces, so a runaway line never grows unbounded
+_TAIL_BYTES = 16384  # read from the end of the output for them
 
 
-class OutputTail:
-    """The last `TAIL_LINES` lines a process writes to `stream`, read by a daemon thread (so the
-    process never blocks on a full pipe) and appended to `log` as they come, when one is given (the
-    thread closes both)."""
-
-    def __init__(self, stream: IO[bytes], log: IO[bytes] | None) -> None:
-        self._lines: deque[bytes] = deque(maxlen=TAIL_LINES)
-        self._thread = threading.Thread(
-            target=self._read, args=(stream, log), name="npc_mind-llama-output", daemon=True
-        )
-        self._thread.start()
-
-    def _read(self, stream: IO[bytes], log: IO[bytes] | None) -> None:
-        with stream, log or contextlib.nullcontext():
-            for line in iter(lambda: stream.readline(_LINE_CAP), b""):
-                self._lines.append(line)
-                if log is not None:
-                    log.write(line)
-                    log.flush()
-
-    def text(self, wait: float = 2.0) -> str:
-        """The lines kept, once the stream ended (the process exited or was stopped) or `wait` s."""
-        self._thread.join(wait)
-        return b"".join(self._lines).decode(errors="replace").rstrip()
+def output_tail(output: IO[bytes], start: int) -> str:
+    """The last `TAIL_LINES` lines written to the file `output` after offset `start`."""
+    output.flush()
+    end = output.seek(0, os.SEEK_END)
+    output.seek(max(start, end - _TAIL_BYTES))
+    lines = output.read().decode(errors="replace").rstrip().splitlines()
+    return "\n".join(lines[-TAIL_LINES:])
 
 
 @dataclasses.dataclass
@@ -177,7 +159,10 @@ class LocalLlamaServer:
         if not 0 <= self.port <= 65535:
             raise ValueError(f"port must be in 0..65535 (0: a free one), got {self.port}")
         self._process: subprocess.Popen[bytes] | None = None
-        self._output: OutputTail | None = None
+        # where the server's output goes (log_path, else a nameless temporary file: a pipe would need
+        # a reader, and a game's own output goes nowhere), and where this start's output begins
+        self._output: IO[bytes] | None = None
+        self._output_start = 0
 
     @property
     def root_url(self) -> str:
@@ -223,17 +208,18 @@ class LocalLlamaServer:
         command += ["--port", str(self.port)]
         command += ["-t", str(self.threads), "-np", str(self.parallel), "-c", str(self.context)]
         command += ["--no-webui", "--slots"]
-        log = self.log_path.open("ab") if self.log_path else None
+        self._close_output()
+        # held for the server's life, closed by stop() (or once a failed start is reported)
+        self._output = self.log_path.open("ab+") if self.log_path else tempfile.TemporaryFile()  # noqa: SIM115
+        self._output_start = self._output.seek(0, os.SEEK_END)
         # From its own folder: a shipped server takes its loader and ggml's backends from there.
         self._process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
+            stdout=self._output,
             stderr=subprocess.STDOUT,
             cwd=self.launcher.parent,  # type: ignore[union-attr]
         )
-        assert self._process.stdout is not None
-        self._output = OutputTail(self._process.stdout, log)
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             code = self._process.poll()
@@ -245,11 +231,19 @@ class LocalLlamaServer:
                 if answered and self._process.poll() is None:  # not a program that took the port
                     return ""
             time.sleep(0.05)
+        failure = self._failure(f"llama-server did not answer within {self.startup_timeout:g} s")
         self.stop()
-        return self._failure(f"llama-server did not answer within {self.startup_timeout:g} s")
+        return failure
+
+    def _close_output(self) -> None:
+        if self._output is not None:
+            self._output.close()
+            self._output = None
 
     def _failure(self, what: str) -> str:
-        tail = self._output.text() if self._output else ""
+        tail = output_tail(self._output, self._output_start) if self._output else ""
+        if self._process is None:  # it exited: nothing writes there any more
+            self._close_output()
         where = f" (all of it in {self.log_path})" if self.log_path else ""
         said = f"; its last output{where}:\n{tail}" if tail else "; it printed nothing"
         return f"{what} (model {self.model}){said}"
@@ -265,6 +259,7 @@ class LocalLlamaServer:
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:
+            self._close_output()
             return
         process.terminate()
         try:
@@ -272,6 +267,7 @@ class LocalLlamaServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+        self._close_output()
 
     def __enter__(self) -> LocalLlamaServer:
         return self.start()
