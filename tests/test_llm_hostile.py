@@ -69,6 +69,27 @@ def test_responses_over_the_caps_are_too_large(fault_server: FaultServer, kind: 
     assert peak < 16 << 20, peak  # bytes: the caps are 512 KiB; without them this is hundreds of MB
 
 
+@pytest.mark.parametrize("answer", ["ok", "gzip_bomb"])
+def test_a_gzip_bomb_at_the_props_probe_is_read_within_a_cap(fault_server: FaultServer, answer: str) -> None:
+    """Issue 22 (7): the `/props` probe of an endpoint of kind `auto` read its whole answer: a gzip
+    bomb there cost +1.6 GB and ended as `timeout`. It is read within `PROBE_CAP` now: not
+    llama-server's answer, so the endpoint is taken as OpenAI-compatible, and its completions
+    decide (an answer; a bomb there too is `too_large`, as with `#kind=openai`)."""
+    fault_server.props = Fault("gzip_bomb", size=200 << 20)  # 200 MB inflated, ~200 KB on the wire
+    fault_server.default = Fault(answer, size=200 << 20)
+    tracemalloc.start()
+    try:
+        result = decide_once(fault_server.base_url, LLMSettings(read_timeout=30.0))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    if answer == "ok":
+        assert getattr(result, "intent", None) == "attack", result
+    else:
+        assert isinstance(result, InvalidAnswerError) and result.reason == "too_large", result
+    assert peak < 16 << 20, peak  # bytes: the probe's cap is 1 MiB; without it, hundreds of MB
+
+
 def test_the_caps_are_settings(fault_server: FaultServer) -> None:
     fault_server.default = Fault("oversized", size=8_000)
     error = decide_once(fault_server.base_url, LLMSettings(max_response_bytes=4096))

@@ -22,10 +22,11 @@ from npc_mind.llm import (
     endpoints_from_env,
 )
 from npc_mind.llm.errors import RejectedError
-from npc_mind.llm.local_server import LAUNCHER, MODEL, LocalServerError
+from npc_mind.llm.local_server import LAUNCHER, MODEL, TAIL_LINES, LocalServerError, free_port
 from npc_mind.llm.prompt import stable_messages
 from npc_mind.llm.schema import DecisionSchema
 from tests.support import decision_world as world
+from tests.support.fault_llm_server import FaultServer
 from tests.test_decision_tiers import only_decision, run_until_decided
 
 pytestmark = pytest.mark.llm
@@ -206,3 +207,38 @@ def test_a_missing_model_is_a_clear_error_and_the_command_says_so(tmp_path: Path
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 1 and "absent.gguf" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_port_another_program_holds_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """Issue 22 (10): with another program on the port, `python -m npc_mind.llm --port N` printed
+    that program's URL as NPC_MIND_LLM_URL (it answered /health), then said `llama-server exited`."""
+    if not (LAUNCHER.is_file() and MODEL.is_file()):
+        pytest.skip("the local llama-server is not provisioned")
+    with FaultServer() as other:  # a real HTTP server that answers /health with 200
+        done = subprocess.run(
+            [sys.executable, "-m", "npc_mind.llm", "--port", str(other.port)],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    assert done.returncode == 1, done
+    assert "NPC_MIND_LLM_URL" not in done.stdout
+    assert f"port {other.port} on 127.0.0.1 is in use by another program" in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr  # one line
+
+
+def test_a_model_that_does_not_load_is_reported_with_the_servers_own_words(tmp_path: Path) -> None:
+    """Issue 22 (10): a garbage model file was reported as "see its output", and in a game that
+    output goes nowhere: the error now carries the server's last lines."""
+    if not LAUNCHER.is_file():
+        pytest.skip("the local llama-server is not provisioned")
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"not a model " * 400)
+    with pytest.raises(LocalServerError) as caught:
+        LocalLlamaServer(model=garbage, port=free_port()).start()
+    message = str(caught.value)
+    assert "llama-server exited with code" in message and str(garbage) in message
+    assert "failed to load model" in message  # llama-server's own line, not "see its output"
+    assert message.count("\n") <= TAIL_LINES
+    log = tmp_path / "server.log"  # with a log, the lines are there too, and the message says so
+    with pytest.raises(LocalServerError, match=str(log)):
+        LocalLlamaServer(model=garbage, port=free_port(), log_path=log).start()
+    assert "failed to load model" in log.read_text(errors="replace")

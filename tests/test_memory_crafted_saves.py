@@ -6,6 +6,8 @@ unless the whole file is valid, and concurrent saves to one path never collide."
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import tracemalloc
 from collections.abc import Callable
@@ -235,6 +237,47 @@ def test_concurrent_saves_to_one_path_never_collide(tmp_path: Path) -> None:
     assert any(loaded.memory_count() == pool.memory_count() for pool in pools)
 
 
+# A child process that saves a pool to argv[1] and stops inside the write (at its fsync, the
+# data written), saying so: the parent kills it there, as a player's crash or kill -9 would.
+_SAVE_THEN_HANG = """
+import os, sys, time
+from npc_mind.memory import MemoryPool, MemoryType
+
+def hang(fd):
+    print("writing", flush=True)
+    time.sleep(60)
+
+pool = MemoryPool(4)
+pool.record(pool.add_npc(), 7, MemoryType.HOSTILE, 0.9, 0.0)
+os.fsync = hang
+pool.save(sys.argv[1], now=1.0)
+"""
+
+
+def test_saves_killed_mid_write_leave_at_most_one_temporary_file(tmp_path: Path) -> None:
+    """Issue 22 (12): each killed save left its own unique `.tmp` file, and they accumulated."""
+    path = tmp_path / "world.npcmem"
+    sample_pool().save(path, now=1.0)
+    before = path.read_bytes()
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root / "python")}
+    for _ in range(3):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _SAVE_THEN_HANG, str(path)], stdout=subprocess.PIPE, env=env, text=True
+        )
+        try:
+            assert child.stdout is not None and child.stdout.readline() == "writing\n"
+        finally:
+            child.kill()
+            child.communicate()
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == [".world.npcmem.tmp", "world.npcmem"]  # one temporary file, whatever the kills
+    assert path.read_bytes() == before  # the previous save is whole
+    sample_pool().save(path, now=1.0)  # the next save takes the killed one's file over
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["world.npcmem"]
+    assert MemoryPool.load(path, now=1.0).memory_count() == 3
+
+
 def test_a_save_is_fsynced_before_it_replaces_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -254,5 +297,5 @@ def test_a_save_is_fsynced_before_it_replaces_the_file(
     monkeypatch.setattr(Path, "replace", replace)
     sample_pool().save(tmp_path / "p.npcmem", now=1.0)
     assert calls[:2] == ["fsync", "replace"]
-    if os.name == "posix":  # the unique temporary file is owner-only; the save is not
+    if os.name == "posix":  # the save has the default mode, not an owner-only temporary file's
         assert (tmp_path / "p.npcmem").stat().st_mode & 0o777 == 0o644

@@ -353,30 +353,62 @@ def test_a_server_refuses_registration_and_steps_from_another_thread() -> None:
     assert server.owns(handle) and len(server.memory.entries) == 1 and server.now() == 0.0
 
 
-def test_a_memory_pool_refuses_a_second_thread_while_one_is_inside() -> None:
-    """Issue 10 (3): the pool's thread rule, enforced where cheap (batched and structural calls)."""
-    from npc_mind.memory import ConcurrentUseError, MemoryPool
+def test_a_memory_pool_refuses_every_change_from_another_thread() -> None:
+    """Issue 10 (3) and issue 22 (13): a pool belongs to the thread that made it. `record` from two
+    plain threads drifted the slot counter (1 of 400 rounds): the per-NPC calls were not checked.
+    Every call that changes the pool now refuses another thread before touching anything, with a
+    `ConcurrentUseError` that is a `WrongThreadError`, as the server's refusals are."""
+    from npc_mind.memory import ConcurrentUseError, MemoryPool, MemoryType
 
     pool = MemoryPool(4)
     npc = pool.add_npc()
-    inside, leave = threading.Event(), threading.Event()
+    pool.record(npc, 1, MemoryType.HOSTILE, 0.9, 0.0)
+    calls = {
+        "record": lambda: pool.record(npc, 7, MemoryType.TRIVIA, 0.5, 1.0),
+        "query_strongest": lambda: pool.query_strongest(npc, 1, 1.0),
+        "recall_fields": lambda: pool.recall_fields(npc, 1, 1.0),
+        "record_batch": lambda: pool.record_batch([npc], [7], [3], [0.9], 1.0),
+        "add_npc": pool.add_npc,
+        "remove_npc": lambda: pool.remove_npc(npc),
+        "link": lambda: pool.link(npc, 1, 7),
+        "pin": lambda: pool.pin(npc, 1, MemoryType.HOSTILE),
+    }
+    refused: dict[str, BaseException] = {}
 
-    def occupy() -> None:  # a thread that is inside the pool, as a long batched call would be
-        with pool._inside:
-            inside.set()
-            leave.wait(5.0)
+    def intruder() -> None:
+        for name, call in calls.items():
+            try:
+                call()
+            except ConcurrentUseError as error:
+                refused[name] = error
 
-    holder = threading.Thread(target=occupy)
-    holder.start()
-    inside.wait(5.0)
-    try:
-        with pytest.raises(ConcurrentUseError, match=r"record_batch\(\) while another thread"):
-            pool.record_batch([npc], [7], [3], [0.9], 1.0)
-        with pytest.raises(ConcurrentUseError):
-            pool.add_npc()
-    finally:
-        leave.set()
-        holder.join()
-    assert pool.memory_count(npc) == 0 and pool.npc_count == 1  # nothing changed
-    pool.record_batch([npc], [7], [3], [0.9], 1.0)  # alone again: it works
-    assert pool.memory_count(npc) == 1
+    worker = threading.Thread(target=intruder)
+    worker.start()
+    worker.join()
+    assert sorted(refused) == sorted(calls)
+    assert all(isinstance(error, WrongThreadError) for error in refused.values())
+    assert "MemoryPool.record() called from another thread" in str(refused["record"])
+    assert "claim()" in str(refused["record"])
+    # nothing changed: one NPC, its one memory, never recalled, unpinned
+    assert pool.npc_count == 1 and pool.memory_count(npc) == 1 and pool.links(npc) == []
+    (memory,) = pool.memories(npc, 1.0)
+    assert memory.recall_count == 1 and not memory.pinned  # formed (k = 1), never recalled
+    pool.record(npc, 7, MemoryType.TRIVIA, 0.5, 1.0)  # the owner's calls work
+    assert pool.memory_count(npc) == 2
+
+    handed: list[int] = []
+
+    def new_owner() -> None:  # a pool handed over: the claiming thread owns it, the old one not
+        pool.claim()
+        pool.record(npc, 8, MemoryType.TRIVIA, 0.5, 2.0)
+        handed.append(pool.memory_count(npc))
+
+    worker = threading.Thread(target=new_owner)
+    worker.start()
+    worker.join()
+    assert handed == [3]
+    with pytest.raises(ConcurrentUseError, match=r"record\(\) called from another thread"):
+        pool.record(npc, 9, MemoryType.TRIVIA, 0.5, 3.0)
+    pool.claim()
+    pool.record(npc, 9, MemoryType.TRIVIA, 0.5, 3.0)
+    assert pool.memory_count(npc) == 4

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.godot import LAUNCHER, REPO, GodotRun
-from tests.support.ship import can_isolate, isolated_run, outside
+from tests.support.ship import can_isolate, engine_folders, isolated_run, outside
 from tools.provision import package
 
 SCENE = Path(__file__).resolve().parent / "ship"
@@ -181,6 +181,38 @@ def test_nothing_is_opened_outside_the_project_and_the_engine(
         _, opened = isolated[stage]
         _, by_itself = isolated[f"empty {stage}"]
         assert sum(path.startswith(runtime) for path in opened) > 100, stage  # the runtime did run
-        allowed = [game, LAUNCHER.parent, scratch, *HOST_SETTINGS]
+        allowed = [game, *engine_folders(), scratch, *HOST_SETTINGS]
         stray = sorted(set(outside(opened, allowed)) - set(outside(by_itself, allowed)))
         assert stray == [], (stage, stray)
+
+
+SYSTEM_FONT_CACHE = Path("/var/cache/fontconfig")
+
+
+@pytest.mark.godot
+def test_what_a_run_opens_does_not_depend_on_the_machines_font_cache(fresh_game: tuple[Path, Path]) -> None:
+    """Issue 22 (14): on a machine where fonts had just been installed, the first run rebuilt
+    fontconfig's system cache and opened every font, the runs after it none, and the check above
+    saw fonts opened by the game but not by the empty project. The same run with the system's font
+    cache emptied (as fonts just installed leave it) opens exactly what it opens with it."""
+    reason = can_isolate()
+    if reason:
+        pytest.skip(reason)
+    if not SYSTEM_FONT_CACHE.is_dir():
+        pytest.skip("no fontconfig system cache on this machine")
+    scratch = fresh_game[0] / "font_cache"
+    empty = scratch / "empty"
+    empty.mkdir(parents=True, exist_ok=True)
+    (empty / "project.godot").write_text('config_version=5\n\n[application]\n\nconfig/name="empty"\n')
+    importing = [str(LAUNCHER), "--headless", "--path", str(empty), "--import"]
+    imported, _ = isolated_run(importing, scratch / "import")
+    assert imported.returncode == 0, imported.log
+    # What the engine opens by itself (it then says the project has no main scene, exit 1).
+    command = [str(LAUNCHER), "--headless", "--path", str(empty), "--quit-after", "5"]
+    opened = {}
+    for cache in ("kept", "emptied"):
+        hidden = (SYSTEM_FONT_CACHE,) if cache == "emptied" else ()
+        run, files = isolated_run(command, scratch / cache, also_hidden=hidden)
+        assert any(path.startswith(str(LAUNCHER.parent)) for path in files), run.log  # the engine ran
+        opened[cache] = set(outside(files, [empty, *engine_folders(), scratch]))
+    assert opened["emptied"] == opened["kept"], sorted(opened["emptied"] ^ opened["kept"])

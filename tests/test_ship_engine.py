@@ -4,6 +4,7 @@ itself (what the editor's Play does), and exported games that run with nothing b
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -87,10 +88,65 @@ func _process(_delta: float) -> void:
 """
 
 
+TOGGLE = """@tool
+extends EditorPlugin
+# Turns the npc_mind plugin on (NPC_MIND_TEST_TOGGLE=on) or off, as Project Settings > Plugins does,
+# then waits until the editor has written project.godot (it saves settings a moment later).
+const NPC_MIND := "res://addons/npc_mind/plugin.cfg"
+var _on := OS.get_environment("NPC_MIND_TEST_TOGGLE") == "on"
+func _ready() -> void:
+	EditorInterface.set_plugin_enabled.call_deferred(NPC_MIND, _on)
+func _process(_delta: float) -> void:
+	var text := FileAccess.get_file_as_string("res://project.godot")
+	# Gives up after 100 s (a safety net on a loaded machine; the editor saves within seconds).
+	if ("npc_mind/plugin.cfg" in text) == _on or Time.get_ticks_msec() > 100000:
+		print(JSON.stringify({"check": "toggled", "ok": true, "text": text,
+			"setting": ProjectSettings.has_setting("autoload/NpcMindMonitors")}))
+		get_tree().quit()
+"""
+LEGACY_AUTOLOAD = '\n[autoload]\n\nNpcMindMonitors="*res://addons/npc_mind/monitors.gd"\n'
+
+
+@pytest.mark.godot
+def test_the_plugin_adds_no_autoload_and_disabling_it_removes_the_old_one(tmp_path: Path) -> None:
+    """Issue 22 (5): enabling the plugin wrote an `NpcMindMonitors` autoload into project.godot that
+    the README did not mention, and that does nothing since the server registers the monitors
+    itself. Enabling now writes only the plugin's own entry; disabling removes the autoload a
+    project enabled with an earlier build still lists."""
+    project = _new_project(tmp_path / "toggle", "toggle", with_addon=True)
+    with (project / "project.godot").open("a") as settings:
+        settings.write('\n[editor_plugins]\n\nenabled=PackedStringArray("res://addons/toggle/plugin.cfg")\n')
+    (project / "addons" / "toggle").mkdir(parents=True)
+    (project / "addons" / "toggle" / "plugin.cfg").write_text(
+        '[plugin]\nname="toggle"\ndescription=""\nauthor=""\nversion="1"\nscript="plugin.gd"\n'
+    )
+    (project / "addons" / "toggle" / "plugin.gd").write_text(TOGGLE)
+    assert run_godot(project, "--import", timeout=300).returncode == 0
+    found = {}
+    for toggle in ("on", "off"):
+        run = run_godot(project, "-e", timeout=300, env={"NPC_MIND_TEST_TOGGLE": toggle})
+        assert run.returncode == 0 and not run.errors(), run.log
+        found[toggle] = run.checks().get("toggled")
+        assert found[toggle] is not None, run.log
+        if toggle == "on":  # a project that an earlier build's plugin gave the autoload
+            with (project / "project.godot").open("a") as settings:
+                settings.write(LEGACY_AUTOLOAD)
+    assert "npc_mind/plugin.cfg" in found["on"]["text"], found
+    assert "NpcMindMonitors" not in found["on"]["text"] and not found["on"]["setting"], found
+    written = (project / "project.godot").read_text()
+    assert "npc_mind/plugin.cfg" not in written and "NpcMindMonitors" not in written, written
+    assert not found["off"]["setting"], found
+
+
 def _provisioned_engine_in_use() -> bool:
+    """Whether the launcher starts this checkout's provisioned engine, by whatever path (a shared
+    `.deps/godot` names the checkout that provisioned it)."""
     from tools.provision import godot
 
-    return godot.ENGINE.is_file() and str(godot.ENGINE) in godot.LAUNCHER.read_text()
+    if not godot.ENGINE.is_file():
+        return False
+    named = re.findall(r'exec "([^"]+)"', godot.LAUNCHER.read_text())
+    return any(Path(path).resolve() == godot.ENGINE.resolve() for path in named)
 
 
 def test_the_provisioned_engine_is_a_real_executable() -> None:
@@ -98,8 +154,10 @@ def test_the_provisioned_engine_is_a_real_executable() -> None:
 
     if not _provisioned_engine_in_use():
         pytest.skip("GODOT names the user's own engine: nothing was patched")
-    assert elf.patchelf("--print-interpreter", str(godot.ENGINE)).strip() == str(godot.ROOT / godot.LOADER)
-    assert str(godot.ROOT) in elf.search_path(godot.ENGINE)
+    loader = Path(elf.patchelf("--print-interpreter", str(godot.ENGINE)).strip())
+    assert loader.resolve() == (godot.ROOT / godot.LOADER).resolve()
+    searched = [Path(entry).resolve() for entry in elf.search_path(godot.ENGINE).split(":")]
+    assert any(entry.is_relative_to(godot.ROOT.resolve()) for entry in searched)
     # A library's own RUNPATH hides the engine's DT_RPATH from what it loads: each must name the
     # unpacked library folders (sid's libpulse and libLLVM did not: no sound library, no software GL).
     folders = {folder.resolve() for folder in godot._lib_dirs()}
@@ -231,8 +289,11 @@ def test_an_export_carries_the_engine_libraries_and_a_launcher(
     assert run.errors() == [], run.log
     copied = sorted(p.name for p in (folder / "lib").iterdir())
     assert copied == sorted(p.name for p in godot.EXPORT_LIBS.iterdir()), copied
-    assert elf.patchelf("--print-interpreter", str(folder / "game.x86_64")).strip() == godot.EXPORT_LOADER
-    assert (folder / "game.sh").stat().st_mode & 0o111
+    # The binary is game.bin (its pack still game.pck); game.x86_64 and game.sh start it from its folder.
+    assert elf.patchelf("--print-interpreter", str(folder / "game.bin")).strip() == godot.EXPORT_LOADER
+    for launcher in ("game.sh", "game.x86_64"):
+        assert (folder / launcher).stat().st_mode & 0o111
+        assert (folder / launcher).read_bytes().startswith(b"#!/bin/sh\n"), launcher
 
 
 @pytest.mark.godot
@@ -247,12 +308,18 @@ def test_an_export_into_a_missing_folder_fails_and_writes_nothing(
 
 @pytest.mark.godot
 @pytest.mark.parametrize("kind", ["release", "debug", "zip"])
+@pytest.mark.parametrize("started", ["game.sh", "the export's own name"])
 def test_the_launcher_starts_the_game_from_any_folder(
-    exports: dict[str, tuple[Path, GodotRun]], kind: str, tmp_path: Path
+    exports: dict[str, tuple[Path, GodotRun]], kind: str, started: str, tmp_path: Path
 ) -> None:
+    """Issue 22 (4): the exported binary itself, started from another folder (as a store's client or
+    a desktop entry starts it), said only `not found` (exit 127): only game.sh started it."""
     folder, run = exports[kind]
     assert run.returncode == 0, run.log
-    done = subprocess.run([str(folder / "game.sh"), "--headless"], cwd=tmp_path, capture_output=True,
+    # The zip's binary is "game" (no suffix): the engine exports into a folder of its own and zips it.
+    name = "game" if kind == "zip" else "game.x86_64"
+    command = str(folder / ("game.sh" if started == "game.sh" else name))
+    done = subprocess.run([command, "--headless"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"EXPORTED GAME RAN template=true launched_from={tmp_path}" in done.stdout, done.stdout
@@ -269,14 +336,14 @@ def test_the_export_runs_in_a_chroot_holding_only_its_folder(
     root = tmp_path / "root"
     shutil.copytree(folder, root, symlinks=True)
     (root / "proc").mkdir()
-    script = f'mount -t proc proc "{root}/proc" && exec chroot "{root}" /game.x86_64 --headless'
+    script = f'mount -t proc proc "{root}/proc" && exec chroot "{root}" /game.bin --headless'  # no sh there
     done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
                           timeout=60, check=False)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "EXPORTED GAME RAN template=true" in done.stdout, done.stdout + done.stderr
     # What the chroot held: the export, /proc, and the user data the game wrote under $HOME (/root).
     held = sorted(p.name for p in root.iterdir())
-    assert held == ["game.pck", "game.sh", "game.x86_64", "lib", "proc", "root"], held
+    assert held == ["game.bin", "game.pck", "game.sh", "game.x86_64", "lib", "proc", "root"], held
 
 
 @pytest.mark.godot

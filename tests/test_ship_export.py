@@ -55,9 +55,16 @@ def test_the_export_carries_the_runtime_beside_the_binary(exports: dict, mode: s
     assert rpath == "$ORIGIN/python/lib"
 
 
+def engine_binary(folder: Path) -> str:
+    """The export's ELF binary: `demo.bin` where the engine's libraries came along (`demo.x86_64`
+    is then a launcher script), else `demo.x86_64` itself."""
+    return "demo.bin" if (folder / "demo.bin").is_file() else BINARY
+
+
 def chroot_run(folder: Path, args: list[str], timeout: float = 240) -> GodotRun:
     """The exported binary in a chroot whose root is its export folder and nothing else but the
-    kernel's /proc (where the engine reads its own path), mounted in a private mount namespace."""
+    kernel's /proc (where the engine reads its own path), mounted in a private mount namespace
+    (no shell either: the ELF binary itself, not its launcher)."""
     (folder / "proc").mkdir(exist_ok=True)
     environment = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -69,7 +76,7 @@ def chroot_run(folder: Path, args: list[str], timeout: float = 240) -> GodotRun:
     }
     script = (
         f"mount -t proc proc {shlex.quote(str(folder / 'proc'))} && exec chroot {shlex.quote(str(folder))} "
-        + (" ".join(shlex.quote(part) for part in [f"/{BINARY}", *args]))
+        + (" ".join(shlex.quote(part) for part in [f"/{engine_binary(folder)}", *args]))
     )
     try:
         done = subprocess.run(
@@ -119,6 +126,20 @@ def test_the_launcher_starts_the_python_game_from_any_folder(exports: dict, tmp_
     assert f"gdbridge: Python 3.11.{sys.version_info.micro} ({folder / 'python'};" in done.stdout, done.stdout
 
 
+def test_the_exported_binary_starts_the_python_game_from_any_folder(exports: dict, tmp_path: Path) -> None:
+    """Issue 22 (4): `demo.x86_64` started directly from another folder (as a store's client or a
+    desktop entry starts it, not through `demo.sh`) said only `not found` (exit 127): its loader is
+    found from the working directory. It starts the game now, from any folder, on the game's runtime."""
+    folder, export = exports["release"]
+    assert export.returncode == 0, export.log
+    environment = {**os.environ, "PYTHONHOME": "/nonexistent", "PYTHONPATH": "/nonexistent"}
+    command = [str(folder / BINARY), "--headless", "--quit-after", "5"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, env=environment,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"gdbridge: Python 3.11.{sys.version_info.micro} ({folder / 'python'};" in done.stdout, done.stdout
+
+
 def test_a_data_only_export_beside_the_game_works(exports: dict) -> None:
     folder, export = exports["release"]
     assert export.returncode == 0, export.log
@@ -127,12 +148,24 @@ def test_a_data_only_export_beside_the_game_works(exports: dict) -> None:
     assert (folder / "patch.pck").stat().st_size > 10_000
 
 
-def test_a_data_only_export_without_the_runtime_fails_with_its_message(tmp_path: Path) -> None:
-    run = run_godot(REPO, "--export-pack", "Linux", str(tmp_path / "demo.pck"), timeout=300)
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("demo.pck", "needs the game's Python runtime in its folder"),
+        ("demo.zip", "needs the game's Python runtime in its folder"),
+        ("missing/folder/demo.pck", "goes beside an exported game, and"),
+    ],
+)
+def test_a_data_only_export_without_the_runtime_fails_with_its_message(
+    tmp_path: Path, target: str, said: str
+) -> None:
+    """Issue 22 (9): the .zip form exited 0 after npc_mind refused it (the engine ignores a zip it
+    could not move into place), and into a missing folder the refusal left the folders it made."""
+    run = run_godot(REPO, "--export-pack", "Linux", str(tmp_path / target), timeout=300)
     assert run.returncode != 0, run.log
     messages = [line for line in run.errors() if "npc_mind:" in line]
-    assert len(messages) == 1 and "needs the game's Python runtime in its folder" in messages[0], run.log
-    assert list(tmp_path.iterdir()) == []  # no pack, and no blocker left behind
+    assert len(messages) == 1 and said in messages[0], run.log
+    assert list(tmp_path.iterdir()) == []  # no pack, no blocker and no folder left behind
 
 
 def test_the_projects_own_python_modules_ship_with_the_game(tmp_path: Path) -> None:
@@ -179,6 +212,38 @@ def test_an_export_without_a_template_fails_with_the_engines_message(
     assert run.returncode != 0, run.log
     assert any("template" in line.lower() for line in run.errors()), run.log
     assert not (tmp_path / BINARY).exists()
+
+
+BROKEN_MODULE = "import gdbridge\n\n\ndef broken(:\n    pass\n"  # a syntax error on line 4
+
+
+def test_an_export_of_python_that_does_not_compile_fails_with_its_file_and_line(
+    zipped_game: Path, tmp_path: Path
+) -> None:
+    """Issue 22 (8): a project whose Python entry module had a syntax error exported with exit 0,
+    and the game then failed with `Cannot get class`. Both export forms now fail with one message
+    naming the file and line, and leave nothing."""
+    folder = zipped_game / "game_python"
+    folder.mkdir()
+    (folder / "game_classes.py").write_text(BROKEN_MODULE)
+    project = zipped_game / "project.godot"
+    original = project.read_text()
+    project.write_text(
+        original + '\n[python]\n\npaths=PackedStringArray("res://game_python")\n'
+        'entry_modules=PackedStringArray("game_classes")\n'
+    )
+    try:
+        for export in (("--export-release", "Linux", str(tmp_path / BINARY)),
+                       ("--export-pack", "Linux", str(tmp_path / "game.pck"))):  # fmt: skip
+            run = run_godot(zipped_game, *export, timeout=300)
+            assert run.returncode != 0, run.log
+            messages = [line for line in run.errors() if "npc_mind:" in line]
+            assert len(messages) == 1, run.log
+            assert "res://game_python/game_classes.py:4 has a syntax error" in messages[0], run.log
+            assert list(tmp_path.iterdir()) == [], export
+    finally:
+        project.write_text(original)
+        shutil.rmtree(folder)
 
 
 def test_an_export_missing_a_runtime_file_fails_with_its_message(zipped_game: Path, tmp_path: Path) -> None:

@@ -1,10 +1,13 @@
 @tool
 extends EditorPlugin
-## The editor parts of npc_mind: project-setting defaults and the runtime monitors.
-## The node classes themselves come from the GDExtension and exist without this plugin.
+## The editor parts of npc_mind: project-setting defaults, the NPC Mind debugger tab and the
+## inspector previews. The node classes themselves come from the GDExtension and exist without this
+## plugin; the server registers its monitors itself. Enabling writes nothing to project.godot but
+## the plugin's own entry.
 
+## Earlier builds added this autoload (an empty node now, kept so those projects load): disabling
+## the plugin removes it.
 const MONITORS_AUTOLOAD := "NpcMindMonitors"
-const MONITORS_SCRIPT := "res://addons/npc_mind/monitors.gd"
 const DEBUGGER_PLUGIN := preload("res://addons/npc_mind/debugger/debugger_plugin.gd")  # designer tools
 const INSPECTOR_PLUGIN := preload("res://addons/npc_mind/inspector/inspector_plugin.gd")  # designer tools
 
@@ -45,9 +48,6 @@ func _exit_tree() -> void:
 	remove_inspector_plugin(_inspector)  # designer tools
 
 
-func _enable_plugin() -> void:
-	add_autoload_singleton(MONITORS_AUTOLOAD, MONITORS_SCRIPT)
-
-
 func _disable_plugin() -> void:
-	remove_autoload_singleton(MONITORS_AUTOLOAD)
+	if ProjectSettings.has_setting("autoload/" + MONITORS_AUTOLOAD):
+		remove_autoload_singleton(MONITORS_AUTOLOAD)

@@ -4,9 +4,10 @@ Exporting ships the addon's Python runtime beside the game: an export plugin reg
 extension itself (no editor plugin needs enabling) copies `bin/python/` (the runtime and the
 project's own packages) and `gdbridge_api.json` next to the exported binary, where the engine
 also puts the extension library; the project's `python/paths` modules go to `python/res/`.
-An export that cannot run (a missing runtime file, a platform other than Linux x86_64, a data-only
-export into a folder that does not hold the game's runtime) fails with one message: the Export
-dialog shows it on the preset, and the export itself is made to fail (see `_block_export`).
+An export that cannot run (a missing runtime file, a platform other than Linux x86_64, a project
+Python module with a syntax error, a data-only export into a folder that does not hold the game's
+runtime) fails with one message and a non-zero exit, leaving nothing behind: the Export dialog shows
+it on the preset, and the export itself is made to fail (see `_block_export`).
 """
 
 from __future__ import annotations
@@ -62,9 +63,57 @@ def runtime_problem(platform_name: str) -> str:
     return ""
 
 
+_compiled: dict[str, tuple[int, str]] = {}  # file -> (mtime_ns, its problem): the dialog asks often
+
+
+def module_problem() -> str:
+    """The first of the project's shipped Python modules (`python/paths`) that does not compile
+    (the game would fail to start with `Cannot get class`), as one message naming its file and
+    line; '' when they all compile."""
+    settings = objects.singleton("ProjectSettings")
+    for source, _ in project_modules():
+        if not source.endswith(".py"):
+            continue
+        path = str(settings.globalize_path(source))
+        try:
+            stamp = Path(path).stat().st_mtime_ns
+        except OSError:
+            continue
+        known = _compiled.get(path)
+        if known is None or known[0] != stamp:
+            known = stamp, _syntax_problem(source, Path(path))
+            _compiled[path] = known
+        if known[1]:
+            return known[1]
+    return ""
+
+
+def _syntax_problem(source: str, path: Path) -> str:
+    try:
+        compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return (
+            f"npc_mind: the project's Python module {source}:{error.lineno} has a syntax error "
+            f"({error.msg}); the exported game could not start its classes. Fix it, then export again."
+        )
+    except (OSError, ValueError) as error:  # unreadable, or a null byte in the source
+        return f"npc_mind: the project's Python module {source} cannot be compiled ({error})."
+    return ""
+
+
+def export_problem(platform_name: str) -> str:
+    """Why an export to `platform_name` could not run ('' when it could)."""
+    return runtime_problem(platform_name) or module_problem()
+
+
 def pack_problem(pack: str) -> str:
     """A data-only export runs only beside an exported game that already holds the runtime."""
     folder = Path(pack).parent
+    if not folder.is_dir():
+        return (
+            f"npc_mind: a data-only export (--export-pack) goes beside an exported game, and {folder} "
+            "does not exist; export the whole game there first (Export Project, or --export-release)."
+        )
     needed = (LIBRARY, API_FILE, "python/lib/libpython3.11.so.1.0")
     missing = [name for name in needed if not (folder / name).is_file()]
     if not missing:
@@ -112,19 +161,45 @@ def project_modules() -> list[tuple[str, str]]:
 
 def _block_export(path: str) -> None:
     """Make the engine's export fail (neither a plugin's error nor a preset warning changes the
-    exit code): the engine next writes `path` (the template copied there, a .pck opened for writing,
-    a .zip moved there), and a folder at that path makes it fail, so the export exits non-zero and
-    leaves nothing that could not run. A file already there would have been overwritten by this
-    export anyway. The folder is removed when the export ends."""
+    exit code of a data-only export): the engine next writes `path` (a .pck opened for writing, a
+    .zip moved there), and a folder at that path makes it fail, so the export leaves nothing that
+    could not run. A file already there would have been overwritten by this export anyway. The
+    folder, and every folder made for it (an export into a folder that did not exist), are removed
+    when the export ends. The engine ignores a .zip it could not move: a command-line export then
+    exits non-zero through `_fail_command_line`."""
     target = Path(path)
     if target.is_dir():
         return
+    made = target
+    while not made.parent.exists():
+        made = made.parent
     target.unlink(missing_ok=True)
     target.mkdir(parents=True)
-    _blockers.append(target)
+    _blockers.append((target, made))
+    _fail_command_line()
 
 
-_blockers: list[Path] = []
+_blockers: list[tuple[Path, Path]] = []  # (the folder at the export's path, the topmost one made)
+_EXPORT_ARGUMENTS = ("--export-release", "--export-debug", "--export-pack", "--export-patch")
+
+
+def _fail_command_line() -> None:
+    """In a command-line export, end the editor with exit code 1 once the export is done (after
+    the engine's own exit code, which is 0 for a data-only export it was refused)."""
+    arguments = {str(argument) for argument in objects.singleton("OS").get_cmdline_args()}
+    if arguments.intersection(_EXPORT_ARGUMENTS):
+        objects.singleton("Engine").get_main_loop().call_deferred("quit", 1)
+
+
+def _remove_blockers() -> None:
+    while _blockers:
+        blocker, made = _blockers.pop()
+        folder = blocker
+        while folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+            if folder == made:
+                break
+            folder = folder.parent
 
 
 def _define_classes() -> None:
@@ -145,13 +220,13 @@ def _define_classes() -> None:
 
         def _get_export_option_warning(self, platform: Any, option: str) -> str:
             # Not empty: the preset is invalid, so the Export dialog and --export-release refuse it.
-            return runtime_problem(str(platform.get_os_name())) if option == OPTION else ""
+            return export_problem(str(platform.get_os_name())) if option == OPTION else ""
 
         def _export_begin(self, features: Any, is_debug: bool, path: str, flags: int) -> None:
             path = str(path)
             platform = self.get_export_platform()
             data_only = path.endswith((".pck", ".zip"))
-            problem = runtime_problem(str(platform.get_os_name()) if platform is not None else "Linux")
+            problem = export_problem(str(platform.get_os_name()) if platform is not None else "Linux")
             if not problem and data_only:
                 problem = pack_problem(path)
             if problem:
@@ -172,10 +247,7 @@ def _define_classes() -> None:
                 self.skip()
 
         def _export_end(self) -> None:
-            while _blockers:
-                blocker = _blockers.pop()
-                if blocker.is_dir() and not any(blocker.iterdir()):
-                    blocker.rmdir()
+            _remove_blockers()
 
     class GdbridgeEditorPlugin(EditorPlugin, tool=True):
         """Adds the runtime export (and the engine libraries' export, when the addon has one);

@@ -7,7 +7,9 @@ modes: `oversized` (a valid answer padded with `size` spaces), `gzip_bomb` (the 
 `size` bytes from about size/1000 on the wire), `slowloris` (a byte every `latency` seconds, forever)
 and `malformed_chunk` (`chunk` as the one event of a stream, or as the body). While it waits or
 streams it watches the socket, and records every connection the client closed before the answer was
-complete, so tests can see cancellation reach the wire.
+complete, so tests can see cancellation reach the wire. `props`, when set, is the hostile fault
+`GET /props` answers with (the start-up probe of an endpoint of kind `auto`); else it is a 404, as
+an OpenAI server's.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class FaultServer:
         """linger_close: like llama-server, close a streamed response's connection this many seconds
         after its last chunk, without answering whatever the client sent on it meanwhile."""
         self.default = default or Fault()
+        self.props: Fault | None = None  # what GET /props answers (a hostile mode), None: 404
         self.linger_close = linger_close
         self._script: deque[Fault] = deque()
         self.seen: list[Seen] = []
@@ -165,6 +168,9 @@ class FaultServer:
         if method == "GET" and path.endswith("/health"):
             await self._send(writer, 200, b'{"status":"ok"}')
             return True
+        if method == "GET" and path.endswith("/props") and self.props is not None:
+            probe = Seen(self.props, {}, headers, time.monotonic())
+            return await self._hostile(reader, writer, self.props, probe)
         if method != "POST" or not path.endswith("/chat/completions"):
             await self._send(writer, 404, b'{"error":"not found"}')
             return True

@@ -3,7 +3,9 @@
 `isolated_run(...)`: the command inside a private mount namespace (`unshare -m`, root) where the
 checkout (with `.venv`), the build Python's prefix and the system's Python folders are hidden under
 empty tmpfs; only the engine folder is mounted back at its own path, so the launcher still works.
-`strace` records every file the engine opens; `opened()` lists those that were opened.
+`strace` records every file the engine opens; `opened()` lists those that were opened. Fontconfig
+reads a private configuration whose cache starts empty in each run (`font_config`), so what it
+opens does not depend on the state of the machine's font cache.
 
 `chroot_run(...)`: an exported game started in a chroot whose root is its export folder only.
 """
@@ -22,6 +24,21 @@ from tests.support.godot import LAUNCHER, REPO, GodotRun
 
 ENGINE = LAUNCHER.parent
 TRACE_LINE = re.compile(r'^\d+\s+(?:openat|open)\((?:AT_FDCWD, )?"([^"]+)", [^)]*\)\s+=\s+(-?\d+)')
+
+
+def engine_folders() -> list[Path]:
+    """The engine's folder as this checkout reaches it, as it resolves, and as the provisioned
+    engine's loader path names it (absolute, written by whichever checkout last provisioned a
+    shared `.deps/godot`): the engine's own files, by every path it opens them."""
+    found = [ENGINE, ENGINE.resolve()]
+    from tools.provision import elf, godot
+
+    if godot.ENGINE.is_file():  # the provisioned engine (patched), whether or not GODOT names another
+        loader = elf.patchelf("--print-interpreter", str(godot.ENGINE)).strip()
+        named = loader.removesuffix(f"/{godot.ROOT.name}/{godot.LOADER}")
+        if named != loader:
+            found.append(Path(named))
+    return found
 
 
 def can_isolate() -> str:
@@ -43,16 +60,46 @@ def hidden_folders() -> list[Path]:
     return unique
 
 
+# The machine's font folders (as /etc/fonts/fonts.conf lists them); the cache is the run's own.
+FONT_CONFIG = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <dir>/usr/share/fonts</dir>
+  <dir>/usr/local/share/fonts</dir>
+  <dir prefix="xdg">fonts</dir>
+  <cachedir>{cache}</cachedir>
+</fontconfig>
+"""
+
+
+def font_config(scratch: Path) -> Path:
+    """A fontconfig configuration for one run: the machine's fonts, and a cache of its own that
+    starts empty. With the machine's configuration, a run right after fonts were installed rebuilt
+    the system's cache (reading every font) and the runs after it read none, so which files a run
+    opened depended on the runs before it and on the machine."""
+    folder = scratch / "fontconfig"
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "cache").mkdir(parents=True)
+    config = folder / "fonts.conf"
+    config.write_text(FONT_CONFIG.format(cache=folder / "cache"))
+    return config
+
+
 def isolated_run(
-    command: list[str], scratch: Path, timeout: float = 240, env: dict[str, str] | None = None
+    command: list[str],
+    scratch: Path,
+    timeout: float = 240,
+    env: dict[str, str] | None = None,
+    also_hidden: tuple[Path, ...] = (),
 ) -> tuple[GodotRun, list[str]]:
-    """Run `command` with the build machine's Python hidden; returns the run and the files it opened."""
+    """Run `command` with the build machine's Python (and `also_hidden`) hidden; returns the run
+    and the files it opened."""
     scratch.mkdir(parents=True, exist_ok=True)
     trace = scratch / "open.trace"
     saved = scratch / "engine"
     saved.mkdir(exist_ok=True)
     lines = ["set -e", f"mount --bind {shlex.quote(str(ENGINE))} {shlex.quote(str(saved))}"]
-    for folder in hidden_folders():
+    for folder in [*hidden_folders(), *also_hidden]:
         lines.append(f"mount -t tmpfs tmpfs {shlex.quote(str(folder))}")
     lines += [
         f"mkdir -p {shlex.quote(str(ENGINE))}",
@@ -75,6 +122,7 @@ def isolated_run(
             "PYTHONPATH": "/nonexistent/site",
             "PYTHONHOME": "/nonexistent/prefix",
             "PYTHONSTARTUP": "/nonexistent/startup.py",
+            "FONTCONFIG_FILE": str(font_config(scratch)),
         }
     )
     clean.update(env or {})

@@ -3,8 +3,11 @@ extends EditorExportPlugin
 ## Linux exports made with npc_mind's provisioned engine (Debian's Godot build, patched to run on
 ## an older glibc) need that engine's libraries beside the game. When the editor has a
 ## `npc_mind_export_libs` folder beside its executable, this copies it as `lib/` next to the
-## exported binary (whose loader and library path point there) and writes `<name>.sh`, which starts
-## the game from any working directory. An official Godot has no such folder: this does nothing.
+## exported binary, whose loader (`lib/ld-linux-x86-64.so.2`) is found from the working directory:
+## started from any other folder (a store's client, a desktop entry) it could not start at all
+## (`not found`). So the binary becomes `<name>.bin` (the engine still finds `<name>.pck` beside it)
+## and the export's own name, and `<name>.sh`, are a launcher that starts it from its folder,
+## whatever the working directory. An official Godot has no such folder: this does nothing.
 ## Registered by gdbridge's own editor plugin (python/gdbridge/editor.py), so no plugin needs enabling.
 
 const LIBS_FOLDER := "npc_mind_export_libs"
@@ -56,15 +59,26 @@ func _export_end() -> void:
 		_binary = ""
 		return  # no binary: the export failed (e.g. its folder does not exist), so leave nothing
 	var folder := _binary.get_base_dir()
-	var launcher := folder.path_join(_binary.get_file().get_basename() + ".sh")
+	var stem := _binary.get_file().get_basename()
+	var engine := engine_name(_binary.get_file())
 	var failed := _copy_folder(libs_folder(), folder.path_join("lib"))
-	if failed.is_empty():
-		failed = _write_launcher(launcher, _binary.get_file())
+	if failed.is_empty() and DirAccess.rename_absolute(_binary, folder.path_join(engine)) != OK:
+		failed = "cannot rename %s to %s" % [_binary, engine]
+	for launcher in [_binary, folder.path_join(stem + ".sh")]:
+		if failed.is_empty():
+			failed = _write_launcher(launcher, engine)
 	if not failed.is_empty():
 		var message := "npc_mind: the exported game cannot start without its engine libraries: " + failed
 		push_error(message)
 		get_export_platform().add_message(EditorExportPlatform.EXPORT_MESSAGE_ERROR, "npc_mind", message)
 	_binary = ""
+
+
+## The exported binary's new name: `<name>.bin` (or `<name>.engine` when the export is itself
+## named `<name>.bin`), whose basename is still the pack's, `<name>.pck`.
+static func engine_name(exported: String) -> String:
+	var stem := exported.get_basename()
+	return stem + (".engine" if exported == stem + ".bin" else ".bin")
 
 
 ## Copies every file of `source` into `target` (made if missing); returns what failed, or "".

@@ -20,12 +20,12 @@ import os
 import ssl
 import threading
 import time
-import zlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import httpx
 
+from npc_mind.llm.bodies import ACCEPT_ENCODING, BoundedBody
 from npc_mind.llm.breaker import BreakerConfig
 from npc_mind.llm.endpoints import Endpoint, EndpointPool
 from npc_mind.llm.errors import EndpointError, InvalidAnswerError, RejectedError
@@ -148,42 +148,6 @@ def _content_of_body(body: bytes) -> str:
     if not content:
         raise InvalidAnswerError("the completion has no text content", "invalid_json")
     return content
-
-
-class _BoundedBody:
-    """A response body decoded (identity, gzip or deflate) within two caps: `max_bytes` read from the
-    wire and `max_decoded` after decompression, so a huge body or a compression bomb costs at most the
-    caps (zlib is asked for no more than what is left of them) and ends as `too_large`."""
-
-    def __init__(self, encoding: str, max_bytes: int, max_decoded: int) -> None:
-        encoding = encoding.strip().lower()
-        if encoding in ("", "identity"):
-            self._zlib = None
-        elif encoding in ("gzip", "x-gzip"):
-            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._zlib = zlib.decompressobj()
-        else:
-            raise InvalidAnswerError(f"unsupported content-encoding {encoding[:32]!r}", "invalid_answer")
-        self._max_bytes = max_bytes
-        self._left = max_decoded
-        self.read = 0
-
-    def feed(self, raw: bytes) -> bytes:
-        self.read += len(raw)
-        if self.read > self._max_bytes:
-            raise InvalidAnswerError(f"the response is over {self._max_bytes} bytes", "too_large")
-        if self._zlib is None:
-            data = raw
-        else:
-            try:
-                data = self._zlib.decompress(raw, self._left + 1)
-            except zlib.error:
-                raise InvalidAnswerError("the response body does not decompress", "invalid_answer") from None
-        self._left -= len(data)
-        if self._left < 0:
-            raise InvalidAnswerError("the response decompresses to over the cap", "too_large")
-        return data
 
 
 _tls: list[ssl.SSLContext] = []
@@ -327,6 +291,9 @@ class LLMClient:
             return await asyncio.shield(future)
         except ChoiceCollisionError as error:
             raise RejectedError(str(error), "choice_collision") from None
+        except InvalidAnswerError:  # a start-up answer over the cap: too_large, asked again next time
+            self._shapes.pop(key, None)
+            raise
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as error:
             self._shapes.pop(key, None)  # ask the server again next time
             message = f"{endpoint.base_url}: no request shape ({error.__class__.__name__})"
@@ -411,8 +378,7 @@ class LLMClient:
         try:
             # llama-server closes a streamed response's connection right after the last chunk, and a
             # pooled reuse would race that close ("disconnected without a response"): don't pool them.
-            # Only encodings `_BoundedBody` decodes within its caps are asked for.
-            headers = {"Accept-Encoding": "gzip, deflate"}
+            headers = dict(ACCEPT_ENCODING)  # only what `BoundedBody` decodes within its caps
             if body["stream"]:
                 headers["Connection"] = "close"
             async with self._http.stream("POST", endpoint.chat_url, json=body, headers=headers) as response:
@@ -433,7 +399,7 @@ class LLMClient:
     async def _read(self, response: httpx.Response, stream: bool) -> str:
         """The answer's text, read within the caps."""
         settings = self.settings
-        reader = _BoundedBody(
+        reader = BoundedBody(
             response.headers.get("content-encoding", ""),
             settings.max_response_bytes,
             settings.max_decoded_bytes,

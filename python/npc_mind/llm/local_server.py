@@ -19,7 +19,10 @@ a self-contained folder `SHIPPED_DIR` (`llama/`) beside the extension library, t
 `bin/` and, in an exported game, beside its executable; `shipped(folder)` names its two files.
 
 One thread by default (`-t 1`), leaving a core for the game, at a lower priority (nice 10); on Linux
-the server is stopped by the kernel if the process that started it dies. `NPC_MIND_LLM_URL` makes
+the server is stopped by the kernel if the process that started it dies. A port that was asked for
+and is taken is refused before anything starts (no port asked: a free one is picked); a server that
+does not come up is reported with its last lines of output (a game's output goes nowhere): the
+output goes to `log_path` when one is given, else to a nameless temporary file. `NPC_MIND_LLM_URL` makes
 `resolve_endpoints` skip it and use that endpoint instead.
 """
 
@@ -33,9 +36,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -97,6 +102,31 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def port_taken(port: int) -> bool:
+    """Whether another program listens on 127.0.0.1:`port` (bound as llama-server binds it, with
+    SO_REUSEADDR: a port left in TIME_WAIT by a previous server is free)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
+TAIL_LINES = 12  # lines of the server's output a failure's message carries
+_TAIL_BYTES = 16384  # read from the end of the output for them
+
+
+def output_tail(output: IO[bytes], start: int) -> str:
+    """The last `TAIL_LINES` lines written to the file `output` after offset `start`."""
+    output.flush()
+    end = output.seek(0, os.SEEK_END)
+    output.seek(max(start, end - _TAIL_BYTES))
+    lines = output.read().decode(errors="replace").rstrip().splitlines()
+    return "\n".join(lines[-TAIL_LINES:])
+
+
 @dataclasses.dataclass
 class LocalLlamaServer:
     """threads: 1..64 (`-t`); parallel: 1..64 slots (`-np`); context: 256..131072 tokens shared by the
@@ -111,7 +141,7 @@ class LocalLlamaServer:
     startup_timeout: float = 60.0
     niceness: int = 10
     log_path: Path | None = None
-    port: int = 0
+    port: int = 0  # 0: a free one
 
     def __post_init__(self) -> None:
         self.launcher = resolve_path(self.launcher, SERVER_ENV, LAUNCHER)
@@ -126,7 +156,13 @@ class LocalLlamaServer:
             raise ValueError(f"startup_timeout must be in 1..600 s, got {self.startup_timeout}")
         if not 0 <= self.niceness <= 19:
             raise ValueError(f"niceness must be in 0..19, got {self.niceness}")
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"port must be in 0..65535 (0: a free one), got {self.port}")
         self._process: subprocess.Popen[bytes] | None = None
+        # where the server's output goes (log_path, else a nameless temporary file: a pipe would need
+        # a reader, and a game's own output goes nowhere), and where this start's output begins
+        self._output: IO[bytes] | None = None
+        self._output_start = 0
 
     @property
     def root_url(self) -> str:
@@ -149,13 +185,22 @@ class LocalLlamaServer:
                 )
         _make_executable(self.launcher)  # type: ignore[arg-type]
         fixed = self.port  # 0: a free port, retried: another process may take it before the bind
+        if fixed and port_taken(fixed):
+            raise LocalServerError(
+                f"port {fixed} on 127.0.0.1 is in use by another program; ask for another port, or "
+                "for none (0, the default: a free one)"
+            )
+        failure = ""
         for _attempt in range(1 if fixed else 3):
             self.port = fixed or free_port()
-            if self._spawn():
+            failure = self._spawn()
+            if not failure:
                 return self
-        raise LocalServerError(f"llama-server did not come up; see {self.log_path or 'its output'}")
+        raise LocalServerError(failure)
 
-    def _spawn(self) -> bool:
+    def _spawn(self) -> str:
+        """Start the server and wait until it answers; "" once it does, else why not (with its
+        last lines of output)."""
         # `nice` from the start, so every thread the server spawns inherits the lower priority.
         command = _die_with_parent()
         command += ["nice", "-n", str(self.niceness)] if self.niceness else []
@@ -163,29 +208,45 @@ class LocalLlamaServer:
         command += ["--port", str(self.port)]
         command += ["-t", str(self.threads), "-np", str(self.parallel), "-c", str(self.context)]
         command += ["--no-webui", "--slots"]
-        log = self.log_path.open("ab") if self.log_path else subprocess.DEVNULL
-        try:
-            # From its own folder: a shipped server takes its loader and ggml's backends from there.
-            self._process = subprocess.Popen(
-                command,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.launcher.parent,  # type: ignore[union-attr]
-            )
-        finally:
-            if self.log_path:
-                log.close()  # type: ignore[union-attr]
+        self._close_output()
+        # held for the server's life, closed by stop() (or once a failed start is reported)
+        self._output = self.log_path.open("ab+") if self.log_path else tempfile.TemporaryFile()  # noqa: SIM115
+        self._output_start = self._output.seek(0, os.SEEK_END)
+        # From its own folder: a shipped server takes its loader and ggml's backends from there.
+        self._process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=self._output,
+            stderr=subprocess.STDOUT,
+            cwd=self.launcher.parent,  # type: ignore[union-attr]
+        )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            if self._process.poll() is not None:
+            code = self._process.poll()
+            if code is not None:
                 self._process = None
-                return False
+                return self._failure(f"llama-server exited with code {code} while starting")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.root_url}/health", timeout=1.0).status_code == 200:
-                    return True
+                answered = httpx.get(f"{self.root_url}/health", timeout=1.0).status_code == 200
+                if answered and self._process.poll() is None:  # not a program that took the port
+                    return ""
             time.sleep(0.05)
+        failure = self._failure(f"llama-server did not answer within {self.startup_timeout:g} s")
         self.stop()
-        return False
+        return failure
+
+    def _close_output(self) -> None:
+        if self._output is not None:
+            self._output.close()
+            self._output = None
+
+    def _failure(self, what: str) -> str:
+        tail = output_tail(self._output, self._output_start) if self._output else ""
+        if self._process is None:  # it exited: nothing writes there any more
+            self._close_output()
+        where = f" (all of it in {self.log_path})" if self.log_path else ""
+        said = f"; its last output{where}:\n{tail}" if tail else "; it printed nothing"
+        return f"{what} (model {self.model}){said}"
 
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
@@ -198,6 +259,7 @@ class LocalLlamaServer:
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:
+            self._close_output()
             return
         process.terminate()
         try:
@@ -205,6 +267,7 @@ class LocalLlamaServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
+        self._close_output()
 
     def __enter__(self) -> LocalLlamaServer:
         return self.start()
@@ -238,14 +301,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=2, help="slots, requests at once (default 2)")
     parser.add_argument("--log", type=Path, help="write the server's output here")
     args = parser.parse_args(argv)
-    server = LocalLlamaServer(
-        launcher=args.server, model=args.model, threads=args.threads, parallel=args.parallel,
-        log_path=args.log.resolve() if args.log else None,
-    )  # fmt: skip
-    server.port = args.port
     try:
+        server = LocalLlamaServer(
+            launcher=args.server, model=args.model, threads=args.threads, parallel=args.parallel,
+            log_path=args.log.resolve() if args.log else None, port=args.port,
+        )  # fmt: skip
         server.start()
-    except LocalServerError as error:
+    except (LocalServerError, ValueError) as error:
         print(f"local_server: {error}", file=sys.stderr)
         return 1
     print(f"local_server: {server.model.name} at {server.base_url}", flush=True)  # type: ignore[union-attr]

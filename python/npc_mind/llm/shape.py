@@ -18,7 +18,6 @@ Three modes (`Endpoint.mode`; `auto`, the default, is `choice` on llama-server a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
@@ -26,11 +25,15 @@ from typing import Any
 
 import httpx
 
+from npc_mind.llm.bodies import ACCEPT_ENCODING, read_capped
 from npc_mind.llm.endpoints import Endpoint
 from npc_mind.llm.errors import InvalidAnswerError
 from npc_mind.llm.schema import ANSWER_PREFIX, Answer, ChoiceCollisionError, DecisionSchema
 
 PROBE_TIMEOUT = 2.0  # seconds for a start-up request (detection, tokenization)
+# bytes a start-up answer may take, on the wire and decoded (llama-server's `/props`, with a long
+# chat template, is tens of KB); past it the answer is `too_large`, as a completion over its caps is
+PROBE_CAP = 1 << 20
 WARM_UP_TIMEOUT = 30.0  # a cold prefix on a busy one-thread server takes a while
 
 
@@ -107,18 +110,33 @@ class RequestShape:
         return Answer(intent, None)
 
 
+async def probe(http: httpx.AsyncClient, method: str, url: str, **options: Any) -> Any:
+    """A start-up request's JSON answer, its body read within `PROBE_CAP`: raises
+    `httpx.HTTPStatusError` for a status other than 200 (its body unread), `InvalidAnswerError`
+    (`too_large`, or not JSON) and any other `httpx.HTTPError`."""
+    request = http.stream(method, url, headers=ACCEPT_ENCODING, timeout=PROBE_TIMEOUT, **options)
+    async with request as response:
+        if response.status_code != 200:
+            message = f"{url} answered HTTP {response.status_code}"
+            raise httpx.HTTPStatusError(message, request=response.request, response=response)
+        body = await read_capped(response, PROBE_CAP, PROBE_CAP)
+    try:
+        return json.loads(body)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        raise InvalidAnswerError(f"{url}: the answer is not JSON", "invalid_json") from None
+
+
 async def detect_kind(http: httpx.AsyncClient, endpoint: Endpoint) -> str | None:
     """`llama` if the endpoint's server answers llama-server's `/props`, `openai` if it answers
-    otherwise, None if it could not be reached (ask again later)."""
+    otherwise (an answer over `PROBE_CAP` is not llama-server's), None if it could not be reached
+    (ask again later)."""
     try:
-        response = await http.get(f"{endpoint.root_url}/props", timeout=PROBE_TIMEOUT)
+        props = await probe(http, "GET", f"{endpoint.root_url}/props")
+    except (httpx.HTTPStatusError, InvalidAnswerError):
+        return "openai"
     except httpx.HTTPError:
         return None
-    with contextlib.suppress(json.JSONDecodeError, ValueError):
-        props = response.json()
-        if response.status_code == 200 and isinstance(props, dict) and "default_generation_settings" in props:
-            return "llama"
-    return "openai"
+    return "llama" if isinstance(props, dict) and "default_generation_settings" in props else "openai"
 
 
 async def first_tokens(
@@ -140,13 +158,9 @@ async def first_tokens(
 
 
 async def _tokenize(http: httpx.AsyncClient, endpoint: Endpoint, text: str) -> list[tuple[int, str]]:
-    response = await http.post(
-        f"{endpoint.root_url}/tokenize",
-        json={"content": text, "with_pieces": True},
-        timeout=PROBE_TIMEOUT,
-    )
-    response.raise_for_status()
-    return [(int(t["id"]), str(t["piece"])) for t in response.json()["tokens"]]
+    body = {"content": text, "with_pieces": True}
+    answer = await probe(http, "POST", f"{endpoint.root_url}/tokenize", json=body)
+    return [(int(t["id"]), str(t["piece"])) for t in answer["tokens"]]
 
 
 async def warm_up(
@@ -177,7 +191,7 @@ async def warm_up(
 async def server_slots(http: httpx.AsyncClient, endpoint: Endpoint) -> int:
     """llama-server's slot count (`/props` total_slots), at most the endpoint's in-flight cap."""
     try:
-        props = (await http.get(f"{endpoint.root_url}/props", timeout=PROBE_TIMEOUT)).json()
+        props = await probe(http, "GET", f"{endpoint.root_url}/props")
         return max(1, min(endpoint.max_in_flight, int(props.get("total_slots", 1))))
-    except (httpx.HTTPError, ValueError, TypeError, AttributeError):
+    except (httpx.HTTPError, InvalidAnswerError, ValueError, TypeError, AttributeError):
         return 1

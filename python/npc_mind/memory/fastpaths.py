@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from threading import get_ident as thread_id
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,8 @@ class FastPaths:
         or form a new one, evicting when the NPC's working memory is full. A batch of one: the
         common case (plain Python numbers, no tags, no links) runs a scalar path with the batch's
         arithmetic; anything else (and every bad input, for its error) goes through `record_batch`."""
+        if thread_id() != self._owner:
+            self._refuse_thread("record")
         if (
             tags is None
             and type(now) is float
@@ -300,6 +303,8 @@ class FastPaths:
         """The NPC's strongest memory of `entity` if its R is above the forget threshold, else None.
         The recall wakes it (last access = now, k + 1, S unchanged); R is reported as it was before
         the wake. Only this and `query_strongest_batch` change state among the read calls."""
+        if thread_id() != self._owner:
+            self._refuse_thread("query_strongest")
         if type(now) is float and type(npc) is int and type(entity) is int:
             found = self._query_one(npc, entity, now)
             if found is not _BATCH:
@@ -310,6 +315,8 @@ class FastPaths:
         """`query_strongest` as the view's fields in `MemoryView`'s order (None: nothing recalled),
         for a caller that only reads them: the single-call path then builds no view (a frozen
         dataclass of 12 fields costs about 1.3 us to make)."""
+        if thread_id() != self._owner:
+            self._refuse_thread("recall_fields")
         if type(now) is float and type(npc) is int and type(entity) is int:
             found = self._query_fields(npc, entity, now)
             if found is not _BATCH:

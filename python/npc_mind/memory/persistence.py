@@ -15,9 +15,10 @@ pool loaded at time `now` of a new session's clock resumes exactly where it was.
 memories carry their age in game days (a save taken at a time before a memory's last access
 stores age 0, as the pool reads elapsed time then). Every field is checked, and bounded, before
 anything is allocated, built or changed; a problem raises `SaveFormatError` naming it (never
-`MemoryError`, `ValueError` or `RecursionError`). Files are written to a unique temporary name,
-fsynced, then renamed over the target, so concurrent saves never share a temporary file and a
-crash leaves the previous file or the new one.
+`MemoryError`, `ValueError` or `RecursionError`). Files are written to one temporary name per
+target (`.<name>.tmp`, locked while written), fsynced, then renamed over the target, so concurrent
+saves take turns, a crash leaves the previous file or the new one, and saves killed mid-write leave
+at most one temporary file.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ import contextlib
 import json
 import os
 import struct
-import tempfile
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+try:
+    import fcntl
+except ImportError:  # not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 import numpy as np
 
@@ -152,25 +157,58 @@ def _pack(kind: int, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> b
     return body + struct.pack("<I", zlib.crc32(body))
 
 
+def temporary_path(path: Path) -> Path:
+    """The one temporary name of saves to `path` (beside it, hidden): a save killed mid-write
+    leaves at most this file, and the next save to `path` takes it over."""
+    return path.with_name(f".{path.name}.tmp")
+
+
+def _lock_temporary(tmp: Path, mode: int) -> int:
+    """Open `tmp` (created when missing) and hold an exclusive lock on it, so concurrent saves to
+    one target take turns; returns the descriptor. A saver that waited on a file another one has
+    since renamed over the target (or removed) opens the name again."""
+    while True:
+        # never through a link planted at the name (mkstemp's O_EXCL had kept that out)
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(tmp, flags, mode)
+        if fcntl is None:  # no advisory locks here: one saver at a time is the caller's to keep
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.path.samestat(os.fstat(fd), tmp.stat()):
+                return fd
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a unique temporary file in the same folder, fsynced before
-    the rename (and the folder after it): concurrent saves never share a temporary file, and a
-    crash leaves either the previous file or the new one, whole."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write `data` to `path` through its one temporary file (`temporary_path`), fsynced before
+    the rename (and the folder after it): concurrent saves to one path take turns on that file's
+    lock, a crash leaves either the previous file or the new one, whole, and saves killed
+    mid-write leave at most one temporary file, which the next save reuses."""
+    tmp = temporary_path(path)
+    # keep the mode of the file replaced, else 0644 (the umask applies to a new one only)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd = _lock_temporary(tmp, mode)
     try:
-        # mkstemp makes the file owner-only (0600): keep the mode of the file replaced, else 0644
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.ftruncate(fd, 0)  # what a killed save left
         with contextlib.suppress(OSError):
-            Path(tmp).chmod(mode)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        Path(tmp).replace(path)
+            tmp.chmod(mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        tmp.replace(path)  # under the lock: a waiting saver then finds the name gone and reopens
     except BaseException:
         with contextlib.suppress(OSError):
-            Path(tmp).unlink()
+            tmp.unlink()
         raise
+    finally:
+        os.close(fd)
     with contextlib.suppress(OSError):  # the rename itself is durable once the folder is synced
         folder = os.open(path.parent, os.O_RDONLY)
         try:

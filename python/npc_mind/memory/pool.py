@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from threading import get_ident as thread_id
 from typing import Any
 
 import numpy as np
@@ -66,19 +66,13 @@ __all__ = ["EMPTY_ENTITY", "MAX_CAPACITY", "MAX_TIME", "MemoryPool", "entity_has
 
 
 def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Refuse the call while another thread is inside the pool (the same thread may nest calls)."""
+    """Refuse the call from any thread but the pool's owner (one comparison of thread ids)."""
 
     @functools.wraps(method)
     def guarded(self: MemoryPool, *args: Any, **kwargs: Any) -> Any:
-        if not self._inside.acquire(blocking=False):
-            raise ConcurrentUseError(
-                f"MemoryPool.{method.__name__}() while another thread is inside this pool: "
-                "a pool is used by one thread at a time"
-            )
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            self._inside.release()
+        if thread_id() != self._owner:
+            self._refuse_thread(method.__name__)
+        return method(self, *args, **kwargs)
 
     return guarded
 
@@ -90,12 +84,15 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     every other tunable (`MemoryParams`). With `events=True` the pool collects formed / rehearsed /
     recalled / evicted / promoted rows for `drain_events()`.
 
-    Threads: a pool is used by one thread at a time (calls from two threads at once would corrupt
-    its slot bookkeeping). Its batched and structural methods (adding and removing NPCs, the
-    `*_batch` calls, events, day advance, export and import) refuse a second thread while another
-    is inside with `ConcurrentUseError`, at ~0.2 us a call; the per-NPC calls (`record`,
-    `query_strongest`, `awareness`) are not checked, to stay cheap. npc_mind's server owns its pools
-    on the game loop's thread and refuses calls from other threads (`npc_mind.server.WrongThreadError`).
+    Threads: a pool belongs to the thread that made it, as a `MindServer` does (calls from two
+    threads at once would corrupt its slot bookkeeping: `record` from two threads drifted the slot
+    counter). Every call that changes it (`record`, `query_strongest`, `recall_fields`, the
+    `*_batch` calls, adding and removing NPCs, links, pins, events, day advance, export and import)
+    from another thread raises `ConcurrentUseError` (a `npc_mind.threads.WrongThreadError`) before
+    touching anything: one comparison of thread ids. `claim()` hands the pool to the calling thread
+    (a pool made or loaded on a loading thread, then played on the game loop's). The other reads
+    (`awareness` of one NPC, `memories`, `save`...) are not checked: they are safe only while the
+    owner is not changing the pool.
     """
 
     def __init__(
@@ -116,7 +113,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             raise TypeError(f"params must be a MemoryParams, got {type(params).__name__}")
         self._p = params
         self._C = int(capacity)
-        self._inside = threading.RLock()  # held by the thread inside a guarded call (see `_one_thread`)
+        self._owner = thread_id()  # the one thread whose calls may change the pool (see `_one_thread`)
         self._events_on = bool(events)
         self._n = 0
         self._alloc = 0
@@ -164,6 +161,17 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     def clock(self) -> float:
         """The `now` of the latest call (the default time of `save` and `export_npc`)."""
         return self._clock
+
+    def claim(self) -> None:
+        """Make the calling thread the pool's owner, the only one whose calls may change it (hand a
+        pool made or loaded on another thread to the game loop's, once that thread is done with it)."""
+        self._owner = thread_id()
+
+    def _refuse_thread(self, call: str) -> None:
+        raise ConcurrentUseError(
+            f"MemoryPool.{call}() called from another thread: a pool belongs to the thread that made "
+            "it (hand it over with claim() once that thread is done with it)"
+        )
 
     def npc_ids(self) -> np.ndarray:
         """Live NPC ids in row order: row i of `retrievability_all` / `forget_times` is `npc_ids()[i]`."""
@@ -376,6 +384,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
 
     # ---------------------------------------------------------------------------------------------
     # links and pins
+    @_one_thread
     def link(
         self, npc: int, entity_a: int, entity_b: int, type_a: int | None = None, type_b: int | None = None
     ) -> None:
@@ -391,6 +400,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         links.setdefault(a, set()).add(b)
         links.setdefault(b, set()).add(a)
 
+    @_one_thread
     def unlink(
         self, npc: int, entity_a: int, entity_b: int, type_a: int | None = None, type_b: int | None = None
     ) -> None:
@@ -413,6 +423,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             out, key=lambda t: (t[0], -1 if t[1] is None else t[1], t[2], -1 if t[3] is None else t[3])
         )
 
+    @_one_thread
     def pin(self, npc: int, entity: int, memory_type: int, pinned: bool = True) -> None:
         """Pin (or unpin) the NPC's working memory of (entity, type): a pinned memory is never
         evicted (it still fades) and is never moved to the long-term tier."""
@@ -573,6 +584,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         self._lt.cols["age"][row] = age_days
         self._ltn[self._row_of_id[npc]] += 1
 
+    @_one_thread
     def clear_npc(self, npc: int) -> None:
         """Forget everything of `npc` (working, long-term, links); the NPC stays."""
         row = self._row(npc)

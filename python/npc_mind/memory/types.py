@@ -8,6 +8,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from npc_mind.threads import WrongThreadError
+
 
 class MemoryType(IntEnum):
     """Kind of event; sets the base stability (see `MemoryParams.base_stability`)."""
@@ -208,9 +210,10 @@ class PoolFullError(MemoryPoolError, RuntimeError):
     """Every working slot of an NPC is pinned and a new memory has nowhere to go."""
 
 
-class ConcurrentUseError(MemoryPoolError, RuntimeError):
-    """A pool call from a second thread while another thread is inside the pool (refused, nothing
-    changed): a pool is used by one thread at a time."""
+class ConcurrentUseError(MemoryPoolError, WrongThreadError):
+    """A call that would change a pool, from a thread other than the pool's owner (refused, nothing
+    changed): a pool belongs to the thread that made it (or last `claim`ed it). A `WrongThreadError`,
+    as the server's refusals are."""
 
 
 class SaveFormatError(MemoryPoolError, ValueError):

@@ -6,7 +6,8 @@ call `step()` once per frame, and turn the drained `ServerEvent`s into signals. 
 
 from npc_mind.server.clock import ClockMode, ServerClock
 from npc_mind.server.events import ServerEvent
-from npc_mind.server.registry import TooManyHandlesError, UnknownHandleError, WrongThreadError
+from npc_mind.server.registry import TooManyHandlesError, UnknownHandleError
+from npc_mind.threads import WrongThreadError
 
 __all__ = [
     "ClockMode",

@@ -26,9 +26,10 @@ from npc_mind.server.clock import ClockMode, ServerClock
 from npc_mind.server.decisions import DecisionBank, DecisionSettings
 from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.memories import MemoryBank, MemoryLog, MemoryProfileSpec
-from npc_mind.server.registry import HandleCounter, WrongThreadError
+from npc_mind.server.registry import HandleCounter
 from npc_mind.server.selectors import SelectorBank
 from npc_mind.server.sightings import Sightings
+from npc_mind.threads import WrongThreadError
 
 
 class MindServer:

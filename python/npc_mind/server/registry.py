@@ -28,10 +28,6 @@ class UnknownHandleError(KeyError):
         return str(self.args[0]) if self.args else "unknown handle"
 
 
-class WrongThreadError(RuntimeError):
-    """A server call from a thread other than the one that owns the server (nothing was changed)."""
-
-
 SLOT_BITS = 20  # at most 2**20 - 1 handles live at once (slot 0 is never issued: handle 0 is "none")
 SLOT_MASK = (1 << SLOT_BITS) - 1
 GENERATIONS = 1 << (31 - SLOT_BITS)  # the generation wraps here, so a handle stays below 2**31
