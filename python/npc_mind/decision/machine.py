@@ -68,7 +68,7 @@ class AsyncDecision:
         "wake", "watch_from", "asked_first", "asked_values", "behavior", "npc", "slot", "_committed",
         "_ticket", "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
         "_refusal", "_asked", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
-        "selector", "stats", "tier", "transport",
+        "selector", "stats", "tier", "transport", "priority", "urgency",
     )  # fmt: skip
 
     def __init__(
@@ -102,7 +102,11 @@ class AsyncDecision:
         self.slot = CommitSlot()
         self._committed = committed
         # A transport that can say cheaply (without an exception) that it would refuse a request.
-        self._refusal: Callable[[], str | None] | None = getattr(transport, "refusal", None)
+        self._refusal: Callable[[int, float, float], str | None] | None = getattr(transport, "refusal", None)
+        # When the endpoints are saturated, higher priority goes first, then higher urgency (the last
+        # tier-1 answer's): the order in which requests beyond capacity are refused or shed.
+        self.priority = 0
+        self.urgency = 0.0
         # Before `wake`, with an empty slot and (when idle) no watched change, `tick` has nothing to do.
         self.wake = -_INF
         self.watch_from = -_INF  # from then on a watched change asks at once (inf while pending)
@@ -285,7 +289,8 @@ class AsyncDecision:
         self.stats.dispatched += 1
         # Ask first whether the transport would take it: a refused request costs no snapshot, memory
         # query or exception. The prompt itself is formatted on the transport's thread (`Request.chat`).
-        reason = self._refusal() if self._refusal is not None else None
+        refusal = self._refusal
+        reason = refusal(self.priority, self.urgency, config.hard_deadline) if refusal is not None else None
         if reason is None:
             prompt = self.prompt
             memories = (
@@ -295,7 +300,7 @@ class AsyncDecision:
             )
             request = Request(
                 self.npc, self.epoch, (), self.schema, now, config.hard_deadline, freeze(board), memories,
-                prompt,
+                prompt, self.priority, self.urgency,
             )  # fmt: skip
             try:
                 self._ticket = self.transport.submit(request, self._commit)
@@ -333,6 +338,7 @@ class AsyncDecision:
             self.intent, self._intent_at, self.tier = answer.intent, now, tier
             if tier == 1:
                 self.behavior = answer.intent
+                self.urgency = float(answer.urgency or 0.0)
                 event = DecisionMade(
                     self.npc, outcome.epoch, answer.intent, answer.intent, answer.urgency,
                     answer.target_id, 1, latency,

@@ -84,15 +84,28 @@ def endpoints_from_env(max_in_flight: int = 4) -> list[Endpoint] | None:
     return [Endpoint(url.strip(), max_in_flight) for url in value.split(",") if url.strip()]
 
 
+# Weight of the newest answer in an endpoint's service-time average (about the last 10 answers count).
+SERVICE_WEIGHT = 0.2
+# A request that misses its deadline counts against the endpoint only when it was sent with at least
+# this many of the endpoint's measured service times left (see `EndpointPool.hung`).
+HANG_FACTOR = 2.0
+
+
 class _Slot:
     def __init__(self, endpoint: Endpoint, breaker: CircuitBreaker) -> None:
         self.endpoint = endpoint
         self.breaker = breaker
         self.in_flight = 0
+        # Requests it is sent at once: its configured cap, lowered to llama-server's `total_slots`
+        # (more would wait inside the server, where no deadline can see them).
+        self.limit = endpoint.max_in_flight
+        self.service: float | None = None  # seconds from send to answer, averaged; None until one
 
 
 class EndpointPool:
-    """Picks the available endpoint with the fewest requests in flight; waits while all are at their cap."""
+    """Picks the available endpoint with the fewest requests in flight (relative to its slots); waits
+    while all are at their cap. Measures each endpoint's service time, from which `rate` says how many
+    answers per second the pool delivers when saturated (the transport's admission control)."""
 
     def __init__(
         self,
@@ -108,7 +121,52 @@ class EndpointPool:
 
     @property
     def capacity(self) -> int:
+        """The configured in-flight caps' sum (what the HTTP client's connection pool is sized for)."""
         return sum(s.endpoint.max_in_flight for s in self._slots)
+
+    @property
+    def slots(self) -> int:
+        """Requests the endpoints take at once now (llama-server's slots where it said how many)."""
+        return sum(s.limit for s in self._slots)
+
+    def set_slots(self, url: str, slots: int) -> None:
+        """The endpoint's own slot count (llama-server's `/props`), within its configured cap."""
+        for slot in self._slots:
+            if slot.endpoint.base_url == url:
+                slot.limit = max(1, min(slot.endpoint.max_in_flight, slots))
+
+    def note_service(self, slot: _Slot, seconds: float) -> None:
+        """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
+        last = slot.service
+        slot.service = seconds if last is None else last + SERVICE_WEIGHT * (seconds - last)
+
+    def rate(self) -> tuple[float, float] | None:
+        """(answers per second when every slot is busy, mean service time) over the endpoints that take
+        requests and have answered; None before any has (nothing measured: nothing to size by)."""
+        rate = 0.0
+        slots = 0
+        for slot in self._slots:
+            if slot.service is not None and slot.breaker.state is not BreakerState.OPEN:
+                rate += slot.limit / max(slot.service, 1e-3)
+                slots += slot.limit
+        return (rate, slots / rate) if rate else None
+
+    @staticmethod
+    def hung(slot: _Slot, budget: float) -> bool:
+        """Whether a request sent to `slot` with `budget` seconds left that missed its deadline shows a
+        failing endpoint. It held one of the endpoint's own slots (nothing waits inside the server), so a
+        healthy endpoint answers in about its measured service time: missing HANG_FACTOR of them means it
+        hangs or has slowed down badly. Sent with less time left (a tight deadline, a late start), the
+        miss says nothing about it; before its first answer every miss counts (nothing to compare to)."""
+        return slot.service is None or budget >= HANG_FACTOR * slot.service
+
+    def try_acquire(self) -> _Slot | None:
+        """A free slot taken at once, or None (every endpoint busy or refusing)."""
+        slot = self._pick()
+        if slot is not None:
+            slot.in_flight += 1
+            slot.breaker.before_call()
+        return slot
 
     def any_available(self) -> bool:
         """False when every breaker is open (safe to read from another thread: a snapshot)."""
@@ -117,8 +175,8 @@ class EndpointPool:
     def _pick(self) -> _Slot | None:
         best = None
         for slot in self._slots:
-            free = slot.in_flight < slot.endpoint.max_in_flight and slot.breaker.available()
-            if free and (best is None or slot.in_flight < best.in_flight):
+            free = slot.in_flight < slot.limit and slot.breaker.available()
+            if free and (best is None or slot.in_flight * best.limit < best.in_flight * slot.limit):
                 best = slot
         return best
 
@@ -156,6 +214,8 @@ class EndpointPool:
                 "in_flight": s.in_flight,
                 "breaker": s.breaker.state.value,
                 "breaker_opened": s.breaker.opened_count,
+                "slots": s.limit,
+                "service_ms": None if s.service is None else round(s.service * 1000.0, 1),
             }
             for s in self._slots
         ]

@@ -93,8 +93,11 @@ class MindServer:
         self._check_thread("add_selector")
         return self.selectors.add(definition)
 
-    def add_decision(self, settings: DecisionSettings, fallback_selector: int = 0, memory: int = 0) -> int:
-        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none)."""
+    def add_decision(
+        self, settings: DecisionSettings, fallback_selector: int = 0, memory: int = 0, priority: int = 0
+    ) -> int:
+        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none);
+        priority: its requests' rank when the endpoints are saturated (`DecisionBank.set_priority`)."""
         self._check_thread("add_decision")
         chooser = None
         if fallback_selector:
@@ -102,7 +105,7 @@ class MindServer:
 
             definition = self.selectors.entries.get(fallback_selector).group.prototype.to_dict()
             chooser = UtilitySelector.from_dict(definition)  # its own state: decisions run on real time
-        return self.decisions.add(settings, chooser, memory)
+        return self.decisions.add(settings, chooser, memory, priority)
 
     def owns(self, handle: int) -> bool:
         """True while `handle` is registered (of any kind)."""
@@ -215,6 +218,9 @@ class MindServer:
 
     def abort(self, handle: int) -> None:
         self.decisions.abort(handle)
+
+    def set_decision_priority(self, handle: int, priority: int) -> None:
+        self.decisions.set_priority(handle, priority)
 
     # --- monitors ------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:

@@ -84,7 +84,7 @@ class DecisionSettings:
 class _NoEndpoint:
     """The transport when no endpoint is configured: every request is an immediate tier 3."""
 
-    def refusal(self) -> str:
+    def refusal(self, *_request: object) -> str:
         """Asked before a request is built: no snapshot, memory query or prompt for a refused one."""
         return "no_endpoint"
 
@@ -187,12 +187,20 @@ class DecisionBank:
             self.hubs[key] = hub
         return hub
 
-    def add(self, settings: DecisionSettings, fallback: Chooser | None = None, memory_handle: int = 0) -> int:
-        """fallback: the selector covering tiers 2 and 3; without one, the first intent is the default."""
+    def add(
+        self,
+        settings: DecisionSettings,
+        fallback: Chooser | None = None,
+        memory_handle: int = 0,
+        priority: int = 0,
+    ) -> int:
+        """fallback: the selector covering tiers 2 and 3; without one, the first intent is the default.
+        priority: see `set_priority`."""
         hub = self._hub(settings)
         chooser = fallback or RuleChooser([], default=settings.intents[0])
         handle = self.counter.take()
         machine = hub.add(handle, chooser)
+        machine.priority = priority
         self.entries.entries[handle] = DecisionEntry(settings, hub, machine, memory_handle)
         self._users[id(hub)] = self._users.get(id(hub), 0) + 1
         return handle
@@ -256,6 +264,12 @@ class DecisionBank:
         stats.tiers[3] += 1
         stats.reasons[reason] += 1
         self.events.push(handle, DECISION_FALLBACK, 3, reason)
+
+    def set_priority(self, handle: int, priority: int) -> None:
+        """When the endpoints are saturated, a decision's requests go before those of lower priority
+        (equal ones: higher last urgency first, then the older); the last in that order are refused
+        (`queue_full`) or shed (`shed`) at once. Takes effect from its next request."""
+        self.entries.get(handle).machine.priority = int(priority)
 
     def abort(self, handle: int) -> None:
         """Drop the pending request: no decision signal for it, ever; the late answer is discarded."""
