@@ -286,7 +286,10 @@ class LLMTransport:
         self._submitted += 1
         ticket = Ticket(self, request, on_done)
         self._arrivals += 1
-        ticket.key = (-request.priority, -request.urgency, self._arrivals)
+        key = ticket.key = (-request.priority, -request.urgency, self._arrivals)
+        last = self._last  # the loop thread's snapshot, kept current for this frame's later requests
+        if self._submitted - self._finished > self._slots and (last is None or key > last):
+            self._last = key
         self._inbox.append(ticket)
         if not self._holding:
             self._wake()
@@ -380,8 +383,8 @@ class LLMTransport:
 
     def _pump(self) -> None:
         """On the loop thread: send the best queued requests while an endpoint has a free slot, then
-        end at once (`shed`) every queued request that can no longer be answered within its deadline
-        by the endpoints' measured rate, and publish what admission reads."""
+        end at once (`shed`) every queued request the endpoints' measured rate can no longer answer by
+        its due time (`margin` of its deadline), and publish what admission reads."""
         pool = self.client.pool
         queue = self._queue
         now = self._clock()
@@ -392,8 +395,7 @@ class LLMTransport:
             ticket = queue.pop(0)
             request, on_done = ticket.request, ticket.on_done
             ticket.request = ticket.on_done = None
-            left = request.started_at + request.deadline - now  # type: ignore[union-attr]
-            if slot.service is not None and left < slot.service:
+            if slot.service is not None and now + slot.service > self._due(request):  # type: ignore[arg-type]
                 slot.breaker.record_neutral()  # it cannot be answered in time: not sent
                 pool.release(slot)
                 self._shed(request, on_done)  # type: ignore[arg-type]
@@ -410,8 +412,7 @@ class LLMTransport:
             for ticket in queue:
                 request = ticket.request
                 # Answered when the requests ahead of it (and it) have had a slot, then one service time.
-                done_at = now + (len(kept) + 1) / rate + service
-                if done_at > request.started_at + request.deadline:  # type: ignore[union-attr]
+                if now + (len(kept) + 1) / rate + service > self._due(request):  # type: ignore[arg-type]
                     on_done = ticket.on_done
                     ticket.request = ticket.on_done = None
                     self._shed(request, on_done)  # type: ignore[arg-type]
@@ -429,9 +430,13 @@ class LLMTransport:
             self._timer.cancel()
             self._timer = None
         if self._queue:
-            due = min(t.request.started_at + t.request.deadline for t in self._queue)  # type: ignore[union-attr]
+            due = min(self._due(t.request) for t in self._queue)  # type: ignore[arg-type]
             delay = max(0.0, due - service - self._clock())
             self._timer = self._loop.call_later(delay + 1e-3, self._pump)
+
+    def _due(self, request: Request) -> float:
+        """When admission plans `request` to be answered at the latest: `margin` of its deadline."""
+        return request.started_at + request.deadline * self.config.margin
 
     def _shed(self, request: Request, on_done: Callable[[Outcome], None]) -> None:
         """End a queued request at once in tier 3: it could not be answered within its deadline."""
