@@ -272,7 +272,24 @@ class AsyncDecision:
         if committed is not None:
             committed.append(self)
 
-    def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
+    def refuse_now(self, now: float, board: Mapping[str, Any]) -> bool:
+        """`ask()` for a decision with nothing pending, waiting or to merge, past its min_gap, when the
+        transport would refuse it now: the request ends at once in tier 3 (its `DecisionFallback` is
+        queued), with no snapshot and no tick. Returns False, doing nothing, in every other case.
+        A saturated endpoint refuses most asks of a crowd: this is what each of those costs."""
+        refusal = self._refusal
+        if self._ticket is not None or self._asked or self.slot or now < self._earliest or refusal is None:
+            return False
+        reason = refusal(self.priority, self.urgency, self.config.hard_deadline)
+        if reason is None:
+            return False
+        self._begin(now, board)
+        self._fall_back(now, board, 0.0, reason)
+        self._schedule()
+        return True
+
+    def _begin(self, now: float, board: Mapping[str, Any]) -> None:
+        """A new request's bookkeeping: its epoch, the watched values it saw, the next re-plan times."""
         self.epoch += 1
         self._asked = False
         config = self.config
@@ -287,6 +304,10 @@ class AsyncDecision:
         self._earliest = now + config.min_gap
         self._pending_epoch = self.epoch
         self.stats.dispatched += 1
+
+    def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
+        self._begin(now, board)
+        config = self.config
         # Ask first whether the transport would take it: a refused request costs no snapshot, memory
         # query or exception. The prompt itself is formatted on the transport's thread (`Request.chat`).
         refusal = self._refusal

@@ -84,10 +84,12 @@ def endpoints_from_env(max_in_flight: int = 4) -> list[Endpoint] | None:
     return [Endpoint(url.strip(), max_in_flight) for url in value.split(",") if url.strip()]
 
 
-# Weight of the newest answer in an endpoint's service-time average (about the last 10 answers count).
-SERVICE_WEIGHT = 0.2
+# An endpoint's service time is smoothed like TCP's round-trip time (RFC 6298): the newest answer
+# weighs 1/8 in the mean and 1/4 in the mean deviation.
+SERVICE_WEIGHT = 0.125
+SPREAD_WEIGHT = 0.25
 # A request that misses its deadline counts against the endpoint only when it was sent with at least
-# this many of the endpoint's measured service times left (see `EndpointPool.hung`).
+# this many mean service times left, and with the mean plus 4 deviations (see `EndpointPool.hung`).
 HANG_FACTOR = 2.0
 
 
@@ -100,6 +102,7 @@ class _Slot:
         # (more would wait inside the server, where no deadline can see them).
         self.limit = endpoint.max_in_flight
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
+        self.spread = 0.0  # their mean deviation
 
 
 class EndpointPool:
@@ -138,7 +141,11 @@ class EndpointPool:
     def note_service(self, slot: _Slot, seconds: float) -> None:
         """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
         last = slot.service
-        slot.service = seconds if last is None else last + SERVICE_WEIGHT * (seconds - last)
+        if last is None:
+            slot.service, slot.spread = seconds, seconds / 2
+        else:
+            slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
+            slot.service = last + SERVICE_WEIGHT * (seconds - last)
 
     def rate(self) -> tuple[float, float] | None:
         """(answers per second when every slot is busy, mean service time) over the endpoints that take
@@ -155,10 +162,12 @@ class EndpointPool:
     def hung(slot: _Slot, budget: float) -> bool:
         """Whether a request sent to `slot` with `budget` seconds left that missed its deadline shows a
         failing endpoint. It held one of the endpoint's own slots (nothing waits inside the server), so a
-        healthy endpoint answers in about its measured service time: missing HANG_FACTOR of them means it
-        hangs or has slowed down badly. Sent with less time left (a tight deadline, a late start), the
-        miss says nothing about it; before its first answer every miss counts (nothing to compare to)."""
-        return slot.service is None or budget >= HANG_FACTOR * slot.service
+        healthy endpoint answers within its mean service time plus 4 mean deviations (TCP's rule for
+        when a reply is lost), and at least HANG_FACTOR means: missing that, it hangs or has slowed down
+        badly. Sent with less time left (a tight deadline, a late start), the miss says nothing about
+        it; before its first answer every miss counts (nothing to compare to)."""
+        service = slot.service
+        return service is None or budget >= max(HANG_FACTOR * service, service + 4.0 * slot.spread)
 
     def try_acquire(self) -> _Slot | None:
         """A free slot taken at once, or None (every endpoint busy or refusing)."""

@@ -395,7 +395,7 @@ class LLMTransport:
             ticket = queue.pop(0)
             request, on_done = ticket.request, ticket.on_done
             ticket.request = ticket.on_done = None
-            if slot.service is not None and now + slot.service > self._due(request):  # type: ignore[arg-type]
+            if now + (slot.service or 0.0) > self._due(request):  # type: ignore[arg-type]
                 slot.breaker.record_neutral()  # it cannot be answered in time: not sent
                 pool.release(slot)
                 self._shed(request, on_done)  # type: ignore[arg-type]
@@ -407,12 +407,14 @@ class LLMTransport:
             ticket.task = task
         measured = pool.rate()
         rate, service = measured if measured else (0.0, 0.0)
-        if queue and measured:
+        if queue:
             kept = []
             for ticket in queue:
                 request = ticket.request
-                # Answered when the requests ahead of it (and it) have had a slot, then one service time.
-                if now + (len(kept) + 1) / rate + service > self._due(request):  # type: ignore[arg-type]
+                # Answered when the requests ahead of it (and it) have had a slot, then one service time;
+                # unmeasured, it is known to be too late once its due time has passed.
+                wait = (len(kept) + 1) / rate + service if rate else 0.0
+                if now + wait > self._due(request):  # type: ignore[arg-type]
                     on_done = ticket.on_done
                     ticket.request = ticket.on_done = None
                     self._shed(request, on_done)  # type: ignore[arg-type]

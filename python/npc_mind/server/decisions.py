@@ -250,6 +250,8 @@ class DecisionBank:
         The context is copied now as plain data (`plain_board`): values that are not plain become
         descriptions, so nothing the caller owns is read later or on another thread."""
         entry = self.entries.get(handle)
+        if not entry.wants_dispatch and self._refused_now(entry, context):
+            return
         board = plain_board(context)
         if entry.wants_dispatch:  # the one still waiting to go out is replaced by this one
             self._end(entry, handle, "superseded")
@@ -257,6 +259,20 @@ class DecisionBank:
         entry.wants_dispatch = True
         entry.machine.ask()
         self._active.add(handle)
+
+    def _refused_now(self, entry: DecisionEntry, context: Mapping[str, Any]) -> bool:
+        """A request the transport refuses now (a saturated endpoint, an open breaker) ends at once in
+        tier 3, its signal in the next step, without a copy of the context or a tick; a fallback
+        selector that raises on the context ends it as `internal_error`, as in a tick."""
+        hub = entry.hub
+        try:
+            refused = entry.machine.refuse_now(self.clock(), context)
+        except Exception:
+            entry.machine._failed(1)
+            refused = True
+        if refused:
+            self._dirty[id(hub)] = hub  # its events become signals at the next step
+        return refused
 
     def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
         """End a request that never got its answer with a tier-3 `decision_fallback(reason)`."""
