@@ -395,7 +395,10 @@ class LLMTransport:
             ticket = queue.pop(0)
             request, on_done = ticket.request, ticket.on_done
             ticket.request = ticket.on_done = None
-            if now + (slot.service or 0.0) > self._due(request):  # type: ignore[arg-type]
+            # An idle endpoint gets it unless it is due already, whatever its estimate says: the answer
+            # refreshes an estimate that is stale (a slow spell over, a cold first answer).
+            due = self._due(request)  # type: ignore[arg-type]
+            if now > due or (slot.in_flight > 1 and now + (slot.service or 0.0) > due):
                 slot.breaker.record_neutral()  # it cannot be answered in time: not sent
                 pool.release(slot)
                 self._shed(request, on_done)  # type: ignore[arg-type]
