@@ -258,6 +258,15 @@ def llm_request(stored: Stored, args: Sequence[str]) -> str:
     return span([float(found[1])], " us")
 
 
+def llm_goodput(stored: Stored, args: Sequence[str]) -> str:
+    """A cell of the goodput table: `llm:goodput ENDPOINTS NPCS COLUMN` (`1 1,000 ratio`)."""
+    if len(args) != 3:
+        raise QuoteError("llm goodput: name the endpoints, the NPCs and a column (answers/s, ratio, scaling)")
+    endpoints, npcs, column = args
+    (cell,) = stored.table("answers/s").cells(column, endpoints=endpoints, NPCs=npcs)
+    return cell
+
+
 QUOTES: dict[tuple[str, str], Quote] = {
     ("addon", "per-call"): addon_per_call,
     ("addon", "per-call-ratio"): addon_per_call_ratio,
@@ -267,6 +276,7 @@ QUOTES: dict[tuple[str, str], Quote] = {
     ("binding", "ratio-max"): binding_ratio_max,
     ("utility", "per-npc"): utility_per_npc,
     ("llm", "request"): llm_request,
+    ("llm", "goodput"): llm_goodput,
 }
 
 
