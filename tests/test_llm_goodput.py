@@ -220,3 +220,19 @@ def test_two_endpoints_share_the_load() -> None:
     sent = (len(a.seen) - warmed[0], len(b.seen) - warmed[1])
     assert min(sent) >= 10, sent  # both answered a share of the 40+
     assert [s["breaker"] for s in states] == ["closed", "closed"]
+
+
+def test_the_node_priority_orders_the_requests_beyond_capacity_in_the_engine() -> None:
+    """AsyncLLMDecision.priority, set in the editor or at run time, decides which of the NPCs asking
+    a saturated endpoint in the same frame are answered (see tests/addon/decision_priority.gd)."""
+    from pathlib import Path
+
+    from tests.support.godot import run_check_script
+
+    with FaultServer(default=Fault(latency=0.2), slots=1) as endpoint:
+        _, checks = run_check_script(
+            Path(__file__).resolve().parents[1],
+            "res://tests/addon/decision_priority.gd",
+            env={"NPC_MIND_TEST_ENDPOINT": endpoint.base_url},
+        )
+    assert checks["the answered outrank the refused"]["ok"] and checks["late was raised to 9"]["ok"]

@@ -287,8 +287,10 @@ class LLMTransport:
         ticket = Ticket(self, request, on_done)
         self._arrivals += 1
         key = ticket.key = (-request.priority, -request.urgency, self._arrivals)
-        last = self._last  # the loop thread's snapshot, kept current for this frame's later requests
-        if self._submitted - self._finished > self._slots and (last is None or key > last):
+        # The loop thread's snapshot of the last unsent request, kept current for this frame's later
+        # requests: none of the frame's has been sent yet, so a better one may displace any of them.
+        last = self._last
+        if last is None or key > last:
             self._last = key
         self._inbox.append(ticket)
         if not self._holding:
