@@ -387,6 +387,8 @@ class LLMTransport:
         """On the loop thread: send the best queued requests while an endpoint has a free slot, then
         end at once (`shed`) every queued request the endpoints' measured rate can no longer answer by
         its due time (`margin` of its deadline), and publish what admission reads."""
+        if self._closing:  # a timer that fires while the transport closes: nothing more goes out
+            return
         pool = self.client.pool
         queue = self._queue
         now = self._clock()
