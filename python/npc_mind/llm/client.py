@@ -404,6 +404,7 @@ class LLMClient:
                     async with cancel_at(budget):
                         shape, content = await ask()
                 except TimeoutError:
+                    self.pool.note_miss(slot)
                     outcome = "failure" if self.pool.hung(slot, budget) else "missed"
                     raise EndpointError(
                         f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
@@ -422,6 +423,7 @@ class LLMClient:
         finally:
             if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
                 # The endpoint had it and was cancelled after its deadline (the watchdog's cancel).
+                self.pool.note_miss(slot)
                 outcome = "failure" if self.pool.hung(slot, budget) else "missed"
             if outcome == "failure":
                 slot.breaker.record_failure()

@@ -101,8 +101,15 @@ class _Slot:
         # Requests it is sent at once: its configured cap, lowered to llama-server's `total_slots`
         # (more would wait inside the server, where no deadline can see them).
         self.limit = endpoint.max_in_flight
+        # How many of those it is sent now, like TCP's congestion window: halved by a missed deadline
+        # (a model slower with more requests at once), grown back by one per window of answers.
+        self.window = float(self.limit)
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
+
+    @property
+    def cap(self) -> int:
+        return max(1, min(self.limit, int(self.window)))
 
 
 class EndpointPool:
@@ -130,22 +137,29 @@ class EndpointPool:
     @property
     def slots(self) -> int:
         """Requests the endpoints take at once now (llama-server's slots where it said how many)."""
-        return sum(s.limit for s in self._slots)
+        return sum(s.cap for s in self._slots)
 
     def set_slots(self, url: str, slots: int) -> None:
         """The endpoint's own slot count (llama-server's `/props`), within its configured cap."""
         for slot in self._slots:
             if slot.endpoint.base_url == url:
                 slot.limit = max(1, min(slot.endpoint.max_in_flight, slots))
+                slot.window = float(slot.limit)
 
     def note_service(self, slot: _Slot, seconds: float) -> None:
         """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
+        slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
         last = slot.service
         if last is None:
             slot.service, slot.spread = seconds, seconds / 2
         else:
             slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
             slot.service = last + SERVICE_WEIGHT * (seconds - last)
+
+    @staticmethod
+    def note_miss(slot: _Slot) -> None:
+        """A request sent to `slot` missed its deadline: send it half as many at once (at least one)."""
+        slot.window = max(1.0, slot.window / 2.0)
 
     def rate(self) -> tuple[float, float] | None:
         """(answers per second when every slot is busy, mean service time) over the endpoints that take
@@ -154,8 +168,8 @@ class EndpointPool:
         slots = 0
         for slot in self._slots:
             if slot.service is not None and slot.breaker.state is not BreakerState.OPEN:
-                rate += slot.limit / max(slot.service, 1e-3)
-                slots += slot.limit
+                rate += slot.cap / max(slot.service, 1e-3)
+                slots += slot.cap
         return (rate, slots / rate) if rate else None
 
     @staticmethod
@@ -184,8 +198,8 @@ class EndpointPool:
     def _pick(self) -> _Slot | None:
         best = None
         for slot in self._slots:
-            free = slot.in_flight < slot.limit and slot.breaker.available()
-            if free and (best is None or slot.in_flight * best.limit < best.in_flight * slot.limit):
+            free = slot.in_flight < slot.cap and slot.breaker.available()
+            if free and (best is None or slot.in_flight * best.cap < best.in_flight * slot.cap):
                 best = slot
         return best
 
@@ -224,6 +238,7 @@ class EndpointPool:
                 "breaker": s.breaker.state.value,
                 "breaker_opened": s.breaker.opened_count,
                 "slots": s.limit,
+                "window": s.cap,
                 "service_ms": None if s.service is None else round(s.service * 1000.0, 1),
             }
             for s in self._slots
