@@ -181,7 +181,7 @@ def test_an_answer_that_breaks_the_schema_keeps_the_breaker_closed(fault_server:
 
 
 def test_a_missed_deadline_counts_only_when_the_endpoint_had_time_enough(fault_server: FaultServer) -> None:
-    """The rule: a request sent to a free slot with less than two of the endpoint's measured service
+    """The rule: a request sent to a free slot with less than four of the endpoint's measured service
     times left that misses its deadline says nothing about the endpoint; one sent with more (here
     60 times as much) that still gets no answer shows it hangs."""
     breaker = BreakerConfig(failure_threshold=1, cooldown=600.0)

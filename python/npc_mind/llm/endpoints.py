@@ -90,7 +90,7 @@ SERVICE_WEIGHT = 0.125
 SPREAD_WEIGHT = 0.25
 # A request that misses its deadline counts against the endpoint only when it was sent with at least
 # this many mean service times left, and with the mean plus 4 deviations (see `EndpointPool.hung`).
-HANG_FACTOR = 2.0
+HANG_FACTOR = 4.0
 
 
 class _Slot:
