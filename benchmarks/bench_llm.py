@@ -15,9 +15,12 @@
    without them (section `stall`).
 8. The server's decision `step()` with one live decision after 20,000 spawn/despawn cycles of
    decisions with their own persona, against a fresh server in the same run (section `churn`).
+9. Goodput under overload: answers per second with 1, 100 and 1,000 NPCs asking whenever they are not
+   pending, against one NPC asking back to back in the same run, and 1,000 NPCs on 2 and 3 local
+   llama-servers (section `goodput`; it starts its own servers, 2 slots each).
 
 `--only shapes,scenarios` runs some sections (names: tick, frames, throughput, shapes, scenarios, slots,
-stall, churn).
+stall, churn, goodput); the stored file keeps the sections it did not run.
 
 The local llama-server runs with one thread (`-t 1`) and 4 slots; `NPC_MIND_LLM_URL` adds endpoints
 to the scenario comparison and replaces the local model elsewhere.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -663,6 +667,170 @@ def churn_lines(cycles: int = 20_000, rounds: int = 3, frames: int = 300) -> lis
     return lines
 
 
+# -- 9. goodput under overload -----------------------------------------------------------------
+FRAME = 1 / 60  # the game's frame: the main thread sleeps out what its work left of it
+GOODPUT_SETTINGS = {"soft_deadline": 0.3, "hard_deadline": 0.8}  # AsyncLLMDecision's defaults
+
+
+def goodput_run(urls: str, npcs: int, seconds: float, settle: float = 3.0) -> dict[str, object]:
+    """`npcs` decisions through `MindServer` (what `AsyncLLMDecision` nodes are), each asking again in
+    every frame in which it is not pending, 60 frames a second; counted over `seconds` after `settle`."""
+    from collections import Counter
+
+    from npc_mind.server import ClockMode
+    from npc_mind.server.core import MindServer
+    from npc_mind.server.decisions import DecisionSettings
+
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
+    settings = DecisionSettings(intents=INTENTS, **GOODPUT_SETTINGS)
+    handles = [server.add_decision(settings) for _ in range(npcs)]
+    # Every request the next situation (an NPC's own, then the next NPC's ...): a prompt the model has
+    # cached whole would make one NPC asking the same thing back to back an unfair yardstick.
+    situations = [situation for situation, _ in SCENARIOS]
+    asked = 0
+    for hub in server.decisions.hubs.values():
+        hub.prepared.result(timeout=300)  # type: ignore[union-attr]  # kinds, slots, warmed caches
+    ended: Counter[str] = Counter()
+    frame_ms: list[float] = []
+    pending = server.decisions.pending
+    start = time.monotonic()
+    measure_from, stop = start + settle, start + settle + seconds
+    try:
+        while (now := time.monotonic()) < stop:
+            began = time.perf_counter()
+            for index, handle in enumerate(handles):
+                if not pending(handle):
+                    asked += 1
+                    server.request_decision(handle, situations[(index + asked) % len(situations)])
+            events = server.update()
+            spent = time.perf_counter() - began
+            if now >= measure_from:
+                frame_ms.append(spent * 1000)
+                for event in events:
+                    if event.signal == "decision_made":
+                        ended[f"tier{event.args[2]}"] += 1
+                    elif event.signal == "decision_fallback":
+                        ended[str(event.args[1])] += 1
+            time.sleep(max(0.0, FRAME - spent))
+        transport = next(iter(server.decisions.transports.values()))
+        states = transport.client.pool.states()
+    finally:
+        server.close()
+    answers = ended["tier1"] + ended["tier2"]
+    return {
+        "npcs": npcs,
+        "endpoints": len(states),
+        "answers_s": answers / seconds,
+        "tier1": ended["tier1"] / answers if answers else 0.0,
+        "ended": ended,
+        "opened": sum(int(s["breaker_opened"]) for s in states),  # type: ignore[call-overload]
+        "slots": sum(int(s["slots"]) for s in states),  # type: ignore[call-overload]
+        "service_ms": [s["service_ms"] for s in states],
+        "frame_p50": percentile(frame_ms, 50),
+        "frame_p99": percentile(frame_ms, 99),
+    }
+
+
+def back_to_back(endpoint: Endpoint, seconds: float) -> float:
+    """Answers per second of one caller awaiting `LLMClient.decide` in a loop (no game, no frames)."""
+
+    async def run() -> float:
+        boards = [situation for situation, _ in SCENARIOS]
+        # A loaded machine can take longer than the default read timeout for an uncached prompt.
+        async with LLMClient([endpoint], LLMSettings(read_timeout=60.0)) as client:
+            await client.decide(build_messages(SCHEMA, boards[0]), SCHEMA)
+            answers = asked = 0
+            stop = time.monotonic() + seconds
+            while time.monotonic() < stop:
+                asked += 1
+                with contextlib.suppress(LLMError):
+                    await client.decide(build_messages(SCHEMA, boards[asked % len(boards)]), SCHEMA)
+                    answers += 1
+            return answers / seconds
+
+    return asyncio.run(run())
+
+
+def goodput_lines(seconds: float = 20.0) -> list[str]:
+    """1, 100 and 1,000 NPCs against one local llama-server, and 1,000 against 2 and 3, same run."""
+    configured = endpoints_from_env()
+    servers: list[LocalLlamaServer] = []
+    try:
+        if configured:
+            endpoints = configured
+        else:
+            # nice 0, not the in-game 10: on a shared machine nice 10 leaves the model almost no CPU.
+            servers = [LocalLlamaServer(threads=1, parallel=2, niceness=0).start() for _ in range(3)]
+            endpoints = [s.endpoint() for s in servers]
+        urls = [",".join(e.base_url for e in endpoints[:k]) for k in range(1, len(endpoints) + 1)]
+        cases = [(urls[0], n) for n in (1, 100, 1000)] + [(url, 1000) for url in urls[1:]]
+        runs = []
+        for url, npcs in cases:
+            runs.append(goodput_run(url, npcs, seconds))
+            print(f"bench llm: goodput {runs[-1]}", flush=True)
+        raw = back_to_back(endpoints[0], seconds / 2)
+    finally:
+        for server in servers:
+            server.stop()
+    one = float(runs[0]["answers_s"])  # type: ignore[arg-type]
+    single = next(float(r["answers_s"]) for r in runs if r["npcs"] == 1000)  # type: ignore[arg-type]
+
+    def ratio(value: object, base: float) -> str:
+        return f"{float(value) / base:.2f}x" if base else "n/a"  # type: ignore[arg-type]
+
+    lines = [
+        "## LLM goodput under overload",
+        "",
+        f"`benchmarks/bench_llm.py --only goodput`, {time.strftime('%Y-%m-%d %H:%M')}, load average at "
+        f"start {os.getloadavg()[0]:.1f} (a shared machine: other work competes for its 2 cores).",
+        "Each local llama-server: SmolLM2-135M, `-t 1`, 2 slots (the in-game defaults), nice 0 (not the",
+        "in-game 10: on a shared machine that leaves the model almost no CPU).",
+        "NPCs are `MindServer` decisions (what `AsyncLLMDecision` nodes are), with the node's default",
+        "deadlines (300 / 800 ms);",
+        "each asks again in every frame in which it is not pending (each request the next of the 8",
+        "scenario situations), 60 frames a second, counted over",
+        f"{seconds:.0f} s after 3 s to settle. Answers: `decision_made` (tier 1 or 2) per second. Ratio:",
+        "against one NPC asking back to back through the same path in the same run (goal: at least",
+        "0.8x at 1,000 NPCs). Scaling: against 1,000 NPCs on one endpoint.",
+        "",
+        "| endpoints | NPCs | answers/s | ratio | scaling | tier 1 | fallbacks | breaker opened "
+        "| service ms | main-thread ms/frame p50 / p99 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        ended = r["ended"]
+        fallbacks = ", ".join(
+            f"{reason} {count:,}" for reason, count in sorted(ended.items()) if not reason.startswith("tier")  # type: ignore[attr-defined]
+        ) or "none"
+        scaling = ratio(r["answers_s"], single) if r["npcs"] == 1000 else "-"
+        service = " / ".join(f"{ms:.0f}" if ms is not None else "-" for ms in r["service_ms"])  # type: ignore[attr-defined]
+        lines.append(
+            f"| {r['endpoints']} | {r['npcs']:,} | {r['answers_s']:.2f} | "
+            f"{ratio(r['answers_s'], one)} | {scaling} | {float(r['tier1']):.0%} | {fallbacks} | "  # type: ignore[arg-type]
+            f"{r['opened']} | {service} | {r['frame_p50']:.2f} / {r['frame_p99']:.2f} |"
+        )
+    lines += [
+        "",
+        f"One caller awaiting `LLMClient.decide` back to back (no game loop) on one endpoint: {raw:.2f} "
+        "answers/s.",
+    ]
+    return lines
+
+
+def merge_sections(old: str, new: str) -> str:
+    """`old` with each `## ` section of `new` in place of its namesake (or appended): a partial run
+    (`--only`) keeps the stored sections it did not run."""
+
+    def split(text: str) -> tuple[str, dict[str, str]]:
+        head, *parts = text.split("\n## ")
+        return head, {part.split("\n", 1)[0]: "## " + part for part in parts}
+
+    head, sections = split(old)
+    _, fresh = split(new)
+    merged = {**sections, **fresh}
+    return "\n".join([head.rstrip("\n") + "\n", *(body.rstrip("\n") + "\n" for body in merged.values())])
+
+
 # -- report ------------------------------------------------------------------------------------
 def tick_section(endpoint: Endpoint) -> list[str]:
     """Section 1: the main-thread cost of `tick_all`."""
@@ -753,7 +921,7 @@ def throughput_section(endpoint: Endpoint) -> list[str]:
 
 
 PER_SHAPE = 40
-SECTIONS = ("tick", "frames", "throughput", "shapes", "scenarios", "slots", "stall", "churn")
+SECTIONS = ("tick", "frames", "throughput", "shapes", "scenarios", "slots", "stall", "churn", "goodput")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -879,10 +1047,15 @@ def main(argv: list[str] | None = None) -> int:
         if want("churn"):
             print("bench llm: step after churn", flush=True)
             lines += ["", *churn_lines()]
+        if want("goodput"):
+            print("bench llm: goodput under overload", flush=True)
+            lines += ["", *goodput_lines()]
     finally:
         if server is not None:
             server.stop()
     text = "\n".join(lines) + "\n"
+    if chosen != set(SECTIONS) and args.out.exists():
+        text = merge_sections(args.out.read_text(), text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)

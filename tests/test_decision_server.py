@@ -70,15 +70,28 @@ def test_a_request_made_while_one_is_pending_goes_out_when_that_one_times_out(
         server.close()
 
 
-def test_a_request_replaced_before_it_went_out_ends_as_superseded() -> None:
+def test_a_request_replaced_before_it_went_out_ends_as_superseded(fault_server: FaultServer) -> None:
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=fault_server.base_url)
+    decision = server.add_decision(DecisionSettings(intents=("patrol",)))
+    try:
+        server.request_decision(decision, {"threat": 0.1})
+        server.request_decision(decision, {"threat": 0.9})  # same frame: the first never left
+        assert signals(server.update(), decision) == [
+            ("decision_fallback", (3, "superseded")),
+            ("thinking_started", ()),
+        ]
+        assert server.decisions.metrics()["tier3"] == 1
+    finally:
+        server.close()
+
+
+def test_a_request_the_transport_refuses_ends_at_once_each_time() -> None:
+    """No endpoint (or a saturated one): each request ends in tier 3 at the next step, none waits."""
     server = MindServer(ClockMode.MANUAL)
     decision = server.add_decision(DecisionSettings(intents=("patrol",)))
     server.request_decision(decision, {"threat": 0.1})
-    server.request_decision(decision, {"threat": 0.9})  # same frame: the first never left
-    assert signals(server.update(), decision) == [
-        ("decision_fallback", (3, "superseded")),
-        ("decision_fallback", (3, "no_endpoint")),
-    ]
+    server.request_decision(decision, {"threat": 0.9})
+    assert signals(server.update(), decision) == [("decision_fallback", (3, "no_endpoint"))] * 2
     assert server.decisions.metrics()["tier3"] == 2
 
 

@@ -276,6 +276,15 @@ def senses_frame(stored: Stored, args: Sequence[str]) -> str:
     return f"{numbers(cell)[which]:.2f}{unit}"
 
 
+def llm_goodput(stored: Stored, args: Sequence[str]) -> str:
+    """A cell of the goodput table: `llm:goodput ENDPOINTS NPCS COLUMN` (`1 1,000 ratio`)."""
+    if len(args) != 3:
+        raise QuoteError("llm goodput: name the endpoints, the NPCs and a column (answers/s, ratio, scaling)")
+    endpoints, npcs, column = args
+    (cell,) = stored.table("answers/s").cells(column, endpoints=endpoints, NPCs=npcs)
+    return cell
+
+
 QUOTES: dict[tuple[str, str], Quote] = {
     ("senses", "frame"): senses_frame,
     ("addon", "per-call"): addon_per_call,
@@ -286,6 +295,7 @@ QUOTES: dict[tuple[str, str], Quote] = {
     ("binding", "ratio-max"): binding_ratio_max,
     ("utility", "per-npc"): utility_per_npc,
     ("llm", "request"): llm_request,
+    ("llm", "goodput"): llm_goodput,
 }
 
 

@@ -40,6 +40,9 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     `hard_deadline_ms` and only its intent is used, as a tag for the `fallback_selector`) or
     `decision_fallback(tier, reason)` (tier 3: too slow, an error, no endpoint: the selector decides).
     `abort()` (a grenade) cancels it: no signal at all, and a late answer is discarded.
+    When more NPCs ask than the endpoint can answer within `hard_deadline_ms`, the excess ends at once
+    as `decision_fallback(3, "queue_full")` or `(3, "shed")`, the lowest `priority` first (equal ones:
+    the lower urgency of their last answer, then the newer request).
     The endpoint comes from `endpoint`, else the project setting `npc_mind/llm/endpoint`, else the
     environment (`NPC_MIND_LLM_URL`); API keys only ever come from the environment (`NPC_MIND_API_KEY`).
     `system_prompt` and `examples` (few-shot answers) make the stable prompt prefix the model caches:
@@ -77,6 +80,9 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     )
     max_decoded_kib: int = export(
         DEFAULT_RESPONSE_CAP >> 10, range=(1, 65536), doc="Cap after decompression (too_large)."
+    )
+    priority: int = export(
+        0, range=(-100, 100), doc="When the model is saturated, higher goes first; the last are shed."
     )
 
     _live = live.group()
@@ -125,6 +131,11 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
             if pending:
                 self.emit_signal(StringName("decision_fallback"), 3, "reconfigured")
 
+    def _reprioritize(self, _value: Any) -> None:
+        handle = self.__dict__.get("_server_handle", 0)
+        if handle:
+            server().core.set_decision_priority(handle, int(self.priority))
+
     def _linked(self, path: NodePath, class_name: str) -> Any:
         if str(path):
             node = self.get_node_or_null(path)
@@ -150,6 +161,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
                 self.settings(),
                 fallback_selector=selector.get_server_id() if selector is not None else 0,
                 memory=memory.get_server_id() if memory is not None else 0,
+                priority=int(self.priority),
                 input_defaults=selector.__dict__.get("_input_defaults") if selector is not None else None,
                 on_bad_input=_bad_input_reporter(self, selector),
             )
@@ -254,3 +266,4 @@ for _field in (
     "examples", "fallback_selector", "memory_stream", "max_response_kib", "max_decoded_kib",
 ):  # fmt: skip
     AsyncLLMDecision.__dict__[_field].on_change = AsyncLLMDecision._reconfigure
+AsyncLLMDecision.__dict__["priority"].on_change = AsyncLLMDecision._reprioritize

@@ -10,6 +10,11 @@ streams it watches the socket, and records every connection the client closed be
 complete, so tests can see cancellation reach the wire. `props`, when set, is the hostile fault
 `GET /props` answers with (the start-up probe of an endpoint of kind `auto`); else it is a 404, as
 an OpenAI server's.
+
+With `slots=N` it behaves like a saturated llama-server: at most N chat requests are answered at once
+(each fault's latency runs once it holds a slot), the rest wait in the server's own queue, and `/props`
+reports `total_slots` the way llama-server does (so the client detects the kind `llama`; declare
+`#mode=schema` in the URL, as this server has no `/tokenize`).
 """
 
 from __future__ import annotations
@@ -74,13 +79,20 @@ class Seen:
 
 class FaultServer:
     def __init__(
-        self, port: int = 0, default: Fault | None = None, linger_close: float | None = None
+        self,
+        port: int = 0,
+        default: Fault | None = None,
+        linger_close: float | None = None,
+        slots: int | None = None,
     ) -> None:
         """linger_close: like llama-server, close a streamed response's connection this many seconds
-        after its last chunk, without answering whatever the client sent on it meanwhile."""
+        after its last chunk, without answering whatever the client sent on it meanwhile.
+        slots: answer at most this many chat requests at once, and report them on `/props`."""
         self.default = default or Fault()
         self.props: Fault | None = None  # what GET /props answers (a hostile mode), None: 404
         self.linger_close = linger_close
+        self.slots = slots
+        self._slots: asyncio.Semaphore | None = None
         self._script: deque[Fault] = deque()
         self.seen: list[Seen] = []
         self._port = port
@@ -114,6 +126,8 @@ class FaultServer:
         return self
 
     async def _start(self) -> None:
+        if self.slots is not None:
+            self._slots = asyncio.Semaphore(self.slots)
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", self._port)
         self._port = self._server.sockets[0].getsockname()[1]
 
@@ -171,18 +185,23 @@ class FaultServer:
         if method == "GET" and path.endswith("/props") and self.props is not None:
             probe = Seen(self.props, {}, headers, time.monotonic())
             return await self._hostile(reader, writer, self.props, probe)
+        if method == "GET" and path.endswith("/props") and self.slots is not None:
+            props = {"total_slots": self.slots, "default_generation_settings": {}}
+            await self._send(writer, 200, json.dumps(props).encode())
+            return True
         if method != "POST" or not path.endswith("/chat/completions"):
             await self._send(writer, 404, b'{"error":"not found"}')
             return True
         fault = self._next_fault()
         seen = Seen(fault, json.loads(body), headers, time.monotonic())
         self.seen.append(seen)
-        self.active += 1
-        self.max_active = max(self.max_active, self.active)
-        try:
-            return await self._answer(reader, writer, fault, seen)
-        finally:
-            self.active -= 1
+        async with self._slots or contextlib.nullcontext():
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+            try:
+                return await self._answer(reader, writer, fault, seen)
+            finally:
+                self.active -= 1
 
     async def _answer(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fault: Fault, seen: Seen

@@ -68,7 +68,7 @@ class AsyncDecision:
         "wake", "watch_from", "asked_first", "asked_values", "behavior", "npc", "slot", "_committed",
         "_ticket", "_pending_epoch", "_started_at", "_soft_passed", "_next_due", "_earliest", "_intent_at",
         "_refusal", "_asked", "config", "epoch", "events", "intent", "memory", "prompt", "rules", "schema",
-        "selector", "stats", "tier", "transport",
+        "selector", "stats", "tier", "transport", "priority", "urgency",
     )  # fmt: skip
 
     def __init__(
@@ -102,7 +102,11 @@ class AsyncDecision:
         self.slot = CommitSlot()
         self._committed = committed
         # A transport that can say cheaply (without an exception) that it would refuse a request.
-        self._refusal: Callable[[], str | None] | None = getattr(transport, "refusal", None)
+        self._refusal: Callable[[int, float, float], str | None] | None = getattr(transport, "refusal", None)
+        # When the endpoints are saturated, higher priority goes first, then higher urgency (the last
+        # tier-1 answer's): the order in which requests beyond capacity are refused or shed.
+        self.priority = 0
+        self.urgency = 0.0
         # Before `wake`, with an empty slot and (when idle) no watched change, `tick` has nothing to do.
         self.wake = -_INF
         self.watch_from = -_INF  # from then on a watched change asks at once (inf while pending)
@@ -268,7 +272,24 @@ class AsyncDecision:
         if committed is not None:
             committed.append(self)
 
-    def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
+    def refuse_now(self, now: float, board: Mapping[str, Any]) -> bool:
+        """`ask()` for a decision with nothing pending, waiting or to merge, past its min_gap, when the
+        transport would refuse it now: the request ends at once in tier 3 (its `DecisionFallback` is
+        queued), with no snapshot and no tick. Returns False, doing nothing, in every other case.
+        A saturated endpoint refuses most asks of a crowd: this is what each of those costs."""
+        refusal = self._refusal
+        if self._ticket is not None or self._asked or self.slot or now < self._earliest or refusal is None:
+            return False
+        reason = refusal(self.priority, self.urgency, self.config.hard_deadline)
+        if reason is None:
+            return False
+        self._begin(now, board)
+        self._fall_back(now, board, 0.0, reason)
+        self._schedule()
+        return True
+
+    def _begin(self, now: float, board: Mapping[str, Any]) -> None:
+        """A new request's bookkeeping: its epoch, the watched values it saw, the next re-plan times."""
         self.epoch += 1
         self._asked = False
         config = self.config
@@ -283,9 +304,14 @@ class AsyncDecision:
         self._earliest = now + config.min_gap
         self._pending_epoch = self.epoch
         self.stats.dispatched += 1
+
+    def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
+        self._begin(now, board)
+        config = self.config
         # Ask first whether the transport would take it: a refused request costs no snapshot, memory
         # query or exception. The prompt itself is formatted on the transport's thread (`Request.chat`).
-        reason = self._refusal() if self._refusal is not None else None
+        refusal = self._refusal
+        reason = refusal(self.priority, self.urgency, config.hard_deadline) if refusal is not None else None
         if reason is None:
             prompt = self.prompt
             memories = (
@@ -295,7 +321,7 @@ class AsyncDecision:
             )
             request = Request(
                 self.npc, self.epoch, (), self.schema, now, config.hard_deadline, freeze(board), memories,
-                prompt,
+                prompt, self.priority, self.urgency,
             )  # fmt: skip
             try:
                 self._ticket = self.transport.submit(request, self._commit)
@@ -333,6 +359,7 @@ class AsyncDecision:
             self.intent, self._intent_at, self.tier = answer.intent, now, tier
             if tier == 1:
                 self.behavior = answer.intent
+                self.urgency = float(answer.urgency or 0.0)
                 event = DecisionMade(
                     self.npc, outcome.epoch, answer.intent, answer.intent, answer.urgency,
                     answer.target_id, 1, latency,

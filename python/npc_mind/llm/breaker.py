@@ -1,6 +1,11 @@
 """A circuit breaker per endpoint: after `failure_threshold` consecutive failures stop calling it for
 `cooldown` seconds, then let one probe through; the probe's result closes or re-opens it.
 
+What counts as a failure is the endpoint's fault only: refused or reset connections, HTTP errors (5xx),
+read timeouts, and a missed deadline only when the endpoint had time enough by its own measured
+service time (`EndpointPool.hung`). Any answer, even an invalid one, is a success; a request that waited
+in our own queue, was sent with little time left, or was cancelled says nothing (`LLMClient.decide`).
+
 Used from the asyncio loop thread; the main thread only reads `state` for metrics.
 """
 

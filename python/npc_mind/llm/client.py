@@ -27,7 +27,7 @@ import httpx
 
 from npc_mind.llm.bodies import ACCEPT_ENCODING, BoundedBody
 from npc_mind.llm.breaker import BreakerConfig
-from npc_mind.llm.endpoints import Endpoint, EndpointPool
+from npc_mind.llm.endpoints import Endpoint, EndpointPool, _Slot
 from npc_mind.llm.errors import EndpointError, InvalidAnswerError, RejectedError
 from npc_mind.llm.schema import Answer, ChoiceCollisionError, DecisionSchema
 from npc_mind.llm.shape import (
@@ -313,6 +313,7 @@ class LLMClient:
                 warmed = 0
                 if await self._kind(endpoint) == "llama":
                     slots = await server_slots(self._http, endpoint)
+                    self.pool.set_slots(endpoint.base_url, slots)  # never more in flight than it serves
                     warmed = await warm_up(self._http, endpoint, prefix, slots)
                 report[endpoint.base_url] = {"mode": shape.mode, "warmed": warmed}
             except (RejectedError, EndpointError) as error:
@@ -321,55 +322,81 @@ class LLMClient:
         return report
 
     async def decide(
-        self, messages: Sequence[dict[str, str]], schema: DecisionSchema, deadline: float | None = None
+        self,
+        messages: Sequence[dict[str, str]],
+        schema: DecisionSchema,
+        deadline: float | None = None,
+        slot: _Slot | None = None,
     ) -> Answer:
         """One decision from the least busy endpoint; raises an `LLMError` subclass on any failure.
 
         deadline: a time on the client's clock by which the endpoint must have answered, else
-        `EndpointError("timeout")`. Timeouts and hangs count against the endpoint's breaker: so does
-        a cancellation after the deadline (the watchdog giving up on an endpoint that never ended)."""
+        `EndpointError("timeout")`. slot: one already taken with `pool.try_acquire()` (the transport's
+        admission control does), released here; None waits for one.
+
+        What the breaker hears: an error of the endpoint's (refused, reset, HTTP error, a read timeout,
+        a malformed or oversized response) is a failure; a well-formed completion, even one the schema
+        refuses (a model's wrong answer), a success (it is alive); a cancellation before
+        the deadline nothing. A missed deadline (its own, or a cancellation after it) is a failure only
+        when `EndpointPool.hung` says the endpoint had time enough to answer by its own measured
+        service time: a saturated but healthy endpoint is never opened by the deadlines of requests
+        that waited in our queue or were sent with little time left."""
         if self._http is None:
             raise RuntimeError("LLMClient must be used inside `async with`")
-        slot = await self.pool.acquire()
+        if slot is None:
+            slot = await self.pool.acquire()
         outcome = "neutral"
         acquired_at = self._clock()
+        budget = float("inf") if deadline is None else deadline - acquired_at
         try:
-            if deadline is not None and acquired_at >= deadline:
+            if budget <= 0:
                 # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
                 # says nothing about the endpoint.
                 raise RejectedError(f"waited past its deadline for {slot.endpoint.base_url}", "timeout")
+
             async def ask() -> tuple[RequestShape, str]:
+                nonlocal outcome
                 # The shape (made once per endpoint and intents) may ask the server: inside the deadline.
                 shape = await self.shape(slot.endpoint, schema)
-                return shape, await self._post(slot.endpoint, self._body(messages, schema, shape))
+                try:
+                    return shape, await self._post(slot.endpoint, self._body(messages, schema, shape))
+                except InvalidAnswerError:
+                    outcome = "failure"  # a malformed response (not a chat completion, too large)
+                    raise
 
             if deadline is None:
                 shape, content = await ask()
             else:
                 try:
-                    async with cancel_at(deadline - self._clock()):
+                    async with cancel_at(budget):
                         shape, content = await ask()
                 except TimeoutError:
+                    self.pool.note_miss(slot)
+                    outcome = "failure" if self.pool.hung(slot, budget) else "missed"
                     raise EndpointError(
                         f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
                     ) from None
             outcome = "success"
+            self.pool.note_service(slot, self._clock() - acquired_at)
             return shape.parse(content)
         except EndpointError:
-            outcome = "failure"
+            if outcome == "neutral":
+                outcome = "failure"
             raise
         except InvalidAnswerError:
-            outcome = "success"  # it answered: alive, if wrong
+            if outcome == "neutral":
+                outcome = "success"  # a well-formed completion the schema refuses: alive, if wrong
             raise
         finally:
             if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
-                outcome = "failure"  # the endpoint had it and was cancelled after its deadline: it hung
-            # Invalid answers still prove the endpoint alive; cancellations say nothing about it.
+                # The endpoint had it and was cancelled after its deadline (the watchdog's cancel).
+                self.pool.note_miss(slot)
+                outcome = "failure" if self.pool.hung(slot, budget) else "missed"
             if outcome == "failure":
                 slot.breaker.record_failure()
             elif outcome == "success":
                 slot.breaker.record_success()
-            else:
+            else:  # cancelled, or a deadline the endpoint could not be blamed for
                 slot.breaker.record_neutral()
             self.pool.release(slot)
 

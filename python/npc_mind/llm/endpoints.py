@@ -90,15 +90,38 @@ def endpoints_from_env(max_in_flight: int = 4) -> list[Endpoint] | None:
     return [Endpoint(url.strip(), max_in_flight) for url in value.split(",") if url.strip()]
 
 
+# An endpoint's service time is smoothed like TCP's round-trip time (RFC 6298): the newest answer
+# weighs 1/8 in the mean and 1/4 in the mean deviation.
+SERVICE_WEIGHT = 0.125
+SPREAD_WEIGHT = 0.25
+# A request that misses its deadline counts against the endpoint only when it was sent with at least
+# this many mean service times left, and with the mean plus 4 deviations (see `EndpointPool.hung`).
+HANG_FACTOR = 4.0
+
+
 class _Slot:
     def __init__(self, endpoint: Endpoint, breaker: CircuitBreaker) -> None:
         self.endpoint = endpoint
         self.breaker = breaker
         self.in_flight = 0
+        # Requests it is sent at once: its configured cap, lowered to llama-server's `total_slots`
+        # (more would wait inside the server, where no deadline can see them).
+        self.limit = endpoint.max_in_flight
+        # How many of those it is sent now, like TCP's congestion window: halved by a missed deadline
+        # (a model slower with more requests at once), grown back by one per window of answers.
+        self.window = float(self.limit)
+        self.service: float | None = None  # seconds from send to answer, averaged; None until one
+        self.spread = 0.0  # their mean deviation
+
+    @property
+    def cap(self) -> int:
+        return max(1, min(self.limit, int(self.window)))
 
 
 class EndpointPool:
-    """Picks the available endpoint with the fewest requests in flight; waits while all are at their cap."""
+    """Picks the available endpoint with the fewest requests in flight (relative to its slots); waits
+    while all are at their cap. Measures each endpoint's service time, from which `rate` says how many
+    answers per second the pool delivers when saturated (the transport's admission control)."""
 
     def __init__(
         self,
@@ -114,7 +137,65 @@ class EndpointPool:
 
     @property
     def capacity(self) -> int:
+        """The configured in-flight caps' sum (what the HTTP client's connection pool is sized for)."""
         return sum(s.endpoint.max_in_flight for s in self._slots)
+
+    @property
+    def slots(self) -> int:
+        """Requests the endpoints take at once now (llama-server's slots where it said how many)."""
+        return sum(s.cap for s in self._slots)
+
+    def set_slots(self, url: str, slots: int) -> None:
+        """The endpoint's own slot count (llama-server's `/props`), within its configured cap."""
+        for slot in self._slots:
+            if slot.endpoint.base_url == url:
+                slot.limit = max(1, min(slot.endpoint.max_in_flight, slots))
+                slot.window = float(slot.limit)
+
+    def note_service(self, slot: _Slot, seconds: float) -> None:
+        """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
+        slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
+        last = slot.service
+        if last is None:
+            slot.service, slot.spread = seconds, seconds / 2
+        else:
+            slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
+            slot.service = last + SERVICE_WEIGHT * (seconds - last)
+
+    @staticmethod
+    def note_miss(slot: _Slot) -> None:
+        """A request sent to `slot` missed its deadline: send it half as many at once (at least one)."""
+        slot.window = max(1.0, slot.window / 2.0)
+
+    def rate(self) -> tuple[float, float] | None:
+        """(answers per second when every slot is busy, mean service time) over the endpoints that take
+        requests and have answered; None before any has (nothing measured: nothing to size by)."""
+        rate = 0.0
+        slots = 0
+        for slot in self._slots:
+            if slot.service is not None and slot.breaker.state is not BreakerState.OPEN:
+                rate += slot.cap / max(slot.service, 1e-3)
+                slots += slot.cap
+        return (rate, slots / rate) if rate else None
+
+    @staticmethod
+    def hung(slot: _Slot, budget: float) -> bool:
+        """Whether a request sent to `slot` with `budget` seconds left that missed its deadline shows a
+        failing endpoint. It held one of the endpoint's own slots (nothing waits inside the server), so a
+        healthy endpoint answers within its mean service time plus 4 mean deviations (TCP's rule for
+        when a reply is lost), and at least HANG_FACTOR means: missing that, it hangs or has slowed down
+        badly. Sent with less time left (a tight deadline, a late start), the miss says nothing about
+        it; before its first answer every miss counts (nothing to compare to)."""
+        service = slot.service
+        return service is None or budget >= max(HANG_FACTOR * service, service + 4.0 * slot.spread)
+
+    def try_acquire(self) -> _Slot | None:
+        """A free slot taken at once, or None (every endpoint busy or refusing)."""
+        slot = self._pick()
+        if slot is not None:
+            slot.in_flight += 1
+            slot.breaker.before_call()
+        return slot
 
     def any_available(self) -> bool:
         """False when every breaker is open (safe to read from another thread: a snapshot)."""
@@ -123,8 +204,8 @@ class EndpointPool:
     def _pick(self) -> _Slot | None:
         best = None
         for slot in self._slots:
-            free = slot.in_flight < slot.endpoint.max_in_flight and slot.breaker.available()
-            if free and (best is None or slot.in_flight < best.in_flight):
+            free = slot.in_flight < slot.cap and slot.breaker.available()
+            if free and (best is None or slot.in_flight * best.cap < best.in_flight * slot.cap):
                 best = slot
         return best
 
@@ -162,6 +243,9 @@ class EndpointPool:
                 "in_flight": s.in_flight,
                 "breaker": s.breaker.state.value,
                 "breaker_opened": s.breaker.opened_count,
+                "slots": s.limit,
+                "window": s.cap,
+                "service_ms": None if s.service is None else round(s.service * 1000.0, 1),
             }
             for s in self._slots
         ]

@@ -5,6 +5,15 @@ and `Ticket.cancel`; the loop thread builds the prompt from the request's frozen
 request and hands the `Outcome` to a callback that only appends to a deque (the epoch-stamped commit
 slot), merged by the main thread at its next tick.
 
+Admission control: the endpoints get at most their slots' worth of requests at once (llama-server's
+`total_slots`, else `Endpoint.max_in_flight`); the rest wait in one queue ordered by `Request.priority`,
+then `Request.urgency` (higher first), then arrival. From the endpoints' measured service time the
+transport knows how many answers a second they deliver, so it only takes (`submit`) or keeps queued a
+request that can be answered within its deadline: one that cannot is refused at once (`queue_full`)
+or, once queued, ended at once as `shed` (a more urgent request took its place, or the endpoints got
+slower) - never left to wait out its deadline. Before the first answer is measured, `max_queue` bounds
+the queue alone.
+
 Main-thread cost is kept to a few small steps per request: `refusal()` is a check without an exception,
 a request is one tuple (the prompt text and request JSON are made on the loop thread), the hand-over is
 one deque append, and within `hold()`/`flush()` (one `DecisionHub.tick_all`) every submit and cancel of
@@ -14,10 +23,12 @@ the frame reaches the loop thread in one wake-up at the end.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import concurrent.futures
 import contextlib
 import ctypes
 import dataclasses
+import functools
 import socket
 import threading
 import time
@@ -28,7 +39,7 @@ from typing import Any, NamedTuple
 
 from npc_mind.llm.breaker import BreakerConfig, BreakerState
 from npc_mind.llm.client import LLMClient, LLMSettings, cancel_at, cancel_once
-from npc_mind.llm.endpoints import Endpoint
+from npc_mind.llm.endpoints import Endpoint, _Slot
 from npc_mind.llm.errors import LLMError, RejectedError
 from npc_mind.llm.prompt import PromptConfig, build_messages
 from npc_mind.llm.schema import Answer, DecisionSchema
@@ -56,6 +67,10 @@ def _gil_keeping_write() -> Callable[[int, bytes, int], int] | None:
 _WRITE = _gil_keeping_write()
 
 
+def _queue_key(ticket: Ticket) -> tuple[float, float, int]:
+    return ticket.key
+
+
 def _trace() -> str:
     """The exception being handled, as text made on this thread (logged later on the main thread)."""
     return traceback.format_exc(limit=8)
@@ -75,6 +90,8 @@ class Request(NamedTuple):
     board: Mapping[str, Any] | None = None
     memories: tuple[Any, ...] = ()
     prompt: PromptConfig | None = None
+    priority: int = 0  # higher goes first when the endpoints are saturated (AsyncLLMDecision.priority)
+    urgency: float = 0.0  # within a priority, higher first (the NPC's last answered urgency)
 
     def chat(self) -> Sequence[dict[str, str]]:
         """The chat messages to send."""
@@ -100,7 +117,7 @@ class Outcome:
 class Ticket:
     """The main thread's handle on a submitted request (it also carries the request to the loop thread)."""
 
-    __slots__ = ("_transport", "cancelled", "on_done", "request", "task")
+    __slots__ = ("_transport", "cancelled", "key", "on_done", "request", "task")
 
     def __init__(
         self,
@@ -113,6 +130,7 @@ class Ticket:
         self.on_done = on_done
         self.cancelled = False
         self.task: asyncio.Task[None] | None = None  # set on the loop thread
+        self.key: tuple[float, float, int] = (0.0, 0.0, 0)  # its place in the queue (lower first)
 
     def cancel(self) -> None:
         """Thread-safe; the loop cancels the task at once (at the end of the frame inside `hold()`),
@@ -127,13 +145,19 @@ class Ticket:
 
 @dataclasses.dataclass(frozen=True)
 class TransportConfig:
-    """max_queue: 0..100000 requests waiting for an endpoint beyond the endpoints' in-flight caps;
-    grace: 0..60 s the worker keeps a request past its deadline before giving up by itself."""
+    """max_queue: 0..100000 requests waiting for an endpoint beyond the endpoints' slots (the most ever
+    queued; once service times are measured, fewer: only what can be answered within its deadline);
+    grace: 0..60 s the worker keeps a request past its deadline before giving up by itself;
+    margin: 0.1..1, the share of a request's deadline admission plans to fill (the rest absorbs
+    service times longer than the average)."""
 
     max_queue: int = 64
     grace: float = 0.5
+    margin: float = 0.8
 
     def __post_init__(self) -> None:
+        if not 0.1 <= self.margin <= 1.0:
+            raise ValueError(f"margin must be in 0.1..1, got {self.margin}")
         if not 0 <= self.max_queue <= 100_000:
             raise ValueError(f"max_queue must be in 0..100000, got {self.max_queue}")
         if not 0.0 <= self.grace <= 60.0:
@@ -157,12 +181,22 @@ class LLMTransport:
         self.config = config or TransportConfig()
         self._clock = clock
         self.client = LLMClient(endpoints, settings, breaker, clock)
-        self._capacity = self.client.pool.capacity + self.config.max_queue
+        self._capacity = self.client.pool.capacity + self.config.max_queue  # the most ever outstanding
         self._breakers = [slot.breaker for slot in self.client.pool._slots]
         # Outstanding = submitted - finished, each counter with one writer (main thread, loop thread).
         self._submitted = 0
         self._finished = 0
-        self.rejected = {"queue_full": 0, "breaker_open": 0}
+        self.rejected = {"queue_full": 0, "breaker_open": 0, "shed": 0}
+        # Admission (loop thread writes, main thread reads: plain floats, a snapshot is enough): the
+        # endpoints' slots, answers per second and mean service time when saturated (0: unmeasured),
+        # and the queue's last place, which a more urgent request may take (None: queue empty).
+        self._slots = self.client.pool.slots
+        self._rate = 0.0
+        self._service = 0.0
+        self._last: tuple[float, float, int] | None = None
+        self._queue: list[Ticket] = []  # loop thread only: waiting for a slot, best first
+        self._arrivals = 0  # main thread: the arrival number in queue keys
+        self._timer: asyncio.TimerHandle | None = None
         # Hand-over to the loop thread: deque appends (atomic) and at most one pending wake-up, so a
         # frame that dispatches many requests wakes the loop (and asks for the GIL) once, not per request.
         self._inbox: deque[Ticket] = deque()
@@ -207,31 +241,57 @@ class LLMTransport:
         in_flight = sum(int(s["in_flight"]) for s in self.client.pool.states())  # type: ignore[call-overload]
         return max(0, self.outstanding - in_flight)
 
-    def refusal(self) -> str | None:
-        """Why `submit` would refuse a request now (`breaker_open` or `queue_full`, counted as refused),
-        or None. Cheap, raises nothing: a dispatcher asks first and skips building a refused request.
-        Only the loop thread changes the answer meanwhile, and only towards accepting (a slot frees)
-        or `breaker_open`, which `submit` still checks."""
+    def refusal(self, priority: int = 0, urgency: float = 0.0, deadline: float = float("inf")) -> str | None:
+        """Why `submit` would refuse a request of this priority, urgency and deadline (seconds) now
+        (`breaker_open` or `queue_full`, counted as refused), or None. Cheap, raises nothing: a
+        dispatcher asks first and skips building a refused request. Only the loop thread changes the
+        answer meanwhile, and only towards accepting (a slot frees) or `breaker_open`, which `submit`
+        still checks.
+
+        `queue_full`: as many requests are outstanding as the endpoints can answer within `deadline`
+        (their slots, plus the queue their measured rate clears in the deadline's `margin` share less
+        one service time; at most `max_queue`), and this one would not rank above the last queued one."""
         for breaker in self._breakers:
             if breaker._state is not _OPEN or breaker.state is not _OPEN:  # no clock read when closed
                 break
         else:
             self.rejected["breaker_open"] += 1
             return "breaker_open"
-        if self._submitted - self._finished >= self._capacity:
-            self.rejected["queue_full"] += 1
-            return "queue_full"
-        return None
+        outstanding = self._submitted - self._finished
+        if outstanding < self._slots:
+            return None
+        if outstanding < self._capacity:
+            if self._queue_room(deadline) > outstanding - self._slots:
+                return None
+            last = self._last  # a full queue: a request that outranks its last one takes its place
+            if last is not None and (-priority, -urgency) < last[:2]:
+                return None
+        self.rejected["queue_full"] += 1
+        return "queue_full"
+
+    def _queue_room(self, deadline: float) -> int:
+        """How many requests may wait for a slot and still be answered within `deadline` seconds."""
+        if not self._rate:
+            return self.config.max_queue
+        plan = deadline * self.config.margin - self._service
+        return max(0, min(self.config.max_queue, int(plan * self._rate)))
 
     def submit(self, request: Request, on_done: Callable[[Outcome], None]) -> Ticket:
         """Start a request; raises `RejectedError` at once when the queue is full or every breaker is open."""
-        reason = self.refusal()
+        reason = self.refusal(request.priority, request.urgency, request.deadline)
         if reason is not None:
             if reason == "queue_full":
                 raise RejectedError(f"{self.outstanding} requests outstanding", reason)
             raise RejectedError("every endpoint's circuit breaker is open", reason)
         self._submitted += 1
         ticket = Ticket(self, request, on_done)
+        self._arrivals += 1
+        key = ticket.key = (-request.priority, -request.urgency, self._arrivals)
+        # The loop thread's snapshot of the last unsent request, kept current for this frame's later
+        # requests: none of the frame's has been sent yet, so a better one may displace any of them.
+        last = self._last
+        if last is None or key > last:
+            self._last = key
         self._inbox.append(ticket)
         if not self._holding:
             self._wake()
@@ -299,44 +359,129 @@ class LLMTransport:
         self._drain()
 
     def _drain(self) -> None:
-        """On the loop thread: start what was submitted, then cancel what was cancelled."""
+        """On the loop thread: queue what was submitted, drop what was cancelled, then send what fits."""
         # Cleared first: anything appended after this line schedules another drain.
         self._wake_pending = False
         inbox = self._inbox
+        queue = self._queue
         while inbox:
             ticket = inbox.popleft()
-            request, on_done = ticket.request, ticket.on_done
-            ticket.request = ticket.on_done = None
             if ticket.cancelled:
+                ticket.request = ticket.on_done = None
                 self._release(None)
                 continue
-            task = self._loop.create_task(self._run(request, on_done))  # type: ignore[arg-type]
-            # A done callback, not a `finally`: a task cancelled before its first step skips its body.
-            task.add_done_callback(self._release)
-            ticket.task = task
+            bisect.insort(queue, ticket, key=_queue_key)
         cancels = self._cancels
         while cancels:
-            task = cancels.popleft().task
+            ticket = cancels.popleft()
+            task = ticket.task
             if task is not None:
                 cancel_once(task)  # not over the deadline's own cancel: it is closing the connection
+            elif ticket.request is not None and ticket in queue:  # still waiting: it just leaves
+                queue.remove(ticket)
+                ticket.request = ticket.on_done = None
+                self._release(None)
+        self._pump()
+
+    def _pump(self) -> None:
+        """On the loop thread: send the best queued requests while an endpoint has a free slot, then
+        end at once (`shed`) every queued request the endpoints' measured rate can no longer answer by
+        its due time (`margin` of its deadline), and publish what admission reads."""
+        if self._closing:  # a timer that fires while the transport closes: nothing more goes out
+            return
+        pool = self.client.pool
+        queue = self._queue
+        now = self._clock()
+        while queue:
+            slot = pool.try_acquire()
+            if slot is None:
+                break
+            ticket = queue.pop(0)
+            request, on_done = ticket.request, ticket.on_done
+            ticket.request = ticket.on_done = None
+            # An idle endpoint gets it unless it is due already, whatever its estimate says: the answer
+            # refreshes an estimate that is stale (a slow spell over, a cold first answer).
+            due = self._due(request)  # type: ignore[arg-type]
+            if now > due or (slot.in_flight > 1 and now + (slot.service or 0.0) > due):
+                slot.breaker.record_neutral()  # it cannot be answered in time: not sent
+                pool.release(slot)
+                self._shed(request, on_done)  # type: ignore[arg-type]
+                continue
+            held = [slot]  # the task's body takes it; a task cancelled before its first step never runs
+            task = self._loop.create_task(self._run(request, on_done, held))  # type: ignore[arg-type]
+            # A done callback, not a `finally`: a task cancelled before its first step skips its body.
+            task.add_done_callback(functools.partial(self._released, held))
+            ticket.task = task
+        measured = pool.rate()
+        rate, service = measured if measured else (0.0, 0.0)
+        if queue:
+            kept = []
+            for ticket in queue:
+                request = ticket.request
+                # Answered when the requests ahead of it (and it) have had a slot, then one service time;
+                # unmeasured, it is known to be too late once its due time has passed.
+                wait = (len(kept) + 1) / rate + service if rate else 0.0
+                if now + wait > self._due(request):  # type: ignore[arg-type]
+                    on_done = ticket.on_done
+                    ticket.request = ticket.on_done = None
+                    self._shed(request, on_done)  # type: ignore[arg-type]
+                else:
+                    kept.append(ticket)
+            queue[:] = kept
+        self._slots, self._rate, self._service = pool.slots, rate, service
+        self._last = queue[-1].key if queue else None
+        self._schedule_pump(service)
+
+    def _schedule_pump(self, service: float) -> None:
+        """Look at the queue again when its most pressed request would be too late to send (a slot
+        may never free: an endpoint that hangs must not keep it waiting out its deadline)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._queue:
+            due = min(self._due(t.request) for t in self._queue)  # type: ignore[arg-type]
+            delay = max(0.0, due - service - self._clock())
+            self._timer = self._loop.call_later(delay + 1e-3, self._pump)
+
+    def _due(self, request: Request) -> float:
+        """When admission plans `request` to be answered at the latest: `margin` of its deadline."""
+        return request.started_at + request.deadline * self.config.margin
+
+    def _shed(self, request: Request, on_done: Callable[[Outcome], None]) -> None:
+        """End a queued request at once in tier 3: it could not be answered within its deadline."""
+        self.rejected["shed"] += 1
+        self._finished += 1
+        on_done(Outcome(request.npc, request.epoch, None, "shed", self._clock()))
+
+    def _released(self, held: list[_Slot], _task: object) -> None:
+        self._finished += 1
+        if held:  # cancelled before it started: its slot was never used
+            slot = held.pop()
+            slot.breaker.record_neutral()
+            self.client.pool.release(slot)
+        if not self._closing:
+            self._pump()
 
     def _release(self, _task: object) -> None:
         self._finished += 1
 
-    async def _run(self, request: Request, on_done: Callable[[Outcome], None]) -> None:
+    async def _run(self, request: Request, on_done: Callable[[Outcome], None], held: list[_Slot]) -> None:
         """Always ends in exactly one `on_done` (unless cancelled): an exception that is no `LLMError`
         is a bug, reported as `internal_error` with its traceback instead of ending the task silently
         (which left the request to time out)."""
+        slot = held.pop()  # released by `decide` from here on
         try:
             messages = request.chat()
         except Exception:  # a snapshot the prompt cannot show: reported, with its traceback
+            slot.breaker.record_neutral()
+            self.client.pool.release(slot)
             failed = Outcome(request.npc, request.epoch, None, "prompt_error", self._clock(), _trace())
             on_done(failed)
             return
         deadline = request.started_at + request.deadline
         try:
-            async with cancel_at(request.deadline + self.config.grace):
-                answer = await self.client.decide(messages, request.schema, deadline)
+            async with cancel_at(deadline - self._clock() + self.config.grace):
+                answer = await self.client.decide(messages, request.schema, deadline, slot)
             outcome = Outcome(request.npc, request.epoch, answer, "", self._clock())
         except LLMError as error:
             outcome = Outcome(request.npc, request.epoch, None, error.reason, self._clock())

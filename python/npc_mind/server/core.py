@@ -102,11 +102,13 @@ class MindServer:
         settings: DecisionSettings,
         fallback_selector: int = 0,
         memory: int = 0,
+        priority: int = 0,
         *,
         input_defaults: Mapping[str, float] | None = None,
         on_bad_input: Callable[[str, str, Any], None] | None = None,
     ) -> int:
-        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none).
+        """fallback_selector: a selector handle whose definition covers tiers 2 and 3 (0: none);
+        priority: its requests' rank when the endpoints are saturated (`DecisionBank.set_priority`).
         on_bad_input(key, where, given): given, an input the request's context lacks (or gives as
         no number) reads as its `input_defaults` value, else 0, and the call is told
         (`InputFallback`); not given, the selector raises and the request ends as `internal_error`."""
@@ -119,7 +121,7 @@ class MindServer:
             chooser = UtilitySelector.from_dict(definition)  # its own state: decisions run on real time
             if on_bad_input is not None:
                 chooser = InputFallback(chooser, input_defaults or {}, on_bad_input)
-        return self.decisions.add(settings, chooser, memory)
+        return self.decisions.add(settings, chooser, memory, priority)
 
     def owns(self, handle: int) -> bool:
         """True while `handle` is registered (of any kind)."""
@@ -234,6 +236,9 @@ class MindServer:
 
     def abort(self, handle: int) -> None:
         self.decisions.abort(handle)
+
+    def set_decision_priority(self, handle: int, priority: int) -> None:
+        self.decisions.set_priority(handle, priority)
 
     # --- monitors ------------------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:

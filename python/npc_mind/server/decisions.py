@@ -84,7 +84,7 @@ class DecisionSettings:
 class _NoEndpoint:
     """The transport when no endpoint is configured: every request is an immediate tier 3."""
 
-    def refusal(self) -> str:
+    def refusal(self, *_request: object) -> str:
         """Asked before a request is built: no snapshot, memory query or prompt for a refused one."""
         return "no_endpoint"
 
@@ -187,12 +187,20 @@ class DecisionBank:
             self.hubs[key] = hub
         return hub
 
-    def add(self, settings: DecisionSettings, fallback: Chooser | None = None, memory_handle: int = 0) -> int:
-        """fallback: the selector covering tiers 2 and 3; without one, the first intent is the default."""
+    def add(
+        self,
+        settings: DecisionSettings,
+        fallback: Chooser | None = None,
+        memory_handle: int = 0,
+        priority: int = 0,
+    ) -> int:
+        """fallback: the selector covering tiers 2 and 3; without one, the first intent is the default.
+        priority: see `set_priority`."""
         hub = self._hub(settings)
         chooser = fallback or RuleChooser([], default=settings.intents[0])
         handle = self.counter.take()
         machine = hub.add(handle, chooser)
+        machine.priority = priority
         self.entries.entries[handle] = DecisionEntry(settings, hub, machine, memory_handle)
         self._users[id(hub)] = self._users.get(id(hub), 0) + 1
         return handle
@@ -242,6 +250,8 @@ class DecisionBank:
         The context is copied now as plain data (`plain_board`): values that are not plain become
         descriptions, so nothing the caller owns is read later or on another thread."""
         entry = self.entries.get(handle)
+        if not entry.wants_dispatch and self._refused_now(entry, context):
+            return
         board = plain_board(context)
         if entry.wants_dispatch:  # the one still waiting to go out is replaced by this one
             self._end(entry, handle, "superseded")
@@ -250,12 +260,32 @@ class DecisionBank:
         entry.machine.ask()
         self._active.add(handle)
 
+    def _refused_now(self, entry: DecisionEntry, context: Mapping[str, Any]) -> bool:
+        """A request the transport refuses now (a saturated endpoint, an open breaker) ends at once in
+        tier 3, its signal in the next step, without a copy of the context or a tick; a fallback
+        selector that raises on the context ends it as `internal_error`, as in a tick."""
+        hub = entry.hub
+        try:
+            refused = entry.machine.refuse_now(self.clock(), context)
+        except Exception:
+            entry.machine._failed(1)
+            refused = True
+        if refused:
+            self._dirty[id(hub)] = hub  # its events become signals at the next step
+        return refused
+
     def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
         """End a request that never got its answer with a tier-3 `decision_fallback(reason)`."""
         stats = entry.hub.stats
         stats.tiers[3] += 1
         stats.reasons[reason] += 1
         self.events.push(handle, DECISION_FALLBACK, 3, reason)
+
+    def set_priority(self, handle: int, priority: int) -> None:
+        """When the endpoints are saturated, a decision's requests go before those of lower priority
+        (equal ones: higher last urgency first, then the older); the last in that order are refused
+        (`queue_full`) or shed (`shed`) at once. Takes effect from its next request."""
+        self.entries.get(handle).machine.priority = int(priority)
 
     def abort(self, handle: int) -> None:
         """Drop the pending request: no decision signal for it, ever; the late answer is discarded."""

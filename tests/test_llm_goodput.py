@@ -1,0 +1,240 @@
+"""Many NPCs asking one slow but healthy endpoint (the fault server with a few slots, like a saturated
+llama-server): admission control keeps the breaker closed and ends the excess at once in tier 3
+(`queue_full` or `shed`, never `timeout`), lowest priority first; endpoint errors still open it, and
+several endpoints share the load. Driven like the Godot singleton drives the server (one update a
+frame), every decision asking again whenever it is not pending."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import pytest
+
+from npc_mind.llm import BreakerConfig, Endpoint, EndpointError, LLMClient, LLMTransport, build_messages
+from npc_mind.server import ClockMode
+from npc_mind.server.core import MindServer
+from npc_mind.server.decisions import DecisionSettings
+from tests.support import decision_world as world
+from tests.support.fault_llm_server import Fault, FaultServer
+
+SAFETY = 30.0  # seconds: a bound on waiting loops, never an assertion
+INTENTS = ("attack", "patrol")
+# Generous deadlines: a request admission lets through has a second to spare on a loaded machine
+# (it plans every answer by 80% of the hard deadline), yet the old fixed queue (64 beyond the cap)
+# took longer than the deadline to clear at 10 answers a second.
+SETTINGS = DecisionSettings(intents=INTENTS, soft_deadline=2.0, hard_deadline=5.0)
+MESSAGES = build_messages(world.SCHEMA, world.board())
+
+
+def transports(server: MindServer) -> list[LLMTransport]:
+    return [t for t in server.decisions.transports.values() if isinstance(t, LLMTransport)]
+
+
+def wait_prepared(server: MindServer) -> None:
+    """Until every hub's endpoints were asked for their kind and slots (`/props`)."""
+    for hub in server.decisions.hubs.values():
+        hub.prepared.result(timeout=SAFETY)  # type: ignore[union-attr]
+
+
+def ask_until(server: MindServer, handles: list[int], answers: int) -> Counter[str]:
+    """Frames in which every decision that is not pending asks again, until `answers` decisions were
+    made; returns how the requests ended (`made` or the fallback reason)."""
+    ended: Counter[str] = Counter()
+    stop = time.monotonic() + SAFETY
+    while ended["made"] < answers and time.monotonic() < stop:
+        for handle in handles:
+            if not server.decisions.pending(handle):
+                server.request_decision(handle, {"threat": 0.5})
+        for event in server.update():
+            if event.signal == "decision_made":
+                ended["made"] += 1
+            elif event.signal == "decision_fallback":
+                ended[event.args[1]] += 1
+        time.sleep(0.005)
+    return ended
+
+
+@pytest.fixture
+def saturated() -> Iterator[FaultServer]:
+    """A healthy endpoint with 2 slots, 200 ms an answer: about 10 answers a second at most."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.2), slots=2) as server:
+        yield server
+
+
+def test_a_saturated_healthy_endpoint_keeps_its_breaker_closed(saturated: FaultServer) -> None:
+    """1,000 NPCs asking made 2.9 million breaker_open and 733 timeout fallbacks a minute against a
+    healthy model: requests queued past their deadline timed out and counted against the endpoint."""
+    server = MindServer(ClockMode.MANUAL, llm_endpoint=saturated.base_url + "#mode=schema")
+    handles = [server.add_decision(SETTINGS) for _ in range(100)]
+    try:
+        wait_prepared(server)
+        (transport,) = transports(server)
+        assert transport.client.pool.slots == 2  # from /props, below the configured cap of 4
+        ended = ask_until(server, handles, answers=60)
+        states = transport.client.pool.states()
+    finally:
+        server.close()
+    assert ended["made"] >= 60, ended
+    assert set(ended) <= {"made", "queue_full", "shed"}, ended  # no timeout, no breaker_open
+    assert ended["queue_full"] > 0, ended
+    assert states[0]["breaker"] == "closed" and states[0]["breaker_opened"] == 0, states
+    assert saturated.max_active == 2  # nothing ever waited inside the server
+
+
+def test_requests_beyond_capacity_end_at_once_lowest_priority_first() -> None:
+    """Ten NPCs of priority 0..9 ask in one frame an endpoint with one slot that takes 0.2 s: those
+    answered are the highest priorities, the rest end in tier 3 in the same frame's wake-up."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.2), slots=1) as endpoint:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=endpoint.base_url + "#mode=schema")
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.6, hard_deadline=1.2)
+        first = server.add_decision(settings)
+        handles = [server.add_decision(settings, priority=p) for p in range(10)]  # lowest asks first
+        try:
+            wait_prepared(server)
+            assert ask_until(server, [first], answers=1) == {"made": 1}  # the service time is measured
+            for handle in handles:
+                server.request_decision(handle, {"threat": 0.5})
+            ends: dict[int, str] = {}
+            stop = time.monotonic() + SAFETY
+            while len(ends) < len(handles) and time.monotonic() < stop:
+                for event in server.update():
+                    if event.signal == "decision_made":
+                        ends[event.handle] = "made"
+                    elif event.signal == "decision_fallback":
+                        ends[event.handle] = event.args[1]
+                time.sleep(0.005)
+            (transport,) = transports(server)
+            breaker = transport.client.pool.states()[0]["breaker"]
+        finally:
+            server.close()
+    priority = {handle: p for p, handle in enumerate(handles)}
+    made = [priority[h] for h, how in ends.items() if how == "made"]
+    refused = [priority[h] for h, how in ends.items() if how != "made"]
+    assert len(ends) == len(handles) and made and refused, ends
+    assert min(made) > max(refused), ends  # the answered are the top priorities
+    assert set(ends.values()) <= {"made", "queue_full", "shed"}, ends
+    assert breaker == "closed"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+ERRORS = {"http_500": "http_error", "refused": "connect_error", "malformed_chunk": "invalid_json"}
+
+
+@pytest.mark.parametrize("fault", list(ERRORS))
+def test_an_endpoint_error_still_opens_the_breaker_under_load(fault: str) -> None:
+    """5xx, a refused connection and a malformed response (a stream chunk that is not JSON) are the
+    endpoint's errors: with many NPCs asking they open the breaker at its threshold."""
+    from npc_mind.decision import DecisionConfig, DecisionFallback, DecisionHub
+
+    breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
+    config = DecisionConfig(soft_deadline=1.0, hard_deadline=2.0, replan_interval=3600.0, min_gap=0.0)
+    kind = "ok" if fault == "refused" else fault
+    with FaultServer(default=Fault(kind, chunk="{not json"), slots=2) as fs:
+        url = f"http://127.0.0.1:{_free_port()}/v1" if fault == "refused" else fs.base_url
+        with DecisionHub.connect(
+            [Endpoint(url + "#kind=openai")], world.SCHEMA, config=config, breaker=breaker
+        ) as hub:
+            for npc in range(20):
+                hub.add(npc, world.rules())
+            boards = {npc: world.board() for npc in range(20)}
+            ended: Counter[str] = Counter()
+            stop = time.monotonic() + SAFETY
+            while not ended["breaker_open"] and time.monotonic() < stop:
+                for decision in hub.decisions.values():
+                    if not decision.pending:
+                        decision.ask()
+                hub.tick_all(time.monotonic(), boards)
+                ended.update(e.reason for e in hub.drain_events() if isinstance(e, DecisionFallback))
+                time.sleep(0.005)
+            states = hub.metrics()["endpoints"]
+    assert ended[ERRORS[fault]] >= 3 and ended["breaker_open"] > 0, ended
+    assert states[0]["breaker"] == "open" and states[0]["breaker_opened"] == 1, states
+
+
+def test_an_answer_that_breaks_the_schema_keeps_the_breaker_closed(fault_server: FaultServer) -> None:
+    """A well-formed completion whose text is not a valid decision is the model's mistake, not the
+    endpoint's: it answered."""
+    fault_server.default = Fault("malformed_json")
+    breaker = BreakerConfig(failure_threshold=1, cooldown=600.0)
+
+    async def run() -> tuple[list[str], str]:
+        async with LLMClient([Endpoint(fault_server.base_url + "#kind=openai")], breaker=breaker) as client:
+            reasons = []
+            for _ in range(3):
+                try:
+                    await client.decide(MESSAGES, world.SCHEMA)
+                except Exception as error:
+                    reasons.append(getattr(error, "reason", repr(error)))
+            return reasons, str(client.pool.states()[0]["breaker"])
+
+    reasons, state = asyncio.run(run())
+    assert reasons == ["invalid_json"] * 3 and state == "closed"
+
+
+def test_a_missed_deadline_counts_only_when_the_endpoint_had_time_enough(fault_server: FaultServer) -> None:
+    """The rule: a request sent to a free slot with less than four of the endpoint's measured service
+    times left that misses its deadline says nothing about the endpoint; one sent with more (here
+    60 times as much) that still gets no answer shows it hangs."""
+    breaker = BreakerConfig(failure_threshold=1, cooldown=600.0)
+
+    async def run() -> list[tuple[str, str]]:
+        async with LLMClient([Endpoint(fault_server.base_url + "#kind=openai")], breaker=breaker) as client:
+            fault_server.script(Fault(latency=0.05))
+            await client.decide(MESSAGES, world.SCHEMA)  # measured: at least 50 ms
+            results = []
+            for fault, budget in ((Fault(latency=5.0), 0.06), (Fault("never_ends"), 3.0)):
+                fault_server.script(fault)
+                with pytest.raises(EndpointError) as raised:
+                    await client.decide(MESSAGES, world.SCHEMA, time.monotonic() + budget)
+                results.append((raised.value.reason, str(client.pool.states()[0]["breaker"])))
+            return results
+
+    assert asyncio.run(run()) == [("timeout", "closed"), ("timeout", "open")]
+
+
+def test_two_endpoints_share_the_load() -> None:
+    with (
+        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=1) as a,
+        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=1) as b,
+    ):
+        urls = f"{a.base_url}#mode=schema,{b.base_url}#mode=schema"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
+        handles = [server.add_decision(SETTINGS) for _ in range(40)]
+        try:
+            wait_prepared(server)
+            (transport,) = transports(server)
+            assert transport.client.pool.slots == 2
+            warmed = (len(a.seen), len(b.seen))  # the warm-up's one request per slot
+            ended = ask_until(server, handles, answers=40)
+            states = transport.client.pool.states()
+        finally:
+            server.close()
+    assert ended["made"] >= 40 and set(ended) <= {"made", "queue_full", "shed"}, ended
+    sent = (len(a.seen) - warmed[0], len(b.seen) - warmed[1])
+    assert min(sent) >= 10, sent  # both answered a share of the 40+
+    assert [s["breaker"] for s in states] == ["closed", "closed"]
+
+
+def test_the_node_priority_orders_the_requests_beyond_capacity_in_the_engine() -> None:
+    """AsyncLLMDecision.priority, set in the editor or at run time, decides which of the NPCs asking
+    a saturated endpoint in the same frame are answered (see tests/addon/decision_priority.gd)."""
+    from pathlib import Path
+
+    from tests.support.godot import run_check_script
+
+    with FaultServer(default=Fault(latency=0.2), slots=1) as endpoint:
+        _, checks = run_check_script(
+            Path(__file__).resolve().parents[1],
+            "res://tests/addon/decision_priority.gd",
+            env={"NPC_MIND_TEST_ENDPOINT": endpoint.base_url},
+        )
+    assert checks["the answered outrank the refused"]["ok"] and checks["late was raised to 9"]["ok"]
