@@ -233,7 +233,12 @@ class AsyncDecision:
 
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
-        (call it in the same frame) lets the local AI react freely; a late answer is discarded."""
+        (call it in the same frame) lets the local AI react freely; a late answer is discarded, and so
+        is the fallback of a request refused at once (`refuse_now`) that was not delivered yet."""
+        events = self.events
+        for event in [e for e in events if isinstance(e, DecisionFallback) and e.npc == self.npc]:
+            if event.epoch == self.epoch:
+                events.remove(event)
         self.epoch += 1
         self._asked = False
         if self.cancel():
