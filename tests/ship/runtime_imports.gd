@@ -1,0 +1,13 @@
+extends SceneTree
+## Run in a fresh game with the unzipped addon (tests/test_ship_addon.py): imports everything the
+## addon uses from its own runtime (tests/ship/runtime_imports.py) and reports what failed.
+
+
+func _init() -> void:
+	var probe: Object = ClassDB.instantiate("RuntimeImports")
+	var names := FileAccess.get_file_as_string("res://stdlib_modules.json")
+	var result: Dictionary = JSON.parse_string(probe.failures(names))
+	print(JSON.stringify({"check": "imports", "ok": result["failed"].is_empty(), "detail": result}))
+	probe.free()
+	print(JSON.stringify({"done": true}))
+	quit()
