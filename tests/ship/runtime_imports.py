@@ -16,7 +16,7 @@ OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
 DISTRIBUTIONS = (
     "numpy", "numpy.typing", "numpy.linalg", "numpy.random", "numpy.fft", "numpy.lib.recfunctions",
     "httpx", "httpcore", "h11", "anyio", "anyio._backends._asyncio", "idna", "certifi", "sniffio",
-    "cffi", "_cffi_backend",
+    "_cffi_backend",
 )  # fmt: skip
 
 

@@ -72,9 +72,10 @@ REQUIREMENTS_ENV = "NPC_MIND_REQUIREMENTS"
 OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
 # Distributions the engine-side code imports; their runtime closure comes from importlib.metadata.
 ROOTS = ("numpy", "httpx", "cffi")
-# In that closure but never imported at run time (the trace's site-packages list proves it): cffi
-# needs pycparser only to parse C declarations, and gdbridge's are compiled ahead of time.
-NOT_IMPORTED = {"pycparser"}
+# Top-level packages of that closure never imported at run time (the trace's list of distributions
+# imported proves it): cffi's Python side and pycparser parse C declarations, and gdbridge's are
+# compiled ahead of time; only cffi's extension module `_cffi_backend` runs.
+NOT_IMPORTED = {"pycparser", "cffi"}
 # numpy comes from its no-BLAS build (tools/provision/numpy_build.py), not from .venv's wheel.
 BUILT_HERE = {"numpy"}
 # The standard library modules the runtime keeps, by top-level name (tools/trace_runtime.py writes it).
@@ -251,24 +252,33 @@ def _copy_stdlib(dest: Path, keep: set[str] | None) -> None:
         )
 
 
+def _shipped_files(dist: metadata.Distribution) -> list[Path]:
+    """The files of `dist` the runtime ships (relative to site-packages); none when only its metadata
+    would be left (every package of it unshipped: `NOT_IMPORTED`)."""
+    found = []
+    for entry in dist.files or []:
+        parts = Path(str(entry)).parts
+        if not parts or parts[0] in ("..", "bin", *NOT_IMPORTED) or "__pycache__" in parts:
+            continue
+        relative = Path(*parts)
+        if DIST_PRUNE.search(relative.as_posix()) or relative.name == "RECORD":
+            continue
+        if relative.suffix in (".pyi", ".h", ".c", ".pxd", ".pyx"):
+            continue
+        if Path(str(dist.locate_file(entry))).is_file():
+            found.append(relative)
+    return found if any(not path.parts[0].endswith(".dist-info") for path in found) else []
+
+
 def _copy_distributions(site: Path, dists: list[metadata.Distribution]) -> int:
     files = 0
     for dist in dists:
-        if dist.metadata["Name"].lower() in NOT_IMPORTED | BUILT_HERE:
+        if dist.metadata["Name"].lower() in BUILT_HERE:
             continue
-        for entry in dist.files or []:
-            parts = Path(str(entry)).parts
-            if not parts or parts[0] in ("..", "bin") or "__pycache__" in parts:
-                continue
-            source = Path(str(dist.locate_file(entry)))
-            relative = Path(*parts)
-            if not source.is_file() or DIST_PRUNE.search(relative.as_posix()):
-                continue
-            if relative.suffix in (".pyi", ".h", ".c", ".pxd", ".pyx") or relative.name == "RECORD":
-                continue
+        for relative in _shipped_files(dist):
             target = site / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+            shutil.copy2(Path(str(dist.locate_file(relative))), target)
             files += 1
     return files
 
