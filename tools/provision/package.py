@@ -370,10 +370,12 @@ def _compile(folder: Path, checked: bool = False, strip: Path | None = None) -> 
 def _make_sourceless(folder: Path) -> None:
     """Every module under `folder` as bytecode in place of its source (`json/__init__.pyc` beside no
     `.py`, which Python imports as it is): the standard library and the distributions, which nobody
-    edits in a game and whose tracebacks may go without source lines. Names inside are relative."""
+    edits in a game and whose tracebacks may go without source lines. Names inside are relative.
+    Optimized as `python -OO` would (no docstrings, no asserts: a third smaller; CPython and numpy
+    test themselves that way); npc_mind's own packages keep theirs (the editor's help reads them)."""
     mode = compileall.py_compile.PycInvalidationMode
     compiled = compileall.compile_dir(
-        str(folder), quiet=2, workers=0, legacy=True, force=True, stripdir=str(folder),
+        str(folder), quiet=2, workers=0, legacy=True, force=True, stripdir=str(folder), optimize=2,
         invalidation_mode=mode.UNCHECKED_HASH,
     )  # fmt: skip
     if not compiled:
