@@ -141,7 +141,8 @@ def static_closure(roots: list[str]) -> set[str]:
     site = package.RUNTIME / "lib" / package.VERSION_DIR / "site-packages"
     finder = modulefinder.ModuleFinder(
         path=[str(REPO / "python"), str(site), str(stdlib), str(stdlib / "lib-dynload")],
-        excludes=sorted(STATIC_SKIP),
+        # Never shipped (so what they import does not matter), and numpy (see STATIC_SKIP).
+        excludes=sorted(STATIC_SKIP | {package._module_name(name) for name in package.STDLIB_PRUNE}),
     )
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
         script.write("".join(f"import {name}\n" for name in roots))
