@@ -170,9 +170,6 @@ def isolated(fresh_game: tuple[Path, Path]) -> dict[str, tuple[GodotRun, list[st
         "empty import": (empty, ["--import"]),
         "empty play": (empty, ["--quit-after", "5"]),
     }
-    imports = _imports_game(game, scratch / "imports_game")
-    stages["imports import"] = (imports, ["--import"])
-    stages["imports"] = (imports, ["-s", "res://runtime_imports.gd"])
     runs = {}
     for name, (project, stage) in stages.items():
         runs[name] = isolated_run(
@@ -199,9 +196,25 @@ def _imports_game(game: Path, folder: Path) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def isolated_imports(fresh_game: tuple[Path, Path]) -> tuple[GodotRun, list[str]]:
+    """The imports game, imported then run, with no Python on the machine."""
+    reason = can_isolate()
+    if reason:
+        pytest.skip(reason)
+    scratch, game = fresh_game
+    imports = _imports_game(game, scratch / "imports_game")
+    for stage in (["--import"], ["-s", "res://runtime_imports.gd"]):
+        command = [str(LAUNCHER), "--headless", "--path", str(imports), *stage]
+        run, opened = isolated_run(command, scratch / f"imports_{stage[0].strip('-')}", timeout=240)
+    return run, opened
+
+
 @pytest.mark.godot
-def test_everything_the_addon_uses_imports_from_the_pruned_runtime(isolated: dict) -> None:
-    run, opened = isolated["imports"]
+def test_everything_the_addon_uses_imports_from_the_pruned_runtime(
+    isolated_imports: tuple[GodotRun, list[str]],
+) -> None:
+    run, opened = isolated_imports
     assert run.returncode == 0, run.log
     check = run.checks().get("imports")
     assert check and check["ok"], run.log

@@ -6,7 +6,8 @@ extends SceneTree
 func _init() -> void:
 	var probe: Object = ClassDB.instantiate("RuntimeImports")
 	var names := FileAccess.get_file_as_string("res://stdlib_modules.json")
-	var result: Dictionary = JSON.parse_string(probe.failures(names))
+	var report: Variant = probe.failures(names)  # null when the method itself raised
+	var result: Dictionary = JSON.parse_string(report) if report is String else {"failed": {"failures()": "raised"}}
 	print(JSON.stringify({"check": "imports", "ok": result["failed"].is_empty(), "detail": result}))
 	probe.free()
 	print(JSON.stringify({"done": true}))

@@ -15,7 +15,7 @@ OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
 # What the engine-side code imports from the shipped distributions.
 DISTRIBUTIONS = (
     "numpy", "numpy.typing", "numpy.linalg", "numpy.random", "numpy.fft", "numpy.lib.recfunctions",
-    "httpx", "httpcore", "h11", "anyio", "anyio._backends._asyncio", "idna", "certifi", "sniffio",
+    "httpx", "httpcore", "h11", "anyio", "anyio._backends._asyncio", "idna", "certifi", "typing_extensions",
     "_cffi_backend",
 )  # fmt: skip
 
@@ -25,7 +25,8 @@ def _own_modules() -> list[str]:
     for name in OWN_PACKAGES:
         package = importlib.import_module(name)
         found.append(name)
-        found += [info.name for info in pkgutil.walk_packages(package.__path__, f"{name}.")]
+        modules = pkgutil.walk_packages(package.__path__, f"{name}.")
+        found += [info.name for info in modules if not info.name.endswith(".__main__")]  # command lines
     return found
 
 
