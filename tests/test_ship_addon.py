@@ -92,7 +92,7 @@ def test_the_runtime_is_lean(addon_zip: Path) -> None:
     with zipfile.ZipFile(addon_zip) as archive:
         inner = archive.read(f"addons/npc_mind/bin/python/lib/{package.STDLIB_ZIP}")
     zipped = zipfile.ZipFile(io.BytesIO(inner)).namelist()
-    assert zipped and [name for name in zipped if not name.endswith(".pyc")] == []
+    assert zipped and [name for name in zipped if name.endswith(".py")] == []  # bytecode only
     dynload = f"{runtime}lib-dynload/"
     tops = {name.split("/")[0] for name in zipped}
     tops |= {name[len(dynload) :] for name in names if name.startswith(dynload)}
