@@ -103,7 +103,7 @@ def main() -> None:
     ]
     OUT.write_text("\n".join(lines))
     print("\n".join(lines))
-    publish("ship", ROOT)
+    publish("ship")
 
 
 if __name__ == "__main__":
