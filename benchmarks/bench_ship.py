@@ -5,12 +5,16 @@ template) into a temporary folder; then, alternately, the exported game and the 
 the project (`godot --path .`, what the editor's Play starts) each open the market scene headless
 and quit after its first frame (`--quit-after 1`): process start, the engine, Python's start from
 the addon's runtime, the scene and its nodes. Wall time per run; medians and their ratio.
+Sizes: the addon's zip as the package command reported it (dist/sizes.json, written by
+`scripts/package`), and the export's Python runtime (`python/` beside the binary) and whole folder.
 
-Writes docs/benchmarks/ship.md and prints it. Never part of the tests.
+Writes docs/benchmarks/ship.md, prints it and rewrites the figures the README quotes from it
+(tools/bench_quotes.py). Never part of the tests.
 """
 
 from __future__ import annotations
 
+import json
 import platform
 import shutil
 import statistics
@@ -21,8 +25,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tools.bench_quotes import publish  # noqa: E402 - the checkout's tools, after the path
+
 GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "ship.md"
+PACKAGE_SIZES = ROOT / "dist" / "sizes.json"  # what the package command reported
 RUNS = 15
 FIRST_FRAME = ["--headless", "--quit-after", "1"]
 
@@ -36,7 +44,16 @@ def timed(command: list[str], cwd: Path) -> float:
     return elapsed
 
 
+def folder_size(folder: Path) -> tuple[float, int]:
+    """MB (10^6 bytes) and files under `folder`."""
+    sizes = [path.stat().st_size for path in folder.rglob("*") if path.is_file()]
+    return sum(sizes) / 1e6, len(sizes)
+
+
 def main() -> None:
+    if not PACKAGE_SIZES.is_file():
+        sys.exit("bench_ship: dist/sizes.json is missing; run scripts/package")
+    package = json.loads(PACKAGE_SIZES.read_text())
     folder = Path(tempfile.mkdtemp(prefix="npc_mind_export_"))
     try:
         binary = folder / "demo.x86_64"
@@ -46,8 +63,8 @@ def main() -> None:
         )  # fmt: skip
         if export.returncode != 0:
             sys.exit(f"bench_ship: the export failed:\n{export.stdout[-2000:]}\n{export.stderr[-2000:]}")
-        size_mb = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
-        files = sum(1 for p in folder.rglob("*") if p.is_file())
+        size_mb, files = folder_size(folder)
+        runtime_mb, runtime_files = folder_size(folder / "python")
         # The launcher (when the engine side wrote one) cd's into the folder; the binary itself runs too.
         launchers = sorted(folder.glob("*.sh"))
         exported_cmd = [str(launchers[0])] if launchers else [str(binary)]
@@ -73,12 +90,20 @@ def main() -> None:
         f"| exported (`--export-release`) | {exp_median:.2f} | {min(exported):.2f} | {max(exported):.2f} |",
         f"| editor-run (`godot --path .`) | {ed_median:.2f} | {min(editor):.2f} | {max(editor):.2f} |",
         "",
-        f"Exported / editor-run: **{exp_median / ed_median:.2f}** (median). The export folder:",
-        f"{size_mb:.0f} MB in {files} files (binary, pack, engine libraries, the Python runtime).",
+        f"Exported / editor-run: **{exp_median / ed_median:.2f}** (median).",
+        "",
+        "| size | MB | files |",
+        "|---|---|---|",
+        f"| the addon's zip, unpacked (`scripts/package`) | {package['unpacked_mb']:.1f} "
+        f"| {package['files']} |",
+        f"| the addon's zip, zipped (`scripts/package`) | {package['zipped_mb']:.1f} | {package['files']} |",
+        f"| the export's Python runtime (`python/`) | {runtime_mb:.1f} | {runtime_files} |",
+        f"| the export folder (binary, pack, engine libraries, runtime) | {size_mb:.1f} | {files} |",
         "",
     ]
     OUT.write_text("\n".join(lines))
     print("\n".join(lines))
+    publish("ship")
 
 
 if __name__ == "__main__":

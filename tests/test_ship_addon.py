@@ -4,6 +4,8 @@ with no Python (the checkout, .venv, the build Python and the system's Python hi
 
 from __future__ import annotations
 
+import io
+import json
 import shutil
 import subprocess
 import sys
@@ -58,13 +60,49 @@ def test_the_zip_holds_only_the_addon_folder(addon_zip: Path) -> None:
         "bin/python/.gdignore",
         "bin/python/lib/libpython3.11.so.1.0",
         "bin/python/lib/python3.11/site-packages/npc_mind_godot/__init__.py",
-        "bin/python/lib/python3.11/site-packages/numpy/__init__.py",
+        "bin/python/lib/python3.11/site-packages/numpy/__init__.pyc",
+        "bin/python/lib/python311.zip",
     ):
         assert f"addons/npc_mind/{needed}" in names, needed
     assert not [name for name in names if name.endswith((".pth", "gdbridge_env.json"))]
     assert not [
         name for name in names if "/site-packages/pytest" in name or "/site-packages/matplotlib" in name
     ]
+
+
+def test_the_runtime_is_lean(addon_zip: Path) -> None:
+    """Bytecode only but for the project's own sources; numpy without BLAS; no test suites, stubs or
+    headers; only the standard library modules the keep-list names; within its size budget."""
+    runtime = "addons/npc_mind/bin/python/lib/python3.11/"
+    with zipfile.ZipFile(addon_zip) as archive:
+        names = [name for name in archive.namelist() if name.startswith(runtime)]
+    own = tuple(f"{runtime}site-packages/{name}/" for name in package.OWN_PACKAGES)
+    sources = [name for name in names if name.endswith(".py") and not name.startswith(own)]
+    assert sources == [], sources[:10]
+    assert f"{runtime}site-packages/npc_mind/__init__.py" in names  # tracebacks show npc_mind's lines
+    unshipped = [name for name in names if "/tests/" in name or name.endswith((".pyi", ".h", ".pxd"))]
+    assert unshipped == [], unshipped[:10]
+    assert not [name for name in names if "numpy.libs/" in name or "/numpy/f2py/" in name]
+    assert not [
+        name
+        for name in names
+        if name.startswith((f"{runtime}site-packages/pycparser", f"{runtime}site-packages/cffi/"))
+    ]
+    keep = package.stdlib_keep() | package.STDLIB_ALWAYS
+    with zipfile.ZipFile(addon_zip) as archive:
+        inner = archive.read(f"addons/npc_mind/bin/python/lib/{package.STDLIB_ZIP}")
+    zipped = zipfile.ZipFile(io.BytesIO(inner)).namelist()
+    assert zipped and [name for name in zipped if name.endswith(".py")] == []  # bytecode only
+    dynload = f"{runtime}lib-dynload/"
+    tops = {name.split("/")[0] for name in zipped}
+    tops |= {name[len(dynload) :] for name in names if name.startswith(dynload)}
+    stdlib = {package._module_name(top) for top in tops}
+    assert stdlib - keep == set(), sorted(stdlib - keep)
+    assert {"json", "asyncio", "encodings", "_json"} <= stdlib and "unittest" not in stdlib
+    # Was 97.4 MB (31.4 zipped); 39.6 (16.5) measured with the lean runtime. Issue 21's goal is 35 (15):
+    # not reached yet; this bound keeps what was won.
+    sizes = package.size_report(addon_zip)
+    assert sizes["unpacked_mb"] <= 40 and sizes["zipped_mb"] <= 17, sizes
 
 
 def test_no_file_names_a_path_of_the_build_machine(unpacked: Path) -> None:
@@ -84,7 +122,7 @@ def test_no_file_names_a_path_of_the_build_machine(unpacked: Path) -> None:
             texts += 1
             text = data.decode("utf-8", errors="replace")
             assert not [machine for machine in MACHINE_PATHS if machine in text], path
-    assert elves > 50 and texts > 500, (elves, texts)  # the check saw the whole runtime
+    assert elves > 50 and texts > 150, (elves, texts)  # the check saw the whole runtime
 
 
 def test_the_checkout_has_the_same_relocatable_library() -> None:
@@ -142,6 +180,51 @@ def isolated(fresh_game: tuple[Path, Path]) -> dict[str, tuple[GodotRun, list[st
             timeout=240,
         )
     return runs
+
+
+def _imports_game(game: Path, folder: Path) -> Path:
+    """A game whose own Python module imports everything the addon uses (tests/ship/runtime_imports.py),
+    given the standard library modules the runtime keeps."""
+    folder.mkdir()
+    shutil.copytree(game / "addons", folder / "addons")
+    for name in ("runtime_imports.py", "runtime_imports.gd"):
+        shutil.copy2(SCENE / name, folder / name)
+    names = sorted(package.stdlib_keep() - {"__main__", "antigravity", "this"})
+    (folder / "stdlib_modules.json").write_text(json.dumps(names))
+    (folder / "project.godot").write_text(
+        'config_version=5\n\n[application]\n\nconfig/name="imports"\n\n'
+        '[python]\n\npaths=PackedStringArray("res://")\nentry_modules=PackedStringArray("runtime_imports")\n'
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def isolated_imports(fresh_game: tuple[Path, Path]) -> tuple[GodotRun, list[str]]:
+    """The imports game, imported then run, with no Python on the machine."""
+    reason = can_isolate()
+    if reason:
+        pytest.skip(reason)
+    scratch, game = fresh_game
+    imports = _imports_game(game, scratch / "imports_game")
+    for stage in (["--import"], ["-s", "res://runtime_imports.gd"]):
+        command = [str(LAUNCHER), "--headless", "--path", str(imports), *stage]
+        run, opened = isolated_run(command, scratch / f"imports_{stage[0].strip('-')}", timeout=240)
+    return run, opened
+
+
+@pytest.mark.godot
+def test_everything_the_addon_uses_imports_from_the_pruned_runtime(
+    isolated_imports: tuple[GodotRun, list[str]],
+) -> None:
+    run, opened = isolated_imports
+    assert run.returncode == 0, run.log
+    check = run.checks().get("imports")
+    assert check and check["ok"], run.log
+    detail = check["detail"]
+    assert detail["imported"] > 150 and detail["matmul"] == 3.0 and detail["inverse"] == 0.5, detail
+    assert detail["own_source_line"].startswith('raise ValueError(f"soft_deadline'), detail  # a source line
+    assert not [path for path in opened if "/numpy.libs/" in path or "openblas" in path.lower()]
+    assert not run.errors(), run.log
 
 
 @pytest.mark.godot

@@ -53,6 +53,9 @@ def test_the_export_carries_the_runtime_beside_the_binary(exports: dict, mode: s
         check=True,
     ).stdout.strip()
     assert rpath == "$ORIGIN/python/lib"
+    # The lean runtime (tools/provision/package.py): 97 MB before numpy without BLAS and bytecode only.
+    runtime_mb = sum(path.stat().st_size for path in (folder / "python").rglob("*") if path.is_file()) / 1e6
+    assert runtime_mb <= 40, runtime_mb
 
 
 def engine_binary(folder: Path) -> str:

@@ -285,6 +285,35 @@ def llm_goodput(stored: Stored, args: Sequence[str]) -> str:
     return cell
 
 
+SHIP_SIZES = {  # quote argument -> the size table's row (docs/benchmarks/ship.md)
+    "addon": "the addon's zip, unpacked (`scripts/package`)",
+    "addon-zipped": "the addon's zip, zipped (`scripts/package`)",
+    "runtime": "the export's Python runtime (`python/`)",
+    "export": "the export folder (binary, pack, engine libraries, runtime)",
+}
+SHIP_RUNS = {"exported": "exported (`--export-release`)", "editor": "editor-run (`godot --path .`)"}
+
+
+def ship_size(stored: Stored, args: Sequence[str]) -> str:
+    """A size of the addon or the exported demo: `ship:size addon` (MB), `ship:size addon files`."""
+    if not args or args[0] not in SHIP_SIZES:
+        raise QuoteError(f"ship size: name one of {', '.join(SHIP_SIZES)} (and files for the file count)")
+    table = stored.table("MB")
+    if args[1:] == ["files"]:
+        (cell,) = table.cells("files", size=SHIP_SIZES[args[0]])
+        return f"{int(numbers(cell)[0]):,}"
+    (cell,) = table.cells("MB", size=SHIP_SIZES[args[0]])
+    return f"{numbers(cell)[0]:.1f} MB"
+
+
+def ship_startup(stored: Stored, args: Sequence[str]) -> str:
+    """The median start-up of the exported or the editor-run demo: `ship:startup exported`."""
+    if len(args) != 1 or args[0] not in SHIP_RUNS:
+        raise QuoteError(f"ship startup: name one of {', '.join(SHIP_RUNS)}")
+    (cell,) = stored.table("median s").cells("median s", run=SHIP_RUNS[args[0]])
+    return f"{numbers(cell)[0]:.2f} s"
+
+
 QUOTES: dict[tuple[str, str], Quote] = {
     ("senses", "frame"): senses_frame,
     ("addon", "per-call"): addon_per_call,
@@ -296,6 +325,8 @@ QUOTES: dict[tuple[str, str], Quote] = {
     ("utility", "per-npc"): utility_per_npc,
     ("llm", "request"): llm_request,
     ("llm", "goodput"): llm_goodput,
+    ("ship", "size"): ship_size,
+    ("ship", "startup"): ship_startup,
 }
 
 

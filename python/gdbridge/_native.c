@@ -2101,7 +2101,8 @@ static void gdb_start_bundled_python(void) {
     char *slash = strrchr(real, '/');
     if (!slash) return;
     *slash = 0;
-    snprintf(probe, sizeof(probe), "%s/python/lib/python%d.%d/os.py", real, PY_MAJOR_VERSION, PY_MINOR_VERSION);
+    /* The landmark: the runtime's standard library, zipped bytecode (tools/provision/package.py). */
+    snprintf(probe, sizeof(probe), "%s/python/lib/python%d%d.zip", real, PY_MAJOR_VERSION, PY_MINOR_VERSION);
     if (access(probe, R_OK) != 0) return;
     int length = snprintf(gdb_runtime_home, sizeof(gdb_runtime_home), "%s/python", real);
     if (length < 0 || (size_t)length >= sizeof(gdb_runtime_home)) { gdb_runtime_home[0] = 0; return; }

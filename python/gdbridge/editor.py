@@ -31,7 +31,7 @@ RUNTIME_FILES = (
     LIBRARY,
     API_FILE,
     "python/lib/libpython3.11.so.1.0",
-    f"python/lib/{VERSION_DIR}/os.py",
+    "python/lib/python311.zip",  # the standard library (bytecode only)
     f"python/lib/{VERSION_DIR}/site-packages/npc_mind_godot/__init__.py",
     f"python/lib/{VERSION_DIR}/site-packages/gdbridge/__init__.py",
 )

@@ -7,10 +7,18 @@ the library's RUNPATH `$ORIGIN/python/lib` loads libpython, and its C layer star
 with `home` = that folder (python/gdbridge/_native.c). Every ELF in it has an `$ORIGIN`-relative
 RUNPATH, and no file names a path of the build machine.
 
-- `bundle()`: builds `bin/python/` (rebuilt when the Python build, the lock, the extra requirements
-  or this file change) and copies `npc_mind`, `gdbridge` and `npc_mind_godot` from `python/` into
-  it (`sync_own_packages()`, also run at the start of every test session), so this checkout's
-  `addons/npc_mind` is exactly what users get and can itself be copied into a game.
+- `bundle()`: builds `bin/python/` (rebuilt when the Python build, the lock, the extra requirements,
+  the keep-list, the numpy build or this file change) and copies `npc_mind`, `gdbridge` and
+  `npc_mind_godot` from `python/` into it (`sync_own_packages()`, also run at the start of every
+  test session), so this checkout's `addons/npc_mind` is exactly what users get and can itself be
+  copied into a game.
+- A lean runtime: the standard library only as far as `runtime_keep.txt` lists it (what real runs
+  opened and what the shipped code imports, found by `python -m tools.trace_runtime`; read its
+  header), and as bytecode only: the standard library and the distributions are sourceless `.pyc`
+  (no `.py` beside them; the standard library's zipped in `lib/python311.zip`), while npc_mind,
+  gdbridge and npc_mind_godot keep their sources, so their tracebacks show source lines. numpy is
+  built without BLAS or LAPACK (`tools.provision.numpy_build`, cached under `.deps/numpy/`); every
+  extension module and C library is stripped of the symbols nothing links against.
 - `write_zip()`: `dist/npc_mind-<version>-linux-x86_64.zip`, whose only top folder is
   `addons/npc_mind/` (the Asset Library's layout).
 - The local model, opt-in (`scripts/package --with-model`): `bin/llama/`, a self-contained
@@ -42,6 +50,7 @@ from importlib import metadata
 from pathlib import Path
 
 from npc_mind.llm.local_server import SHIPPED_DIR
+from tools.provision import numpy_build
 from tools.provision.debian import ProvisionError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,6 +59,8 @@ BIN = ADDON / "bin"
 RUNTIME = BIN / "python"
 DIST = REPO / "dist"
 VERSION_DIR = f"python{sys.version_info.major}.{sys.version_info.minor}"
+# The standard library's bytecode, zipped: first on sys.path of a Python whose home is the runtime.
+STDLIB_ZIP = f"python{sys.version_info.major}{sys.version_info.minor}.zip"
 LIBPYTHON = str(sysconfig.get_config_var("INSTSONAME"))
 STAMP = RUNTIME / ".stamp"
 LOCAL_MODEL = BIN / SHIPPED_DIR  # the opt-in llama-server and model
@@ -61,6 +72,16 @@ REQUIREMENTS_ENV = "NPC_MIND_REQUIREMENTS"
 OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
 # Distributions the engine-side code imports; their runtime closure comes from importlib.metadata.
 ROOTS = ("numpy", "httpx", "cffi")
+# Top-level packages of that closure never imported at run time (the trace's list of distributions
+# imported proves it): cffi's Python side and pycparser parse C declarations, and gdbridge's are
+# compiled ahead of time; only cffi's extension module `_cffi_backend` runs.
+NOT_IMPORTED = {"pycparser", "cffi"}
+# numpy comes from its no-BLAS build (tools/provision/numpy_build.py), not from .venv's wheel.
+BUILT_HERE = {"numpy"}
+# The standard library modules the runtime keeps, by top-level name (tools/trace_runtime.py writes it).
+KEEP_LIST = Path(__file__).with_name("runtime_keep.txt")
+# Always kept whatever the keep-list says: the license, and every codec (a game's data may name any).
+STDLIB_ALWAYS = {"LICENSE.txt", "encodings", "lib-dynload"}
 # Never needed inside a game: tests, GUI toolkits, packaging and build tools, databases, terminals.
 STDLIB_PRUNE = {
     "test",
@@ -162,6 +183,9 @@ def _fingerprint(requirements: Path | None) -> str:
         (REPO / "python" / "requirements.lock").read_bytes(),
         Path(__file__).read_bytes(),
         requirements.read_bytes() if requirements else b"",
+        KEEP_LIST.read_bytes() if KEEP_LIST.is_file() else b"",
+        numpy_build.cache_key().encode(),
+        Path(numpy_build.__file__).read_bytes(),
     ):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
@@ -186,7 +210,21 @@ def _resolve(name: str, elf: Path) -> Path:
     raise ProvisionError(f"{elf.name} needs {name}, which the build machine cannot find")
 
 
-def _copy_stdlib(dest: Path) -> None:
+def stdlib_keep() -> set[str] | None:
+    """The keep-list's top-level module names (None: no list, keep the whole pruned library)."""
+    if not KEEP_LIST.is_file():
+        return None
+    lines = (line.split("#", 1)[0].split() for line in KEEP_LIST.read_text().splitlines())
+    return {words[0] for words in lines if words}
+
+
+def _module_name(name: str) -> str:
+    """`json` for `json`, `json.py`, `json.pyc` and `_json.cpython-311-x86_64-linux-gnu.so`."""
+    return name.split(".", 1)[0]
+
+
+def _copy_stdlib(dest: Path, keep: set[str] | None) -> None:
+    """The standard library without what games never need, and (`keep`) only the listed modules."""
     source = Path(sysconfig.get_paths()["stdlib"])
     config_dir = f"config-{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -196,8 +234,12 @@ def _copy_stdlib(dest: Path) -> None:
         }
         if Path(folder) == source:
             skip |= STDLIB_PRUNE & set(names)
+            if keep is not None:
+                skip |= {n for n in names if n not in STDLIB_ALWAYS and _module_name(n) not in keep}
         if Path(folder).name == "lib-dynload":
             skip |= {n for n in names if DYNLOAD_PRUNE.match(n)}
+            if keep is not None:
+                skip |= {n for n in names if _module_name(n) not in keep}
         return skip
 
     shutil.copytree(source, dest, ignore=ignore, symlinks=False)
@@ -210,22 +252,33 @@ def _copy_stdlib(dest: Path) -> None:
         )
 
 
+def _shipped_files(dist: metadata.Distribution) -> list[Path]:
+    """The files of `dist` the runtime ships (relative to site-packages); none when only its metadata
+    would be left (every package of it unshipped: `NOT_IMPORTED`)."""
+    found = []
+    for entry in dist.files or []:
+        parts = Path(str(entry)).parts
+        if not parts or parts[0] in ("..", "bin", *NOT_IMPORTED) or "__pycache__" in parts:
+            continue
+        relative = Path(*parts)
+        if DIST_PRUNE.search(relative.as_posix()) or relative.name == "RECORD":
+            continue
+        if relative.suffix in (".pyi", ".h", ".c", ".pxd", ".pyx"):
+            continue
+        if Path(str(dist.locate_file(entry))).is_file():
+            found.append(relative)
+    return found if any(not path.parts[0].endswith(".dist-info") for path in found) else []
+
+
 def _copy_distributions(site: Path, dists: list[metadata.Distribution]) -> int:
     files = 0
     for dist in dists:
-        for entry in dist.files or []:
-            parts = Path(str(entry)).parts
-            if not parts or parts[0] in ("..", "bin") or "__pycache__" in parts:
-                continue
-            source = Path(str(dist.locate_file(entry)))
-            relative = Path(*parts)
-            if not source.is_file() or DIST_PRUNE.search(relative.as_posix()):
-                continue
-            if relative.suffix in (".pyi", ".h", ".c", ".pxd", ".pyx") or relative.name == "RECORD":
-                continue
+        if dist.metadata["Name"].lower() in BUILT_HERE:
+            continue
+        for relative in _shipped_files(dist):
             target = site / relative
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
+            shutil.copy2(Path(str(dist.locate_file(relative))), target)
             files += 1
     return files
 
@@ -276,8 +329,9 @@ def _relocate(runtime: Path) -> None:
             continue
         done.add(elf)
         if not any(part.endswith(".libs") for part in elf.relative_to(runtime).parts):
-            # Before patchelf: strip rewrites the file and must see the original layout.
-            subprocess.run(["strip", "--strip-debug", str(elf)], capture_output=True, check=False)
+            # Before patchelf: strip rewrites the file and must see the original layout. Shared
+            # objects keep their dynamic symbols; the full symbol table only serves debuggers.
+            subprocess.run(["strip", "--strip-unneeded", str(elf)], capture_output=True, check=False)
         rpath = _run([tool, "--print-rpath", str(elf)]).strip()
         own = _origin_dirs(elf, rpath)
         uses_lib = elf.parent == lib
@@ -313,6 +367,40 @@ def _compile(folder: Path, checked: bool = False, strip: Path | None = None) -> 
     )
 
 
+def _make_sourceless(folder: Path) -> None:
+    """Every module under `folder` as bytecode in place of its source (`json/__init__.pyc` beside no
+    `.py`, which Python imports as it is): the standard library and the distributions, which nobody
+    edits in a game and whose tracebacks may go without source lines. Names inside are relative.
+    Optimized as `python -OO` would (no docstrings, no asserts: a third smaller; CPython and numpy
+    test themselves that way); npc_mind's own packages keep theirs (the editor's help reads them)."""
+    mode = compileall.py_compile.PycInvalidationMode
+    compiled = compileall.compile_dir(
+        str(folder), quiet=2, workers=0, legacy=True, force=True, stripdir=str(folder), optimize=2,
+        invalidation_mode=mode.UNCHECKED_HASH,
+    )  # fmt: skip
+    if not compiled:
+        raise ProvisionError(f"some modules under {folder} do not compile")
+    for source in folder.rglob("*.py"):
+        source.unlink()
+
+
+def _zip_stdlib(lib: Path) -> None:
+    """Move the standard library's bytecode (everything in lib/python3.11/ but lib-dynload/,
+    site-packages/ and the license) into lib/python311.zip, which Python puts first on sys.path and
+    reads with zipimport: a third of the size, one file. Extension modules cannot load from a zip."""
+    folder = lib / VERSION_DIR
+    with zipfile.ZipFile(lib / STDLIB_ZIP, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if path.is_dir() or relative.parts[0] in ("lib-dynload", "site-packages", "LICENSE.txt"):
+                continue
+            archive.write(path, relative.as_posix())
+            path.unlink()
+    for emptied in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
+        if not any(emptied.iterdir()):
+            emptied.rmdir()
+
+
 def _bytecode_made_here(source: Path, site: Path) -> bool:
     """Whether `source` has the bytecode `_compile(..., checked=True, strip=site)` makes: validated by
     its hash (flags 0b11 in the .pyc header) and not naming `site` (Python rewrites a stale one
@@ -324,10 +412,11 @@ def _bytecode_made_here(source: Path, site: Path) -> bool:
     return int.from_bytes(data[4:8], "little") == 0b11 and str(site).encode() not in data
 
 
-def bundle(force: bool = False) -> bool:
-    """Build `bin/python/` if anything it comes from changed; True when it was (re)built."""
+def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
+    """Build `bin/python/` if anything it comes from changed; True when it was (re)built.
+    `whole_stdlib`: ignore the keep-list (what tools/trace_runtime.py traces: nothing missing)."""
     requirements = extra_requirements()
-    fingerprint = _fingerprint(requirements)
+    fingerprint = _fingerprint(requirements) + ("-whole-stdlib" if whole_stdlib else "")
     if (
         not force
         and STAMP.is_file()
@@ -344,14 +433,16 @@ def bundle(force: bool = False) -> bool:
         lib.mkdir()
         libpython = Path(str(sysconfig.get_config_var("LIBDIR"))) / LIBPYTHON
         shutil.copy2(libpython.resolve(), lib / LIBPYTHON)
-        _copy_stdlib(lib / VERSION_DIR)
+        _copy_stdlib(lib / VERSION_DIR, None if whole_stdlib else stdlib_keep())
         stage_site = lib / VERSION_DIR / "site-packages"
         stage_site.mkdir()
         _copy_distributions(stage_site, runtime_distributions())
+        numpy_build.install(stage_site)
         if requirements:
             _install_requirements(stage_site, requirements)
         _relocate(staging)
-        _compile(lib / VERSION_DIR)
+        _make_sourceless(lib / VERSION_DIR)
+        _zip_stdlib(lib)
         (staging / ".gdignore").write_text("")
         (staging / "README.txt").write_text(
             f"The npc_mind addon's Python runtime (CPython {sys.version.split()[0]}, from scripts/package).\n"
