@@ -2,13 +2,14 @@
 
 Imported by the addon's GDExtension at start-up (an entry module of `addons/npc_mind/`). It registers
 the classes `MemoryProfile`, `MemoryStream`, `UtilityConsideration`, `UtilityBehavior`,
-`UtilitySelector`, `AsyncLLMDecision` and the engine singleton `NpcMindServer`, the only per-frame
-Python entry: the nodes never override `_process`.
+`UtilitySelector`, the `MindAction` resources (`actions`), `AsyncLLMDecision` and the engine singleton
+`NpcMindServer`, the only per-frame Python entry: the nodes never override `_process`.
 """
 
 import logging
 
 from npc_mind_godot import (
+    actions,
     debug_feed,
     decision_node,
     designer,
@@ -22,5 +23,6 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request wou
 server_singleton.install()
 
 __all__ = [
-    "debug_feed", "decision_node", "designer", "memory_nodes", "server_singleton", "ticker", "utility_nodes",
+    "actions", "debug_feed", "decision_node", "designer", "memory_nodes", "server_singleton", "ticker",
+    "utility_nodes",
 ]  # fmt: skip

@@ -16,7 +16,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, Strin
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind_godot import live
+from npc_mind_godot import actions, live
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -169,6 +169,9 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
     cooldown: float = export(
         0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds after it stops before it may win again."
     )
+    on_enter: list = actions.action_list("Actions run once when the selector chooses it (see MindAction).")
+    on_tick: list = actions.action_list("Actions run every physics frame while it holds.")
+    on_exit: list = actions.action_list("Actions run once when another behavior replaces it.")
 
     def to_dict(self) -> dict[str, Any]:
         """This behavior in `npc_mind.utility`'s data format (what the server scores)."""
@@ -220,7 +223,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     )
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
 
-    behavior_changed = signal(name=StringName, doc="The chosen behavior changed.")
+    behavior_changed = signal(name=StringName, doc="The chosen behavior changed (after behavior_entered).")
+    behavior_exited = signal(name=StringName, doc="A behavior ended, after its on_exit actions ran.")
+    behavior_entered = signal(name=StringName, doc="A behavior began, after its on_enter actions ran.")
     choice: StringName = export(
         StringName(""),
         usage=PropertyUsage.NONE,
@@ -355,6 +360,14 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         """Each behavior's score from the last choice."""
         return server().core.scores(self._handle())
 
+    def _notification(self, what: int) -> None:
+        ServerHandle._notification(self, what)
+        actions.notified(self, what)
+
+    def get_recent_actions(self) -> list:
+        """The last actions run (oldest first): {time, behavior, phase, action, ok, times}."""
+        return actions.recent(self)
+
     def get_behavior_names(self) -> PackedStringArray:
         """Behavior names in definition order (what the batched choices index)."""
         return PackedStringArray(list(server().core.selectors.names(self._handle())))
@@ -375,7 +388,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
             warnings.append(str(error))
-        return PackedStringArray(warnings)
+        return PackedStringArray(warnings + actions.configuration_warnings(self))
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):

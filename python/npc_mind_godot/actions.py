@@ -1,0 +1,758 @@
+"""Actions without code: what a `UtilityBehavior` does when it starts, while it holds and when it ends.
+
+A behavior holds three lists of `MindAction` resources: `on_enter` (run once when the selector
+chooses it), `on_tick` (run every physics frame while it holds) and `on_exit` (run once when another
+behavior replaces it). A change runs the old behavior's `on_exit`, emits the selector's
+`behavior_exited(old)`, runs the new one's `on_enter` and emits `behavior_entered(new)`; it happens
+when the server delivers the selector's `behavior_changed` (at the end of the frame of the choice),
+just before that signal.
+
+Every NodePath of an action is relative to the UtilitySelector (as the inspector picks it); an
+empty one means the NPC, the selector's parent. One pass over every running behavior per physics
+frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_tick` lists and moves
+the bodies of the running move actions: no `_physics_process` per NPC.
+
+A mistake at run time (a path to nothing, a property or method that does not exist, a move with no
+body) is reported once per selector and action through `npc_mind_godot.mistakes`, naming the node,
+the behavior, the action and the fix; the action is skipped and the rest keep running.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from gdbridge import classes, objects
+from gdbridge.callables import python_function
+from gdbridge.declare import export, python_only
+from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
+from npc_mind_godot import mistakes
+from npc_mind_godot._common import NOTIFICATION_PREDELETE, icon, server
+
+PHASES = ("on_enter", "on_tick", "on_exit")
+ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
+HISTORY = 32  # entries kept per selector for `get_recent_actions`
+DESTINATIONS = ("target", "away_from_target", "node")
+ANIMATED = ("AnimationPlayer", "AnimatedSprite2D", "AnimatedSprite3D")
+BODIES = ("CharacterBody2D", "CharacterBody3D")
+AGENTS = ("NavigationAgent2D", "NavigationAgent3D")
+
+
+def action_list(doc: str) -> Any:
+    """A UtilityBehavior's exported list of actions (an Array[MindAction] in the inspector)."""
+    return export([], hint=PropertyHint.ARRAY_TYPE, hint_string=ACTIONS_HINT, doc=doc)
+
+
+class ActionError(Exception):
+    """A run-time mistake of one action: `cause` names it for `mistakes.report`, `fix` says what to do."""
+
+    def __init__(self, cause: str, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.cause, self.fix = cause, fix
+
+
+class MindAction(classes.Resource, abstract=True, icon=icon("MindAction")):
+    """One thing a behavior does, without code: put it in a UtilityBehavior's `on_enter`, `on_tick`
+    or `on_exit`. Its NodePaths are relative to the UtilitySelector; empty means the NPC (the
+    selector's parent). A mistake found while it runs is reported once and the action is skipped."""
+
+    @python_only
+    def run(self, running: Running) -> None:
+        """Do it now for the NPC of `running`; raise ActionError for a user's mistake."""
+        raise NotImplementedError
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        """What is wrong with it for this selector's NPC (the editor's configuration warnings)."""
+        return []
+
+    @python_only
+    def label(self) -> str:
+        """A short text for the history and the messages, e.g. `SetPropertyAction visible`."""
+        return type(self).__name__
+
+
+def _node_at(selector: Any, path: Any) -> Any:
+    """The node `path` names from the selector (empty: the NPC, its parent), or None."""
+    if not str(path):
+        return selector.get_parent()
+    return selector.get_node_or_null(path)
+
+
+def _found(selector: Any, path: Any, what: str) -> Any:
+    node = _node_at(selector, path)
+    if node is None:
+        raise ActionError(
+            f"missing:{what}",
+            f"{what} {str(path)!r} resolves to no node",
+            f"point {what} at a node (relative to the UtilitySelector; empty: its parent, the NPC)",
+        )
+    return node
+
+
+def _path_problem(selector: Any, path: Any, what: str) -> list[str]:
+    if selector.get_parent() is None or _node_at(selector, path) is not None:
+        return []
+    return [f"{what} {str(path)!r} resolves to no node (relative to the UtilitySelector)."]
+
+
+def _has_property(node: Any, name: str) -> bool:
+    base = name.split(":", 1)[0]
+    return any(str(prop["name"]) == base for prop in node.get_property_list())
+
+
+class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
+    """Set a property of a node: `node` (empty: the NPC), `property` (a name, or a path such as
+    `position:x` or `modulate:a`) and `value`."""
+
+    node: NodePath = export(
+        NodePath(""), doc="The node to change (relative to the selector; empty: the NPC)."
+    )
+    property: StringName = export(StringName(""), doc="The property, or a sub-path such as position:x.")
+    value: Any = export(None, doc="The value to set.")
+
+    @python_only
+    def run(self, running: Running) -> None:
+        target = _found(running.selector, self.node, "node")
+        name = str(self.property)
+        if not name or not _has_property(target, name):
+            raise ActionError(
+                f"no_property:{name}",
+                f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}",
+                "set property to one the node has (see its inspector)",
+            )
+        target.set_indexed(NodePath(name), self.value)
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        found = _path_problem(selector, self.node, "node")
+        target = _node_at(selector, self.node)
+        name = str(self.property)
+        if not name:
+            found.append("No property set.")
+        elif target is not None and not _has_property(target, name):
+            found.append(f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}.")
+        return found
+
+    @python_only
+    def label(self) -> str:
+        return f"SetPropertyAction {self.property}"
+
+
+class CallMethodAction(MindAction, icon=icon("CallMethodAction")):
+    """Call a method of a node: `node` (empty: the NPC), `method` and its `args`."""
+
+    node: NodePath = export(NodePath(""), doc="The node to call (relative to the selector; empty: the NPC).")
+    method: StringName = export(StringName(""), doc="The method's name.")
+    args: list = export([], doc="Its arguments, in order.")
+
+    @python_only
+    def run(self, running: Running) -> None:
+        target = _found(running.selector, self.node, "node")
+        name = str(self.method)
+        if not name or not target.has_method(name):
+            raise ActionError(
+                f"no_method:{name}",
+                f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}",
+                "set method to one the node (or its script) has",
+            )
+        target.callv(StringName(name), list(self.args))
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        found = _path_problem(selector, self.node, "node")
+        target = _node_at(selector, self.node)
+        name = str(self.method)
+        if not name:
+            found.append("No method set.")
+        elif target is not None and not target.has_method(name):
+            found.append(f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}.")
+        return found
+
+    @python_only
+    def label(self) -> str:
+        return f"CallMethodAction {self.method}"
+
+
+def _animated(selector: Any, path: Any) -> Any:
+    """The AnimationPlayer / AnimatedSprite2D/3D `path` names; empty: the NPC's first such child."""
+    if str(path):
+        return _node_at(selector, path)
+    npc = selector.get_parent()
+    if npc is None:
+        return None
+    return _first_child(npc, ANIMATED)
+
+
+def _first_child(npc: Any, kinds: tuple[str, ...]) -> Any:
+    for child in npc.get_children():
+        if any(child.is_class(kind) for kind in kinds):
+            return child
+    return None
+
+
+def _has_animation(player: Any, name: str) -> bool:
+    if player.is_class("AnimationPlayer"):
+        return bool(player.has_animation(StringName(name)))
+    frames = player.sprite_frames
+    return frames is not None and bool(frames.has_animation(StringName(name)))
+
+
+class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
+    """Play an animation: `player` (an AnimationPlayer, AnimatedSprite2D or AnimatedSprite3D; empty:
+    the NPC's first such child) and `animation` (its name, e.g. `walk` or `library/walk`)."""
+
+    player: NodePath = export(
+        NodePath(""), doc="AnimationPlayer or AnimatedSprite2D/3D (empty: the NPC's first such child)."
+    )
+    animation: StringName = export(StringName(""), doc="The animation to play.")
+    speed: float = export(1.0, range=(-10.0, 10.0, 0.01, "or_greater", "or_less"), doc="Playback speed.")
+
+    @python_only
+    def run(self, running: Running) -> None:
+        player = _animated(running.selector, self.player)
+        if player is None or not any(player.is_class(kind) for kind in ANIMATED):
+            raise ActionError(
+                "no_player",
+                f"player {str(self.player)!r} is not an AnimationPlayer or AnimatedSprite2D/3D",
+                "point player at one (or give the NPC one as a child and leave player empty)",
+            )
+        name = str(self.animation)
+        if not _has_animation(player, name):
+            raise ActionError(
+                f"no_animation:{name}",
+                f"{player.get_class()} {str(player.get_name())!r} has no animation {name!r}",
+                "set animation to one of its animations",
+            )
+        if player.is_class("AnimationPlayer"):
+            player.play(StringName(name), -1.0, float(self.speed))
+        else:
+            player.play(StringName(name), float(self.speed))
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        if selector.get_parent() is None:
+            return []
+        player = _animated(selector, self.player)
+        if player is None or not any(player.is_class(kind) for kind in ANIMATED):
+            return [f"player {str(self.player)!r} is not an AnimationPlayer or AnimatedSprite2D/3D."]
+        if not _has_animation(player, str(self.animation)):
+            return [
+                f"{player.get_class()} {str(player.get_name())!r} has no animation {str(self.animation)!r}."
+            ]
+        return []
+
+    @python_only
+    def label(self) -> str:
+        return f"PlayAnimationAction {self.animation}"
+
+
+class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
+    """Emit a signal on the NPC (the selector's parent): `signal_name` and its `args`. A signal the
+    NPC does not declare is added to it as a user signal the first time, so code can connect it."""
+
+    signal_name: StringName = export(StringName(""), doc="The signal to emit on the NPC.")
+    args: list = export([], doc="Its arguments, in order.")
+
+    @python_only
+    def run(self, running: Running) -> None:
+        npc = running.npc
+        name = StringName(str(self.signal_name))
+        if not str(name):
+            raise ActionError("no_signal", "no signal_name set", "set signal_name")
+        if not npc.has_signal(name):
+            npc.add_user_signal(name)
+        npc.emit_signal(name, *list(self.args))
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        return [] if str(self.signal_name) else ["No signal_name set."]
+
+    @python_only
+    def label(self) -> str:
+        return f"EmitSignalAction {self.signal_name}"
+
+
+class MoveAction(MindAction, icon=icon("MoveAction")):
+    """Move the NPC's body: to the selector's target's last known position (`target`), away from it
+    (`away_from_target`, until `flee_distance` from it) or to a node such as a Marker2D/3D
+    (`node`), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
+    or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
+    follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
+    kept). The move lasts while the behavior holds and follows the destination when it moves; it
+    stops (velocity zero) on arrival and when the behavior ends."""
+
+    destination: str = export(
+        "node",
+        hint=PropertyHint.ENUM,
+        hint_string=",".join(DESTINATIONS),
+        doc="target: the target's last known position; away_from_target; node: a waypoint node.",
+    )
+    node: NodePath = export(NodePath(""), doc="For destination node: the node to go to (a Marker2D/3D).")
+    speed: float = export(100.0, range=(0.0, 2000.0, 0.1, "or_greater"), doc="Units per second.")
+    arrive_distance: float = export(
+        8.0, range=(0.0, 1000.0, 0.1, "or_greater"), doc="Within this distance of the destination: arrived."
+    )
+    flee_distance: float = export(
+        300.0, range=(0.0, 10000.0, 1.0, "or_greater"), doc="For away_from_target: how far to get from it."
+    )
+    body: NodePath = export(NodePath(""), doc="The CharacterBody2D/3D to move (empty: the NPC).")
+    navigation_agent: NodePath = export(
+        NodePath(""), doc="The NavigationAgent2D/3D (empty: the NPC's first; none: straight steering)."
+    )
+
+    def _validate_property(self, prop: Any) -> None:
+        if (prop.name == "node" and self.destination != "node") or (
+            prop.name == "flee_distance" and self.destination != "away_from_target"
+        ):
+            prop.usage = PropertyUsage.STORAGE
+
+    @python_only
+    def run(self, running: Running) -> None:
+        body = _found(running.selector, self.body, "body")
+        if not any(body.is_class(kind) for kind in BODIES):
+            raise ActionError(
+                "no_body",
+                f"{body.get_class()} {str(body.get_name())!r} is not a CharacterBody2D/3D to move",
+                "make the NPC a CharacterBody2D/3D, or point body at one",
+            )
+        agent = _agent(running.selector, self.navigation_agent, body)
+        if self.destination == "node":
+            _found(running.selector, self.node, "node")
+        elif self.destination not in DESTINATIONS:
+            raise ActionError(
+                "destination", f"unknown destination {self.destination!r}", "pick one in the list"
+            )
+        elif not running.selector.has_method("get_target_position"):
+            raise ActionError(
+                "no_targets",
+                "this UtilitySelector has no targets",
+                "use destination node, or update npc_mind",
+            )
+        motion = _motions.get(body.get_instance_id())
+        if motion is None or motion.action is not self or motion.running is not running:
+            _motions[body.get_instance_id()] = Motion(running, self, body, agent)
+            _start_ticking()
+
+    @python_only
+    def goal(self, running: Running, position: Any) -> tuple[Any, float] | None:
+        """Where to go now and within what distance it is reached (None: nowhere, stand still)."""
+        if self.destination == "node":
+            node = _node_at(running.selector, self.node)
+            if node is None:
+                raise ActionError("missing:node", f"node {str(self.node)!r} is gone", "point node at a node")
+            return node.global_position, float(self.arrive_distance)
+        threat = running.selector.get_target_position()
+        if threat is None:
+            return None
+        if self.destination == "target":
+            return threat, float(self.arrive_distance)
+        away = _minus(position, threat)
+        length = _length(away)
+        if length >= self.flee_distance:
+            return None  # far enough
+        direction = _scaled(away, 1.0 / length) if length > 1e-6 else _unit_like(position)
+        return _plus(threat, _scaled(direction, float(self.flee_distance))), float(self.arrive_distance)
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        if selector.get_parent() is None:
+            return []
+        found = []
+        body = _node_at(selector, self.body)
+        if body is None:
+            found.append(f"body {str(self.body)!r} resolves to no node.")
+        elif not any(body.is_class(kind) for kind in BODIES):
+            found.append(
+                f"No body to move: {body.get_class()} {str(body.get_name())!r} is not a CharacterBody2D/3D "
+                "(make the NPC one, or set body)."
+            )
+        if str(self.navigation_agent) and _agent(selector, self.navigation_agent, body) is None:
+            found.append(f"navigation_agent {str(self.navigation_agent)!r} is not a NavigationAgent2D/3D.")
+        if self.destination == "node":
+            found += _path_problem(selector, self.node, "node") if str(self.node) else ["No node to move to."]
+        return found
+
+    @python_only
+    def label(self) -> str:
+        where = str(self.node) if self.destination == "node" else self.destination
+        return f"MoveAction {where}"
+
+
+MoveAction.__dict__["destination"].on_change = lambda action, _v: action.notify_property_list_changed()
+
+
+def _agent(selector: Any, path: Any, body: Any) -> Any:
+    if str(path):
+        agent = selector.get_node_or_null(path)
+        return agent if agent is not None and any(agent.is_class(kind) for kind in AGENTS) else None
+    return _first_child(body, AGENTS) if body is not None else None
+
+
+class SituationFields(dict):
+    """The template's fields; an unknown one raises a KeyError naming it."""
+
+
+class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
+    """Ask the NPC's AsyncLLMDecision (its child, or `decision`) what to do, unless a request is
+    already out. The context holds the `situation` written from `template`, the NPC's sourced
+    inputs, its target and (added by the decision node) its strongest memories. Template fields, in
+    Python's format syntax (`{since_seen:.0f}`): `npc_name`, `behavior`, `target_id` (0: none),
+    `target_name` ("someone" when the target's node is gone or unknown), `since_seen` (seconds
+    since the target was last perceived; inf: never), `distance` (from the NPC to the target's last
+    known position; inf: unknown), `awareness` (0 none .. 3 pursue), `strongest_type` and
+    `strongest_r` (the NPC's strongest memory: its type's name and R; "nothing" and 0.0 when it
+    remembers nothing), and each sourced input by its key. The answer arrives as the decision's
+    `decision_made` / `decision_fallback`, and its intent steers the selector as before."""
+
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
+    )
+    template: str = export(
+        "{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away",
+        multiline=True,
+        doc="The situation text; fields: npc_name, behavior, target_id, target_name, since_seen, "
+        "distance, awareness, strongest_type, strongest_r and the sourced inputs by key.",
+    )
+
+    @python_only
+    def run(self, running: Running) -> None:
+        decision = self._decision(running.selector)
+        if decision is None:
+            raise ActionError(
+                "no_decision",
+                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
+                "give the NPC an AsyncLLMDecision child, or point decision at one",
+            )
+        if decision.is_pending():
+            return
+        fields = situation_fields(running)
+        try:
+            text = string.Formatter().vformat(str(self.template), (), fields)
+        except KeyError as error:
+            known = ", ".join(sorted(fields))
+            raise ActionError(
+                f"template_field:{error.args[0]}",
+                f"the template names an unknown field {{{error.args[0]}}}",
+                f"use one of: {known}",
+            ) from None
+        except (ValueError, IndexError, TypeError) as error:
+            raise ActionError(
+                "template", f"the template cannot be written: {error}", "fix its {...} fields"
+            ) from None
+        context = {key: value for key, value in fields.items() if isinstance(value, int | float | str)}
+        context["situation"] = text
+        decision.request_decision(context)
+
+    @python_only
+    def _decision(self, selector: Any) -> Any:
+        if str(self.decision):
+            node = selector.get_node_or_null(self.decision)
+        else:
+            npc = selector.get_parent()
+            node = _first_child(npc, ("AsyncLLMDecision",)) if npc is not None else None
+        return node if node is not None and node.is_class("AsyncLLMDecision") else None
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        if selector.get_parent() is not None and self._decision(selector) is None:
+            return ["No AsyncLLMDecision to ask (give the NPC one as a child, or set decision)."]
+        return []
+
+    @python_only
+    def label(self) -> str:
+        return "AskDecisionAction"
+
+
+def situation_fields(running: Running) -> SituationFields:
+    """The values an AskDecisionAction's template can name (see its doc), read now."""
+    selector, npc = running.selector, running.npc
+    fields = SituationFields(
+        npc_name=str(npc.get_name()), behavior=running.name, target_id=0, target_name="someone",
+        since_seen=math.inf, distance=math.inf, awareness=0, strongest_type="nothing", strongest_r=0.0,
+    )  # fmt: skip
+    memory = _memory_of(selector)
+    if selector.has_method("get_target_id"):
+        target = int(selector.get_target_id())
+        fields["target_id"] = target
+        node = selector.get_target_node() if target else None
+        if node is not None:
+            fields["target_name"] = str(node.get_name())
+        where = selector.get_target_position() if target else None
+        if where is not None and (npc.is_class("Node2D") or npc.is_class("Node3D")):
+            fields["distance"] = _length(_minus(npc.global_position, where))
+        if memory is not None and target:
+            fields["since_seen"] = float(memory.get_seconds_since_seen(target))
+            fields["awareness"] = int(memory.awareness_of(target))
+    if memory is not None:
+        remembered = memory.get_memories()
+        if remembered:
+            strongest = remembered[0]
+            kind = int(strongest.get("memory_type", 0))
+            fields["strongest_type"] = _TYPE_NAMES.get(kind, str(kind))
+            fields["strongest_r"] = float(strongest.get("retrievability", 0.0))
+    if selector.has_method("get_sourced_inputs"):
+        for key, value in dict(selector.get_sourced_inputs()).items():
+            fields.setdefault(str(key), value)
+    return fields
+
+
+_TYPE_NAMES = {0: "trivia", 1: "observation", 2: "interaction", 3: "hostile", 4: "trauma"}
+
+
+def _memory_of(selector: Any) -> Any:
+    path = selector.get("memory_stream") if _has_property(selector, "memory_stream") else None
+    if path is not None and str(path):
+        node = selector.get_node_or_null(path)
+        return node if node is not None and node.is_class("MemoryStream") else None
+    npc = selector.get_parent()
+    return _first_child(npc, ("MemoryStream",)) if npc is not None else None
+
+
+# --- vectors (Vector2 or Vector3, as the engine gives them) -------------------------------------
+def _minus(a: Any, b: Any) -> Any:
+    return a - b
+
+
+def _plus(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def _scaled(a: Any, k: float) -> Any:
+    return a * k
+
+
+def _length(a: Any) -> float:
+    return float(a.length())
+
+
+def _unit_like(a: Any) -> Any:
+    return Vector2(1.0, 0.0) if isinstance(a, Vector2) else Vector3(1.0, 0.0, 0.0)
+
+
+def _level(a: Any) -> Any:
+    """A 3D direction without its vertical part (straight steering in 3D stays level)."""
+    return Vector3(a.x, 0.0, a.z) if isinstance(a, Vector3) else a
+
+
+# --- the runner ---------------------------------------------------------------------------------
+@dataclass(eq=False)
+class Running:
+    """One selector's running behavior: what `tick` runs each physics frame, and its history."""
+
+    selector: Any
+    npc: Any
+    name: str = ""
+    behavior: Any = None
+    history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
+
+
+@dataclass(eq=False)
+class Motion:
+    """A body a move action drives, until its behavior ends (one per body: the latest move wins)."""
+
+    running: Running
+    action: MoveAction
+    body: Any
+    agent: Any
+    last_goal: Any = None
+
+
+_running: dict[int, Running] = {}  # selector instance id -> its running behavior
+_motions: dict[int, Motion] = {}  # body instance id -> the move driving it
+_ticking: list[bool] = []
+
+
+def change(selector: Any, name: str) -> None:
+    """The selector chose `name`: the old behavior's on_exit and behavior_exited, then the new
+    one's on_enter and behavior_entered."""
+    key = selector.get_instance_id()
+    running = _running.get(key)
+    if running is None:
+        npc = selector.get_parent()
+        if npc is None:
+            return  # a selector outside any NPC has no one to act for
+        running = _running[key] = Running(selector, npc)
+    if running.name == name:
+        return
+    old = running.name
+    if old:
+        _stop_motions(running)
+        _run_list(running, "on_exit")
+        selector.emit_signal(StringName("behavior_exited"), StringName(old))
+    running.name = name
+    running.behavior = next((b for b in selector.behaviors if b is not None and str(b.name) == name), None)
+    _run_list(running, "on_enter")
+    selector.emit_signal(StringName("behavior_entered"), StringName(name))
+    _start_ticking()
+
+
+def _run_list(running: Running, phase: str) -> None:
+    behavior = running.behavior
+    if behavior is None:
+        return
+    for index, action in enumerate(getattr(behavior, phase)):
+        if action is not None:
+            _run_one(running, phase, index, action)
+
+
+def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bool:
+    """Run one action; a mistake is reported once (naming the node, behavior, action and fix) and
+    the action skipped. True when it ran."""
+    try:
+        action.run(running)
+    except ActionError as error:
+        _note(running, phase, action, ok=False)
+        mistakes.report(
+            running.selector,
+            f"action:{running.name}:{phase}:{index}:{error.cause}",
+            f"behavior {running.name!r}, {phase}[{index}] {action.label()}: {error}; the action is skipped.",
+            fix=error.fix + ".",
+        )
+        return False
+    _note(running, phase, action, ok=True)
+    return True
+
+
+def _note(running: Running, phase: str, action: MindAction, ok: bool) -> None:
+    """The history: a repeat of the last entry (an on_tick action) counts instead of adding one."""
+    now = server().core.now()
+    history = running.history
+    last = history[-1] if history else None
+    text = action.label()
+    if (
+        last is not None
+        and last["action"] == text
+        and last["phase"] == phase
+        and last["behavior"] == running.name
+    ):
+        last["times"] += 1
+        last["time"] = now
+        last["ok"] = ok
+        return
+    history.append(
+        {"time": now, "behavior": running.name, "phase": phase, "action": text, "ok": ok, "times": 1}
+    )
+
+
+def recent(selector: Any) -> list[dict[str, Any]]:
+    """The selector's last actions, oldest first: {time, behavior, phase, action, ok, times}."""
+    running = _running.get(selector.get_instance_id())
+    return [dict(entry) for entry in running.history] if running is not None else []
+
+
+def _stop_motions(running: Running) -> None:
+    for key, motion in list(_motions.items()):
+        if motion.running is running:
+            del _motions[key]
+            if motion.body:
+                _halt(motion.body)
+
+
+def _halt(body: Any) -> None:
+    velocity = body.velocity
+    body.velocity = Vector3(0.0, velocity.y, 0.0) if isinstance(velocity, Vector3) else Vector2()
+
+
+def _start_ticking() -> None:
+    if _ticking:
+        return
+    tree = objects.singleton("Engine").get_main_loop()
+    if tree is None or not tree.is_class("SceneTree"):
+        return
+    tree.connect(StringName("physics_frame"), python_function(tick))
+    _ticking.append(True)
+
+
+def tick() -> None:
+    """Once per physics frame: every running behavior's on_tick, then every move."""
+    for key, running in list(_running.items()):
+        if not running.selector or not running.npc:
+            del _running[key]
+            continue
+        behavior = running.behavior
+        if behavior is not None:
+            for index, action in enumerate(behavior.on_tick):
+                if action is not None:
+                    _run_one(running, "on_tick", index, action)
+    for key, motion in list(_motions.items()):
+        if not motion.body or not motion.running.selector:
+            del _motions[key]
+            continue
+        try:
+            _step(motion)
+        except ActionError as error:
+            del _motions[key]
+            running = motion.running
+            mistakes.report(
+                running.selector,
+                f"action:{running.name}:move:{error.cause}",
+                f"behavior {running.name!r}, {motion.action.label()}: {error}; the move stops.",
+                fix=error.fix + ".",
+            )
+            _halt(motion.body)
+
+
+def _step(motion: Motion) -> None:
+    """Move one body one physics frame toward its destination (along the agent's path if any)."""
+    body, agent = motion.body, motion.agent
+    position = body.global_position
+    goal = motion.action.goal(motion.running, position)
+    if goal is None or _length(_minus(goal[0], position)) <= goal[1]:
+        _halt(body)
+        return
+    point = goal[0]
+    if agent is not None and agent:
+        if motion.last_goal is None or _length(_minus(point, motion.last_goal)) > 1e-3:
+            agent.target_position = point
+            motion.last_goal = point
+        point = agent.get_next_path_position()
+    heading = _minus(point, position)
+    if agent is None:
+        heading = _level(heading)
+    length = _length(heading)
+    if length <= 1e-6:
+        _halt(body)
+        return
+    velocity = _scaled(heading, float(motion.action.speed) / length)
+    if isinstance(velocity, Vector3) and agent is None:
+        velocity = Vector3(velocity.x, body.velocity.y, velocity.z)
+    body.velocity = velocity
+    body.move_and_slide()
+
+
+def configuration_warnings(selector: Any) -> list[str]:
+    """Every action's problems for this selector's NPC, each naming its behavior and place."""
+    warnings = []
+    for behavior in selector.behaviors:
+        if behavior is None:
+            continue
+        for phase in PHASES:
+            for index, action in enumerate(getattr(behavior, phase)):
+                if action is None:
+                    continue
+                for problem in action.problems(selector):
+                    warnings.append(
+                        f"Behavior {str(behavior.name)!r}, {phase}[{index}] {action.label()}: {problem}"
+                    )
+    return warnings
+
+
+def notified(selector: Any, what: int) -> None:
+    """A selector is freed: its running behavior and its moves go (and the resources they hold)."""
+    if what != NOTIFICATION_PREDELETE:
+        return
+    running = _running.pop(selector.get_instance_id(), None)
+    if running is not None:
+        for key, motion in list(_motions.items()):
+            if motion.running is running:
+                del _motions[key]
+
+
+__all__ = [
+    "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
+    "PlayAnimationAction", "SetPropertyAction",
+]  # fmt: skip
