@@ -1,7 +1,8 @@
 """Actions without code in the real engine, physics on: a behavior's on_enter, on_tick and on_exit
 lists move a CharacterBody2D through its NavigationAgent2D (or straight, with no agent), set a
 property, call a method, play an AnimationPlayer and an AnimatedSprite2D, emit a signal on the NPC,
-and the selector emits behavior_exited / behavior_entered around them."""
+and the selector emits behavior_exited / behavior_entered around them. Bad configuration gives one
+configuration warning and one run-time error per mistake; the NPC keeps working."""
 
 from __future__ import annotations
 
@@ -17,5 +18,21 @@ pytestmark = pytest.mark.godot
 
 
 def test_a_behavior_runs_its_actions_on_enter_tick_and_exit() -> None:
-    _, checks = run_check_script(ROOT, "res://tests/addon/actions.gd", engine_args=("--fixed-fps", "60"))
+    run, checks = run_check_script(ROOT, "res://tests/addon/actions.gd", engine_args=("--fixed-fps", "60"))
     assert len(checks) == 15
+    assert "leaked" not in run.stdout + run.stderr, run.log  # a freed selector's actions are let go
+
+
+def test_bad_actions_warn_in_the_editor_and_err_once_at_run_time() -> None:
+    run, checks = run_check_script(
+        ROOT, "res://tests/addon/actions_mistakes.gd", engine_args=("--fixed-fps", "60"), allow_errors=True
+    )
+    assert len(checks) == 6
+    errors = run.errors()
+    # One line per mistake, naming the selector's path, the behavior, the action and the fix; the
+    # on_tick mistake met every physics frame is printed once too.
+    assert len(errors) == 6, run.log
+    for line in errors:
+        assert line.startswith("ERROR: npc_mind: /root/World/Guard/Mind: behavior 'watch', on_"), line
+        assert "the action is skipped. Fix: " in line, line
+    assert sum("on_tick[0] CallMethodAction no_such_tick" in line for line in errors) == 1

@@ -548,6 +548,7 @@ class Running:
     name: str = ""
     behavior: Any = None
     history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
+    ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
 
 
 @dataclass(eq=False)
@@ -584,6 +585,7 @@ def change(selector: Any, name: str) -> None:
         _run_list(running, "on_exit")
         selector.emit_signal(StringName("behavior_exited"), StringName(old))
     running.name = name
+    running.ticked = {}
     running.behavior = next((b for b in selector.behaviors if b is not None and str(b.name) == name), None)
     _run_list(running, "on_enter")
     selector.emit_signal(StringName("behavior_entered"), StringName(name))
@@ -605,7 +607,7 @@ def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bo
     try:
         action.run(running)
     except ActionError as error:
-        _note(running, phase, action, ok=False)
+        _note(running, phase, index, action, ok=False)
         mistakes.report(
             running.selector,
             f"action:{running.name}:{phase}:{index}:{error.cause}",
@@ -613,33 +615,32 @@ def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bo
             fix=error.fix + ".",
         )
         return False
-    _note(running, phase, action, ok=True)
+    _note(running, phase, index, action, ok=True)
     return True
 
 
-def _note(running: Running, phase: str, action: MindAction, ok: bool) -> None:
-    """The history: a repeat of the last entry (an on_tick action) counts instead of adding one."""
+def _note(running: Running, phase: str, index: int, action: MindAction, ok: bool) -> None:
+    """The history: an on_tick action's entry of this run counts its repeats instead of adding one."""
     now = server().core.now()
     history = running.history
-    last = history[-1] if history else None
-    text = action.label()
-    if (
-        last is not None
-        and last["action"] == text
-        and last["phase"] == phase
-        and last["behavior"] == running.name
-    ):
-        last["times"] += 1
-        last["time"] = now
-        last["ok"] = ok
-        return
-    history.append(
-        {"time": now, "behavior": running.name, "phase": phase, "action": text, "ok": ok, "times": 1}
-    )
+    if phase == "on_tick":
+        entry = running.ticked.get(index)
+        if entry is not None and entry in history:
+            entry["times"] += 1
+            entry["time"], entry["ok"] = now, ok
+            return
+    entry = {
+        "time": now, "behavior": running.name, "phase": phase, "index": index, "action": action.label(),
+        "ok": ok, "times": 1,
+    }  # fmt: skip
+    history.append(entry)
+    if phase == "on_tick":
+        running.ticked[index] = entry
 
 
 def recent(selector: Any) -> list[dict[str, Any]]:
-    """The selector's last actions, oldest first: {time, behavior, phase, action, ok, times}."""
+    """The selector's last actions, oldest first: {time, behavior, phase, index, action, ok, times}
+    (an on_tick action is one entry per run of its behavior, `times` counting its frames)."""
     running = _running.get(selector.get_instance_id())
     return [dict(entry) for entry in running.history] if running is not None else []
 

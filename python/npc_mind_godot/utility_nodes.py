@@ -365,7 +365,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         actions.notified(self, what)
 
     def get_recent_actions(self) -> list:
-        """The last actions run (oldest first): {time, behavior, phase, action, ok, times}."""
+        """The last actions run, oldest first: {time, behavior, phase, index, action, ok, times} (an
+        on_tick action: one entry per run of its behavior, `times` counting its frames)."""
         return actions.recent(self)
 
     def get_behavior_names(self) -> PackedStringArray:
