@@ -29,7 +29,7 @@ from gdbridge import classes, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
-from npc_mind_godot import mistakes
+from npc_mind_godot import mistakes, targets
 from npc_mind_godot._common import NOTIFICATION_PREDELETE, icon, server
 
 PHASES = ("on_enter", "on_tick", "on_exit")
@@ -326,12 +326,6 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             raise ActionError(
                 "destination", f"unknown destination {self.destination!r}", "pick one in the list"
             )
-        elif not running.selector.has_method("get_target_position"):
-            raise ActionError(
-                "no_targets",
-                "this UtilitySelector has no targets",
-                "use destination node, or update npc_mind",
-            )
         motion = _motions.get(body.get_instance_id())
         if motion is None or motion.action is not self or motion.running is not running:
             _motions[body.get_instance_id()] = Motion(running, self, body, agent)
@@ -345,7 +339,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             if node is None:
                 raise ActionError("missing:node", f"node {str(self.node)!r} is gone", "point node at a node")
             return node.global_position, float(self.arrive_distance)
-        threat = running.selector.get_target_position()
+        threat = targets.target_position(running.selector)
         if threat is None:
             return None
         if self.destination == "target":
@@ -405,7 +399,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     since the target was last perceived; inf: never), `distance` (from the NPC to the target's last
     known position; inf: unknown), `awareness` (0 none .. 3 pursue), `strongest_type` and
     `strongest_r` (the NPC's strongest memory: its type's name and R; "nothing" and 0.0 when it
-    remembers nothing), and each sourced input by its key. The answer arrives as the decision's
+    remembers nothing). The answer arrives as the decision's
     `decision_made` / `decision_fallback`, and its intent steers the selector as before."""
 
     decision: NodePath = export(
@@ -415,7 +409,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
         "{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away",
         multiline=True,
         doc="The situation text; fields: npc_name, behavior, target_id, target_name, since_seen, "
-        "distance, awareness, strongest_type, strongest_r and the sourced inputs by key.",
+        "distance, awareness, strongest_type and strongest_r.",
     )
 
     @python_only
@@ -474,17 +468,17 @@ def situation_fields(running: Running) -> SituationFields:
         npc_name=str(npc.get_name()), behavior=running.name, target_id=0, target_name="someone",
         since_seen=math.inf, distance=math.inf, awareness=0, strongest_type="nothing", strongest_r=0.0,
     )  # fmt: skip
-    memory = _memory_of(selector)
-    if selector.has_method("get_target_id"):
-        target = int(selector.get_target_id())
+    memory = targets.stream_of(selector, report=False)
+    target = targets.target_id(selector)
+    if target:
         fields["target_id"] = target
-        node = selector.get_target_node() if target else None
-        if node is not None:
+        node = targets.target_node(selector)
+        if node is not None and node.is_class("Node"):
             fields["target_name"] = str(node.get_name())
-        where = selector.get_target_position() if target else None
+        where = targets.target_position(selector)
         if where is not None and (npc.is_class("Node2D") or npc.is_class("Node3D")):
             fields["distance"] = _length(_minus(npc.global_position, where))
-        if memory is not None and target:
+        if memory is not None:
             fields["since_seen"] = float(memory.get_seconds_since_seen(target))
             fields["awareness"] = int(memory.awareness_of(target))
     if memory is not None:
@@ -494,22 +488,10 @@ def situation_fields(running: Running) -> SituationFields:
             kind = int(strongest.get("memory_type", 0))
             fields["strongest_type"] = _TYPE_NAMES.get(kind, str(kind))
             fields["strongest_r"] = float(strongest.get("retrievability", 0.0))
-    if selector.has_method("get_sourced_inputs"):
-        for key, value in dict(selector.get_sourced_inputs()).items():
-            fields.setdefault(str(key), value)
     return fields
 
 
 _TYPE_NAMES = {0: "trivia", 1: "observation", 2: "interaction", 3: "hostile", 4: "trauma"}
-
-
-def _memory_of(selector: Any) -> Any:
-    path = selector.get("memory_stream") if _has_property(selector, "memory_stream") else None
-    if path is not None and str(path):
-        node = selector.get_node_or_null(path)
-        return node if node is not None and node.is_class("MemoryStream") else None
-    npc = selector.get_parent()
-    return _first_child(npc, ("MemoryStream",)) if npc is not None else None
 
 
 # --- vectors (Vector2 or Vector3, as the engine gives them) -------------------------------------

@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from gdbridge import classes
-from gdbridge.declare import apart, export, python_only, signal
-from gdbridge.types import PackedStringArray, PropertyHint, PropertyUsage, StringName
+from gdbridge.declare import apart, export, export_group, python_only, signal
+from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind_godot import actions, live
+from npc_mind_godot import actions, live, targets
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -222,10 +222,39 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         1, range=(1, 16), doc="Above 1: a new choice is a weighted random pick among the n best (see seed)."
     )
     seed: int = export(0, doc="Random seed for top_n > 1 (0: unseeded).")
+    _targets = export_group("Target")
+    memory_stream: NodePath = export(
+        NodePath(""), doc="The NPC's MemoryStream (targets and memory inputs); empty: a sibling MemoryStream."
+    )
+    target_from: str = export(
+        "none",
+        hint=PropertyHint.ENUM,
+        hint_string=",".join(targets.TARGET_FROM),
+        doc="none: set_target() only; memory: each frame, the entity of the strongest memory of "
+        "target_memory_types above target_min_retrievability; scoring: the best target of the last "
+        "evaluate() with per-target considerations (its entity from the context's target_ids_key array).",
+    )
+    target_memory_types: int = export(
+        0,
+        hint=PropertyHint.FLAGS,
+        hint_string=targets.MEMORY_TYPE_FLAGS,
+        doc="target_from memory: the memory types that make a target (none checked: any type).",
+    )
+    target_min_retrievability: float = export(
+        0.0,
+        range=(0.0, 1.0, 0.01),
+        doc="target_from memory: a memory makes a target only while its R is above this (and above the "
+        "profile's forget threshold; awareness_search 0.3 and awareness_pursue 0.8 by default).",
+    )
+    target_ids_key: StringName = export(
+        StringName("target_ids"),
+        doc="target_from scoring: the context key of the targets' entity ids, in per-target input order.",
+    )
 
     behavior_changed = signal(name=StringName, doc="The chosen behavior changed (after behavior_entered).")
     behavior_exited = signal(name=StringName, doc="A behavior ended, after its on_exit actions ran.")
     behavior_entered = signal(name=StringName, doc="A behavior began, after its on_enter actions ran.")
+    target_changed = signal(entity_id=int, doc="The target changed (0: none); see target_from.")
     choice: StringName = export(
         StringName(""),
         usage=PropertyUsage.NONE,
@@ -255,6 +284,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         # A definition changed at run time: the selector joins the group of its new definition
         # (its anti-dithering state starts afresh).
         self.__dict__.pop("_calls", None)
+        self.__dict__.pop("_stream", None)
         if self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))
 
@@ -289,6 +319,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                 mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
             )  # fmt: skip
+            targets.joined(self, handle)
         return handle
 
     def _joined(self) -> _Calls:
@@ -321,6 +352,10 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
+        if self.target_from == "scoring":
+            chosen = pick(entry, context)
+            targets.after_evaluate(self, entry, context)
+            return names[chosen]
         return names[pick(entry, context)]
 
     @apart
@@ -356,6 +391,28 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         """Refused: `choice` is set by the server's end-of-frame step only."""
         raise AttributeError("UtilitySelector.choice is read-only: the server sets it each frame")
 
+    def get_target_id(self) -> int:
+        """The target's entity id (a node's instance id, as the senses record it); 0: none."""
+        return targets.target_id(self)
+
+    def has_target(self) -> bool:
+        """True while there is a target (get_target_id() is not 0)."""
+        return targets.target_id(self) != 0
+
+    def get_target_node(self) -> Any:
+        """The target's node while it exists; null when there is none or it was freed."""
+        return targets.target_node(self)
+
+    def get_target_position(self) -> Any:
+        """Where the NPC last perceived its target (MemoryStream.get_last_known_position: a Vector2
+        or Vector3, kept after the target's node is freed), or null (no target, never perceived)."""
+        return targets.target_position(self)
+
+    def set_target(self, entity_id: int) -> None:
+        """Set the target (0: none), emitting target_changed when it changed. With target_from memory
+        or scoring, the next choice of target replaces it."""
+        targets.set_target(self, entity_id)
+
     def get_scores(self) -> dict:
         """Each behavior's score from the last choice."""
         return server().core.scores(self._handle())
@@ -389,11 +446,13 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
             warnings.append(str(error))
-        return PackedStringArray(warnings + actions.configuration_warnings(self))
+        return PackedStringArray(warnings + targets.warnings(self) + actions.configuration_warnings(self))
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
+for _field in ("memory_stream", "target_from"):
+    UtilitySelector.__dict__[_field].on_change = targets.reconfigured
 
 
 def _input_defaults(behaviors: list) -> dict[str, float]:

@@ -67,6 +67,9 @@ class MindServer:
         )
         self.frames = 0
         self.last_step_seconds = 0.0
+        # called with `now` in each update before the selectors choose: front ends that feed
+        # inputs read from memory and the world (npc_mind_godot.inputs) write them here
+        self.before_choosing: list[Callable[[float], None]] = []
         self._owner_thread = threading.get_ident()
 
     def _check_thread(self, call: str) -> None:
@@ -147,6 +150,8 @@ class MindServer:
 
     def update(self) -> list[ServerEvent]:
         now = self.clock.now()
+        for feed in self.before_choosing:
+            feed(now)
         self.selectors.step(now)
         self.decisions.step()
         self.memory.step(now)

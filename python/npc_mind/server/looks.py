@@ -1,0 +1,75 @@
+"""Look-only reads over many memory streams in one call: what a selector's target and its sourced
+inputs need each frame. Nothing here wakes a memory (only a recall does).
+
+`strongest` answers, per stream, "the strongest working memory of these types (of this entity, if
+one is given) above this R floor": its entity and R. A memory type mask is a bit field over
+`MemoryType` values (bit t set: type t counts; 0: every type). Long-term memories (game-day
+units) never count here: a target is someone the NPC remembers now.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from npc_mind.memory.rules import awareness_level
+
+NO_ENTITY = 0  # "no target": engine instance ids, the entities the senses record, are never 0
+
+
+def strongest(
+    bank: Any,
+    handles: npt.ArrayLike,
+    *,
+    entities: npt.ArrayLike,
+    type_masks: npt.ArrayLike,
+    floors: npt.ArrayLike,
+    now: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: (entity, R, awareness level) of the stream's strongest working memory whose type is
+    in the row's mask, of the row's entity (NO_ENTITY: of anyone), with R above the row's floor and
+    above the pool's forget threshold. (NO_ENTITY, 0, 0) where none is, or for a stale handle."""
+    handles = np.asarray(handles, dtype=np.int64).ravel()
+    wanted = np.asarray(entities, dtype=np.int64).ravel()
+    masks = np.asarray(type_masks, dtype=np.int64).ravel()
+    floor = np.asarray(floors, dtype=np.float64).ravel()
+    best_entity = np.full(handles.size, NO_ENTITY, dtype=np.int64)
+    best_r = np.zeros(handles.size)
+    levels = np.zeros(handles.size, dtype=np.int8)
+    if not handles.size:
+        return best_entity, best_r, levels
+    bank.flush()  # queued writes first: a look answers what was recorded before it
+    for slot, positions, npcs in bank._group(handles):
+        pool = slot.pool
+        rows = np.array([pool.row_of(int(npc)) for npc in npcs.tolist()], dtype=np.int64)
+        local, slots, values, _ = pool.working_state(rows)
+        if not local.size:
+            continue
+        r = pool.retrievability_all(now)[rows[local], slots]
+        at = positions[local]  # each memory's position in the caller's rows
+        kinds = values["typ"].astype(np.int64)
+        keep = (masks[at] == 0) | ((masks[at] >> kinds) & 1).astype(bool)
+        keep &= (wanted[at] == NO_ENTITY) | (values["ent"] == wanted[at])
+        keep &= (r > floor[at]) & (r > pool.params.forget_threshold)
+        if not keep.any():
+            continue
+        at, r, ent = at[keep], r[keep], values["ent"][keep]
+        order = np.lexsort((-r, at))  # by row, strongest first
+        first = order[np.r_[True, at[order][1:] != at[order][:-1]]]
+        best_entity[at[first]] = ent[first]
+        best_r[at[first]] = r[first]
+        params = pool.params
+        levels[at[first]] = awareness_level(
+            r[first], params.forget_threshold, params.awareness_search, params.awareness_pursue
+        )
+    return best_entity, best_r, levels
+
+
+def type_mask(memory_types: Any) -> int:
+    """A mask from memory type values (an empty sequence: 0, every type)."""
+    mask = 0
+    for memory_type in memory_types:
+        mask |= 1 << int(memory_type)
+    return mask
