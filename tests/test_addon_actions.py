@@ -36,3 +36,10 @@ def test_bad_actions_warn_in_the_editor_and_err_once_at_run_time() -> None:
         assert line.startswith("ERROR: npc_mind: /root/World/Guard/Mind: behavior 'watch', on_"), line
         assert "the action is skipped. Fix: " in line, line
     assert sum("on_tick[0] CallMethodAction no_such_tick" in line for line in errors) == 1
+
+
+def test_a_move_action_pursues_the_remembered_position_until_the_memory_fades() -> None:
+    _, checks = run_check_script(
+        ROOT, "res://tests/addon/actions_target.gd", engine_args=("--fixed-fps", "60")
+    )
+    assert len(checks) == 9
