@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fault_llm_server import FaultServer
 from tests.support.godot import run_check_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,3 +44,26 @@ def test_a_move_action_pursues_the_remembered_position_until_the_memory_fades() 
         ROOT, "res://tests/addon/actions_target.gd", engine_args=("--fixed-fps", "60")
     )
     assert len(checks) == 9
+
+
+def test_an_ask_action_sends_the_situation_written_from_its_template(fault_server: FaultServer) -> None:
+    run, checks = run_check_script(
+        ROOT,
+        "res://tests/addon/actions_ask.gd",
+        env={"NPC_MIND_TEST_ENDPOINT": fault_server.base_url},
+        allow_errors=True,
+    )
+    assert len(checks) == 3
+    assert len(fault_server.seen) == 1  # the bad template asked nothing
+    user = fault_server.seen[0].body["messages"][-1]["content"]
+    assert user.startswith("Situation: Thief was last seen 12 s ago, 50 m away; I am alert.\n"), user
+    facts = user.splitlines()[1]
+    for shown in ("target name: Thief", "distance: 50", "since seen: 12", "npc name: Guard", "awareness: 3"):
+        assert shown in facts, (shown, user)
+    assert "target id" not in user
+    errors = run.errors()
+    assert (
+        len(errors) == 1
+        and "on_enter[1] AskDecisionAction: the template names an unknown field {nobody}" in errors[0]
+    )
+    assert "Fix: use one of: awareness, behavior, distance," in errors[0], errors

@@ -421,8 +421,6 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
                 f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
                 "give the NPC an AsyncLLMDecision child, or point decision at one",
             )
-        if decision.is_pending():
-            return
         fields = situation_fields(running)
         try:
             text = string.Formatter().vformat(str(self.template), (), fields)
@@ -437,7 +435,9 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
             raise ActionError(
                 "template", f"the template cannot be written: {error}", "fix its {...} fields"
             ) from None
-        context = {key: value for key, value in fields.items() if isinstance(value, int | float | str)}
+        if decision.is_pending():
+            return  # one question at a time: the answer to the one out is still to come
+        context = {key: value for key, value in fields.items() if _told(key, value)}
         context["situation"] = text
         decision.request_decision(context)
 
@@ -459,6 +459,13 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     @python_only
     def label(self) -> str:
         return "AskDecisionAction"
+
+
+def _told(key: str, value: Any) -> bool:
+    """What of the fields goes to the model as facts: no id, no unknown (infinite) number."""
+    if key == "target_id" or not isinstance(value, int | float | str):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def situation_fields(running: Running) -> SituationFields:
