@@ -6,7 +6,8 @@ extends SceneTree
 ## physics frame; when the selector switches to "rest", patrol's on_exit sets a property and calls a
 ## method before rest's on_enter plays an AnimatedSprite2D, and the selector emits behavior_exited
 ## then behavior_entered (then behavior_changed, as before). A walker with no agent steers straight to its
-## marker. One JSON line per check.
+## marker. In 3D, a CharacterBody3D follows its NavigationAgent3D over a NavigationRegion3D, and one
+## with no agent steers straight and level. One JSON line per check.
 
 const B = preload("res://tests/addon/utility_builders.gd")
 const PATROL_FRAMES := 240  # physics frames in patrol before the switch (it arrives in about 130)
@@ -29,6 +30,11 @@ var sprite: AnimatedSprite2D
 var guard_path := []
 var walker_path := []
 var marks := {}
+var walker3d: CharacterBody3D
+var agent3d_body: CharacterBody3D
+var agent3d: NavigationAgent3D
+var goal3d := Vector3(3, 0, 4)
+var heights := []
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
@@ -141,6 +147,31 @@ func _initialize() -> void:
 	go.on_enter = actions([make("MoveAction", {"destination": "node", "node": NodePath("../../Post2"), "speed": 150.0})])
 	walker_selector = B.selector([go])
 	walker.add_child(walker_selector)
+	var space := Node3D.new()
+	space.name = "Space"
+	root.add_child(space)
+	var mesh := NavigationMesh.new()
+	mesh.vertices = PackedVector3Array([Vector3(-1, 0, -1), Vector3(6, 0, -1), Vector3(6, 0, 6), Vector3(-1, 0, 6)])
+	mesh.add_polygon(PackedInt32Array([0, 1, 2, 3]))
+	var region3d := NavigationRegion3D.new()
+	region3d.navigation_mesh = mesh
+	space.add_child(region3d)
+	var marker3d := Marker3D.new()
+	marker3d.name = "Goal"
+	marker3d.position = goal3d
+	space.add_child(marker3d)
+	var go3d: Resource = B.behavior("go", [B.consideration("go")])
+	go3d.on_enter = actions([make("MoveAction", {"destination": "node", "node": NodePath("../../Goal"), "speed": 3.0,
+		"arrive_distance": 0.05})])
+	walker3d = CharacterBody3D.new()
+	walker3d.position = Vector3(0, 1, 0)  # above the floor: straight steering keeps it level
+	space.add_child(walker3d)
+	walker3d.add_child(B.selector([go3d]))
+	agent3d_body = CharacterBody3D.new()
+	space.add_child(agent3d_body)
+	agent3d = NavigationAgent3D.new()
+	agent3d_body.add_child(agent3d)
+	agent3d_body.add_child(B.selector([go3d]))
 	check("move warnings: none for a good setup", NpcMindDesigner.get_configuration_warnings(selector).is_empty()
 		and NpcMindDesigner.get_configuration_warnings(walker_selector).is_empty(),
 		[NpcMindDesigner.get_configuration_warnings(selector), NpcMindDesigner.get_configuration_warnings(walker_selector)])
@@ -150,6 +181,7 @@ func _physics_process(_delta: float) -> bool:
 	physics += 1
 	guard_path.append(guard.global_position)
 	walker_path.append(walker.global_position)
+	heights.append(walker3d.global_position.y)
 	return false
 
 
@@ -158,6 +190,8 @@ func _process(_delta: float) -> bool:
 	var patrolling := frame <= PATROL_FRAMES
 	selector.evaluate({"patrol": 1.0 if patrolling else 0.0, "rest": 0.0 if patrolling else 1.0})
 	walker_selector.evaluate({"go": 1.0})
+	walker3d.get_child(0).evaluate({"go": 1.0})
+	agent3d_body.get_child(1).evaluate({"go": 1.0})
 	if frame == 2:
 		check("on_enter ran at the end of the choosing frame, then behavior_entered, then behavior_changed",
 			heard.slice(0, 3) == [["spotted", 7, "thief"], ["entered", "patrol", "alert", "default", 0], ["changed", "patrol"]],
@@ -196,6 +230,12 @@ func report_patrol() -> void:
 			off_line.append(point)
 	check("with no agent the body steers straight to the node", off_line.is_empty()
 		and walker.global_position.distance_to(goal) <= 8.0, [off_line.slice(0, 5), walker.global_position])
+	var level := heights.all(func(y: float) -> bool: return is_equal_approx(y, 1.0))
+	var flat_goal := Vector3(goal3d.x, 1.0, goal3d.z)
+	check("3D with no agent: straight and level to the node", level
+		and walker3d.global_position.distance_to(flat_goal) <= 0.05, [walker3d.global_position, heights.slice(-3)])
+	check("3D through a NavigationAgent3D", agent3d.target_position == goal3d
+		and agent3d_body.global_position.distance_to(goal3d) <= 0.1, [agent3d.target_position, agent3d_body.global_position])
 	var recent: Array = selector.get_recent_actions()
 	var ticked: Array = recent.filter(func(e: Dictionary) -> bool: return e.phase == "on_tick")
 	check("the history has each action, a repeated tick counted once", recent.size() == 4 and ticked.size() == 1
