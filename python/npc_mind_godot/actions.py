@@ -10,7 +10,8 @@ just before that signal.
 Every NodePath of an action is relative to the UtilitySelector (as the inspector picks it); an
 empty one means the NPC, the selector's parent. One pass over every running behavior per physics
 frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_tick` lists and moves
-the bodies of the running move actions: no `_physics_process` per NPC.
+the bodies of the running move actions: no `_physics_process` per NPC. A paused tree pauses them,
+as it pauses `_physics_process` (an NPC whose process_mode runs while paused keeps acting).
 
 A mistake at run time (a path to nothing, a property or method that does not exist, a move with no
 body) is reported once per selector and action through `npc_mind_godot.mistakes`, naming the node,
@@ -566,7 +567,8 @@ def change(selector: Any, name: str) -> None:
         if npc is None:
             return  # a selector outside any NPC has no one to act for
         running = _running[key] = Running(selector, npc)
-    if running.name == name:
+    if running.name == name:  # the same behavior again (a redefined selector): its latest resource
+        running.behavior = _behavior_named(selector, name)
         return
     old = running.name
     if old:
@@ -575,10 +577,14 @@ def change(selector: Any, name: str) -> None:
         selector.emit_signal(StringName("behavior_exited"), StringName(old))
     running.name = name
     running.ticked = {}
-    running.behavior = next((b for b in selector.behaviors if b is not None and str(b.name) == name), None)
+    running.behavior = _behavior_named(selector, name)
     _run_list(running, "on_enter")
     selector.emit_signal(StringName("behavior_entered"), StringName(name))
     _start_ticking()
+
+
+def _behavior_named(selector: Any, name: str) -> Any:
+    return next((b for b in selector.behaviors if b is not None and str(b.name) == name), None)
 
 
 def _run_list(running: Running, phase: str) -> None:
@@ -653,15 +659,19 @@ def _start_ticking() -> None:
     tree = objects.singleton("Engine").get_main_loop()
     if tree is None or not tree.is_class("SceneTree"):
         return
-    tree.connect(StringName("physics_frame"), python_function(tick))
+    tree.connect(StringName("physics_frame"), python_function(lambda: tick(tree)))
     _ticking.append(True)
 
 
-def tick() -> None:
-    """Once per physics frame: every running behavior's on_tick, then every move."""
+def tick(tree: Any) -> None:
+    """Once per physics frame: every running behavior's on_tick, then every move. While the tree is
+    paused, only the NPCs that process when paused (process_mode) act."""
+    paused = bool(tree.is_paused())
     for key, running in list(_running.items()):
         if not running.selector or not running.npc:
             del _running[key]
+            continue
+        if paused and not running.npc.can_process():
             continue
         behavior = running.behavior
         if behavior is not None:
@@ -671,6 +681,8 @@ def tick() -> None:
     for key, motion in list(_motions.items()):
         if not motion.body or not motion.running.selector:
             del _motions[key]
+            continue
+        if paused and not motion.body.can_process():
             continue
         try:
             _step(motion)

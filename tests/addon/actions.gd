@@ -7,7 +7,8 @@ extends SceneTree
 ## method before rest's on_enter plays an AnimatedSprite2D, and the selector emits behavior_exited
 ## then behavior_entered (then behavior_changed, as before). A walker with no agent steers straight to its
 ## marker. In 3D, a CharacterBody3D follows its NavigationAgent3D over a NavigationRegion3D, and one
-## with no agent steers straight and level. One JSON line per check.
+## with no agent steers straight and level. A paused tree pauses the moves and the on_tick lists.
+## One JSON line per check.
 
 const B = preload("res://tests/addon/utility_builders.gd")
 const PATROL_FRAMES := 240  # physics frames in patrol before the switch (it arrives in about 130)
@@ -137,7 +138,7 @@ func _initialize() -> void:
 		in_patrol = name == &"patrol")
 	selector.behavior_changed.connect(func(name: StringName) -> void: heard.append(["changed", String(name)]))
 	physics_frame.connect(func() -> void:
-		if in_patrol:
+		if in_patrol and not paused:
 			patrol_ticks_frames += 1)
 
 	walker = CharacterBody2D.new()
@@ -197,6 +198,13 @@ func _process(_delta: float) -> bool:
 			heard.slice(0, 3) == [["spotted", 7, "thief"], ["entered", "patrol", "alert", "default", 0], ["changed", "patrol"]],
 			heard)
 		check("an AnimationPlayer plays", anim.is_playing() and anim.current_animation == "alert", anim.current_animation)
+	if frame == 30:
+		paused = true
+		marks["paused_at"] = [walker.global_position, counter.ticks]
+	if frame == 60:
+		check("a paused tree pauses the moves and on_tick", marks["paused_at"] == [walker.global_position, counter.ticks]
+			and walker.global_position != Vector2.ZERO, [marks["paused_at"], walker.global_position, counter.ticks])
+		paused = false
 	if frame == 200:
 		marks["ticks_200"] = counter.ticks
 		marks["at_200"] = guard.global_position
