@@ -28,11 +28,16 @@ def test_bad_actions_warn_in_the_editor_and_err_once_at_run_time() -> None:
     run, checks = run_check_script(
         ROOT, "res://tests/addon/actions_mistakes.gd", engine_args=("--fixed-fps", "60"), allow_errors=True
     )
-    assert len(checks) == 6
+    assert len(checks) == 8
     errors = run.errors()
     # One line per mistake, naming the selector's path, the behavior, the action and the fix; the
     # on_tick mistake met every physics frame is printed once too.
-    assert len(errors) == 6, run.log
+    assert len(errors) == 7, run.log
+    moving = [line for line in errors if "/root/World/Mover/Mind" in line]
+    assert len(moving) == 1, errors
+    assert "MoveAction ../Plain: node '../Plain' is a Node, which has no position" in moving[0]
+    assert "the move stops. Fix: point node at a Node2D or Node3D (a Marker2D/3D)." in moving[0], moving
+    errors = [line for line in errors if line not in moving]
     for line in errors:
         assert line.startswith("ERROR: npc_mind: /root/World/Guard/Mind: behavior 'watch', on_"), line
         assert "the action is skipped. Fix: " in line, line

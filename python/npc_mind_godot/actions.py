@@ -339,6 +339,12 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             node = _node_at(running.selector, self.node)
             if node is None:
                 raise ActionError("missing:node", f"node {str(self.node)!r} is gone", "point node at a node")
+            if not (node.is_class("Node2D") or node.is_class("Node3D")):
+                raise ActionError(
+                    "not_placed",
+                    f"node {str(self.node)!r} is a {node.get_class()}, which has no position",
+                    "point node at a Node2D or Node3D (a Marker2D/3D)",
+                )
             return node.global_position, float(self.arrive_distance)
         threat = targets.target_position(running.selector)
         if threat is None:
@@ -601,7 +607,8 @@ def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bo
     the action skipped. True when it ran."""
     try:
         action.run(running)
-    except ActionError as error:
+    except Exception as error:  # an ActionError, or anything the engine refused: skipped, never lost
+        error = _as_mistake(error)
         _note(running, phase, index, action, ok=False)
         mistakes.report(
             running.selector,
@@ -612,6 +619,14 @@ def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bo
         return False
     _note(running, phase, index, action, ok=True)
     return True
+
+
+def _as_mistake(error: Exception) -> ActionError:
+    if isinstance(error, ActionError):
+        return error
+    return ActionError(
+        f"error:{type(error).__name__}", f"it failed ({type(error).__name__}: {error})", "check its fields"
+    )
 
 
 def _note(running: Running, phase: str, index: int, action: MindAction, ok: bool) -> None:
@@ -686,7 +701,8 @@ def tick(tree: Any) -> None:
             continue
         try:
             _step(motion)
-        except ActionError as error:
+        except Exception as error:
+            error = _as_mistake(error)
             del _motions[key]
             running = motion.running
             mistakes.report(

@@ -12,6 +12,8 @@ var guard: Node2D
 var selector: Node
 var counter: Node
 var entered := []
+var mover_selector: Node
+var mover: CharacterBody2D
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
@@ -69,6 +71,25 @@ func _initialize() -> void:
 	guard.add_child(selector)
 	selector.behavior_entered.connect(func(name: StringName) -> void: entered.append(String(name)))
 
+	mover = CharacterBody2D.new()
+	mover.name = "Mover"
+	world.add_child(mover)
+	var plain := Node.new()
+	plain.name = "Plain"
+	mover.add_child(plain)
+	var go: Resource = B.behavior("go", [B.consideration("go")])
+	go.on_enter = actions([make("MoveAction", {"destination": "node", "node": NodePath("../Plain")})])
+	mover_selector = B.selector([go])
+	mover_selector.name = "Mind"
+	mover.add_child(mover_selector)
+
+	var hidden: Resource = make("MoveAction", {"destination": "target"})
+	var usage := {}
+	for prop: Dictionary in hidden.get_property_list():
+		usage[prop.name] = prop.usage
+	check("the inspector shows a move's fields for its destination", usage["node"] == PROPERTY_USAGE_STORAGE
+		and usage["flee_distance"] == PROPERTY_USAGE_STORAGE and usage["speed"] & PROPERTY_USAGE_EDITOR, usage)
+
 	var warnings: PackedStringArray = NpcMindDesigner.get_configuration_warnings(selector)
 	var expected := [
 		"Behavior 'watch', on_enter[0] SetPropertyAction visible: node '../Nowhere' resolves to no node",
@@ -88,12 +109,15 @@ func _process(_delta: float) -> bool:
 	frame += 1
 	var watching := frame <= 30
 	selector.evaluate({"watch": 1.0 if watching else 0.0, "calm": 0.0 if watching else 1.0})
+	mover_selector.evaluate({"go": 1.0})
 	if frame == 30:
 		var metrics: Dictionary = NpcMindServer.get_metrics()
-		check("each mistake reported once", metrics["mistakes/reported"] == 6.0, metrics["mistakes/reported"])
+		check("each mistake reported once", metrics["mistakes/reported"] == 7.0, metrics["mistakes/reported"])
 		check("the per-frame mistake's repeats are counted", metrics["mistakes/repeats"] >= 25.0, metrics["mistakes/repeats"])
 		check("the good actions in the same lists ran", is_equal_approx(guard.rotation, 1.0) and counter.ticks >= 25,
 			[guard.rotation, counter.ticks])
+		check("a move to a node with no position stops", mover.global_position == Vector2.ZERO
+			and mover.velocity == Vector2.ZERO, [mover.global_position, mover.velocity])
 		var failed: Array = selector.get_recent_actions().filter(func(e: Dictionary) -> bool: return not e.ok)
 		check("the history marks the skipped actions", failed.size() == 6, failed)
 	if frame == 40:
