@@ -66,6 +66,12 @@ class MindAction(classes.Resource, abstract=True, icon=icon("MindAction")):
         raise NotImplementedError
 
     @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        """The nodes (first: the one whose freeing makes it look again) and checked names `run`
+        uses, found once per run of the behavior (`Running.resolved`); raise ActionError."""
+        return (running.npc,)
+
+    @python_only
     def problems(self, selector: Any) -> list[str]:
         """What is wrong with it for this selector's NPC (the editor's configuration warnings)."""
         return []
@@ -116,7 +122,7 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     value: Any = export(None, doc="The value to set.")
 
     @python_only
-    def run(self, running: Running) -> None:
+    def resolve(self, running: Running) -> tuple[Any, ...]:
         target = _found(running.selector, self.node, "node")
         name = str(self.property)
         if not name or not _has_property(target, name):
@@ -125,7 +131,12 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
                 f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}",
                 "set property to one the node has (see its inspector)",
             )
-        target.set_indexed(NodePath(name), self.value)
+        return target, NodePath(name)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        target, path = running.resolved(self)
+        target.set_indexed(path, self.value)
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
@@ -151,7 +162,7 @@ class CallMethodAction(MindAction, icon=icon("CallMethodAction")):
     args: list = export([], doc="Its arguments, in order.")
 
     @python_only
-    def run(self, running: Running) -> None:
+    def resolve(self, running: Running) -> tuple[Any, ...]:
         target = _found(running.selector, self.node, "node")
         name = str(self.method)
         if not name or not target.has_method(name):
@@ -160,7 +171,12 @@ class CallMethodAction(MindAction, icon=icon("CallMethodAction")):
                 f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}",
                 "set method to one the node (or its script) has",
             )
-        target.callv(StringName(name), list(self.args))
+        return target, StringName(name)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        target, method = running.resolved(self)
+        target.callv(method, list(self.args))
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
@@ -213,7 +229,7 @@ class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
     speed: float = export(1.0, range=(-10.0, 10.0, 0.01, "or_greater", "or_less"), doc="Playback speed.")
 
     @python_only
-    def run(self, running: Running) -> None:
+    def resolve(self, running: Running) -> tuple[Any, ...]:
         player = _animated(running.selector, self.player)
         if player is None or not any(player.is_class(kind) for kind in ANIMATED):
             raise ActionError(
@@ -228,10 +244,15 @@ class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
                 f"{player.get_class()} {str(player.get_name())!r} has no animation {name!r}",
                 "set animation to one of its animations",
             )
-        if player.is_class("AnimationPlayer"):
-            player.play(StringName(name), -1.0, float(self.speed))
-        else:
-            player.play(StringName(name), float(self.speed))
+        return player, StringName(name), bool(player.is_class("AnimationPlayer"))
+
+    @python_only
+    def run(self, running: Running) -> None:
+        player, name, has_blend = running.resolved(self)
+        if has_blend:  # AnimationPlayer.play(name, custom_blend, custom_speed)
+            player.play(name, -1.0, float(self.speed))
+        else:  # AnimatedSprite2D/3D.play(name, custom_speed)
+            player.play(name, float(self.speed))
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
@@ -259,13 +280,18 @@ class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
     args: list = export([], doc="Its arguments, in order.")
 
     @python_only
-    def run(self, running: Running) -> None:
+    def resolve(self, running: Running) -> tuple[Any, ...]:
         npc = running.npc
         name = StringName(str(self.signal_name))
         if not str(name):
             raise ActionError("no_signal", "no signal_name set", "set signal_name")
         if not npc.has_signal(name):
             npc.add_user_signal(name)
+        return npc, name
+
+    @python_only
+    def run(self, running: Running) -> None:
+        npc, name = running.resolved(self)
         npc.emit_signal(name, *list(self.args))
 
     @python_only
@@ -312,7 +338,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             prop.usage = PropertyUsage.STORAGE
 
     @python_only
-    def run(self, running: Running) -> None:
+    def resolve(self, running: Running) -> tuple[Any, ...]:
         body = _found(running.selector, self.body, "body")
         if not any(body.is_class(kind) for kind in BODIES):
             raise ActionError(
@@ -327,25 +353,21 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             raise ActionError(
                 "destination", f"unknown destination {self.destination!r}", "pick one in the list"
             )
-        motion = _motions.get(body.get_instance_id())
+        return body, agent, int(body.get_instance_id())
+
+    @python_only
+    def run(self, running: Running) -> None:
+        body, agent, key = running.resolved(self)
+        motion = _motions.get(key)
         if motion is None or motion.action is not self or motion.running is not running:
-            _motions[body.get_instance_id()] = Motion(running, self, body, agent)
+            _motions[key] = Motion(running, self, body, agent)
             _start_ticking()
 
     @python_only
     def goal(self, running: Running, position: Any) -> tuple[Any, float] | None:
         """Where to go now and within what distance it is reached (None: nowhere, stand still)."""
         if self.destination == "node":
-            node = _node_at(running.selector, self.node)
-            if node is None:
-                raise ActionError("missing:node", f"node {str(self.node)!r} is gone", "point node at a node")
-            if not (node.is_class("Node2D") or node.is_class("Node3D")):
-                raise ActionError(
-                    "not_placed",
-                    f"node {str(self.node)!r} is a {node.get_class()}, which has no position",
-                    "point node at a Node2D or Node3D (a Marker2D/3D)",
-                )
-            return node.global_position, float(self.arrive_distance)
+            return running.waypoint(self).global_position, float(self.arrive_distance)
         threat = targets.target_position(running.selector)
         if threat is None:
             return None
@@ -420,7 +442,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     )
 
     @python_only
-    def run(self, running: Running) -> None:
+    def resolve(self, running: Running) -> tuple[Any, ...]:
         decision = self._decision(running.selector)
         if decision is None:
             raise ActionError(
@@ -428,6 +450,11 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
                 f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
                 "give the NPC an AsyncLLMDecision child, or point decision at one",
             )
+        return (decision,)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        (decision,) = running.resolved(self)
         fields = situation_fields(running)
         try:
             text = string.Formatter().vformat(str(self.template), (), fields)
@@ -545,6 +572,32 @@ class Running:
     behavior: Any = None
     history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
+    found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
+
+    def resolved(self, action: MindAction) -> tuple[Any, ...]:
+        """`action.resolve(self)`, kept for this run of the behavior and found again only when its
+        node is freed: the per-frame path is the action's effect alone."""
+        found = self.found.get(id(action))
+        if found is None or not found[0]:
+            found = self.found[id(action)] = action.resolve(self)
+        return found
+
+    def waypoint(self, action: MoveAction) -> Any:
+        """A move's destination node (a Node2D/3D), kept as `resolved` keeps nodes."""
+        key = -id(action)
+        found = self.found.get(key)
+        if found is None or not found[0]:
+            node = _node_at(self.selector, action.node)
+            if node is None:
+                raise ActionError("missing:node", f"node {str(action.node)!r} is gone", "point node at one")
+            if not (node.is_class("Node2D") or node.is_class("Node3D")):
+                raise ActionError(
+                    "not_placed",
+                    f"node {str(action.node)!r} is a {node.get_class()}, which has no position",
+                    "point node at a Node2D or Node3D (a Marker2D/3D)",
+                )
+            found = self.found[key] = (node,)
+        return found[0]
 
 
 @dataclass(eq=False)
@@ -582,7 +635,7 @@ def change(selector: Any, name: str) -> None:
         _run_list(running, "on_exit")
         selector.emit_signal(StringName("behavior_exited"), StringName(old))
     running.name = name
-    running.ticked = {}
+    running.ticked, running.found = {}, {}
     running.behavior = _behavior_named(selector, name)
     _run_list(running, "on_enter")
     selector.emit_signal(StringName("behavior_entered"), StringName(name))
@@ -683,7 +736,7 @@ def tick(tree: Any) -> None:
     paused, only the NPCs that process when paused (process_mode) act."""
     paused = bool(tree.is_paused())
     for key, running in list(_running.items()):
-        if not running.selector or not running.npc:
+        if not running.selector:  # (a freed NPC frees its selector)
             del _running[key]
             continue
         if paused and not running.npc.can_process():
@@ -694,7 +747,7 @@ def tick(tree: Any) -> None:
                 if action is not None:
                     _run_one(running, "on_tick", index, action)
     for key, motion in list(_motions.items()):
-        if not motion.body or not motion.running.selector:
+        if not motion.body:  # (a freed selector drops its moves: `notified`)
             del _motions[key]
             continue
         if paused and not motion.body.can_process():
