@@ -609,6 +609,7 @@ class Motion:
     body: Any
     agent: Any
     last_goal: Any = None
+    standing: bool = False  # arrived (or nowhere to go) and halted
 
 
 _running: dict[int, Running] = {}  # selector instance id -> its running behavior
@@ -735,10 +736,7 @@ def tick(tree: Any) -> None:
     """Once per physics frame: every running behavior's on_tick, then every move. While the tree is
     paused, only the NPCs that process when paused (process_mode) act."""
     paused = bool(tree.is_paused())
-    for key, running in list(_running.items()):
-        if not running.selector:  # (a freed NPC frees its selector)
-            del _running[key]
-            continue
+    for running in list(_running.values()):  # a freed selector left it (`notified`)
         if paused and not running.npc.can_process():
             continue
         behavior = running.behavior
@@ -746,17 +744,16 @@ def tick(tree: Any) -> None:
             for index, action in enumerate(behavior.on_tick):
                 if action is not None:
                     _run_one(running, "on_tick", index, action)
-    for key, motion in list(_motions.items()):
-        if not motion.body:  # (a freed selector drops its moves: `notified`)
-            del _motions[key]
-            continue
-        if paused and not motion.body.can_process():
-            continue
+    for key, motion in list(_motions.items()):  # a freed selector dropped its moves (`notified`)
         try:
+            if paused and not motion.body.can_process():
+                continue
             _step(motion)
         except Exception as error:
-            error = _as_mistake(error)
             del _motions[key]
+            if not motion.body:
+                continue  # a body freed apart from its NPC: its move ends
+            error = _as_mistake(error)
             running = motion.running
             mistakes.report(
                 running.selector,
@@ -773,8 +770,11 @@ def _step(motion: Motion) -> None:
     position = body.global_position
     goal = motion.action.goal(motion.running, position)
     if goal is None or _length(_minus(goal[0], position)) <= goal[1]:
-        _halt(body)
+        if not motion.standing:  # arrived: the velocity is zeroed once, not every frame
+            _halt(body)
+            motion.standing = True
         return
+    motion.standing = False
     point = goal[0]
     if agent is not None and agent:
         if motion.last_goal is None or _length(_minus(point, motion.last_goal)) > 1e-3:
