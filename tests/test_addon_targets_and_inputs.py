@@ -15,4 +15,20 @@ pytestmark = pytest.mark.godot
 
 def test_target_from_memory_follows_the_strongest_memory_and_outlives_its_node() -> None:
     _, checks = run_check_script(ROOT, "res://tests/addon/target_memory.gd")
+    assert len(checks) == 10
+
+
+def test_sourced_inputs_score_as_a_dictionary_and_choose_by_themselves() -> None:
+    _, checks = run_check_script(ROOT, "res://tests/addon/sourced_inputs.gd")
     assert len(checks) == 8
+
+
+def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_working() -> None:
+    run, checks = run_check_script(ROOT, "res://tests/addon/bad_sources.gd", allow_errors=True)
+    assert len(checks) == 6
+    errors = [line for line in run.errors() if "npc_mind:" in line]
+    assert errors == run.errors(), run.log  # nothing but the reported mistakes
+    assert len(errors) == 5, errors  # once each, not once per frame
+    named = sorted(line.split("npc_mind: ")[1].split(":")[0] for line in errors)
+    assert named == ["/root/Confused/Mind"] * 3 + ["/root/Flat/Mind", "/root/Forgetful/Mind"], errors
+    assert all("Fix: " in line for line in errors), errors

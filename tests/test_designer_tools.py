@@ -17,6 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 HELP_PAGES = {
     "UtilitySelector", "UtilityBehavior", "UtilityConsideration",
     "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
+    "InputSource", "AwarenessInput", "RecallInput", "DistanceInput", "SinceSeenInput", "PropertyInput",
+    "BlackboardInput", "MindAction", "MoveAction", "SetPropertyAction", "CallMethodAction",
+    "PlayAnimationAction", "EmitSignalAction", "AskDecisionAction",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 

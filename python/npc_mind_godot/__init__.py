@@ -2,7 +2,9 @@
 
 Imported by the addon's GDExtension at start-up (an entry module of `addons/npc_mind/`). It registers
 the classes `MemoryProfile`, `MemoryStream`, `UtilityConsideration`, `UtilityBehavior`,
-`UtilitySelector`, the `MindAction` resources (`actions`), `AsyncLLMDecision` and the engine singleton
+`UtilitySelector`, the input sources (`AwarenessInput`, `RecallInput`, `DistanceInput`,
+`SinceSeenInput`, `PropertyInput`, `BlackboardInput`), the `MindAction` resources (`actions`),
+`AsyncLLMDecision` and the engine singleton
 `NpcMindServer`, the only per-frame Python entry: the nodes never override `_process`.
 """
 
@@ -13,6 +15,7 @@ from npc_mind_godot import (
     debug_feed,
     decision_node,
     designer,
+    inputs,
     memory_nodes,
     server_singleton,
     ticker,
@@ -23,6 +26,7 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request wou
 server_singleton.install()
 
 __all__ = [
-    "actions", "debug_feed", "decision_node", "designer", "memory_nodes", "server_singleton", "ticker",
+    "actions", "debug_feed", "decision_node", "designer", "inputs", "memory_nodes", "server_singleton",
+    "ticker",
     "utility_nodes",
 ]  # fmt: skip

@@ -32,6 +32,10 @@ from npc_mind_godot.debug_feed import _object_of
 TARGET_FROM = ("none", "memory", "scoring")
 MEMORY_TYPE_FLAGS = "Trivia,Observation,Interaction,Hostile,Trauma"  # bit t: MemoryStream type t
 TARGET_CHANGED = "target_changed"
+# the selector's settings read here: a change re-reads them (`reconfigured`)
+SETTINGS = (
+    "memory_stream", "target_from", "target_memory_types", "target_min_retrievability", "auto_evaluate",
+)  # fmt: skip
 
 
 def stream_of(selector: Any, *, report: bool = True) -> Any:
@@ -64,11 +68,12 @@ def stream_of(selector: Any, *, report: bool = True) -> Any:
     return None
 
 
-def stream_handle(selector: Any) -> int:
+def stream_handle(selector: Any, nodes: dict[int, Any] | None = None) -> int:
     """The server handle of the selector's stream (0: none, reported once), looked up again only
-    when the stream it found is gone (or `memory_stream` changed)."""
+    when the stream it found is gone (or `memory_stream` changed). `nodes`: the server's nodes by
+    handle, when the caller holds them."""
     cached = selector.__dict__.get("_stream")
-    if cached is not None and server().nodes.get(cached[0]) is cached[1]:
+    if cached is not None and (server().nodes if nodes is None else nodes).get(cached[0]) is cached[1]:
         return cached[0]
     stream = stream_of(selector)
     if stream is None:
@@ -78,13 +83,26 @@ def stream_handle(selector: Any) -> int:
     return handle
 
 
+def npc_of(selector: Any) -> tuple[Any, int]:
+    """(the NPC: the selector's parent, or None; 2 or 3 when it is a Node2D or Node3D, else 0),
+    looked up once while the selector stays in the tree (`forget_place` on leaving it)."""
+    found = selector.__dict__.get("_npc")
+    if found is None or (found[0] is not None and not found[0].is_valid):
+        npc = selector.get_parent()
+        spatial = 0 if npc is None else 2 if npc.is_class("Node2D") else 3 if npc.is_class("Node3D") else 0
+        found = selector.__dict__["_npc"] = (npc, spatial)
+    return found
+
+
+def forget_place(selector: Any) -> None:
+    """The selector left the tree: its NPC and stream are looked up again where it enters next."""
+    selector.__dict__.pop("_npc", None)
+    selector.__dict__.pop("_stream", None)
+    selector.__dict__.pop("_property_nodes", None)
+
+
 def reads_memory(selector: Any) -> bool:
     return str(selector.target_from) == "memory"
-
-
-def type_mask_of(flags: int) -> int:
-    """The inspector's type flags are the looks' mask as they are (bit t: type t; 0: any)."""
-    return int(flags)
 
 
 def set_target(selector: Any, entity_id: int) -> None:
@@ -107,6 +125,17 @@ def target_node(selector: Any) -> Any:
     return _object_of(entity) if entity != NO_ENTITY else None
 
 
+def describe_target(selector: Any) -> str:
+    """The target as a person reads it: its name (while its node exists) and entity id."""
+    from npc_mind_godot.debug_feed import entity_name
+
+    entity = target_id(selector)
+    if entity == NO_ENTITY:
+        return ""
+    name = entity_name(entity)
+    return f"{name} ({entity})" if name else str(entity)
+
+
 def target_position(selector: Any) -> Any:
     """The target's last known position in the selector's stream (a Vector2/3), or None."""
     entity = target_id(selector)
@@ -116,6 +145,19 @@ def target_position(selector: Any) -> Any:
         return None
     point = sighting.position
     return Vector2(*point) if len(point) == 2 else Vector3(*point)
+
+
+def pick_with_sources(selector: Any, entry: Any, pick: Any, context: Any) -> int:
+    """`evaluate`'s pick for a selector with sourced inputs or a scoring target: the sourced values
+    under the context (a given value wins), then the chosen target's entity."""
+    from npc_mind_godot import inputs
+
+    if selector.__dict__.get("_sourced"):
+        context = inputs.sourced_context(selector) | context
+    chosen = pick(entry, context)
+    if str(selector.target_from) == "scoring":
+        after_evaluate(selector, entry, context)
+    return chosen
 
 
 def after_evaluate(selector: Any, entry: Any, context: Any) -> None:
@@ -164,19 +206,21 @@ class Feed:
             self.members = dict(live)
         if not live:
             return
-        self._update_targets([node for _, node in live if reads_memory(node)], now)
+        self._update_targets([node for _, node in live if node.__dict__["_memory_target"]], now)
         from npc_mind_godot import inputs
 
-        inputs.feed([(handle, node) for handle, node in live if inputs.auto_evaluates(node)], now)
+        inputs.feed([(handle, node) for handle, node in live if node.__dict__["_auto"]], now)
 
     @staticmethod
     def _update_targets(selectors: list[Any], now: float) -> None:
         if not selectors:
             return
         mind = server().core
-        streams = np.array([stream_handle(selector) for selector in selectors], dtype=np.int64)
-        masks = np.array([type_mask_of(selector.target_memory_types) for selector in selectors])
-        floors = np.array([float(selector.target_min_retrievability) for selector in selectors])
+        nodes = server().nodes
+        streams = np.array([stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
+        looks = [selector.__dict__["_target_look"] for selector in selectors]  # (type mask, R floor)
+        masks = np.array([look[0] for look in looks], dtype=np.int64)
+        floors = np.array([look[1] for look in looks])
         found, _, _ = strongest(
             mind.memory, streams, entities=np.zeros_like(streams), type_masks=masks, floors=floors, now=now
         )
@@ -196,11 +240,27 @@ def wants_feed(selector: Any) -> bool:
 
 
 def joined(selector: Any, handle: int) -> None:
-    """The selector joined the server (or was redefined): it is fed each frame when it needs it."""
-    if wants_feed(selector):
+    """The selector joined the server (or was reconfigured): it is fed each frame when it needs it,
+    and its evaluate reads its sources and sets its scoring target when it has them. What the feed
+    asks of each selector each frame is worked out here, once."""
+    from npc_mind_godot import inputs
+
+    fields = selector.__dict__
+    fields["_reads_more"] = bool(inputs.sourced(selector)) or str(selector.target_from) == "scoring"
+    fields["_memory_target"] = reads_memory(selector)
+    fields["_target_look"] = (int(selector.target_memory_types), float(selector.target_min_retrievability))
+    fields["_auto"] = inputs.auto_evaluates(selector)
+    if fields["_memory_target"] or fields["_auto"]:
         feed.join(selector, handle)
     else:
         feed.leave(handle)
+
+
+def rejoin(selector: Any) -> None:
+    """A fed selector was redefined at run time: it joins its new group now (nobody else calls
+    it), so it goes on choosing by itself."""
+    if wants_feed(selector):
+        selector._handle()
 
 
 def warnings(selector: Any) -> list[str]:
@@ -226,7 +286,8 @@ def _needs_stream(selector: Any) -> bool:
 
 
 def reconfigured(selector: Any, _value: Any) -> None:
-    """memory_stream or target_from changed: find the stream again, join or leave the feed."""
+    """A target or input setting changed: find the stream again, join or leave the feed. (The
+    inspector's type flags are the looks' mask as they are: bit t is type t, 0 any.)"""
     selector.__dict__.pop("_stream", None)
     handle = selector.__dict__.get("_server_handle", 0)
     if handle:

@@ -16,7 +16,7 @@ from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUs
 from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
-from npc_mind_godot import actions, live, targets
+from npc_mind_godot import actions, inputs, live, targets
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
 from npc_mind_godot.debug_feed import selector_state
 
@@ -32,7 +32,15 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     family's defaults.
     """
 
-    input_key: StringName = export(StringName(""), doc="The context key this consideration reads.")
+    input_key: StringName = export(
+        StringName(""), doc="The context key this consideration reads (with a source: optional, see source)."
+    )
+    source: inputs.InputSource = export(
+        None,
+        doc="Where the input comes from without code (AwarenessInput, RecallInput, DistanceInput, "
+        "SinceSeenInput, PropertyInput, BlackboardInput). Its key is input_key, else the source's name; "
+        "a value evaluate()'s context gives for that key wins.",
+    )
     curve_type: str = export(
         "linear", hint=PropertyHint.ENUM, hint_string=",".join(CURVE_TYPES), doc="The response curve family."
     )
@@ -69,7 +77,7 @@ class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
     def to_dict(self) -> dict[str, Any]:
         """This consideration in `npc_mind.utility`'s data format (what the server scores)."""
         data: dict[str, Any] = {
-            "input_key": str(self.input_key),
+            "input_key": inputs.key_of(self),
             "curve_type": str(self.curve_type),
             "curve_params": {str(k): _number(v) for k, v in dict(self.curve_params or {}).items()},
             "weight": float(self.weight),
@@ -121,6 +129,7 @@ def _show_as(resource: Any, label: Any) -> None:
 
 
 UtilityConsideration.__dict__["input_key"].on_change = _show_as
+UtilityConsideration.__dict__["source"].on_change = lambda c, _v: _show_as(c, inputs.key_of(c))
 
 
 def _number(value: Any) -> Any:
@@ -255,6 +264,18 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     behavior_exited = signal(name=StringName, doc="A behavior ended, after its on_exit actions ran.")
     behavior_entered = signal(name=StringName, doc="A behavior began, after its on_enter actions ran.")
     target_changed = signal(entity_id=int, doc="The target changed (0: none); see target_from.")
+    _inputs = export_group("Inputs")
+    auto_evaluate: str = export(
+        "when_all_sourced",
+        hint=PropertyHint.ENUM,
+        hint_string=",".join(inputs.AUTO_EVALUATE),
+        doc="Choose by itself every frame on the batched path (read choice, or connect behavior_changed): "
+        "when_all_sourced (every consideration has a source), always (some have; set_input feeds the "
+        "others), never.",
+    )
+    blackboard: dict = export(
+        {}, doc="Values the game writes for BlackboardInput sources (set_blackboard_value, or a Dictionary)."
+    )
     choice: StringName = export(
         StringName(""),
         usage=PropertyUsage.NONE,
@@ -268,8 +289,17 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     # Set in the instance's dict once joined (`_handle`): read as a plain attribute, which the class's
     # None makes safe before then (no engine property lookup).
     _calls: _Calls | None = None
+    _reads_more = False  # True in the instance's dict when evaluate has sources or a scoring target
     live_behavior: StringName = live.live(StringName(""), "The behavior chosen last.")
     live_scores: dict = live.live({}, "Each behavior's score from the last choice.")
+    live_target: str = live.live("", "The target's name and entity id (empty: none).")
+    live_inputs: dict = live.live({}, "Each sourced input now, by key.")
+
+    def get_live_target(self) -> str:
+        return targets.describe_target(self) if live.handle_of(self) else ""
+
+    def get_live_inputs(self) -> dict:
+        return inputs.sourced_context(self) if live.handle_of(self) and inputs.sourced(self) else {}
 
     def get_live_behavior(self) -> StringName:
         handle = live.handle_of(self)
@@ -283,10 +313,11 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def _redefine(self, _value: Any) -> None:
         # A definition changed at run time: the selector joins the group of its new definition
         # (its anti-dithering state starts afresh).
-        self.__dict__.pop("_calls", None)
-        self.__dict__.pop("_stream", None)
+        for cached in ("_calls", "_stream", "_sourced"):
+            self.__dict__.pop(cached, None)
         if self.__dict__.get("_server_handle"):
             server().release(self.__dict__.pop("_server_handle"))
+            targets.rejoin(self)
 
     @python_only
     def to_dict(self) -> dict[str, Any]:
@@ -326,6 +357,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         self._handle()
         return self.__dict__["_calls"]
 
+    def _exit_tree(self) -> None:
+        targets.forget_place(self)  # reparented: its NPC and stream are found again
+
     def _watch_curves(self) -> None:
         # A designer's Curve is baked into the definition; when it changes, bake it again.
         watched = self.__dict__.setdefault("_watched_curves", [])
@@ -352,10 +386,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         # The context as it came: its keys are str or StringName (a str), found by the same lookups.
         if defaults:
             context = defaults | context  # a given value wins
-        if self.target_from == "scoring":
-            chosen = pick(entry, context)
-            targets.after_evaluate(self, entry, context)
-            return names[chosen]
+        if self._reads_more:  # sourced inputs, or a target from the scoring
+            return names[targets.pick_with_sources(self, entry, pick, context)]
         return names[pick(entry, context)]
 
     @apart
@@ -413,6 +445,21 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         or scoring, the next choice of target replaces it."""
         targets.set_target(self, entity_id)
 
+    def get_sourced_inputs(self) -> dict:
+        """Each sourced consideration's input now, by key (what evaluate() and the next automatic
+        choice read; a source that cannot answer gives its fallback)."""
+        self._joined()
+        return inputs.sourced_context(self)
+
+    def set_blackboard_value(self, key: StringName, value: Any) -> None:
+        """Write a value BlackboardInput sources read (a number or bool), without copying the
+        blackboard (reading `blackboard` from GDScript gives a copy: write through this)."""
+        self.__dict__.setdefault("blackboard", {})[str(key)] = value
+
+    def get_blackboard_value(self, key: StringName, default: Any = None) -> Any:
+        """A blackboard value, or `default` when the key was never written."""
+        return (self.__dict__.get("blackboard") or {}).get(str(key), default)
+
     def get_scores(self) -> dict:
         """Each behavior's score from the last choice."""
         return server().core.scores(self._handle())
@@ -446,12 +493,13 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
             warnings.append(str(error))
-        return PackedStringArray(warnings + targets.warnings(self) + actions.configuration_warnings(self))
+        warnings += targets.warnings(self) + inputs.warnings(self)
+        return PackedStringArray(warnings + actions.configuration_warnings(self))
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
-for _field in ("memory_stream", "target_from"):
+for _field in targets.SETTINGS:
     UtilitySelector.__dict__[_field].on_change = targets.reconfigured
 
 
@@ -461,7 +509,7 @@ def _input_defaults(behaviors: list) -> dict[str, float]:
     for behavior in behaviors:
         for consideration in behavior.considerations if behavior is not None else ():
             if consideration is not None and consideration.use_default_input:
-                defaults.setdefault(str(consideration.input_key), float(consideration.default_input))
+                defaults.setdefault(inputs.key_of(consideration), float(consideration.default_input))
     return defaults
 
 

@@ -49,6 +49,8 @@ func _initialize() -> void:
 	check("the strongest memory of the chosen types is the target", selector.get_target_id() == passer_id
 		and selector.get_target_node() == passer and selector.get_target_position() == Vector2(0, 5),
 		[selector.get_target_id(), passer_id, thief_id])
+	passer.name = "Passer"
+	check("the Remote inspector shows the target", selector.live_target == "Passer (%d)" % passer_id, selector.live_target)
 	var recalls_before := _recall_counts(memory)
 	NpcMindServer.advance(60.0)
 	check("when it fades the other becomes the target", selector.get_target_id() == thief_id
@@ -72,6 +74,15 @@ func _initialize() -> void:
 	NpcMindServer.advance(0.1)
 	check("set_target sets it and signals; target_from none keeps it", selector.get_target_id() == passer_id
 		and changes.back() == passer_id and changes.size() == 5, changes)
+	# target_from scoring: the best target of a per-target behavior, its entity from target_ids
+	var per_target: Resource = Build.consideration("threat")
+	per_target.per_target = true
+	var scorer: Node = Build.selector([Build.behavior("attack", [per_target]), Build.behavior("idle", [Build.consideration("calm")])])
+	scorer.target_from = "scoring"
+	npc.add_child(scorer)
+	var chosen: StringName = scorer.evaluate({"threat": [0.2, 0.9, 0.4], "target_ids": [11, 22, 33], "calm": 0.1})
+	check("target_from scoring: the chosen target's entity", chosen == &"attack" and scorer.get_target_id() == 22,
+		[chosen, scorer.get_target_id()])
 	print(JSON.stringify({"done": true}))
 	quit()
 

@@ -43,7 +43,7 @@ def strongest(
     bank.flush()  # queued writes first: a look answers what was recorded before it
     for slot, positions, npcs in bank._group(handles):
         pool = slot.pool
-        rows = np.array([pool.row_of(int(npc)) for npc in npcs.tolist()], dtype=np.int64)
+        rows = pool._row_of_id[npcs]  # the pool row of each NPC id (the table's ids are live)
         local, slots, values, _ = pool.working_state(rows)
         if not local.size:
             continue
