@@ -61,9 +61,10 @@ def test_an_ask_action_sends_the_situation_written_from_its_template(fault_serve
     assert len(checks) == 3
     assert len(fault_server.seen) == 1  # the bad template asked nothing
     user = fault_server.seen[0].body["messages"][-1]["content"]
-    assert user.startswith("Situation: Thief was last seen 12 s ago, 50 m away; I am alert.\n"), user
+    assert user.startswith("Situation: Thief was last seen 12 s ago, 50 m away; I am alert (0.75).\n"), user
     facts = user.splitlines()[1]
-    for shown in ("target name: Thief", "distance: 50", "since seen: 12", "npc name: Guard", "awareness: 3"):
+    shown_facts = ("target name: Thief", "distance: 50", "since seen: 12", "npc name: Guard", "awareness: 3")
+    for shown in (*shown_facts, "alarm: 0.8"):
         assert shown in facts, (shown, user)
     assert "target id" not in user
     errors = run.errors()
@@ -71,4 +72,4 @@ def test_an_ask_action_sends_the_situation_written_from_its_template(fault_serve
         len(errors) == 1
         and "on_enter[1] AskDecisionAction: the template names an unknown field {nobody}" in errors[0]
     )
-    assert "Fix: use one of: awareness, behavior, distance," in errors[0], errors
+    assert "Fix: use one of: alarm, awareness, behavior, distance," in errors[0], errors

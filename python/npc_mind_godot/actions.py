@@ -30,7 +30,7 @@ from gdbridge import classes, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
-from npc_mind_godot import mistakes, targets
+from npc_mind_godot import inputs, mistakes, targets
 from npc_mind_godot._common import NOTIFICATION_PREDELETE, icon, server
 
 PHASES = ("on_enter", "on_tick", "on_exit")
@@ -428,7 +428,8 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     since the target was last perceived; inf: never), `distance` (from the NPC to the target's last
     known position; inf: unknown), `awareness` (0 none .. 3 pursue), `strongest_type` and
     `strongest_r` (the NPC's strongest memory: its type's name and R; "nothing" and 0.0 when it
-    remembers nothing). The answer arrives as the decision's
+    remembers nothing), and each sourced input of the selector's considerations by its key (as
+    `get_sourced_inputs()` gives it; a field above keeps its name). The answer arrives as the decision's
     `decision_made` / `decision_fallback`, and its intent steers the selector as before."""
 
     decision: NodePath = export(
@@ -438,7 +439,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
         "{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away",
         multiline=True,
         doc="The situation text; fields: npc_name, behavior, target_id, target_name, since_seen, "
-        "distance, awareness, strongest_type and strongest_r.",
+        "distance, awareness, strongest_type, strongest_r and each sourced input by its key.",
     )
 
     @python_only
@@ -529,6 +530,8 @@ def situation_fields(running: Running) -> SituationFields:
             kind = int(strongest.get("memory_type", 0))
             fields["strongest_type"] = _TYPE_NAMES.get(kind, str(kind))
             fields["strongest_r"] = float(strongest.get("retrievability", 0.0))
+    for key, value in inputs.sourced_context(selector).items():  # the NPC's sourced inputs
+        fields.setdefault(key, value)
     return fields
 
 

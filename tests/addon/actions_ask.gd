@@ -2,7 +2,8 @@ extends SceneTree
 ## An AskDecisionAction, against the endpoint in NPC_MIND_TEST_ENDPOINT (the test's fault server,
 ## answering "attack"): when the guard's "alert" behavior begins, it asks its AsyncLLMDecision once
 ## with the situation written from the designer's template (the target's name, seconds since seen,
-## distance to its last known position, the running behavior) and the other fields as facts; the
+## distance to its last known position, the running behavior, a sourced input) and the other fields
+## as facts; the
 ## answer arrives as decision_made. A template naming an unknown field is one error and no request.
 ## Manual clock. One JSON line per check; the test reads the prompt the server got.
 
@@ -45,11 +46,17 @@ func _initialize() -> void:
 	guard.add_child(decision)
 	decision.decision_made.connect(func(intent: StringName, _u: float, tier: int) -> void: answers.append([String(intent), tier]))
 	decision.decision_fallback.connect(func(tier: int, reason: String) -> void: answers.append([reason, tier]))
-	var alert: Resource = B.behavior("alert", [B.consideration("alarm")])
-	alert.on_enter = actions([ask("{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away; I am {behavior}"),
+	var alarm: Resource = B.consideration("alarm")
+	var board: Resource = ClassDB.instantiate("BlackboardInput")
+	board.key = &"alarm_level"
+	alarm.source = board
+	var alert: Resource = B.behavior("alert", [alarm])
+	alert.on_enter = actions([ask("{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away; I am {behavior} ({alarm:.2f})"),
 		ask("{nobody} is here")])
 	selector = B.selector([alert])
 	selector.target_from = "memory"
+	selector.auto_evaluate = "never"  # chosen through evaluate() below
+	selector.set_blackboard_value(&"alarm_level", 0.75)
 	guard.add_child(selector)
 	await process_frame  # in the tree: the selector and the stream join the server
 	var thief := Node2D.new()
