@@ -64,6 +64,7 @@ def test_an_ask_action_sends_the_situation_written_from_its_template(fault_serve
     assert user.startswith("Situation: Thief was last seen 12 s ago, 50 m away; I am alert (0.75).\n"), user
     facts = user.splitlines()[1]
     shown_facts = ("target name: Thief", "distance: 50", "since seen: 12", "npc name: Guard", "awareness: 3")
+    shown_facts += ("strongest type: hostile",)
     for shown in (*shown_facts, "alarm: 0.8"):
         assert shown in facts, (shown, user)
     assert "target id" not in user

@@ -30,6 +30,7 @@ from gdbridge import classes, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
+from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
 from npc_mind_godot._common import NOTIFICATION_PREDELETE, icon, server
 
@@ -373,12 +374,12 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             return None
         if self.destination == "target":
             return threat, float(self.arrive_distance)
-        away = _minus(position, threat)
-        length = _length(away)
+        away = position - threat
+        length = away.length()
         if length >= self.flee_distance:
             return None  # far enough
-        direction = _scaled(away, 1.0 / length) if length > 1e-6 else _unit_like(position)
-        return _plus(threat, _scaled(direction, float(self.flee_distance))), float(self.arrive_distance)
+        direction = away * (1.0 / length) if length > 1e-6 else _unit_like(position)
+        return threat + direction * float(self.flee_distance), float(self.arrive_distance)
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
@@ -413,10 +414,6 @@ def _agent(selector: Any, path: Any, body: Any) -> Any:
         agent = selector.get_node_or_null(path)
         return agent if agent is not None and any(agent.is_class(kind) for kind in AGENTS) else None
     return _first_child(body, AGENTS) if body is not None else None
-
-
-class SituationFields(dict):
-    """The template's fields; an unknown one raises a KeyError naming it."""
 
 
 class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
@@ -503,10 +500,10 @@ def _told(key: str, value: Any) -> bool:
     return not isinstance(value, float) or math.isfinite(value)
 
 
-def situation_fields(running: Running) -> SituationFields:
+def situation_fields(running: Running) -> dict[str, Any]:
     """The values an AskDecisionAction's template can name (see its doc), read now."""
     selector, npc = running.selector, running.npc
-    fields = SituationFields(
+    fields = dict(
         npc_name=str(npc.get_name()), behavior=running.name, target_id=0, target_name="someone",
         since_seen=math.inf, distance=math.inf, awareness=0, strongest_type="nothing", strongest_r=0.0,
     )  # fmt: skip
@@ -519,7 +516,7 @@ def situation_fields(running: Running) -> SituationFields:
             fields["target_name"] = str(node.get_name())
         where = targets.target_position(selector)
         if where is not None and (npc.is_class("Node2D") or npc.is_class("Node3D")):
-            fields["distance"] = _length(_minus(npc.global_position, where))
+            fields["distance"] = (npc.global_position - where).length()
         if memory is not None:
             fields["since_seen"] = float(memory.get_seconds_since_seen(target))
             fields["awareness"] = int(memory.awareness_of(target))
@@ -527,34 +524,14 @@ def situation_fields(running: Running) -> SituationFields:
         remembered = memory.get_memories()
         if remembered:
             strongest = remembered[0]
-            kind = int(strongest.get("memory_type", 0))
-            fields["strongest_type"] = _TYPE_NAMES.get(kind, str(kind))
+            fields["strongest_type"] = MemoryType(int(strongest["memory_type"])).name.lower()
             fields["strongest_r"] = float(strongest.get("retrievability", 0.0))
     for key, value in inputs.sourced_context(selector).items():  # the NPC's sourced inputs
         fields.setdefault(key, value)
     return fields
 
 
-_TYPE_NAMES = {0: "trivia", 1: "observation", 2: "interaction", 3: "hostile", 4: "trauma"}
-
-
-# --- vectors (Vector2 or Vector3, as the engine gives them) -------------------------------------
-def _minus(a: Any, b: Any) -> Any:
-    return a - b
-
-
-def _plus(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _scaled(a: Any, k: float) -> Any:
-    return a * k
-
-
-def _length(a: Any) -> float:
-    return float(a.length())
-
-
+# --- vectors (Vector2 or Vector3, as the engine gives them: plain Python values) ----------------
 def _unit_like(a: Any) -> Any:
     return Vector2(1.0, 0.0) if isinstance(a, Vector2) else Vector3(1.0, 0.0, 0.0)
 
@@ -772,7 +749,7 @@ def _step(motion: Motion) -> None:
     body, agent = motion.body, motion.agent
     position = body.global_position
     goal = motion.action.goal(motion.running, position)
-    if goal is None or _length(_minus(goal[0], position)) <= goal[1]:
+    if goal is None or (goal[0] - position).length() <= goal[1]:
         if not motion.standing:  # arrived: the velocity is zeroed once, not every frame
             _halt(body)
             motion.standing = True
@@ -780,18 +757,18 @@ def _step(motion: Motion) -> None:
     motion.standing = False
     point = goal[0]
     if agent is not None and agent:
-        if motion.last_goal is None or _length(_minus(point, motion.last_goal)) > 1e-3:
+        if motion.last_goal is None or (point - motion.last_goal).length() > 1e-3:
             agent.target_position = point
             motion.last_goal = point
         point = agent.get_next_path_position()
-    heading = _minus(point, position)
+    heading = point - position
     if agent is None:
         heading = _level(heading)
-    length = _length(heading)
+    length = heading.length()
     if length <= 1e-6:
         _halt(body)
         return
-    velocity = _scaled(heading, float(motion.action.speed) / length)
+    velocity = heading * (float(motion.action.speed) / length)
     if isinstance(velocity, Vector3) and agent is None:
         velocity = Vector3(velocity.x, body.velocity.y, velocity.z)
     body.velocity = velocity
