@@ -10,8 +10,12 @@ just before that signal.
 Every NodePath of an action is relative to the UtilitySelector (as the inspector picks it); an
 empty one means the NPC, the selector's parent. One pass over every running behavior per physics
 frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_tick` lists and moves
-the bodies of the running move actions: no `_physics_process` per NPC. A paused tree pauses them,
-as it pauses `_physics_process` (an NPC whose process_mode runs while paused keeps acting).
+the bodies of the running move actions: no `_physics_process` per NPC. The engine side of that pass
+is one GDScript object (`ENGINE_SOURCE`) called a fixed number of times a frame with packed arrays:
+one read of every moving body's and waypoint's position and one move of every body per dimension,
+and one write of the pass's on_tick property sets (a run of them between other actions).
+A paused tree pauses them, as it pauses `_physics_process` (an NPC whose process_mode runs while
+paused keeps acting).
 
 A mistake at run time (a path to nothing, a property or method that does not exist, a move with no
 body) is reported once per selector and action through `npc_mind_godot.mistakes`, naming the node,
@@ -26,13 +30,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gdbridge import classes, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
-from npc_mind_godot._common import NOTIFICATION_PREDELETE, icon, server
+from npc_mind_godot._common import NOTIFICATION_PREDELETE, engine_script, icon, server
 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
@@ -137,7 +143,10 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     @python_only
     def run(self, running: Running) -> None:
         target, path = running.resolved(self)
-        target.set_indexed(path, self.value)
+        if _tick_sets is not None:  # in the physics pass: written with the others in one call
+            _tick_sets.append((target, path, self.value))
+        else:
+            target.set_indexed(path, self.value)
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
@@ -354,32 +363,15 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             raise ActionError(
                 "destination", f"unknown destination {self.destination!r}", "pick one in the list"
             )
-        return body, agent, int(body.get_instance_id())
+        return body, agent, int(body.get_instance_id()), 3 if body.is_class("CharacterBody3D") else 2
 
     @python_only
     def run(self, running: Running) -> None:
-        body, agent, key = running.resolved(self)
+        body, agent, key, dimension = running.resolved(self)
         motion = _motions.get(key)
         if motion is None or motion.action is not self or motion.running is not running:
-            _motions[key] = Motion(running, self, body, agent)
+            _motions[key] = Motion(running, self, body, agent, dimension)
             _start_ticking()
-
-    @python_only
-    def goal(self, running: Running, position: Any) -> tuple[Any, float] | None:
-        """Where to go now and within what distance it is reached (None: nowhere, stand still)."""
-        if self.destination == "node":
-            return running.waypoint(self).global_position, float(self.arrive_distance)
-        threat = targets.target_position(running.selector)
-        if threat is None:
-            return None
-        if self.destination == "target":
-            return threat, float(self.arrive_distance)
-        away = position - threat
-        length = away.length()
-        if length >= self.flee_distance:
-            return None  # far enough
-        direction = away * (1.0 / length) if length > 1e-6 else _unit_like(position)
-        return threat + direction * float(self.flee_distance), float(self.arrive_distance)
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
@@ -531,14 +523,121 @@ def situation_fields(running: Running) -> dict[str, Any]:
     return fields
 
 
-# --- vectors (Vector2 or Vector3, as the engine gives them: plain Python values) ----------------
-def _unit_like(a: Any) -> Any:
-    return Vector2(1.0, 0.0) if isinstance(a, Vector2) else Vector3(1.0, 0.0, 0.0)
+# --- the move rule and the engine side -----------------------------------------------------------
+def plan(
+    positions: np.ndarray, anchors: np.ndarray, away: np.ndarray, arrive: np.ndarray, flee: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The move rule, for every moving body of a dimension at once (rows: bodies): where each goes
+    this frame and whether it moves. `anchors` are the waypoints' or targets' positions (NaN: none,
+    it stands); an `away` row flees its anchor to `flee` from it (beyond that: far enough, it
+    stands); a body within `arrive` of its goal has arrived."""
+    offset = positions - anchors
+    distance = np.linalg.norm(offset, axis=1)
+    unit = np.zeros_like(offset)
+    unit[:, 0] = 1.0  # right on the threat: any way out
+    near = ~(distance > 1e-6)
+    unit = np.where(near[:, None], unit, offset / np.where(near, 1.0, distance)[:, None])
+    goals = np.where(away[:, None], anchors + unit * flee[:, None], anchors)
+    moving = np.isfinite(distance) & ~(away & (distance >= flee))
+    moving &= np.linalg.norm(goals - positions, axis=1) > arrive
+    return goals, moving
 
 
-def _level(a: Any) -> Any:
-    """A 3D direction without its vertical part (straight steering in 3D stays level)."""
-    return Vector3(a.x, 0.0, a.z) if isinstance(a, Vector3) else a
+STAND, HALT, MOVE, RETARGET = 0, 1, 2, 3  # what the engine side does with a body this frame
+
+# Every engine read and write of the physics pass, looped at the engine's own cost: positions of
+# bodies and waypoints (NaN: freed or not placed), the moves (per body: STAND nothing; HALT velocity
+# zero, a 3D body's vertical kept; MOVE toward its goal along its agent's path if any, else
+# straight (in 3D, level); RETARGET also gives the agent the goal), and the on_tick property sets.
+ENGINE_SOURCE = """extends RefCounted
+
+
+func positions_2d(nodes: Array) -> PackedVector2Array:
+	var out := PackedVector2Array()
+	out.resize(nodes.size())
+	for i in nodes.size():
+		var node = nodes[i]
+		out[i] = node.global_position if is_instance_valid(node) and node is Node2D else Vector2(NAN, NAN)
+	return out
+
+
+func positions_3d(nodes: Array) -> PackedVector3Array:
+	var out := PackedVector3Array()
+	out.resize(nodes.size())
+	for i in nodes.size():
+		var node = nodes[i]
+		var placed := is_instance_valid(node) and node is Node3D
+		out[i] = node.global_position if placed else Vector3(NAN, NAN, NAN)
+	return out
+
+
+func move_2d(bodies: Array, agents: Array, goals: PackedVector2Array, speeds: PackedFloat64Array,
+		modes: PackedByteArray) -> void:
+	for i in bodies.size():
+		var mode := modes[i]
+		if mode == 0:
+			continue
+		var body: CharacterBody2D = bodies[i]
+		if mode == 1:
+			body.velocity = Vector2.ZERO
+			continue
+		var point := goals[i]
+		var agent = agents[i]
+		if is_instance_valid(agent):
+			if mode == 3:
+				agent.target_position = point
+			point = agent.get_next_path_position()
+		var heading := point - body.global_position
+		var length := heading.length()
+		if length <= 1e-6:
+			body.velocity = Vector2.ZERO
+			continue
+		body.velocity = heading * (speeds[i] / length)
+		body.move_and_slide()
+
+
+func move_3d(bodies: Array, agents: Array, goals: PackedVector3Array, speeds: PackedFloat64Array,
+		modes: PackedByteArray) -> void:
+	for i in bodies.size():
+		var mode := modes[i]
+		if mode == 0:
+			continue
+		var body: CharacterBody3D = bodies[i]
+		if mode == 1:
+			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
+			continue
+		var point := goals[i]
+		var agent = agents[i]
+		var steered := is_instance_valid(agent)
+		if steered:
+			if mode == 3:
+				agent.target_position = point
+			point = agent.get_next_path_position()
+		var heading := point - body.global_position
+		if not steered:
+			heading.y = 0.0
+		var length := heading.length()
+		if length <= 1e-6:
+			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
+			continue
+		var velocity := heading * (speeds[i] / length)
+		if not steered:
+			velocity.y = body.velocity.y
+		body.velocity = velocity
+		body.move_and_slide()
+
+
+func set_all(nodes: Array, paths: Array, values: Array) -> void:
+	for i in nodes.size():
+		nodes[i].set_indexed(paths[i], values[i])
+"""
+_engine: list[Any] = []  # the ENGINE_SOURCE object, made on first use
+
+
+def _engine_side() -> Any:
+    if not _engine:
+        _engine.append(engine_script(ENGINE_SOURCE))
+    return _engine[0]
 
 
 # --- the runner ---------------------------------------------------------------------------------
@@ -562,8 +661,8 @@ class Running:
             found = self.found[id(action)] = action.resolve(self)
         return found
 
-    def waypoint(self, action: MoveAction) -> Any:
-        """A move's destination node (a Node2D/3D), kept as `resolved` keeps nodes."""
+    def waypoint(self, action: MoveAction, dimension: int) -> Any:
+        """A move's destination node (a Node2D/3D of the body's dimension), kept as `resolved` keeps nodes."""
         key = -id(action)
         found = self.found.get(key)
         if found is None or not found[0]:
@@ -575,6 +674,12 @@ class Running:
                     "not_placed",
                     f"node {str(action.node)!r} is a {node.get_class()}, which has no position",
                     "point node at a Node2D or Node3D (a Marker2D/3D)",
+                )
+            if not node.is_class(f"Node{dimension}D"):
+                raise ActionError(
+                    "dimension",
+                    f"node {str(action.node)!r} is a {node.get_class()}, not in the {dimension}D body's",
+                    f"point node at a Node{dimension}D (a Marker{dimension}D)",
                 )
             found = self.found[key] = (node,)
         return found[0]
@@ -588,7 +693,9 @@ class Motion:
     action: MoveAction
     body: Any
     agent: Any
-    last_goal: Any = None
+    dimension: int  # 2 or 3, the body's
+    waypoint: Any = None  # destination node: its node while it stays (None: found again)
+    last_goal: tuple[float, ...] | None = None  # the goal the agent was given
     standing: bool = False  # arrived (or nowhere to go) and halted
 
 
@@ -715,64 +822,121 @@ def _start_ticking() -> None:
 def tick(tree: Any) -> None:
     """Once per physics frame: every running behavior's on_tick, then every move. While the tree is
     paused, only the NPCs that process when paused (process_mode) act."""
+    global _tick_sets  # noqa: PLW0603 - the pass's property sets, while it runs
     paused = bool(tree.is_paused())
-    for running in list(_running.values()):  # a freed selector left it (`notified`)
-        if paused and not running.npc.can_process():
-            continue
-        behavior = running.behavior
-        if behavior is not None:
-            for index, action in enumerate(behavior.on_tick):
-                if action is not None:
-                    _run_one(running, "on_tick", index, action)
-    for key, motion in list(_motions.items()):  # a freed selector dropped its moves (`notified`)
-        try:
-            if paused and not motion.body.can_process():
+    _tick_sets = []
+    try:
+        for running in list(_running.values()):  # a freed selector left it (`notified`)
+            if paused and not running.npc.can_process():
                 continue
-            _step(motion)
-        except Exception as error:
+            behavior = running.behavior
+            if behavior is not None:
+                for index, action in enumerate(behavior.on_tick):
+                    if action is not None:
+                        if type(action) is not SetPropertyAction:
+                            _write_sets()  # in order: what another action reads is written first
+                        _run_one(running, "on_tick", index, action)
+        _write_sets()
+    finally:
+        _tick_sets = None
+    moving: dict[int, list[tuple[int, Motion]]] = {2: [], 3: []}
+    for key, motion in _motions.items():  # a freed selector dropped its moves (`notified`)
+        if paused and not (motion.body and motion.body.can_process()):
+            continue
+        moving[motion.dimension].append((key, motion))
+    for dimension, motions in moving.items():
+        if motions:
+            _move(dimension, motions)
+
+
+_tick_sets: list[tuple[Any, Any, Any]] | None = None  # (node, property path, value) to write
+
+
+def _write_sets() -> None:
+    """The on_tick property sets met so far in this pass, written in one engine call."""
+    if _tick_sets:
+        nodes, paths, values = zip(*_tick_sets, strict=True)
+        _tick_sets.clear()
+        _engine_side().call("set_all", list(nodes), list(paths), list(values))
+
+
+def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
+    """One physics frame of every move of this dimension: one read of the bodies' and waypoints'
+    positions, the move rule (`plan`) for all, one engine call that moves them."""
+    engine = _engine_side()
+    waypoints = [motion.waypoint for _, motion in motions if motion.waypoint is not None]
+    nodes = [motion.body for _, motion in motions] + waypoints
+    read = np.asarray(engine.call(f"positions_{dimension}d", nodes), dtype=np.float64).reshape(-1, dimension)
+    positions, placed = read[: len(motions)], iter(read[len(motions) :])
+    anchors = np.full_like(positions, np.nan)
+    for row, (key, motion) in enumerate(motions):
+        if not np.isfinite(positions[row, 0]):  # a body freed apart from its NPC: its move ends
             del _motions[key]
-            if not motion.body:
-                continue  # a body freed apart from its NPC: its move ends
-            error = _as_mistake(error)
-            running = motion.running
-            mistakes.report(
-                running.selector,
-                f"action:{running.name}:move:{error.cause}",
-                f"behavior {running.name!r}, {motion.action.label()}: {error}; the move stops.",
-                fix=error.fix + ".",
-            )
-            _halt(motion.body)
-
-
-def _step(motion: Motion) -> None:
-    """Move one body one physics frame toward its destination (along the agent's path if any)."""
-    body, agent = motion.body, motion.agent
-    position = body.global_position
-    goal = motion.action.goal(motion.running, position)
-    if goal is None or (goal[0] - position).length() <= goal[1]:
-        if not motion.standing:  # arrived: the velocity is zeroed once, not every frame
-            _halt(body)
+        elif motion.action.destination == "node":
+            anchors[row] = _waypoint_at(key, motion, next(placed) if motion.waypoint is not None else None)
+        else:
+            threat = targets.target_position(motion.running.selector)
+            if threat is not None:
+                anchors[row] = (threat.x, threat.y) if dimension == 2 else (threat.x, threat.y, threat.z)
+    rows = [row for row, (key, _) in enumerate(motions) if key in _motions]  # less the ended moves
+    if not rows:
+        return
+    motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
+    actions = [motion.action for _, motion in motions]
+    goals, going = plan(
+        positions, anchors, np.array([action.destination == "away_from_target" for action in actions]),
+        np.array([float(action.arrive_distance) for action in actions]),
+        np.array([float(action.flee_distance) for action in actions]),
+    )  # fmt: skip
+    goals = goals.astype(np.float32)
+    modes = np.empty(len(motions), dtype=np.uint8)
+    for row, (_, motion) in enumerate(motions):
+        if going[row]:
+            goal = tuple(goals[row].tolist())
+            fresh = motion.last_goal is None or math.dist(goal, motion.last_goal) > 1e-3
+            if fresh and motion.agent is not None:
+                motion.last_goal = goal
+            modes[row] = RETARGET if fresh and motion.agent is not None else MOVE
+            motion.standing = False
+        else:  # arrived, or nowhere to go: the velocity is zeroed once, not every frame
+            modes[row] = STAND if motion.standing else HALT
             motion.standing = True
-        return
-    motion.standing = False
-    point = goal[0]
-    if agent is not None and agent:
-        if motion.last_goal is None or (point - motion.last_goal).length() > 1e-3:
-            agent.target_position = point
-            motion.last_goal = point
-        point = agent.get_next_path_position()
-    heading = point - position
-    if agent is None:
-        heading = _level(heading)
-    length = heading.length()
-    if length <= 1e-6:
-        _halt(body)
-        return
-    velocity = heading * (float(motion.action.speed) / length)
-    if isinstance(velocity, Vector3) and agent is None:
-        velocity = Vector3(velocity.x, body.velocity.y, velocity.z)
-    body.velocity = velocity
-    body.move_and_slide()
+    engine.call(
+        f"move_{dimension}d", [motion.body for _, motion in motions], [motion.agent for _, motion in motions],
+        goals, np.array([float(action.speed) for action in actions]), modes,
+    )  # fmt: skip
+
+
+def _waypoint_at(key: int, motion: Motion, read: Any) -> Any:
+    """A node destination's position this frame (NaN: none this frame). Its node is found once per
+    run, and again when the read shows it freed; a mistake stops the move, reported once."""
+    if read is not None and np.isfinite(read[0]):
+        return read
+    motion.waypoint = None
+    try:
+        motion.waypoint = motion.running.waypoint(motion.action, motion.dimension)
+    except Exception as error:
+        _stop(key, motion, _as_mistake(error))
+    return np.nan
+
+
+def _stop(key: int, motion: Motion, error: ActionError) -> None:
+    """A move's mistake: reported once per selector and cause, the move ends and its body stops."""
+    del _motions[key]
+    running = motion.running
+    mistakes.report(
+        running.selector,
+        f"action:{running.name}:move:{error.cause}",
+        f"behavior {running.name!r}, {motion.action.label()}: {error}; the move stops.",
+        fix=error.fix + ".",
+    )
+    if motion.body:
+        _halt(motion.body)
+
+
+def close() -> None:
+    """Drop the engine side (the server singleton is being freed: nothing runs after)."""
+    _engine.clear()
 
 
 def configuration_warnings(selector: Any) -> list[str]:

@@ -252,6 +252,9 @@ class NpcMindServer(classes.Object):
 
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
+            from npc_mind_godot import actions
+
+            actions.close()  # the actions' engine side is an engine object
             self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()
