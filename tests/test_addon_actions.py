@@ -74,3 +74,14 @@ def test_an_ask_action_sends_the_situation_written_from_its_template(fault_serve
         and "on_enter[1] AskDecisionAction: the template names an unknown field {nobody}" in errors[0]
     )
     assert "Fix: use one of: alarm, awareness, behavior, distance," in errors[0], errors
+
+
+def test_the_physics_pass_is_batched_in_order() -> None:
+    run, checks = run_check_script(
+        ROOT, "res://tests/addon/actions_batched.gd", engine_args=("--fixed-fps", "60"), allow_errors=True
+    )
+    assert len(checks) == 5
+    errors = run.errors()  # the freed waypoint's, once; the freed body's move ends silently
+    assert len(errors) == 1, run.log
+    gone = "/root/World/Chaser/Mind: behavior 'go', MoveAction ../../Far: node '../../Far' is gone"
+    assert gone in errors[0], errors

@@ -144,7 +144,7 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     def run(self, running: Running) -> None:
         target, path = running.resolved(self)
         if _tick_sets is not None:  # in the physics pass: written with the others in one call
-            _tick_sets.append((target, path, self.value))
+            _tick_sets.append((target._id, path, self.value))
         else:
             target.set_indexed(path, self.value)
 
@@ -370,7 +370,8 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
         body, agent, key, dimension = running.resolved(self)
         motion = _motions.get(key)
         if motion is None or motion.action is not self or motion.running is not running:
-            _motions[key] = Motion(running, self, body, agent, dimension)
+            ids = (key, int(agent.get_instance_id()) if agent is not None else 0)
+            _motions[key] = Motion(running, self, body, agent, dimension, ids)
             _start_ticking()
 
     @python_only
@@ -543,48 +544,49 @@ def plan(
     return goals, moving
 
 
-STAND, HALT, MOVE, RETARGET = 0, 1, 2, 3  # what the engine side does with a body this frame
+STAND, HALT, MOVE, FRESH = 0, 1, 2, 3  # what the engine side does with a body this frame
 
-# Every engine read and write of the physics pass, looped at the engine's own cost: positions of
-# bodies and waypoints (NaN: freed or not placed), the moves (per body: STAND nothing; HALT velocity
-# zero, a 3D body's vertical kept; MOVE toward its goal along its agent's path if any, else
-# straight (in 3D, level); RETARGET also gives the agent the goal), and the on_tick property sets.
+# Every engine read and write of the physics pass, looped at the engine's own cost, nodes passed as
+# instance ids (0: none): the bodies' and waypoints' positions (NaN: freed, or not placed in that
+# dimension), the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
+# MOVE toward its goal along its agent's path if any, the agent given the goal when it moved, else
+# straight (in 3D, level); FRESH as MOVE, the agent given the goal in any case) and the on_tick
+# property sets.
 ENGINE_SOURCE = """extends RefCounted
 
 
-func positions_2d(nodes: Array) -> PackedVector2Array:
+func positions_2d(ids: PackedInt64Array) -> PackedVector2Array:
 	var out := PackedVector2Array()
-	out.resize(nodes.size())
-	for i in nodes.size():
-		var node = nodes[i]
-		out[i] = node.global_position if is_instance_valid(node) and node is Node2D else Vector2(NAN, NAN)
+	out.resize(ids.size())
+	for i in ids.size():
+		var node := instance_from_id(ids[i]) as Node2D
+		out[i] = node.global_position if node != null else Vector2(NAN, NAN)
 	return out
 
 
-func positions_3d(nodes: Array) -> PackedVector3Array:
+func positions_3d(ids: PackedInt64Array) -> PackedVector3Array:
 	var out := PackedVector3Array()
-	out.resize(nodes.size())
-	for i in nodes.size():
-		var node = nodes[i]
-		var placed := is_instance_valid(node) and node is Node3D
-		out[i] = node.global_position if placed else Vector3(NAN, NAN, NAN)
+	out.resize(ids.size())
+	for i in ids.size():
+		var node := instance_from_id(ids[i]) as Node3D
+		out[i] = node.global_position if node != null else Vector3(NAN, NAN, NAN)
 	return out
 
 
-func move_2d(bodies: Array, agents: Array, goals: PackedVector2Array, speeds: PackedFloat64Array,
-		modes: PackedByteArray) -> void:
+func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector2Array,
+		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
 	for i in bodies.size():
 		var mode := modes[i]
-		if mode == 0:
+		var body := instance_from_id(bodies[i]) as CharacterBody2D
+		if mode == 0 or body == null:
 			continue
-		var body: CharacterBody2D = bodies[i]
 		if mode == 1:
 			body.velocity = Vector2.ZERO
 			continue
 		var point := goals[i]
-		var agent = agents[i]
-		if is_instance_valid(agent):
-			if mode == 3:
+		var agent := instance_from_id(agents[i]) as NavigationAgent2D if agents[i] else null
+		if agent != null:
+			if mode == 3 or agent.target_position.distance_to(point) > 1e-3:
 				agent.target_position = point
 			point = agent.get_next_path_position()
 		var heading := point - body.global_position
@@ -596,40 +598,41 @@ func move_2d(bodies: Array, agents: Array, goals: PackedVector2Array, speeds: Pa
 		body.move_and_slide()
 
 
-func move_3d(bodies: Array, agents: Array, goals: PackedVector3Array, speeds: PackedFloat64Array,
-		modes: PackedByteArray) -> void:
+func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector3Array,
+		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
 	for i in bodies.size():
 		var mode := modes[i]
-		if mode == 0:
+		var body := instance_from_id(bodies[i]) as CharacterBody3D
+		if mode == 0 or body == null:
 			continue
-		var body: CharacterBody3D = bodies[i]
 		if mode == 1:
 			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
 			continue
 		var point := goals[i]
-		var agent = agents[i]
-		var steered := is_instance_valid(agent)
-		if steered:
-			if mode == 3:
+		var agent := instance_from_id(agents[i]) as NavigationAgent3D if agents[i] else null
+		if agent != null:
+			if mode == 3 or agent.target_position.distance_to(point) > 1e-3:
 				agent.target_position = point
 			point = agent.get_next_path_position()
 		var heading := point - body.global_position
-		if not steered:
+		if agent == null:
 			heading.y = 0.0
 		var length := heading.length()
 		if length <= 1e-6:
 			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
 			continue
 		var velocity := heading * (speeds[i] / length)
-		if not steered:
+		if agent == null:
 			velocity.y = body.velocity.y
 		body.velocity = velocity
 		body.move_and_slide()
 
 
-func set_all(nodes: Array, paths: Array, values: Array) -> void:
-	for i in nodes.size():
-		nodes[i].set_indexed(paths[i], values[i])
+func set_all(ids: PackedInt64Array, paths: Array, values: Array) -> void:
+	for i in ids.size():
+		var node := instance_from_id(ids[i])
+		if node != null:
+			node.set_indexed(paths[i], values[i])
 """
 _engine: list[Any] = []  # the ENGINE_SOURCE object, made on first use
 
@@ -694,8 +697,9 @@ class Motion:
     body: Any
     agent: Any
     dimension: int  # 2 or 3, the body's
-    waypoint: Any = None  # destination node: its node while it stays (None: found again)
-    last_goal: tuple[float, ...] | None = None  # the goal the agent was given
+    ids: tuple[int, int]  # the body's and the agent's instance ids (0: no agent)
+    waypoint: int = 0  # destination node: its instance id while it stays (0: found again)
+    fresh: bool = True  # the agent is given its first goal
     standing: bool = False  # arrived (or nowhere to go) and halted
 
 
@@ -743,14 +747,14 @@ def _run_list(running: Running, phase: str) -> None:
             _run_one(running, phase, index, action)
 
 
-def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bool:
+def _run_one(running: Running, phase: str, index: int, action: MindAction, now: float | None = None) -> bool:
     """Run one action; a mistake is reported once (naming the node, behavior, action and fix) and
     the action skipped. True when it ran."""
     try:
         action.run(running)
     except Exception as error:  # an ActionError, or anything the engine refused: skipped, never lost
         error = _as_mistake(error)
-        _note(running, phase, index, action, ok=False)
+        _note(running, phase, index, action, False, now)
         mistakes.report(
             running.selector,
             f"action:{running.name}:{phase}:{index}:{error.cause}",
@@ -758,7 +762,7 @@ def _run_one(running: Running, phase: str, index: int, action: MindAction) -> bo
             fix=error.fix + ".",
         )
         return False
-    _note(running, phase, index, action, ok=True)
+    _note(running, phase, index, action, True, now)
     return True
 
 
@@ -770,13 +774,17 @@ def _as_mistake(error: Exception) -> ActionError:
     )
 
 
-def _note(running: Running, phase: str, index: int, action: MindAction, ok: bool) -> None:
-    """The history: an on_tick action's entry of this run counts its repeats instead of adding one."""
-    now = server().core.now()
+def _note(  # noqa: PLR0917 - one entry's fields
+    running: Running, phase: str, index: int, action: MindAction, ok: bool, now: float | None
+) -> None:
+    """The history: an on_tick action's entry of this run counts its repeats instead of adding one
+    (`now`: the server's clock, read once a pass by `tick`)."""
+    if now is None:
+        now = server().core.now()
     history = running.history
     if phase == "on_tick":
         entry = running.ticked.get(index)
-        if entry is not None and entry in history:
+        if entry is not None and (entry is history[-1] or any(kept is entry for kept in history)):
             entry["times"] += 1
             entry["time"], entry["ok"] = now, ok
             return
@@ -824,6 +832,7 @@ def tick(tree: Any) -> None:
     paused, only the NPCs that process when paused (process_mode) act."""
     global _tick_sets  # noqa: PLW0603 - the pass's property sets, while it runs
     paused = bool(tree.is_paused())
+    now = server().core.now()
     _tick_sets = []
     try:
         for running in list(_running.values()):  # a freed selector left it (`notified`)
@@ -835,7 +844,7 @@ def tick(tree: Any) -> None:
                     if action is not None:
                         if type(action) is not SetPropertyAction:
                             _write_sets()  # in order: what another action reads is written first
-                        _run_one(running, "on_tick", index, action)
+                        _run_one(running, "on_tick", index, action, now)
         _write_sets()
     finally:
         _tick_sets = None
@@ -855,25 +864,29 @@ _tick_sets: list[tuple[Any, Any, Any]] | None = None  # (node, property path, va
 def _write_sets() -> None:
     """The on_tick property sets met so far in this pass, written in one engine call."""
     if _tick_sets:
-        nodes, paths, values = zip(*_tick_sets, strict=True)
+        ids, paths, values = zip(*_tick_sets, strict=True)
         _tick_sets.clear()
-        _engine_side().call("set_all", list(nodes), list(paths), list(values))
+        _engine_side().call("set_all", np.array(ids, dtype=np.int64), list(paths), list(values))
 
 
 def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     """One physics frame of every move of this dimension: one read of the bodies' and waypoints'
     positions, the move rule (`plan`) for all, one engine call that moves them."""
     engine = _engine_side()
-    waypoints = [motion.waypoint for _, motion in motions if motion.waypoint is not None]
-    nodes = [motion.body for _, motion in motions] + waypoints
-    read = np.asarray(engine.call(f"positions_{dimension}d", nodes), dtype=np.float64).reshape(-1, dimension)
-    positions, placed = read[: len(motions)], iter(read[len(motions) :])
-    anchors = np.full_like(positions, np.nan)
-    for row, (key, motion) in enumerate(motions):
-        if not np.isfinite(positions[row, 0]):  # a body freed apart from its NPC: its move ends
-            del _motions[key]
-        elif motion.action.destination == "node":
-            anchors[row] = _waypoint_at(key, motion, next(placed) if motion.waypoint is not None else None)
+    count = len(motions)
+    bodies = [motion.ids[0] for _, motion in motions]
+    ids = np.array(bodies + [motion.waypoint for _, motion in motions], np.int64)
+    read = np.asarray(engine.call(f"positions_{dimension}d", ids), dtype=np.float64).reshape(-1, dimension)
+    positions, anchors = read[:count], read[count:]
+    placed = np.isfinite(positions[:, 0])
+    for row in np.flatnonzero(~placed).tolist():  # a body freed apart from its NPC: its move ends
+        _motions.pop(motions[row][0], None)
+    actions = [motion.action for _, motion in motions]
+    kinds = [action.destination for action in actions]
+    for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
+        key, motion = motions[row]
+        if kinds[row] == "node":
+            anchors[row] = _waypoint_at(key, motion)
         else:
             threat = targets.target_position(motion.running.selector)
             if threat is not None:
@@ -881,43 +894,44 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     rows = [row for row, (key, _) in enumerate(motions) if key in _motions]  # less the ended moves
     if not rows:
         return
-    motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
-    actions = [motion.action for _, motion in motions]
+    if len(rows) < count:
+        motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
+        actions, kinds = [actions[row] for row in rows], [kinds[row] for row in rows]
     goals, going = plan(
-        positions, anchors, np.array([action.destination == "away_from_target" for action in actions]),
+        positions, anchors, np.array([kind == "away_from_target" for kind in kinds]),
         np.array([float(action.arrive_distance) for action in actions]),
         np.array([float(action.flee_distance) for action in actions]),
     )  # fmt: skip
-    goals = goals.astype(np.float32)
-    modes = np.empty(len(motions), dtype=np.uint8)
-    for row, (_, motion) in enumerate(motions):
-        if going[row]:
-            goal = tuple(goals[row].tolist())
-            fresh = motion.last_goal is None or math.dist(goal, motion.last_goal) > 1e-3
-            if fresh and motion.agent is not None:
-                motion.last_goal = goal
-            modes[row] = RETARGET if fresh and motion.agent is not None else MOVE
-            motion.standing = False
-        else:  # arrived, or nowhere to go: the velocity is zeroed once, not every frame
-            modes[row] = STAND if motion.standing else HALT
-            motion.standing = True
+    standing = np.array([motion.standing for _, motion in motions])
+    fresh = np.array([motion.fresh for _, motion in motions])
+    modes = np.where(going, np.where(fresh, FRESH, MOVE), np.where(standing, STAND, HALT)).astype(np.uint8)
+    for (_, motion), moves in zip(motions, going.tolist(), strict=True):
+        # arrived, or nowhere to go: the velocity is zeroed once, not every frame
+        motion.standing = not moves
+        motion.fresh = motion.fresh and not moves
     engine.call(
-        f"move_{dimension}d", [motion.body for _, motion in motions], [motion.agent for _, motion in motions],
-        goals, np.array([float(action.speed) for action in actions]), modes,
+        f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
+        np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
+        np.array([float(action.speed) for action in actions]), modes,
     )  # fmt: skip
 
 
-def _waypoint_at(key: int, motion: Motion, read: Any) -> Any:
-    """A node destination's position this frame (NaN: none this frame). Its node is found once per
-    run, and again when the read shows it freed; a mistake stops the move, reported once."""
-    if read is not None and np.isfinite(read[0]):
-        return read
-    motion.waypoint = None
+def _waypoint_at(key: int, motion: Motion) -> Any:
+    """A node destination's position this frame (NaN: none this frame), its node being found (first,
+    or freed: the read was NaN); a mistake stops the move, reported once."""
+    motion.waypoint = 0
     try:
-        motion.waypoint = motion.running.waypoint(motion.action, motion.dimension)
+        node = motion.running.waypoint(motion.action, motion.dimension)
     except Exception as error:
         _stop(key, motion, _as_mistake(error))
-    return np.nan
+        return np.nan
+    motion.waypoint = node._id
+    return _position(node)
+
+
+def _position(node: Any) -> tuple[float, ...]:
+    at = node.global_position
+    return (at.x, at.y) if isinstance(at, Vector2) else (at.x, at.y, at.z)
 
 
 def _stop(key: int, motion: Motion, error: ActionError) -> None:
