@@ -8,7 +8,7 @@ extends SceneTree
 
 const B = preload("res://tests/addon/utility_builders.gd")
 const SPEED := 100.0
-const WARMUP := 20
+const WARMUP := 30
 
 var npcs := 200
 var frames := 60
@@ -58,8 +58,8 @@ func _initialize() -> void:
 		body.position = Vector2(rng.randf() * 1280.0, rng.randf() * 720.0)
 		body.set_script(mover)
 		body.goal = markers[i % 4]
-		body.set_physics_process(false)
 		world.add_child(body)
+		body.set_physics_process(false)  # after add_child: ready turns it on for a script that has it
 		bodies.append(body)
 
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "actions.md"
 NPCS = (200, 1000)
-FRAMES = 60
+FRAMES = 120
 
 
 def run(npcs: int) -> dict[str, np.ndarray]:
@@ -67,9 +67,13 @@ def main() -> int:
         "physics frame; median of the frame times over "
         f"{FRAMES} frames, less the idle frame's. One engine run per row.",
         "",
-        "| NPCs | idle frame (ms) | GDScript, added (ms) | actions, added (ms) | actions / GDScript |",
-        "| ---: | ---: | ---: | ---: | ---: |",
-        *(f"| {n:,} | {e:.2f} | {g:.2f} | {a:.2f} | {r:.1f}x |" for n, e, g, a, r in rows),
+        "| NPCs | idle frame (ms) | GDScript frame (ms) | actions frame (ms) | GDScript, added (ms) |"
+        " actions, added (ms) | actions / GDScript, added |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        *(
+            f"| {n:,} | {e:.2f} | {e + g:.2f} | {e + a:.2f} | {g:.2f} | {a:.2f} | {r:.1f}x |"
+            for n, e, g, a, r in rows
+        ),
         "",
     ]
     OUT.parent.mkdir(parents=True, exist_ok=True)
