@@ -21,6 +21,8 @@ HELP_PAGES = {
     "BlackboardInput",
     "SenseRule", "SightSense2D", "SightSense3D", "HearingSense2D", "HearingSense3D",
     "TouchSense2D", "TouchSense3D", "Stimulus2D", "Stimulus3D",
+    "MindAction", "MoveAction", "SetPropertyAction", "CallMethodAction",
+    "PlayAnimationAction", "EmitSignalAction", "AskDecisionAction",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 

@@ -295,6 +295,51 @@ static void gdb_set_numpy(intptr_t empty, int type, intptr_t dtype) {
     if (type > 0 && type < GDB_TYPES) gdb_np_dtype[type] = (PyObject *)dtype;
 }
 
+/* gdbridge.types.Vector2 / Vector3 (borrowed: module-level classes): those values are made and
+ * read here, without the Python conversion callbacks (a Vector2 read cost five times a float's). */
+static PyObject *gdb_vector_cls[GDB_TYPES];
+static PyObject *gdb_axis_names[3];
+
+static int gdb_vector_width(int type) {
+    return type == GDEXTENSION_VARIANT_TYPE_VECTOR2 ? 2 : type == GDEXTENSION_VARIANT_TYPE_VECTOR3 ? 3 : 0;
+}
+
+static void gdb_set_vector_class(int type, intptr_t cls) {
+    if (!gdb_vector_width(type)) return;
+    if (!gdb_axis_names[0]) {
+        gdb_axis_names[0] = PyUnicode_InternFromString("x");
+        gdb_axis_names[1] = PyUnicode_InternFromString("y");
+        gdb_axis_names[2] = PyUnicode_InternFromString("z");
+    }
+    gdb_vector_cls[type] = (PyObject *)cls;
+}
+
+/* A raw Vector2/Vector3 (real_t float components) as a new Python Vector2/Vector3. */
+static PyObject *gdb_vector_to_py(int type, const float *raw) {
+    int n = gdb_vector_width(type);
+    PyObject *argv[3] = {NULL, NULL, NULL};
+    PyObject *out = NULL;
+    for (int i = 0; i < n; i++)
+        if (!(argv[i] = PyFloat_FromDouble((double)raw[i]))) goto done;
+    out = PyObject_Vectorcall(gdb_vector_cls[type], argv, (size_t)n, NULL);
+done:
+    for (int i = 0; i < n; i++) Py_XDECREF(argv[i]);
+    return out;
+}
+
+/* A Python Vector2/Vector3's components into `raw`; 0 with a Python exception set. */
+static int gdb_vector_from_py(int type, PyObject *value, float *raw) {
+    for (int i = 0; i < gdb_vector_width(type); i++) {
+        PyObject *axis = PyObject_GetAttr(value, gdb_axis_names[i]);
+        if (!axis) return 0;
+        double x = PyFloat_AsDouble(axis);
+        Py_DECREF(axis);
+        if (x == -1.0 && PyErr_Occurred()) return 0;
+        raw[i] = (float)x;
+    }
+    return 1;
+}
+
 static void *gdb_grow(void *table, intptr_t *cap, intptr_t need, size_t item) {
     if (need < *cap) return table;
     intptr_t n = *cap ? *cap : 64;
@@ -694,6 +739,7 @@ static PyObject *gdb_raw_to_py(int type, const void *p) {
     case GDEXTENSION_VARIANT_TYPE_DICTIONARY: return gdb_container_to_py(type, (void *)p);
     default: break;
     }
+    if (gdb_vector_width(type) && gdb_vector_cls[type]) return gdb_vector_to_py(type, (const float *)p);
     if (type > 0 && type < GDB_TYPES && gdb_packed_item[type]) {
         int64_t n = gdb_seq_size(type, p);
         char *data = n ? gdb_packed_data(type, (void *)p) : empty;
@@ -741,6 +787,11 @@ static PyObject *gdb_variant_to_py(const void *v) {
     }
     if (type > 0 && type < GDB_TYPES && gdb_packed_item[type])
         return gdb_raw_to_py(type, g_internal_ptr[type]((void *)v));
+    if (gdb_vector_width(type) && gdb_vector_cls[type]) {
+        float raw[4];
+        gdb_as_raw(v, type, raw);
+        return gdb_vector_to_py(type, raw);
+    }
     return gdb_convert_in_python(gdb_read_var_cb, "n", -1, (intptr_t)v);
 }
 
@@ -1579,6 +1630,15 @@ static int gdb_py_to_variant(void *v, PyObject *value) {
                    : 0;
     if (text) return gdb_str_to_variant(v, value, text);
     if (kind == &PyDict_Type || kind == &PyList_Type || kind == &PyTuple_Type) return gdb_py_container_to_variant(v, value);
+    int vector = (PyObject *)kind == gdb_vector_cls[GDEXTENSION_VARIANT_TYPE_VECTOR2]   ? GDEXTENSION_VARIANT_TYPE_VECTOR2
+                 : (PyObject *)kind == gdb_vector_cls[GDEXTENSION_VARIANT_TYPE_VECTOR3] ? GDEXTENSION_VARIANT_TYPE_VECTOR3
+                                                                                        : 0;
+    if (vector) {
+        float raw[4];
+        if (!gdb_vector_from_py(vector, value, raw)) { gdb_vnil(v); return 0; }
+        g_from_type[vector](v, raw);
+        return 1;
+    }
     gdb_vnil(v);
     /* Python code converting on its own (a list subclass, a typed container) starts its own table,
      * with its own root: a loop through it is still refused there. */

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gdbridge import _variant, callables, classdb, objects
-from gdbridge.types import NodePath, StringName
+from gdbridge.types import VARIANT_OF, NodePath, StringName, Vector2, Vector3
 
 LEVEL_SCENE = 2
 LEVEL_EDITOR = 3
@@ -195,6 +195,8 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
     for vtype, dtype in _variant.NUMPY_DTYPES.items():
         if _variant.PACKED_DTYPES[vtype][1] == 1:
             lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
+    for vector in (Vector2, Vector3):  # borrowed: module-level classes
+        lib.gdb_set_vector_class(VARIANT_OF[vector], id(vector))
     lib.gdb_set_arrivals(id(objects.arrivals), id(objects.held), id(objects.settle_arrivals))
     lookup = objects.lookup
     # `settle` (in C) calls settle_arrivals when something arrived or a held object was let go.

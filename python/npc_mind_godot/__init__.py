@@ -3,14 +3,16 @@
 Imported by the addon's GDExtension at start-up (an entry module of `addons/npc_mind/`). It registers
 the classes `MemoryProfile`, `MemoryStream`, `UtilityConsideration`, `UtilityBehavior`,
 `UtilitySelector`, the input sources (`AwarenessInput`, `RecallInput`, `DistanceInput`,
-`SinceSeenInput`, `PropertyInput`, `BlackboardInput`), `AsyncLLMDecision`, the senses (`SenseRule`,
-`SightSense2D/3D`, `HearingSense2D/3D`, `TouchSense2D/3D`, `Stimulus2D/3D`) and the engine singleton
+`SinceSeenInput`, `PropertyInput`, `BlackboardInput`), the `MindAction` resources (`actions`),
+`AsyncLLMDecision`, the senses (`SenseRule`, `SightSense2D/3D`, `HearingSense2D/3D`,
+`TouchSense2D/3D`, `Stimulus2D/3D`) and the engine singleton
 `NpcMindServer`, the only per-frame Python entry: the nodes never override `_process`.
 """
 
 import logging
 
 from npc_mind_godot import (
+    actions,
     debug_feed,
     decision_node,
     designer,
@@ -26,6 +28,6 @@ logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request wou
 server_singleton.install()
 
 __all__ = [
-    "debug_feed", "decision_node", "designer", "inputs", "memory_nodes", "selector_feed", "senses",
-    "server_singleton", "ticker", "utility_nodes",
+    "actions", "debug_feed", "decision_node", "designer", "inputs", "memory_nodes", "selector_feed",
+    "senses", "server_singleton", "ticker", "utility_nodes",
 ]  # fmt: skip

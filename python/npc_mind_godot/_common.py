@@ -29,6 +29,18 @@ def project_setting(name: str, default: Any) -> Any:
 installed: list[Any] = []  # the NpcMindServer singleton, once `server_singleton.install` made it
 
 
+def engine_script(source: str) -> Any:
+    """An instance of a GDScript (a RefCounted) made from `source`: a loop over many nodes that runs
+    at the engine's own cost, called from Python once a frame with packed arrays in and out (an
+    engine call from Python costs about ten times GDScript's)."""
+    from gdbridge import classes
+
+    script = classes.GDScript()
+    script.set_source_code(source)
+    script.reload()
+    return script.new()
+
+
 def instance() -> Any:
     """The `NpcMindServer` singleton's Python object (installed by `server_singleton.install`)."""
     if not installed:

@@ -33,7 +33,7 @@ from gdbridge.types import NodePath, PackedStringArray, PropertyHint, StringName
 from npc_mind.memory import MemoryType
 from npc_mind.senses import RateGate, cos_half_fov, heard_salience, in_view, memory_type_of, phase
 from npc_mind_godot import mistakes
-from npc_mind_godot._common import entity_name, icon, server
+from npc_mind_godot._common import engine_script, entity_name, icon, server
 
 RECENT_SECONDS = 1.0  # get_recent_perceptions: what the sense perceived this long ago or less
 RECENT_KEPT = 128  # perceptions kept per sense for it (the oldest go first)
@@ -727,10 +727,7 @@ class Sensing:
 
     def world(self) -> Any:
         if self._world is None:
-            script = classes.GDScript()
-            script.set_source_code(WORLD_SOURCE)
-            script.reload()
-            self._world = script.new()
+            self._world = engine_script(WORLD_SOURCE)
         return self._world
 
     # --- registration (the nodes) ------------------------------------------------------------

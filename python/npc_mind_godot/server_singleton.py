@@ -27,7 +27,8 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
-from npc_mind_godot import mistakes, ticker
+from npc_mind.server.selectors import BEHAVIOR_CHANGED
+from npc_mind_godot import actions, mistakes, ticker
 from npc_mind_godot._common import core, installed, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
@@ -176,6 +177,8 @@ class NpcMindServer(classes.Object):
         for event in events:
             node = nodes.get(event.handle)
             if node is not None:
+                if event.signal == BEHAVIOR_CHANGED:  # its actions and entered/exited come first
+                    self._run_actions(node, event.args[0])
                 # decision_fallback's reason is a String, every other text a StringName
                 names = event.signal != "decision_fallback"
                 args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
@@ -193,6 +196,13 @@ class NpcMindServer(classes.Object):
         for position, reason in failed:
             _id, signal, *args = calls[position]
             log.error("npc_mind: signal %s%s not emitted: %s", signal, tuple(args), reason)
+
+    def _run_actions(self, selector: Any, behavior: str) -> None:
+        self._delivering = True
+        try:
+            actions.change(selector, behavior)
+        finally:
+            self._delivering = False
 
     # --- batched entry points ------------------------------------------------------------------
     def record_batch(
@@ -251,6 +261,7 @@ class NpcMindServer(classes.Object):
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
             self.sensing.close()  # its reused ray queries are engine objects
+            actions.close()  # the actions' engine side is an engine object
             self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()

@@ -18,8 +18,16 @@ from npc_mind.utility import UtilityError
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind.utility.selector import MISSING
-from npc_mind_godot import inputs, live, mistakes, selector_feed, targets
-from npc_mind_godot._common import MAIN_THREAD, ServerHandle, icon, refuse_thread, server, thread_id
+from npc_mind_godot import actions, inputs, live, mistakes, selector_feed, targets
+from npc_mind_godot._common import (
+    MAIN_THREAD,
+    NOTIFICATION_PREDELETE,
+    ServerHandle,
+    icon,
+    refuse_thread,
+    server,
+    thread_id,
+)
 from npc_mind_godot.debug_feed import selector_state
 
 TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
@@ -180,6 +188,9 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
     cooldown: float = export(
         0.0, range=(0.0, 3600.0, 0.1, "or_greater"), doc="Seconds after it stops before it may win again."
     )
+    on_enter: list = actions.action_list("Actions run once when the selector chooses it (see MindAction).")
+    on_tick: list = actions.action_list("Actions run every physics frame while it holds.")
+    on_exit: list = actions.action_list("Actions run once when another behavior replaces it.")
 
     def to_dict(self) -> dict[str, Any]:
         """This behavior in `npc_mind.utility`'s data format (what the server scores)."""
@@ -259,7 +270,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         doc="target_from scoring: the context key of the targets' entity ids, in per-target input order.",
     )
 
-    behavior_changed = signal(name=StringName, doc="The chosen behavior changed.")
+    behavior_changed = signal(name=StringName, doc="The chosen behavior changed (after behavior_entered).")
+    behavior_exited = signal(name=StringName, doc="A behavior ended, after its on_exit actions ran.")
+    behavior_entered = signal(name=StringName, doc="A behavior began, after its on_enter actions ran.")
     target_changed = signal(entity_id=int, doc="The target changed (0: none); see target_from.")
     _inputs = export_group("Inputs")
     auto_evaluate: str = export(
@@ -480,6 +493,19 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         """Each behavior's score from the last choice."""
         return server().core.scores(self._handle())
 
+    def _notification(self, what: int) -> None:
+        if what == NOTIFICATION_PREDELETE and self.__dict__.get("_server_handle"):
+            # the feed keeps no wrapper past its node (it pruned freed ones only when a frame ran,
+            # so a selector freed at exit leaked with its resources)
+            selector_feed.feed.leave(self.__dict__["_server_handle"])
+        ServerHandle._notification(self, what)
+        actions.notified(self, what)
+
+    def get_recent_actions(self) -> list:
+        """The last actions run, oldest first: {time, behavior, phase, index, action, ok, times} (an
+        on_tick action: one entry per run of its behavior, `times` counting its frames)."""
+        return actions.recent(self)
+
     def get_behavior_names(self) -> PackedStringArray:
         """Behavior names in definition order (what the batched choices index)."""
         return PackedStringArray(list(server().core.selectors.names(self._handle())))
@@ -500,7 +526,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             CoreSelector.from_dict(self.to_dict())
         except UtilityError as error:
             warnings.append(str(error))
-        return PackedStringArray(warnings + selector_feed.warnings(self) + inputs.warnings(self))
+        warnings += selector_feed.warnings(self) + inputs.warnings(self)
+        return PackedStringArray(warnings + actions.configuration_warnings(self))
 
 
 for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_tolerance", "top_n", "seed"):

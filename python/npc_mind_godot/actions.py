@@ -1,0 +1,987 @@
+"""Actions without code: what a `UtilityBehavior` does when it starts, while it holds and when it ends.
+
+A behavior holds three lists of `MindAction` resources: `on_enter` (run once when the selector
+chooses it), `on_tick` (run every physics frame while it holds) and `on_exit` (run once when another
+behavior replaces it). A change runs the old behavior's `on_exit`, emits the selector's
+`behavior_exited(old)`, runs the new one's `on_enter` and emits `behavior_entered(new)`; it happens
+when the server delivers the selector's `behavior_changed` (at the end of the frame of the choice),
+just before that signal.
+
+Every NodePath of an action is relative to the UtilitySelector (as the inspector picks it); an
+empty one means the NPC, the selector's parent. One pass over every running behavior per physics
+frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_tick` lists and moves
+the bodies of the running move actions: no `_physics_process` per NPC. The engine side of that pass
+is one GDScript object (`ENGINE_SOURCE`) called a fixed number of times a frame with packed arrays:
+one read of every moving body's and waypoint's position and one move of every body per dimension,
+and one write of the pass's on_tick property sets (a run of them between other actions).
+A paused tree pauses them, as it pauses `_physics_process` (an NPC whose process_mode runs while
+paused keeps acting).
+
+A mistake at run time (a path to nothing, a property or method that does not exist, a move with no
+body) is reported once per selector and action through `npc_mind_godot.mistakes`, naming the node,
+the behavior, the action and the fix; the action is skipped and the rest keep running.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gdbridge import classes, objects
+from gdbridge.callables import python_function
+from gdbridge.declare import export, python_only
+from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
+from npc_mind.memory import MemoryType
+from npc_mind_godot import inputs, mistakes, targets
+from npc_mind_godot._common import NOTIFICATION_PREDELETE, engine_script, icon, server
+
+PHASES = ("on_enter", "on_tick", "on_exit")
+ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
+HISTORY = 32  # entries kept per selector for `get_recent_actions`
+DESTINATIONS = ("target", "away_from_target", "node")
+ANIMATED = ("AnimationPlayer", "AnimatedSprite2D", "AnimatedSprite3D")
+BODIES = ("CharacterBody2D", "CharacterBody3D")
+AGENTS = ("NavigationAgent2D", "NavigationAgent3D")
+
+
+def action_list(doc: str) -> Any:
+    """A UtilityBehavior's exported list of actions (an Array[MindAction] in the inspector)."""
+    return export([], hint=PropertyHint.ARRAY_TYPE, hint_string=ACTIONS_HINT, doc=doc)
+
+
+class ActionError(Exception):
+    """A run-time mistake of one action: `cause` names it for `mistakes.report`, `fix` says what to do."""
+
+    def __init__(self, cause: str, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.cause, self.fix = cause, fix
+
+
+class MindAction(classes.Resource, abstract=True, icon=icon("MindAction")):
+    """One thing a behavior does, without code: put it in a UtilityBehavior's `on_enter`, `on_tick`
+    or `on_exit`. Its NodePaths are relative to the UtilitySelector; empty means the NPC (the
+    selector's parent). A mistake found while it runs is reported once and the action is skipped."""
+
+    @python_only
+    def run(self, running: Running) -> None:
+        """Do it now for the NPC of `running`; raise ActionError for a user's mistake."""
+        raise NotImplementedError
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        """The nodes (first: the one whose freeing makes it look again) and checked names `run`
+        uses, found once per run of the behavior (`Running.resolved`); raise ActionError."""
+        return (running.npc,)
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        """What is wrong with it for this selector's NPC (the editor's configuration warnings)."""
+        return []
+
+    @python_only
+    def label(self) -> str:
+        """A short text for the history and the messages, e.g. `SetPropertyAction visible`."""
+        return type(self).__name__
+
+
+def _node_at(selector: Any, path: Any) -> Any:
+    """The node `path` names from the selector (empty: the NPC, its parent), or None."""
+    if not str(path):
+        return selector.get_parent()
+    return selector.get_node_or_null(path)
+
+
+def _found(selector: Any, path: Any, what: str) -> Any:
+    node = _node_at(selector, path)
+    if node is None:
+        raise ActionError(
+            f"missing:{what}",
+            f"{what} {str(path)!r} resolves to no node",
+            f"point {what} at a node (relative to the UtilitySelector; empty: its parent, the NPC)",
+        )
+    return node
+
+
+def _path_problem(selector: Any, path: Any, what: str) -> list[str]:
+    if selector.get_parent() is None or _node_at(selector, path) is not None:
+        return []
+    return [f"{what} {str(path)!r} resolves to no node (relative to the UtilitySelector)."]
+
+
+def _has_property(node: Any, name: str) -> bool:
+    base = name.split(":", 1)[0]
+    return any(str(prop["name"]) == base for prop in node.get_property_list())
+
+
+class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
+    """Set a property of a node: `node` (empty: the NPC), `property` (a name, or a path such as
+    `position:x` or `modulate:a`) and `value`."""
+
+    node: NodePath = export(
+        NodePath(""), doc="The node to change (relative to the selector; empty: the NPC)."
+    )
+    property: StringName = export(StringName(""), doc="The property, or a sub-path such as position:x.")
+    value: Any = export(None, doc="The value to set.")
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        target = _found(running.selector, self.node, "node")
+        name = str(self.property)
+        if not name or not _has_property(target, name):
+            raise ActionError(
+                f"no_property:{name}",
+                f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}",
+                "set property to one the node has (see its inspector)",
+            )
+        return target, NodePath(name)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        target, path = running.resolved(self)
+        if _tick_sets is not None:  # in the physics pass: written with the others in one call
+            _tick_sets.append((target._id, path, self.value))
+        else:
+            target.set_indexed(path, self.value)
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        found = _path_problem(selector, self.node, "node")
+        target = _node_at(selector, self.node)
+        name = str(self.property)
+        if not name:
+            found.append("No property set.")
+        elif target is not None and not _has_property(target, name):
+            found.append(f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}.")
+        return found
+
+    @python_only
+    def label(self) -> str:
+        return f"SetPropertyAction {self.property}"
+
+
+class CallMethodAction(MindAction, icon=icon("CallMethodAction")):
+    """Call a method of a node: `node` (empty: the NPC), `method` and its `args`."""
+
+    node: NodePath = export(NodePath(""), doc="The node to call (relative to the selector; empty: the NPC).")
+    method: StringName = export(StringName(""), doc="The method's name.")
+    args: list = export([], doc="Its arguments, in order.")
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        target = _found(running.selector, self.node, "node")
+        name = str(self.method)
+        if not name or not target.has_method(name):
+            raise ActionError(
+                f"no_method:{name}",
+                f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}",
+                "set method to one the node (or its script) has",
+            )
+        return target, StringName(name)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        target, method = running.resolved(self)
+        target.callv(method, list(self.args))
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        found = _path_problem(selector, self.node, "node")
+        target = _node_at(selector, self.node)
+        name = str(self.method)
+        if not name:
+            found.append("No method set.")
+        elif target is not None and not target.has_method(name):
+            found.append(f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}.")
+        return found
+
+    @python_only
+    def label(self) -> str:
+        return f"CallMethodAction {self.method}"
+
+
+def _animated(selector: Any, path: Any) -> Any:
+    """The AnimationPlayer / AnimatedSprite2D/3D `path` names; empty: the NPC's first such child."""
+    if str(path):
+        return _node_at(selector, path)
+    npc = selector.get_parent()
+    if npc is None:
+        return None
+    return _first_child(npc, ANIMATED)
+
+
+def _first_child(npc: Any, kinds: tuple[str, ...]) -> Any:
+    for child in npc.get_children():
+        if any(child.is_class(kind) for kind in kinds):
+            return child
+    return None
+
+
+def _has_animation(player: Any, name: str) -> bool:
+    if player.is_class("AnimationPlayer"):
+        return bool(player.has_animation(StringName(name)))
+    frames = player.sprite_frames
+    return frames is not None and bool(frames.has_animation(StringName(name)))
+
+
+class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
+    """Play an animation: `player` (an AnimationPlayer, AnimatedSprite2D or AnimatedSprite3D; empty:
+    the NPC's first such child) and `animation` (its name, e.g. `walk` or `library/walk`)."""
+
+    player: NodePath = export(
+        NodePath(""), doc="AnimationPlayer or AnimatedSprite2D/3D (empty: the NPC's first such child)."
+    )
+    animation: StringName = export(StringName(""), doc="The animation to play.")
+    speed: float = export(1.0, range=(-10.0, 10.0, 0.01, "or_greater", "or_less"), doc="Playback speed.")
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        player = _animated(running.selector, self.player)
+        if player is None or not any(player.is_class(kind) for kind in ANIMATED):
+            raise ActionError(
+                "no_player",
+                f"player {str(self.player)!r} is not an AnimationPlayer or AnimatedSprite2D/3D",
+                "point player at one (or give the NPC one as a child and leave player empty)",
+            )
+        name = str(self.animation)
+        if not _has_animation(player, name):
+            raise ActionError(
+                f"no_animation:{name}",
+                f"{player.get_class()} {str(player.get_name())!r} has no animation {name!r}",
+                "set animation to one of its animations",
+            )
+        return player, StringName(name), bool(player.is_class("AnimationPlayer"))
+
+    @python_only
+    def run(self, running: Running) -> None:
+        player, name, has_blend = running.resolved(self)
+        if has_blend:  # AnimationPlayer.play(name, custom_blend, custom_speed)
+            player.play(name, -1.0, float(self.speed))
+        else:  # AnimatedSprite2D/3D.play(name, custom_speed)
+            player.play(name, float(self.speed))
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        if selector.get_parent() is None:
+            return []
+        player = _animated(selector, self.player)
+        if player is None or not any(player.is_class(kind) for kind in ANIMATED):
+            return [f"player {str(self.player)!r} is not an AnimationPlayer or AnimatedSprite2D/3D."]
+        if not _has_animation(player, str(self.animation)):
+            return [
+                f"{player.get_class()} {str(player.get_name())!r} has no animation {str(self.animation)!r}."
+            ]
+        return []
+
+    @python_only
+    def label(self) -> str:
+        return f"PlayAnimationAction {self.animation}"
+
+
+class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
+    """Emit a signal on the NPC (the selector's parent): `signal_name` and its `args`. A signal the
+    NPC does not declare is added to it as a user signal the first time, so code can connect it."""
+
+    signal_name: StringName = export(StringName(""), doc="The signal to emit on the NPC.")
+    args: list = export([], doc="Its arguments, in order.")
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        npc = running.npc
+        name = StringName(str(self.signal_name))
+        if not str(name):
+            raise ActionError("no_signal", "no signal_name set", "set signal_name")
+        if not npc.has_signal(name):
+            npc.add_user_signal(name)
+        return npc, name
+
+    @python_only
+    def run(self, running: Running) -> None:
+        npc, name = running.resolved(self)
+        npc.emit_signal(name, *list(self.args))
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        return [] if str(self.signal_name) else ["No signal_name set."]
+
+    @python_only
+    def label(self) -> str:
+        return f"EmitSignalAction {self.signal_name}"
+
+
+class MoveAction(MindAction, icon=icon("MoveAction")):
+    """Move the NPC's body: to the selector's target's last known position (`target`), away from it
+    (`away_from_target`, until `flee_distance` from it) or to a node such as a Marker2D/3D
+    (`node`), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
+    or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
+    follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
+    kept). The move lasts while the behavior holds and follows the destination when it moves; it
+    stops (velocity zero) on arrival and when the behavior ends."""
+
+    destination: str = export(
+        "node",
+        hint=PropertyHint.ENUM,
+        hint_string=",".join(DESTINATIONS),
+        doc="target: the target's last known position; away_from_target; node: a waypoint node.",
+    )
+    node: NodePath = export(NodePath(""), doc="For destination node: the node to go to (a Marker2D/3D).")
+    speed: float = export(100.0, range=(0.0, 2000.0, 0.1, "or_greater"), doc="Units per second.")
+    arrive_distance: float = export(
+        8.0, range=(0.0, 1000.0, 0.1, "or_greater"), doc="Within this distance of the destination: arrived."
+    )
+    flee_distance: float = export(
+        300.0, range=(0.0, 10000.0, 1.0, "or_greater"), doc="For away_from_target: how far to get from it."
+    )
+    body: NodePath = export(NodePath(""), doc="The CharacterBody2D/3D to move (empty: the NPC).")
+    navigation_agent: NodePath = export(
+        NodePath(""), doc="The NavigationAgent2D/3D (empty: the NPC's first; none: straight steering)."
+    )
+
+    def _validate_property(self, prop: Any) -> None:
+        if (prop.name == "node" and self.destination != "node") or (
+            prop.name == "flee_distance" and self.destination != "away_from_target"
+        ):
+            prop.usage = PropertyUsage.STORAGE
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        body = _found(running.selector, self.body, "body")
+        if not any(body.is_class(kind) for kind in BODIES):
+            raise ActionError(
+                "no_body",
+                f"{body.get_class()} {str(body.get_name())!r} is not a CharacterBody2D/3D to move",
+                "make the NPC a CharacterBody2D/3D, or point body at one",
+            )
+        agent = _agent(running.selector, self.navigation_agent, body)
+        if self.destination == "node":
+            _found(running.selector, self.node, "node")
+        elif self.destination not in DESTINATIONS:
+            raise ActionError(
+                "destination", f"unknown destination {self.destination!r}", "pick one in the list"
+            )
+        return body, agent, int(body.get_instance_id()), 3 if body.is_class("CharacterBody3D") else 2
+
+    @python_only
+    def run(self, running: Running) -> None:
+        body, agent, key, dimension = running.resolved(self)
+        motion = _motions.get(key)
+        if motion is None or motion.action is not self or motion.running is not running:
+            ids = (key, int(agent.get_instance_id()) if agent is not None else 0)
+            _motions[key] = Motion(running, self, body, agent, dimension, ids)
+            _start_ticking()
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        if selector.get_parent() is None:
+            return []
+        found = []
+        body = _node_at(selector, self.body)
+        if body is None:
+            found.append(f"body {str(self.body)!r} resolves to no node.")
+        elif not any(body.is_class(kind) for kind in BODIES):
+            found.append(
+                f"No body to move: {body.get_class()} {str(body.get_name())!r} is not a CharacterBody2D/3D "
+                "(make the NPC one, or set body)."
+            )
+        if str(self.navigation_agent) and _agent(selector, self.navigation_agent, body) is None:
+            found.append(f"navigation_agent {str(self.navigation_agent)!r} is not a NavigationAgent2D/3D.")
+        if self.destination == "node":
+            found += _path_problem(selector, self.node, "node") if str(self.node) else ["No node to move to."]
+        return found
+
+    @python_only
+    def label(self) -> str:
+        where = str(self.node) if self.destination == "node" else self.destination
+        return f"MoveAction {where}"
+
+
+MoveAction.__dict__["destination"].on_change = lambda action, _v: action.notify_property_list_changed()
+
+
+def _agent(selector: Any, path: Any, body: Any) -> Any:
+    if str(path):
+        agent = selector.get_node_or_null(path)
+        return agent if agent is not None and any(agent.is_class(kind) for kind in AGENTS) else None
+    return _first_child(body, AGENTS) if body is not None else None
+
+
+class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
+    """Ask the NPC's AsyncLLMDecision (its child, or `decision`) what to do, unless a request is
+    already out. The context holds the `situation` written from `template`, the NPC's sourced
+    inputs, its target and (added by the decision node) its strongest memories. Template fields, in
+    Python's format syntax (`{since_seen:.0f}`): `npc_name`, `behavior`, `target_id` (0: none),
+    `target_name` ("someone" when the target's node is gone or unknown), `since_seen` (seconds
+    since the target was last perceived; inf: never), `distance` (from the NPC to the target's last
+    known position; inf: unknown), `awareness` (0 none .. 3 pursue), `strongest_type` and
+    `strongest_r` (the NPC's strongest memory: its type's name and R; "nothing" and 0.0 when it
+    remembers nothing), and each sourced input of the selector's considerations by its key (as
+    `get_sourced_inputs()` gives it; a field above keeps its name). The answer arrives as the decision's
+    `decision_made` / `decision_fallback`, and its intent steers the selector as before."""
+
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
+    )
+    template: str = export(
+        "{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away",
+        multiline=True,
+        doc="The situation text; fields: npc_name, behavior, target_id, target_name, since_seen, "
+        "distance, awareness, strongest_type, strongest_r and each sourced input by its key.",
+    )
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        decision = self._decision(running.selector)
+        if decision is None:
+            raise ActionError(
+                "no_decision",
+                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
+                "give the NPC an AsyncLLMDecision child, or point decision at one",
+            )
+        return (decision,)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        (decision,) = running.resolved(self)
+        fields = situation_fields(running)
+        try:
+            text = string.Formatter().vformat(str(self.template), (), fields)
+        except KeyError as error:
+            known = ", ".join(sorted(fields))
+            raise ActionError(
+                f"template_field:{error.args[0]}",
+                f"the template names an unknown field {{{error.args[0]}}}",
+                f"use one of: {known}",
+            ) from None
+        except (ValueError, IndexError, TypeError) as error:
+            raise ActionError(
+                "template", f"the template cannot be written: {error}", "fix its {...} fields"
+            ) from None
+        if decision.is_pending():
+            return  # one question at a time: the answer to the one out is still to come
+        context = {key: value for key, value in fields.items() if _told(key, value)}
+        context["situation"] = text
+        decision.request_decision(context)
+
+    @python_only
+    def _decision(self, selector: Any) -> Any:
+        if str(self.decision):
+            node = selector.get_node_or_null(self.decision)
+        else:
+            npc = selector.get_parent()
+            node = _first_child(npc, ("AsyncLLMDecision",)) if npc is not None else None
+        return node if node is not None and node.is_class("AsyncLLMDecision") else None
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        if selector.get_parent() is not None and self._decision(selector) is None:
+            return ["No AsyncLLMDecision to ask (give the NPC one as a child, or set decision)."]
+        return []
+
+    @python_only
+    def label(self) -> str:
+        return "AskDecisionAction"
+
+
+def _told(key: str, value: Any) -> bool:
+    """What of the fields goes to the model as facts: no id, no unknown (infinite) number."""
+    if key == "target_id" or not isinstance(value, int | float | str):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def situation_fields(running: Running) -> dict[str, Any]:
+    """The values an AskDecisionAction's template can name (see its doc), read now."""
+    selector, npc = running.selector, running.npc
+    fields = dict(
+        npc_name=str(npc.get_name()), behavior=running.name, target_id=0, target_name="someone",
+        since_seen=math.inf, distance=math.inf, awareness=0, strongest_type="nothing", strongest_r=0.0,
+    )  # fmt: skip
+    memory = targets.stream_of(selector, report=False)
+    target = targets.target_id(selector)
+    if target:
+        fields["target_id"] = target
+        node = targets.target_node(selector)
+        if node is not None and node.is_class("Node"):
+            fields["target_name"] = str(node.get_name())
+        where = targets.target_position(selector)
+        if where is not None and (npc.is_class("Node2D") or npc.is_class("Node3D")):
+            fields["distance"] = (npc.global_position - where).length()
+        if memory is not None:
+            fields["since_seen"] = float(memory.get_seconds_since_seen(target))
+            fields["awareness"] = int(memory.awareness_of(target))
+    if memory is not None:
+        remembered = memory.get_memories()
+        if remembered:
+            strongest = remembered[0]
+            fields["strongest_type"] = MemoryType(int(strongest["memory_type"])).name.lower()
+            fields["strongest_r"] = float(strongest.get("retrievability", 0.0))
+    for key, value in inputs.sourced_context(selector).items():  # the NPC's sourced inputs
+        fields.setdefault(key, value)
+    return fields
+
+
+# --- the move rule and the engine side -----------------------------------------------------------
+def plan(
+    positions: np.ndarray, anchors: np.ndarray, away: np.ndarray, arrive: np.ndarray, flee: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The move rule, for every moving body of a dimension at once (rows: bodies): where each goes
+    this frame and whether it moves. `anchors` are the waypoints' or targets' positions (NaN: none,
+    it stands); an `away` row flees its anchor to `flee` from it (beyond that: far enough, it
+    stands); a body within `arrive` of its goal has arrived."""
+    offset = positions - anchors
+    distance = np.linalg.norm(offset, axis=1)
+    unit = np.zeros_like(offset)
+    unit[:, 0] = 1.0  # right on the threat: any way out
+    near = ~(distance > 1e-6)
+    unit = np.where(near[:, None], unit, offset / np.where(near, 1.0, distance)[:, None])
+    goals = np.where(away[:, None], anchors + unit * flee[:, None], anchors)
+    moving = np.isfinite(distance) & ~(away & (distance >= flee))
+    moving &= np.linalg.norm(goals - positions, axis=1) > arrive
+    return goals, moving
+
+
+STAND, HALT, MOVE, FRESH = 0, 1, 2, 3  # what the engine side does with a body this frame
+
+# Every engine read and write of the physics pass, looped at the engine's own cost, nodes passed as
+# instance ids (0: none): the bodies' and waypoints' positions (NaN: freed, or not placed in that
+# dimension), the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
+# MOVE toward its goal along its agent's path if any, the agent given the goal when it moved, else
+# straight (in 3D, level); FRESH as MOVE, the agent given the goal in any case) and the on_tick
+# property sets.
+ENGINE_SOURCE = """extends RefCounted
+
+
+func positions_2d(ids: PackedInt64Array) -> PackedVector2Array:
+	var out := PackedVector2Array()
+	out.resize(ids.size())
+	for i in ids.size():
+		var node := instance_from_id(ids[i]) as Node2D
+		out[i] = node.global_position if node != null else Vector2(NAN, NAN)
+	return out
+
+
+func positions_3d(ids: PackedInt64Array) -> PackedVector3Array:
+	var out := PackedVector3Array()
+	out.resize(ids.size())
+	for i in ids.size():
+		var node := instance_from_id(ids[i]) as Node3D
+		out[i] = node.global_position if node != null else Vector3(NAN, NAN, NAN)
+	return out
+
+
+func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector2Array,
+		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
+	for i in bodies.size():
+		var mode := modes[i]
+		var body := instance_from_id(bodies[i]) as CharacterBody2D
+		if mode == 0 or body == null:
+			continue
+		if mode == 1:
+			body.velocity = Vector2.ZERO
+			continue
+		var point := goals[i]
+		var agent := instance_from_id(agents[i]) as NavigationAgent2D if agents[i] else null
+		if agent != null:
+			if mode == 3 or agent.target_position.distance_to(point) > 1e-3:
+				agent.target_position = point
+			point = agent.get_next_path_position()
+		var heading := point - body.global_position
+		var length := heading.length()
+		if length <= 1e-6:
+			body.velocity = Vector2.ZERO
+			continue
+		body.velocity = heading * (speeds[i] / length)
+		body.move_and_slide()
+
+
+func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector3Array,
+		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
+	for i in bodies.size():
+		var mode := modes[i]
+		var body := instance_from_id(bodies[i]) as CharacterBody3D
+		if mode == 0 or body == null:
+			continue
+		if mode == 1:
+			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
+			continue
+		var point := goals[i]
+		var agent := instance_from_id(agents[i]) as NavigationAgent3D if agents[i] else null
+		if agent != null:
+			if mode == 3 or agent.target_position.distance_to(point) > 1e-3:
+				agent.target_position = point
+			point = agent.get_next_path_position()
+		var heading := point - body.global_position
+		if agent == null:
+			heading.y = 0.0
+		var length := heading.length()
+		if length <= 1e-6:
+			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
+			continue
+		var velocity := heading * (speeds[i] / length)
+		if agent == null:
+			velocity.y = body.velocity.y
+		body.velocity = velocity
+		body.move_and_slide()
+
+
+func set_all(ids: PackedInt64Array, paths: Array, values: Array) -> void:
+	for i in ids.size():
+		var node := instance_from_id(ids[i])
+		if node != null:
+			node.set_indexed(paths[i], values[i])
+"""
+_engine: list[Any] = []  # the ENGINE_SOURCE object, made on first use
+
+
+def _engine_side() -> Any:
+    if not _engine:
+        _engine.append(engine_script(ENGINE_SOURCE))
+    return _engine[0]
+
+
+# --- the runner ---------------------------------------------------------------------------------
+@dataclass(eq=False)
+class Running:
+    """One selector's running behavior: what `tick` runs each physics frame, and its history."""
+
+    selector: Any
+    npc: Any
+    name: str = ""
+    behavior: Any = None
+    history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
+    ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
+    found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
+
+    def resolved(self, action: MindAction) -> tuple[Any, ...]:
+        """`action.resolve(self)`, kept for this run of the behavior and found again only when its
+        node is freed: the per-frame path is the action's effect alone."""
+        found = self.found.get(id(action))
+        if found is None or not found[0]:
+            found = self.found[id(action)] = action.resolve(self)
+        return found
+
+    def waypoint(self, action: MoveAction, dimension: int) -> Any:
+        """A move's destination node (a Node2D/3D of the body's dimension), kept as `resolved` keeps nodes."""
+        key = -id(action)
+        found = self.found.get(key)
+        if found is None or not found[0]:
+            node = _node_at(self.selector, action.node)
+            if node is None:
+                raise ActionError("missing:node", f"node {str(action.node)!r} is gone", "point node at one")
+            if not (node.is_class("Node2D") or node.is_class("Node3D")):
+                raise ActionError(
+                    "not_placed",
+                    f"node {str(action.node)!r} is a {node.get_class()}, which has no position",
+                    "point node at a Node2D or Node3D (a Marker2D/3D)",
+                )
+            if not node.is_class(f"Node{dimension}D"):
+                raise ActionError(
+                    "dimension",
+                    f"node {str(action.node)!r} is a {node.get_class()}, not in the {dimension}D body's",
+                    f"point node at a Node{dimension}D (a Marker{dimension}D)",
+                )
+            found = self.found[key] = (node,)
+        return found[0]
+
+
+@dataclass(eq=False)
+class Motion:
+    """A body a move action drives, until its behavior ends (one per body: the latest move wins)."""
+
+    running: Running
+    action: MoveAction
+    body: Any
+    agent: Any
+    dimension: int  # 2 or 3, the body's
+    ids: tuple[int, int]  # the body's and the agent's instance ids (0: no agent)
+    waypoint: int = 0  # destination node: its instance id while it stays (0: found again)
+    fresh: bool = True  # the agent is given its first goal
+    standing: bool = False  # arrived (or nowhere to go) and halted
+
+
+_running: dict[int, Running] = {}  # selector instance id -> its running behavior
+_motions: dict[int, Motion] = {}  # body instance id -> the move driving it
+_ticking: list[bool] = []
+
+
+def change(selector: Any, name: str) -> None:
+    """The selector chose `name`: the old behavior's on_exit and behavior_exited, then the new
+    one's on_enter and behavior_entered."""
+    key = selector.get_instance_id()
+    running = _running.get(key)
+    if running is None:
+        npc = selector.get_parent()
+        if npc is None:
+            return  # a selector outside any NPC has no one to act for
+        running = _running[key] = Running(selector, npc)
+    if running.name == name:  # the same behavior again (a redefined selector): its latest resource
+        running.behavior = _behavior_named(selector, name)
+        return
+    old = running.name
+    if old:
+        _stop_motions(running)
+        _run_list(running, "on_exit")
+        selector.emit_signal(StringName("behavior_exited"), StringName(old))
+    running.name = name
+    running.ticked, running.found = {}, {}
+    running.behavior = _behavior_named(selector, name)
+    _run_list(running, "on_enter")
+    selector.emit_signal(StringName("behavior_entered"), StringName(name))
+    _start_ticking()
+
+
+def _behavior_named(selector: Any, name: str) -> Any:
+    return next((b for b in selector.behaviors if b is not None and str(b.name) == name), None)
+
+
+def _run_list(running: Running, phase: str) -> None:
+    behavior = running.behavior
+    if behavior is None:
+        return
+    for index, action in enumerate(getattr(behavior, phase)):
+        if action is not None:
+            _run_one(running, phase, index, action)
+
+
+def _run_one(running: Running, phase: str, index: int, action: MindAction, now: float | None = None) -> bool:
+    """Run one action; a mistake is reported once (naming the node, behavior, action and fix) and
+    the action skipped. True when it ran."""
+    try:
+        action.run(running)
+    except Exception as error:  # an ActionError, or anything the engine refused: skipped, never lost
+        error = _as_mistake(error)
+        _note(running, phase, index, action, False, now)
+        mistakes.report(
+            running.selector,
+            f"action:{running.name}:{phase}:{index}:{error.cause}",
+            f"behavior {running.name!r}, {phase}[{index}] {action.label()}: {error}; the action is skipped.",
+            fix=error.fix + ".",
+        )
+        return False
+    _note(running, phase, index, action, True, now)
+    return True
+
+
+def _as_mistake(error: Exception) -> ActionError:
+    if isinstance(error, ActionError):
+        return error
+    return ActionError(
+        f"error:{type(error).__name__}", f"it failed ({type(error).__name__}: {error})", "check its fields"
+    )
+
+
+def _note(  # noqa: PLR0917 - one entry's fields
+    running: Running, phase: str, index: int, action: MindAction, ok: bool, now: float | None
+) -> None:
+    """The history: an on_tick action's entry of this run counts its repeats instead of adding one
+    (`now`: the server's clock, read once a pass by `tick`)."""
+    if now is None:
+        now = server().core.now()
+    history = running.history
+    if phase == "on_tick":
+        entry = running.ticked.get(index)
+        if entry is not None and (entry is history[-1] or any(kept is entry for kept in history)):
+            entry["times"] += 1
+            entry["time"], entry["ok"] = now, ok
+            return
+    entry = {
+        "time": now, "behavior": running.name, "phase": phase, "index": index, "action": action.label(),
+        "ok": ok, "times": 1,
+    }  # fmt: skip
+    history.append(entry)
+    if phase == "on_tick":
+        running.ticked[index] = entry
+
+
+def recent(selector: Any) -> list[dict[str, Any]]:
+    """The selector's last actions, oldest first: {time, behavior, phase, index, action, ok, times}
+    (an on_tick action is one entry per run of its behavior, `times` counting its frames)."""
+    running = _running.get(selector.get_instance_id())
+    return [dict(entry) for entry in running.history] if running is not None else []
+
+
+def _stop_motions(running: Running) -> None:
+    for key, motion in list(_motions.items()):
+        if motion.running is running:
+            del _motions[key]
+            if motion.body:
+                _halt(motion.body)
+
+
+def _halt(body: Any) -> None:
+    velocity = body.velocity
+    body.velocity = Vector3(0.0, velocity.y, 0.0) if isinstance(velocity, Vector3) else Vector2()
+
+
+def _start_ticking() -> None:
+    if _ticking:
+        return
+    tree = objects.singleton("Engine").get_main_loop()
+    if tree is None or not tree.is_class("SceneTree"):
+        return
+    tree.connect(StringName("physics_frame"), python_function(lambda: tick(tree)))
+    _ticking.append(True)
+
+
+def tick(tree: Any) -> None:
+    """Once per physics frame: every running behavior's on_tick, then every move. While the tree is
+    paused, only the NPCs that process when paused (process_mode) act."""
+    global _tick_sets  # noqa: PLW0603 - the pass's property sets, while it runs
+    paused = bool(tree.is_paused())
+    now = server().core.now()
+    _tick_sets = []
+    try:
+        for running in list(_running.values()):  # a freed selector left it (`notified`)
+            if paused and not running.npc.can_process():
+                continue
+            behavior = running.behavior
+            if behavior is not None:
+                for index, action in enumerate(behavior.on_tick):
+                    if action is not None:
+                        if type(action) is not SetPropertyAction:
+                            _write_sets()  # in order: what another action reads is written first
+                        _run_one(running, "on_tick", index, action, now)
+        _write_sets()
+    finally:
+        _tick_sets = None
+    moving: dict[int, list[tuple[int, Motion]]] = {2: [], 3: []}
+    for key, motion in _motions.items():  # a freed selector dropped its moves (`notified`)
+        if paused and not (motion.body and motion.body.can_process()):
+            continue
+        moving[motion.dimension].append((key, motion))
+    for dimension, motions in moving.items():
+        if motions:
+            _move(dimension, motions)
+
+
+_tick_sets: list[tuple[Any, Any, Any]] | None = None  # (node, property path, value) to write
+
+
+def _write_sets() -> None:
+    """The on_tick property sets met so far in this pass, written in one engine call."""
+    if _tick_sets:
+        ids, paths, values = zip(*_tick_sets, strict=True)
+        _tick_sets.clear()
+        _engine_side().call("set_all", np.array(ids, dtype=np.int64), list(paths), list(values))
+
+
+def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
+    """One physics frame of every move of this dimension: one read of the bodies' and waypoints'
+    positions, the move rule (`plan`) for all, one engine call that moves them."""
+    engine = _engine_side()
+    count = len(motions)
+    bodies = [motion.ids[0] for _, motion in motions]
+    ids = np.array(bodies + [motion.waypoint for _, motion in motions], np.int64)
+    read = np.asarray(engine.call(f"positions_{dimension}d", ids), dtype=np.float64).reshape(-1, dimension)
+    positions, anchors = read[:count], read[count:]
+    placed = np.isfinite(positions[:, 0])
+    for row in np.flatnonzero(~placed).tolist():  # a body freed apart from its NPC: its move ends
+        _motions.pop(motions[row][0], None)
+    actions = [motion.action for _, motion in motions]
+    kinds = [action.destination for action in actions]
+    for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
+        key, motion = motions[row]
+        if kinds[row] == "node":
+            anchors[row] = _waypoint_at(key, motion)
+        else:
+            threat = targets.target_position(motion.running.selector)
+            if threat is not None:
+                anchors[row] = (threat.x, threat.y) if dimension == 2 else (threat.x, threat.y, threat.z)
+    rows = [row for row, (key, _) in enumerate(motions) if key in _motions]  # less the ended moves
+    if not rows:
+        return
+    if len(rows) < count:
+        motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
+        actions, kinds = [actions[row] for row in rows], [kinds[row] for row in rows]
+    goals, going = plan(
+        positions, anchors, np.array([kind == "away_from_target" for kind in kinds]),
+        np.array([float(action.arrive_distance) for action in actions]),
+        np.array([float(action.flee_distance) for action in actions]),
+    )  # fmt: skip
+    standing = np.array([motion.standing for _, motion in motions])
+    fresh = np.array([motion.fresh for _, motion in motions])
+    modes = np.where(going, np.where(fresh, FRESH, MOVE), np.where(standing, STAND, HALT)).astype(np.uint8)
+    for (_, motion), moves in zip(motions, going.tolist(), strict=True):
+        # arrived, or nowhere to go: the velocity is zeroed once, not every frame
+        motion.standing = not moves
+        motion.fresh = motion.fresh and not moves
+    engine.call(
+        f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
+        np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
+        np.array([float(action.speed) for action in actions]), modes,
+    )  # fmt: skip
+
+
+def _waypoint_at(key: int, motion: Motion) -> Any:
+    """A node destination's position this frame (NaN: none this frame), its node being found (first,
+    or freed: the read was NaN); a mistake stops the move, reported once."""
+    motion.waypoint = 0
+    try:
+        node = motion.running.waypoint(motion.action, motion.dimension)
+    except Exception as error:
+        _stop(key, motion, _as_mistake(error))
+        return np.nan
+    motion.waypoint = node._id
+    return _position(node)
+
+
+def _position(node: Any) -> tuple[float, ...]:
+    at = node.global_position
+    return (at.x, at.y) if isinstance(at, Vector2) else (at.x, at.y, at.z)
+
+
+def _stop(key: int, motion: Motion, error: ActionError) -> None:
+    """A move's mistake: reported once per selector and cause, the move ends and its body stops."""
+    del _motions[key]
+    running = motion.running
+    mistakes.report(
+        running.selector,
+        f"action:{running.name}:move:{error.cause}",
+        f"behavior {running.name!r}, {motion.action.label()}: {error}; the move stops.",
+        fix=error.fix + ".",
+    )
+    if motion.body:
+        _halt(motion.body)
+
+
+def close() -> None:
+    """Drop the engine side (the server singleton is being freed: nothing runs after)."""
+    _engine.clear()
+
+
+def configuration_warnings(selector: Any) -> list[str]:
+    """Every action's problems for this selector's NPC, each naming its behavior and place."""
+    warnings = []
+    for behavior in selector.behaviors:
+        if behavior is None:
+            continue
+        for phase in PHASES:
+            for index, action in enumerate(getattr(behavior, phase)):
+                if action is None:
+                    continue
+                for problem in action.problems(selector):
+                    warnings.append(
+                        f"Behavior {str(behavior.name)!r}, {phase}[{index}] {action.label()}: {problem}"
+                    )
+    return warnings
+
+
+def notified(selector: Any, what: int) -> None:
+    """A selector is freed: its running behavior and its moves go (and the resources they hold)."""
+    if what != NOTIFICATION_PREDELETE:
+        return
+    running = _running.pop(selector.get_instance_id(), None)
+    if running is not None:
+        for key, motion in list(_motions.items()):
+            if motion.running is running:
+                del _motions[key]
+
+
+__all__ = [
+    "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
+    "PlayAnimationAction", "SetPropertyAction",
+]  # fmt: skip
