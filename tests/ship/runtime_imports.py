@@ -14,7 +14,7 @@ from gdbridge.classes import Node
 OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
 # What the engine-side code imports from the shipped distributions.
 DISTRIBUTIONS = (
-    "numpy", "numpy.typing", "numpy.linalg", "numpy.random",
+    "numpy", "numpy.typing", "numpy.linalg", "numpy.random", "numpy.fft", "numpy.lib.recfunctions",
     "httpx", "httpcore", "h11", "anyio", "anyio._backends._asyncio", "idna", "certifi", "typing_extensions",
     "_cffi_backend",
 )  # fmt: skip

@@ -47,11 +47,10 @@ SETUP_ARGS = (
 BUILD_TIMEOUT = 3600  # seconds
 # Parts of the wheel nothing imports at run time: test suites and numpy's test-only extension
 # modules, type stubs, headers, static libraries and Cython declarations (for building against
-# numpy), f2py and the packaging hooks, the RECORD (which would list the files left out), and the
-# submodules numpy imports only when asked (np.fft, np.polynomial, np.ma), which npc_mind never uses.
+# numpy), f2py and the packaging hooks, and the RECORD (which would list the files left out).
 UNSHIPPED = re.compile(
     r"(^|/)(tests|testing)/|\.(pyi|h|c|pxd|pyx|a|pc|ini)$|(^|/)py\.typed$|\.dist-info/RECORD$"
-    r"|^numpy/(f2py|_pyinstaller|distutils|doc|_core/include|_core/lib|fft|polynomial|ma)/"
+    r"|^numpy/(f2py|_pyinstaller|distutils|doc|_core/include|_core/lib)/"
     r"|^numpy/_core/_(simd|multiarray_tests|umath_tests|rational_tests|struct_ufunc_tests|operand_flag_tests)\."
 )
 
