@@ -99,10 +99,11 @@ def test_the_runtime_is_lean(addon_zip: Path) -> None:
     stdlib = {package._module_name(top) for top in tops}
     assert stdlib - keep == set(), sorted(stdlib - keep)
     assert {"json", "asyncio", "encodings", "_json"} <= stdlib and "unittest" not in stdlib
-    # Was 97.4 MB (31.4 zipped); 39.6 (16.5) measured with the lean runtime. Issue 21's goal is 35 (15):
+    # Was 97.4 MB (31.4 zipped); 39.6 (16.5) with the lean runtime, 40.1 (16.7) with this stop's new
+    # modules (senses, inputs, actions). Issue 21's goal is 35 (15):
     # not reached yet; this bound keeps what was won.
     sizes = package.size_report(addon_zip)
-    assert sizes["unpacked_mb"] <= 40 and sizes["zipped_mb"] <= 17, sizes
+    assert sizes["unpacked_mb"] <= 41 and sizes["zipped_mb"] <= 17, sizes
 
 
 def test_no_file_names_a_path_of_the_build_machine(unpacked: Path) -> None:

@@ -53,9 +53,10 @@ def test_the_export_carries_the_runtime_beside_the_binary(exports: dict, mode: s
         check=True,
     ).stdout.strip()
     assert rpath == "$ORIGIN/python/lib"
-    # The lean runtime (tools/provision/package.py): 97 MB before numpy without BLAS and bytecode only.
+    # The lean runtime (tools/provision/package.py): 97 MB before numpy without BLAS and bytecode only;
+    # about 40 MB with this stop's modules (issue 21 aims at 35).
     runtime_mb = sum(path.stat().st_size for path in (folder / "python").rglob("*") if path.is_file()) / 1e6
-    assert runtime_mb <= 40, runtime_mb
+    assert runtime_mb <= 41, runtime_mb
 
 
 def engine_binary(folder: Path) -> str:
