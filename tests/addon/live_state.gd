@@ -27,6 +27,8 @@ func _initialize() -> void:
 	var decision: Node = ClassDB.instantiate("AsyncLLMDecision")
 	check("before registering: empty", memory.live_memory_count == 0 and memory.live_strongest.is_empty() and selector.live_scores.is_empty() and decision.live_pending == false)
 	decision.allowed_intents = PackedStringArray(["attack"])
+	# An endpoint nothing listens on: the request goes out and is pending (with none it ends at once).
+	decision.endpoint = "http://127.0.0.1:9/v1"
 	for node in [memory, selector, decision]:
 		guard.add_child(node)
 	root.add_child(guard)
