@@ -320,7 +320,8 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
     or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
     follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
     kept). The move lasts while the behavior holds and follows the destination when it moves; it
-    stops (velocity zero) on arrival and when the behavior ends."""
+    stops (velocity zero) on arrival and when the behavior ends. With `face_motion` the body turns
+    to face its heading while it moves (a sight on the NPC then looks where it goes)."""
 
     destination: str = export(
         "node",
@@ -339,6 +340,11 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
     body: NodePath = export(NodePath(""), doc="The CharacterBody2D/3D to move (empty: the NPC).")
     navigation_agent: NodePath = export(
         NodePath(""), doc="The NavigationAgent2D/3D (empty: the NPC's first; none: straight steering)."
+    )
+    face_motion: bool = export(
+        False,
+        doc="Turn the body to face where it moves (2D: +X forward; 3D: about Y, -Z forward), so its "
+        "sight looks ahead. Off: the body keeps its facing.",
     )
 
     def _validate_property(self, prop: Any) -> None:
@@ -550,8 +556,8 @@ STAND, HALT, MOVE, FRESH = 0, 1, 2, 3  # what the engine side does with a body t
 # instance ids (0: none): the bodies' and waypoints' positions (NaN: freed, or not placed in that
 # dimension), the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
 # MOVE toward its goal along its agent's path if any, the agent given the goal when it moved, else
-# straight (in 3D, level); FRESH as MOVE, the agent given the goal in any case) and the on_tick
-# property sets.
+# straight (in 3D, level), turned to its heading when its action has face_motion; FRESH as MOVE,
+# the agent given the goal in any case) and the on_tick property sets.
 ENGINE_SOURCE = """extends RefCounted
 
 
@@ -574,7 +580,7 @@ func positions_3d(ids: PackedInt64Array) -> PackedVector3Array:
 
 
 func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector2Array,
-		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
+		speeds: PackedFloat64Array, modes: PackedByteArray, faces: PackedByteArray) -> void:
 	for i in bodies.size():
 		var mode := modes[i]
 		var body := instance_from_id(bodies[i]) as CharacterBody2D
@@ -595,11 +601,13 @@ func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVe
 			body.velocity = Vector2.ZERO
 			continue
 		body.velocity = heading * (speeds[i] / length)
+		if faces[i]:
+			body.global_rotation = heading.angle()
 		body.move_and_slide()
 
 
 func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector3Array,
-		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
+		speeds: PackedFloat64Array, modes: PackedByteArray, faces: PackedByteArray) -> void:
 	for i in bodies.size():
 		var mode := modes[i]
 		var body := instance_from_id(bodies[i]) as CharacterBody3D
@@ -625,6 +633,10 @@ func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVe
 		if agent == null:
 			velocity.y = body.velocity.y
 		body.velocity = velocity
+		if faces[i] and Vector2(velocity.x, velocity.z).length() > 1e-3:
+			var turned := body.global_rotation
+			turned.y = atan2(-velocity.x, -velocity.z)
+			body.global_rotation = turned
 		body.move_and_slide()
 
 
@@ -913,6 +925,7 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
         f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
         np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
         np.array([float(action.speed) for action in actions]), modes,
+        np.array([bool(action.face_motion) for action in actions], np.uint8),
     )  # fmt: skip
 
 

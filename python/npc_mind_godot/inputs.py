@@ -411,6 +411,7 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
     """Write every auto-evaluating selector's sourced inputs for this frame's batched choice: per
     (key, source resource), one gather over all selectors sharing it and one `set_inputs`."""
     if not members:
+        _plans.clear()  # the plan holds the source resources: let them go with the last member
         return
     plan = _plans.get("members")
     if plan is None or plan[0] != [handle for handle, _ in members]:
@@ -426,6 +427,12 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
 
 
 _plans: dict[str, Any] = {}
+
+
+def close() -> None:
+    """Drop the feed's plan (the server singleton is being freed): the source resources it holds
+    would otherwise outlive the scene and be reported in use at exit."""
+    _plans.clear()
 
 
 def _plan(members: list[tuple[int, Any]]) -> list[tuple[str, Any, np.ndarray, np.ndarray, np.ndarray]]:
