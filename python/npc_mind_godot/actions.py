@@ -43,7 +43,8 @@ from npc_mind_godot._common import NOTIFICATION_PREDELETE, engine_script, icon, 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
 HISTORY = 32  # entries kept per selector for `get_recent_actions`
-DESTINATIONS = ("target", "away_from_target", "node")
+DESTINATIONS = ("target", "away_from_target", "node", "route")
+WAYPOINTS = ("node", "route")  # the destinations read from `node`
 ANIMATED = ("AnimationPlayer", "AnimatedSprite2D", "AnimatedSprite3D")
 BODIES = ("CharacterBody2D", "CharacterBody3D")
 AGENTS = ("NavigationAgent2D", "NavigationAgent3D")
@@ -315,8 +316,8 @@ class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
 
 class MoveAction(MindAction, icon=icon("MoveAction")):
     """Move the NPC's body: to the selector's target's last known position (`target`), away from it
-    (`away_from_target`, until `flee_distance` from it) or to a node such as a Marker2D/3D
-    (`node`), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
+    (`away_from_target`, until `flee_distance` from it), to a node such as a Marker2D/3D
+    (`node`) or along a route (`route`: `node`'s Node2D/3D children in order, looping), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
     or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
     follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
     kept). The move lasts while the behavior holds and follows the destination when it moves; it
@@ -327,9 +328,14 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
         "node",
         hint=PropertyHint.ENUM,
         hint_string=",".join(DESTINATIONS),
-        doc="target: the target's last known position; away_from_target; node: a waypoint node.",
+        doc="target: the target's last known position; away_from_target; node: a waypoint node; route: "
+        "node's children (Marker2D/3D) one after the other, looping.",
     )
-    node: NodePath = export(NodePath(""), doc="For destination node: the node to go to (a Marker2D/3D).")
+    node: NodePath = export(
+        NodePath(""),
+        doc="For destination node: the node to go to (a Marker2D/3D); route: the parent of the waypoints "
+        "(top_level on, so they stay put when the NPC moves).",
+    )
     speed: float = export(100.0, range=(0.0, 2000.0, 0.1, "or_greater"), doc="Units per second.")
     arrive_distance: float = export(
         8.0, range=(0.0, 1000.0, 0.1, "or_greater"), doc="Within this distance of the destination: arrived."
@@ -348,7 +354,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
     )
 
     def _validate_property(self, prop: Any) -> None:
-        if (prop.name == "node" and self.destination != "node") or (
+        if (prop.name == "node" and self.destination not in WAYPOINTS) or (
             prop.name == "flee_distance" and self.destination != "away_from_target"
         ):
             prop.usage = PropertyUsage.STORAGE
@@ -363,7 +369,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
                 "make the NPC a CharacterBody2D/3D, or point body at one",
             )
         agent = _agent(running.selector, self.navigation_agent, body)
-        if self.destination == "node":
+        if self.destination in WAYPOINTS:
             _found(running.selector, self.node, "node")
         elif self.destination not in DESTINATIONS:
             raise ActionError(
@@ -395,17 +401,25 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             )
         if str(self.navigation_agent) and _agent(selector, self.navigation_agent, body) is None:
             found.append(f"navigation_agent {str(self.navigation_agent)!r} is not a NavigationAgent2D/3D.")
-        if self.destination == "node":
+        if self.destination in WAYPOINTS:
             found += _path_problem(selector, self.node, "node") if str(self.node) else ["No node to move to."]
+            route = _node_at(selector, self.node) if str(self.node) else None
+            if self.destination == "route" and route is not None and not _waypoints(route):
+                found.append(f"The route {str(self.node)!r} has no Node2D/Node3D children to visit.")
         return found
 
     @python_only
     def label(self) -> str:
-        where = str(self.node) if self.destination == "node" else self.destination
+        where = str(self.node) if self.destination in WAYPOINTS else self.destination
         return f"MoveAction {where}"
 
 
 MoveAction.__dict__["destination"].on_change = lambda action, _v: action.notify_property_list_changed()
+
+
+def _waypoints(route: Any) -> list[Any]:
+    """A route's waypoints: its Node2D/Node3D children, in order."""
+    return [child for child in route.get_children() if child.is_class("Node2D") or child.is_class("Node3D")]
 
 
 def _agent(selector: Any, path: Any, body: Any) -> Any:
@@ -490,6 +504,42 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     @python_only
     def label(self) -> str:
         return "AskDecisionAction"
+
+
+class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
+    """Drop the NPC's AsyncLLMDecision request (its child, or `decision`), as
+    `AsyncLLMDecision.abort()` does: no signal for it, not even one owed in the frame it is dropped
+    (a request that ended in this very frame), its late answer discarded and its last intent no
+    longer steering. Put it in the `on_enter` of a behavior that must not wait for the model (a flee
+    from a grenade)."""
+
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
+    )
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        decision = AskDecisionAction._decision(self, running.selector)
+        if decision is None:
+            raise ActionError(
+                "no_decision",
+                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
+                "give the NPC an AsyncLLMDecision child, or point decision at one",
+            )
+        return (decision,)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        (decision,) = running.resolved(self)
+        decision.abort()
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        return AskDecisionAction.problems(self, selector)
+
+    @python_only
+    def label(self) -> str:
+        return "AbortDecisionAction"
 
 
 def _told(key: str, value: Any) -> bool:
@@ -667,6 +717,7 @@ class Running:
     history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
     found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
+    legs: dict[int, int] = field(default_factory=dict)  # id(route move) -> its waypoint (kept: resumes)
 
     def resolved(self, action: MindAction) -> tuple[Any, ...]:
         """`action.resolve(self)`, kept for this run of the behavior and found again only when its
@@ -684,6 +735,8 @@ class Running:
             node = _node_at(self.selector, action.node)
             if node is None:
                 raise ActionError("missing:node", f"node {str(action.node)!r} is gone", "point node at one")
+            if action.destination == "route":
+                node = self._leg(action, node)
             if not (node.is_class("Node2D") or node.is_class("Node3D")):
                 raise ActionError(
                     "not_placed",
@@ -698,6 +751,23 @@ class Running:
                 )
             found = self.found[key] = (node,)
         return found[0]
+
+
+    def _leg(self, action: MoveAction, route: Any) -> Any:
+        """The route's waypoint this move heads for now (the first one when the behavior starts)."""
+        stops = _waypoints(route)
+        if not stops:
+            raise ActionError(
+                "empty_route",
+                f"the route {str(action.node)!r} has no Node2D/Node3D children",
+                "add Marker2D/3D children to the route node, in the order to visit them",
+            )
+        return stops[self.legs.get(id(action), 0) % len(stops)]
+
+    def next_leg(self, action: MoveAction) -> None:
+        """The route's waypoint is reached: head for the next one (found at the next frame)."""
+        self.legs[id(action)] = self.legs.get(id(action), 0) + 1
+        self.found.pop(-id(action), None)
 
 
 @dataclass(eq=False)
@@ -897,7 +967,7 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     kinds = [action.destination for action in actions]
     for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
         key, motion = motions[row]
-        if kinds[row] == "node":
+        if kinds[row] in WAYPOINTS:
             anchors[row] = _waypoint_at(key, motion)
         else:
             threat = targets.target_position(motion.running.selector)
@@ -917,10 +987,13 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     standing = np.array([motion.standing for _, motion in motions])
     fresh = np.array([motion.fresh for _, motion in motions])
     modes = np.where(going, np.where(fresh, FRESH, MOVE), np.where(standing, STAND, HALT)).astype(np.uint8)
-    for (_, motion), moves in zip(motions, going.tolist(), strict=True):
+    for (_, motion), moves, kind in zip(motions, going.tolist(), kinds, strict=True):
         # arrived, or nowhere to go: the velocity is zeroed once, not every frame
         motion.standing = not moves
         motion.fresh = motion.fresh and not moves
+        if kind == "route" and not moves and motion.waypoint:  # at a waypoint: on to the next
+            motion.running.next_leg(motion.action)
+            motion.waypoint = 0
     engine.call(
         f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
         np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
@@ -995,6 +1068,6 @@ def notified(selector: Any, what: int) -> None:
 
 
 __all__ = [
-    "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
+    "AbortDecisionAction", "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
     "PlayAnimationAction", "SetPropertyAction",
 ]  # fmt: skip

@@ -39,7 +39,7 @@ class InputSource(classes.Resource, icon=icon("InputSource"), abstract=True):
     """Where a UtilityConsideration's input comes from, instead of a key of evaluate()'s Dictionary.
 
     Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput or
-    BlackboardInput as the consideration's `source`. A selector whose considerations are all sourced
+    BlackboardInput or IntentInput as the consideration's `source`. A selector whose considerations are all sourced
     chooses by itself every frame (UtilitySelector.auto_evaluate).
     """
 
@@ -291,7 +291,76 @@ class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
         return [] if str(self.key) else ["A BlackboardInput has no key set."]
 
 
-SOURCES = (AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput, BlackboardInput)
+class IntentInput(InputSource, icon=icon("IntentInput")):
+    """1 while the NPC's AsyncLLMDecision (a sibling of the selector, or `decision`) last answered
+    `intent` and that answer still steers (younger than the decision's tag_ttl, not aborted since),
+    else 0: the model's advice as one input among the others, so the considerations' vetoes hold
+    whatever it says."""
+
+    intent: StringName = export(StringName(""), doc="The intent (one of the decision's allowed_intents).")
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision, from the selector (empty: the NPC's AsyncLLMDecision child)."
+    )
+
+    @python_only
+    def input_name(self) -> str:
+        return f"intent({self.intent})"
+
+    @python_only
+    def reads_memory(self) -> bool:
+        return False
+
+    @python_only
+    def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
+        decisions, wanted = frame.mind.decisions, str(self.intent)
+        found = np.zeros(rows.size)
+        for i, row in enumerate(rows.tolist()):
+            handle = self._handle(frame.selectors[row])
+            if not handle:
+                found[i] = np.nan
+            elif decisions.fresh_intent(handle, frame.now) == wanted:
+                found[i] = 1.0
+        return found
+
+    @python_only
+    def _handle(self, selector: Any) -> int:
+        """The decision's server handle (0: none, reported once per selector); the node is found
+        once and kept while it exists."""
+        kept = selector.__dict__.setdefault("_intent_decisions", {})
+        decision = kept.get(id(self))
+        if decision is None or not decision.is_valid:
+            decision = kept[id(self)] = self._decision(selector)
+        if decision is None:
+            mistakes.report(
+                selector, "intent_input:no_decision",
+                f"IntentInput {str(self.intent)!r} finds no AsyncLLMDecision, so the input is the "
+                "consideration's default_input (or 0).",
+                fix="give the NPC an AsyncLLMDecision child (a sibling of the selector), or set decision",
+            )  # fmt: skip
+            return 0
+        return int(decision.get_server_id())
+
+    @python_only
+    def _decision(self, selector: Any) -> Any:
+        if str(self.decision):
+            node = selector.get_node_or_null(self.decision)
+        else:
+            parent = selector.get_parent()
+            siblings = parent.get_children() if parent is not None else []
+            node = next((child for child in siblings if child.is_class("AsyncLLMDecision")), None)
+        return node if node is not None and node.is_class("AsyncLLMDecision") else None
+
+    @python_only
+    def warnings(self, selector: Any) -> list[str]:
+        found = [] if str(self.intent) else ["An IntentInput has no intent set."]
+        if selector.get_parent() is not None and self._decision(selector) is None:
+            found.append("IntentInput: no AsyncLLMDecision (give the NPC one, or set decision).")
+        return found
+
+
+SOURCES = (
+    AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput, BlackboardInput, IntentInput,
+)  # fmt: skip
 
 
 def _number(selector: Any, value: Any, cause: str, what: str) -> float:

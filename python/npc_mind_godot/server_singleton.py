@@ -92,6 +92,8 @@ class NpcMindServer(classes.Object):
         self._released: deque[int] = deque()  # handles of nodes freed on another thread
         self.ticking = False
         self._delivering = False  # inside _deliver: a signal handler is running
+        # decisions aborted by the actions run while a frame's signals are gathered (`_deliver`)
+        self.aborted_in_delivery: set[int] | None = None
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
         self._last_wall = time.monotonic()
@@ -174,6 +176,8 @@ class NpcMindServer(classes.Object):
         """The frame's signals, in order, emitted in one crossing (a freed node's are skipped)."""
         nodes = self.nodes
         calls: list[tuple[Any, ...]] = []
+        handles: list[int] = []
+        self.aborted_in_delivery = aborted = set()
         for event in events:
             node = nodes.get(event.handle)
             if node is not None:
@@ -186,6 +190,13 @@ class NpcMindServer(classes.Object):
                 if signal is None:  # one StringName per signal: the binding converts it from its cache
                     signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
                 calls.append((node._id, signal, *args))
+                handles.append(event.handle)
+        self.aborted_in_delivery = None
+        if aborted:  # an action aborted a decision: none of its signals of this frame is emitted
+            calls = [
+                call for call, handle in zip(calls, handles, strict=True)
+                if handle not in aborted or call[1] not in _DECISION_SIGNALS
+            ]  # fmt: skip
         if not calls:
             return
         self._delivering = True
@@ -292,6 +303,7 @@ class NpcMindServer(classes.Object):
 
 
 _SIGNAL_NAMES: dict[str, StringName] = {}
+_DECISION_SIGNALS = {StringName(name) for name in ("thinking_started", "decision_made", "decision_fallback")}
 log = logging.getLogger(__name__)
 
 
