@@ -85,3 +85,10 @@ def test_the_physics_pass_is_batched_in_order() -> None:
     assert len(errors) == 1, run.log
     gone = "/root/World/Chaser/Mind: behavior 'go', MoveAction ../../Far: node '../../Far' is gone"
     assert gone in errors[0], errors
+
+
+def test_a_move_with_face_motion_turns_the_body_to_its_heading_so_its_sight_looks_ahead() -> None:
+    _, checks = run_check_script(
+        ROOT, "res://tests/addon/actions_facing.gd", engine_args=("--fixed-fps", "60")
+    )
+    assert len(checks) == 6

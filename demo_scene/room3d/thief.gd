@@ -1,6 +1,6 @@
 extends CharacterBody3D
 ## The thief of the 3D room (the game's side, not the mind): it waits by the pedestal, steals at
-## `steal_at` seconds (`is_stealing` turns true, which the guard's sight rules read; its Clatter
+## `steal_at` seconds (`stealing` turns true, which the guard's sight rules read; its Clatter
 ## stimulus sounds once), runs out through the door along `escape` and hides behind the east wall.
 ## `stole` and `hid` are for the scene (the loot disappears) and the story check.
 
@@ -11,7 +11,7 @@ signal hid
 @export var steal_at := 3.0
 @export var escape: Array[Vector3] = []
 
-var is_stealing := false
+var stealing := false
 var _time := 0.0
 var _next := -1  ## the escape waypoint it walks to (-1: not yet running)
 
@@ -19,7 +19,7 @@ var _next := -1  ## the escape waypoint it walks to (-1: not yet running)
 func _physics_process(delta: float) -> void:
 	_time += delta
 	if _next == -1 and _time >= steal_at:
-		is_stealing = true
+		stealing = true
 		$Clatter.emit()
 		stole.emit()
 		_next = 0
