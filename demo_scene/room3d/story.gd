@@ -20,6 +20,7 @@ var closest_in_search := INF
 var most_hostile_r := 0.0
 var _last_known: Variant = null
 var thief_start := Vector3.ZERO
+var failed := false  ## a check failed: the exit code is 1
 
 @onready var guard: CharacterBody3D = $"../Guard"
 @onready var mind: Node = $"../Guard/Mind"
@@ -55,6 +56,7 @@ func types_of_thief() -> Array:
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
+	failed = failed or not ok
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
@@ -102,4 +104,4 @@ func finish() -> void:
 	print(JSON.stringify({"story": "room3d", "entered": entered, "stole_at": stole_at, "hid_at": hid_at,
 		"last_seen": last_seen_moves.back(), "hostile_r_end": hostile_r()}))
 	print(JSON.stringify({"done": true}))
-	get_tree().quit()
+	get_tree().quit(1 if failed else 0)
