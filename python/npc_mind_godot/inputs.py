@@ -27,6 +27,7 @@ import numpy as np
 from gdbridge import classes
 from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, StringName
+from npc_mind.memory import MemoryType
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
 from npc_mind_godot._common import icon, server
@@ -83,7 +84,10 @@ class _MemoryReads:
 
     @python_only
     def input_name(self) -> str:
-        types = f",types={int(self.memory_types)}" if self.memory_types else ""
+        # the checked types by name (as the inspector lists them), not the flags' number
+        mask = int(self.memory_types)
+        names = [kind.name.lower() for kind in MemoryType if mask & (1 << int(kind))]
+        types = f",{'+'.join(names)}" if names else ""
         return f"{self._KIND}({self.of}{types})"
 
     @python_only

@@ -72,7 +72,7 @@ def rendered(game: Path, *args: str, timeout: float = 300) -> subprocess.Complet
 
 
 def take_screenshots(out: Path) -> list[Path]:
-    """The editor's three shots and the game's one, scaled to 1200 px wide, into `out`."""
+    """The editor's three shots and the game's one, scaled to 1200 px wide (128 colours), into `out`."""
     from PIL import Image
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -86,7 +86,7 @@ def take_screenshots(out: Path) -> list[Path]:
             image = Image.open(raw / name).convert("RGB")
             image = image.resize((1200, round(image.height * 1200 / image.width)), Image.Resampling.LANCZOS)
             target = out / f"designer-{name}"
-            image.save(target, optimize=True)
+            image.quantize(colors=128, dither=Image.Dither.NONE).save(target, optimize=True)  # small PNGs
             saved.append(target)
         return saved
 
