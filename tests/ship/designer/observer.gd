@@ -84,7 +84,7 @@ func _physics_process(delta: float) -> void:
 func finish(memory: Node, id: int) -> void:
 	set_physics_process(false)
 	var names: Array = entered.map(func(e: Array) -> String: return e[0])
-	check("it heard the footstep (the Stimulus3D) as trivia", heard)
+	check("it heard the footstep (the Stimulus3D its animation emits at 0.5 s) as trivia", heard)
 	check("it noticed the intruder: a hostile memory, strong", most_hostile_r > 0.8, most_hostile_r)
 	check("it chose: guard_post, chase, search, guard_post", names == ["guard_post", "chase", "search", "guard_post"], entered)
 	check("it acted: the mark read !, then ?, then nothing", marks == ["", "!", "?", ""], marks)
