@@ -17,7 +17,7 @@ from tests.support.godot import LAUNCHER, GodotRun, run_godot
 from tests.support.ship import can_isolate, isolated_run
 
 pytestmark = pytest.mark.godot
-CHECKS = 8
+CHECKS = 9
 
 
 @pytest.fixture(scope="module")

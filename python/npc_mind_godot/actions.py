@@ -417,6 +417,31 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
 MoveAction.__dict__["destination"].on_change = lambda action, _v: action.notify_property_list_changed()
 
 
+def _show_label(action: MindAction, _value: Any) -> None:
+    # The inspector labels an action list's element with its resource_name: "MoveAction target",
+    # "SetPropertyAction text", not the class name alone (as the sense rules are labelled).
+    action.set(StringName("resource_name"), action.label())
+
+
+def _label_on_change(kind: type, field: str) -> None:
+    earlier = kind.__dict__[field].on_change
+
+    def changed(action: MindAction, value: Any) -> None:
+        if earlier is not None:
+            earlier(action, value)
+        _show_label(action, value)
+
+    kind.__dict__[field].on_change = changed
+
+
+for _kind, _fields in (
+    (SetPropertyAction, ("property",)), (CallMethodAction, ("method",)), (PlayAnimationAction, ("animation",)),
+    (EmitSignalAction, ("signal_name",)), (MoveAction, ("destination", "node")),
+):  # fmt: skip
+    for _field in _fields:
+        _label_on_change(_kind, _field)
+
+
 def _waypoints(route: Any) -> list[Any]:
     """A route's waypoints: its Node2D/Node3D children, in order."""
     return [child for child in route.get_children() if child.is_class("Node2D") or child.is_class("Node3D")]

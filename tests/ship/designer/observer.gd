@@ -42,6 +42,9 @@ func _ready() -> void:
 		if not found.is_empty():
 			warnings[str(node.name)] = found
 	check("no configuration warnings on the mind's nodes", warnings.is_empty(), warnings)
+	var chase: Resource = guard.get_node("Mind").behaviors[0]
+	var labels: Array = chase.on_enter.map(func(action: Resource) -> String: return action.resource_name)
+	check("the inspector lists the actions by what they do", labels == ["SetPropertyAction text", "PlayAnimationAction alert", "MoveAction target"], labels)
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
