@@ -17,11 +17,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 from tests.support.godot import godot_command, run_godot
-from tools.provision import package
+from tests.support.ship import game_from_zip
 
 DESIGNER = Path(__file__).resolve().parents[1] / "ship" / "designer"
 PROJECT = """config_version=5
@@ -45,12 +44,7 @@ EDITOR_SHOTS = ("editor-sight.png", "editor-mind.png", "editor-behavior.png")
 
 def make_game(folder: Path, *, shots: bool = False) -> Path:
     """The fresh game (imported once, as opening it in the editor does); returns its folder."""
-    package.provision()  # idempotent: rebuilt only when the addon changed
-    with zipfile.ZipFile(package.zip_path()) as archive:
-        archive.extractall(folder / "unpacked")
-    game = folder / "game"
-    game.mkdir()
-    shutil.copytree(folder / "unpacked" / "addons", game / "addons")
+    game = game_from_zip(folder)
     for name in ("level.tscn", "observer.gd"):
         shutil.copy2(DESIGNER / name, game / name)
     plugins = ['"res://addons/npc_mind/plugin.cfg"']
