@@ -8,11 +8,12 @@ with root, the game runs with the checkout and every Python of this machine hidd
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.support.designer_game import DESIGNER, make_game
+from tests.support.designer_game import DESIGNER, make_game, rendered
 from tests.support.godot import LAUNCHER, GodotRun, checked, run_godot
 from tests.support.ship import can_isolate, isolated_run
 
@@ -51,3 +52,26 @@ def test_the_editor_opens_the_level_with_no_error(game: Path) -> None:
     run = run_godot(game, "-e", "res://level.tscn", "--quit-after", "120", timeout=240)
     assert run.returncode == 0, run.log
     assert not run.errors(), run.log
+
+
+# What the engine prints when it probes Vulkan before the OpenGL driver asked for (any rendered run).
+ENGINE_PROBE = ("Required extension VK_KHR_surface not found", 'Condition "err != OK" is true')
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="no xvfb-run: scripts/provision display")
+def test_in_the_editor_a_duplicated_guard_made_slower_to_forget_still_searches(tmp_path: Path) -> None:
+    """The Done-when edit in the real editor, through its undo history as the Scene dock and the
+    inspector make it (tests/ship/designer/shots/shots.gd): Duplicate the guard, Make Unique the
+    copy's MemoryProfile, Stability Hostile 30 s, save; then Play."""
+    game = make_game(tmp_path / "made", shots=True)
+    edited = rendered(game, "-e", "--quit-after", "3000", "--", "--walkthrough-edit")
+    said = edited.stdout + edited.stderr
+    assert edited.returncode == 0, said[-3000:]
+    assert "walkthrough edit: saved res://level.tscn with Guard2" in said, said[-3000:]
+    errors = GodotRun(0, edited.stdout, edited.stderr).errors()
+    assert [line for line in errors if not any(probe in line for probe in ENGINE_PROBE)] == [], said[-3000:]
+    level = (game / "level.tscn").read_text()
+    assert '[node name="Guard2"' in level and "stability_hostile = 30.0" in level and "script" not in level
+    checks = checked(play(game, tmp_path / "play"))
+    assert len(checks) == CHECKS + 1, checks
+    assert "the duplicated guard, slower to forget, is still searching" in checks

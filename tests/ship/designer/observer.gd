@@ -98,5 +98,14 @@ func finish(memory: Node, id: int) -> void:
 	var hostile_now: Array = memory.get_memories().filter(func(m: Dictionary) -> bool: return m["entity_id"] == id and m["memory_type"] == HOSTILE)
 	check("and it forgot, back at its post", guard.global_position.distance_to(level.get_node("Post").global_position) < 0.5
 		and (hostile_now.is_empty() or hostile_now[0]["retrievability"] < 0.3), [guard.global_position, hostile_now])
+	var copy := level.get_node_or_null("Guard2")
+	if copy != null:  # the Done-when edit: a duplicate whose profile forgets ten times slower
+		var copy_hostile: Array = copy.get_node("Memory").get_memories().filter(
+			func(m: Dictionary) -> bool: return m["entity_id"] == id and m["memory_type"] == HOSTILE)
+		var profiles := [guard.get_node("Memory").profile.stability_hostile, copy.get_node("Memory").profile.stability_hostile]
+		check("the duplicated guard, slower to forget, is still searching", profiles == [3.0, 30.0]
+			and String(copy.get_node("Mind").choice) == "search" and copy.get_node("Mark").text == "?"
+			and not copy_hostile.is_empty() and copy_hostile[0]["retrievability"] > 0.3,
+			[profiles, copy.get_node("Mind").choice, copy_hostile])
 	print(JSON.stringify({"done": true}))
 	get_tree().quit(1 if failed else 0)
