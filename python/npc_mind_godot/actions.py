@@ -64,8 +64,41 @@ class ActionError(Exception):
 
 class MindAction(classes.Resource, abstract=True, icon=icon("MindAction")):
     """One thing a behavior does, without code: put it in a UtilityBehavior's `on_enter`, `on_tick`
-    or `on_exit`. Its NodePaths are relative to the UtilitySelector; empty means the NPC (the
-    selector's parent). A mistake found while it runs is reported once and the action is skipped."""
+    or `on_exit`.
+
+    `on_enter` runs once when the selector chooses the behavior, `on_tick` every physics frame while
+    it holds, `on_exit` once when another behavior replaces it. When the selector's choice changes,
+    at the end of the frame of the choice (the server's step), the old behavior's `on_exit` runs,
+    then the selector emits `behavior_exited(old)`, the new behavior's `on_enter` runs, then
+    `behavior_entered(new)`, then `behavior_changed(new)`. The selector's first choice has no exit.
+    The `on_tick` lists of every NPC run in one pass per physics frame (no `_physics_process` per
+    NPC), before the moves.
+
+    Every NodePath of an action is relative to the **UtilitySelector** (as the inspector's node
+    picker makes it); an empty path means **the NPC**, the selector's parent. The actions:
+    MoveAction, SetPropertyAction, CallMethodAction, PlayAnimationAction, EmitSignalAction and
+    AskDecisionAction.
+
+    **Mistakes.** The selector's configuration warnings list every action that cannot work, naming
+    the behavior, the list and the place (`Behavior 'patrol', on_enter[0] MoveAction ../Post: ...`):
+    a NodePath that resolves to nothing, a property or method the node does not have, a move with
+    no CharacterBody2D/3D or a `navigation_agent` that is not an agent, a player that is not one or
+    lacks the animation, no decision to ask, an empty name. At run time such an action is skipped
+    and reported once per selector and action (one error naming the selector's path, the behavior,
+    the action and the fix; later repeats, such as an `on_tick` action every frame, only count in
+    `NpcMindServer.get_metrics()["mistakes/repeats"]`). The rest keep running.
+
+    **History.** `UtilitySelector.get_recent_actions()` returns the selector's last 32 actions.
+
+    **Cost.** What an action needs (its nodes, the property or method it checked) is found when its
+    behavior begins and kept while it holds; it is found again only when one of its nodes is freed.
+    The engine side of the physics pass is one GDScript object the addon builds from source, called
+    a fixed number of times a frame whatever the number of NPCs, with packed arrays: one read of
+    every moving body's and waypoint's position and one call that steers and moves every body per
+    dimension, and one call that writes the pass's `on_tick` property sets. The move rule (arrived?
+    far enough away?) is one array function for all bodies. The other actions in `on_tick` are one
+    engine call each (`scripts/bench actions`).
+    """
 
     @python_only
     def run(self, running: Running) -> None:

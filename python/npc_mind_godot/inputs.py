@@ -39,8 +39,28 @@ class InputSource(classes.Resource, icon=icon("InputSource"), abstract=True):
     """Where a UtilityConsideration's input comes from, instead of a key of evaluate()'s Dictionary.
 
     Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput or
-    BlackboardInput as the consideration's `source`. A selector whose considerations are all sourced
-    chooses by itself every frame (UtilitySelector.auto_evaluate).
+    BlackboardInput as the consideration's `source` in the inspector. A UtilitySelector whose
+    considerations are all sourced chooses by itself every frame on the batched path
+    (`UtilitySelector.auto_evaluate`) and emits `behavior_changed`: no script calls `evaluate`.
+
+    The key of a sourced consideration is its `input_key` when set, else the source's name
+    (`awareness(target)`, `recall(strongest,types=8)`, `distance(target)`, `since_seen(target)`,
+    `property(npc:health)`, `blackboard(hunger)`); `evaluate(context)` still takes a value for that
+    key, and a given value wins. The "target" is the selector's (see `UtilitySelector.target_from`);
+    the NPC is the selector's parent. Memory reads only look: they never wake a memory (only a
+    recall does).
+
+    An input with nothing to say yet (no target, never perceived, a blackboard key never written, no
+    target node) is the source's `when_unknown` (distance and seconds: 1,000,000, "as good as never";
+    awareness and R: 0). An input that cannot be read because of a mistake (no MemoryStream, a
+    `node_path` or property that resolves to nothing, a value that is not a number, an NPC that is not
+    a Node2D/Node3D for a distance) gives the consideration's `default_input` (with
+    `use_default_input`) or 0, and the mistake is reported once per selector and cause, naming the
+    node and the fix; the selector's configuration warnings show it in the editor.
+
+    **Cost.** Each frame, each source is read once for all the auto-evaluating selectors that share
+    it, in one look per memory pool (`npc_mind.server.looks`), and written with one `set_inputs`; a
+    distance reads each NPC's global position once a frame, a property one engine read per NPC.
     """
 
     @python_only

@@ -118,3 +118,12 @@ def markdown_table() -> str:
         )
         rows.append(f"| `{family.type_name}` | {family.formula} | {parameters or 'none (edit the Curve)'} |")
     return "\n".join(rows) + "\n"
+
+
+def summary() -> str:
+    """The families in one sentence of prose (UtilityConsideration's docstring, the editor's help)."""
+    return "; ".join(
+        f"`{family.type_name}` {family.formula}"
+        + (f" ({', '.join(p.name for p in family.parameters)})" if family.parameters else "")
+        for family in FAMILIES.values()
+    )
