@@ -74,13 +74,32 @@ def _families_appendix() -> str:
 
     return (
         "## Curve families and their parameters (u: the input, normalised when the range is used)\n\n"
-        f"{FAMILIES_START}\n{markdown_table()}{FAMILIES_END}\n\nEvery score is clamped to 0..1 after `invert`."
+        f"{FAMILIES_START}\n{markdown_table()}{FAMILIES_END}\n\n"
+        "Every score is clamped to 0..1 after `invert`."
     )
 
 
-# Generated text a class's docstring cannot hold (a table the editor's help has no markup for),
-# each read from the one place that owns it.
+# What a class's docstring cannot hold (the editor's help has no markup for a table or an image):
+# a screenshot from docs/media, and generated text read from the one place that owns it.
+IMAGES = {
+    "MemoryProfile": ("the forgetting preview in the inspector", "designer-profile.png"),
+    "UtilityConsideration": ("the curve preview in the inspector", "designer-curve.png"),
+    "NpcMindServer": ("the NPC Mind debugger tab", "designer-debugger.png"),
+}
 APPENDICES: dict[str, Callable[[], str]] = {"UtilityConsideration": _families_appendix}
+
+
+APPENDIX_START = "\n<!-- generated appendix -->\n"  # what follows is not a member's description
+
+
+def _appendix(name: str) -> str:
+    parts = [APPENDIX_START.strip("\n")]
+    if name in IMAGES:
+        alt, file = IMAGES[name]
+        parts.append(f"![{alt}](../media/{file})")
+    if name in APPENDICES:
+        parts.append(APPENDICES[name]())
+    return "\n\n".join(parts) if len(parts) > 1 else ""
 
 
 def render() -> dict[str, str]:
@@ -94,7 +113,7 @@ def render() -> dict[str, str]:
         return f"{name}.md" if name in names else None
 
     pages = {
-        f"{info.name}.md": class_markdown(info, page_of, APPENDICES.get(info.name, lambda: "")())
+        f"{info.name}.md": class_markdown(info, page_of, _appendix(info.name))
         for info in infos
     }
     index = [

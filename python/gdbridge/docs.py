@@ -168,11 +168,12 @@ def load_into_editor() -> None:
 def markdown(text: str, page_of: Callable[[str], str | None], width: int = 100) -> str:
     """A docstring as Markdown: its paragraphs (wrapped to `width`, list items kept one a line with
     their continuations indented), and a class that has a page (`page_of(name)`: its file name, or
-    None) linked where the docstring names it in backticks."""
+    None) linked where the docstring names it, in backticks or as a CamelCase word of the prose (as
+    `bbcode` links it)."""
 
     def link(match: re.Match[str]) -> str:
         span = match[0]
-        page = page_of(span[1:-1])
+        page = page_of(span[1:-1] if span.startswith("`") else span)
         return f"[{span}]({page})" if page else span
 
     out: list[str] = []
@@ -181,12 +182,14 @@ def markdown(text: str, page_of: Callable[[str], str | None], width: int = 100) 
         item = bool(_LIST_ITEM.match(paragraph))
         if out and not (item and previous_item):
             out.append("")
-        wrapped = textwrap.fill(
-            paragraph, width, subsequent_indent="  " if item else "", break_on_hyphens=False
-        )
-        out.append(re.sub(r"`[^`\n]+`", link, wrapped))
+        indent = "  " if item else ""
+        linked = _LINKABLE.sub(link, paragraph)  # before wrapping: a link holds no space to break at
+        out.append(textwrap.fill(linked, width, subsequent_indent=indent, break_on_hyphens=False))
         previous_item = item
     return "\n".join(out)
+
+
+_LINKABLE = re.compile(rf"`[^`\n]+`|{_CAMEL_WORD.pattern}")
 
 
 def _cell(text: str, page_of: Callable[[str], str | None]) -> str:
