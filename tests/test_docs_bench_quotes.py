@@ -1,5 +1,6 @@
-"""Issue 14 (6): per-call costs in the README, the docs/ pages and the class pages come from the benchmarks' stored
-output, never retyped. No engine, no benchmark run: the stored outputs in docs/benchmarks/ are read."""
+"""Issue 14 (6): per-call costs in the README, the docs/ pages and the class pages come from the
+benchmarks' stored output, never retyped. No engine, no benchmark run: the stored outputs in
+docs/benchmarks/ are read."""
 
 from __future__ import annotations
 
