@@ -262,8 +262,10 @@ def _has_animation(player: Any, name: str) -> bool:
 
 
 class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
-    """Play an animation: `player` (an AnimationPlayer, AnimatedSprite2D or AnimatedSprite3D; empty:
-    the NPC's first such child) and `animation` (its name, e.g. `walk` or `library/walk`)."""
+    """Play an animation on the NPC.
+
+    `player` is an AnimationPlayer, AnimatedSprite2D or AnimatedSprite3D (empty: the NPC's first such
+    child) and `animation` its name, e.g. `walk` or `library/walk`."""
 
     player: NodePath = export(
         NodePath(""), doc="AnimationPlayer or AnimatedSprite2D/3D (empty: the NPC's first such child)."
@@ -316,8 +318,10 @@ class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
 
 
 class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
-    """Emit a signal on the NPC (the selector's parent): `signal_name` and its `args`. A signal the
-    NPC does not declare is added to it as a user signal the first time, so code can connect it."""
+    """Emit a signal on the NPC (the selector's parent).
+
+    `signal_name` and its `args`. A signal the NPC does not declare is added to it as a user signal
+    the first time, so code can connect it."""
 
     signal_name: StringName = export(StringName(""), doc="The signal to emit on the NPC.")
     args: list = export([], doc="Its arguments, in order.")
@@ -347,13 +351,17 @@ class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
 
 
 class MoveAction(MindAction, icon=icon("MoveAction")):
-    """Move the NPC's body: to the selector's target's last known position (`target`), away from it
-    (`away_from_target`, until `flee_distance` from it) or to a node such as a Marker2D/3D
-    (`node`), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
+    """Move the NPC's body to its target's last known position, away from it, or to a node.
+
+    `destination`: the selector's target's last known position (`target`), away from it
+    (`away_from_target`, until `flee_distance` from it) or a node such as a Marker2D/3D (`node`),
+    at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
     or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
     follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
     kept). The move lasts while the behavior holds and follows the destination when it moves; it
-    stops (velocity zero) on arrival and when the behavior ends."""
+    stops (velocity zero) on arrival and when the behavior ends. One move per body: a later one
+    replaces it. With no target, or a target never perceived, the body stands. The agent's
+    avoidance is not used (its `velocity_computed` is left to scripts)."""
 
     destination: str = export(
         "node",
@@ -443,8 +451,10 @@ def _agent(selector: Any, path: Any, body: Any) -> Any:
 
 
 class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
-    """Ask the NPC's AsyncLLMDecision (its child, or `decision`) what to do, unless a request is
-    already out. The context holds the `situation` written from `template`, the NPC's sourced
+    """Ask the NPC's AsyncLLMDecision what to do, in a situation written from `template`.
+
+    The decision is the NPC's child, or `decision`; nothing is asked while a request is already out.
+    The context holds the `situation` written from `template`, the NPC's sourced
     inputs, its target and (added by the decision node) its strongest memories. Template fields, in
     Python's format syntax (`{since_seen:.0f}`): `npc_name`, `behavior`, `target_id` (0: none),
     `target_name` ("someone" when the target's node is gone or unknown), `since_seen` (seconds
@@ -453,7 +463,8 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     `strongest_r` (the NPC's strongest memory: its type's name and R; "nothing" and 0.0 when it
     remembers nothing), and each sourced input of the selector's considerations by its key (as
     `get_sourced_inputs()` gives it; a field above keeps its name). The answer arrives as the decision's
-    `decision_made` / `decision_fallback`, and its intent steers the selector as before."""
+    `decision_made` / `decision_fallback`, and its intent steers the selector as before. Unknown
+    (infinite) numbers are left out of the facts; `target_id` is never sent to the model."""
 
     decision: NodePath = export(
         NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."

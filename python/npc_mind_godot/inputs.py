@@ -126,22 +126,28 @@ class _MemoryReads:
 
 
 class AwarenessInput(_MemoryReads, InputSource, icon=icon("AwarenessInput")):
-    """Awareness, 0 none, 1 puzzled, 2 search, 3 pursue (MemoryStream.awareness_of): of the selector's
-    target, or of the NPC's strongest memory of memory_types. Only looks: never wakes a memory."""
+    """The NPC's awareness of its target: 0 none, 1 puzzled, 2 search, 3 pursue.
+
+    As MemoryStream.awareness_of gives it: of the selector's target, or of the NPC's strongest memory
+    of memory_types. Only looks: never wakes a memory."""
 
     _KIND = "awareness"
 
 
 class RecallInput(_MemoryReads, InputSource, icon=icon("RecallInput")):
-    """R (0..1, retrievability) of the strongest memory of the selector's target, or of the NPC's
-    strongest memory of memory_types. Only looks: never wakes a memory (0 once forgotten)."""
+    """How well the NPC remembers its target: R, the retrievability (0..1) of its strongest memory.
+
+    Of the selector's target, or of the NPC's strongest memory of memory_types. Only looks: never
+    wakes a memory (0 once forgotten)."""
 
     _KIND = "recall"
 
 
 class DistanceInput(InputSource, icon=icon("DistanceInput")):
-    """Distance from the NPC (the selector's parent, a Node2D or Node3D) to where it last perceived its
-    target (MemoryStream.get_last_known_position), in the world's units."""
+    """How far the NPC is from where it last perceived its target.
+
+    From the NPC (the selector's parent, a Node2D or Node3D) to the target's last known position
+    (MemoryStream.get_last_known_position), in the world's units."""
 
     when_unknown: float = export(FAR, doc="The input while there is no target or it was never perceived.")
 
@@ -196,9 +202,10 @@ class SinceSeenInput(InputSource, icon=icon("SinceSeenInput")):
 
 
 class PropertyInput(InputSource, icon=icon("PropertyInput")):
-    """A number read from a property of the NPC (the selector's parent) or of the selector's target
-    node: `node_path` from that node (empty: the node itself), then `property` (a path such as
-    "position:x" works, as Node.get_indexed). A bool reads as 0 or 1."""
+    """A number read from a property of the NPC or of its target's node.
+
+    The NPC is the selector's parent: `node_path` from that node (empty: the node itself), then
+    `property` (a path such as "position:x" works, as Node.get_indexed). A bool reads as 0 or 1."""
 
     of: str = export(
         "npc",
@@ -281,8 +288,10 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
 
 
 class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
-    """A number the game writes to the selector's blackboard (UtilitySelector.set_blackboard_value(key,
-    value), or its `blackboard` Dictionary): the no-code path's door for game state."""
+    """A number the game writes to the selector's blackboard: the no-code path's door for game state.
+
+    Written with UtilitySelector.set_blackboard_value(key, value), or in its `blackboard`
+    Dictionary."""
 
     key: StringName = export(StringName(""), doc="The blackboard key.")
     when_unknown: float = export(0.0, doc="The input while the blackboard has no value for key.")
