@@ -90,3 +90,18 @@ def test_the_index_lists_every_page_and_the_curve_table_is_the_families_table() 
         if page.name != "README.md":
             assert f"]({page.name})" in index, f"the index does not list {page.name}"
     assert markdown_table() in (PAGES / "UtilityConsideration.md").read_text()
+
+
+def test_python_only_methods_and_nested_enums_are_not_documented_as_methods() -> None:
+    """Neither the page nor the editor's help lists what ClassDB does not have: a `python_only`
+    method (MemoryProfile.to_spec) or a nested enum class (MemoryStream.MemoryType, a constant)."""
+    out = in_generator(
+        "from gdbridge import docs\n"
+        "infos = {info.name: info for info in g._load_classes()}\n"
+        "print('to_spec' in docs.class_xml(infos['MemoryProfile'], lambda name: False))\n"
+        "print('name=\"MemoryType\"' in docs.class_xml(infos['MemoryStream'], lambda name: False))\n"
+    )
+    assert out.split() == ["False", "False"]
+    assert "to_spec" not in (PAGES / "MemoryProfile.md").read_text()
+    stream = (PAGES / "MemoryStream.md").read_text()
+    assert "- `MemoryType(" not in stream and "enum `MemoryType`: `TRIVIA` = 0" in stream
