@@ -39,7 +39,7 @@ SECTIONS = {
     "server_singleton": "The server",
     "designer": "Editor tools",
 }
-_FIRST_SENTENCE = re.compile(r".*?[.:](?=\\s+[A-Z]|$)|.*")
+_FIRST_SENTENCE = re.compile(r".*?\.(?=\s+[A-Z]|$)")  # up to the first full stop
 FAMILIES_START = "<!-- curve families: generated from npc_mind.utility.families.markdown_table() -->"
 FAMILIES_END = "<!-- end of curve families -->"
 
@@ -129,7 +129,9 @@ def render() -> dict[str, str]:
     for module in ordered:
         index += ["", f"## {SECTIONS.get(module, module)}", ""]
         for info in by_section[module]:
-            brief = _FIRST_SENTENCE.match(" ".join(split_doc(info.doc)[0].split()))[0]  # type: ignore[index]  # matches any text
+            brief = " ".join(split_doc(info.doc)[0].split())
+            first = _FIRST_SENTENCE.match(brief)
+            brief = first[0] if first else brief
             index.append(f"- [{info.name}]({info.name}.md) ({info.parent}): {brief}")
     pages[INDEX] = "\n".join(index) + "\n"
     return pages
