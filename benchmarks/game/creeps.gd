@@ -176,6 +176,5 @@ func _process(_delta: float) -> bool:
 	for mob in mob_nodes:
 		var behavior := String(mob.get_node("Selector").choice) if variant == "nocode" else String(mob.behavior)
 		held[behavior] = held.get(behavior, 0) + 1
-	if OS.get_environment("METRICS") != "": print(JSON.stringify(NpcMindServer.get_metrics()))
 	print(JSON.stringify({"variant": variant, "mobs": mobs, "intervals": intervals, "behaviors": held}))
 	return true
