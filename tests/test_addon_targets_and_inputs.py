@@ -32,3 +32,8 @@ def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_worki
     named = sorted(line.split("npc_mind: ")[1].split(":")[0] for line in errors)
     assert named == ["/root/Confused/Mind"] * 3 + ["/root/Flat/Mind", "/root/Forgetful/Mind"], errors
     assert all("Fix: " in line for line in errors), errors
+
+
+def test_own_copies_of_sources_are_batched_by_their_settings_and_never_mixed_up() -> None:
+    _, checks = run_check_script(ROOT, "res://tests/addon/sourced_copies.gd")
+    assert len(checks) == 2

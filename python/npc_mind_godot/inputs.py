@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from gdbridge import classes
-from gdbridge.declare import export, python_only
+from gdbridge.declare import Export, export, python_only
 from gdbridge.types import NodePath, PropertyHint, StringName
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
@@ -457,13 +457,28 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
 _plans: dict[str, Any] = {}
 
 
+def settings_key(source: InputSource) -> tuple[Any, ...]:
+    """Sources of one class with the same settings read alike, so they are gathered in one batch
+    whether the selectors share one resource (instances of one scene) or each has its own copy."""
+    kind = type(source)
+    names = _setting_names.get(kind)
+    if names is None:
+        fields = (item for klass in kind.__mro__ for item in vars(klass).items())
+        exported = {name for name, field in fields if isinstance(field, Export)}
+        names = _setting_names[kind] = sorted(exported)
+    return (kind, *(str(getattr(source, name)) for name in names))
+
+
+_setting_names: dict[type, list[str]] = {}
+
+
 def _plan(members: list[tuple[int, Any]]) -> list[tuple[str, Any, np.ndarray, np.ndarray, np.ndarray]]:
-    groups: dict[tuple[str, int], tuple[Any, list[int]]] = {}
+    groups: dict[tuple[Any, ...], tuple[Any, list[int]]] = {}
     for row, (_, selector) in enumerate(members):
         for key, source in sourced(selector):
-            groups.setdefault((key, id(source)), (source, []))[1].append(row)
+            groups.setdefault((key, *settings_key(source)), (source, []))[1].append(row)
     plan = []
-    for (key, _), (source, rows) in groups.items():
+    for (key, *_), (source, rows) in groups.items():
         picked = [members[row] for row in rows]
         fallback = [(selector.__dict__.get("_input_defaults") or {}).get(key, 0.0) for _, selector in picked]
         plan.append((
