@@ -124,9 +124,10 @@ func _watch(guard: Node2D) -> void:
 	memory.memory_formed.connect(_on_memory_signal.bind(guard, "memory_formed"))
 	memory.memory_forgotten.connect(_on_memory_signal.bind(guard, "memory_forgotten"))
 	memory.memory_evicted.connect(_on_memory_signal.bind(guard, "memory_evicted"))
-	guard.sight.recalled.connect(func(entity: int, type: int, r: float) -> void:
-		log_event({"event": "recall", "guard": guard.display_name, "entity": name_of(entity),
-			"type": guard.TYPE_NAMES[type], "R": snappedf(r, 0.001)}))
+	for sight: Node in guard.sights:
+		sight.recalled.connect(func(entity: int, type: int, r: float) -> void:
+			log_event({"event": "recall", "guard": guard.display_name, "entity": name_of(entity),
+				"type": guard.TYPE_NAMES[type], "R": snappedf(r, 0.001)}))
 	guard.selector.behavior_entered.connect(_on_behavior_entered.bind(guard))
 	guard.decision.decision_requested.connect(func(situation: String) -> void:
 		log_event({"event": "ask", "guard": guard.display_name, "situation": situation}))

@@ -102,6 +102,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         doc="request_decision was called (by code or an AskDecisionAction): its context's situation "
         "(\"\" when it has none). The request's one decision signal follows, unless it is aborted.",
     )
+    decision_aborted = signal(doc="abort() was called: the request's decision signal will never come.")
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
         intent=StringName, urgency=float, tier=int, doc="An answer was applied (tier 1 or 2)."
@@ -198,6 +199,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         aborted = server().aborted_in_delivery
         if aborted is not None:
             aborted.add(handle)
+        self.emit_signal(StringName("decision_aborted"))
 
     def is_pending(self) -> bool:
         """True from request_decision until its signal (or an abort)."""
