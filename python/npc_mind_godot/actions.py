@@ -501,11 +501,11 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
 
 
 class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
-    """Drop the NPC's AsyncLLMDecision request (its child, or `decision`), as
-    `AsyncLLMDecision.abort()` does: no signal for it, not even one owed in the frame it is dropped
-    (a request that ended in this very frame), its late answer discarded and its last intent no
-    longer steering. Put it in the `on_enter` of a behavior that must not wait for the model (a flee
-    from a grenade)."""
+    """Drop the NPC's AsyncLLMDecision request (its child, or `decision`) while one is pending or its
+    signal is owed in this frame, as `AsyncLLMDecision.abort()` does: no signal for it (not even the
+    one owed), its late answer discarded and its last intent no longer steering. Put it in the
+    `on_enter` of a behavior that must not wait for the model (a flee from a grenade). With nothing
+    pending or owed it does nothing: an answer already applied keeps steering."""
 
     decision: NodePath = export(
         NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
@@ -525,7 +525,8 @@ class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
     @python_only
     def run(self, running: Running) -> None:
         (decision,) = running.resolved(self)
-        decision.abort()
+        if decision.is_pending() or decision.get_server_id() in server().owed_in_delivery:
+            decision.abort()  # (an answer already applied is left alone: its intent may be why)
 
     @python_only
     def problems(self, selector: Any) -> list[str]:

@@ -94,6 +94,7 @@ class NpcMindServer(classes.Object):
         self._delivering = False  # inside _deliver: a signal handler is running
         # decisions aborted by the actions run while a frame's signals are gathered (`_deliver`)
         self.aborted_in_delivery: set[int] | None = None
+        self.owed_in_delivery: set[int] = set()  # decisions with a signal in the delivery under way
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
         self._last_wall = time.monotonic()
@@ -178,6 +179,7 @@ class NpcMindServer(classes.Object):
         calls: list[tuple[Any, ...]] = []
         handles: list[int] = []
         self.aborted_in_delivery = aborted = set()
+        self.owed_in_delivery = {event.handle for event in events if event.signal in _DECISION_SIGNALS}
         for event in events:
             node = nodes.get(event.handle)
             if node is not None:
@@ -191,7 +193,7 @@ class NpcMindServer(classes.Object):
                     signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
                 calls.append((node._id, signal, *args))
                 handles.append(event.handle)
-        self.aborted_in_delivery = None
+        self.aborted_in_delivery, self.owed_in_delivery = None, set()
         if aborted:  # an action aborted a decision: none of its signals of this frame is emitted
             calls = [
                 call for call, handle in zip(calls, handles, strict=True)
