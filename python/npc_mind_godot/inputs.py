@@ -480,6 +480,7 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
     """Write every auto-evaluating selector's sourced inputs for this frame's batched choice: per
     (key, source resource), one gather over all selectors sharing it and one `set_inputs`."""
     if not members:
+        _plans.clear()  # (the sources it holds are let go)
         return
     plan = _plans.get("members")
     if plan is None or plan[0] != [handle for handle, _ in members]:
@@ -495,6 +496,11 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
 
 
 _plans: dict[str, Any] = {}
+
+
+def close() -> None:
+    """Let go of the plan's sources (the server singleton is being freed: resources are checked next)."""
+    _plans.clear()
 
 
 def _plan(members: list[tuple[int, Any]]) -> list[tuple[str, Any, np.ndarray, np.ndarray, np.ndarray]]:

@@ -28,7 +28,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind.server.selectors import BEHAVIOR_CHANGED
-from npc_mind_godot import actions, mistakes, ticker
+from npc_mind_godot import actions, inputs, mistakes, ticker
 from npc_mind_godot._common import core, installed, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
@@ -275,6 +275,7 @@ class NpcMindServer(classes.Object):
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
             self.sensing.close()  # its reused ray queries are engine objects
             actions.close()  # the actions' engine side is an engine object
+            inputs.close()  # the feed's plan holds the input sources (resources)
             self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()
