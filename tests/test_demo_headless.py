@@ -162,4 +162,3 @@ def test_realtime_paces_fixed_step_frames_to_the_wall_clock(tmp_path: Path) -> N
     elapsed = time.monotonic() - started
     assert run.returncode == 0, run.log
     assert elapsed >= 3.0, elapsed
-

@@ -316,9 +316,10 @@ class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
 
 class MoveAction(MindAction, icon=icon("MoveAction")):
     """Move the NPC's body: to the selector's target's last known position (`target`), away from it
-    (`away_from_target`, until `flee_distance` from it), to a node such as a Marker2D/3D
-    (`node`) or along a route (`route`: `node`'s Node2D/3D children in order, looping), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
-    or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
+    (`away_from_target`, until `flee_distance` from it), to a node such as a Marker2D/3D (`node`)
+    or along a route (`route`: `node`'s Node2D/3D children in order, looping), at `speed`,
+    stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D or CharacterBody3D;
+    or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
     follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
     kept). The move lasts while the behavior holds and follows the destination when it moves; it
     stops (velocity zero) on arrival and when the behavior ends."""
@@ -741,7 +742,6 @@ class Running:
             found = self.found[key] = (node,)
         return found[0]
 
-
     def _leg(self, action: MoveAction, route: Any) -> Any:
         """The route's waypoint this move heads for now (the first one when the behavior starts)."""
         stops = _waypoints(route)
@@ -1056,6 +1056,6 @@ def notified(selector: Any, what: int) -> None:
 
 
 __all__ = [
-    "AbortDecisionAction", "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
-    "PlayAnimationAction", "SetPropertyAction",
+    "AbortDecisionAction", "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction",
+    "MoveAction", "PlayAnimationAction", "SetPropertyAction",
 ]  # fmt: skip

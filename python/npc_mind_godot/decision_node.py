@@ -100,7 +100,7 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     decision_requested = signal(
         situation=str,
         doc="request_decision was called (by code or an AskDecisionAction): its context's situation "
-        "(\"\" when it has none). The request's one decision signal follows, unless it is aborted.",
+        '("" when it has none). The request\'s one decision signal follows, unless it is aborted.',
     )
     decision_aborted = signal(doc="abort() was called: the request's decision signal will never come.")
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")

@@ -38,9 +38,9 @@ FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
 class InputSource(classes.Resource, icon=icon("InputSource"), abstract=True):
     """Where a UtilityConsideration's input comes from, instead of a key of evaluate()'s Dictionary.
 
-    Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput or
-    BlackboardInput or IntentInput as the consideration's `source`. A selector whose considerations are all sourced
-    chooses by itself every frame (UtilitySelector.auto_evaluate).
+    Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput,
+    BlackboardInput or IntentInput as the consideration's `source`. A selector whose considerations
+    are all sourced chooses by itself every frame (UtilitySelector.auto_evaluate).
     """
 
     @python_only
@@ -293,9 +293,9 @@ class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
 
 class IntentInput(InputSource, icon=icon("IntentInput")):
     """1 while the NPC's AsyncLLMDecision (a sibling of the selector, or `decision`) last answered
-    `intent` and that answer still steers (younger than the decision's tag_ttl, not aborted since),
-    else 0: the model's advice as one input among the others, so the considerations' vetoes hold
-    whatever it says."""
+    `intent` and that answer still steers (younger than the decision's tag_ttl, real seconds as the
+    model's latency, not aborted since), else 0: the model's advice as one input among the others,
+    so the considerations' vetoes hold whatever it says."""
 
     intent: StringName = export(StringName(""), doc="The intent (one of the decision's allowed_intents).")
     decision: NodePath = export(
@@ -318,7 +318,7 @@ class IntentInput(InputSource, icon=icon("IntentInput")):
             handle = self._handle(frame.selectors[row])
             if not handle:
                 found[i] = np.nan
-            elif decisions.fresh_intent(handle, frame.now) == wanted:
+            elif decisions.fresh_intent(handle) == wanted:
                 found[i] = 1.0
         return found
 

@@ -965,7 +965,8 @@ class Sensing:
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
-        self._spotted(looking, [pairs[row][0] for row in visible], [pairs[row][1].ids[pairs[row][2]] for row in visible])
+        seen = [pairs[row] for row in visible]
+        self._spotted(looking, [pair[0] for pair in seen], [pair[1].ids[pair[2]] for pair in seen])
         for row in visible:
             position, group, column, held = pairs[row]
             sense = looking[position]
