@@ -38,7 +38,7 @@ from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
-from npc_mind_godot._common import NOTIFICATION_PREDELETE, engine_script, icon, server
+from npc_mind_godot._common import NOTIFICATION_PREDELETE, decision_of, engine_script, icon, server
 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
@@ -449,14 +449,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
 
     @python_only
     def resolve(self, running: Running) -> tuple[Any, ...]:
-        decision = self._decision(running.selector)
-        if decision is None:
-            raise ActionError(
-                "no_decision",
-                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
-                "give the NPC an AsyncLLMDecision child, or point decision at one",
-            )
-        return (decision,)
+        return (_decision_to_use(running.selector, self.decision),)
 
     @python_only
     def run(self, running: Running) -> None:
@@ -482,19 +475,8 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
         decision.request_decision(context)
 
     @python_only
-    def _decision(self, selector: Any) -> Any:
-        if str(self.decision):
-            node = selector.get_node_or_null(self.decision)
-        else:
-            npc = selector.get_parent()
-            node = _first_child(npc, ("AsyncLLMDecision",)) if npc is not None else None
-        return node if node is not None and node.is_class("AsyncLLMDecision") else None
-
-    @python_only
     def problems(self, selector: Any) -> list[str]:
-        if selector.get_parent() is not None and self._decision(selector) is None:
-            return ["No AsyncLLMDecision to ask (give the NPC one as a child, or set decision)."]
-        return []
+        return _decision_problems(selector, self.decision, "ask")
 
     @python_only
     def label(self) -> str:
@@ -514,14 +496,7 @@ class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
 
     @python_only
     def resolve(self, running: Running) -> tuple[Any, ...]:
-        decision = AskDecisionAction._decision(self, running.selector)
-        if decision is None:
-            raise ActionError(
-                "no_decision",
-                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
-                "give the NPC an AsyncLLMDecision child, or point decision at one",
-            )
-        return (decision,)
+        return (_decision_to_use(running.selector, self.decision),)
 
     @python_only
     def run(self, running: Running) -> None:
@@ -531,11 +506,28 @@ class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
 
     @python_only
     def problems(self, selector: Any) -> list[str]:
-        return AskDecisionAction.problems(self, selector)
+        return _decision_problems(selector, self.decision, "abort")
 
     @python_only
     def label(self) -> str:
         return "AbortDecisionAction"
+
+
+def _decision_to_use(selector: Any, path: Any) -> Any:
+    decision = decision_of(selector, path)
+    if decision is None:
+        raise ActionError(
+            "no_decision",
+            f"decision {str(path)!r} is not an AsyncLLMDecision",
+            "give the NPC an AsyncLLMDecision child, or point decision at one",
+        )
+    return decision
+
+
+def _decision_problems(selector: Any, path: Any, verb: str) -> list[str]:
+    if selector.get_parent() is not None and decision_of(selector, path) is None:
+        return [f"No AsyncLLMDecision to {verb} (give the NPC one as a child, or set decision)."]
+    return []
 
 
 def _told(key: str, value: Any) -> bool:

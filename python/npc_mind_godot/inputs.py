@@ -29,7 +29,7 @@ from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, StringName
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
-from npc_mind_godot._common import icon, server
+from npc_mind_godot._common import decision_of, icon, server
 
 AUTO_EVALUATE = ("when_all_sourced", "always", "never")
 FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
@@ -329,7 +329,7 @@ class IntentInput(InputSource, icon=icon("IntentInput")):
         kept = selector.__dict__.setdefault("_intent_decisions", {})
         decision = kept.get(id(self))
         if decision is None or not decision.is_valid:
-            decision = kept[id(self)] = self._decision(selector)
+            decision = kept[id(self)] = decision_of(selector, self.decision)
         if decision is None:
             mistakes.report(
                 selector, "intent_input:no_decision",
@@ -341,19 +341,9 @@ class IntentInput(InputSource, icon=icon("IntentInput")):
         return int(decision.get_server_id())
 
     @python_only
-    def _decision(self, selector: Any) -> Any:
-        if str(self.decision):
-            node = selector.get_node_or_null(self.decision)
-        else:
-            parent = selector.get_parent()
-            siblings = parent.get_children() if parent is not None else []
-            node = next((child for child in siblings if child.is_class("AsyncLLMDecision")), None)
-        return node if node is not None and node.is_class("AsyncLLMDecision") else None
-
-    @python_only
     def warnings(self, selector: Any) -> list[str]:
         found = [] if str(self.intent) else ["An IntentInput has no intent set."]
-        if selector.get_parent() is not None and self._decision(selector) is None:
+        if selector.get_parent() is not None and decision_of(selector, self.decision) is None:
             found.append("IntentInput: no AsyncLLMDecision (give the NPC one, or set decision).")
         return found
 

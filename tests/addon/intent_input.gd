@@ -77,7 +77,7 @@ func _process(_delta: float) -> bool:
 		check("an aborted answer no longer steers", changes.size() == 5 and changes[-1][0] == "idle", changes)
 		print(JSON.stringify({"done": true}))
 		return true
-	if frame == 2000:
+	if NpcMindServer.now() > 30.0:
 		check("finished in time", false, [changes, answered_at])
 		return true
 	return false
