@@ -38,12 +38,13 @@ from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
-from npc_mind_godot._common import NOTIFICATION_PREDELETE, engine_script, icon, server
+from npc_mind_godot._common import NOTIFICATION_PREDELETE, decision_of, engine_script, icon, server
 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
 HISTORY = 32  # entries kept per selector for `get_recent_actions`
-DESTINATIONS = ("target", "away_from_target", "node")
+DESTINATIONS = ("target", "away_from_target", "node", "route")
+WAYPOINTS = ("node", "route")  # the destinations read from `node`
 ANIMATED = ("AnimationPlayer", "AnimatedSprite2D", "AnimatedSprite3D")
 BODIES = ("CharacterBody2D", "CharacterBody3D")
 AGENTS = ("NavigationAgent2D", "NavigationAgent3D")
@@ -351,12 +352,13 @@ class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
 
 
 class MoveAction(MindAction, icon=icon("MoveAction")):
-    """Move the NPC's body to its target's last known position, away from it, or to a node.
+    """Move the NPC's body to its target's last known position, away from it, to a node, or along a route.
 
     `destination`: the selector's target's last known position (`target`), away from it
-    (`away_from_target`, until `flee_distance` from it) or a node such as a Marker2D/3D (`node`),
-    at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
-    or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
+    (`away_from_target`, until `flee_distance` from it), a node such as a Marker2D/3D (`node`) or a
+    route (`route`: `node`'s Node2D/3D children in order, looping), at `speed`, stopping within
+    `arrive_distance`. The body is the NPC (a CharacterBody2D or CharacterBody3D; or `body`); with
+    a NavigationAgent2D/3D child (or `navigation_agent`) it
     follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
     kept). The move lasts while the behavior holds and follows the destination when it moves; it
     stops (velocity zero) on arrival and when the behavior ends. One move per body: a later one
@@ -367,9 +369,14 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
         "node",
         hint=PropertyHint.ENUM,
         hint_string=",".join(DESTINATIONS),
-        doc="target: the target's last known position; away_from_target; node: a waypoint node.",
+        doc="target: the target's last known position; away_from_target; node: a waypoint node; route: "
+        "node's children (Marker2D/3D) one after the other, looping.",
     )
-    node: NodePath = export(NodePath(""), doc="For destination node: the node to go to (a Marker2D/3D).")
+    node: NodePath = export(
+        NodePath(""),
+        doc="For destination node: the node to go to (a Marker2D/3D); route: the parent of the waypoints "
+        "(top_level on, so they stay put when the NPC moves).",
+    )
     speed: float = export(100.0, range=(0.0, 2000.0, 0.1, "or_greater"), doc="Units per second.")
     arrive_distance: float = export(
         8.0, range=(0.0, 1000.0, 0.1, "or_greater"), doc="Within this distance of the destination: arrived."
@@ -383,7 +390,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
     )
 
     def _validate_property(self, prop: Any) -> None:
-        if (prop.name == "node" and self.destination != "node") or (
+        if (prop.name == "node" and self.destination not in WAYPOINTS) or (
             prop.name == "flee_distance" and self.destination != "away_from_target"
         ):
             prop.usage = PropertyUsage.STORAGE
@@ -398,7 +405,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
                 "make the NPC a CharacterBody2D/3D, or point body at one",
             )
         agent = _agent(running.selector, self.navigation_agent, body)
-        if self.destination == "node":
+        if self.destination in WAYPOINTS:
             _found(running.selector, self.node, "node")
         elif self.destination not in DESTINATIONS:
             raise ActionError(
@@ -430,17 +437,25 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             )
         if str(self.navigation_agent) and _agent(selector, self.navigation_agent, body) is None:
             found.append(f"navigation_agent {str(self.navigation_agent)!r} is not a NavigationAgent2D/3D.")
-        if self.destination == "node":
+        if self.destination in WAYPOINTS:
             found += _path_problem(selector, self.node, "node") if str(self.node) else ["No node to move to."]
+            route = _node_at(selector, self.node) if str(self.node) else None
+            if self.destination == "route" and route is not None and not _waypoints(route):
+                found.append(f"The route {str(self.node)!r} has no Node2D/Node3D children to visit.")
         return found
 
     @python_only
     def label(self) -> str:
-        where = str(self.node) if self.destination == "node" else self.destination
+        where = str(self.node) if self.destination in WAYPOINTS else self.destination
         return f"MoveAction {where}"
 
 
 MoveAction.__dict__["destination"].on_change = lambda action, _v: action.notify_property_list_changed()
+
+
+def _waypoints(route: Any) -> list[Any]:
+    """A route's waypoints: its Node2D/Node3D children, in order."""
+    return [child for child in route.get_children() if child.is_class("Node2D") or child.is_class("Node3D")]
 
 
 def _agent(selector: Any, path: Any, body: Any) -> Any:
@@ -478,14 +493,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
 
     @python_only
     def resolve(self, running: Running) -> tuple[Any, ...]:
-        decision = self._decision(running.selector)
-        if decision is None:
-            raise ActionError(
-                "no_decision",
-                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
-                "give the NPC an AsyncLLMDecision child, or point decision at one",
-            )
-        return (decision,)
+        return (_decision_to_use(running.selector, self.decision),)
 
     @python_only
     def run(self, running: Running) -> None:
@@ -511,23 +519,59 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
         decision.request_decision(context)
 
     @python_only
-    def _decision(self, selector: Any) -> Any:
-        if str(self.decision):
-            node = selector.get_node_or_null(self.decision)
-        else:
-            npc = selector.get_parent()
-            node = _first_child(npc, ("AsyncLLMDecision",)) if npc is not None else None
-        return node if node is not None and node.is_class("AsyncLLMDecision") else None
-
-    @python_only
     def problems(self, selector: Any) -> list[str]:
-        if selector.get_parent() is not None and self._decision(selector) is None:
-            return ["No AsyncLLMDecision to ask (give the NPC one as a child, or set decision)."]
-        return []
+        return _decision_problems(selector, self.decision, "ask")
 
     @python_only
     def label(self) -> str:
         return "AskDecisionAction"
+
+
+class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
+    """Drop the NPC's AsyncLLMDecision request (its child, or `decision`) while one is pending or its
+    signal is owed in this frame, as `AsyncLLMDecision.abort()` does: no signal for it (not even the
+    one owed), its late answer discarded and its last intent no longer steering. Put it in the
+    `on_enter` of a behavior that must not wait for the model (a flee from a grenade). With nothing
+    pending or owed it does nothing: an answer already applied keeps steering."""
+
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
+    )
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        return (_decision_to_use(running.selector, self.decision),)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        (decision,) = running.resolved(self)
+        if decision.is_pending() or decision.get_server_id() in server().owed_in_delivery:
+            decision.abort()  # (an answer already applied is left alone: its intent may be why)
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        return _decision_problems(selector, self.decision, "abort")
+
+    @python_only
+    def label(self) -> str:
+        return "AbortDecisionAction"
+
+
+def _decision_to_use(selector: Any, path: Any) -> Any:
+    decision = decision_of(selector, path)
+    if decision is None:
+        raise ActionError(
+            "no_decision",
+            f"decision {str(path)!r} is not an AsyncLLMDecision",
+            "give the NPC an AsyncLLMDecision child, or point decision at one",
+        )
+    return decision
+
+
+def _decision_problems(selector: Any, path: Any, verb: str) -> list[str]:
+    if selector.get_parent() is not None and decision_of(selector, path) is None:
+        return [f"No AsyncLLMDecision to {verb} (give the NPC one as a child, or set decision)."]
+    return []
 
 
 def _told(key: str, value: Any) -> bool:
@@ -699,6 +743,7 @@ class Running:
     history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
     found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
+    legs: dict[int, int] = field(default_factory=dict)  # id(route move) -> its waypoint (kept: resumes)
 
     def resolved(self, action: MindAction) -> tuple[Any, ...]:
         """`action.resolve(self)`, kept for this run of the behavior and found again only when its
@@ -716,6 +761,8 @@ class Running:
             node = _node_at(self.selector, action.node)
             if node is None:
                 raise ActionError("missing:node", f"node {str(action.node)!r} is gone", "point node at one")
+            if action.destination == "route":
+                node = self._leg(action, node)
             if not (node.is_class("Node2D") or node.is_class("Node3D")):
                 raise ActionError(
                     "not_placed",
@@ -730,6 +777,22 @@ class Running:
                 )
             found = self.found[key] = (node,)
         return found[0]
+
+    def _leg(self, action: MoveAction, route: Any) -> Any:
+        """The route's waypoint this move heads for now (the first one when the behavior starts)."""
+        stops = _waypoints(route)
+        if not stops:
+            raise ActionError(
+                "empty_route",
+                f"the route {str(action.node)!r} has no Node2D/Node3D children",
+                "add Marker2D/3D children to the route node, in the order to visit them",
+            )
+        return stops[self.legs.get(id(action), 0) % len(stops)]
+
+    def next_leg(self, action: MoveAction) -> None:
+        """The route's waypoint is reached: head for the next one (found at the next frame)."""
+        self.legs[id(action)] = self.legs.get(id(action), 0) + 1
+        self.found.pop(-id(action), None)
 
 
 @dataclass(eq=False)
@@ -929,7 +992,7 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     kinds = [action.destination for action in actions]
     for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
         key, motion = motions[row]
-        if kinds[row] == "node":
+        if kinds[row] in WAYPOINTS:
             anchors[row] = _waypoint_at(key, motion)
         else:
             threat = targets.target_position(motion.running.selector)
@@ -949,10 +1012,13 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     standing = np.array([motion.standing for _, motion in motions])
     fresh = np.array([motion.fresh for _, motion in motions])
     modes = np.where(going, np.where(fresh, FRESH, MOVE), np.where(standing, STAND, HALT)).astype(np.uint8)
-    for (_, motion), moves in zip(motions, going.tolist(), strict=True):
+    for (_, motion), moves, kind in zip(motions, going.tolist(), kinds, strict=True):
         # arrived, or nowhere to go: the velocity is zeroed once, not every frame
         motion.standing = not moves
         motion.fresh = motion.fresh and not moves
+        if kind == "route" and not moves and motion.waypoint:  # at a waypoint: on to the next
+            motion.running.next_leg(motion.action)
+            motion.waypoint = 0
     engine.call(
         f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
         np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
@@ -1026,6 +1092,6 @@ def notified(selector: Any, what: int) -> None:
 
 
 __all__ = [
-    "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
-    "PlayAnimationAction", "SetPropertyAction",
+    "AbortDecisionAction", "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction",
+    "MoveAction", "PlayAnimationAction", "SetPropertyAction",
 ]  # fmt: skip

@@ -155,6 +155,12 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         handle = live.handle_of(self)
         return StringName(server().core.decisions.behavior(handle) if handle else "")
 
+    decision_requested = signal(
+        situation=str,
+        doc="request_decision was called (by code or an AskDecisionAction): its context's situation "
+        '("" when it has none). The request\'s one decision signal follows, unless it is aborted.',
+    )
+    decision_aborted = signal(doc="abort() was called: the request's decision signal will never come.")
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
         intent=StringName, urgency=float, tier=int, doc="An answer was applied (tier 1 or 2)."
@@ -238,11 +244,20 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         """Ask once; the request leaves at the end of this frame and ends in exactly one signal. The
         context is copied as plain data now: an engine object in it becomes its id, class and name
         (a freed one None), so freeing it afterwards is safe."""
-        server().core.request_decision(self._handle(), plain_board(context, describe_engine_value))
+        board = plain_board(context, describe_engine_value)
+        server().core.request_decision(self._handle(), board)
+        situation = board.get("situation", "")
+        self.emit_signal(StringName("decision_requested"), situation if isinstance(situation, str) else "")
 
     def abort(self) -> None:
-        """Drop the pending request: no signal for it, and its late answer is discarded."""
-        server().core.abort(self._handle())
+        """Drop the pending request: no signal for it, and its late answer is discarded (from an
+        action run on a behavior change, not even a signal owed in that frame)."""
+        handle = self._handle()
+        server().core.abort(handle)
+        aborted = server().aborted_in_delivery
+        if aborted is not None:
+            aborted.add(handle)
+        self.emit_signal(StringName("decision_aborted"))
 
     def is_pending(self) -> bool:
         """True from request_decision until its signal (or an abort)."""

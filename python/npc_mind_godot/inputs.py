@@ -29,7 +29,7 @@ from gdbridge.declare import Export, export, python_only
 from gdbridge.types import NodePath, PropertyHint, StringName
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
-from npc_mind_godot._common import icon, server
+from npc_mind_godot._common import decision_of, icon, server
 
 AUTO_EVALUATE = ("when_all_sourced", "always", "never")
 FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
@@ -38,10 +38,11 @@ FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
 class InputSource(classes.Resource, icon=icon("InputSource"), abstract=True):
     """Where a UtilityConsideration's input comes from, instead of a key of evaluate()'s Dictionary.
 
-    Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput or
-    BlackboardInput as the consideration's `source` in the inspector. A UtilitySelector whose
-    considerations are all sourced chooses by itself every frame on the batched path
-    (`UtilitySelector.auto_evaluate`) and emits `behavior_changed`: no script calls `evaluate`.
+    Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput,
+    BlackboardInput or IntentInput as the consideration's `source` in the inspector. A
+    UtilitySelector whose considerations are all sourced chooses by itself every frame on the
+    batched path (`UtilitySelector.auto_evaluate`) and emits `behavior_changed`: no script calls
+    `evaluate`.
 
     The key of a sourced consideration is its `input_key` when set, else the source's name
     (`awareness(target)`, `recall(strongest,types=8)`, `distance(target)`, `since_seen(target)`,
@@ -320,7 +321,66 @@ class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
         return [] if str(self.key) else ["A BlackboardInput has no key set."]
 
 
-SOURCES = (AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput, BlackboardInput)
+class IntentInput(InputSource, icon=icon("IntentInput")):
+    """1 while the NPC's AsyncLLMDecision (a sibling of the selector, or `decision`) last answered
+    `intent` and that answer still steers (younger than the decision's tag_ttl, real seconds as the
+    model's latency, not aborted since), else 0: the model's advice as one input among the others,
+    so the considerations' vetoes hold whatever it says."""
+
+    intent: StringName = export(StringName(""), doc="The intent (one of the decision's allowed_intents).")
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision, from the selector (empty: the NPC's AsyncLLMDecision child)."
+    )
+
+    @python_only
+    def input_name(self) -> str:
+        return f"intent({self.intent})"
+
+    @python_only
+    def reads_memory(self) -> bool:
+        return False
+
+    @python_only
+    def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
+        decisions, wanted = frame.mind.decisions, str(self.intent)
+        found = np.zeros(rows.size)
+        for i, row in enumerate(rows.tolist()):
+            handle = self._handle(frame.selectors[row])
+            if not handle:
+                found[i] = np.nan
+            elif decisions.fresh_intent(handle) == wanted:
+                found[i] = 1.0
+        return found
+
+    @python_only
+    def _handle(self, selector: Any) -> int:
+        """The decision's server handle (0: none, reported once per selector); the node is found
+        once and kept while it exists."""
+        kept = selector.__dict__.setdefault("_intent_decisions", {})
+        decision = kept.get(id(self))
+        if decision is None or not decision.is_valid:
+            decision = kept[id(self)] = decision_of(selector, self.decision)
+        if decision is None:
+            mistakes.report(
+                selector, "intent_input:no_decision",
+                f"IntentInput {str(self.intent)!r} finds no AsyncLLMDecision, so the input is the "
+                "consideration's default_input (or 0).",
+                fix="give the NPC an AsyncLLMDecision child (a sibling of the selector), or set decision",
+            )  # fmt: skip
+            return 0
+        return int(decision.get_server_id())
+
+    @python_only
+    def warnings(self, selector: Any) -> list[str]:
+        found = [] if str(self.intent) else ["An IntentInput has no intent set."]
+        if selector.get_parent() is not None and decision_of(selector, self.decision) is None:
+            found.append("IntentInput: no AsyncLLMDecision (give the NPC one, or set decision).")
+        return found
+
+
+SOURCES = (
+    AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput, BlackboardInput, IntentInput,
+)  # fmt: skip
 
 
 def _number(selector: Any, value: Any, cause: str, what: str) -> float:
@@ -440,6 +500,7 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
     """Write every auto-evaluating selector's sourced inputs for this frame's batched choice: per
     (key, source resource), one gather over all selectors sharing it and one `set_inputs`."""
     if not members:
+        _plans.clear()  # (the sources it holds are let go)
         return
     plan = _plans.get("members")
     if plan is None or plan[0] != [handle for handle, _ in members]:
@@ -470,6 +531,11 @@ def settings_key(source: InputSource) -> tuple[Any, ...]:
 
 
 _setting_names: dict[type, list[str]] = {}
+
+
+def close() -> None:
+    """Let go of the plan's sources (the server singleton is being freed: resources are checked next)."""
+    _plans.clear()
 
 
 def _plan(members: list[tuple[int, Any]]) -> list[tuple[str, Any, np.ndarray, np.ndarray, np.ndarray]]:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gdbridge import classes, objects
-from gdbridge.declare import export, python_only
+from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind.senses import RateGate, cos_half_fov, heard_salience, in_view, memory_type_of, phase
@@ -290,6 +290,23 @@ def _rate() -> Any:
     )  # fmt: skip
 
 
+def _recall_on_spot() -> Any:
+    return export(
+        False,
+        doc="On: a target coming into view (not seen at the previous check) is first recalled, as "
+        "MemoryStream.query_strongest does (the recall wakes the memory), before this sighting is "
+        "recorded; `recalled` tells what was remembered.",
+    )
+
+
+def _recalled() -> Any:
+    return signal(
+        entity_id=int, memory_type=int, retrievability=float,
+        doc="recall_on_spot: a target came into view and its strongest memory was recalled (R before "
+        "the recall's wake); not emitted when nothing was remembered of it.",
+    )  # fmt: skip
+
+
 def _record_interval() -> Any:
     return export(
         1.0, range=(0.0, 60.0, 0.05, "or_greater"),
@@ -349,6 +366,8 @@ class SightSense2D(_Sight, classes.Node, icon=icon("SightSense2D")):
     )
     rate_hz: float = _rate()
     record_interval: float = _record_interval()
+    recall_on_spot: bool = _recall_on_spot()
+    recalled = _recalled()
 
     @rules.setter
     def _on_rules(self, value: Any) -> None:
@@ -377,6 +396,8 @@ class SightSense3D(_Sight, classes.Node, icon=icon("SightSense3D")):
     )  # fmt: skip
     rate_hz: float = _rate()
     record_interval: float = _record_interval()
+    recall_on_spot: bool = _recall_on_spot()
+    recalled = _recalled()
 
     @rules.setter
     def _on_rules(self, value: Any) -> None:
@@ -969,6 +990,7 @@ class Sensing:
                 if held:
                     pairs.append((position, group, column, held))
         if not pairs:
+            self._spotted(looking, [], [])
             return
         at = np.asarray([pair[0] for pair in pairs])
         starts = eyes[at].copy()
@@ -984,12 +1006,36 @@ class Sensing:
             excluded += [int(owners[position])] if own_blocks[position] else []
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
-        for row in np.flatnonzero(hits == 0).tolist():
+        visible = np.flatnonzero(hits == 0).tolist()
+        seen = [pairs[row] for row in visible]
+        self._spotted(looking, [pair[0] for pair in seen], [pair[1].ids[pair[2]] for pair in seen])
+        for row in visible:
             position, group, column, held = pairs[row]
             sense = looking[position]
             point = tuple(group.points[column].tolist())
             handle = sense.stream_handle()
             self._perceive(sense, sense.__dict__["_state"], handle, group.ids[column], point, held, now)
+
+    def _spotted(self, looking: list[Any], positions: list[int], entities: list[int]) -> None:
+        """recall_on_spot: each sight's targets seen now and not at its previous check are recalled
+        (before this check's records, which are written after), and `recalled` emitted."""
+        seen: dict[int, set[int]] = {}
+        for position, entity in zip(positions, entities, strict=True):
+            seen.setdefault(position, set()).add(entity)
+        for position, sense in enumerate(looking):
+            if not sense.recall_on_spot:
+                continue
+            state = sense.__dict__["_state"]
+            now_seen = seen.get(position, set())
+            before, state["in_view"] = state.get("in_view", set()), now_seen
+            stream = state["stream"] if sense.stream_handle() else None
+            for entity in sorted(now_seen - before) if stream is not None else ():
+                remembered = stream.query_strongest(entity)
+                if remembered:
+                    sense.emit_signal(
+                        StringName("recalled"), entity, int(remembered["memory_type"]),
+                        float(remembered["retrievability"]),
+                    )  # fmt: skip
 
     def _group(self, name: str, dimension: int, rules: list[Rule]) -> Group:
         """The group's nodes this frame, with the `when`s and classes these rules ask (one call)."""

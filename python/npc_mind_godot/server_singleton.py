@@ -28,7 +28,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind.server.selectors import BEHAVIOR_CHANGED
-from npc_mind_godot import actions, mistakes, ticker
+from npc_mind_godot import actions, inputs, mistakes, ticker
 from npc_mind_godot._common import core, installed, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
@@ -153,6 +153,9 @@ class NpcMindServer(classes.Object):
         self._released: deque[int] = deque()  # handles of nodes freed on another thread
         self.ticking = False
         self._delivering = False  # inside _deliver: a signal handler is running
+        # decisions aborted by the actions run while a frame's signals are gathered (`_deliver`)
+        self.aborted_in_delivery: set[int] | None = None
+        self.owed_in_delivery: set[int] = set()  # decisions with a signal in the delivery under way
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
         self._last_wall = time.monotonic()
@@ -235,6 +238,9 @@ class NpcMindServer(classes.Object):
         """The frame's signals, in order, emitted in one crossing (a freed node's are skipped)."""
         nodes = self.nodes
         calls: list[tuple[Any, ...]] = []
+        handles: list[int] = []
+        self.aborted_in_delivery = aborted = set()
+        self.owed_in_delivery = {event.handle for event in events if event.signal in _DECISION_SIGNALS}
         for event in events:
             node = nodes.get(event.handle)
             if node is not None:
@@ -247,6 +253,13 @@ class NpcMindServer(classes.Object):
                 if signal is None:  # one StringName per signal: the binding converts it from its cache
                     signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
                 calls.append((node._id, signal, *args))
+                handles.append(event.handle)
+        self.aborted_in_delivery, self.owed_in_delivery = None, set()
+        if aborted:  # an action aborted a decision: none of its signals of this frame is emitted
+            calls = [
+                call for call, handle in zip(calls, handles, strict=True)
+                if handle not in aborted or call[1] not in _DECISION_SIGNALS
+            ]  # fmt: skip
         if not calls:
             return
         self._delivering = True
@@ -323,6 +336,7 @@ class NpcMindServer(classes.Object):
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
             self.sensing.close()  # its reused ray queries are engine objects
             actions.close()  # the actions' engine side is an engine object
+            inputs.close()  # the feed's plan holds the input sources (resources)
             self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()
@@ -352,6 +366,7 @@ class NpcMindServer(classes.Object):
 
 
 _SIGNAL_NAMES: dict[str, StringName] = {}
+_DECISION_SIGNALS = {StringName(name) for name in ("thinking_started", "decision_made", "decision_fallback")}
 log = logging.getLogger(__name__)
 
 
