@@ -1,7 +1,8 @@
 extends CharacterBody2D
 ## A market guard, wired in the inspector: no code decides what it notices, wants or does.
 ## - Sight (SightSense2D): people in view are observations, a theft is hostile; someone coming into
-##   view is recalled first (recall_on_spot). Greeting (a short SightSense2D): people close by.
+##   view is recalled first (recall_on_spot). Greeting (a short SightSense2D): people close by, also
+##   recalled when they come into its view.
 ##   Hearing (HearingSense2D): the stones and grenades the market emits as stimuli.
 ## - Selector (UtilitySelector): its target is the strongest hostile or traumatic memory; every input
 ##   is sourced (awareness of the target, fresh noises, danger, the LLM's advice), so it chooses by
@@ -17,31 +18,35 @@ const TYPE_COLOURS := [Color(0.6, 0.6, 0.6), Color(0.35, 0.6, 0.9), Color(0.4, 0
 
 var behavior: StringName = &""
 var tier := 0  ## tier of the last LLM decision, 0 before any
+var asked := false  ## asked the LLM (decision_requested), no answer yet
 var in_flight := false  ## the request has left (thinking_started), no answer yet
 var intent: StringName = &""
 
 @onready var memory: Node = $Memory
 @onready var selector: Node = $Selector
 @onready var decision: Node = $Decision
-@onready var sight: Node = $Sight
+@onready var sights: Array[Node] = [$Sight, $Greeting]
 
 
 func _ready() -> void:
 	z_index = 2  # the guard's bars and labels stay above the people
 	selector.behavior_changed.connect(func(chosen: StringName) -> void: behavior = chosen)
+	decision.decision_requested.connect(func(_situation: String) -> void: asked = true)
 	decision.thinking_started.connect(func() -> void: in_flight = true)
 	decision.decision_made.connect(func(chosen: StringName, _urgency: float, decided: int) -> void: _answered(decided, chosen))
 	decision.decision_fallback.connect(func(decided: int, _reason: String) -> void: _answered(decided, &""))
+	decision.decision_aborted.connect(func() -> void: _answered(tier, &""))
 
 
 func _answered(decided: int, chosen: StringName) -> void:
+	asked = false
 	in_flight = false
 	tier = decided
 	intent = chosen
 
 
 func pending() -> bool:
-	return decision.live_pending  # the live view: asked, no answer yet
+	return asked
 
 
 func awareness() -> int:

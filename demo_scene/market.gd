@@ -124,9 +124,10 @@ func _watch(guard: Node2D) -> void:
 	memory.memory_formed.connect(_on_memory_signal.bind(guard, "memory_formed"))
 	memory.memory_forgotten.connect(_on_memory_signal.bind(guard, "memory_forgotten"))
 	memory.memory_evicted.connect(_on_memory_signal.bind(guard, "memory_evicted"))
-	guard.sight.recalled.connect(func(entity: int, type: int, r: float) -> void:
-		log_event({"event": "recall", "guard": guard.display_name, "entity": name_of(entity),
-			"type": guard.TYPE_NAMES[type], "R": snappedf(r, 0.001)}))
+	for sight: Node in guard.sights:
+		sight.recalled.connect(func(entity: int, type: int, r: float) -> void:
+			log_event({"event": "recall", "guard": guard.display_name, "entity": name_of(entity),
+				"type": guard.TYPE_NAMES[type], "R": snappedf(r, 0.001)}))
 	guard.selector.behavior_entered.connect(_on_behavior_entered.bind(guard))
 	guard.decision.decision_requested.connect(func(situation: String) -> void:
 		log_event({"event": "ask", "guard": guard.display_name, "situation": situation}))
@@ -213,11 +214,15 @@ func _run_script() -> void:
 				# lands while that request is pending: once it is in flight to the model, or at once
 				# when there is no model (its fallback is then owed in the grenade's frame).
 				stone_lands(person("Grim"), bertha.position + Vector2(10, 4))
-				_grenade_due = t + 5.0
+				_grenade_due = t + 30.0
 				_script_step += 1
 		7:
 			if bertha.pending() and (bertha.in_flight or not _llm_configured()) or t >= _grenade_due:
 				_grenade_at_bertha()
+			elif not bertha.pending() and bertha.behavior != &"puzzled":
+				# answered before the grenade could cut it off (a slow frame): another stone, so she
+				# is puzzled and asks again
+				stone_lands(person("Grim"), bertha.position + Vector2(10, 4))
 		8:
 			if t >= 7.0 + 90.0 + 2.0:
 				tam.walk_to(Vector2(560, 660))  # out from behind the tree, past the guard

@@ -140,3 +140,15 @@ def display_name(node: Any) -> str:
     if named:
         return str(named)
     return str(node.get_name()) if node.has_method("get_name") else ""
+
+
+def decision_of(selector: Any, path: Any) -> Any:
+    """The AsyncLLMDecision an NPC's selector works with: at `path` from the selector, else (empty
+    path) the first AsyncLLMDecision child of its parent, the NPC; None when there is none."""
+    if str(path):
+        node = selector.get_node_or_null(path)
+    else:
+        npc = selector.get_parent()
+        siblings = npc.get_children() if npc is not None else []
+        node = next((child for child in siblings if child.is_class("AsyncLLMDecision")), None)
+    return node if node is not None and node.is_class("AsyncLLMDecision") else None

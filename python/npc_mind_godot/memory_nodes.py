@@ -49,7 +49,20 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     """How a kind of NPC remembers and forgets; streams sharing a profile share one memory pool.
 
     R = e^(-t/S) (or the FSRS-6 power law), S0 = base stability of the type x (0.5 + salience),
-    rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's.
+    rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's. Share one
+    `.tres` between all guards: every MemoryStream with an equal profile lives in the same batched
+    pool on the server. A full memory evicts the lowest 0.6 R + 0.4 E, never the least recently used.
+
+    In the inspector (with the npc_mind plugin enabled) the profile shows its forgetting curves: R
+    over time (log scale) for a fresh memory of each type at the chosen salience, computed by the
+    pool's own curve code, with the awareness thresholds and the forget threshold drawn; an invalid
+    profile says why instead. The inspector's ranges are the core's own bounds
+    (`npc_mind.memory.params.bounds`, what `MemoryParams` validates), declared once.
+
+    An invalid profile shows as a configuration warning on the streams that use it; assigning it
+    (or editing a field of an assigned profile into an invalid value) prints a clear error naming the
+    field and changes nothing. Every field edit emits `changed`: the streams using the profile move
+    their memories to the new settings at once (see MemoryStream).
     """
 
     capacity: int = export(
@@ -258,7 +271,46 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
     person with `query_strongest` when the NPC perceives them (a recall wakes the memory); read
     `awareness_of` for the layered response (it only looks). The memories live in the server's pool
     for this node's `profile`; the slot is taken on first entering the tree (or first use) and freed
-    with the node, so reparenting keeps memories.
+    with the node, so reparenting or removing a guard from the tree keeps its memories.
+
+    A memory type sets the base stability (MemoryProfile): TRIVIA 5 s, OBSERVATION 30 s, INTERACTION
+    120 s, HOSTILE 600 s, TRAUMA 3600 s by default; a new memory gets S0 = base x (0.5 + salience).
+    Awareness: AWARENESS_PURSUE while R > 0.8, AWARENESS_SEARCH while R > 0.3, AWARENESS_PUZZLED
+    above the forget threshold (the profile's thresholds). The EVENT_ constants are the kinds of
+    `NpcMindServer.drain_memory_events()`, the core's `npc_mind.memory.EventKind` codes.
+
+    An `entity_id` is an int (`node.get_instance_id()` of the entity, or the game's own ids). From
+    untyped GDScript, a Node given as the id is taken as its instance id, and the stream says so once
+    (a warning naming `get_instance_id()`); any other value that is no int (a String, null, a
+    fractional float) drops the call, said once, and the call answers 0 (or an empty Dictionary).
+
+    **Every read sees every write.** `record_event` only queues the write: the server folds the
+    frame's writes into one batch when it steps, before its clock moves, so they are made at the time
+    of the call. From GDScript, `record_event` calls never enter Python once a stream is known to
+    write plainly: the binding keeps them in C and hands them to the server in one batch, in call
+    order, before any Python code that could read them runs. `awareness_of` sees every write made
+    before it in the frame: a pair read every frame is answered from a table the server computes once
+    a frame (the binding answers most reads in C from it), and the queue is applied first whenever it
+    could change the answer. `query_strongest` costs the most of the three: it wakes the memory and
+    returns a six-key Dictionary (`entity_id`, `memory_type`, `retrievability` before the wake,
+    `stability`, `salience`, `recall_count`). For hundreds of NPCs `NpcMindServer.record_batch`,
+    `awareness_batch` and `query_strongest_batch` cross into Python once for all of them.
+
+    **Signals** are emitted by the server once per frame, after every node has processed (or at once
+    by `NpcMindServer.advance()` on a manual clock). Each signal is one engine emission, so a frame
+    where a whole crowd's memories form at once costs one emission per memory: for crowds, set
+    `emit_signals` off on the streams and read every stream's events in one call a frame with
+    `NpcMindServer.drain_memory_events()`.
+
+    **Changing the profile at run time** is transactional: the new profile is validated and the
+    memories (working, long-term, links, tags) are written into its pool before the old slot is let
+    go, keeping `get_server_id()`; the new parameters apply to what happens from then on (memories
+    keep the stability they had). A rejected change prints one error naming why (a capacity out of
+    1..65535, a NaN or out-of-bounds parameter, an unknown curve, a capacity smaller than the working
+    memories the stream holds, an object that is not a MemoryProfile) and changes nothing: the stream
+    keeps its memories and settings, and `profile` reads back the profile it still uses. After a
+    rejected field edit the resource holds the rejected value while the stream keeps the last valid
+    settings; fixing the field applies it.
     """
 
     # The core's own codes, so the engine constants can never drift from them. Class enums: the

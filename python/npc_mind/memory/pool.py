@@ -78,7 +78,7 @@ def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore):
-    """The working (and long-term) memories of many NPCs. See the package docstring and README.
+    """The working (and long-term) memories of many NPCs. See the package docstring and docs/memory.md.
 
     `capacity` (1..65535, default 64) is the hard bound of working slots per NPC. `params` holds
     every other tunable (`MemoryParams`). With `events=True` the pool collects formed / rehearsed /

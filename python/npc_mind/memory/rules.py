@@ -7,7 +7,7 @@ elementwise to float64, so one memory gives the same bits whether it is computed
 a batch. The only operation whose bits could differ between Python and numpy is the logarithm:
 `log1p_count` takes it from numpy on both paths (for floats through a table made by numpy).
 
-The formulas (design source: the README's Memory section; FSRS for the power curve):
+The formulas (design source: docs/memory.md; FSRS for the power curve):
 
 - initial stability  S0 = min(base[type] x (0.5 + E), max_stability)
 - rehearsal           a matching event rehearses iff (now - last) >= refractory; then

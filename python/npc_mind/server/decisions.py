@@ -347,10 +347,10 @@ class DecisionBank:
         as `decision_fallback(3, "no_endpoint")`."""
         return not isinstance(self.entries.get(handle).hub.transport, _NoEndpoint)
 
-    def fresh_intent(self, handle: int, now: float) -> str:
+    def fresh_intent(self, handle: int) -> str:
         """The intent of the decision's last applied answer while it still steers (younger than its
-        tag_ttl, not aborted since), else ""."""
-        tags = self.entries.get(handle).machine._fresh_tags(now)
+        tag_ttl on the decisions' wall clock, as the tags, not aborted since), else ""."""
+        tags = self.entries.get(handle).machine._fresh_tags(self.clock())
         return tags[0] if tags else ""
 
     def behavior(self, handle: int) -> str:
