@@ -3,7 +3,7 @@
 A class that subclasses an engine class (`class Wanderer(gdbridge.classes.Node3D)`) is collected
 when its module is imported and registered with ClassDB at the SCENE level (or at once, if that
 level has passed). Engine callbacks carry small integer ids (class, method, virtual) looked up in
-the lists below; the instance pointer is the Python object's address (`objects.instances`).
+the lists below; the instance pointer is the Python object's address (`interface.instances`).
 """
 
 from __future__ import annotations
@@ -11,16 +11,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import gc
 import inspect
 import threading
 import typing
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gdbridge import _variant, declare, objects
+from gdbridge import _variant, declare, interface, lifetime, objects
 from gdbridge.declare import Constant, Export, Group, Signal, TypeSpec, type_spec, typed_from_hint
+from gdbridge.interface import state
 from gdbridge.types import GODOT_NAMES, PropertyHint, PropertyUsage, StringName, VariantType
 
 T = VariantType
@@ -69,7 +68,6 @@ _ptrcalls: list[Callable[..., Any] | None] = [None]  # method id -> ptrcall adap
 _varcalls: list[Callable[..., Any] | None] = [None]  # method id -> variant-call adapter
 _vcalls: list[Callable[..., Any] | None] = [None]  # virtual id -> function (or adapter)
 _virtual_ids: dict[tuple[int, str], int] = {}
-state: dict[str, Any] = {"scene_ready": False, "editor": False, "late_load": False, "level": 2}
 _keep: list[Any] = []  # cdata that must outlive registration calls
 _iface: dict[str, Any] = {}
 
@@ -77,7 +75,7 @@ _iface: dict[str, Any] = {}
 def _fn(name: str, ctype: str) -> Any:
     found = _iface.get(name)
     if found is None:
-        found = objects.ffi.cast(ctype, objects.lib.gdb_get_proc(name.encode()))
+        found = interface.ffi.cast(ctype, interface.lib.gdb_get_proc(name.encode()))
         _iface[name] = found
     return found
 
@@ -126,9 +124,7 @@ def register_pending() -> None:
         try:
             register(_pending.pop(0))
         except TypeError as error:  # reported; the other classes are still registered
-            from gdbridge._runtime import report
-
-            report(type(error), error, error.__traceback__)
+            interface.report(type(error), error, error.__traceback__)
 
 
 # ---- registration ----
@@ -136,11 +132,11 @@ def _property_info(
     name: str, spec: TypeSpec, usage: int = PropertyUsage.DEFAULT, method: bool = False
 ) -> Any:
     """A PropertyInfo (a property's, or with `method` a method argument's or result's)."""
-    ffi = objects.ffi
+    ffi = interface.ffi
     info = ffi.new("GDExtensionPropertyInfo*")
     info.type = spec.vtype
-    info.name = objects.sn(name)
-    info.class_name = objects.sn(spec.class_name)
+    info.name = interface.sn(name)
+    info.class_name = interface.sn(spec.class_name)
     hint, text = spec.method_hint() if method else (spec.hint, spec.hint_string)
     info.hint = hint
     hint_string = ffi.new("uint64_t*")
@@ -162,7 +158,7 @@ def _spec_for(cls: type, attr: str, declared: Any) -> TypeSpec:
 
 
 def register(info: ClassInfo) -> None:
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     if objects.singleton("ClassDB").class_exists(info.name):
         raise TypeError(f"{info.cls.__module__}.{info.cls.__qualname__}: Godot already has a class named "
                         f"{info.name!r}; rename it or give name=... in the class statement")  # fmt: skip
@@ -190,11 +186,11 @@ def register(info: ClassInfo) -> None:
     register_class = _fn(
         "classdb_register_extension_class5", "GDExtensionInterfaceClassdbRegisterExtensionClass5"
     )
-    register_class(library, objects.sn(info.name), objects.sn(info.parent), creation)
+    register_class(library, interface.sn(info.name), interface.sn(info.parent), creation)
     lib.gdb_value_destroy(T.STRING, icon)
     info.registered = info.was_registered = True
 
-    class_sn = objects.sn(info.name)
+    class_sn = interface.sn(info.name)
     members = _members(cls)
     methods = _collect_methods(cls)
     exported_names = set()
@@ -244,8 +240,8 @@ def register(info: ClassInfo) -> None:
                 library,
                 class_sn,
                 _property_info(attr, value.spec, value.usage),
-                objects.sn(setter),
-                objects.sn(getter),
+                interface.sn(setter),
+                interface.sn(getter),
             )
     register_signal = _fn(
         "classdb_register_extension_class_signal", "GDExtensionInterfaceClassdbRegisterExtensionClassSignal"
@@ -260,14 +256,14 @@ def register(info: ClassInfo) -> None:
             array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(infos)))
             for i, one in enumerate(infos):
                 array[i] = one[0]
-            register_signal(library, class_sn, objects.sn(attr), array, len(infos))
+            register_signal(library, class_sn, interface.sn(attr), array, len(infos))
         elif isinstance(value, Constant):
-            register_constant(library, class_sn, objects.sn(""), objects.sn(attr), value.value, False)
+            register_constant(library, class_sn, interface.sn(""), interface.sn(attr), value.value, False)
         elif isinstance(value, type) and issubclass(value, enum.IntEnum | enum.IntFlag):
             bitfield = issubclass(value, enum.IntFlag)
             for member in value:
                 register_constant(
-                    library, class_sn, objects.sn(attr), objects.sn(member.name), member.value, bitfield
+                    library, class_sn, interface.sn(attr), interface.sn(member.name), member.value, bitfield
                 )
     for text in _keep:
         lib.gdb_value_destroy(T.STRING, text)
@@ -299,9 +295,7 @@ def _collect_methods(cls: type) -> list[MethodInfo]:
         try:
             found.append(_method_info(cls, attr, exposed, value, func))
         except TypeError as error:  # reported; the class's other methods are still registered
-            from gdbridge._runtime import report
-
-            report(type(error), error, error.__traceback__)
+            interface.report(type(error), error, error.__traceback__)
     return found
 
 
@@ -348,13 +342,13 @@ def _getter_method(attr: str, export: Export) -> MethodInfo:
 
 
 def _register_method(class_sn: Any, method: MethodInfo) -> None:
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     mid = len(_ptrcalls)
     _ptrcalls.append(_make_ptrcall(method))
     _varcalls.append(_make_varcall(method))
     _set_fast_path(mid, method)
     info = ffi.new("GDExtensionClassMethodInfo*")
-    info.name = objects.sn(method.name)
+    info.name = interface.sn(method.name)
     info.method_flags = _METHOD_FLAG_NORMAL | (_METHOD_FLAG_STATIC if method.is_static else 0)
     if method.vararg or any(spec.vtype == T.OBJECT for _, spec in method.args):
         # Called with Variants only: a typed ptrcall hands over a bare Object pointer, which may be
@@ -394,8 +388,8 @@ _METHOD_FLAG_VIRTUAL_REQUIRED = 128
 def _argument_infos(method: MethodInfo) -> tuple[Any, Any]:
     """The PropertyInfo and metadata arrays of a method's arguments (kept alive by the caller)."""
     n = len(method.args)
-    arg_infos = objects.ffi.new("GDExtensionPropertyInfo[]", max(1, n))
-    metadata = objects.ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
+    arg_infos = interface.ffi.new("GDExtensionPropertyInfo[]", max(1, n))
+    metadata = interface.ffi.new("GDExtensionClassMethodArgumentMetadata[]", max(1, n))
     for i, (arg_name, spec) in enumerate(method.args):
         arg_infos[i] = _property_info(arg_name, spec, PropertyUsage.NONE, method=True)[0]
         metadata[i] = METADATA.get(spec.vtype, 0)
@@ -404,9 +398,9 @@ def _argument_infos(method: MethodInfo) -> tuple[Any, Any]:
 
 def _register_virtual(class_sn: Any, method: MethodInfo, required: bool) -> None:
     """A virtual method GDScript can override (its signature in ClassDB, no method bind)."""
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     info = ffi.new("GDExtensionClassVirtualMethodInfo*")
-    info.name = objects.sn(method.name)
+    info.name = interface.sn(method.name)
     info.method_flags = (
         _METHOD_FLAG_NORMAL | _METHOD_FLAG_VIRTUAL | (_METHOD_FLAG_VIRTUAL_REQUIRED if required else 0)
     )
@@ -459,7 +453,7 @@ def reloaded(info: ClassInfo) -> None:
         if shape:
             _vcalls[vid] = func
             _fast_keep.append(func)
-            objects.lib.gdb_set_fast_virtual(vid, id(func))
+            interface.lib.gdb_set_fast_virtual(vid, id(func))
         else:
             _vcalls[vid] = _virtual_adapter(target, name, func)
 
@@ -473,19 +467,19 @@ def _set_fast_path(mid: int, method: MethodInfo) -> None:
     ret = method.ret
     ret_type = -2 if ret is None else (-1 if ret.is_variant else int(ret.vtype))
     raw_write = _ret_writer(method)
-    ffi = objects.ffi
+    ffi = interface.ffi
 
     def writer(address: int, value: Any, into_variant: int) -> None:
         ptr = ffi.cast("void*", address)
         if into_variant:
-            objects.lib.gdb_vdestroy(ptr)
+            interface.lib.gdb_vdestroy(ptr)
             _variant.to_variant(ptr, value)
         else:
             raw_write(ptr, value)
 
     _fast_keep.extend((method.func, writer))
     array = ffi.new("int[]", types or [0])
-    objects.lib.gdb_set_fast_method(
+    interface.lib.gdb_set_fast_method(
         mid, id(method.func), id(writer), array, len(types), ret_type, method.is_static
     )
     queued = getattr(method.func, "_gd_queued", None)
@@ -493,17 +487,17 @@ def _set_fast_path(mid: int, method: MethodInfo) -> None:
         _set_queued(mid, method, *queued)
     elif mid in _queued_mids:  # a reload took the declaration away
         _queued_mids.discard(mid)
-        objects.lib.gdb_set_queued_method(mid, 0, ffi.NULL, ffi.NULL, ffi.NULL, 0)
+        interface.lib.gdb_set_queued_method(mid, 0, ffi.NULL, ffi.NULL, ffi.NULL, 0)
     writes = getattr(method.func, "_gd_answered", None)
     if writes is not None:
         _set_answered(mid, method, writes)
     elif mid in _answered_mids:
         _answered_mids.discard(mid)
-        objects.lib.gdb_set_answered_method(mid, 0)
+        interface.lib.gdb_set_answered_method(mid, 0)
     apart = bool(getattr(method.func, "_gd_apart", False))
     if apart or mid in _apart_mids:
         (_apart_mids.add if apart else _apart_mids.discard)(mid)
-        objects.lib.gdb_set_apart_method(mid, apart)
+        interface.lib.gdb_set_apart_method(mid, apart)
 
 
 def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> None:
@@ -520,7 +514,7 @@ def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> N
         writer = 0
     _answered_mids.add(mid)
     method.func._gd_answered_id = mid  # type: ignore[attr-defined]  # for objects.answer_table
-    objects.lib.gdb_set_answered_method(mid, writer)
+    interface.lib.gdb_set_answered_method(mid, writer)
 
 
 def _set_queued(
@@ -546,17 +540,17 @@ def _set_queued(
         types.append(int(spec.vtype))
         lows.append(low)
         highs.append(high)
-    ffi = objects.ffi
+    ffi = interface.ffi
     _fast_keep.append(take)
     _queued_mids.add(mid)
     _queued_mid_of[method.func] = mid
-    objects.lib.gdb_set_queued_method(
+    interface.lib.gdb_set_queued_method(
         mid, id(take), ffi.new("int[]", types or [0]), ffi.new("int64_t[]", lows or [0]),
         ffi.new("int64_t[]", highs or [0]), len(types),
     )  # fmt: skip
     answers = _answers_waiting.pop(method.func, None)
     if answers is not None:
-        objects.lib.gdb_set_answered_method(answers, mid)
+        interface.lib.gdb_set_answered_method(answers, mid)
 
 
 _fast_keep: list[Any] = []  # functions the C fast paths hold borrowed references to
@@ -575,7 +569,7 @@ def _reader(spec: TypeSpec) -> Callable[[Any], Any]:
 
 
 def _write_variant(ptr: Any, value: Any) -> None:
-    objects.lib.gdb_vdestroy(ptr)
+    interface.lib.gdb_vdestroy(ptr)
     _variant.to_variant(ptr, value)
 
 
@@ -628,7 +622,7 @@ def _is_refcounted(spec: TypeSpec) -> bool:
 
 
 def _write_ref(ptr: Any, value: Any) -> None:
-    objects._iface["ref_set_object"](ptr, objects.object_ptr(value))
+    interface._iface["ref_set_object"](ptr, interface.object_ptr(value))
 
 
 _COERCE = {T.FLOAT: float, T.INT: int, T.BOOL: bool}
@@ -658,7 +652,7 @@ def typed_container(ptr: Any, spec: TypeSpec, value: Any, in_variant: bool) -> N
     one (Array[X], Dictionary[K, V] of `spec`) holding `value`. The items go into an untyped
     container first, and the engine's typed constructor checks and converts them, so a typed
     container never holds an item of another type (the engine reports one that does not fit)."""
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     try:
         _check_items(spec, value)
     except TypeError:
@@ -673,13 +667,13 @@ def typed_container(ptr: Any, spec: TypeSpec, value: Any, in_variant: bool) -> N
         if spec.vtype == T.ARRAY:
             _variant.fill_array(inner, value)
             (item,) = spec.items
-            args = [inner, ffi.new("int64_t*", _element_type(item)), objects.sn(item.class_name), nil]
+            args = [inner, ffi.new("int64_t*", _element_type(item)), interface.sn(item.class_name), nil]
         else:
             _variant.fill_dict(inner, value)
             key, item = spec.items
-            args = [inner, ffi.new("int64_t*", _element_type(key)), objects.sn(key.class_name), nil,
-                    ffi.new("int64_t*", _element_type(item)), objects.sn(item.class_name), nil]  # fmt: skip
-        construct = objects._iface["variant_get_ptr_constructor"](spec.vtype, 2)  # (base, types...)
+            args = [inner, ffi.new("int64_t*", _element_type(key)), interface.sn(key.class_name), nil,
+                    ffi.new("int64_t*", _element_type(item)), interface.sn(item.class_name), nil]  # fmt: skip
+        construct = interface._iface["variant_get_ptr_constructor"](spec.vtype, 2)  # (base, types...)
         raw = ffi.new("uint64_t[2]")
         construct(raw, ffi.new("void*[]", args))
         if in_variant:
@@ -688,7 +682,7 @@ def typed_container(ptr: Any, spec: TypeSpec, value: Any, in_variant: bool) -> N
             lib.gdb_value_destroy(spec.vtype, raw)
         else:
             lib.gdb_value_destroy(spec.vtype, ptr)
-            copy = objects._iface["variant_get_ptr_constructor"](spec.vtype, 1)  # (from: same type)
+            copy = interface._iface["variant_get_ptr_constructor"](spec.vtype, 1)  # (from: same type)
             copy(ptr, ffi.new("void*[]", [raw]))
             lib.gdb_value_destroy(spec.vtype, raw)
     finally:
@@ -742,7 +736,7 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
                     value = convert[i](obj, value)
                     if value is declare.DROP:
                         if wants_return:
-                            objects.lib.gdb_vdestroy(ret)
+                            interface.lib.gdb_vdestroy(ret)
                             zero = _ZERO.get(method.ret.vtype)
                             _variant.to_variant(ret, zero() if zero is not None else None)
                         return 0, 0, 0
@@ -755,7 +749,7 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
         if typed_ret:
             typed_container(ret, method.ret, result, in_variant=True)
         elif wants_return:
-            objects.lib.gdb_vdestroy(ret)
+            interface.lib.gdb_vdestroy(ret)
             _variant.to_variant(ret, result)
         return 0, 0, 0
 
@@ -765,7 +759,7 @@ def _make_varcall(method: MethodInfo) -> Callable[..., Any]:
 # ---- instances ----
 def create(cid: int, notify: int) -> Any:
     info = classes[cid]
-    ptr = objects._iface["classdb_construct_object2"](objects.sn(info.native))
+    ptr = interface._iface["classdb_construct_object2"](interface.sn(info.native))
     _attach(info, ptr, notify)
     return ptr
 
@@ -773,7 +767,7 @@ def create(cid: int, notify: int) -> Any:
 def recreate(cid: int, ptr: Any) -> int:
     """The engine reloaded the library: the Python object it had before for this engine object
     (a new one if there was none); the engine sets its stored properties again next."""
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     info = classes[cid]
     obj = _detached.pop(lib.gdb_object_id(ptr), None)
     if obj is None:
@@ -781,12 +775,11 @@ def recreate(cid: int, ptr: Any) -> int:
     if type(obj) is not info.cls:
         obj.__class__ = info.cls
     iid = id(obj)
-    objects.instances[iid] = obj
+    interface.instances[iid] = obj
     if obj._gd_owns:
-        objects.hold(obj)
-        _schedule_weaken(iid)
+        lifetime.created_by_python(obj)
     _fn("object_set_instance", "GDExtensionInterfaceObjectSetInstance")(
-        ptr, objects.sn(info.name), ffi.cast("void*", iid)
+        ptr, interface.sn(info.name), ffi.cast("void*", iid)
     )
     _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
         ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
@@ -807,13 +800,11 @@ def register_again(level: int) -> None:
         try:
             register(info)
         except TypeError as error:
-            from gdbridge._runtime import report
-
-            report(type(error), error, error.__traceback__)
+            interface.report(type(error), error, error.__traceback__)
 
 
 def _attach(info: ClassInfo, ptr: Any, notify: int) -> Any:
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     cls = info.cls
     obj = object.__new__(cls)
     obj._ptr = ptr
@@ -822,9 +813,9 @@ def _attach(info: ClassInfo, ptr: Any, notify: int) -> Any:
     # The instance pointer given to the engine is the Python object's address (the C fast paths
     # call it directly); `instances` keeps the object alive until the engine frees it.
     iid = id(obj)
-    objects.instances[iid] = obj
+    interface.instances[iid] = obj
     _fn("object_set_instance", "GDExtensionInterfaceObjectSetInstance")(
-        ptr, objects.sn(info.name), ffi.cast("void*", iid)
+        ptr, interface.sn(info.name), ffi.cast("void*", iid)
     )
     _fn("object_set_instance_binding", "GDExtensionInterfaceObjectSetInstanceBinding")(
         ptr, lib.gdb_get_library(), ffi.cast("void*", iid), lib.gdb_binding_callbacks_ptr()
@@ -834,7 +825,7 @@ def _attach(info: ClassInfo, ptr: Any, notify: int) -> Any:
     if cls._gd_refcounted and from_python:
         # Made by Python code (`Counter()`): Python holds one engine reference for as long as the
         # Python object lives; `instances` holds the Python object strongly while the engine holds
-        # more (see `reference_changed`). Made by the engine (GDScript `Counter.new()`, a scene
+        # more (see `lifetime.reference_changed`). Made by the engine (GDScript `Counter.new()`, a scene
         # load): no Python reference, so the count is the engine's own, as in godot-cpp.
         objects.engine_class("RefCounted").init_ref(obj)
         obj._gd_owns = True
@@ -842,9 +833,7 @@ def _attach(info: ClassInfo, ptr: Any, notify: int) -> Any:
         try:
             obj.__init__()
         except Exception as error:  # reported; the engine still gets its object
-            from gdbridge._runtime import report
-
-            report(type(error), error, error.__traceback__)
+            interface.report(type(error), error, error.__traceback__)
     if notify:
         obj.notification(0)
     return obj
@@ -864,13 +853,18 @@ def constructing_from_python() -> Iterator[None]:
         _constructing.python = before
 
 
+def construct(info: ClassInfo) -> Any:
+    """The engine object of a Python-declared class Python constructs (`Wanderer()`), with its
+    Python object attached (NULL when the engine made none)."""
+    with constructing_from_python():
+        if info.internal:  # the engine makes no unexposed class: its native base, then ours
+            return create(info.cid, 0)
+        return interface._iface["classdb_construct_object2"](interface.sn(info.name))
+
+
 def free(cid: int, iid: int) -> None:
-    with _lifetime:
-        obj = objects.lookup(iid)
-        objects.instances.pop(iid, None)
-        objects.weak_instances.pop(iid, None)
-        objects.unhold(iid)
-        _pending_weak.discard(iid)
+    with lifetime.moving:
+        obj = lifetime.forget(iid)
         if obj is not None and state.get("library_reload"):
             # The engine reloads the library: its object stays, and gets this Python object back
             # from `recreate` (its Python state intact; the engine sets the stored properties again).
@@ -889,114 +883,23 @@ def drop_detached() -> None:
     while _detached:
         _, obj = _detached.popitem()
         if obj._gd_owns and obj.is_valid and objects.engine_class("RefCounted").unreference(obj):
-            objects._iface["object_destroy"](obj._ptr)
+            interface._iface["object_destroy"](obj._ptr)
         obj._ptr = None
         obj._gd_owns = False
 
 
-# ---- RefCounted lifetime ----
-# A Python-defined RefCounted instance owns one engine reference (released by its __del__). While
-# the engine holds more, `instances` keeps the Python object alive; when the count falls back to
-# Python's own reference, the object moves to `objects.weak_instances` and Python's references alone
-# decide. The move is deferred to the main loop: dropping the object inside the engine's unreference
-# is not safe.
-_pending_weak: set[int] = set()
-_weakener_class: list[type] = []
-_weakener: list[Any] = []  # made on first use: objects made at start-up crash a late-loading editor
-
-
-# Moves between strong and weak happen under one lock: engine calls release the GIL, and another
-# thread may take or drop a reference in between.
-_lifetime = threading.RLock()
-
-
-def reference_changed(iid: int, up: int) -> None:
-    with _lifetime:
-        if up:
-            found = objects.weak_instances.pop(iid, None)
-            obj = found() if found is not None else None
-            if obj is not None:
-                objects.instances[iid] = obj
-                objects.hold(obj)
-            return
-        obj = objects.instances.get(iid)
-        # Not during creation (Python's own init_ref): the creator holds no Python reference yet.
-        if obj is not None and obj._gd_owns:
-            _schedule_weaken(iid)
-
-
-def created_by_python(obj: Any) -> None:
-    """Python built or kept `obj` (and holds it): unless the engine takes references, it goes weak."""
-    objects.hold(obj)
-    _schedule_weaken(id(obj))
-
-
-def release_dropped(iids: list[int]) -> None:
-    """Python let go of these held objects: their engine reference goes now (at a callback's end,
-    where settle_arrivals gives references back too); the engine frees one it does not hold."""
-    unreference = objects.engine_class("RefCounted").unreference
-    for iid in iids:
-        with _lifetime:
-            obj = objects.unhold(iid)
-            if obj is None or not obj._gd_owns:
-                continue
-            obj._gd_owns = False
-            _pending_weak.discard(iid)
-        if obj._ptr is not None and unreference(obj):
-            objects._iface["object_destroy"](obj._ptr)
-        del obj
-
-
-def _schedule_weaken(iid: int) -> None:
-    first = not _pending_weak
-    _pending_weak.add(iid)
-    if first:
-        _kick_weakener()
-
-
-def _kick_weakener() -> None:
-    if not _weakener_class:
-        return  # before SCENE start-up ends: install_weakener kicks it
-    if not _weakener:
-        _weakener.append(_weakener_class[0]())
-    _weakener[0].call_deferred("weaken_pending")
-
-
-def weaken_pending() -> None:
-    count = objects.engine_class("RefCounted").get_reference_count
-    while _pending_weak:
-        with _lifetime:
-            iid = _pending_weak.pop()
-            obj = objects.instances.get(iid)
-            if obj is not None and obj._ptr is not None and count(obj) <= 1:
-                del objects.instances[iid]
-                objects.unhold(iid)
-                objects.weak_instances[iid] = weakref.ref(obj)
-            del obj  # may be the last reference: __del__ releases the engine reference
-
-
 def install_weakener() -> None:
-    """The class of the object whose deferred call runs `weaken_pending` on the main loop."""
-    from gdbridge.classes import Object
+    """Register the class whose object's deferred call moves RefCounted Python objects to weak
+    references on the main loop (`lifetime.weaken_pending`), at the end of SCENE start-up."""
 
-    class GdbridgeWeakener(Object):
+    class GdbridgeWeakener(objects.Object):
         """Internal to gdbridge: moves RefCounted Python objects to weak references."""
 
         def weaken_pending(self) -> None:
-            weaken_pending()
+            lifetime.weaken_pending()
 
     register_pending()
-    _weakener_class.append(GdbridgeWeakener)
-    if _pending_weak:
-        _kick_weakener()
-
-
-def remove_weakener() -> None:
-    weaken_pending()
-    gc.collect()
-    weaken_pending()
-    while _weakener:
-        _weakener.pop().free()
+    lifetime.install_weakener(GdbridgeWeakener)
 
 
 def get_virtual(cid: int, name_ptr: Any) -> int:
@@ -1017,7 +920,7 @@ def get_virtual(cid: int, name_ptr: Any) -> int:
         vid = len(_vcalls)
         if name in SHAPE_NO_ARGS or name in SHAPE_ONE_FLOAT:
             _vcalls.append(func)
-            objects.lib.gdb_set_fast_virtual(vid, id(func))
+            interface.lib.gdb_set_fast_virtual(vid, id(func))
             result = vid << 2 | (1 if name in SHAPE_NO_ARGS else 2)
         else:
             _vcalls.append(_virtual_adapter(info, name, func))
@@ -1031,10 +934,9 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
     if spec is None:
         raise TypeError(f"{info.name}.{name}: not a virtual method of {info.native}")
     arg_types, ret_type = spec
-    readers = [
-        _variant.from_variant if t is None else _variant._READERS[t] for t in map(objects.vtype_of, arg_types)
-    ]
-    ret_vtype = objects.vtype_of(ret_type) if ret_type else T.NIL
+    vtypes = map(interface.vtype_of, arg_types)
+    readers = [_variant.from_variant if t is None else _variant._READERS[t] for t in vtypes]
+    ret_vtype = interface.vtype_of(ret_type) if ret_type else T.NIL
     writer = _variant._WRITERS.get(ret_vtype) if ret_type and ret_type != "Variant" else None
     if ret_type == "Variant":
         writer = _write_variant
@@ -1046,7 +948,7 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
         def writer(ptr: Any, value: Any) -> None:
             typed_container(ptr, typed, value, in_variant=False)
 
-    elif ret_vtype == T.OBJECT and objects.API["classes"].get(ret_type, {}).get("refcounted"):
+    elif ret_vtype == T.OBJECT and interface.API["classes"].get(ret_type, {}).get("refcounted"):
         writer = _write_ref  # a Ref<T> result: it must take its reference
 
     def call(obj: Any, args: Any, ret: Any) -> None:
@@ -1059,7 +961,7 @@ def _virtual_adapter(info: ClassInfo, name: str, func: Callable[..., Any]) -> Ca
 
 def _api_type_spec(type_name: str) -> TypeSpec:
     """TypeSpec of a type as the engine API names it ("int", "Vector2i", "Image", "Variant")."""
-    vtype = objects.vtype_of(type_name)
+    vtype = interface.vtype_of(type_name)
     if vtype is None:
         return TypeSpec(T.NIL)
     return TypeSpec(vtype, class_name=type_name if vtype == T.OBJECT else "")
@@ -1067,7 +969,7 @@ def _api_type_spec(type_name: str) -> TypeSpec:
 
 def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
     while class_name:
-        spec = objects.API["classes"][class_name]
+        spec = interface.API["classes"][class_name]
         found = spec["virtuals"].get(name)
         if found is not None:
             return found[0], found[1]
@@ -1078,7 +980,7 @@ def _find_virtual(class_name: str, name: str) -> tuple[list[str], str] | None:
 def notification(iid: int, what: int, reversed_: int) -> None:
     """Every `_notification` of the object's Python classes (mixins too), base class first as the
     engine sends notifications forward, most derived first when it sends them `reversed`."""
-    obj = objects.lookup(iid)
+    obj = interface.lookup(iid)
     if obj is None:
         return
     chain = _notification_chain(type(obj))
@@ -1122,7 +1024,7 @@ def property_hook(iid: int, op: int, name_ptr: Any, value: Any) -> int:
     """The engine's can-revert/get-revert by name (`_set` and `_get`, asked for every property by
     name, are called from C). As in GDScript, `_property_get_revert` returns None for a name it does
     not handle."""
-    obj = objects.lookup(iid)
+    obj = interface.lookup(iid)
     if obj is None:
         return 0
     name = StringName(_variant.utf8_of(name_ptr, T.STRING_NAME))
@@ -1132,7 +1034,7 @@ def property_hook(iid: int, op: int, name_ptr: Any, value: Any) -> int:
     result = hook(name) if hook is not None else None
     if result is None:
         return 0
-    objects.lib.gdb_vdestroy(value)
+    interface.lib.gdb_vdestroy(value)
     _variant.to_variant(value, result)
     return 1
 
@@ -1144,8 +1046,8 @@ def property_list(iid: int, count: Any) -> Any:
     """`_get_property_list()`: dicts as in GDScript ({"name", "type", "hint", "hint_string",
     "usage", "class_name"}); "type" is a VariantType or any annotation gdbridge maps (float, a
     Resource class, list[int]...), which also gives the hint when none is given."""
-    ffi = objects.ffi
-    obj = objects.lookup(iid)
+    ffi = interface.ffi
+    obj = interface.lookup(iid)
     entries = list(obj._get_property_list() or []) if obj is not None else []
     array = ffi.new("GDExtensionPropertyInfo[]", max(1, len(entries)))
     texts: list[Any] = []
@@ -1153,9 +1055,9 @@ def property_list(iid: int, count: Any) -> Any:
         kind = entry.get("type", T.NIL)
         spec = TypeSpec(int(kind)) if isinstance(kind, int) else type_spec(kind)
         item = array[i]
-        item.name = objects.sn(str(entry["name"]))
+        item.name = interface.sn(str(entry["name"]))
         item.type = spec.vtype
-        item.class_name = objects.sn(entry.get("class_name", spec.class_name))
+        item.class_name = interface.sn(entry.get("class_name", spec.class_name))
         item.hint = entry.get("hint", spec.hint)
         hint_string = ffi.new("uint64_t*")
         _variant.new_text(hint_string, T.STRING, entry.get("hint_string", spec.hint_string))
@@ -1170,9 +1072,9 @@ def property_list(iid: int, count: Any) -> Any:
 
 
 def free_property_list(iid: int, array: Any) -> None:
-    _, texts = _lists.pop(int(objects.ffi.cast("intptr_t", array)), (None, []))
+    _, texts = _lists.pop(int(interface.ffi.cast("intptr_t", array)), (None, []))
     for text in texts:
-        objects.lib.gdb_value_destroy(T.STRING, text)
+        interface.lib.gdb_value_destroy(T.STRING, text)
 
 
 @dataclasses.dataclass
@@ -1186,7 +1088,7 @@ class PropertyView:
 
 
 def validate_property(iid: int, info: Any) -> int:
-    obj = objects.lookup(iid)
+    obj = interface.lookup(iid)
     if obj is None:
         return 0
     view = PropertyView(
@@ -1201,19 +1103,19 @@ def validate_property(iid: int, info: Any) -> int:
         return 0
     info.hint, info.usage = view.hint, view.usage
     if view.hint_string != before[2]:
-        objects.lib.gdb_value_destroy(T.STRING, info.hint_string)
+        interface.lib.gdb_value_destroy(T.STRING, info.hint_string)
         _variant.new_text(info.hint_string, T.STRING, view.hint_string)
     return 1
 
 
 def to_string(iid: int, valid: Any, out: Any) -> None:
-    obj = objects.lookup(iid)
+    obj = interface.lookup(iid)
     method = getattr(type(obj), "_to_string", None)
     if obj is None or method is None:
         valid[0] = 0
         return
     text = str(method(obj))
-    objects.lib.gdb_value_destroy(T.STRING, out)
+    interface.lib.gdb_value_destroy(T.STRING, out)
     _variant.new_text(out, T.STRING, text)
     valid[0] = 1
 
@@ -1223,11 +1125,13 @@ def unregister_all(level: int) -> None:
     unregister = _fn(
         "classdb_unregister_extension_class", "GDExtensionInterfaceClassdbUnregisterExtensionClass"
     )
-    library = objects.lib.gdb_get_library()
+    library = interface.lib.gdb_get_library()
     for info in reversed(classes[1:]):
         if info is not None and info.registered and info.level == level:
-            unregister(library, objects.sn(info.name))
+            unregister(library, interface.sn(info.name))
             info.registered = False
 
 
 __all__ = ["PropertyHint", "PropertyUsage", "collect", "register_pending"]
+
+objects.serve_declared_classes(collect, construct)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gdbridge import types
+from gdbridge.callables import as_callable
 from gdbridge.types import (
     GODOT_NAMES,
     VARIANT_OF,
@@ -320,18 +321,12 @@ class BoundSignal:
         self.obj.emit_signal(StringName(self.name), *args)
 
     def connect(self, target: Any, method: str | None = None, flags: int = 0) -> int:
-        from gdbridge.callables import as_callable
-
         return self.obj.connect(StringName(self.name), as_callable(target, method), flags)
 
     def disconnect(self, target: Any, method: str | None = None) -> None:
-        from gdbridge.callables import as_callable
-
         self.obj.disconnect(StringName(self.name), as_callable(target, method))
 
     def is_connected(self, target: Any, method: str | None = None) -> bool:
-        from gdbridge.callables import as_callable
-
         return bool(self.obj.is_connected(StringName(self.name), as_callable(target, method)))
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import gdbridge as gd
-from gdbridge import objects
+from gdbridge import interface, objects
 from gdbridge.classes import Expression, Mesh, Node, Object, RefCounted, Resource, StandardMaterial3D
 
 # Utilities with side effects (output, the global random state) or random results: called, their
@@ -538,7 +538,7 @@ class Contract(Node):
 
     def library_paths(self) -> gd.PackedStringArray:
         """gd.library_path() and the file the dynamic loader mapped this library from."""
-        return [gd.library_path(), objects.ffi.string(objects.lib.gdb_library_path()).decode()]
+        return [gd.library_path(), interface.ffi.string(interface.lib.gdb_library_path()).decode()]
 
     def made_from_python(self) -> gd.PackedStringArray:
         """POSTINITIALIZE reaches an object Python makes, through every class of its chain."""
