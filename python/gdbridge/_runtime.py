@@ -12,7 +12,17 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from gdbridge import _variant, callables, classdb, interface, lifetime, objects, project
+from gdbridge import (
+    _variant,
+    callables,
+    classdb,
+    instances,
+    interface,
+    lifetime,
+    objects,
+    project,
+    properties,
+)
 from gdbridge.interface import report, state
 from gdbridge.types import VARIANT_OF, NodePath, StringName, Vector2, Vector3
 
@@ -183,15 +193,15 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_create(cid: int, notify: int) -> Any:
-        return classdb.create(cid, notify)
+        return instances.create(cid, notify)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_free(cid: int, iid: int) -> None:
-        classdb.free(cid, iid)
+        instances.free(cid, iid)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_recreate(cid: int, ptr: Any) -> int:
-        return classdb.recreate(cid, ptr)
+        return instances.recreate(cid, ptr)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_get_virtual(cid: int, name: Any) -> int:
@@ -244,7 +254,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_validate_property(iid: int, info: Any) -> int:
-        return classdb.validate_property(iid, info)
+        return properties.validate_property(iid, info)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
@@ -262,19 +272,19 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:
-        classdb.to_string(iid, valid, out)
+        properties.to_string(iid, valid, out)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_property(iid: int, op: int, name: Any, value: Any) -> int:
-        return classdb.property_hook(iid, op, name, value)
+        return properties.property_hook(iid, op, name, value)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_property_list(iid: int, count: Any) -> Any:
-        return classdb.property_list(iid, count)
+        return properties.property_list(iid, count)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_free_property_list(iid: int, array: Any) -> None:
-        classdb.free_property_list(iid, array)
+        properties.free_property_list(iid, array)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_info(cid: int, what: int, other: int) -> int:

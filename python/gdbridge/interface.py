@@ -188,7 +188,6 @@ def vtype_of(type_name: str) -> int | None:
     return VARIANT_OF_NAME.get(type_name, T.OBJECT)
 
 
-
 def object_ptr(value: Any) -> Any:
     """The engine pointer of a live object (NULL for None); GodotError once the object was freed."""
     if value is None:
@@ -249,7 +248,6 @@ def shutdown_names() -> None:
     _fast.forget_texts()  # the Strings the C layer keeps for interned strs
     for name in list(_names):
         lib.gdb_value_destroy(T.STRING_NAME, _names.pop(name))
-
 
 
 def call_bind(mb: Any, ptr: Any, args: tuple, label: str) -> Any:
@@ -330,14 +328,12 @@ def _call_error(code: int) -> str:
     }.get(kind, f"call error {kind}")
 
 
-
 def method_bind(class_name: str, name: str, hash_: int) -> int:
     """The address of engine method `class_name.name` (its API hash `hash_`)."""
     found = _iface["classdb_get_method_bind"](sn(class_name), sn(name), hash_)
     if found == ffi.NULL:
         raise GodotError(f"{class_name}.{name} is not in this engine")
     return int(ffi.cast("intptr_t", found))
-
 
 
 _binds: dict[tuple[str, str], int] = {}
@@ -355,7 +351,6 @@ def call_engine(class_name: str, name: str, receiver_id: int, *args: Any) -> Any
     except _CallError as error:
         what = "the instance was freed" if error.args[0] == -1 else _call_error(error.args[0])
         raise GodotError(f"{class_name}.{name}: {what}") from None
-
 
 
 def queue_calls(obj: Any, key: int) -> None:
@@ -456,4 +451,3 @@ def check_thread(node: Any, label: str) -> None:
 
 
 _inside_tree_bind: Any = None
-

@@ -174,4 +174,3 @@ def remove_weakener() -> None:
     weaken_pending()
     while _weakener:
         _weakener.pop().free()
-

@@ -92,7 +92,6 @@ def wrap(ptr: Any, owned: bool = False) -> Any:
     return proxy
 
 
-
 def wrap_variant(v: Any) -> Any:
     """The object an Object Variant holds: None for null, a freed wrapper (invalid, every use
     raises GodotError) when the object is gone; the freed memory is never read."""
@@ -149,7 +148,6 @@ def register_singleton(name: str, obj: Any) -> None:
         return
     singleton("Engine").register_singleton(name, obj)
     _own_singletons.append((name, obj))
-
 
 
 def shutdown() -> None:
@@ -309,7 +307,6 @@ def engine_class(name: str) -> type:
     return cls
 
 
-
 def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]:
     hash_, is_static = spec[0], spec[1]
     mb = None
@@ -348,7 +345,6 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
     chosen.__name__ = name
     chosen.__qualname__ = label
     return staticmethod(static) if is_static else method  # type: ignore[return-value]
-
 
 
 def _engine_signal(name: str) -> property:

@@ -20,7 +20,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from gdbridge import classdb, declare, interface, objects
+from gdbridge import classdb, declare, instances, interface, objects
 
 _mtimes: dict[str, float] = {}  # module name -> mtime of its file when last (re)loaded
 _roots: list[Path] = []
@@ -69,7 +69,7 @@ def check() -> list[str]:
         elif stamp != _mtimes[name]:
             _mtimes[name] = stamp
             changed.append(name)
-    classdb.drop_detached()
+    instances.drop_detached()
     library = _library_path()
     problems: list[str] = []
     for name in changed:
