@@ -376,15 +376,15 @@ class AnswerTable:
         """close(key): the read's calls on `key` run in Python until the next `set`."""
 
     def set(  # noqa: PLR0917 - the table's columns
-        self, pair_keys: Any, pair_ids: Any, answers: Any, keys: Any, budgets: Any, written: Any
+        self, pair_keys: Any, pair_ids: Any, answers: Any, keys: Any, writes_left: Any, after_write: Any
     ) -> None:
-        """Replace the table: the answer of each (key, id) pair, and per key how many queued calls
-        of the writer the answers survive and the answer for an id one of them wrote (-1: none).
-        int64 arrays."""
+        """Replace the table (int64 arrays): the answer of each (key, id) pair, and per key for how
+        many more queued calls of the writer the answers hold and the answer for an id one of
+        those calls names (-1: the method answers it). Keys not listed are answered by the method."""
         import numpy as np
 
         columns = [np.ascontiguousarray(column, dtype=np.int64) for column in
-                   (pair_keys, pair_ids, answers, keys, budgets, written)]  # fmt: skip
+                   (pair_keys, pair_ids, answers, keys, writes_left, after_write)]  # fmt: skip
         _fast.answers_set(self.id, *columns)
 
     def clear(self) -> None:

@@ -1,12 +1,13 @@
 /* ---- answered reads: an int read of (instance key, int argument) answered from a table in C ----
  * A method declared answered (gdbridge.declare.answered) takes one int and returns an int. Python
- * sets, once a frame, the answers of (key, argument) pairs and, per key, how many queued calls of
- * the linked queued method (its first argument being the same kind of value) the answers survive
- * (`budget`), and the answer for an argument such a call was made with (`written`; -1: Python
- * answers it). A call from the main thread on an instance with that key is answered here when the
- * key is open, its queued calls since the answers were set are within the budget, and the argument
- * was written (`written`) or has an answer; each answer from the table is logged (key, argument)
- * for Python (`answers_asked`). Anything else runs the Python method. Python closes a key whose
+ * publishes, once a frame, a table that it keeps true: the answer of (key, argument) pairs and, per
+ * key, for how many more queued calls of the linked writer (a queued method whose first argument is
+ * the same kind of value) they hold (`writes_left`), and the answer for an argument such a call
+ * names (`after_write`; -1: Python answers it). This file applies that table as data: a queued call
+ * of the writer spends one of its key's `writes_left` (a key with none left is closed) and gives
+ * its argument the key's `after_write`; a read on an instance whose key is open gets its
+ * argument's answer when there is one (>= 0), logged (key, argument) for Python (`answers_asked`)
+ * when it came from the pairs. Anything else runs the Python method. Python closes a key whose
  * state it changes another way, and clears everything when the answers no longer hold. */
 #define GDB_ANSWER_WRITTEN 8 /* distinct written arguments kept a key; one more closes it */
 typedef struct {
@@ -16,10 +17,9 @@ typedef struct {
 } gdb_answer_pair;
 typedef struct {
     int64_t key;
-    int64_t budget, written;
-    int64_t count;
+    int64_t writes_left, after_write;
     int open, nwritten, used;
-    int64_t args[GDB_ANSWER_WRITTEN];
+    int64_t args[GDB_ANSWER_WRITTEN]; /* the arguments queued calls named: answered `after_write` */
 } gdb_answer_stream;
 typedef struct {
     gdb_answer_pair *pairs;
@@ -56,18 +56,33 @@ static gdb_answer_pair *gdb_answer_pair_of(gdb_answers *a, int64_t key, int64_t 
         if (pair->key == key && pair->arg == arg) return pair;
     }
 }
-/* A queued call of the linked method under `key`, first argument `arg`. */
+/* A queued call of the linked writer under `key`, first argument `arg`. */
 static void gdb_answers_written(intptr_t mid, int64_t key, int64_t arg) {
     gdb_answers *a = mid < answered_methods_cap ? &answered_methods[mid] : NULL;
     gdb_answer_stream *st = a && a->on ? gdb_answer_stream_of(a, key) : NULL;
     if (!st || !st->open) return;
-    st->count++;
+    if (--st->writes_left < 0) {
+        st->open = 0;
+        return;
+    }
     for (int i = 0; i < st->nwritten; i++)
         if (st->args[i] == arg) return;
     if (st->nwritten == GDB_ANSWER_WRITTEN) st->open = 0;
     else st->args[st->nwritten++] = arg;
 }
-/* Answer the call when it qualifies (see above); 1 when it did, the int written to `ret`. */
+static int gdb_answer_log(gdb_answers *a, int64_t key, int64_t arg) {
+    if (a->asked_used + 2 > a->asked_cap) {
+        intptr_t cap = a->asked_cap ? a->asked_cap * 2 : 1024;
+        int64_t *grown = realloc(a->asked, (size_t)cap * sizeof(int64_t));
+        if (!grown) return 0;
+        a->asked = grown;
+        a->asked_cap = cap;
+    }
+    a->asked[a->asked_used++] = key;
+    a->asked[a->asked_used++] = arg;
+    return 1;
+}
+/* The table's answer to the call (see above); 1 when there is one, the int written to `ret`. */
 static int gdb_answer_call(intptr_t mid, void *inst, const void *const *args, GDExtensionInt n, int variant,
                            void *ret) {
     gdb_answers *a = &answered_methods[mid];
@@ -75,27 +90,17 @@ static int gdb_answer_call(intptr_t mid, void *inst, const void *const *args, GD
         !gdb_on_main_thread())
         return 0;
     gdb_queue_key *slot = gdb_queue_key_slot(inst);
-    if (!slot || !slot->key) return 0;
-    gdb_answer_stream *st = gdb_answer_stream_of(a, slot->key);
-    if (!st || !st->open || st->count > st->budget) return 0;
+    gdb_answer_stream *st = slot && slot->key ? gdb_answer_stream_of(a, slot->key) : NULL;
+    if (!st || !st->open) return 0;
     int64_t arg = variant ? gdb_as_int(args[0]) : *(const int64_t *)args[0];
     int64_t value = -1;
     int written = 0;
     for (int i = 0; i < st->nwritten; i++) written |= st->args[i] == arg;
     if (written) {
-        value = st->written;
+        value = st->after_write;
     } else {
         gdb_answer_pair *pair = gdb_answer_pair_of(a, slot->key, arg);
-        if (!pair) return 0;
-        if (a->asked_used + 2 > a->asked_cap) {
-            intptr_t cap = a->asked_cap ? a->asked_cap * 2 : 1024;
-            int64_t *grown = realloc(a->asked, (size_t)cap * sizeof(int64_t));
-            if (!grown) return 0;
-            a->asked = grown;
-            a->asked_cap = cap;
-        }
-        a->asked[a->asked_used++] = slot->key;
-        a->asked[a->asked_used++] = arg;
+        if (!pair || pair->value < 0 || !gdb_answer_log(a, slot->key, arg)) return 0;
         value = pair->value;
     }
     if (value < 0) return 0;
@@ -117,11 +122,11 @@ static intptr_t gdb_table_cap(Py_ssize_t n) {
     while (cap < (intptr_t)n * 2 + 2) cap *= 2;
     return cap;
 }
-/* answers_set(mid, pair_keys, pair_args, values, stream_keys, budgets, written): int64 buffers;
+/* answers_set(mid, pair_keys, pair_args, values, keys, writes_left, after_write): int64 buffers;
  * replaces the answers (the asked log stays until read). */
 static PyObject *gdb_fast_answers_set(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "answers_set(mid, pair_keys, pair_args, values, stream_keys, budgets, written)");
+        PyErr_SetString(PyExc_TypeError, "answers_set(mid, pair_keys, pair_args, values, keys, writes_left, after_write)");
         return NULL;
     }
     Py_ssize_t mid = PyLong_AsSsize_t(args[0]);
@@ -172,8 +177,8 @@ static PyObject *gdb_fast_answers_set(PyObject *self, PyObject *const *args, Py_
                     gdb_answer_stream *st = &a->streams[at];
                     memset(st, 0, sizeof(*st));
                     st->key = sk[i];
-                    st->budget = sb[i];
-                    st->written = sw[i];
+                    st->writes_left = sb[i];
+                    st->after_write = sw[i];
                     st->open = st->used = 1;
                 }
                 a->on = 1;

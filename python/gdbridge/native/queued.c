@@ -4,14 +4,13 @@
  * without the GIL or Python, when it comes from the main thread, on an instance Python gave a key
  * (objects.queue_calls), with plain numbers of the declared types (an int within its declared
  * bounds, a finite float). Any other call runs the Python method, as before. Python receives the
- * rows (take(rows, raw): a list of (key, *arguments) tuples, and the same as bytes) before any
- * other Python code of the main thread runs: on entering any callback of ours,
- * and when an engine call made from Python returns (gdb_take_queued), so Python never sees a state
- * the calls have not reached. Bounded: past GDB_QUEUE_ROWS rows a call runs in Python. */
+ * rows (take(raw): the rows as bytes, below) before any other Python code of the main thread runs:
+ * on entering any callback of ours, and when an engine call made from Python returns
+ * (gdb_take_queued), so Python never sees a state the calls have not reached. Bounded: past GDB_QUEUE_ROWS rows a call runs in Python. */
 #define GDB_QUEUE_ARGS 4
 #define GDB_QUEUE_ROWS (1 << 20)
 typedef struct {
-    PyObject *take; /* borrowed (gdbridge.classdb keeps it): take(rows, raw) */
+    PyObject *take; /* borrowed (gdbridge.fastpath keeps it): take(raw) */
     intptr_t answers; /* the answered method these calls update (0: none) */
     int nargs;
     int types[GDB_QUEUE_ARGS]; /* INT or FLOAT */
@@ -144,10 +143,11 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
     return 1;
 }
 
-/* Hand the queued rows to Python, each run of one method's rows in one take(rows) call. The GIL is
- * held. The rows are taken out first, so a call queued while Python takes them (a take that calls
- * the engine) waits for this loop's next round, after the rows before it. A take that raises is
- * reported; the runs after it still go. */
+/* Hand the queued rows to Python, each run of one method's rows in one take(raw) call: `raw` the
+ * rows as bytes, the key then each argument, 8 bytes a number in native order (int64, or double for
+ * a float parameter). The GIL is held. The rows are taken out first, so a call queued while Python
+ * takes them (a take that calls the engine) waits for this loop's next round, after the rows before
+ * it. A take that raises is reported; the runs after it still go. */
 static int gdb_taking; /* inside a take: rows queued meanwhile wait for its loop, in order */
 static void gdb_take_queued_locked(void) {
     if (gdb_taking) return;
@@ -161,43 +161,16 @@ static void gdb_take_queued_locked(void) {
             intptr_t mid = rows[start].mid, end = start;
             while (end < used && rows[end].mid == mid) end++;
             gdb_queued_method *m = &queued_methods[mid];
-            PyObject *list = PyList_New(end - start);
-            /* the same rows as numbers: key, then each argument, 8 bytes each (int64 or double) */
             Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
-            PyObject *raw = list ? PyBytes_FromStringAndSize(NULL, width * (end - start)) : NULL;
-            if (!raw) Py_CLEAR(list);
-            /* a number equal to the row before's in its column is that row's object (a node's
-             * calls in a row share their key; a constant argument is boxed once) */
-            PyObject *last[GDB_QUEUE_ARGS + 1] = {NULL};
-            int64_t last_bits[GDB_QUEUE_ARGS + 1];
-            for (intptr_t r = start; list && r < end; r++) {
+            PyObject *raw = PyBytes_FromStringAndSize(NULL, width * (end - start));
+            for (intptr_t r = start; raw && r < end; r++) {
                 char *at = PyBytes_AS_STRING(raw) + width * (r - start);
                 memcpy(at, &rows[r].key, sizeof(int64_t));
                 memcpy(at + sizeof(gdb_number), rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
-                PyObject *item = PyTuple_New(m->nargs + 1);
-                if (!item) { Py_CLEAR(list); break; }
-                PyList_SET_ITEM(list, r - start, item);
-                for (int c = 0; c <= m->nargs; c++) {
-                    int64_t bits = c ? rows[r].args[c - 1].i : rows[r].key;
-                    PyObject *boxed;
-                    if (last[c] && last_bits[c] == bits) {
-                        boxed = Py_NewRef(last[c]);
-                    } else {
-                        boxed = c && m->types[c - 1] == GDEXTENSION_VARIANT_TYPE_FLOAT
-                                    ? PyFloat_FromDouble(rows[r].args[c - 1].f)
-                                    : PyLong_FromLongLong(bits);
-                        last[c] = boxed; /* borrowed: the tuple holds it */
-                        last_bits[c] = bits;
-                    }
-                    if (!boxed) { Py_CLEAR(list); break; }
-                    PyTuple_SET_ITEM(item, c, boxed);
-                }
             }
-            PyObject *argv[2] = {list, raw};
-            PyObject *done = list ? PyObject_Vectorcall(m->take, argv, 2, NULL) : NULL;
+            PyObject *done = raw ? PyObject_CallOneArg(m->take, raw) : NULL;
             if (!done) gdb_report_pending();
             Py_XDECREF(done);
-            Py_XDECREF(list);
             Py_XDECREF(raw);
             start = end;
         }
