@@ -28,7 +28,7 @@ _names: dict[str, Any] = {}
 
 # Our own instances by id (the id is the instance pointer the engine hands back to us).
 instances: dict[int, Any] = {}
-# RefCounted ones only Python references keep alive (see gdbridge.classdb, "RefCounted lifetime").
+# RefCounted ones only Python references keep alive (see gdbridge.lifetime).
 weak_instances: dict[int, Any] = {}
 
 
