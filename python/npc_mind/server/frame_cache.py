@@ -234,6 +234,11 @@ class FrameCache:
         """Put the positions of the queued items not yet indexed into `touched`, in queue order."""
         queue, touched = self.queue, self.touched
         position, end = self.indexed, len(queue)
+        if not self.raw_rows:  # Python's own writes only: every item is a tuple
+            for at in range(position, end):
+                touched.setdefault(queue[at][0], []).append(at)
+            self.indexed = end
+            return
         while position < end:
             item = queue[position]
             if item is not None:
@@ -282,7 +287,7 @@ class FrameCache:
                         written = True
                         break
                 pool, npc = self.targets[handle]
-                if not answerable(len(positions), pool.capacity - pool.memory_count(npc)):
+                if not answerable(len(positions), pool.room(npc)):
                     self.flush(positions[-1])
                 elif written:
                     level = pool.written_level()
@@ -373,7 +378,7 @@ class FrameCache:
         now). False at the first write of the entity that is not such a refresh: the caller then
         applies the queue in order."""
         pool, npc = self.targets[handle]
-        if not answerable(len(positions), pool.capacity - pool.memory_count(npc)):
+        if not answerable(len(positions), pool.room(npc)):
             return False
         done = self.done
         now = self.bank.now()
@@ -436,10 +441,9 @@ class FrameCache:
         if end <= self.done:
             return
         begin = self.done
-        if self.woken or end - begin < SCALAR_FLUSH:  # each item is read: unpack those still bytes
-            part = [self._item(position) for position in range(begin, end)]
-        else:
-            part = self.queue[begin:end]
+        part = self.queue[begin:end]
+        if self.raw_rows and (self.woken or end - begin < SCALAR_FLUSH) and None in part:
+            part = [self._item(position) for position in range(begin, end)]  # each item is read
         self.done = end
         now = self.bank.now()
         wakes = [item for item in part if item[2] == WAKE] if self.woken else []
