@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 from xml.sax.saxutils import escape
 
-from gdbridge import classdb, objects
+from gdbridge import classdb, interface
 from gdbridge.declare import Constant, Export, Signal, TypeSpec, type_spec, typed_from_hint
 from gdbridge.types import VariantType
 
@@ -87,7 +87,7 @@ def _brackets(text: str) -> str:
 
 
 def _known_classes() -> Callable[[str], bool]:
-    names = set(objects.API.get("classes", ()) if objects.API else ())
+    names = set(interface.API.get("classes", ()) if interface.API else ())
     names.update(info.name for info in classdb.classes[1:] if info is not None)
     return names.__contains__
 
@@ -154,9 +154,9 @@ def documented_classes() -> Iterable[classdb.ClassInfo]:
 
 
 def load_into_editor() -> None:
-    load = objects.ffi.cast(
+    load = interface.ffi.cast(
         "GDExtensionsInterfaceEditorHelpLoadXmlFromUtf8CharsAndLen",
-        objects.lib.gdb_get_proc(b"editor_help_load_xml_from_utf8_chars_and_len"),
+        interface.lib.gdb_get_proc(b"editor_help_load_xml_from_utf8_chars_and_len"),
     )
     known = _known_classes()
     for info in documented_classes():

@@ -6,7 +6,7 @@ import sys
 import threading
 from typing import Any
 
-from gdbridge import objects
+from gdbridge import interface, objects
 from npc_mind.server import WrongThreadError
 from npc_mind_godot import mistakes
 
@@ -127,8 +127,8 @@ def object_of(instance_id: int) -> Any:
     error ("slot >= slot_max") for a slot it never handed out."""
     if instance_id < OBJECT_ID_FLOOR:
         return None
-    ptr = objects._iface["object_get_instance_from_id"](instance_id)
-    return None if ptr == objects.ffi.NULL else objects.wrap(ptr)
+    ptr = interface._iface["object_get_instance_from_id"](instance_id)
+    return None if ptr == interface.ffi.NULL else objects.wrap(ptr)
 
 
 def display_name(node: Any) -> str:

@@ -21,7 +21,8 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint, Vector2, Vector3
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
-from npc_mind.server.memories import FrameAnswers, MemoryProfileSpec
+from npc_mind.server.frame_cache import QUEUED_ENTITY, QUEUED_TYPE, FrameAnswers
+from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, core, icon, refuse_thread, server, thread_id
 
@@ -163,9 +164,9 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
 
 
 class _QueuingStreams(set):
-    """`MemoryBank.plain` (the streams whose writes may be queued) for the engine: each stream in
+    """`FrameCache.plain` (the streams whose writes may be queued) for the engine: each stream in
     it has its node's record_event calls queued in the binding's C layer (`gdbridge.declare.queued`),
-    keyed by the stream's handle, and handed to the bank in call order (`take_writes`)."""
+    keyed by the stream's handle, and handed to the frame cache in call order, as bytes (`take_raw`)."""
 
     def __init__(self, handles: set[int]) -> None:
         super().__init__()
@@ -192,7 +193,7 @@ class _QueuingStreams(set):
 
 
 class _EngineAnswers(FrameAnswers):
-    """The bank's frame table, published to the binding: MemoryStream.awareness_of answered in C
+    """The frame cache's table, published to the binding: MemoryStream.awareness_of answered in C
     (`gdbridge.declare.answered`) for the streams the bank leaves open, kept true by the
     record_event calls the binding queues (`_QueuingStreams`)."""
 
@@ -217,25 +218,25 @@ class _EngineAnswers(FrameAnswers):
 
 
 class _FirstUse:
-    """Stands for the server's memory bank until the first per-frame call looks it up (through
-    `core`, which also refuses other threads) and puts the bank in its place."""
+    """Stands for the server's frame cache until the first per-frame call looks it up (through
+    `core`, which also refuses other threads) and puts the cache in its place."""
 
     def __getattr__(self, name: str) -> Any:
-        global _bank  # noqa: PLW0603 - once: the hot path then reads a plain module global
-        bank = core().memory
-        if not isinstance(bank.plain, _QueuingStreams):
-            bank.plain = _QueuingStreams(bank.plain)
-            bank.answers = _EngineAnswers()
-        _bank = bank
-        return getattr(_bank, name)
+        global _cache  # noqa: PLW0603 - once: the hot path then reads a plain module global
+        cache = core().memory.cache
+        if not isinstance(cache.plain, _QueuingStreams):
+            cache.plain = _QueuingStreams(cache.plain)
+            cache.answers = _EngineAnswers()
+        _cache = cache
+        return getattr(_cache, name)
 
 
-_bank: Any = _FirstUse()  # the singleton's MemoryBank once a MemoryStream first calls it
+_cache: Any = _FirstUse()  # the singleton's memory FrameCache once a MemoryStream first calls it
 
 
-def _take_writes(rows: list[tuple[int, int, int, float]], raw: bytes) -> None:
-    """The record_event calls the binding queued, in call order (see `_QueuingStreams`)."""
-    _bank.take_writes(rows, raw)
+def _take_writes(raw: bytes) -> None:
+    """The record_event calls the binding queued, in call order, as bytes (see `_QueuingStreams`)."""
+    _cache.take_raw(raw)
 
 
 def _entity_id(stream: Any, value: Any) -> Any:
@@ -400,10 +401,10 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
                 server().core.set_memory_signals(handle, False)
         return handle
 
-    # The per-frame calls go straight to the server's memory bank (`MemoryBank.write`, `aware`,
-    # `recall`), after the main-thread check of `_common.core`, made inline: every Python frame
-    # counts at 600 calls a frame.
-    @queued(_take_writes, entity_id=memory_events.QUEUED_ENTITY, memory_type=memory_events.QUEUED_TYPE)
+    # The per-frame calls go straight to the server's memory frame cache (`FrameCache.write`,
+    # `aware`, `recall`), after the main-thread check of `_common.core`, made inline: every Python
+    # frame counts at 600 calls a frame.
+    @queued(_take_writes, entity_id=QUEUED_ENTITY, memory_type=QUEUED_TYPE)
     @converts(entity_id=_entity_id)
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
         """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]. An id given as a
@@ -411,14 +412,14 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         drops the call, said once (as for every entity_id of this node)."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
-        _bank.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
+        _cache.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
 
     @converts(entity_id=_entity_id)
     def query_strongest(self, entity_id: int) -> dict:
         """Recall the entity's strongest memory (wakes it); empty when forgotten or never seen."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
-        return _bank.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+        return _cache.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     @answered(record_event)
     @converts(entity_id=_entity_id)
@@ -426,7 +427,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
-        return _bank.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+        return _cache.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     @converts(entity_id=_entity_id)
     def note_sighting(self, entity_id: int, position: Any) -> None:

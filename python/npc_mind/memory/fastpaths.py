@@ -42,7 +42,7 @@ from npc_mind.memory.types import (
     Tier,
 )
 
-APPLY_FIRST, READ_ROW = -2, -1  # `awareness_with_pending`'s answers that are not a level
+APPLY_FIRST = -2  # `written_level`'s answer when it does not fix the level
 
 
 class FastPaths:
@@ -188,20 +188,6 @@ class FastPaths:
         row = self._row_of_id.item(npc) if type(npc) is int and 0 <= npc < self._next_id else -1
         return row >= 0 and not self._links.get(npc) and self._pinned.item(row) < self._C
 
-    def awareness_with_pending(self, npc: int, pending: int, written: bool) -> int:
-        """`awareness` of an entity while `pending` deferred writes of this NPC (all at the current
-        `now`, `writes_plainly`) are not applied yet; `written`: one of the NPC's writes at this
-        `now` (applied or pending) was of that entity. -2 (APPLY_FIRST): apply the writes, then
-        read (they could evict: used + pending > capacity; or the read is not the scalar one).
-        -1 (READ_ROW): they cannot change the answer, read the row as it is. Else the level: the
-        entity's memory was accessed at `now`, so its R is e^0 = 1 exactly, the largest there is."""
-        row = self._row_of_id.item(npc)
-        if self._used.item(row) + pending > self._C:
-            return APPLY_FIRST
-        if not written:
-            return READ_ROW
-        return self.written_level(row)
-
     def written_level(self, row: int | None = None) -> int:
         """The awareness of an entity the NPC at `row` (None: any NPC of the pool) wrote at the
         current `now`: its memory was accessed at `now`, so R = e^0 = 1 exactly, the largest there
@@ -211,8 +197,11 @@ class FastPaths:
             return APPLY_FIRST
         return self._level_at_one
 
-    def room(self, npcs: np.ndarray) -> np.ndarray:
-        """How many writes each NPC takes before one could evict: capacity - working memories."""
+    def room(self, npcs: np.ndarray | int) -> np.ndarray | int:
+        """How many writes each NPC takes before one could evict: capacity - working memories (an
+        int for one NPC id, for a caller asking per call)."""
+        if type(npcs) is int:
+            return self._C - self._used.item(self._row_of_id.item(npcs))
         return self._C - self._used[self._row_of_id[np.asarray(npcs, dtype=np.int64)]]
 
     def refresh(self, npc: int, entity: int, memory_type: int, now: float) -> bool:
