@@ -231,13 +231,33 @@ def add_frame_hook(hook: Callable[[], None]) -> bool:
 
 
 def run_frame_hooks() -> None:
-    """The main loop's frame callback: every hook, each one's exception reported on its own."""
+    """The main loop's frame callback: every hook, each one's exception reported on its own, once
+    per hook and cause (the exception and where it was raised): a hook that fails every frame
+    prints one traceback, and its repeats are counted (`frame_hook_failures`)."""
     for hook in tuple(_frame_hooks):
         try:
             hook()
-        except Exception:
+        except Exception as failure:
             name = getattr(hook, "__qualname__", repr(hook))
-            lib.gdb_error(f"Python: frame hook {name} failed".encode(), traceback.format_exc().encode())
+            where = traceback.extract_tb(failure.__traceback__)[-1]
+            cause = (name, type(failure).__name__, where.filename, where.lineno)
+            seen = _hook_failures.get(cause, 0)
+            _hook_failures[cause] = seen + 1
+            if not seen:
+                lib.gdb_error(
+                    f"Python: frame hook {name} failed (its repeats are counted, not printed:"
+                    " gdbridge.interface.frame_hook_failures())".encode(),
+                    traceback.format_exc().encode(),
+                )
+
+
+_hook_failures: dict[tuple[str, str, str, int | None], int] = {}
+
+
+def frame_hook_failures() -> dict[str, int]:
+    """How often each frame hook failed, by hook and cause ("hook: Error at file:line")."""
+    causes = _hook_failures.items()
+    return {f"{name}: {error} at {path}:{line}": count for (name, error, path, line), count in causes}
 
 
 def clear_frame_hooks() -> None:

@@ -580,6 +580,18 @@ def _game() -> bool:
 class Broken(Resource):
     """Every hook raises: the engine must report each with its traceback and keep running."""
 
+    def add_failing_frame_hook(self) -> bool:
+        """A frame hook that raises every frame: reported once, its repeats counted."""
+
+        def broken_frame_hook() -> None:
+            raise ValueError("broken frame hook")
+
+        return interface.add_frame_hook(broken_frame_hook)
+
+    def frame_hook_failures(self) -> int:
+        failures = interface.frame_hook_failures().items()
+        return sum(count for cause, count in failures if "broken_frame_hook" in cause)
+
     def _get_property_list(self) -> list[dict]:
         if _game():
             raise ValueError("broken property list")
