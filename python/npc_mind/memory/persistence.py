@@ -132,13 +132,13 @@ def _collect(
 
 def _to_file(col: Column, values: np.ndarray, now: float) -> np.ndarray:
     """A column's values as the file stores them: last access as age, flags as bytes."""
-    if col.name == "last":
+    if col.name == "last_access":
         return np.maximum(now - values, 0.0)
     return values.astype(np.uint8) if values.dtype == bool else values
 
 
 def _from_file(col: Column, values: np.ndarray, now: float) -> np.ndarray:
-    if col.name == "last":
+    if col.name == "last_access":
         return now - values
     return values.astype(bool) if np.dtype(col.dtype) == bool else values
 

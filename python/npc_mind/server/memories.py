@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryType, MemoryView
+from npc_mind.memory.checks import checked_memory_types, checked_saliences, int64_array
 from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
 from npc_mind.memory.fastpaths import APPLY_FIRST
 from npc_mind.memory.types import EventKind
@@ -732,8 +733,8 @@ class MemoryBank:
     def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Handles and entities as int64 arrays of one length; a clear error otherwise (a float or
         String array is refused, never truncated or parsed; unequal lengths never pair wrong rows)."""
-        handles = MemoryPool._int64(np.ravel(handles), "handles")
-        entities = MemoryPool._int64(np.ravel(entities), "entities")
+        handles = int64_array(np.ravel(handles), "handles")
+        entities = int64_array(np.ravel(entities), "entities")
         if handles.size != entities.size:
             raise ValueError(f"{call}: {handles.size} handles and {entities.size} entities must match")
         return handles, entities
@@ -758,8 +759,8 @@ class MemoryBank:
         if not count:
             return
         # checked for every row before any pool changes (the pools would check their own rows only)
-        memory_types = MemoryPool._types(memory_types, count)
-        saliences = MemoryPool._saliences(saliences, count)
+        memory_types = checked_memory_types(memory_types, count)
+        saliences = checked_saliences(saliences, count)
         self.flush()
         self._drop_tables()  # many streams change
         self._record_batch(handles, entities, memory_types, saliences, now)
