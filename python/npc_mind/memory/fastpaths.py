@@ -349,16 +349,18 @@ class ScalarPaths:
         state.latest_access = max(state.latest_access, now)
         return True
 
-    def pending_limits(self, npcs: np.ndarray, last: list[float], now: float) -> tuple[list[int], list[int]]:
+    def pending_limits(
+        self, npcs: np.ndarray, last_access: list[float], now: float
+    ) -> tuple[list[int], list[int]]:
         """For a caller answering reads and recalls from a `recall_preview` made at `now` while
         deferred writes of the NPCs (`writes_plainly`, all at `now`) queue up, per pair: how many
         writes the NPC takes before one could evict (capacity - used), and how many writes at `now`
-        of the recalled memory (last accessed at `last`) each only refresh it, as `record` does,
+        of the recalled memory (last accessed at `last_access`) each only refresh it, as `record` does,
         with no event and no other memory touched (the refractory predicate says no rehearsal for
         the first, and for the ones after it, accessed at `now`): 0, 1, or more than any queue."""
         state = self.state
         room = self.room(npcs)
         refractory = state.params.rehearsal_refractory_s
         again = 1 if rehearses(now, now, refractory) else _INT64_MAX
-        limit = np.where(rehearses(now, np.asarray(last, dtype=np.float64), refractory), 0, again)
+        limit = np.where(rehearses(now, np.asarray(last_access, dtype=np.float64), refractory), 0, again)
         return room.tolist(), limit.tolist()

@@ -417,7 +417,7 @@ def _fill(  # noqa: PLR0917
     now: float,
     header: dict[str, Any],
     npc_ids: list[int],
-    w_pos: np.ndarray,
+    w_pos: np.ndarray | None,
 ) -> None:
     """Write parsed memories into the pool (rows[i] is the pool row of the file's npc index i)."""
     values = {col.name: _from_file(col, a[col.saved], now) for col in SLOT_COLUMNS if col.saved is not None}

@@ -251,8 +251,10 @@ class MemoryPool:
     def refresh(self, npc: int, entity: int, memory_type: int, now: float) -> bool:
         return self._scalar.refresh(npc, entity, memory_type, now)
 
-    def pending_limits(self, npcs: np.ndarray, last: list[float], now: float) -> tuple[list[int], list[int]]:
-        return self._scalar.pending_limits(npcs, last, now)
+    def pending_limits(
+        self, npcs: np.ndarray, last_access: list[float], now: float
+    ) -> tuple[list[int], list[int]]:
+        return self._scalar.pending_limits(npcs, last_access, now)
 
     # ---------------------------------------------------------------------------------------------
     # properties

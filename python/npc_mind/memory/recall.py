@@ -84,7 +84,10 @@ class Recaller:
             raise ValueError(f"queries need equally long inputs, got npcs {n}, entities {entities.shape[0]}")
         state.clock = now
         state.increasing_rows = None
-        rounds, tail = split_rounds(state, rows, state.narrow_round) if wake and n else ([None], None)
+        rounds: list[np.ndarray | None] = [None]  # one round of every query: nothing wakes
+        tail = None
+        if wake and n:
+            rounds, tail = split_rounds(state, rows, state.narrow_round)
         return self.query_rounds(rows, entities, npcs, now, wake, rounds, tail)
 
     def query_rounds(  # noqa: PLR0917

@@ -218,21 +218,22 @@ class Recorder:
         touched = [mf]
         new_f = cons_f = None
         # ---- rehearsal / refresh
-        woken_slots = woken_events = woken_recall_count = woken_salience = None
+        # (flat slots, events, recall counts, saliences) of the memories a rehearsal woke
+        woken: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         if mi.shape[0]:
             last_access_before = state.last_access_flat[mf]
             state.mark_accessed(mf, now)
             reh = rehearses(now, last_access_before, p.rehearsal_refractory_s)
             if reh.any():
                 hf, he = mf[reh], mi[reh]
-                k = state.recall_count_flat[hf] + 1
-                state.recall_count_flat[hf] = k
+                recall_count = state.recall_count_flat[hf] + 1
+                state.recall_count_flat[hf] = recall_count
                 rehearsed_salience = larger(state.salience_flat[hf], saliences[he])
                 state.salience_flat[hf] = rehearsed_salience
                 state.stability_flat[hf] = rehearsed_stability(
-                    state.stability_flat[hf], k, rehearsed_salience, p.alpha, p.max_stability
+                    state.stability_flat[hf], recall_count, rehearsed_salience, p.alpha, p.max_stability
                 )
-                woken_slots, woken_events, woken_recall_count, woken_salience = hf, he, k, rehearsed_salience
+                woken = (hf, he, recall_count, rehearsed_salience)
                 if state.events.enabled:
                     at = _at(ev, he)
                     state.events.log(
@@ -255,6 +256,7 @@ class Recorder:
             keys = round_keys.keys
             if keys is None:
                 keys = round_keys.keys = batch_keys(state, round_keys.rows, now)
+            ne: slice | np.ndarray  # the new memories' events: all of the round, or these
             if ue is None:
                 slots = keys[sel].argmin(axis=1)
                 nrows, ne = rows, slice(None)
@@ -306,10 +308,8 @@ class Recorder:
                 )
             new_f = nf
         # ---- associative consolidation of what woke with E >= threshold
-        if woken_slots is not None:
-            tf = consolidate(
-                state, ri, fi, rows, woken_slots, woken_events, woken_recall_count, woken_salience, npcs
-            )
+        if woken is not None:
+            tf = consolidate(state, ri, fi, rows, *woken, npcs)
             if tf is not None:
                 cons_f = tf[0]
         # ---- keep the batch's eviction keys current for the slots this round changed
