@@ -33,7 +33,7 @@ from npc_mind.memory.rules import (
     rehearsed_stability,
     rehearses,
 )
-from npc_mind.memory.types import EventKind, MemoryView, Tier
+from npc_mind.memory.types import EventKind, MemoryType, MemoryView, Tier
 
 if TYPE_CHECKING:
     from npc_mind.memory.state import PoolState
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 APPLY_FIRST, READ_ROW = -2, -1  # `awareness_with_pending`'s answers that are not a level
 #: `query_fields`' answer: MemoryView's fields in order (npc, entity, type, R, S, E, k, tier, slot,
 #: age, pinned, tags)
-RecallFields = tuple[int, int, object, float, float, float, int, Tier, int, float, bool, frozenset[str]]
+RecallFields = tuple[int, int, MemoryType, float, float, float, int, Tier, int, float, bool, frozenset[str]]
 
 
 class ScalarPaths:
@@ -186,7 +186,7 @@ class ScalarPaths:
     def query_one(self, npc: int, entity: int, now: float) -> MemoryView | object | None:
         """`query_fields` as a `MemoryView` (or None / `_BATCH`)."""
         found = self.query_fields(npc, entity, now)
-        return found if found is None or found is _BATCH else MemoryView(*found)  # type: ignore[misc]
+        return found if found is None or found is _BATCH else MemoryView(*found)  # type: ignore[misc]  # the fields tuple here
 
     def query_fields(self, npc: int, entity: int, now: float) -> tuple | object | None:
         """`query_strongest_batch` of one query on the row's values in plain Python, as the view's

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 try:
     import fcntl
 except ImportError:  # not POSIX
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl (Windows): saves skip the lock
 
 import numpy as np
 

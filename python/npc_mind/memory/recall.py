@@ -319,7 +319,7 @@ class Recaller:
                 h, r, f = self.query_round(rows[one], entities[one], npcs[one], now, True)
                 parts.append((one[h], r, f))
             elif view is not None:
-                found.append((i, view))  # type: ignore[arg-type]
+                found.append((i, view))  # type: ignore[arg-type]  # neither None nor _BATCH here: a MemoryView
         if found:
             views = [view for _, view in found]
             fields: dict[str, Any] = {

@@ -240,7 +240,7 @@ class Recorder:
                         EventKind.REHEARSED, npcs[he], state.entity_flat[hf], state.memory_type_flat[hf], at
                     )
             if tag_sets is not None:
-                tags = state.tags.reshape(-1)  # type: ignore[union-attr]
+                tags = state.ensure_tags().reshape(-1)  # made by record_batch for tag_sets
                 for e, f in zip(mi.tolist(), mf.tolist(), strict=True):
                     t = tag_sets[e if ev is None else int(ev[e])]
                     if t:

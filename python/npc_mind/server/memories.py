@@ -532,7 +532,8 @@ class MemoryBank:
             positions = self.touched.get(handle) if answer is not False else None
             written = 0
             if positions:
-                if handle in self.changed or len(positions) > row[2]:  # changed, or a write could evict
+                # (positions only when the table answers: `row` is then a row)
+                if handle in self.changed or len(positions) > row[2]:  # type: ignore[index]  # changed, or a write could evict
                     answer = False
                 else:
                     queue = self.queue
@@ -541,7 +542,8 @@ class MemoryBank:
                         if item[1] == entity:
                             # a wake, another type, or more writes than only refresh the memory
                             written += 1
-                            if answer is None or item[2] != answer[1] or written > answer[6]:
+                            # (answer: None or the recalled memory's columns, a tuple, here)
+                            if answer is None or item[2] != answer[1] or written > answer[6]:  # type: ignore[index]  # a tuple or None here, never a bool
                                 answer = False
                                 break
             elif positions is not None:  # changed since the step, its queue applied
@@ -556,7 +558,7 @@ class MemoryBank:
                 self.touched.setdefault(handle, []).append(len(queue))
                 queue.append((handle, entity, WAKE, 0.0))
                 self.indexed = len(queue)
-                entity_id, memory_type, r, stability, salience, recalls, _ = answer
+                entity_id, memory_type, r, stability, salience, recalls, _ = answer  # type: ignore[misc]  # a tuple here
                 r = 1.0 if written else r
                 return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
         positions = self.touched.get(handle) if type(handle) is int else None
@@ -640,7 +642,7 @@ class MemoryBank:
             rows = self._raw_part(begin, end, len(part))
             if rows is None:
                 rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
-            self._record_batch(*(rows[name] for name in _QUEUE_ROW.names), now)
+            self._record_batch(rows["handle"], rows["entity"], rows["memory_type"], rows["salience"], now)
         if wakes:
             self._wake(wakes, now)
 
@@ -727,7 +729,7 @@ class MemoryBank:
     def _group(self, handles: np.ndarray) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
         slots = self.slots
-        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]
+        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]  # groups() yields (owner, positions, npcs) triples
 
     @staticmethod
     def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
