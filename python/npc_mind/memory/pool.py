@@ -22,13 +22,14 @@ by collaborators that each receive that state: `ScalarPaths` (`fastpaths`: singl
 row), `Recorder` (`recording`: `record_batch` in rounds) and `Recaller` (`recall`: the query
 batches), which call the module functions of `rounds` (batches into rounds), `eviction` (eviction
 keys), `consolidation` and `checks` (input checking); `rules` holds each formula once and
-`persistence` the save format (through the pool's state methods). No module imports this one.
+`persistence` the save format (through the pool's state methods); `views` and `promotion` the
+views of an NPC and the game-day step. No module imports this one. This file is the public face,
+each public call with its documentation and checks, which is why it is longer than 600 lines.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from threading import get_ident as thread_id
@@ -36,12 +37,11 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from npc_mind.memory import persistence, retrieval
+from npc_mind.memory import persistence, promotion, retrieval
 from npc_mind.memory.checks import checked_time, int64_array, tag_set
 from npc_mind.memory.columns import (
     _AWARENESS,
     _BATCH,
-    _EMPTY_TAGS,
     EMPTY_ENTITY,
     MAX_CAPACITY,
     MAX_TIME,
@@ -52,21 +52,20 @@ from npc_mind.memory.curves import retrievability
 from npc_mind.memory.eventlog import EventLog
 from npc_mind.memory.fastpaths import RecallFields, ScalarPaths
 from npc_mind.memory.longterm import LongTermStore
-from npc_mind.memory.params import DAY_SECONDS, MemoryParams
+from npc_mind.memory.params import MemoryParams
 from npc_mind.memory.recall import Recaller
 from npc_mind.memory.recording import Recorder
 from npc_mind.memory.state import PoolState
 from npc_mind.memory.types import (
     Awareness,
     ConcurrentUseError,
-    EventKind,
     ForgottenRows,
     MemoryEvents,
     MemoryType,
     MemoryView,
     QueryBatch,
-    Tier,
 )
+from npc_mind.memory.views import longterm_views, working_views
 
 __all__ = ["EMPTY_ENTITY", "MAX_CAPACITY", "MAX_TIME", "MemoryPool", "entity_hash"]
 
@@ -414,55 +413,6 @@ class MemoryPool:
         """The events collected since the last drain (needs `MemoryPool(events=True)`)."""
         return self.state.events.drain()
 
-    def _working_views(self, npc: int, row: int, now: float) -> list[MemoryView]:
-        state = self.state
-        cap = state.capacity
-        slots = np.flatnonzero(state.memory_type[row] >= 0)
-        fi = row * cap + slots
-        r = retrievability(state.last_access_flat[fi], state.stability_flat[fi], now, state.params)
-        tags = state.tags.reshape(-1)[fi].tolist() if state.tags is not None else [None] * fi.shape[0]
-        return [
-            MemoryView(
-                npc=npc,
-                entity=int(state.entity_flat[f]),
-                memory_type=MemoryType(int(state.memory_type_flat[f])),
-                retrievability=float(r[i]),
-                stability=float(state.stability_flat[f]),
-                salience=float(state.salience_flat[f]),
-                recall_count=int(state.recall_count_flat[f]),
-                tier=Tier.WORKING,
-                slot=int(s),
-                age=max(now - float(state.last_access_flat[f]), 0.0),
-                pinned=bool(state.pinned_flat[f]),
-                tags=tags[i] or _EMPTY_TAGS,
-            )
-            for i, (f, s) in enumerate(zip(fi.tolist(), slots.tolist(), strict=True))
-        ]
-
-    def _longterm_views(self, npc: int) -> list[MemoryView]:
-        state = self.state
-        rows = state.longterm.rows_for(npc)
-        if not rows:
-            return []
-        r = state.longterm.retrievability(rows, state.params)
-        c = state.longterm.cols
-        return [
-            MemoryView(
-                npc=npc,
-                entity=int(c["entity"][j]),
-                memory_type=MemoryType(int(c["memory_type"][j])),
-                retrievability=float(r[i]),
-                stability=float(c["stability"][j]),
-                salience=float(c["salience"][j]),
-                recall_count=int(c["recall_count"][j]),
-                tier=Tier.LONG_TERM,
-                slot=-1,
-                age=float(c["age"][j]),
-                tags=state.longterm.tags[j],
-            )
-            for i, j in enumerate(rows)
-        ]
-
     def memories(self, npc: int, now: float) -> list[MemoryView]:
         """Every memory the NPC holds (working slots in slot order, then long-term), forgotten ones
         included (R = 0). Never wakes."""
@@ -470,7 +420,7 @@ class MemoryPool:
         row = state.row_of(npc)
         now = checked_time(now)
         state.clock = now
-        return self._working_views(int(npc), row, now) + self._longterm_views(int(npc))
+        return working_views(self.state, int(npc), row, now) + longterm_views(self.state, int(npc))
 
     def top_k(
         self, npc: int, now: float, k: int = 5, tags: Collection[str] | None = None
@@ -551,68 +501,7 @@ class MemoryPool:
         and drop what it forgot, then move every remembered, unpinned working memory whose S reaches
         `longterm_min_stability` or whose k reaches `longterm_min_recalls` to the long-term tier,
         freeing its slot. `now` (default: the latest call's) decides "remembered" (R > threshold)."""
-        state = self.state
-        if (
-            isinstance(days, bool)
-            or not isinstance(days, int | float | np.integer | np.floating)
-            or not math.isfinite(float(days))
-            or float(days) < 0.0
-        ):
-            raise ValueError(f"days must be a finite number >= 0, got {days!r}")
-        now = state.clock if now is None else checked_time(now)
-        p = state.params
-        gone = state.longterm.decay(float(days), p)
-        if gone.shape[0]:
-            c = state.longterm.cols
-            gone_npcs = c["npc"][gone].copy()
-            if state.events.enabled:
-                state.events.log(
-                    EventKind.LONG_TERM_FORGOTTEN, gone_npcs, c["entity"][gone], c["memory_type"][gone]
-                )
-            keep = np.ones(state.longterm.size, dtype=bool)
-            keep[gone] = False
-            state.longterm.keep(keep)
-            np.subtract.at(state.longterm_count, state.row_of_id[gone_npcs], 1)
-        n, cap = state.npc_count, state.capacity
-        if not n:
-            return
-        r = retrievability(state.last_access[:n], state.stability[:n], now, p)
-        cand = (
-            (state.memory_type[:n] >= 0)
-            & ~state.pinned[:n]
-            & (r > p.forget_threshold)
-            & (
-                (state.stability[:n] >= p.longterm_min_stability)
-                | (state.recall_count[:n] >= p.longterm_min_recalls)
-            )
-        )
-        fi = np.flatnonzero(cand)
-        if not fi.shape[0]:
-            return
-        tags = state.tags.reshape(-1) if state.tags is not None else None
-        rows = fi // cap
-        for f, row in zip(fi.tolist(), rows.tolist(), strict=True):
-            npc = int(state.npc_of_row[row])
-            before = state.longterm.count_for(npc)
-            s_days = max(
-                p.longterm_min_days, p.longterm_stability_gain * float(state.stability_flat[f]) / DAY_SECONDS
-            )
-            state.longterm.add(
-                npc,
-                int(state.entity_flat[f]),
-                int(state.memory_type_flat[f]),
-                float(state.salience_flat[f]),
-                int(state.recall_count_flat[f]),
-                s_days,
-                (tags[f] if tags is not None else None) or _EMPTY_TAGS,
-            )
-            state.longterm_count[row] += state.longterm.count_for(npc) - before
-        if state.events.enabled:
-            state.events.log(
-                EventKind.PROMOTED, state.npc_of_row[rows], state.entity_flat[fi], state.memory_type_flat[fi]
-            )
-        np.subtract.at(state.used_slots, rows, 1)
-        state.clear_slots(fi)
+        promotion.advance_game_day(self.state, days, now)
 
     # ---------------------------------------------------------------------------------------------
     # state, for the save format (persistence reads and restores a pool through these only)
