@@ -17,21 +17,10 @@ from npc_mind.memory import (
     SaveFormatError,
     UnknownNpcError,
 )
+from npc_mind.memory.columns import SLOT_COLUMNS
 from npc_mind.memory.persistence import _PREFIX
 
-COLUMNS = (
-    "entity",
-    "entity_hash",
-    "memory_type",
-    "last_access",
-    "stability",
-    "salience",
-    "recall_count",
-    "pinned",
-    "forget_reported",
-    "used_slots",
-    "pinned_slots",
-)
+COLUMNS = (*(column.name for column in SLOT_COLUMNS), "used_slots", "pinned_slots")
 
 
 def snapshot(pool: MemoryPool) -> tuple:

@@ -8,20 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_mind.memory import MemoryParams, MemoryPool
+from npc_mind.memory.columns import SLOT_COLUMNS
 from npc_mind.memory.types import EventKind
 
 SIGNAL_KINDS = (EventKind.FORMED, EventKind.REHEARSED, EventKind.EVICTED)
-COLUMNS = (
-    "entity",
-    "entity_hash",
-    "memory_type",
-    "last_access",
-    "stability",
-    "salience",
-    "recall_count",
-    "pinned",
-    "forget_reported",
-)
+COLUMNS = tuple(column.name for column in SLOT_COLUMNS)
 
 
 def state(pool: MemoryPool) -> dict[str, bytes]:

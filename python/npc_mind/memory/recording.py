@@ -70,8 +70,8 @@ class Recorder:
         *,
         tags: Sequence[Iterable[str] | None] | None = None,
     ) -> None:
-        """Perceive many events at time `now` (arrays of equal length; `memory_types` and
-        `saliences` may be scalars). Events of one NPC apply in input order."""
+        """`MemoryPool.record_batch`: every argument checked before anything changes, then the
+        refresh-only pass, the rounds and the tail of narrow rounds."""
         state = self.state
         now = checked_time(now)
         npcs, rows = state.rows_of(npcs)
