@@ -26,8 +26,12 @@ def test_the_pool_is_no_mixin_and_its_collaborators_share_its_one_state() -> Non
     collaborators = [pool._scalar, pool._recorder, pool._recaller]
     assert all(part.state is pool.state for part in collaborators)
     assert pool._recorder.scalar is pool._scalar and pool._recaller.scalar is pool._scalar
-    # nothing but the state (and the owner thread) lives on the pool itself
-    assert set(vars(pool)) == {"_owner", "state", "_scalar", "_recorder", "_recaller"}
+    # nothing but the state, the owner thread and the collaborators (and three per-call reads bound
+    # straight to the scalar paths) lives on the pool itself
+    parts = {"_owner", "state", "_scalar", "_recorder", "_recaller"}
+    reads = {"writes_plainly", "awareness_with_pending", "refresh"}
+    assert set(vars(pool)) == parts | reads
+    assert all(getattr(pool, name).__self__ is pool._scalar for name in reads)
     # a change through the public face is a change of the state's named columns
     npc = pool.add_npc()
     pool.record(npc, 7, 2, 0.25, 1.0)
