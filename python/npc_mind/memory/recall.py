@@ -144,77 +144,97 @@ class Recaller:
     ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
         state = self.state
         p, cap = state.params, state.capacity
-        sel = _selector(rows, state.increasing_rows is rows)
-        ri, fi = state.entity_slots(sel, rows, entity_hash(entities), entities, "qeq")
+        selection = _selector(rows, state.increasing_rows is rows)
+        match_events, match_slots = state.entity_slots(
+            selection, rows, entity_hash(entities), entities, "qeq"
+        )
         # does any query see two or more memories of its entity (several types)? then pick the best
         # of each and consolidate; otherwise both steps are no-ops and skipped
-        multi = ri.shape[0] > 1 and not bool((ri[1:] != ri[:-1]).all())
+        multi = match_events.shape[0] > 1 and not bool((match_events[1:] != match_events[:-1]).all())
         if p.curve == "exponential":
             # plain e^x: it differs from the clamped R only below e^-10 < threshold, where both
             # mean "not remembered"; every R kept below is the exact clamped value
             r = exponential_exponent(
-                state.last_access_flat[fi], now, state.stability_flat[fi], now < state.latest_access
+                state.last_access_flat[match_slots],
+                now,
+                state.stability_flat[match_slots],
+                now < state.latest_access,
             )
             np.exp(r, out=r)
         else:
-            r = retrievability(state.last_access_flat[fi], state.stability_flat[fi], now, p)
+            r = retrievability(state.last_access_flat[match_slots], state.stability_flat[match_slots], now, p)
         ok = r > p.forget_threshold
-        ri_ok, fi_ok, r_ok = ri[ok], fi[ok], r[ok]
+        kept_events, kept_slots, kept_r = match_events[ok], match_slots[ok], r[ok]
         new = None
-        if multi and ri_ok.shape[0] > 1:
-            new = np.empty(ri_ok.shape[0], dtype=bool)
+        if multi and kept_events.shape[0] > 1:
+            new = np.empty(kept_events.shape[0], dtype=bool)
             new[0] = True
-            np.not_equal(ri_ok[1:], ri_ok[:-1], out=new[1:])
+            np.not_equal(kept_events[1:], kept_events[:-1], out=new[1:])
         if new is not None and not new.all():
             # hits are grouped by event, slots ascending: per group keep the first maximum of R
             # (highest R, ties to the lowest slot) without sorting
             starts = np.flatnonzero(new)
             group = np.cumsum(new) - 1
-            best = np.maximum.reduceat(r_ok, starts)
-            cand = np.flatnonzero(r_ok == best[group])
+            best = np.maximum.reduceat(kept_r, starts)
+            cand = np.flatnonzero(kept_r == best[group])
             g = group[cand]
             keep = np.empty(cand.shape[0], dtype=bool)
             keep[0] = True
             np.not_equal(g[1:], g[:-1], out=keep[1:])
-            sel_i = cand[keep]
-            be, bf, br = ri_ok[sel_i], fi_ok[sel_i], r_ok[sel_i]
+            firsts = cand[keep]
+            best_events, best_slots, best_r = kept_events[firsts], kept_slots[firsts], kept_r[firsts]
         else:
-            be, bf, br = ri_ok, fi_ok, r_ok
+            best_events, best_slots, best_r = kept_events, kept_slots, kept_r
         lt_e: list[int] = []
         lt_row: list[int] = []
         lt_r: list[float] = []
         if state.longterm.size and state.longterm_count[rows].any():
-            be, bf, br, lt_e, lt_row, lt_r = self.query_longterm(rows, entities, npcs, be, bf, br)
-        salience = state.salience_flat[bf]
-        if wake and bf.shape[0]:
+            best_events, best_slots, best_r, lt_e, lt_row, lt_r = self.query_longterm(
+                rows, entities, npcs, best_events, best_slots, best_r
+            )
+        salience = state.salience_flat[best_slots]
+        if wake and best_slots.shape[0]:
             state.latest_access = max(state.latest_access, now)
-            state.mark_accessed(bf, now)
-            recall_count = state.recall_count_flat[bf] + 1
-            state.recall_count_flat[bf] = recall_count
+            state.mark_accessed(best_slots, now)
+            recall_count = state.recall_count_flat[best_slots] + 1
+            state.recall_count_flat[best_slots] = recall_count
             if multi or state.links:
-                consolidate(state, ri, fi, rows, bf, be, recall_count, salience, npcs)
+                consolidate(
+                    state,
+                    match_events,
+                    match_slots,
+                    rows,
+                    best_slots,
+                    best_events,
+                    recall_count,
+                    salience,
+                    npcs,
+                )
             if state.events.enabled:
                 state.events.log(
-                    EventKind.RECALLED, npcs[be], state.entity_flat[bf], state.memory_type_flat[bf]
+                    EventKind.RECALLED,
+                    npcs[best_events],
+                    state.entity_flat[best_slots],
+                    state.memory_type_flat[best_slots],
                 )
         else:
-            recall_count = state.recall_count_flat[bf]
+            recall_count = state.recall_count_flat[best_slots]
         fields: dict[str, Any] = {
-            "entity": entities[be],
-            "memory_type": state.memory_type_flat[bf],
-            "stability": state.stability_flat[bf],
+            "entity": entities[best_events],
+            "memory_type": state.memory_type_flat[best_slots],
+            "stability": state.stability_flat[best_slots],
             "salience": salience,
             "recall_count": recall_count,
-            "slot": bf % cap,
-            "pinned": state.pinned_flat[bf],
+            "slot": best_slots % cap,
+            "pinned": state.pinned_flat[best_slots],
         }
-        return self.finish_hits(be, bf, br, fields, npcs, wake, lt_e, lt_row, lt_r)
+        return self.finish_hits(best_events, best_slots, best_r, fields, npcs, wake, lt_e, lt_row, lt_r)
 
     def finish_hits(  # noqa: PLR0917
         self,
-        be: np.ndarray,
-        bf: np.ndarray,
-        br: np.ndarray,
+        best_events: np.ndarray,
+        best_slots: np.ndarray,
+        best_r: np.ndarray,
         fields: dict[str, Any],
         npcs: np.ndarray,
         wake: bool,
@@ -237,13 +257,13 @@ class Recaller:
                     c["memory_type"][lt_row],
                 )
         if state.tags is not None:
-            fields["tags"] = [t or _EMPTY_TAGS for t in state.tags.reshape(-1)[bf].tolist()]
+            fields["tags"] = [t or _EMPTY_TAGS for t in state.tags.reshape(-1)[best_slots].tolist()]
         if lt_row:
             c = state.longterm.cols
             rows_lt = np.asarray(lt_row, dtype=np.int64)
-            nw = be.shape[0]
-            be = np.concatenate([be, np.asarray(lt_e, dtype=np.int64)])
-            br = np.concatenate([br, np.asarray(lt_r)])
+            nw = best_events.shape[0]
+            best_events = np.concatenate([best_events, np.asarray(lt_e, dtype=np.int64)])
+            best_r = np.concatenate([best_r, np.asarray(lt_r)])
             lt_fields = {
                 "entity": c["entity"][rows_lt],
                 "memory_type": c["memory_type"][rows_lt],
@@ -257,21 +277,21 @@ class Recaller:
                 fields[name] = np.concatenate([fields[name], arr])
             fields["tier"] = np.concatenate([np.zeros(nw, np.int8), np.ones(len(lt_row), np.int8)])
             fields["tags"] = fields.get("tags", [_EMPTY_TAGS] * nw) + [state.longterm.tags[i] for i in lt_row]
-        return be, br, fields
+        return best_events, best_r, fields
 
     def query_longterm(  # noqa: PLR0917
         self,
         rows: np.ndarray,
         entities: np.ndarray,
         npcs: np.ndarray,
-        be: np.ndarray,
-        bf: np.ndarray,
-        br: np.ndarray,
+        best_events: np.ndarray,
+        best_slots: np.ndarray,
+        best_r: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int], list[float]]:
         """Let long-term memories compete: one wins only with a strictly higher R."""
         state = self.state
         thr = state.params.forget_threshold
-        best = dict(zip(be.tolist(), br.tolist(), strict=True))
+        best = dict(zip(best_events.tolist(), best_r.tolist(), strict=True))
         drop: list[int] = []
         lt_e: list[int] = []
         lt_row: list[int] = []
@@ -284,9 +304,9 @@ class Recaller:
                 lt_row.append(row)
                 lt_r.append(r)
         if drop:
-            keep = ~np.isin(be, drop)
-            be, bf, br = be[keep], bf[keep], br[keep]
-        return be, bf, br, lt_e, lt_row, lt_r
+            keep = ~np.isin(best_events, drop)
+            best_events, best_slots, best_r = best_events[keep], best_slots[keep], best_r[keep]
+        return best_events, best_slots, best_r, lt_e, lt_row, lt_r
 
     def longterm_best(
         self, rows: np.ndarray, entities: np.ndarray, npcs: np.ndarray

@@ -160,14 +160,14 @@ class Recorder:
         frame records mostly refreshes: one pass instead of a round per event of an NPC."""
         state = self.state
         m = rows.shape[0]
-        ri, fi = state.entity_slots(rows, rows, hashes, entities, "eq")
+        match_events, match_slots = state.entity_slots(rows, rows, hashes, entities, "eq")
         same = (
-            state.memory_type_flat[fi] == memory_types[ri]
+            state.memory_type_flat[match_slots] == memory_types[match_events]
         )  # at most one slot an event (keys are unique per NPC)
-        ri, fi = ri[same], fi[same]
-        refreshes = ~rehearses(now, state.last_access_flat[fi], state.params.rehearsal_refractory_s)
+        match_events, match_slots = match_events[same], match_slots[same]
+        refreshes = ~rehearses(now, state.last_access_flat[match_slots], state.params.rehearsal_refractory_s)
         only = np.zeros(m, dtype=bool)
-        only[ri[refreshes]] = True
+        only[match_events[refreshes]] = True
         if not only.any():
             return None
         mark = state.row_mark  # per row: does one of its events do more than refresh?
@@ -176,7 +176,7 @@ class Recorder:
         only &= mark[rows] == 0
         if not only.any():
             return None
-        state.mark_accessed(fi[refreshes & only[ri]], now)
+        state.mark_accessed(match_slots[refreshes & only[match_events]], now)
         return ~only
 
     def check_pinned_full(
@@ -210,125 +210,139 @@ class Recorder:
         state = self.state
         p, cap = state.params, state.capacity
         m = rows.shape[0]
-        sel = _selector(rows)
-        ri, fi = state.entity_slots(sel, rows, hashes, entities, "eq")
-        tm = state.memory_type_flat[fi] == memory_types[ri]
-        mi = ri[tm]  # matched events (at most one slot each: keys are unique per NPC)
-        mf = fi[tm]
-        touched = [mf]
-        new_f = cons_f = None
+        selection = _selector(rows)
+        match_events, match_slots = state.entity_slots(selection, rows, hashes, entities, "eq")
+        same_type = state.memory_type_flat[match_slots] == memory_types[match_events]
+        matched_events = match_events[
+            same_type
+        ]  # matched events (at most one slot each: keys are unique per NPC)
+        matched_slots = match_slots[same_type]
+        touched = [matched_slots]
+        formed_slots = consolidated_slots = None
         # ---- rehearsal / refresh
         # (flat slots, events, recall counts, saliences) of the memories a rehearsal woke
         woken: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
-        if mi.shape[0]:
-            last_access_before = state.last_access_flat[mf]
-            state.mark_accessed(mf, now)
-            reh = rehearses(now, last_access_before, p.rehearsal_refractory_s)
-            if reh.any():
-                hf, he = mf[reh], mi[reh]
-                recall_count = state.recall_count_flat[hf] + 1
-                state.recall_count_flat[hf] = recall_count
-                rehearsed_salience = larger(state.salience_flat[hf], saliences[he])
-                state.salience_flat[hf] = rehearsed_salience
-                state.stability_flat[hf] = rehearsed_stability(
-                    state.stability_flat[hf], recall_count, rehearsed_salience, p.alpha, p.max_stability
+        if matched_events.shape[0]:
+            last_access_before = state.last_access_flat[matched_slots]
+            state.mark_accessed(matched_slots, now)
+            rehearsal = rehearses(now, last_access_before, p.rehearsal_refractory_s)
+            if rehearsal.any():
+                rehearsed_slots, rehearsed_events = matched_slots[rehearsal], matched_events[rehearsal]
+                recall_count = state.recall_count_flat[rehearsed_slots] + 1
+                state.recall_count_flat[rehearsed_slots] = recall_count
+                rehearsed_salience = larger(state.salience_flat[rehearsed_slots], saliences[rehearsed_events])
+                state.salience_flat[rehearsed_slots] = rehearsed_salience
+                state.stability_flat[rehearsed_slots] = rehearsed_stability(
+                    state.stability_flat[rehearsed_slots],
+                    recall_count,
+                    rehearsed_salience,
+                    p.alpha,
+                    p.max_stability,
                 )
-                woken = (hf, he, recall_count, rehearsed_salience)
+                woken = (rehearsed_slots, rehearsed_events, recall_count, rehearsed_salience)
                 if state.events.enabled:
-                    at = _at(ev, he)
+                    at = _at(ev, rehearsed_events)
                     state.events.log(
-                        EventKind.REHEARSED, npcs[he], state.entity_flat[hf], state.memory_type_flat[hf], at
+                        EventKind.REHEARSED,
+                        npcs[rehearsed_events],
+                        state.entity_flat[rehearsed_slots],
+                        state.memory_type_flat[rehearsed_slots],
+                        at,
                     )
             if tag_sets is not None:
                 tags = state.ensure_tags().reshape(-1)  # made by record_batch for tag_sets
-                for e, f in zip(mi.tolist(), mf.tolist(), strict=True):
+                for e, f in zip(matched_events.tolist(), matched_slots.tolist(), strict=True):
                     t = tag_sets[e if ev is None else int(ev[e])]
                     if t:
                         tags[f] = t if tags[f] is None else tags[f] | t
         # ---- new memories
-        if mi.shape[0] < m:
-            if mi.shape[0]:
-                un = np.ones(m, dtype=bool)
-                un[mi] = False
-                ue = np.flatnonzero(un)
+        if matched_events.shape[0] < m:
+            if matched_events.shape[0]:
+                is_unmatched = np.ones(m, dtype=bool)
+                is_unmatched[matched_events] = False
+                unmatched = np.flatnonzero(is_unmatched)
             else:
-                ue = None  # every event of the round
+                unmatched = None  # every event of the round
             keys = round_keys.keys
             if keys is None:
                 keys = round_keys.keys = batch_keys(state, round_keys.rows, now)
-            ne: slice | np.ndarray  # the new memories' events: all of the round, or these
-            if ue is None:
-                slots = keys[sel].argmin(axis=1)
-                nrows, ne = rows, slice(None)
-            elif ue.shape[0] * 4 >= m:
-                slots = keys[sel].argmin(axis=1)[ue]
-                nrows, ne = rows[ue], ue
+            new_events: slice | np.ndarray  # the new memories' events: all of the round, or these
+            if unmatched is None:
+                slots = keys[selection].argmin(axis=1)
+                nrows, new_events = rows, slice(None)
+            elif unmatched.shape[0] * 4 >= m:
+                slots = keys[selection].argmin(axis=1)[unmatched]
+                nrows, new_events = rows[unmatched], unmatched
             else:
-                nrows, ne = rows[ue], ue
+                nrows, new_events = rows[unmatched], unmatched
                 slots = keys[nrows].argmin(axis=1)
-            nf = nrows * cap + slots
-            evicted_memory_types = state.memory_type_flat[nf]
+            new_slots = nrows * cap + slots
+            evicted_memory_types = state.memory_type_flat[new_slots]
             evicted = evicted_memory_types >= 0
             n_evicted = int(np.count_nonzero(evicted))
             if state.events.enabled and n_evicted:
-                evicted_npcs = npcs[ne][evicted]
-                at = _at(ev, np.arange(m)[ne])[evicted]
+                evicted_npcs = npcs[new_events][evicted]
+                at = _at(ev, np.arange(m)[new_events])[evicted]
                 state.events.log(
                     EventKind.EVICTED,
                     evicted_npcs,
-                    state.entity_flat[nf][evicted],
+                    state.entity_flat[new_slots][evicted],
                     evicted_memory_types[evicted],
                     at,
                 )
-            if n_evicted < nf.shape[0]:
+            if n_evicted < new_slots.shape[0]:
                 state.used_slots[nrows[~evicted]] += 1
-            new_memory_types = memory_types[ne]
-            new_saliences = saliences[ne]
-            state.entity_flat[nf] = entities[ne]
-            state.entity_hash_flat[nf] = hashes[ne]
-            state.memory_type_flat[nf] = new_memory_types
-            state.last_access_flat[nf] = now
-            state.stability_flat[nf] = initial_stability(
+            new_memory_types = memory_types[new_events]
+            new_saliences = saliences[new_events]
+            state.entity_flat[new_slots] = entities[new_events]
+            state.entity_hash_flat[new_slots] = hashes[new_events]
+            state.memory_type_flat[new_slots] = new_memory_types
+            state.last_access_flat[new_slots] = now
+            state.stability_flat[new_slots] = initial_stability(
                 state.base_stability[new_memory_types], new_saliences, p.max_stability
             )
-            state.salience_flat[nf] = new_saliences
-            state.recall_count_flat[nf] = 1
-            state.pinned_flat[nf] = False
-            state.forget_reported_flat[nf] = False
+            state.salience_flat[new_slots] = new_saliences
+            state.recall_count_flat[new_slots] = 1
+            state.pinned_flat[new_slots] = False
+            state.forget_reported_flat[new_slots] = False
             if state.tags is not None:
                 tags = state.tags.reshape(-1)
-                events = range(m) if ue is None else ue.tolist()
-                for e, f in zip(events, nf.tolist(), strict=True):
+                events = range(m) if unmatched is None else unmatched.tolist()
+                for e, f in zip(events, new_slots.tolist(), strict=True):
                     tags[f] = (
                         None if tag_sets is None else (tag_sets[e if ev is None else int(ev[e])] or None)
                     )
             if state.events.enabled:
                 state.events.log(
-                    EventKind.FORMED, npcs[ne], entities[ne], new_memory_types, _at(ev, np.arange(m)[ne])
+                    EventKind.FORMED,
+                    npcs[new_events],
+                    entities[new_events],
+                    new_memory_types,
+                    _at(ev, np.arange(m)[new_events]),
                 )
-            new_f = nf
+            formed_slots = new_slots
         # ---- associative consolidation of what woke with E >= threshold
         if woken is not None:
-            tf = consolidate(state, ri, fi, rows, *woken, npcs)
+            tf = consolidate(state, match_events, match_slots, rows, *woken, npcs)
             if tf is not None:
-                cons_f = tf[0]
+                consolidated_slots = tf[0]
         # ---- keep the batch's eviction keys current for the slots this round changed
         keys = round_keys.keys
         if keys is not None:
             # every slot this round rehearsed, refreshed or formed was accessed at `now`, so its R is
             # exactly 1 and its key is w_e E + w_r (the same bits `eviction.keys` gives); pinned stays +inf
-            kf = keys.reshape(-1)
+            keys_flat = keys.reshape(-1)
             fresh = touched[0]
             if fresh.shape[0]:
                 key = fresh_eviction_key(state.salience_flat[fresh], p.eviction_weight_r, p.eviction_weight_e)
                 key[state.pinned_flat[fresh]] = np.inf
-                kf[fresh] = key
-            if new_f is not None:
-                kf[new_f] = fresh_eviction_key(
-                    state.salience_flat[new_f], p.eviction_weight_r, p.eviction_weight_e
+                keys_flat[fresh] = key
+            if formed_slots is not None:
+                keys_flat[formed_slots] = fresh_eviction_key(
+                    state.salience_flat[formed_slots], p.eviction_weight_r, p.eviction_weight_e
                 )
-            if cons_f is not None:
-                kf[cons_f] = flat_keys(state, cons_f, now)
+            if consolidated_slots is not None:
+                keys_flat[consolidated_slots] = flat_keys(state, consolidated_slots, now)
 
     def record_tail(  # noqa: PLR0917
         self,
