@@ -175,7 +175,7 @@ class MemoryPool:
         if type(now) is float and type(npc) is int and type(entity) is int:
             found = self._scalar.query_one(npc, entity, now)
             if found is not _BATCH:
-                return cast(MemoryView | None, found)
+                return found  # type: ignore[return-value]  # not _BATCH here: a MemoryView or None (no cast: a call)
         return self._recaller.query_strongest_batch(np.array([npc]), np.array([entity]), now).view(0)
 
     def recall_fields(self, npc: int, entity: int, now: float) -> RecallFields | None:
@@ -187,7 +187,7 @@ class MemoryPool:
         if type(now) is float and type(npc) is int and type(entity) is int:
             found = self._scalar.query_fields(npc, entity, now)
             if found is not _BATCH:
-                return cast(RecallFields | None, found)
+                return found  # type: ignore[return-value]  # not _BATCH here: the fields or None (no cast: a call)
         view = self._recaller.query_strongest_batch(np.array([npc]), np.array([entity]), now).view(0)
         if view is None:
             return None

@@ -22,7 +22,7 @@ The formulas (design source: the README's Memory section; FSRS for the power cur
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -129,11 +129,11 @@ def eviction_key(
     pinned +inf are set by the caller). `out`/`scratch`: buffers for arrays, both or neither
     (scratch may be R's)."""
     if out is None or scratch is None:
-        return cast(Num, r * w_r + salience * w_e)
+        return r * w_r + salience * w_e
     np.multiply(r, w_r, out=out)
     np.multiply(salience, w_e, out=scratch)
     np.add(out, scratch, out=out)
-    return cast(Num, out)
+    return out  # type: ignore[return-value]  # `out` is given for arrays only (no cast: a call)
 
 
 def fresh_eviction_key(salience: Num, w_r: float, w_e: float) -> Num:
