@@ -225,14 +225,14 @@ class DecisionBank:
         hub.drain_events()  # counts what it still held for removed decisions as stale
         metrics = hub.stats.snapshot()
         for key in COUNTERS:
-            self.retired[key] += int(metrics[key])  # type: ignore[call-overload]
+            self.retired[key] += int(metrics[key])  # type: ignore[call-overload]  # the snapshot's counters are ints
         del self.hubs[settings.hub_key()]
         hub.close()
         transport = hub.transport
         if not any(other.transport is transport for other in self.hubs.values()):
-            for key in [key for key, known in self.transports.items() if known is transport]:
-                del self.transports[key]
-                self.idle[key] = (transport, self.clock())
+            for transport_key in [key for key, known in self.transports.items() if known is transport]:
+                del self.transports[transport_key]
+                self.idle[transport_key] = (transport, self.clock())
 
     def _close_idle(self, now: float) -> None:
         """Close the transports idle for `idle_seconds` (oldest first: stops at the first younger one),

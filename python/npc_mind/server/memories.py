@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory.checks import checked_memory_types, checked_saliences, int64_array
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
 from npc_mind.server.frame_cache import FrameCache, native_memory_dict
@@ -363,14 +364,14 @@ class MemoryBank:
     def _group(self, handles: np.ndarray) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
         slots = self.slots
-        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]
+        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]  # groups() yields (owner, positions, npcs) triples
 
     @staticmethod
     def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Handles and entities as int64 arrays of one length; a clear error otherwise (a float or
         String array is refused, never truncated or parsed; unequal lengths never pair wrong rows)."""
-        handles = MemoryPool._int64(np.ravel(handles), "handles")
-        entities = MemoryPool._int64(np.ravel(entities), "entities")
+        handles = int64_array(np.ravel(handles), "handles")
+        entities = int64_array(np.ravel(entities), "entities")
         if handles.size != entities.size:
             raise ValueError(f"{call}: {handles.size} handles and {entities.size} entities must match")
         return handles, entities
@@ -395,8 +396,8 @@ class MemoryBank:
         if not count:
             return
         # checked for every row before any pool changes (the pools would check their own rows only)
-        memory_types = MemoryPool._types(memory_types, count)
-        saliences = MemoryPool._saliences(saliences, count)
+        memory_types = checked_memory_types(memory_types, count)
+        saliences = checked_saliences(saliences, count)
         self.flush()
         self.cache.drop_tables()  # many streams change
         self._record_batch(handles, entities, memory_types, saliences, now)
