@@ -13,6 +13,7 @@ from npc_mind.memory.columns import (
     entity_hash,
 )
 from npc_mind.memory.curves import retrievability
+from npc_mind.memory.kernel.query import query_batch, query_round
 from npc_mind.memory.rules import (
     awareness_level,
     exponential_exponent,
@@ -73,6 +74,9 @@ class Recall:
 
     def _query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
         now = self._time(now)
+        compiled = query_batch(self, npcs, entities, now, wake)  # the memory kernel, when it runs
+        if compiled is not None:
+            return compiled
         ids, rows = self._rows(npcs)
         ent = self._int64(entities, "entities")
         n = rows.shape[0]
@@ -135,6 +139,9 @@ class Recall:
     def _query_round(
         self, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
     ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        compiled = query_round(self, rr, ent, ids, now, wake)  # the memory kernel, when it runs
+        if compiled is not None:
+            return compiled
         p, cap = self._p, self._C
         m = rr.shape[0]
         sel = _selector(rr, self._increasing is rr)
