@@ -3,17 +3,20 @@
 cffi (API mode) builds `python/npc_mind/memory/kernel/memkernel.c` into the CPython extension
 module `npc_mind.memory.kernel._memkernel` (git-ignored), for the baseline x86-64 ISA with its
 AVX2 and AVX-512 copies inside (see `npc_mind.memory.kernel`); `package` ships it in the addon's
-runtime. Rebuilt only when the sources, the flags, cffi or the Python ABI change (the module's
-build id says what it was built from). Without it the pool runs numpy, with the same answers.
+runtime (it needs only the C library: no RPATH). Rebuilt only when the sources, the flags, cffi
+or the Python ABI change (the module's build id says what it was built from). Without it the
+pool runs numpy, with the same answers.
 """
 
 from __future__ import annotations
 
 import importlib.machinery
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
+from tools.provision import package
 from tools.provision.debian import ProvisionError
 
 
@@ -56,5 +59,9 @@ def provision() -> None:
         target = kernel.HERE / built.name
         partial = target.with_name(target.name + ".partial")
         shutil.copy2(built, partial)
+        # the build Python's own library folder (its LDFLAGS) names this machine and is not needed
+        subprocess.run([package.patchelf(), "--remove-rpath", str(partial)], check=True, capture_output=True)
+        if shutil.which("strip"):  # its debug information is most of its size
+            subprocess.run(["strip", "--strip-unneeded", str(partial)], check=True, capture_output=True)
         partial.replace(target)
     stamp.write_text(current + "\n")

@@ -62,11 +62,12 @@ def cdef() -> str:
 
 def build_id() -> str:
     """Fingerprint of what a build depends on (sources, flags, cffi, the Python ABI); a module built
-    from anything else is stale and never used."""
-    import cffi
+    from anything else is stale and never used. (cffi's version from its backend: the addon's
+    runtime ships only that part of cffi.)"""
+    import _cffi_backend
 
     digest = hashlib.sha256()
-    for part in (*(path.read_bytes() for path in SOURCES), " ".join(COMPILE_ARGS), cffi.__version__,
+    for part in (*(path.read_bytes() for path in SOURCES), " ".join(COMPILE_ARGS), _cffi_backend.__version__,
                  sys.implementation.cache_tag):  # fmt: skip
         digest.update(part if isinstance(part, bytes) else part.encode())
         digest.update(b"\0")
@@ -91,7 +92,11 @@ def _loaded() -> Any:
             found: Any = f"not built (run scripts/provision memkernel): {error}"
         else:
             built = module.ffi.string(module.lib.mk_build_id()).decode()
-            found = module if built == build_id() else "stale: built from another source (run scripts/provision memkernel)"
+            found = (
+                module
+                if built == build_id()
+                else "stale: built from another source (run scripts/provision memkernel)"
+            )
         _module.append(found)
     return _module[0]
 
@@ -118,7 +123,9 @@ def _choose(value: str) -> Kernel | None:
     if LEVELS.index(level) > LEVELS.index(best):
         raise KernelUnavailableError(f"{ENV_VAR}={level} but this CPU runs at most {best}")
     lib = module.lib
-    return Kernel(level, module.ffi, lib, *(getattr(lib, f"mk_{fn}_{level}") for fn in ("match", "select", "exponents")))
+    return Kernel(
+        level, module.ffi, lib, *(getattr(lib, f"mk_{fn}_{level}") for fn in ("match", "select", "exponents"))
+    )
 
 
 def active() -> Kernel | None:

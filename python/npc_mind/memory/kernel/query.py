@@ -104,7 +104,9 @@ def _binding(pool: Any, kernel: memory_kernel.Kernel) -> PoolBinding:
 
 
 def _plain_int64(values: Any) -> bool:
-    return type(values) is np.ndarray and values.dtype is _I64 and values.ndim == 1 and values.flags.c_contiguous
+    return (
+        type(values) is np.ndarray and values.dtype is _I64 and values.ndim == 1 and values.flags.c_contiguous
+    )
 
 
 def _int64_buffer(ffi: Any, values: np.ndarray) -> tuple[np.ndarray, Any]:
@@ -148,7 +150,7 @@ def query_batch(pool: Any, npcs: Any, entities: Any, now: float, wake: bool) -> 
     return QueryBatch(m, npcs, r_all, be, fields)  # type: ignore[arg-type]
 
 
-def query_round(
+def query_round(  # noqa: PLR0917 (Recall._query_round's arguments)
     pool: Any, rr: np.ndarray, ent: np.ndarray, ids: np.ndarray, now: float, wake: bool
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]] | None:
     """`pool._query_round(rr, ent, ids, now, wake)` with the kernel, or None: numpy's round
@@ -248,5 +250,7 @@ def _select(  # noqa: PLR0917
             bf = ints[room : room + hits]
             pool._emit_event(EventKind.RECALLED, ids[be], pool._entf[bf], pool._typf[bf])
     if pool._tags is not None:
-        be, br, fields = pool._finish_hits(be, ints[room : room + hits], br, dict(fields), ids, wake, [], [], [])
+        be, br, fields = pool._finish_hits(
+            be, ints[room : room + hits], br, dict(fields), ids, wake, [], [], []
+        )
     return be, br, fields, out[9 * room :]
