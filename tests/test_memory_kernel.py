@@ -199,27 +199,31 @@ def test_the_kernel_runs_the_plain_batches(level: str) -> None:
         pool = MemoryPool(8)
         ids = pool.add_npcs(5)
         pool.record_batch(ids, ids * 3, 2, 0.9, 0.0)
-        real = kernel_query._select
+        real = kernel_query._finish
 
-        def spy(*args: Any) -> Any:
-            calls.append(args[1].level)
+        def spy(*args: Any) -> Any:  # it handles the answer of every kernel call
+            calls.append(args[0]._kernel_binding.kernel.level)
             return real(*args)
 
-        kernel_query._select = spy
+        kernel_query._finish = spy
         try:
             batch = pool.query_strongest_batch(ids, ids * 3, 1.0)  # one call, ids resolved in C
             pool.query_strongest_batch(ids[::-1].copy(), ids * 3, 2.0)  # rounds
-            with forced_kernel("numpy"):
+            with forced_kernel("numpy"):  # a pool keeps the choice it made at its first query
                 pool.query_strongest_batch(ids, ids * 3, 3.0)
+                other = MemoryPool(8)
+                other.add_npcs(5)
+                other.record_batch(ids, ids * 3, 2, 0.9, 0.0)
+                other.query_strongest_batch(ids, ids * 3, 1.0)
         finally:
-            kernel_query._select = real
-    assert calls == [level, level]
+            kernel_query._finish = real
+    assert calls == [level, level, level]
     assert batch.found.all() and batch.recall_count.tolist() == [2] * 5
 
 
 @pytest.mark.parametrize("level", COMPILED)
-def test_recall_counts_past_the_ln_table_consolidate_as_numpy(level: str) -> None:
-    """ln(1 + k) comes from a numpy table: a k past it grows the table before anything is written."""
+def test_large_recall_counts_consolidate_as_numpy(level: str) -> None:
+    """ln(1 + k) is numpy's log loop, called from the kernel, for any k."""
     params = MemoryParams(consolidation_factor=1.0, consolidation_min_salience=0.0)
     twins = Twins(level, 4, params, 2, False)
     twins.call(lambda pool: pool.record_batch([0, 0, 1], [5, 5, 5], [1, 2, 3], [0.9, 0.8, 0.5], 0.0))
@@ -269,13 +273,13 @@ def test_the_baseline_copy_runs_on_any_x86_64_cpu() -> None:
             functions[name] = []
         elif name and "\t" in line:
             functions[name].append(line.split("\t", 1)[1].strip())
-    for fn in ("match", "select", "exponents"):
+    for fn in ("query", "retrievability"):
         baseline = functions[f"mk_{fn}_baseline"]
         assert baseline, fn
         wide = [ins for ins in baseline if re.search(r"%[yz]mm|%k[0-7]|^v", ins)]
         assert not wide, (fn, wide[:5])
-    assert any("%zmm" in ins for ins in functions["mk_match_avx512"])
-    assert any("%ymm" in ins for ins in functions["mk_match_avx2"])
+    assert any("%zmm" in ins for ins in functions["mk_query_avx512"])
+    assert any("%ymm" in ins for ins in functions["mk_query_avx2"])
 
 
 def test_the_environment_variable_chooses() -> None:

@@ -37,14 +37,15 @@ def retrievability(
     if out is None:
         out = np.empty(np.shape(last), dtype=np.float64)
     if params.curve == "exponential":
-        # x = min(last - now, 0) / S  in [-inf, 0], -inf at or below the floor: in one pass when
-        # the compiled kernel runs (the same bits), else in numpy's
-        if not kernel.exponents(last, stability, now, EXPONENT_FLOOR, out):
-            exponential_exponent(last, now, stability, out=out)
-            if mask is None:
-                mask = np.empty(np.shape(last), dtype=bool)
-            np.less_equal(out, EXPONENT_FLOOR, out=mask)
-            np.copyto(out, -np.inf, where=mask)
+        # in one pass when the compiled kernel runs (the same steps, the same bits)
+        if kernel.retrievability(last, stability, now, EXPONENT_FLOOR, out):
+            return out
+        # x = min(last - now, 0) / S  in [-inf, 0]
+        exponential_exponent(last, now, stability, out=out)
+        if mask is None:
+            mask = np.empty(np.shape(last), dtype=bool)
+        np.less_equal(out, EXPONENT_FLOOR, out=mask)
+        np.copyto(out, -np.inf, where=mask)
         np.exp(out, out=out)
         return out
     # power law: u = max(now - last, 0) / S in [0, inf]

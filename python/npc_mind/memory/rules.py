@@ -35,12 +35,6 @@ _ln1p_k: list[float] = []
 _LN1P_TABLE = 1 << 16
 
 
-def log1p_counts(size: int) -> np.ndarray:
-    """ln(1 + k) for k = 0 .. size - 1, with the bits `log1p_count` gives (the float table, and
-    the compiled kernel's)."""
-    return np.log(1.0 + np.arange(size, dtype=np.int64))
-
-
 def log1p_count(k: Any) -> Any:
     """ln(1 + k) of a recall count (int, or an int array), with numpy's bits either way."""
     if isinstance(k, np.ndarray):
@@ -49,7 +43,7 @@ def log1p_count(k: Any) -> Any:
         if k >= _LN1P_TABLE:
             return float(np.log(np.array([1.0 + k]))[0])
         size = max(4096, 1 << int(k).bit_length())
-        _ln1p_k[:] = log1p_counts(size).tolist()
+        _ln1p_k[:] = np.log(1.0 + np.arange(size, dtype=np.int64)).tolist()
     return _ln1p_k[k]
 
 

@@ -5,7 +5,9 @@
 ISA and holds each function three times, for the levels of `LEVELS`: `baseline` (SSE2, every
 x86-64 CPU), `avx2` and `avx512` (AVX-512 F/BW/VL). The batched query (`query.query_round`) and
 the exponential curve's sweep (`curves.retrievability`) call it; without it they run numpy, with
-the same bits (tests/test_memory_kernel.py compares every level with numpy).
+the same bits (tests/test_memory_kernel.py compares every level with numpy): exp and ln are
+numpy's own float64 inner loops, taken from `np.exp` and `np.log` and checked when the module
+loads (a numpy whose ufuncs do not look as expected makes the kernel "unusable": numpy runs).
 
 `NPC_MIND_KERNEL` chooses, read at every use:
 - `auto` (or unset): the widest level this CPU runs, or numpy when the kernel is not built, is
@@ -45,14 +47,41 @@ class KernelUnavailableError(RuntimeError):
 
 @dataclass(frozen=True)
 class Kernel:
-    """One dispatch level of the loaded kernel: its functions `match`, `select` and `exponents`."""
+    """One dispatch level of the loaded kernel: its functions `query` and `retrievability`, and
+    `loops`, an `mk_pool` holding only numpy's exp and log loops (what `retrievability` reads)."""
 
     level: str
     ffi: Any
     lib: Any
-    match: Any
-    select: Any
-    exponents: Any
+    query: Any
+    retrievability: Any
+    loops: Any
+
+    def take_loops(self, struct: Any) -> None:
+        """Point an `mk_pool` at numpy's exp and log loops (checked when the module loaded)."""
+        if self.lib.mk_take_loops(struct, *_ufuncs(self.ffi)):
+            raise KernelUnavailableError("numpy's exp and log ufuncs changed while running")
+
+
+def _ufuncs(ffi: Any) -> tuple[Any, Any]:
+    return ffi.cast("void *", id(np.exp)), ffi.cast("void *", id(np.log))
+
+
+def _loops_match_numpy(module: Any) -> str:
+    """ "" when the kernel's exp and log (numpy's loops, taken from the ufuncs) give np.exp's and
+    np.log's bits on edge and random values; else why not."""
+    ffi, lib = module.ffi, module.lib
+    struct = ffi.new("mk_pool *")
+    if lib.mk_take_loops(struct, *_ufuncs(ffi)):
+        return "unusable: numpy's exp or log ufunc has no float64 loop where the kernel looks"
+    rng = np.random.default_rng(0)
+    sample = np.concatenate(([-np.inf, 0.0, -0.0, -745.2, -708.4, 1e-300], -rng.random(997) * 800.0))
+    for which, ufunc, values in ((0, np.exp, sample), (1, np.log, 1.0 + np.abs(sample[6:]) * 1e4)):
+        got = values.copy()
+        lib.mk_apply(struct, which, ffi.from_buffer("double[]", got), got.shape[0])
+        if got.tobytes() != ufunc(values).tobytes():
+            return f"unusable: numpy's {ufunc.__name__} loop, called from the kernel, gives other bits"
+    return ""
 
 
 def cdef() -> str:
@@ -122,10 +151,11 @@ def _choose(value: str) -> Kernel | None:
     level = best if wanted == "auto" else wanted
     if LEVELS.index(level) > LEVELS.index(best):
         raise KernelUnavailableError(f"{ENV_VAR}={level} but this CPU runs at most {best}")
-    lib = module.lib
-    return Kernel(
-        level, module.ffi, lib, *(getattr(lib, f"mk_{fn}_{level}") for fn in ("match", "select", "exponents"))
-    )
+    lib, ffi = module.lib, module.ffi
+    loops = ffi.new("mk_pool *")
+    lib.mk_take_loops(loops, *_ufuncs(ffi))
+    query, sweep = getattr(lib, f"mk_query_{level}"), getattr(lib, f"mk_retrievability_{level}")
+    return Kernel(level, ffi, lib, query, sweep, loops)
 
 
 def active() -> Kernel | None:
@@ -156,9 +186,9 @@ def plain_f64(*arrays: Any) -> bool:
     return all(type(a) is np.ndarray and a.dtype is _F64 and a.flags.c_contiguous for a in arrays)
 
 
-def exponents(last: Any, stability: Any, now: float, floor: float, out: Any) -> bool:
-    """x = min(last - now, 0) / S, -inf where x <= floor, into `out` (curves.retrievability's
-    exponential curve before its exp), when the kernel runs and the arrays are C-contiguous
+def retrievability(last: Any, stability: Any, now: float, floor: float, out: Any) -> bool:
+    """R on the exponential curve into `out` (curves.retrievability: x = min(last - now, 0) / S,
+    -inf where x <= floor, then numpy's exp) when the kernel runs and the arrays are C-contiguous
     float64 of one size. False: nothing was done (numpy's turn)."""
     kernel = active()
     if kernel is None or not plain_f64(last, stability, out):
@@ -167,8 +197,8 @@ def exponents(last: Any, stability: Any, now: float, floor: float, out: Any) -> 
     if last.size != n or stability.size != n or not out.flags.writeable:
         return False
     ffi = kernel.ffi
-    kernel.exponents(
-        ffi.from_buffer("double[]", last), ffi.from_buffer("double[]", stability), n, now, 1, floor,
+    kernel.retrievability(
+        kernel.loops, ffi.from_buffer("double[]", last), ffi.from_buffer("double[]", stability), n, now, floor,
         ffi.from_buffer("double[]", out),
     )  # fmt: skip
     return True
