@@ -196,9 +196,7 @@ def retrievability(last: Any, stability: Any, now: float, floor: float, out: Any
     n = out.size
     if last.size != n or stability.size != n or not out.flags.writeable:
         return False
-    ffi = kernel.ffi
-    kernel.retrievability(
-        kernel.loops, ffi.from_buffer("double[]", last), ffi.from_buffer("double[]", stability), n, now, floor,
-        ffi.from_buffer("double[]", out),
-    )  # fmt: skip
+    buffer = kernel.ffi.from_buffer
+    last_c, stability_c, out_c = (buffer("double[]", a) for a in (last, stability, out))
+    kernel.retrievability(kernel.loops, last_c, stability_c, n, now, floor, out_c)
     return True
