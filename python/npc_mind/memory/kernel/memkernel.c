@@ -96,6 +96,13 @@ void mk_apply(mk_pool *pool, int32_t which, double *values, int64_t n)
         mk_run(pool->log_loop, pool->log_data, values, n);
 }
 
+void mk_fill_ln(mk_pool *pool, double *table, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++)
+        table[k] = 1.0 + (double)k;
+    mk_run(pool->log_loop, pool->log_data, table, n);
+}
+
 int32_t mk_cpu_level(void)
 {
     __builtin_cpu_init();

@@ -29,6 +29,8 @@ typedef struct {
     void *exp_data;
     mk_loop log_loop;         /* np.log's float64 loop, and its data */
     void *log_data;
+    const double *ln_table;   /* ln(1 + k) for k < ln_size, made by the log loop (mk_fill_ln) */
+    int64_t ln_size;
     int64_t block;            /* queries per block: their candidates fit the buffers */
     int64_t *cand_query;
     int64_t *cand_flat;
@@ -42,6 +44,8 @@ int32_t mk_cpu_level(void);
  * layout: the first loop whose types are (double, double), the one numpy's type resolution picks):
  * 0, or -1 when a ufunc does not look like one (not 1 input, 1 output, or no float64 loop). */
 int32_t mk_take_loops(mk_pool *pool, const void *exp_ufunc, const void *log_ufunc);
+/* ln(1 + k) for k < n into table, with the log loop (the bits of one call per k). */
+void mk_fill_ln(mk_pool *pool, double *table, int64_t n);
 /* Apply exp (which 0) or log (1) to n contiguous doubles in place: the loader's check of them. */
 void mk_apply(mk_pool *pool, int32_t which, double *values, int64_t n);
 

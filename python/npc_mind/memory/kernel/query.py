@@ -21,6 +21,8 @@ _I64 = np.dtype(np.int64)
 #: Candidate cells per block (a block's queries x capacity: every slot could be a candidate).
 _BLOCK_CELLS = 4096
 _MAX_BLOCK = 64
+#: ln(1 + k) is looked up below this recall count, taken from numpy's log loop at or above it.
+_LN_TABLE = 4096
 
 
 class PoolBinding:
@@ -68,6 +70,9 @@ class PoolBinding:
         struct.max_stability = p.max_stability
         struct.consolidate = p.consolidation_factor != 0.0
         kernel.take_loops(struct)
+        self._ln = np.empty(_LN_TABLE)
+        kernel.lib.mk_fill_ln(struct, ffi.from_buffer("double[]", self._ln), _LN_TABLE)
+        struct.ln_table, struct.ln_size = ffi.from_buffer("double[]", self._ln), _LN_TABLE
         self.struct = struct
         self.size = 0
         self.grow(256)
@@ -86,7 +91,7 @@ def _bound(pool: Any) -> PoolBinding | None:
     and kept (a pool runs one level all its life); the binding is made again when the pool
     reallocates its columns or ids."""
     binding = pool.__dict__.get("_kernel_binding")
-    if binding is None:
+    if binding is None:  # the pool's first query
         kernel = memory_kernel.active()
         binding = pool.__dict__["_kernel_binding"] = False if kernel is None else PoolBinding(pool, kernel)
     if binding is False or pool._links or not pool._is_exponential:
@@ -105,29 +110,47 @@ def _plain_int64(values: Any) -> bool:
 def query_batch(pool: Any, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch | None:
     """`pool._query(npcs, entities, now, wake)` (`now` already checked) in one kernel call, ids
     resolved in it; or None (numpy's path, which also raises for bad input): inputs other than
-    int64 arrays of one length, an unknown id, or a waking batch whose rows do not strictly
-    increase (rounds: each then comes to `query_round`)."""
+    contiguous int64 arrays of one length, an unknown id, or a waking batch whose rows do not
+    strictly increase (rounds: each then comes to `query_round`). Written for a call per frame:
+    every step it can skip counts."""
     binding = _bound(pool)
-    if binding is None or pool._lt.size or not (_plain_int64(npcs) and _plain_int64(entities)):
+    if (
+        binding is None
+        or pool._lt.size
+        or type(npcs) is not np.ndarray
+        or type(entities) is not np.ndarray
+        or npcs.dtype is not _I64
+        or entities.dtype is not _I64
+        or npcs.ndim != 1
+        or npcs.shape != entities.shape
+    ):
         return None
     m = npcs.shape[0]
-    if not m or entities.shape[0] != m:
+    if not m:
         return None
-    binding.grow(m)
-    kernel = binding.kernel
+    if m > binding.size:
+        binding.grow(m)
     struct = binding.struct
     struct.next_id = pool._next_id
-    ffi = kernel.ffi
+    buffer = binding.kernel.ffi.from_buffer
     out = np.empty(10 * m)  # the answer keeps it: a new block each call
-    hits = kernel.query(
-        struct, ffi.from_buffer("int64_t[]", npcs), binding.rows_c, ffi.from_buffer("int64_t[]", entities), m,
-        now, now < pool._tmax, wake, ffi.from_buffer("double[]", out),
-    )  # fmt: skip
+    try:
+        ids_c, entities_c = buffer("int64_t[]", npcs), buffer("int64_t[]", entities)
+    except ValueError:  # not contiguous
+        return None
+    hits = binding.kernel.query(
+        struct, ids_c, binding.rows_c, entities_c, m, now, now < pool._tmax, wake, buffer("double[]", out)
+    )
     if hits < 0:  # a bad id, or an NPC twice: numpy's path
         return None
     pool._clock = now
     pool._increasing = None
-    be, _, fields = _finish(pool, out, m, hits, npcs, now, wake)
+    if (wake and hits and pool._events_on) or pool._tags is not None:
+        be, _, fields = _finish(pool, out, m, hits, npcs, now, wake)
+    else:  # the common case, without a call
+        be, fields = out[:hits].view(np.int64), KernelHits(out, m, hits)
+        if wake and hits and now > pool._tmax:
+            pool._tmax = now
     return QueryBatch(m, npcs, out[9 * m :], be, fields)  # type: ignore[arg-type]
 
 
