@@ -8,6 +8,7 @@ instruction in its copy), and what NPC_MIND_KERNEL chooses."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -20,7 +21,6 @@ import pytest
 from npc_mind.memory import MemoryParams, MemoryPool, kernel
 from npc_mind.memory.columns import EMPTY_ENTITY, entity_hash
 from npc_mind.memory.curves import retrievability
-from npc_mind.memory.kernel import query as kernel_query
 from tests.support.memory_kernel import LEVELS, forced_kernel
 
 COMPILED = [level for level in LEVELS if level != "numpy"]
@@ -193,31 +193,34 @@ def test_every_level_gives_the_numpy_paths_answers_and_state(level: str, scenari
 
 @pytest.mark.parametrize("level", COMPILED)
 def test_the_kernel_runs_the_plain_batches(level: str) -> None:
-    """Not a silent fallback: the plain cases go through the kernel's calls (and numpy's do not)."""
-    calls: list[str] = []
+    """Not a silent fallback: the plain cases go through the kernel's call (and numpy's do not)."""
+    calls: list[int] = []
     with forced_kernel(level):
         pool = MemoryPool(8)
         ids = pool.add_npcs(5)
         pool.record_batch(ids, ids * 3, 2, 0.9, 0.0)
-        real = kernel_query._finish
+        assert not pool.query_strongest_batch(ids[:1], ids[1:2], 0.5).found.any()  # binds the pool
+        binding = pool._kernel_binding
+        assert binding.kernel.level == level
+        real = binding.kernel.query
 
-        def spy(*args: Any) -> Any:  # it handles the answer of every kernel call
-            calls.append(args[0]._kernel_binding.kernel.level)
+        def spy(*args: Any) -> Any:
+            calls.append(args[4])  # the number of queries
             return real(*args)
 
-        kernel_query._finish = spy
-        try:
-            batch = pool.query_strongest_batch(ids, ids * 3, 1.0)  # one call, ids resolved in C
-            pool.query_strongest_batch(ids[::-1].copy(), ids * 3, 2.0)  # rounds
-            with forced_kernel("numpy"):  # a pool keeps the choice it made at its first query
-                pool.query_strongest_batch(ids, ids * 3, 3.0)
-                other = MemoryPool(8)
-                other.add_npcs(5)
-                other.record_batch(ids, ids * 3, 2, 0.9, 0.0)
-                other.query_strongest_batch(ids, ids * 3, 1.0)
-        finally:
-            kernel_query._finish = real
-    assert calls == [level, level, level]
+        binding.kernel = dataclasses.replace(binding.kernel, query=spy)
+        batch = pool.query_strongest_batch(ids, ids * 3, 1.0)  # one call, ids resolved in C
+        # rows that decrease: the kernel refuses before writing, the rounds (one) come back to it
+        pool.query_strongest_batch(ids[::-1].copy(), ids * 3, 2.0)
+        # an NPC twice: refused, and rounds this narrow run on the scalar path
+        pool.query_strongest_batch(np.array([0, 0, 1]), np.array([0, 0, 3]), 2.5)
+    with forced_kernel("numpy"):  # a pool keeps the choice it made at its first query
+        pool.query_strongest_batch(ids, ids * 3, 3.0)
+        other = MemoryPool(8)
+        other.add_npcs(5)
+        other.query_strongest_batch(ids, ids * 3, 1.0)
+        assert other._kernel_binding is False
+    assert calls == [5, 5, 5, 3, 5]
     assert batch.found.all() and batch.recall_count.tolist() == [2] * 5
 
 

@@ -68,12 +68,11 @@ int64_t MK_FN(mk_query)(mk_pool *pool, const int64_t *ids, int64_t *rows, const 
 #define MK_HIT(slot)                                                                                \
     do {                                                                                            \
         const int64_t f_ = base + (slot);                                                           \
-        if (entity[f_] == wanted && type[f_] >= 0) {                                                \
-            MK_LOAD_AHEAD(pool, f_);                                                                \
-            cand_query[count] = e;                                                                  \
-            cand_flat[count] = f_;                                                                  \
-            count++;                                                                                \
-        }                                                                                           \
+        __builtin_prefetch(entity + f_);                                                            \
+        __builtin_prefetch(type + f_);                                                              \
+        cand_query[count] = e;                                                                      \
+        cand_flat[count] = f_;                                                                      \
+        count++;                                                                                    \
     } while (0)
 #if defined(__AVX512BW__)
             const __m512i splat = _mm512_set1_epi16((short)key);
@@ -113,6 +112,19 @@ int64_t MK_FN(mk_query)(mk_pool *pool, const int64_t *ids, int64_t *rows, const 
             }
 #undef MK_HIT
         }
+        /* the hash hits whose full id and type match are the candidates (their columns the
+         * passes below read start loading now, all at once) */
+        int64_t kept = 0;
+        for (int64_t c = 0; c < count; c++) {
+            const int64_t f = cand_flat[c], e = cand_query[c];
+            if (entity[f] == entities[e] && type[f] >= 0) {
+                MK_LOAD_AHEAD(pool, f);
+                cand_query[kept] = e;
+                cand_flat[kept] = f;
+                kept++;
+            }
+        }
+        count = kept;
         for (int64_t c = 0; c < count; c++) {
             const int64_t f = cand_flat[c];
             double x = last[f] - now;
