@@ -313,3 +313,31 @@ def test_without_a_build_auto_runs_numpy_and_a_forced_level_says_why(monkeypatch
         pytest.raises(kernel.KernelUnavailableError, match="avx2 but the memory kernel is not built"),
     ):
         kernel.active()
+
+
+def test_numpys_loops_are_taken_only_from_ufuncs_that_look_like_exp_and_log() -> None:
+    """The kernel calls np.exp's and np.log's own float64 loops: taken from the ufunc objects and
+    checked against them when the module loads; an object of another shape is refused."""
+    module = kernel._loaded()
+    assert kernel._loops_match_numpy(module) == ""
+    struct = module.ffi.new("mk_pool *")
+    as_pointer = module.ffi.cast
+    assert (
+        module.lib.mk_take_loops(struct, as_pointer("void *", id(np.add)), as_pointer("void *", id(np.log)))
+        == -1
+    )
+    assert (
+        module.lib.mk_take_loops(struct, as_pointer("void *", id(np.exp)), as_pointer("void *", id(np.log)))
+        == 0
+    )
+    values = np.array([0.0, -1.0, -745.0, -np.inf])
+    module.lib.mk_apply(struct, 0, module.ffi.from_buffer("double[]", values), 4)
+    assert values.tobytes() == np.exp(np.array([0.0, -1.0, -745.0, -np.inf])).tobytes()
+
+
+def test_the_addon_runtime_checks_its_build_against_the_shipped_stamp(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The runtime ships the module and its build stamp, not the C sources."""
+    monkeypatch.setattr(kernel, "SOURCES", (kernel.HERE / "absent.h",))
+    assert kernel.expected_build_id() == kernel.STAMP.read_text().strip()

@@ -37,7 +37,7 @@ def provision() -> None:
     from npc_mind.memory import kernel
 
     current = kernel.build_id()
-    stamp = kernel.HERE / f"{kernel.MODULE}.build_id"
+    stamp = kernel.STAMP
     if built_file() is not None and stamp.is_file() and stamp.read_text().strip() == current:
         return
     if shutil.which("gcc") is None and shutil.which("cc") is None:

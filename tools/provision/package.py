@@ -462,16 +462,29 @@ def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
 
 
 def _own_files(package: str) -> dict[str, Path]:
-    """The files of one of the project's packages (sources and data, no bytecode), by relative name;
-    of compiled modules only those built for this runtime's Python (the memory kernel)."""
+    """The files of one of the project's packages (sources and data, no bytecode), by relative name.
+    The memory kernel ships as its module and build stamp when they are current (never its C
+    sources; a stale build is left out, so the engine runs numpy as the checkout does)."""
     source = REPO / "python" / package
-    return {
+    files = {
         path.relative_to(source).as_posix(): path
         for path in sorted(source.rglob("*"))
         if path.is_file()
         and "__pycache__" not in path.parts
-        and (path.suffix not in (".pyc", ".so", ".partial", ".build_id") or path.name.endswith(_EXTENSION))
+        and path.suffix not in (".pyc", ".so", ".partial")
     }
+    if package == "npc_mind":
+        from npc_mind.memory import kernel
+
+        here = kernel.HERE.relative_to(source).as_posix()
+        for path in (*kernel.SOURCES, kernel.STAMP):
+            files.pop(f"{here}/{path.name}", None)
+        built = kernel.HERE / f"{kernel.MODULE}{_EXTENSION}"
+        stamp = kernel.STAMP.read_text().strip() if kernel.STAMP.is_file() else ""
+        if built.is_file() and stamp == kernel.build_id():
+            files[f"{here}/{built.name}"] = built
+            files[f"{here}/{kernel.STAMP.name}"] = kernel.STAMP
+    return files
 
 
 def sync_own_packages() -> int:
