@@ -114,6 +114,7 @@ class Perceived(NamedTuple):
     memory_type: int
     salience: float
     recorded: bool
+    point: tuple[float, ...]  # where it was perceived (a stimulus: where it was emitted)
 
 
 # --- the senses' shared front end -------------------------------------------------------------
@@ -211,9 +212,9 @@ class _Sense:
 
     def get_recent_perceptions(self) -> list:
         """What this sense perceived in the last second, oldest first: Dictionaries with `entity`
-        (the instance id), `name`, `type` (the memory type), `salience`, `time` (the server's clock)
-        and `recorded` (false when the per-target rate let it pass without a record)."""
-        now = server().core.now()
+        (the instance id), `name`, `type` (the memory type), `salience`, `time` (the server's clock),
+        `position` (where, a Vector2 or Vector3) and `recorded` (false when the per-target rate let
+        it pass without a record)."""
         return [
             {
                 "entity": seen.entity,
@@ -221,11 +222,17 @@ class _Sense:
                 "type": seen.memory_type,
                 "salience": seen.salience,
                 "time": seen.time,
+                "position": Vector2(*seen.point) if len(seen.point) == 2 else Vector3(*seen.point),
                 "recorded": seen.recorded,
             }
-            for seen in self.state()["recent"]
-            if now - seen.time <= RECENT_SECONDS
+            for seen in self.recent_perceptions()
         ]
+
+    @python_only
+    def recent_perceptions(self) -> list[Perceived]:
+        """`get_recent_perceptions` as the Python side keeps them (the NPC Mind debugger tab reads it)."""
+        now = server().core.now()
+        return [seen for seen in self.state()["recent"] if now - seen.time <= RECENT_SECONDS]
 
     @python_only
     def common_warnings(self) -> list[str]:
@@ -250,6 +257,11 @@ class _Sense:
 
     def _get_configuration_warnings(self) -> Any:
         return PackedStringArray(self.common_warnings())
+
+
+def senses_of(npc: Any) -> list[Any]:
+    """The senses among the NPC's children (in the tree's order)."""
+    return [child for child in npc.get_children() if isinstance(child, _Sense)]
 
 
 def _sibling_stream(sense: Any) -> Any:
@@ -1058,7 +1070,7 @@ class Sensing:
             recorded = bool(handle) and (not gate or rate.passes((entity, rule.index), now, interval))
             if recorded:
                 self.rows.append((handle, entity, rule.memory_type, rule.salience))
-            recent.append(Perceived(now, entity, rule.memory_type, rule.salience, recorded))
+            recent.append(Perceived(now, entity, rule.memory_type, rule.salience, recorded, point))
         if handle:
             self.noted.append((handle, entity, point))
 
