@@ -504,6 +504,14 @@ class _Stimulus:
             source = self
         server().emit_stimulus(self.get_global_position(), self.radius, int(self.kind), self.salience, source)
 
+    def _get_configuration_warnings(self) -> Any:
+        if str(self.source) and self.get_node_or_null(self.source) is not None:
+            return PackedStringArray()
+        return PackedStringArray([
+            f"source '{self.source}' resolves to nothing: the stimulus would be its own source. Set it to "
+            "the node that makes the sound (default: the parent, '..')."
+        ])  # fmt: skip
+
 
 def _radius(default: float, suffix: str) -> Any:
     return export(
@@ -529,6 +537,10 @@ class Stimulus3D(_Stimulus, classes.Node3D, icon=icon("Stimulus3D")):
     salience: float = export(0.5, range=(0.0, 1.0, 0.01), doc="The salience at the source (0 at the radius).")
     source: NodePath = export(NodePath(".."), doc="The node that makes it (its instance id is the entity).")
     emit_on_ready: bool = export(False, doc="Emit once when this node is ready (a projectile's impact).")
+
+
+for _stimulus in (Stimulus2D, Stimulus3D):
+    _stimulus.__dict__["source"].on_change = lambda stimulus, _value: stimulus.update_configuration_warnings()
 
 
 # --- the coordinator -----------------------------------------------------------------------------

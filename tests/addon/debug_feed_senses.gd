@@ -128,7 +128,7 @@ func _process(_delta: float) -> bool:
 	if not paused:
 		var threat := clampf(t / PAUSE_AT, 0.0, 1.0)
 		if keep_running:
-			threat = 0.5 + 0.5 * sin(t * 0.4)
+			threat = 0.5 + 0.5 * sin(t * 1.5 - 1.0)  # idle, attack, idle... every two seconds
 		selector.evaluate({"calm": 1.0 - threat, "threat": threat})
 		if t - thrown_at >= 0.5:
 			thrown_at = t
