@@ -42,18 +42,8 @@ func body(body_name: String, at: Vector2) -> CharacterBody2D:
 
 
 func rule(memory_type: int, salience: float, when: String) -> Resource:
-	var made: Resource = ClassDB.instantiate("SenseRule")
-	made.group = &"people"
-	made.memory_type = memory_type
-	made.salience = salience
-	made.when = StringName(when)
-	return made
-
-
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
+	return Build.resource("SenseRule", {"group": &"people", "memory_type": memory_type, "salience": salience,
+		"when": StringName(when)})
 
 
 func _initialize() -> void:
@@ -70,22 +60,12 @@ func _initialize() -> void:
 	var ears: Node = ClassDB.instantiate("HearingSense2D")
 	ears.name = "Ears"
 	guard.add_child(ears)
-	var show: Resource = ClassDB.instantiate("SetPropertyAction")
-	show.property = &"modulate:a"
-	show.value = 1.0
-	var turn: Resource = ClassDB.instantiate("SetPropertyAction")
-	turn.property = &"rotation"
-	turn.value = 0.0
-	var missing: Resource = ClassDB.instantiate("CallMethodAction")
-	missing.method = &"no_such_method"
-	var alarm: Resource = ClassDB.instantiate("EmitSignalAction")
-	alarm.signal_name = &"alarm"
 	var idle: Resource = Build.behavior("idle", [Build.consideration("calm")])
-	idle.on_enter = actions([show])
-	idle.on_tick = actions([turn])
-	idle.on_exit = actions([missing])
+	idle.on_enter = Build.actions([Build.resource("SetPropertyAction", {"property": &"modulate:a", "value": 1.0})])
+	idle.on_tick = Build.actions([Build.resource("SetPropertyAction", {"property": &"rotation", "value": 0.0})])
+	idle.on_exit = Build.actions([Build.resource("CallMethodAction", {"method": &"no_such_method"})])
 	var attack: Resource = Build.behavior("attack", [Build.consideration("threat")])
-	attack.on_enter = actions([alarm])
+	attack.on_enter = Build.actions([Build.resource("EmitSignalAction", {"signal_name": &"alarm"})])
 	selector = Build.selector([idle, attack])
 	selector.name = "Selector"
 	guard.add_child(selector)

@@ -21,19 +21,6 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func make(kind: String, fields: Dictionary) -> Resource:
-	var made: Resource = ClassDB.instantiate(kind)
-	for key: String in fields:
-		made.set(key, fields[key])
-	return made
-
-
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func _initialize() -> void:
 	guard = Node2D.new()
 	guard.name = "Guard"
@@ -46,15 +33,15 @@ func _initialize() -> void:
 	counter.set_script(counting)
 	guard.add_child(counter)
 	var watch: Resource = B.behavior("watch", [B.consideration("watch")])
-	watch.on_enter = actions([
-		make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1, 2, 3]}),
+	watch.on_enter = B.actions([
+		B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1, 2, 3]}),
 		null,
-		make("SetPropertyAction", {"property": &"rotation", "value": 1.0}),
+		B.resource("SetPropertyAction", {"property": &"rotation", "value": 1.0}),
 	])
-	watch.on_tick = actions([
-		make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": []}),
-		make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1]}),
-		make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1, 2]}),
+	watch.on_tick = B.actions([
+		B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": []}),
+		B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1]}),
+		B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1, 2]}),
 	])
 	selector = B.selector([watch])
 	selector.name = "Mind"
