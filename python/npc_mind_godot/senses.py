@@ -5,8 +5,8 @@ stream (`record_event` semantics) and notes where it perceived it (`MemoryStream
 back by `get_last_known_position`). The nodes are thin: they register with `Sensing`, the one
 coordinator the `NpcMindServer` owns and runs once a frame (before its step), which queries the
 physics world for the senses that are due (each at `rate_hz`, each at its own phase so many senses
-spread over frames) and queues every record of the frame on the memory bank, which folds them with
-the frame's other writes in the step's one batch.
+spread over the period; the due checks in `BATCHES_HZ` batches a second) and queues every record of
+the frame on the memory bank, which folds them with the frame's other writes in the step's one batch.
 The rules themselves (field of view, attenuation, rate, phase) are Godot-free: `npc_mind.senses`.
 
 - `SenseRule` (Resource): a group (and/or a class) of the perceived node -> a memory type and a
@@ -38,6 +38,12 @@ from npc_mind_godot._common import engine_script, entity_name, icon, server
 RECENT_SECONDS = 1.0  # get_recent_perceptions: what the sense perceived this long ago or less
 RECENT_KEPT = 128  # perceptions kept per sense for it (the oldest go first)
 MAX_OCCLUDER_HITS = 4  # hearing: occluders counted on one path at most (each a ray)
+# The due sights and touch checks run in at most this many batches a second of the server's clock
+# (or the fastest sense's rate_hz when higher): every other frame at 60 fps. Each batch has a fixed
+# cost (a pose read, a group read, a ray call, the array set-up), so fewer, larger batches: at 200
+# guards halving them saved about 0.3 ms a frame. Each sense keeps its rate, a check at most one
+# batch late.
+BATCHES_HZ = 30.0
 RULES_HINT = "24/17:SenseRule"
 NOTIFICATION_PREDELETE = 1
 log = logging.getLogger(__name__)
@@ -728,9 +734,9 @@ class Group(NamedTuple):
 
 class Sensing:
     """Every sense in the game, run once a frame by `NpcMindServer.frame` (before the server's step):
-    the due sights and touch senses, the frame's stimuli for every hearing sense, then the frame's
-    records (queued for the step's batch) and its sightings. Owned by the server singleton
-    (`sensing()`)."""
+    the due sights and touch senses (in `BATCHES_HZ` batches a second), the frame's stimuli for every
+    hearing sense, then the frame's records (queued for the step's batch) and its sightings. Owned by
+    the server singleton (`sensing()`)."""
 
     def __init__(self) -> None:
         self.periodic: list[Any] = []  # sights and touch senses by slot (None: a free slot)
@@ -738,6 +744,7 @@ class Sensing:
         self.due = np.full(16, math.inf)  # server-clock second at which each slot next checks
         self.period = np.full(16, 0.1)  # each slot's seconds between checks (1 / rate_hz)
         self.registered = 0  # senses registered so far: the phase of the next one
+        self.batch = -1  # the last batch that ran: floor(clock x batches a second)
         self.listeners: dict[int, Any] = {}  # hearing senses by instance id
         self._listeners_of: dict[int, tuple[list[Any], np.ndarray]] = {}  # dimension -> senses, pose slots
         self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
@@ -854,9 +861,13 @@ class Sensing:
                     self._feel(sense, [body], now)
         count = len(self.periodic)
         if count:
-            slots = np.flatnonzero(self.due[:count] <= now)
-            if slots.size:
-                self._run_due(slots.tolist(), now)
+            rate = max(BATCHES_HZ, 1.0 / float(self.period[:count].min()))
+            batch = math.floor(now * rate + 1e-6)  # (a clock of summed frame times lands just short)
+            if batch != self.batch:
+                self.batch = batch
+                slots = np.flatnonzero(self.due[:count] <= now)
+                if slots.size:
+                    self._run_due(slots.tolist(), now)
         if self.stimuli:
             self._hear(now)
         self._write(now)
