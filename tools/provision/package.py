@@ -465,7 +465,7 @@ def _own_files(package: str) -> dict[str, Path]:
     return {
         path.relative_to(source).as_posix(): path
         for path in sorted(source.rglob("*"))
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".so")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".so", ".pyi")
     }
 
 
