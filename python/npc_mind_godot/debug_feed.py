@@ -318,8 +318,8 @@ class DebugFeed:
             name = display_name(found)
             self._remember(entity, name)
             return name, scene_path(found) if found.has_method("is_inside_tree") else "", False
-        name = self._entity_names.get(entity)
-        return ("", "", False) if name is None else (name, "", True)
+        known = self._entity_names.get(entity)
+        return ("", "", False) if known is None else (known, "", True)
 
     def _remember(self, entity: int, name: str) -> None:
         names = self._entity_names
