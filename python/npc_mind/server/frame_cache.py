@@ -338,7 +338,7 @@ class FrameCache:
             written = 0
             if positions:  # the table answers the pair: row is not None, answer a tuple or None
                 # (until the loop below sets it False and stops)
-                if handle in self.changed or not answerable(len(positions), row[2]):  # type: ignore[index]  # see above
+                if handle in self.changed or not answerable(len(positions), row[2]):  # type: ignore[index]  # row is set (above)
                     answer = False
                 else:
                     queue = self.queue
