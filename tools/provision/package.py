@@ -471,7 +471,7 @@ def _own_files(package: str) -> dict[str, Path]:
         for path in sorted(source.rglob("*"))
         if path.is_file()
         and "__pycache__" not in path.parts
-        and path.suffix not in (".pyc", ".so", ".partial")
+        and path.suffix not in (".pyc", ".so", ".partial", ".pyi")
     }
     if package == "npc_mind":
         from npc_mind.memory import kernel
