@@ -238,3 +238,55 @@ def test_the_node_priority_orders_the_requests_beyond_capacity_in_the_engine() -
             env={"NPC_MIND_TEST_ENDPOINT": endpoint.base_url},
         )
     assert checks["the answered outrank the refused"]["ok"] and checks["late was raised to 9"]["ok"]
+
+
+def test_an_endpoint_slower_than_the_deadline_keeps_its_breaker_closed() -> None:
+    """A healthy endpoint whose every answer takes longer than the hard deadline (a model on a loaded
+    machine: 1.25 s an answer against 800 ms) opened its breaker four times in a run: before its first
+    answer every missed deadline counted as a hang. The warm-up's answers measure it first."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.6), slots=2) as slow:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=slow.base_url + "#mode=schema")
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.4)
+        handles = [server.add_decision(settings) for _ in range(20)]
+        try:
+            wait_prepared(server)
+            ended: Counter[str] = Counter()
+            stop = time.monotonic() + 3.0
+            while time.monotonic() < stop:
+                for handle in handles:
+                    if not server.decisions.pending(handle):
+                        server.request_decision(handle, {"threat": 0.5})
+                for event in server.update():
+                    if event.signal == "decision_fallback":
+                        ended[event.args[1]] += 1
+                time.sleep(0.005)
+            (transport,) = transports(server)
+            states = transport.client.pool.states()
+        finally:
+            server.close()
+    assert ended["timeout"] + ended["queue_full"] + ended["shed"] > 0, ended
+    assert "breaker_open" not in ended, ended
+    assert states[0]["breaker"] == "closed" and states[0]["breaker_opened"] == 0, states
+
+
+def test_a_dead_endpoint_does_not_stop_the_other() -> None:
+    """Of two endpoints one refuses every connection: its breaker opens after its threshold, the live
+    one answers all along, and requests beyond the live one's slots end at once (never a timeout)."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as live:
+        dead = f"http://127.0.0.1:{_free_port()}/v1"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=f"{dead}#mode=schema,{live.base_url}#mode=schema")
+        handles = [server.add_decision(SETTINGS) for _ in range(40)]
+        try:
+            wait_prepared(server)
+            ended = ask_until(server, handles, answers=60)
+            (transport,) = transports(server)
+            states = {s["url"]: s for s in transport.client.pool.states()}
+            slots = transport.client.pool.slots
+        finally:
+            server.close()
+    assert ended["made"] >= 60, ended
+    assert set(ended) <= {"made", "connect_error", "queue_full", "shed"}, ended
+    # The breaker's threshold (5), and what was in flight to it (its cap, 4) when it opened; then no call.
+    assert ended["connect_error"] <= 5 + 4, ended
+    assert states[dead]["breaker"] == "open" and states[live.base_url]["breaker"] == "closed", states
+    assert slots == 2, slots  # admission counts the live endpoint's slots only

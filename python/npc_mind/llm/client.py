@@ -314,7 +314,10 @@ class LLMClient:
                 if await self._kind(endpoint) == "llama":
                     slots = await server_slots(self._http, endpoint)
                     self.pool.set_slots(endpoint.base_url, slots)  # never more in flight than it serves
-                    warmed = await warm_up(self._http, endpoint, prefix, slots)
+                    took = await warm_up(self._http, endpoint, prefix, slots)
+                    if took:
+                        self.pool.seed_service(endpoint.base_url, sum(took) / len(took))
+                    warmed = len(took)
                 report[endpoint.base_url] = {"mode": shape.mode, "warmed": warmed}
             except (RejectedError, EndpointError) as error:
                 log.warning("npc_mind: %s", error)

@@ -112,6 +112,7 @@ class _Slot:
         self.window = float(self.limit)
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
+        self.seeded = False  # `service` is the warm-up's time, replaced by the first answer's
 
     @property
     def cap(self) -> int:
@@ -142,8 +143,9 @@ class EndpointPool:
 
     @property
     def slots(self) -> int:
-        """Requests the endpoints take at once now (llama-server's slots where it said how many)."""
-        return sum(s.cap for s in self._slots)
+        """Requests the endpoints take at once now (llama-server's slots where it said how many), an
+        endpoint whose breaker is open not counted (admission would queue requests for it)."""
+        return sum(s.cap for s in self._slots if s.breaker.state is not BreakerState.OPEN)
 
     def set_slots(self, url: str, slots: int) -> None:
         """The endpoint's own slot count (llama-server's `/props`), within its configured cap."""
@@ -152,11 +154,20 @@ class EndpointPool:
                 slot.limit = max(1, min(slot.endpoint.max_in_flight, slots))
                 slot.window = float(slot.limit)
 
+    def seed_service(self, url: str, seconds: float) -> None:
+        """The endpoint answered its warm-up (every slot at once) in `seconds` on average: its service
+        time until its first answer, so that an endpoint slower than the deadlines is known to be slow,
+        not hung, before any request is answered in time (which, when none can be, never happens)."""
+        for slot in self._slots:
+            if slot.endpoint.base_url == url and slot.service is None:
+                slot.service, slot.spread, slot.seeded = seconds, seconds / 2, True
+
     def note_service(self, slot: _Slot, seconds: float) -> None:
         """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
         slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
         last = slot.service
-        if last is None:
+        if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
+            slot.seeded = False
             slot.service, slot.spread = seconds, seconds / 2
         else:
             slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
