@@ -290,3 +290,27 @@ def test_a_dead_endpoint_does_not_stop_the_other() -> None:
     assert ended["connect_error"] <= 5 + 4, ended
     assert states[dead]["breaker"] == "open" and states[live.base_url]["breaker"] == "closed", states
     assert slots == 2, slots  # admission counts the live endpoint's slots only
+
+
+def test_an_endpoint_that_slows_down_keeps_its_breaker_closed(fault_server: FaultServer) -> None:
+    """Answers measured at 20 ms, then the machine gets loaded and every answer takes a second: with
+    the deadline at 0.5 s (25 service times) each miss counted as a hang and the breaker opened; no
+    byte of those answers had come, so the endpoint is slow, not failing. A stream that begins and
+    then stalls still counts."""
+    breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
+
+    async def run() -> list[tuple[str, str]]:
+        async with LLMClient([Endpoint(fault_server.base_url + "#kind=openai")], breaker=breaker) as client:
+            fault_server.script(*[Fault(latency=0.02)] * 3)
+            for _ in range(3):
+                await client.decide(MESSAGES, world.SCHEMA)
+            results = []
+            for fault in [Fault(latency=1.0)] * 4 + [Fault("never_ends")] * 3:
+                fault_server.script(fault)
+                with pytest.raises(EndpointError):
+                    await client.decide(MESSAGES, world.SCHEMA, time.monotonic() + 0.5)
+                results.append((fault.kind, str(client.pool.states()[0]["breaker"])))
+            return results
+
+    stalled = [("never_ends", "closed")] * 2 + [("never_ends", "open")]  # the breaker's threshold: 3
+    assert asyncio.run(run()) == [("ok", "closed")] * 4 + stalled

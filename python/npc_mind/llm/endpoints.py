@@ -113,6 +113,7 @@ class _Slot:
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
         self.seeded = False  # `service` is the warm-up's time, replaced by the first answer's
+        self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
 
     @property
     def cap(self) -> int:
@@ -162,8 +163,10 @@ class EndpointPool:
             if slot.endpoint.base_url == url and slot.service is None:
                 slot.service, slot.spread, slot.seeded = seconds, seconds / 2, True
 
-    def note_service(self, slot: _Slot, seconds: float) -> None:
-        """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
+    def note_service(self, slot: _Slot, seconds: float, at: float) -> None:
+        """An answer came `seconds` after its request was sent, at `at` (only answers: a timeout is
+        censored)."""
+        slot.answered_at = max(slot.answered_at, at)
         slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
         last = slot.service
         if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
@@ -190,15 +193,25 @@ class EndpointPool:
         return (rate, slots / rate) if rate else None
 
     @staticmethod
-    def hung(slot: _Slot, budget: float) -> bool:
-        """Whether a request sent to `slot` with `budget` seconds left that missed its deadline shows a
-        failing endpoint. It held one of the endpoint's own slots (nothing waits inside the server), so a
-        healthy endpoint answers within its mean service time plus 4 mean deviations (TCP's rule for
-        when a reply is lost), and at least HANG_FACTOR means: missing that, it hangs or has slowed down
-        badly. Sent with less time left (a tight deadline, a late start), the miss says nothing about
-        it; before its first answer every miss counts (nothing to compare to)."""
+    def hung(slot: _Slot, budget: float, sent_at: float, last_byte_at: float | None, now: float) -> bool:
+        """Whether a request sent to `slot` at `sent_at` with `budget` seconds left that missed its
+        deadline at `now` shows a failing endpoint: its answer had begun (the last byte of it came at
+        `last_byte_at`) and then stopped, a stalled stream. An answer not begun is a slow endpoint, not a
+        failing one: llama-server sends its first byte only once the prompt is evaluated, and a machine
+        that other work loads slows every answer down at once (measured: 1.25 s an answer against the
+        800 ms deadline), so misses that open the breaker would end a healthy endpoint's answers too.
+        It held one of the endpoint's own slots (nothing waits inside the server), so a healthy endpoint
+        answers within its mean service time plus 4 mean deviations (TCP's rule for when a reply is
+        lost), and at least HANG_FACTOR means: a stream quiet that long, with that much time left, has
+        stalled. Nor does a miss count when the endpoint answered another request meanwhile (alive);
+        before its first answer every stalled stream counts (nothing to compare to)."""
+        if last_byte_at is None or slot.answered_at > sent_at:
+            return False
         service = slot.service
-        return service is None or budget >= max(HANG_FACTOR * service, service + 4.0 * slot.spread)
+        if service is None:
+            return True
+        window = max(HANG_FACTOR * service, service + 4.0 * slot.spread)
+        return budget >= window and now - last_byte_at >= window
 
     def try_acquire(self) -> _Slot | None:
         """A free slot taken at once, or None (every endpoint busy or refusing)."""
