@@ -8,6 +8,7 @@ engine maps to its Python instance when it is one of ours, else to a fresh proxy
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import sys
 import threading
@@ -70,7 +71,7 @@ _emit_signal_bind = 0  # Object.emit_signal's method bind, resolved on first use
 def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     global ffi, lib
     ffi, lib = ffi_, lib_
-    API.update(json.loads(api_path.read_text()))
+    API.update(json.loads(gzip.decompress(api_path.read_bytes())))  # gdbridge_api.json.gz
     for name, ctype in (
         ("classdb_get_method_bind", "GDExtensionInterfaceClassdbGetMethodBind"),
         ("classdb_construct_object2", "GDExtensionInterfaceClassdbConstructObject2"),
