@@ -314,3 +314,48 @@ def test_an_endpoint_that_slows_down_keeps_its_breaker_closed(fault_server: Faul
 
     stalled = [("never_ends", "closed")] * 2 + [("never_ends", "open")]  # the breaker's threshold: 3
     assert asyncio.run(run()) == [("ok", "closed")] * 4 + stalled
+
+
+class _CountedBoard(dict):  # type: ignore[type-arg]
+    """A context that counts how often it is copied (read whole: `values()`)."""
+
+    copies = 0
+
+    def values(self):  # type: ignore[no-untyped-def]
+        _CountedBoard.copies += 1
+        return super().values()
+
+
+def test_a_crowd_asking_in_one_frame_is_admitted_only_as_far_as_the_endpoint_can_answer() -> None:
+    """100 NPCs ask in one frame while both of the endpoint's slots are free: the first ones are
+    admitted (and their context copied), the rest refused at once as they ask. All 100 were admitted
+    when asked before (the slots were still free), each copied its context and ticked, and all but
+    the first few were refused at dispatch."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.2), slots=2) as endpoint:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=endpoint.base_url + "#mode=schema")
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.4)
+        first = server.add_decision(settings)
+        handles = [server.add_decision(settings) for _ in range(100)]
+        try:
+            wait_prepared(server)
+            assert ask_until(server, [first], answers=1) == {"made": 1}  # the service time is measured
+            while server.decisions.pending(first):
+                server.update()
+            _CountedBoard.copies = 0
+            for handle in handles:
+                server.request_decision(handle, _CountedBoard(threat=0.5))
+            copied = _CountedBoard.copies
+            ended: Counter[str] = Counter()
+            stop = time.monotonic() + SAFETY
+            while sum(ended.values()) < len(handles) and time.monotonic() < stop:
+                for event in server.update():
+                    if event.signal == "decision_made":
+                        ended["made"] += 1
+                    elif event.signal == "decision_fallback":
+                        ended[event.args[1]] += 1
+                time.sleep(0.005)
+        finally:
+            server.close()
+    assert sum(ended.values()) == len(handles) and ended["made"] >= 2, ended
+    assert ended["queue_full"] >= 90, ended
+    assert copied <= 5, copied  # the slots and the little queue the deadline leaves room for
