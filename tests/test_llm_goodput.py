@@ -296,7 +296,7 @@ def test_an_endpoint_that_slows_down_keeps_its_breaker_closed(fault_server: Faul
     """Answers measured at 20 ms, then the machine gets loaded and every answer takes a second: with
     the deadline at 0.5 s (25 service times) each miss counted as a hang and the breaker opened; no
     byte of those answers had come, so the endpoint is slow, not failing. A stream that begins and
-    then stalls still counts."""
+    then stalls still counts, and so does one that trickles bytes but never a line (a slowloris)."""
     breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
 
     async def run() -> list[tuple[str, str]]:
@@ -305,14 +305,15 @@ def test_an_endpoint_that_slows_down_keeps_its_breaker_closed(fault_server: Faul
             for _ in range(3):
                 await client.decide(MESSAGES, world.SCHEMA)
             results = []
-            for fault in [Fault(latency=1.0)] * 4 + [Fault("never_ends")] * 3:
+            stalled = [Fault("never_ends"), Fault("slowloris", latency=0.05), Fault("never_ends")]
+            for fault in [Fault(latency=1.0)] * 4 + stalled:
                 fault_server.script(fault)
                 with pytest.raises(EndpointError):
                     await client.decide(MESSAGES, world.SCHEMA, time.monotonic() + 0.5)
                 results.append((fault.kind, str(client.pool.states()[0]["breaker"])))
             return results
 
-    stalled = [("never_ends", "closed")] * 2 + [("never_ends", "open")]  # the breaker's threshold: 3
+    stalled = [("never_ends", "closed"), ("slowloris", "closed"), ("never_ends", "open")]  # threshold 3
     assert asyncio.run(run()) == [("ok", "closed")] * 4 + stalled
 
 

@@ -199,19 +199,29 @@ async def cancel_at(seconds: float) -> AsyncIterator[None]:
 
 
 class _Progress:
-    """When the last piece of a response's body arrived (None: none yet; the status line and headers
-    do not count: llama-server sends them at once, its first byte of answer only after the prompt)."""
+    """How far a response got: when its body's first byte came (the status line and headers do not
+    count: llama-server sends them at once, its first byte of answer only after the prompt), and when
+    its last complete `data:` line did. `last`: the later of the two, None while nothing came."""
 
-    __slots__ = ("_clock", "last")
+    __slots__ = ("_clock", "begun", "line")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        self.last: float | None = None
+        self.begun: float | None = None
+        self.line: float | None = None
+
+    @property
+    def last(self) -> float | None:
+        return self.line if self.line is not None else self.begun
 
     def arrived(self, piece: bytes) -> bytes:
-        if piece:
-            self.last = self._clock()
+        if piece and self.begun is None:
+            self.begun = self._clock()
         return piece
+
+    def advanced(self) -> None:
+        """A complete data line: bytes or comment lines trickled without one (a slowloris) are none."""
+        self.line = self._clock()
 
 
 class LLMClient:
@@ -460,6 +470,8 @@ class LLMClient:
             return _content_of_body(b"".join([chunk async for chunk in chunks]))
         parts = []
         async for line in _lines(chunks):
+            if line.startswith("data:"):
+                progress.advanced()
             text = _content_of_stream_line(line)
             if text:
                 parts.append(text)

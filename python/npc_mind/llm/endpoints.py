@@ -193,25 +193,30 @@ class EndpointPool:
         return (rate, slots / rate) if rate else None
 
     @staticmethod
-    def hung(slot: _Slot, budget: float, sent_at: float, last_byte_at: float | None, now: float) -> bool:
+    def hung(slot: _Slot, budget: float, sent_at: float, progress_at: float | None, now: float) -> bool:
         """Whether a request sent to `slot` at `sent_at` with `budget` seconds left that missed its
-        deadline at `now` shows a failing endpoint: its answer had begun (the last byte of it came at
-        `last_byte_at`) and then stopped, a stalled stream. An answer not begun is a slow endpoint, not a
-        failing one: llama-server sends its first byte only once the prompt is evaluated, and a machine
-        that other work loads slows every answer down at once (measured: 1.25 s an answer against the
-        800 ms deadline), so misses that open the breaker would end a healthy endpoint's answers too.
-        It held one of the endpoint's own slots (nothing waits inside the server), so a healthy endpoint
-        answers within its mean service time plus 4 mean deviations (TCP's rule for when a reply is
-        lost), and at least HANG_FACTOR means: a stream quiet that long, with that much time left, has
-        stalled. Nor does a miss count when the endpoint answered another request meanwhile (alive);
-        before its first answer every stalled stream counts (nothing to compare to)."""
-        if last_byte_at is None or slot.answered_at > sent_at:
+        deadline at `now` shows a failing endpoint: its answer had begun and then stopped, a stalled
+        stream (`progress_at`: its last complete data line, else its first byte; None: nothing came).
+
+        An answer not begun is a slow endpoint, not a failing one: llama-server sends its first byte
+        only once the prompt is evaluated, and a machine that other work loads slows every answer
+        down at once (measured: 1.25 s an answer against the 800 ms deadline), so counting such misses
+        opened healthy endpoints' breakers. Bytes or comment lines trickled without a data line (a
+        slowloris) are no progress. The request held one of the endpoint's own slots (nothing waits inside the
+        server), so a healthy endpoint answers within its mean service time plus 4 mean deviations
+        (TCP's rule for when a reply is lost), and at least HANG_FACTOR means: a stream quiet that
+        long, sent with that much time left, has stalled. A miss never counts when the endpoint
+        answered another request meanwhile (alive), and always when it never answered, not even a
+        warm-up (`seed_service`): nothing to compare to."""
+        if slot.answered_at > sent_at:
             return False
         service = slot.service
-        if service is None:
+        if service is None:  # it never answered, not even a warm-up: nothing to compare to
             return True
+        if progress_at is None:
+            return False
         window = max(HANG_FACTOR * service, service + 4.0 * slot.spread)
-        return budget >= window and now - last_byte_at >= window
+        return budget >= window and now - progress_at >= window
 
     def try_acquire(self) -> _Slot | None:
         """A free slot taken at once, or None (every endpoint busy or refusing)."""
