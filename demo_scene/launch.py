@@ -56,7 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="headless as fast as it goes",
     )
+    parser.add_argument(
+        "--3d", dest="room3d", action="store_true", help="the 3D room instead (demo_scene/room3d; no model)"
+    )
     args = parser.parse_args(argv)
+    if args.room3d:
+        return play_room3d(headless=args.headless or not os.environ.get("DISPLAY"))
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     windowed = bool(os.environ.get("DISPLAY")) and not args.headless
@@ -85,6 +90,17 @@ def main(argv: list[str] | None = None) -> int:
         timeline.close()
         print(f"demo: timeline in {out / 'timeline.jsonl'}, exit code {code}")
         return code
+
+
+def play_room3d(headless: bool) -> int:
+    """The 3D room: in a window, or headless with its story checked (one JSON line per check)."""
+    scene = "res://demo_scene/room3d/room3d.tscn"
+    if headless:
+        command = [str(GODOT), "--headless", "--fixed-fps", "60", "--quit-after", "3600"]
+        command += ["--path", str(ROOT), scene, "--", "--story"]
+    else:
+        command = [str(GODOT), "--path", str(ROOT), scene]
+    return subprocess.run(command, check=False).returncode
 
 
 if __name__ == "__main__":

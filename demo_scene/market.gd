@@ -17,6 +17,8 @@ const ForgettingPlot := preload("res://demo_scene/forgetting_plot.gd")
 const STALLS := {"bread": Vector2(420, 260), "fruit": Vector2(860, 260), "cloth": Vector2(640, 470)}
 const TREES := [Vector2(150, 600), Vector2(1130, 110), Vector2(1150, 620), Vector2(640, 110)]
 const TREE_RADIUS := 34.0
+const STONE_HEARD := 140.0  # px a landing stone carries
+const GRENADE_HEARD := 180.0
 const SAMPLE_EVERY := 1.0
 const SCENARIO_END := 112.0
 
@@ -32,6 +34,7 @@ var _script_step := 0
 var _player: Node2D
 var _frame := 0
 var _grenade_due := INF
+var _grenade_witnesses := {}  ## guard -> what it was doing when a grenade went off, until it reacts
 var _screenshot_path := ""  ## --screenshot=PATH: save one rendered frame at --screenshot-at seconds, then quit
 var _screenshot_at := 8.0
 var _scripted_only := false  ## --scripted: no player, the scenario alone (recordings)
@@ -65,14 +68,11 @@ func _ready() -> void:
 			_pace_factor = maxf(0.01, argument.trim_prefix("--pace=").to_float())
 		elif argument.begins_with("--screenshot-at="):
 			_screenshot_at = argument.trim_prefix("--screenshot-at=").to_float()
+	_plant_trees()
 	for guard: Node2D in [aldric, bertha]:
-		guard.market = self
 		guards.append(guard)
 		_names[guard.get_instance_id()] = guard.display_name
-		var memory: Node = guard.memory
-		memory.memory_formed.connect(_on_memory_signal.bind(guard, "memory_formed"))
-		memory.memory_forgotten.connect(_on_memory_signal.bind(guard, "memory_forgotten"))
-		memory.memory_evicted.connect(_on_memory_signal.bind(guard, "memory_evicted"))
+		_watch(guard)
 	_add_person("Tam", PersonScript.Role.THIEF, Vector2(80, 240))
 	_add_person("Mira", PersonScript.Role.PASSERBY, Vector2(200, 120))
 	_add_person("Pip", PersonScript.Role.PASSERBY, Vector2(1240, 560))
@@ -106,15 +106,43 @@ func now() -> float:
 	return NpcMindServer.now()
 
 
-func can_see(guard: Node2D, who: Node2D, sight: float) -> bool:
-	## Line of sight: within range, not hidden, and no tree between.
-	if who.concealed or guard.position.distance_to(who.position) > sight:
-		return false
-	for tree: Vector2 in TREES:
-		var closest := Geometry2D.get_closest_point_to_segment(tree, guard.position, who.position)
-		if closest.distance_to(tree) < TREE_RADIUS * 0.8:
-			return false
-	return true
+func _plant_trees() -> void:
+	## The trees block the guards' sight (physics layer 1, their sights' occluder_mask).
+	for at: Vector2 in TREES:
+		var tree := StaticBody2D.new()
+		var shape := CollisionShape2D.new()
+		shape.shape = CircleShape2D.new()
+		shape.shape.radius = TREE_RADIUS
+		tree.position = at
+		tree.add_child(shape)
+		add_child(tree)
+
+
+func _watch(guard: Node2D) -> void:
+	## The timeline: what the guard's nodes tell, through their signals only.
+	var memory: Node = guard.memory
+	memory.memory_formed.connect(_on_memory_signal.bind(guard, "memory_formed"))
+	memory.memory_forgotten.connect(_on_memory_signal.bind(guard, "memory_forgotten"))
+	memory.memory_evicted.connect(_on_memory_signal.bind(guard, "memory_evicted"))
+	for sight: Node in guard.sights:
+		sight.recalled.connect(func(entity: int, type: int, r: float) -> void:
+			log_event({"event": "recall", "guard": guard.display_name, "entity": name_of(entity),
+				"type": guard.TYPE_NAMES[type], "R": snappedf(r, 0.001)}))
+	guard.selector.behavior_entered.connect(_on_behavior_entered.bind(guard))
+	guard.decision.decision_requested.connect(func(situation: String) -> void:
+		log_event({"event": "ask", "guard": guard.display_name, "situation": situation}))
+	guard.decision.decision_made.connect(func(chosen: StringName, _urgency: float, tier: int) -> void:
+		log_event({"event": "decision", "guard": guard.display_name, "intent": String(chosen), "tier": tier}))
+	guard.decision.decision_fallback.connect(func(tier: int, reason: String) -> void:
+		log_event({"event": "fallback", "guard": guard.display_name, "tier": tier, "reason": reason}))
+
+
+func _on_behavior_entered(chosen: StringName, guard: Node2D) -> void:
+	if _grenade_witnesses.has(guard):  # its reaction to the grenade
+		var was: Dictionary = _grenade_witnesses[guard]
+		_grenade_witnesses.erase(guard)
+		log_event({"event": "grenade", "guard": guard.display_name, "pending": was.pending,
+			"in_flight": was.in_flight, "behavior": String(chosen)})
 
 
 func _process(delta: float) -> void:
@@ -125,10 +153,6 @@ func _process(delta: float) -> void:
 	for someone in people:
 		someone.step(delta)
 	_fly_projectiles()
-	for guard in guards:
-		guard.perceive()
-	for guard in guards:
-		guard.act(delta)
 	if now() >= _next_sample:
 		_next_sample += SAMPLE_EVERY
 		_sample()
@@ -186,19 +210,19 @@ func _run_script() -> void:
 				_script_step += 1
 		6:
 			if t >= 45.0:
-				# A stone as a distraction: Bertha asks the LLM what to make of it. The grenade lands
-				# while that request is pending: once it is in flight to the model, or at once when
-				# there is no model (then a request is answered by the fallback in the same frame).
-				bertha.hear_stone(person("Grim"))
-				_grenade_due = t + 5.0
+				# A stone as a distraction: puzzled, Bertha asks the LLM what to make of it. The grenade
+				# lands while that request is pending: once it is in flight to the model, or at once
+				# when there is no model (its fallback is then owed in the grenade's frame).
+				stone_lands(person("Grim"), bertha.position + Vector2(10, 4))
+				_grenade_due = t + 30.0
 				_script_step += 1
-				if not bertha.decision.is_pending() or not _llm_configured():
-					_grenade_at_bertha()
 		7:
-			if bertha.in_flight or t >= _grenade_due:
+			if bertha.pending() and (bertha.in_flight or not _llm_configured()) or t >= _grenade_due:
 				_grenade_at_bertha()
-			elif not bertha.pending:
-				bertha.hear_stone(person("Grim"))  # answered before it could be interrupted: ask again
+			elif not bertha.pending() and bertha.behavior != &"puzzled":
+				# answered before the grenade could cut it off (a slow frame): another stone, so she
+				# is puzzled and asks again
+				stone_lands(person("Grim"), bertha.position + Vector2(10, 4))
 		8:
 			if t >= 7.0 + 90.0 + 2.0:
 				tam.walk_to(Vector2(560, 660))  # out from behind the tree, past the guard
@@ -242,19 +266,23 @@ func _fly_projectiles() -> void:
 			continue
 		_projectiles.erase(projectile)
 		if projectile.kind == "stone":
-			for guard in guards:
-				if guard.position.distance_to(projectile.to) < guard.HEARING:
-					guard.hear_stone(projectile.thrower)
+			stone_lands(projectile.thrower, projectile.to)
 			log_event({"event": "stone_landed", "who": projectile.thrower.display_name})
 		else:
 			explode_grenade(projectile.thrower, projectile.to)
 
 
+func stone_lands(thrower: Node2D, at: Vector2) -> void:
+	## A sound: every hearing sense in range records it (trivia, quieter with distance).
+	NpcMindServer.emit_stimulus(at, STONE_HEARD, MemoryStream.TRIVIA, 0.15, thrower)
+
+
 func explode_grenade(thrower: Node2D, at: Vector2) -> void:
+	NpcMindServer.emit_stimulus(at, GRENADE_HEARD, MemoryStream.TRAUMA, 1.0, thrower)
 	log_event({"event": "grenade_exploded", "who": thrower.display_name})
-	for guard in guards:
-		if guard.position.distance_to(at) < 180.0:
-			guard.hear_grenade(thrower, at)
+	for guard in guards:  # the timeline notes what each guard in earshot was doing, until it reacts
+		if guard.position.distance_to(at) < GRENADE_HEARD:
+			_grenade_witnesses[guard] = {"pending": guard.pending(), "in_flight": guard.in_flight}
 
 
 func _player_input() -> void:
@@ -282,16 +310,16 @@ func log_event(fields: Dictionary) -> void:
 
 
 func _sample() -> void:
-	for guard in guards:
+	for guard in guards:  # awareness: of the guard's target (its selector's "threat" input)
 		var memories: Array = guard.memory.get_memories()
+		var aware: String = guard.AWARENESS_NAMES[guard.awareness()]
 		if memories.is_empty():
 			log_event({"event": "sample", "guard": guard.display_name, "entity": null, "type": null, "R": 0.0,
-				"awareness": "none", "behavior": String(guard.behavior), "tier": guard.tier})
+				"awareness": aware, "behavior": String(guard.behavior), "tier": guard.tier})
 		for entry: Dictionary in memories:
 			log_event({"event": "sample", "guard": guard.display_name, "entity": name_of(entry.entity_id),
 				"type": guard.TYPE_NAMES[entry.memory_type], "R": snappedf(entry.retrievability, 0.0001),
-				"awareness": guard.AWARENESS_NAMES[guard.memory.awareness_of(entry.entity_id)],
-				"behavior": String(guard.behavior), "tier": guard.tier})
+				"awareness": aware, "behavior": String(guard.behavior), "tier": guard.tier})
 
 
 func _finish() -> void:

@@ -1,7 +1,7 @@
 extends Node2D
 ## A person on the market square: a thief, a passer-by or the player. Walks along waypoints,
-## can steal from a stall, hide behind a tree and throw things. Guards perceive people through
-## `Market.can_see`; a hidden person is never seen.
+## can steal from a stall, hide behind a tree and throw things. Guards see the "people" group
+## (their SightSense2D's rules), `stealing` makes a theft; a tree between hides a person.
 
 enum Role { PASSERBY, THIEF, PLAYER }
 
@@ -12,6 +12,10 @@ enum Role { PASSERBY, THIEF, PLAYER }
 var concealed := false  ## behind a tree: no guard can see them
 var stealing := false  ## caught in the act while true
 var _target := Vector2.INF
+
+
+func _init() -> void:
+	add_to_group("people")
 
 
 func walk_to(target: Vector2) -> void:

@@ -51,6 +51,14 @@ def test_a_move_action_pursues_the_remembered_position_until_the_memory_fades() 
     assert len(checks) == 9
 
 
+def test_a_patrol_walks_its_route_and_a_flee_aborts_the_decision_owed_in_its_frame() -> None:
+    run, checks = run_check_script(
+        ROOT, "res://tests/addon/actions_route_abort.gd", engine_args=("--fixed-fps", "60")
+    )
+    assert len(checks) == 6, checks
+    assert not run.errors(), run.log
+
+
 def test_an_ask_action_sends_the_situation_written_from_its_template(fault_server: FaultServer) -> None:
     run, checks = run_check_script(
         ROOT,
@@ -85,3 +93,10 @@ def test_the_physics_pass_is_batched_in_order() -> None:
     assert len(errors) == 1, run.log
     gone = "/root/World/Chaser/Mind: behavior 'go', MoveAction ../../Far: node '../../Far' is gone"
     assert gone in errors[0], errors
+
+
+def test_a_move_with_face_motion_turns_the_body_to_its_heading_so_its_sight_looks_ahead() -> None:
+    _, checks = run_check_script(
+        ROOT, "res://tests/addon/actions_facing.gd", engine_args=("--fixed-fps", "60")
+    )
+    assert len(checks) == 6

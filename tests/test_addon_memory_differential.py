@@ -13,7 +13,7 @@ are kept in the binding's C queue and handed to the bank in call order.
 `tests/test_server_deferred.py` proves the deferred bank in Python; this one covers what lies
 between GDScript and it (the nodes, the binding's conversions and C queue, the frame hook's fold
 and step, the signals' delivery), and each of these breaks makes it fail: the
-wake ordering, a refreshed recall's R = 1, the recall row's room (`MemoryBank.recall`'s check, or
+wake ordering, a refreshed recall's R = 1, the recall row's room (`FrameCache.recall`'s check, or
 the room `pending_limits` gives) and its count of writes that only refresh, the refresh pass's
 exclusion of NPCs whose events are not all refreshes (`_refresh_only`), the frame state's reset
 (`MemoryBank._new_frame`: the positions of the writes, or the table, and the fold's own call of

@@ -27,6 +27,11 @@ def test_senses_record_what_they_perceive(script: str, checks_expected: int) -> 
     assert "leaked" not in run.stdout + run.stderr, run.log
 
 
+def test_a_sight_recalls_a_target_coming_into_view() -> None:
+    _, checks = run_check_script(ROOT, "res://tests/addon/senses_recall.gd", engine_args=PHYSICS_EACH_FRAME)
+    assert len(checks) == 6, checks
+
+
 def test_bad_configuration_is_one_warning_and_one_error_per_cause_and_the_senses_keep_working() -> None:
     run, checks = run_check_script(
         ROOT, "res://tests/addon/senses_mistakes.gd", engine_args=PHYSICS_EACH_FRAME, allow_errors=True

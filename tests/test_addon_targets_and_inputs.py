@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fault_llm_server import Fault, FaultServer
 from tests.support.godot import run_check_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +24,15 @@ def test_sourced_inputs_score_as_a_dictionary_and_choose_by_themselves() -> None
     assert len(checks) == 8
 
 
+def test_the_llm_advice_is_an_input_while_it_is_fresh(fault_server: FaultServer) -> None:
+    fault_server.default = Fault("ok", intent="flee", urgency=0.7)
+    _, checks = run_check_script(
+        ROOT, "res://tests/addon/intent_input.gd", env={"NPC_MIND_TEST_ENDPOINT": fault_server.base_url}
+    )
+    assert len(checks) == 5, checks
+    assert len(fault_server.seen) == 2
+
+
 def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_working() -> None:
     run, checks = run_check_script(ROOT, "res://tests/addon/bad_sources.gd", allow_errors=True)
     assert len(checks) == 6
@@ -32,3 +42,8 @@ def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_worki
     named = sorted(line.split("npc_mind: ")[1].split(":")[0] for line in errors)
     assert named == ["/root/Confused/Mind"] * 3 + ["/root/Flat/Mind", "/root/Forgetful/Mind"], errors
     assert all("Fix: " in line for line in errors), errors
+
+
+def test_own_copies_of_sources_are_batched_by_their_settings_and_never_mixed_up() -> None:
+    _, checks = run_check_script(ROOT, "res://tests/addon/sourced_copies.gd")
+    assert len(checks) == 2

@@ -51,3 +51,34 @@ def test_code_spans_become_tags_or_links(docs: ModuleType) -> None:
 
 def test_literal_brackets_are_escaped_everywhere(docs: ModuleType) -> None:
     assert docs.bbcode("in [0, 1]: `a[i]`", KNOWN) == "in [lb]0, 1[rb]: [code]a[lb]i[rb][/code]"
+
+
+PAGES = {"UtilitySelector": "UtilitySelector.md", "MemoryStream": "MemoryStream.md"}.get
+
+
+def test_markdown_links_classes_with_a_page_and_keeps_code_and_list_items(docs: ModuleType) -> None:
+    """The class pages' text (docs/classes) from the same docstrings: a class with a page is linked
+    where the docstring names it (in backticks or as a CamelCase word), code stays code."""
+    doc = """Feeds a UtilitySelector from a `MemoryStream`;
+    `MemoryStream.awareness_of` and a Node stay as they are.
+
+    Steps:
+    - one,
+      still one
+    - two"""
+    assert docs.markdown(doc, PAGES) == (
+        "Feeds a [UtilitySelector](UtilitySelector.md) from a [`MemoryStream`](MemoryStream.md);\n"
+        "`MemoryStream.awareness_of` and a Node stay as they are.\n"
+        "\n"
+        "Steps:\n"
+        "\n"
+        "- one, still one\n"
+        "- two"
+    )
+
+
+def test_markdown_wraps_long_paragraphs_without_breaking_a_link(docs: ModuleType) -> None:
+    text = docs.markdown("word " * 30 + "UtilitySelector " + "word " * 5, PAGES, width=60)
+    lines = text.splitlines()
+    assert all(len(line) <= 60 for line in lines)
+    assert any("[UtilitySelector](UtilitySelector.md)" in line for line in lines)

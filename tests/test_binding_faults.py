@@ -40,9 +40,17 @@ def test_runs_to_the_end(run: GodotRun) -> None:
         "TypeError: 'str' object cannot be interpreted as an integer",
         "RecursionError: a list that contains itself cannot be converted to an Array",
         "RecursionError: a dict that contains itself cannot be converted to a Dictionary",
+        "ValueError: broken frame hook",
     ],
 )
 def test_each_fault_is_reported_with_its_traceback(run: GodotRun, reported: str) -> None:
     text = run.stdout + run.stderr
     assert reported in text, run.log
     assert "Traceback (most recent call last)" in text, run.log
+
+
+@pytest.mark.godot
+def test_a_frame_hook_failing_every_frame_prints_one_traceback(run: GodotRun) -> None:
+    text = run.stdout + run.stderr
+    assert text.count("ValueError: broken frame hook") == 1, run.log
+    assert run.checks()["frame_hook_repeats_counted"]["ok"], run.checks()

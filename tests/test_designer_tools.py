@@ -18,11 +18,11 @@ HELP_PAGES = {
     "UtilitySelector", "UtilityBehavior", "UtilityConsideration",
     "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
     "InputSource", "AwarenessInput", "RecallInput", "DistanceInput", "SinceSeenInput", "PropertyInput",
-    "BlackboardInput",
+    "BlackboardInput", "IntentInput",
     "SenseRule", "SightSense2D", "SightSense3D", "HearingSense2D", "HearingSense3D",
     "TouchSense2D", "TouchSense3D", "Stimulus2D", "Stimulus3D",
     "MindAction", "MoveAction", "SetPropertyAction", "CallMethodAction",
-    "PlayAnimationAction", "EmitSignalAction", "AskDecisionAction",
+    "PlayAnimationAction", "EmitSignalAction", "AskDecisionAction", "AbortDecisionAction",
 }  # fmt: skip
 FAMILIES = {"saturating", "linear", "polynomial", "logistic", "logit", "normal", "sine", "step", "table"}
 

@@ -1,5 +1,6 @@
-"""Issue 14 (6): per-call costs in the README and the class pages come from the benchmarks' stored
-output, never retyped. No engine, no benchmark run: the stored outputs in docs/benchmarks/ are read."""
+"""Issue 14 (6): per-call costs in the README, the docs/ pages and the class pages come from the
+benchmarks' stored output, never retyped. No engine, no benchmark run: the stored outputs in
+docs/benchmarks/ are read."""
 
 from __future__ import annotations
 
@@ -8,21 +9,21 @@ from pathlib import Path
 import pytest
 
 from tools import bench_quotes
-from tools.bench_quotes import ALLOWED, BLOCK, QuoteError, pages, publish, render, unquoted
+from tools.bench_quotes import ALLOWED, BLOCK, QuoteError, page_name, pages, publish, render, unquoted
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = "run `.venv/bin/python -m tools.bench_quotes` to rewrite them from docs/benchmarks/"
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda page: page.name)
+@pytest.mark.parametrize("page", pages(), ids=page_name)
 def test_every_quoted_figure_is_what_its_benchmark_stored(page: Path) -> None:
     text = page.read_text()
     assert render(text) == text, f"{page.name}: benchmark figures differ from their stored output; {FIX}"
 
 
-@pytest.mark.parametrize("page", pages(), ids=lambda page: page.name)
+@pytest.mark.parametrize("page", pages(), ids=page_name)
 def test_no_per_call_cost_is_typed_outside_a_block(page: Path) -> None:
-    typed = unquoted(page.read_text(), ALLOWED.get(page.name, ()))
+    typed = unquoted(page.read_text(), ALLOWED.get(page_name(page), ()))
     assert typed == [], f"{page.name} types per-call costs by hand: {typed}; quote them with a bench: block"
 
 

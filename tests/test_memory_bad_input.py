@@ -17,18 +17,19 @@ from npc_mind.memory import (
     SaveFormatError,
     UnknownNpcError,
 )
+from npc_mind.memory.columns import SLOT_COLUMNS
 from npc_mind.memory.persistence import _PREFIX
 
-COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit", "_used", "_pinned")
+COLUMNS = (*(column.name for column in SLOT_COLUMNS), "used_slots", "pinned_slots")
 
 
 def snapshot(pool: MemoryPool) -> tuple:
     return (
-        tuple(getattr(pool, c)[: pool.npc_count].tobytes() for c in COLUMNS),
+        tuple(getattr(pool.state, c)[: pool.npc_count].tobytes() for c in COLUMNS),
         pool.npc_count,
-        pool._next_id,
-        pool._lt.size,
-        repr(pool._links),
+        pool.state.next_id,
+        pool.state.longterm.size,
+        repr(pool.state.links),
     )
 
 

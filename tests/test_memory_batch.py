@@ -8,22 +8,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_mind.memory import MemoryParams, MemoryPool
+from npc_mind.memory.columns import SLOT_COLUMNS
 from npc_mind.memory.types import EventKind
 
 SIGNAL_KINDS = (EventKind.FORMED, EventKind.REHEARSED, EventKind.EVICTED)
-COLUMNS = ("_ent", "_h", "_typ", "_last", "_stab", "_sal", "_k", "_pin", "_emit")
+COLUMNS = tuple(column.name for column in SLOT_COLUMNS)
 
 
 def state(pool: MemoryPool) -> dict[str, bytes]:
     n = pool.npc_count
-    out = {name: getattr(pool, name)[:n].tobytes() for name in COLUMNS}
-    out["used"] = pool._used[:n].tobytes()
-    out["lt"] = b"".join(a[: pool._lt.size].tobytes() for a in pool._lt.cols.values())
+    out = {name: getattr(pool.state, name)[:n].tobytes() for name in COLUMNS}
+    out["used"] = pool.state.used_slots[:n].tobytes()
+    longterm = pool.state.longterm
+    out["lt"] = b"".join(a[: longterm.size].tobytes() for a in longterm.cols.values())
     return out
 
 
-def fresh(npcs: int, capacity: int, curve: str, links: bool) -> MemoryPool:
+def fresh(npcs: int, capacity: int, curve: str, links: bool, narrow: int | None = None) -> MemoryPool:
+    """`narrow`: the pool's narrow-round width (0: every round vectorised; None: the default)."""
     pool = MemoryPool(capacity, MemoryParams(curve=curve, rehearsal_refractory_s=1.0), events=True)
+    if narrow is not None:
+        pool.state.narrow_round = narrow
     pool.add_npcs(npcs)
     if links:
         pool.link(0, 1, 2)
@@ -47,7 +52,7 @@ frames = st.lists(
 )
 
 
-@pytest.mark.parametrize("narrow", [0, MemoryPool._narrow_round])  # 0: every round vectorised
+@pytest.mark.parametrize("narrow", [0, None])  # 0: every round vectorised; None: the default width
 @settings(max_examples=120, deadline=None)
 @given(
     frames=frames,
@@ -56,17 +61,12 @@ frames = st.lists(
     links=st.booleans(),
 )
 def test_batches_equal_sequential_singles(narrow, frames, capacity, curve, links) -> None:
-    default = MemoryPool._narrow_round
-    MemoryPool._narrow_round = narrow
-    try:
-        check_batches_equal_sequential_singles(frames, capacity, curve, links)
-    finally:
-        MemoryPool._narrow_round = default
+    check_batches_equal_sequential_singles(frames, capacity, curve, links, narrow)
 
 
-def check_batches_equal_sequential_singles(frames, capacity, curve, links) -> None:
-    batch = fresh(4, capacity, curve, links)
-    single = fresh(4, capacity, curve, links)
+def check_batches_equal_sequential_singles(frames, capacity, curve, links, narrow=None) -> None:
+    batch = fresh(4, capacity, curve, links, narrow)
+    single = fresh(4, capacity, curve, links, narrow)
     now = 0.0
     for evs, dt, queries in frames:
         now += dt
@@ -148,16 +148,18 @@ def test_query_batch_fields() -> None:
     assert res.view(1) is None and res.view(0).entity == 5 and len(res) == 3
 
 
-def count_rounds(pool: MemoryPool, method: str = "_record_round") -> list[int]:
-    """Spy on the pool's vectorised rounds (the real method still runs): how many rows each."""
+def count_rounds(pool: MemoryPool, method: str = "record_round") -> list[int]:
+    """Spy on the pool's vectorised rounds (the real method still runs): how many rows each.
+    `record_round` is the recorder's, `query_round` the recaller's."""
     widths: list[int] = []
-    real = getattr(pool, method)
+    collaborator = pool._recorder if method == "record_round" else pool._recaller
+    real = getattr(collaborator, method)
 
     def spy(rr: np.ndarray, *args: object) -> object:
         widths.append(int(rr.shape[0]))
         return real(rr, *args)
 
-    setattr(pool, method, spy)
+    setattr(collaborator, method, spy)
     return widths
 
 
@@ -190,16 +192,16 @@ def test_many_rows_for_few_npcs_cost_rounds_in_proportion_to_rows_not_to_rows_pe
         assert state(a) == state(b)
     assert sum(widths) <= 3 * n
     # every vectorised round carries at least _NARROW_ROUND rows: rounds <= rows / that
-    assert all(w >= MemoryPool._narrow_round for w in widths), widths[:20]
-    assert len(widths) <= 3 * n // MemoryPool._narrow_round
+    assert all(w >= a.state.narrow_round for w in widths), widths[:20]
+    assert len(widths) <= 3 * n // a.state.narrow_round
     # waking queries: the same, one round per query before
-    queries = count_rounds(a, "_query_round")
+    queries = count_rounds(a, "query_round")
     for now in (3.5, 9.0):
         batch = a.query_strongest_batch(npcs, ents, now)
         singles = [b.query_strongest(int(x), int(y), now) for x, y in zip(npcs, ents, strict=True)]
         assert [batch.view(i) for i in range(n)] == singles
         assert state(a) == state(b)
-    assert all(w >= MemoryPool._narrow_round for w in queries), queries[:20]
+    assert all(w >= a.state.narrow_round for w in queries), queries[:20]
     ea, eb = a.drain_events(), b.drain_events()
     assert sorted(zip(*ea, strict=True)) == sorted(zip(*eb, strict=True))
     assert signal_events(ea) == signal_events(eb)

@@ -38,7 +38,7 @@ def test_awareness_at_every_threshold_matches_the_batch() -> None:
     pool = MemoryPool(events=True)
     npc = pool.add_npc()
     pool.record(npc, 9, HOSTILE, 0.37, 0.0)
-    s = float(pool._stab[0, 0])
+    s = float(pool.state.stability[0, 0])
     p = pool.params
     levels_seen = set()
     for level in (p.awareness_pursue, p.awareness_search, p.forget_threshold):
@@ -69,7 +69,7 @@ def test_single_calls_match_a_batch_through_ties_eviction_and_consolidation() ->
     for pool in (a, b):
         pool.record(1, 8, TRIVIA, 0.5, 4.0)
         pool.record(1, 8, OBSERVATION, 0.5, 4.0)
-        pool._stab[pool._row(1), :] = 50.0
+        pool.state.stability[pool.row_of(1), :] = 50.0
     for now in (4.5, 6.0, 30.0):
         single = a.query_strongest(1, 8, now)
         batch = b.query_strongest_batch([1], [8], now).view(0)

@@ -5,13 +5,12 @@ lines, each pointing at the fix, and the mob keeps choosing and remembering."""
 from __future__ import annotations
 
 import shutil
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.godot import run_godot
-from tools.provision import package
+from tests.support.ship import game_from_zip
 
 SCENE = Path(__file__).resolve().parent / "ship"
 FRAMES = 120
@@ -20,13 +19,7 @@ pytestmark = pytest.mark.godot
 
 @pytest.fixture(scope="module")
 def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    package.provision()  # idempotent: rebuilt only when the addon changed
-    scratch = tmp_path_factory.mktemp("teammate")
-    with zipfile.ZipFile(package.zip_path()) as archive:
-        archive.extractall(scratch / "unpacked")
-    game = scratch / "game"
-    game.mkdir()
-    shutil.copytree(scratch / "unpacked" / "addons", game / "addons")
+    game = game_from_zip(tmp_path_factory.mktemp("teammate"))
     for name in ("teammate.gd", "teammate.tscn"):
         shutil.copy2(SCENE / name, game / name)
     (game / "project.godot").write_text(

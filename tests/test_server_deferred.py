@@ -24,7 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from npc_mind.memory import MemoryParams, MemoryPool
 from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
-from npc_mind.server.memories import SCALAR_FLUSH
+from npc_mind.server.frame_cache import SCALAR_FLUSH
 from tests.test_server_properties import BAD_PROFILES, ENTITIES, GOOD_PROFILES, SALIENCES, STEPS, TYPES
 
 # odd arguments the queue must refuse (each then takes the immediate path, for its error or result)

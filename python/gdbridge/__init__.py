@@ -20,6 +20,8 @@ imported by the extension (see docs/binding.md):
 This package knows nothing about NPCs.
 """
 
+# classdb registers the Python-declared classes: imported first, so every class statement finds it.
+from gdbridge import classdb  # noqa: F401
 from gdbridge.callables import as_callable
 from gdbridge.declare import (
     Variant,

@@ -6,15 +6,24 @@ the first engine callback reaches Python.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
-import traceback
 import warnings
 from pathlib import Path
 from typing import Any
 
-from gdbridge import _variant, callables, classdb, objects
+from gdbridge import (
+    _variant,
+    callables,
+    classdb,
+    instances,
+    interface,
+    lifetime,
+    objects,
+    project,
+    properties,
+)
+from gdbridge.interface import report, state
 from gdbridge.types import VARIANT_OF, NodePath, StringName, Vector2, Vector3
 
 LEVEL_SCENE = 2
@@ -22,15 +31,6 @@ LEVEL_EDITOR = 3
 ffi: Any = None
 lib: Any = None
 _env: dict[str, Any] = {}
-
-
-def report(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-    """cffi's onerror: an exception in a callback becomes an engine error with its traceback."""
-    text = "".join(traceback.format_exception(exc_type, exc, tb))
-    try:
-        lib.gdb_error(f"Python: {exc_type.__name__}: {exc}".encode(), text.encode())
-    except Exception:
-        sys.__stderr__.write(text)
 
 
 class _EngineStream:
@@ -87,75 +87,12 @@ def _redirect_output() -> None:
     warnings.showwarning = _show_warning
 
 
-def _gdextension_config() -> dict[str, Any]:
-    """The `[python]` section of the addon's .gdextension file (entry_modules = [...]).
-
-    Read through the engine from the project's extension list (an exported game has the file only
-    in its pack); on a project's first import, before that list exists, from the addon folder."""
-    read = objects.engine_class("FileAccess").get_file_as_string
-    texts = [read(path) for path in read("res://.godot/extension_list.cfg").split()]
-    if not texts:
-        addon = Path(ffi.string(lib.gdb_library_path()).decode()).parent.parent
-        texts = [path.read_text() for path in addon.glob("*.gdextension")]
-    found: dict[str, Any] = {}
-    for text in texts:
-        section = ""
-        for raw in text.splitlines():
-            line = raw.strip()
-            if line.startswith("["):
-                section = line.strip("[]")
-            elif section == "python" and "=" in line and not line.startswith(";"):
-                key, _, value = line.partition("=")
-                found[key.strip()] = json.loads(value.strip())
-    return found
-
-
-def _project_setting(name: str, default: Any) -> Any:
-    settings = objects.singleton("ProjectSettings")
-    if not settings.has_setting(name):
-        return default
-    return settings.get_setting(name)
-
-
-def _module_folder(res_path: str) -> str:
-    """Where a `python/paths` folder is on disk: the project itself, or in an exported game the
-    copy beside the binary (`python/res/...`, made by the runtime export)."""
-    exported = Path(ffi.string(lib.gdb_library_path()).decode()).parent / "python" / "res"
-    if exported.is_dir():
-        return str(exported / res_path.removeprefix("res://").strip("/"))
-    return str(objects.singleton("ProjectSettings").globalize_path(res_path))
-
-
-def _entry_modules() -> list[str]:
-    modules = list(_gdextension_config().get("entry_modules", []))
-    for path in _project_setting("python/paths", []):
-        folder = _module_folder(str(path))
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-    modules += [m for m in _project_setting("python/entry_modules", []) if m not in modules]
-    return modules
-
-
-def watch_roots() -> list[Path]:
-    """Where the modules a reload watches live: the project's `python/paths` folders and the
-    folders holding the addon's entry modules."""
-    settings = objects.singleton("ProjectSettings")
-    roots = [Path(settings.globalize_path(path)) for path in _project_setting("python/paths", [])]
-    for name in _gdextension_config().get("entry_modules", []):
-        module = sys.modules.get(name)
-        file = getattr(module, "__file__", None)
-        if file:
-            path = Path(file).parent
-            roots.append(path.parent if path.name == name else path)
-    return roots
-
-
 def _start_scene() -> None:
     _redirect_output()
     engine = objects.singleton("Engine")
-    classdb.state["editor"] = bool(engine.is_editor_hint())
+    state["editor"] = bool(engine.is_editor_hint())
     # Loaded by a running editor (it found the addon while scanning) rather than at engine start.
-    classdb.state["late_load"] = bool(engine.has_singleton("EditorInterface"))
+    state["late_load"] = bool(engine.has_singleton("EditorInterface"))
     version = sys.version.split()[0]
     python = _env.get("python", "?")
     objects.utility.print(
@@ -163,13 +100,13 @@ def _start_scene() -> None:
     )
     import importlib
 
-    for module in _entry_modules():
+    for module in project.entry_modules():
         try:
             importlib.import_module(module)
         except Exception as error:
             report(type(error), error, error.__traceback__)
         classdb.register_pending()
-    classdb.state["scene_ready"] = True
+    state["scene_ready"] = True
     classdb.register_pending()
     classdb.install_weakener()
 
@@ -197,10 +134,10 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
             lib.gdb_set_numpy(id(_variant.np.empty), vtype, id(dtype))
     for vector in (Vector2, Vector3):  # borrowed: module-level classes
         lib.gdb_set_vector_class(VARIANT_OF[vector], id(vector))
-    lib.gdb_set_arrivals(id(objects.arrivals), id(objects.held), id(objects.settle_arrivals))
-    lookup = objects.lookup
+    lib.gdb_set_arrivals(id(lifetime.arrivals), id(lifetime.held), id(lifetime.settle_arrivals))
+    lookup = interface.lookup
     # `settle` (in C) calls settle_arrivals when something arrived or a held object was let go.
-    arrivals, held = objects.arrivals, objects.held
+    arrivals, held = lifetime.arrivals, lifetime.held
     import _gdbridge_fast
 
     settle = _gdbridge_fast.settle
@@ -210,14 +147,14 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_initialize(level: int) -> None:
-        if classdb.state.get("library_reload"):
+        if state.get("library_reload"):
             if level == LEVEL_SCENE:
                 classdb.register_again(LEVEL_SCENE)
             elif level == LEVEL_EDITOR:
                 from gdbridge import editor
 
                 editor.start()  # defines and registers the editor classes afresh
-                classdb.state["library_reload"] = False
+                state["library_reload"] = False
             return
         if level == LEVEL_SCENE:
             _start_scene()
@@ -232,9 +169,9 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         # objects stay; the classes are unregistered and registered again at initialize.
         if level not in (LEVEL_SCENE, LEVEL_EDITOR):
             return
-        reload = classdb.state["editor"] and objects.singleton("Engine").get_main_loop() is not None
+        reload = state["editor"] and objects.singleton("Engine").get_main_loop() is not None
         if reload:
-            classdb.state["library_reload"] = True
+            state["library_reload"] = True
         if level == LEVEL_EDITOR:
             from gdbridge import editor
 
@@ -243,28 +180,28 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
         elif level == LEVEL_SCENE:
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
-            classdb.remove_weakener()
+            lifetime.remove_weakener()
             if not reload:
                 objects.shutdown()
             classdb.unregister_all(level=LEVEL_SCENE)
             if not reload:
-                objects.shutdown_names()
+                interface.shutdown_names()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_frame() -> None:
-        objects.run_frame_hooks()
+        interface.run_frame_hooks()
 
     @ffi.def_extern(onerror=report)
     def gdb_py_create(cid: int, notify: int) -> Any:
-        return classdb.create(cid, notify)
+        return instances.create(cid, notify)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_free(cid: int, iid: int) -> None:
-        classdb.free(cid, iid)
+        instances.free(cid, iid)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_recreate(cid: int, ptr: Any) -> int:
-        return classdb.recreate(cid, ptr)
+        return instances.recreate(cid, ptr)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_get_virtual(cid: int, name: Any) -> int:
@@ -317,7 +254,7 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_validate_property(iid: int, info: Any) -> int:
-        return classdb.validate_property(iid, info)
+        return properties.validate_property(iid, info)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_call(cid: int, args: Any, n: int, ret: Any, err: Any) -> None:
@@ -331,23 +268,23 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
 
     @ffi.def_extern(onerror=report)
     def gdb_py_reference(iid: int, up: int) -> None:
-        classdb.reference_changed(iid, up)
+        lifetime.reference_changed(iid, up)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_to_string(iid: int, valid: Any, out: Any) -> None:
-        classdb.to_string(iid, valid, out)
+        properties.to_string(iid, valid, out)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_property(iid: int, op: int, name: Any, value: Any) -> int:
-        return classdb.property_hook(iid, op, name, value)
+        return properties.property_hook(iid, op, name, value)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_property_list(iid: int, count: Any) -> Any:
-        return classdb.property_list(iid, count)
+        return properties.property_list(iid, count)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_free_property_list(iid: int, array: Any) -> None:
-        classdb.free_property_list(iid, array)
+        properties.free_property_list(iid, array)
 
     @ffi.def_extern(onerror=report)
     def gdb_py_callable_info(cid: int, what: int, other: int) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from gdbridge import _variant, objects
+from gdbridge import _variant, interface
 from gdbridge.types import VariantType
 
 T = VariantType
@@ -14,7 +14,7 @@ _constructor: Any = None
 
 def _take_callable(raw: Any) -> _variant.VariantValue:
     """A Variant value holding the Callable built in `raw`; `raw` itself is destroyed."""
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     v = ffi.new("gdb_variant*")
     lib.gdb_vraw(v, T.CALLABLE, raw)
     lib.gdb_value_destroy(T.CALLABLE, raw)
@@ -26,12 +26,12 @@ def _take_callable(raw: Any) -> _variant.VariantValue:
 def object_method(obj: Any, method: str) -> _variant.VariantValue:
     """Callable(obj, method): `obj` any Godot object (engine or Python-defined)."""
     global _constructor  # noqa: PLW0603 - resolved once, on first use
-    ffi = objects.ffi
+    ffi = interface.ffi
     if _constructor is None:
-        _constructor = objects._iface["variant_get_ptr_constructor"](T.CALLABLE, 2)
+        _constructor = interface._iface["variant_get_ptr_constructor"](T.CALLABLE, 2)
     raw = ffi.new("uint64_t[2]")
-    holder = ffi.new("void**", objects.object_ptr(obj))
-    args = ffi.new("void*[2]", [holder, objects.sn(method)])
+    holder = ffi.new("void**", interface.object_ptr(obj))
+    args = ffi.new("void*[2]", [holder, interface.sn(method)])
     _constructor(raw, args)
     return _take_callable(raw)
 
@@ -43,7 +43,7 @@ _next_id = [0]
 def python_function(fn: Any, owner: Any = None) -> _variant.VariantValue:
     """A Godot Callable that runs `fn` (on the thread that calls it); with `owner`, the Callable
     becomes invalid when that Godot object is freed (signals then disconnect it)."""
-    ffi, lib = objects.ffi, objects.lib
+    ffi, lib = interface.ffi, interface.lib
     _next_id[0] += 1
     cid = _next_id[0]
     _functions[cid] = fn
@@ -59,7 +59,7 @@ def python_function(fn: Any, owner: Any = None) -> _variant.VariantValue:
 
 def call_function(cid: int, args: Any, n: int, ret: Any) -> None:
     result = _functions[cid](*[_variant.from_variant(args[i]) for i in range(n)])
-    objects.lib.gdb_vdestroy(ret)
+    interface.lib.gdb_vdestroy(ret)
     _variant.to_variant(ret, result)
 
 
@@ -88,7 +88,7 @@ def function_text(cid: int, valid: Any, out: Any) -> None:
         valid[0] = 0
         return
     text = str(fn)
-    objects.lib.gdb_value_destroy(T.STRING, out)
+    interface.lib.gdb_value_destroy(T.STRING, out)
     _variant.new_text(out, T.STRING, text)
     valid[0] = 1
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gdbridge import types
+from gdbridge.callables import as_callable
 from gdbridge.types import (
     GODOT_NAMES,
     VARIANT_OF,
@@ -320,18 +321,12 @@ class BoundSignal:
         self.obj.emit_signal(StringName(self.name), *args)
 
     def connect(self, target: Any, method: str | None = None, flags: int = 0) -> int:
-        from gdbridge.callables import as_callable
-
         return self.obj.connect(StringName(self.name), as_callable(target, method), flags)
 
     def disconnect(self, target: Any, method: str | None = None) -> None:
-        from gdbridge.callables import as_callable
-
         self.obj.disconnect(StringName(self.name), as_callable(target, method))
 
     def is_connected(self, target: Any, method: str | None = None) -> bool:
-        from gdbridge.callables import as_callable
-
         return bool(self.obj.is_connected(StringName(self.name), as_callable(target, method)))
 
 
@@ -390,19 +385,19 @@ def virtual(fn: Callable[..., Any] | None = None, *, required: bool = False) -> 
 INT64_RANGE = (-(1 << 63), (1 << 63) - 1)
 
 
-def queued(take: Callable[[list[tuple]], Any], **bounds: tuple[int, int]) -> Callable[[Any], Any]:
+def queued(take: Callable[[bytes], Any], **bounds: tuple[int, int]) -> Callable[[Any], Any]:
     """A method called very often that returns nothing, whose calls the binding may queue in C.
 
     A call from the main thread, on an instance Python gave a key (`objects.queue_calls(obj, key)`),
     with plain numbers for its parameters (up to 4, each `int` or `float`: an int within
     `bounds[name]`, default the int64 range, inclusive; a finite float) returns at once, without
-    Python. `take(rows, raw)` receives the queued calls in call order, before any other Python code
-    of the main thread runs (when a callback into Python starts and when an engine call made from
-    Python returns): `rows` a list of (key, *arguments) tuples, `raw` the same numbers as bytes, 8
-    a number in native order (int64, or float64 for a float parameter), for numpy. Every other
-    call runs the method itself, so the method must do what `take` does with the same arguments.
-    `take` must not raise for calls the method accepts, nor call the engine (calls queued while it
-    runs would reach Python code it starts before they reach `take`).
+    Python. `take(raw)` receives the queued calls in call order, before any other Python code of the
+    main thread runs (when a callback into Python starts and when an engine call made from Python
+    returns): `raw` the rows as bytes, each the key then the arguments, 8 bytes a number in native
+    order (int64, or float64 for a float parameter; a numpy structured dtype reads them). Every
+    other call runs the method itself, so the method must do what `take` does with the same
+    arguments. `take` must not raise for calls the method accepts, nor call the engine (calls
+    queued while it runs would reach Python code it starts before they reach `take`).
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -414,16 +409,18 @@ def queued(take: Callable[[list[tuple]], Any], **bounds: tuple[int, int]) -> Cal
 
 def answered(writes: Callable[..., Any]) -> Callable[[Any], Any]:
     """A read of one int (an id) returning an int that the binding may answer in C, from a table
-    Python sets once a frame (`objects.answer_table(read).set`), kept true by the calls of the queued method
-    `writes` (whose first parameter is the same kind of id) that the binding queues meanwhile.
+    Python publishes (`objects.answer_table(read).set`) and keeps true, while the queued method
+    `writes` (whose first parameter is the same kind of id) changes what it reads.
 
-    A call from the main thread on an instance with a queue key (`objects.queue_calls`) is answered
-    in C when Python left the key open, at most `budget` calls of `writes` were queued under it
-    since the table was set, and the id was written by one of them (then the key's `written`
-    answer, unless it is -1) or has an answer in the table (then that answer, and the pair is
-    logged for the table's `asked`). Every other call runs the method, which must give the same
-    answer: Python closes a key (the table's `close`) when it changes the key's state other
-    than by those queued calls, and clears the table (`clear`) when it stops holding.
+    The table holds the answer of (key, id) pairs and, per key, for how many more queued calls of
+    `writes` the answers hold and the answer for an id one of those calls names (-1: the method
+    answers it). The binding applies it as data: a queued call of `writes` spends one of its key's
+    calls (a key with none left is closed) and gives its id the key's written answer; a call of the
+    read from the main thread, on an instance whose key (`objects.queue_calls`) is open, gets its
+    id's answer when there is one (then logged for the table's `asked` if it came from the pairs).
+    Every other call runs the method, which must give the same answer: Python closes a key (the
+    table's `close`) when it changes the key's state other than by those queued calls, and clears
+    the table (`clear`) when it stops holding.
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:

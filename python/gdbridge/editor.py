@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from gdbridge import docs, objects
+from gdbridge import classdb, docs, interface, objects, project, reload
 
 OPTION = "gdbridge/python_runtime"
 _TYPE_BOOL = 1
@@ -44,7 +44,7 @@ _SKIP_DIRS = {".godot", ".git", "__pycache__", "addons", ".import"}
 
 def bin_dir() -> Path:
     """The addon's bin/ on disk (where the extension library was loaded from)."""
-    return Path(os.path.realpath(objects.ffi.string(objects.lib.gdb_library_path()).decode())).parent
+    return Path(os.path.realpath(interface.ffi.string(interface.lib.gdb_library_path()).decode())).parent
 
 
 def runtime_problem(platform_name: str) -> str:
@@ -265,16 +265,12 @@ def _define_classes() -> None:
             for exporter in self.exporters:
                 self.add_export_plugin(exporter)
             self.since_check = 0.0
-            from gdbridge import _runtime, reload
-
-            reload.watch(_runtime.watch_roots())
+            reload.watch(project.watch_roots())
 
         def _process(self, delta: float) -> None:
             self.since_check += delta
             if self.since_check >= RELOAD_CHECK_SECONDS:
                 self.since_check = 0.0
-                from gdbridge import reload
-
                 reload.check()
 
         def _exit_tree(self) -> None:
@@ -287,10 +283,10 @@ PLUGIN = "GdbridgeEditorPlugin"
 
 
 def _plugin_call(function: str) -> None:
-    call = objects.ffi.cast(
-        "GDExtensionInterfaceEditorAddPlugin", objects.lib.gdb_get_proc(function.encode())
+    call = interface.ffi.cast(
+        "GDExtensionInterfaceEditorAddPlugin", interface.lib.gdb_get_proc(function.encode())
     )
-    call(objects.sn(PLUGIN))
+    call(interface.sn(PLUGIN))
 
 
 def _skip_doc_refresh_when_headless() -> None:
@@ -310,16 +306,14 @@ def _skip_doc_refresh_when_headless() -> None:
 
 def start() -> None:
     """Only when the editor runs (EDITOR level is also reached by games started from an editor build)."""
-    from gdbridge import classdb
-
-    if not classdb.state["editor"]:
+    if not interface.state["editor"]:
         return
-    if classdb.state["late_load"]:
+    if interface.state["late_load"]:
         _skip_doc_refresh_when_headless()
-    classdb.state["level"] = LEVEL_EDITOR
+    interface.state["level"] = LEVEL_EDITOR
     _define_classes()
     classdb.register_pending()
-    if not classdb.state["late_load"]:  # late: the editor may still be reading its doc cache
+    if not interface.state["late_load"]:  # late: the editor may still be reading its doc cache
         docs.load_into_editor()
     _plugin_call("editor_add_plugin")
     _added.append(PLUGIN)

@@ -20,7 +20,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from gdbridge import classdb, declare, objects
+from gdbridge import classdb, declare, instances, interface, objects
 
 _mtimes: dict[str, float] = {}  # module name -> mtime of its file when last (re)loaded
 _roots: list[Path] = []
@@ -69,7 +69,7 @@ def check() -> list[str]:
         elif stamp != _mtimes[name]:
             _mtimes[name] = stamp
             changed.append(name)
-    classdb.drop_detached()
+    instances.drop_detached()
     library = _library_path()
     problems: list[str] = []
     for name in changed:
@@ -81,7 +81,7 @@ def check() -> list[str]:
         objects.singleton("GDExtensionManager").call_deferred("reload_extension", library)
         problems = []
     for problem in problems:
-        objects.lib.gdb_warning(f"gdbridge reload: {problem}: restart the editor".encode(), b"")
+        interface.lib.gdb_warning(f"gdbridge reload: {problem}: restart the editor".encode(), b"")
     if changed:
         objects.utility.print(f"gdbridge: reloaded {', '.join(changed)}")
     return problems
@@ -90,10 +90,10 @@ def check() -> list[str]:
 def _library_path() -> str | None:
     """The res:// path of gdbridge's .gdextension when the engine can reload it (in the editor,
     `reloadable = true`), else None."""
-    if not classdb.state["editor"]:
+    if not interface.state["editor"]:
         return None
     manager = objects.singleton("GDExtensionManager")
-    here = Path(objects.ffi.string(objects.lib.gdb_library_path()).decode()).resolve().parent.parent
+    here = Path(interface.ffi.string(interface.lib.gdb_library_path()).decode()).resolve().parent.parent
     settings = objects.singleton("ProjectSettings")
     for path in manager.get_loaded_extensions():
         if Path(str(settings.globalize_path(path))).resolve().parent == here:
@@ -112,14 +112,12 @@ def reload_module(module: types.ModuleType, declarations: bool = False) -> list[
     holds that changed (with `declarations`, exports and signals are taken too, for a library
     reload to register)."""
     problems: list[str] = []
-    state = classdb.state
+    state = interface.state
     state["reloading"] = {}
     try:
         importlib.reload(module)
     except Exception as error:  # the old classes stay as they were
-        from gdbridge._runtime import report
-
-        report(type(error), error, error.__traceback__)
+        interface.report(type(error), error, error.__traceback__)
         return [f"{module.__name__} failed to import; the previous version stays"]
     finally:
         found: dict[str, type] = state.pop("reloading")

@@ -6,7 +6,7 @@ import sys
 import threading
 from typing import Any
 
-from gdbridge import objects
+from gdbridge import interface, objects
 from npc_mind.server import WrongThreadError
 from npc_mind_godot import mistakes
 
@@ -127,8 +127,8 @@ def object_of(instance_id: int) -> Any:
     error ("slot >= slot_max") for a slot it never handed out."""
     if instance_id < OBJECT_ID_FLOOR:
         return None
-    ptr = objects._iface["object_get_instance_from_id"](instance_id)
-    return None if ptr == objects.ffi.NULL else objects.wrap(ptr)
+    ptr = interface._iface["object_get_instance_from_id"](instance_id)
+    return None if ptr == interface.ffi.NULL else objects.wrap(ptr)
 
 
 def display_name(node: Any) -> str:
@@ -140,3 +140,15 @@ def display_name(node: Any) -> str:
     if named:
         return str(named)
     return str(node.get_name()) if node.has_method("get_name") else ""
+
+
+def decision_of(selector: Any, path: Any) -> Any:
+    """The AsyncLLMDecision an NPC's selector works with: at `path` from the selector, else (empty
+    path) the first AsyncLLMDecision child of its parent, the NPC; None when there is none."""
+    if str(path):
+        node = selector.get_node_or_null(path)
+    else:
+        npc = selector.get_parent()
+        siblings = npc.get_children() if npc is not None else []
+        node = next((child for child in siblings if child.is_class("AsyncLLMDecision")), None)
+    return node if node is not None and node.is_class("AsyncLLMDecision") else None

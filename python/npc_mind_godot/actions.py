@@ -38,12 +38,13 @@ from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
-from npc_mind_godot._common import NOTIFICATION_PREDELETE, engine_script, icon, server
+from npc_mind_godot._common import NOTIFICATION_PREDELETE, decision_of, engine_script, icon, server
 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
 HISTORY = 32  # entries kept per selector for `get_recent_actions`
-DESTINATIONS = ("target", "away_from_target", "node")
+DESTINATIONS = ("target", "away_from_target", "node", "route")
+WAYPOINTS = ("node", "route")  # the destinations read from `node`
 ANIMATED = ("AnimationPlayer", "AnimatedSprite2D", "AnimatedSprite3D")
 BODIES = ("CharacterBody2D", "CharacterBody3D")
 AGENTS = ("NavigationAgent2D", "NavigationAgent3D")
@@ -64,8 +65,45 @@ class ActionError(Exception):
 
 class MindAction(classes.Resource, abstract=True, icon=icon("MindAction")):
     """One thing a behavior does, without code: put it in a UtilityBehavior's `on_enter`, `on_tick`
-    or `on_exit`. Its NodePaths are relative to the UtilitySelector; empty means the NPC (the
-    selector's parent). A mistake found while it runs is reported once and the action is skipped."""
+    or `on_exit`.
+
+    `on_enter` runs once when the selector chooses the behavior, `on_tick` every physics frame while
+    it holds, `on_exit` once when another behavior replaces it. When the selector's choice changes,
+    at the end of the frame of the choice (the server's step), the old behavior's `on_exit` runs,
+    then the selector emits `behavior_exited(old)`, the new behavior's `on_enter` runs, then
+    `behavior_entered(new)`, then `behavior_changed(new)`. The selector's first choice has no exit.
+    The `on_tick` lists of every NPC run in one pass per physics frame (no `_physics_process` per
+    NPC), before the moves.
+
+    Every NodePath of an action is relative to the **UtilitySelector** (as the inspector's node
+    picker makes it); an empty path means **the NPC**, the selector's parent. The actions:
+    MoveAction, SetPropertyAction, CallMethodAction, PlayAnimationAction, EmitSignalAction and
+    AskDecisionAction.
+
+    In the inspector an action list names each element by what it does (`MoveAction target`,
+    `SetPropertyAction text`, `PlayAnimationAction alert`): an action's `resource_name` follows its
+    main field, as a sense rule's does.
+
+    **Mistakes.** The selector's configuration warnings list every action that cannot work, naming
+    the behavior, the list and the place (`Behavior 'patrol', on_enter[0] MoveAction ../Post: ...`):
+    a NodePath that resolves to nothing, a property or method the node does not have, a move with
+    no CharacterBody2D/3D or a `navigation_agent` that is not an agent, a player that is not one or
+    lacks the animation, no decision to ask, an empty name. At run time such an action is skipped
+    and reported once per selector and action (one error naming the selector's path, the behavior,
+    the action and the fix; later repeats, such as an `on_tick` action every frame, only count in
+    `NpcMindServer.get_metrics()["mistakes/repeats"]`). The rest keep running.
+
+    **History.** `UtilitySelector.get_recent_actions()` returns the selector's last 32 actions.
+
+    **Cost.** What an action needs (its nodes, the property or method it checked) is found when its
+    behavior begins and kept while it holds; it is found again only when one of its nodes is freed.
+    The engine side of the physics pass is one GDScript object the addon builds from source, called
+    a fixed number of times a frame whatever the number of NPCs, with packed arrays: one read of
+    every moving body's and waypoint's position and one call that steers and moves every body per
+    dimension, and one call that writes the pass's `on_tick` property sets. The move rule (arrived?
+    far enough away?) is one array function for all bodies. The other actions in `on_tick` are one
+    engine call each (`scripts/bench actions`).
+    """
 
     @python_only
     def run(self, running: Running) -> None:
@@ -229,8 +267,10 @@ def _has_animation(player: Any, name: str) -> bool:
 
 
 class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
-    """Play an animation: `player` (an AnimationPlayer, AnimatedSprite2D or AnimatedSprite3D; empty:
-    the NPC's first such child) and `animation` (its name, e.g. `walk` or `library/walk`)."""
+    """Play an animation on the NPC.
+
+    `player` is an AnimationPlayer, AnimatedSprite2D or AnimatedSprite3D (empty: the NPC's first such
+    child) and `animation` its name, e.g. `walk` or `library/walk`."""
 
     player: NodePath = export(
         NodePath(""), doc="AnimationPlayer or AnimatedSprite2D/3D (empty: the NPC's first such child)."
@@ -283,8 +323,10 @@ class PlayAnimationAction(MindAction, icon=icon("PlayAnimationAction")):
 
 
 class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
-    """Emit a signal on the NPC (the selector's parent): `signal_name` and its `args`. A signal the
-    NPC does not declare is added to it as a user signal the first time, so code can connect it."""
+    """Emit a signal on the NPC (the selector's parent).
+
+    `signal_name` and its `args`. A signal the NPC does not declare is added to it as a user signal
+    the first time, so code can connect it."""
 
     signal_name: StringName = export(StringName(""), doc="The signal to emit on the NPC.")
     args: list = export([], doc="Its arguments, in order.")
@@ -314,21 +356,34 @@ class EmitSignalAction(MindAction, icon=icon("EmitSignalAction")):
 
 
 class MoveAction(MindAction, icon=icon("MoveAction")):
-    """Move the NPC's body: to the selector's target's last known position (`target`), away from it
-    (`away_from_target`, until `flee_distance` from it) or to a node such as a Marker2D/3D
-    (`node`), at `speed`, stopping within `arrive_distance`. The body is the NPC (a CharacterBody2D
-    or CharacterBody3D; or `body`); with a NavigationAgent2D/3D child (or `navigation_agent`) it
+    """Move the NPC's body to its target's last known position, away from it, to a node, or along a route.
+
+    `destination`: the selector's target's last known position (`target`), away from it
+    (`away_from_target`, until `flee_distance` from it), a node such as a Marker2D/3D (`node`) or a
+    route (`route`: `node`'s Node2D/3D children in order, looping), at `speed`, stopping within
+    `arrive_distance`. The body is the NPC (a CharacterBody2D or CharacterBody3D; or `body`); with
+    a NavigationAgent2D/3D child (or `navigation_agent`) it
     follows the agent's path, else it steers straight (in 3D, level: its vertical velocity is
     kept). The move lasts while the behavior holds and follows the destination when it moves; it
-    stops (velocity zero) on arrival and when the behavior ends."""
+    stops (velocity zero) on arrival and when the behavior ends. With `face_motion` the body turns
+    to face its heading while it moves (a sight on the NPC then looks where it goes). One move per
+    body: a later one replaces it. With no target, or a target never perceived, the body stands. A
+    NavigationAgent3D's path points lie on the navigation mesh, which may be baked above the floor:
+    set the agent's `path_height_offset` to that height, or the body rises to it. The agent's
+    avoidance is not used (its `velocity_computed` is left to scripts)."""
 
     destination: str = export(
         "node",
         hint=PropertyHint.ENUM,
         hint_string=",".join(DESTINATIONS),
-        doc="target: the target's last known position; away_from_target; node: a waypoint node.",
+        doc="target: the target's last known position; away_from_target; node: a waypoint node; route: "
+        "node's children (Marker2D/3D) one after the other, looping.",
     )
-    node: NodePath = export(NodePath(""), doc="For destination node: the node to go to (a Marker2D/3D).")
+    node: NodePath = export(
+        NodePath(""),
+        doc="For destination node: the node to go to (a Marker2D/3D); route: the parent of the waypoints "
+        "(top_level on, so they stay put when the NPC moves).",
+    )
     speed: float = export(100.0, range=(0.0, 2000.0, 0.1, "or_greater"), doc="Units per second.")
     arrive_distance: float = export(
         8.0, range=(0.0, 1000.0, 0.1, "or_greater"), doc="Within this distance of the destination: arrived."
@@ -340,9 +395,14 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
     navigation_agent: NodePath = export(
         NodePath(""), doc="The NavigationAgent2D/3D (empty: the NPC's first; none: straight steering)."
     )
+    face_motion: bool = export(
+        False,
+        doc="Turn the body to face where it moves (2D: +X forward; 3D: about Y, -Z forward), so its "
+        "sight looks ahead. Off: the body keeps its facing.",
+    )
 
     def _validate_property(self, prop: Any) -> None:
-        if (prop.name == "node" and self.destination != "node") or (
+        if (prop.name == "node" and self.destination not in WAYPOINTS) or (
             prop.name == "flee_distance" and self.destination != "away_from_target"
         ):
             prop.usage = PropertyUsage.STORAGE
@@ -357,7 +417,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
                 "make the NPC a CharacterBody2D/3D, or point body at one",
             )
         agent = _agent(running.selector, self.navigation_agent, body)
-        if self.destination == "node":
+        if self.destination in WAYPOINTS:
             _found(running.selector, self.node, "node")
         elif self.destination not in DESTINATIONS:
             raise ActionError(
@@ -389,17 +449,51 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
             )
         if str(self.navigation_agent) and _agent(selector, self.navigation_agent, body) is None:
             found.append(f"navigation_agent {str(self.navigation_agent)!r} is not a NavigationAgent2D/3D.")
-        if self.destination == "node":
+        if self.destination in WAYPOINTS:
             found += _path_problem(selector, self.node, "node") if str(self.node) else ["No node to move to."]
+            route = _node_at(selector, self.node) if str(self.node) else None
+            if self.destination == "route" and route is not None and not _waypoints(route):
+                found.append(f"The route {str(self.node)!r} has no Node2D/Node3D children to visit.")
         return found
 
     @python_only
     def label(self) -> str:
-        where = str(self.node) if self.destination == "node" else self.destination
+        where = str(self.node) if self.destination in WAYPOINTS else self.destination
         return f"MoveAction {where}"
 
 
 MoveAction.__dict__["destination"].on_change = lambda action, _v: action.notify_property_list_changed()
+
+
+def _show_label(action: MindAction, _value: Any) -> None:
+    # The inspector labels an action list's element with its resource_name: "MoveAction target",
+    # "SetPropertyAction text", not the class name alone (as the sense rules are labelled).
+    action.set(StringName("resource_name"), action.label())
+
+
+def _label_on_change(kind: type, field: str) -> None:
+    earlier = kind.__dict__[field].on_change
+
+    def changed(action: MindAction, value: Any) -> None:
+        if earlier is not None:
+            earlier(action, value)
+        _show_label(action, value)
+
+    kind.__dict__[field].on_change = changed
+
+
+for _kind, _fields in (
+    (SetPropertyAction, ("property",)), (CallMethodAction, ("method",)),
+    (PlayAnimationAction, ("animation",)), (EmitSignalAction, ("signal_name",)),
+    (MoveAction, ("destination", "node")),
+):  # fmt: skip
+    for _field in _fields:
+        _label_on_change(_kind, _field)
+
+
+def _waypoints(route: Any) -> list[Any]:
+    """A route's waypoints: its Node2D/Node3D children, in order."""
+    return [child for child in route.get_children() if child.is_class("Node2D") or child.is_class("Node3D")]
 
 
 def _agent(selector: Any, path: Any, body: Any) -> Any:
@@ -410,8 +504,10 @@ def _agent(selector: Any, path: Any, body: Any) -> Any:
 
 
 class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
-    """Ask the NPC's AsyncLLMDecision (its child, or `decision`) what to do, unless a request is
-    already out. The context holds the `situation` written from `template`, the NPC's sourced
+    """Ask the NPC's AsyncLLMDecision what to do, in a situation written from `template`.
+
+    The decision is the NPC's child, or `decision`; nothing is asked while a request is already out.
+    The context holds the `situation` written from `template`, the NPC's sourced
     inputs, its target and (added by the decision node) its strongest memories. Template fields, in
     Python's format syntax (`{since_seen:.0f}`): `npc_name`, `behavior`, `target_id` (0: none),
     `target_name` ("someone" when the target's node is gone or unknown), `since_seen` (seconds
@@ -420,7 +516,8 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
     `strongest_r` (the NPC's strongest memory: its type's name and R; "nothing" and 0.0 when it
     remembers nothing), and each sourced input of the selector's considerations by its key (as
     `get_sourced_inputs()` gives it; a field above keeps its name). The answer arrives as the decision's
-    `decision_made` / `decision_fallback`, and its intent steers the selector as before."""
+    `decision_made` / `decision_fallback`, and its intent steers the selector as before. Unknown
+    (infinite) numbers are left out of the facts; `target_id` is never sent to the model."""
 
     decision: NodePath = export(
         NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
@@ -434,14 +531,7 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
 
     @python_only
     def resolve(self, running: Running) -> tuple[Any, ...]:
-        decision = self._decision(running.selector)
-        if decision is None:
-            raise ActionError(
-                "no_decision",
-                f"decision {str(self.decision)!r} is not an AsyncLLMDecision",
-                "give the NPC an AsyncLLMDecision child, or point decision at one",
-            )
-        return (decision,)
+        return (_decision_to_use(running.selector, self.decision),)
 
     @python_only
     def run(self, running: Running) -> None:
@@ -467,23 +557,59 @@ class AskDecisionAction(MindAction, icon=icon("AskDecisionAction")):
         decision.request_decision(context)
 
     @python_only
-    def _decision(self, selector: Any) -> Any:
-        if str(self.decision):
-            node = selector.get_node_or_null(self.decision)
-        else:
-            npc = selector.get_parent()
-            node = _first_child(npc, ("AsyncLLMDecision",)) if npc is not None else None
-        return node if node is not None and node.is_class("AsyncLLMDecision") else None
-
-    @python_only
     def problems(self, selector: Any) -> list[str]:
-        if selector.get_parent() is not None and self._decision(selector) is None:
-            return ["No AsyncLLMDecision to ask (give the NPC one as a child, or set decision)."]
-        return []
+        return _decision_problems(selector, self.decision, "ask")
 
     @python_only
     def label(self) -> str:
         return "AskDecisionAction"
+
+
+class AbortDecisionAction(MindAction, icon=icon("AbortDecisionAction")):
+    """Drop the NPC's AsyncLLMDecision request (its child, or `decision`) while one is pending or its
+    signal is owed in this frame, as `AsyncLLMDecision.abort()` does: no signal for it (not even the
+    one owed), its late answer discarded and its last intent no longer steering. Put it in the
+    `on_enter` of a behavior that must not wait for the model (a flee from a grenade). With nothing
+    pending or owed it does nothing: an answer already applied keeps steering."""
+
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision (empty: the NPC's AsyncLLMDecision child)."
+    )
+
+    @python_only
+    def resolve(self, running: Running) -> tuple[Any, ...]:
+        return (_decision_to_use(running.selector, self.decision),)
+
+    @python_only
+    def run(self, running: Running) -> None:
+        (decision,) = running.resolved(self)
+        if decision.is_pending() or decision.get_server_id() in server().owed_in_delivery:
+            decision.abort()  # (an answer already applied is left alone: its intent may be why)
+
+    @python_only
+    def problems(self, selector: Any) -> list[str]:
+        return _decision_problems(selector, self.decision, "abort")
+
+    @python_only
+    def label(self) -> str:
+        return "AbortDecisionAction"
+
+
+def _decision_to_use(selector: Any, path: Any) -> Any:
+    decision = decision_of(selector, path)
+    if decision is None:
+        raise ActionError(
+            "no_decision",
+            f"decision {str(path)!r} is not an AsyncLLMDecision",
+            "give the NPC an AsyncLLMDecision child, or point decision at one",
+        )
+    return decision
+
+
+def _decision_problems(selector: Any, path: Any, verb: str) -> list[str]:
+    if selector.get_parent() is not None and decision_of(selector, path) is None:
+        return [f"No AsyncLLMDecision to {verb} (give the NPC one as a child, or set decision)."]
+    return []
 
 
 def _told(key: str, value: Any) -> bool:
@@ -550,8 +676,8 @@ STAND, HALT, MOVE, FRESH = 0, 1, 2, 3  # what the engine side does with a body t
 # instance ids (0: none): the bodies' and waypoints' positions (NaN: freed, or not placed in that
 # dimension), the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
 # MOVE toward its goal along its agent's path if any, the agent given the goal when it moved, else
-# straight (in 3D, level); FRESH as MOVE, the agent given the goal in any case) and the on_tick
-# property sets.
+# straight (in 3D, level), turned to its heading when its action has face_motion; FRESH as MOVE,
+# the agent given the goal in any case) and the on_tick property sets.
 ENGINE_SOURCE = """extends RefCounted
 
 
@@ -574,7 +700,7 @@ func positions_3d(ids: PackedInt64Array) -> PackedVector3Array:
 
 
 func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector2Array,
-		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
+		speeds: PackedFloat64Array, modes: PackedByteArray, faces: PackedByteArray) -> void:
 	for i in bodies.size():
 		var mode := modes[i]
 		var body := instance_from_id(bodies[i]) as CharacterBody2D
@@ -595,11 +721,13 @@ func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVe
 			body.velocity = Vector2.ZERO
 			continue
 		body.velocity = heading * (speeds[i] / length)
+		if faces[i]:
+			body.global_rotation = heading.angle()
 		body.move_and_slide()
 
 
 func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector3Array,
-		speeds: PackedFloat64Array, modes: PackedByteArray) -> void:
+		speeds: PackedFloat64Array, modes: PackedByteArray, faces: PackedByteArray) -> void:
 	for i in bodies.size():
 		var mode := modes[i]
 		var body := instance_from_id(bodies[i]) as CharacterBody3D
@@ -625,6 +753,10 @@ func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVe
 		if agent == null:
 			velocity.y = body.velocity.y
 		body.velocity = velocity
+		if faces[i] and Vector2(velocity.x, velocity.z).length() > 1e-3:
+			var turned := body.global_rotation
+			turned.y = atan2(-velocity.x, -velocity.z)
+			body.global_rotation = turned
 		body.move_and_slide()
 
 
@@ -655,6 +787,7 @@ class Running:
     history: deque = field(default_factory=lambda: deque(maxlen=HISTORY))
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
     found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
+    legs: dict[int, int] = field(default_factory=dict)  # id(route move) -> its waypoint (kept: resumes)
 
     def resolved(self, action: MindAction) -> tuple[Any, ...]:
         """`action.resolve(self)`, kept for this run of the behavior and found again only when its
@@ -672,6 +805,8 @@ class Running:
             node = _node_at(self.selector, action.node)
             if node is None:
                 raise ActionError("missing:node", f"node {str(action.node)!r} is gone", "point node at one")
+            if action.destination == "route":
+                node = self._leg(action, node)
             if not (node.is_class("Node2D") or node.is_class("Node3D")):
                 raise ActionError(
                     "not_placed",
@@ -686,6 +821,22 @@ class Running:
                 )
             found = self.found[key] = (node,)
         return found[0]
+
+    def _leg(self, action: MoveAction, route: Any) -> Any:
+        """The route's waypoint this move heads for now (the first one when the behavior starts)."""
+        stops = _waypoints(route)
+        if not stops:
+            raise ActionError(
+                "empty_route",
+                f"the route {str(action.node)!r} has no Node2D/Node3D children",
+                "add Marker2D/3D children to the route node, in the order to visit them",
+            )
+        return stops[self.legs.get(id(action), 0) % len(stops)]
+
+    def next_leg(self, action: MoveAction) -> None:
+        """The route's waypoint is reached: head for the next one (found at the next frame)."""
+        self.legs[id(action)] = self.legs.get(id(action), 0) + 1
+        self.found.pop(-id(action), None)
 
 
 @dataclass(eq=False)
@@ -885,7 +1036,7 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     kinds = [action.destination for action in actions]
     for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
         key, motion = motions[row]
-        if kinds[row] == "node":
+        if kinds[row] in WAYPOINTS:
             anchors[row] = _waypoint_at(key, motion)
         else:
             threat = targets.target_position(motion.running.selector)
@@ -905,14 +1056,18 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     standing = np.array([motion.standing for _, motion in motions])
     fresh = np.array([motion.fresh for _, motion in motions])
     modes = np.where(going, np.where(fresh, FRESH, MOVE), np.where(standing, STAND, HALT)).astype(np.uint8)
-    for (_, motion), moves in zip(motions, going.tolist(), strict=True):
+    for (_, motion), moves, kind in zip(motions, going.tolist(), kinds, strict=True):
         # arrived, or nowhere to go: the velocity is zeroed once, not every frame
         motion.standing = not moves
         motion.fresh = motion.fresh and not moves
+        if kind == "route" and not moves and motion.waypoint:  # at a waypoint: on to the next
+            motion.running.next_leg(motion.action)
+            motion.waypoint = 0
     engine.call(
         f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
         np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
         np.array([float(action.speed) for action in actions]), modes,
+        np.array([bool(action.face_motion) for action in actions], np.uint8),
     )  # fmt: skip
 
 
@@ -982,6 +1137,6 @@ def notified(selector: Any, what: int) -> None:
 
 
 __all__ = [
-    "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction", "MoveAction",
-    "PlayAnimationAction", "SetPropertyAction",
+    "AbortDecisionAction", "AskDecisionAction", "CallMethodAction", "EmitSignalAction", "MindAction",
+    "MoveAction", "PlayAnimationAction", "SetPropertyAction",
 ]  # fmt: skip

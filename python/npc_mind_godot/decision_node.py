@@ -33,23 +33,83 @@ def describe_engine_value(value: Any) -> Any:
 
 
 class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")):
-    """The LLM as an advisor: `request_decision(context)` sends a frozen snapshot of the context (and the
-    sibling MemoryStream's top memories, without waking them) to an OpenAI-compatible endpoint off the
-    main thread. Each request ends in exactly one signal: `decision_made(intent, urgency, tier)` (tier 1:
-    the answer came before `soft_deadline_ms` and is applied whole; tier 2: it came before
-    `hard_deadline_ms` and only its intent is used, as a tag for the `fallback_selector`) or
-    `decision_fallback(tier, reason)` (tier 3: too slow, an error, no endpoint: the selector decides).
-    `abort()` (a grenade) cancels it: no signal at all, and a late answer is discarded.
-    When more NPCs ask than the endpoint can answer within `hard_deadline_ms`, the excess ends at once
-    as `decision_fallback(3, "queue_full")` or `(3, "shed")`, the lowest `priority` first (equal ones:
-    the lower urgency of their last answer, then the newer request).
+    """The LLM as an advisor that never freezes the game: an answer in time, or the selector decides.
+
+    `request_decision(context)` sends a frozen snapshot of the context (and the sibling
+    MemoryStream's top memories, without waking them) to an OpenAI-compatible endpoint off the main
+    thread; results are merged on the main thread by the server, only if still current. Each request
+    ends in exactly one signal: `decision_made(intent, urgency, tier)` (tier 1: the answer came
+    before `soft_deadline_ms` and is applied whole; tier 2: it came before `hard_deadline_ms` and
+    only its intent is used, as a tag for the `fallback_selector`) or `decision_fallback(tier,
+    reason)` (tier 3: too slow, an error, no endpoint: the selector decides). `abort()` (a grenade)
+    cancels it: no signal at all, and a late answer is discarded and counted. A request made while
+    one is pending waits and goes out when that one ends; a request replaced by another in the same
+    frame, before it went out, ends as `superseded`.
+
     The endpoint comes from `endpoint`, else the project setting `npc_mind/llm/endpoint`, else the
-    environment (`NPC_MIND_LLM_URL`); API keys only ever come from the environment (`NPC_MIND_API_KEY`).
-    `system_prompt` and `examples` (few-shot answers) make the stable prompt prefix the model caches:
-    NPCs with equal ones share it (one hub), so give a whole guard type the same examples. The request
-    mode (`choice`, `json`, `schema`) belongs to the endpoint, not the node: it depends on what the
-    server can do, and is declared in the endpoint's URL (`http://127.0.0.1:8080/v1#mode=json`, also in
-    this node's `endpoint`) or for every endpoint in `NPC_MIND_LLM_MODE`.
+    environment (`NPC_MIND_LLM_URL`); API keys only ever come from the environment
+    (`NPC_MIND_API_KEY`). Without an endpoint every request is an immediate tier 3 with reason
+    `no_endpoint` (said once in the Output when the first decision joins), so a game behaves the
+    same, only without the model's advice. With the project setting
+    `npc_mind/llm/start_local_model` on and no endpoint, the game starts the bundled local model
+    itself (see NpcMindServer).
+
+    **Fallback reasons.** `timeout` (no answer by `hard_deadline_ms`, or an endpoint that trickles
+    bytes forever), `connect_error`, `connection_error`, `http_error`, `invalid_json`,
+    `invalid_answer` (not a valid decision, or a malformed stream chunk), `too_large` (over
+    `max_response_kib` / `max_decoded_kib`), `queue_full` and `shed` (the endpoint is saturated),
+    `breaker_open` (the endpoint failed 5 times in a row: requests stop for 5 s, then one probes),
+    `no_endpoint`, `choice_collision` (two intents share a first token in `choice` mode),
+    `superseded`, `reconfigured`, and two that are bugs, logged with their traceback in the Output:
+    `prompt_error` (the prompt could not be made from the context) and `internal_error` (anything
+    else that failed while this decision was updated; the other decisions' update goes on). An input
+    the `fallback_selector`'s considerations read that the request's context lacks is no bug: it
+    reads as its `default_input`, else 0, said once per decision node and key.
+
+    **Under overload.** Many NPCs asking one model is the normal case, not an error. The endpoint is
+    sent at most as many requests as it has slots (llama-server's `/props` `total_slots`, else the
+    endpoint's configured concurrency); a missed deadline halves that number for the endpoint and
+    answers grow it back. The rest wait in one queue, best first: higher `priority`, then the higher
+    urgency of the NPC's last tier-1 answer, then the older request. From each endpoint's measured
+    service time the queue is sized so that every request taken can be answered by 80% of its
+    `hard_deadline_ms`; a request beyond that ends at once, in the frame it was asked:
+    `decision_fallback(3, "queue_full")` if it is refused outright, `(3, "shed")` if it was queued
+    and a more urgent request took its place or the endpoint slowed down. The circuit breaker opens
+    only on the endpoint's own errors (a refused or reset connection, an HTTP error, a read timeout,
+    a malformed or oversized response), and on a missed deadline only when the answer had begun and
+    then stalled (no data for longer than the endpoint needs by its own record, sent to a free slot
+    with that much time left, and no other answer from it meanwhile): an answer not begun is a slow
+    model (llama-server sends nothing before the prompt is evaluated; a loaded machine slows every
+    answer at once), so a saturated or slowed-down but healthy model never trips it.
+
+    **The context** is copied as plain data when you call `request_decision`: numbers, strings,
+    Arrays and Dictionaries of them; an engine object becomes `{"id": instance id, "class": class
+    name, "name": node name}`, and one already freed reads as null. So `request_decision({"target":
+    enemy})` followed by `enemy.queue_free()` is safe: the prompt (made off the main thread) never
+    touches the node.
+
+    **What the model is sent.** One hub per distinct configuration (intents, deadlines,
+    `system_prompt`, `examples`, endpoint) serves all its nodes. Its prompt starts with a prefix
+    that is the same bytes for every node and request (persona, intents, answer format, then each
+    example), which the server caches (the hub warms it at start), and ends with the situation: the
+    context's `situation` text first, then its other entries coarsely (one decimal, zeros and values
+    of 5 or more digits left out, keys starting with `_` never shown) and the memories by type and
+    strength. Keep entity ids out of the context's text. NPCs with equal `system_prompt` and
+    `examples` share one cached prefix, so give a whole guard type the same examples.
+
+    **Request modes** belong to the endpoint, not the node: they depend on what the server can do,
+    and are declared in the endpoint's URL (`http://127.0.0.1:8080/v1#mode=json`, also in this
+    node's `endpoint`) or for every endpoint in `NPC_MIND_LLM_MODE`. On llama-server (detected) the
+    default is `choice`, one token chosen among the intents' first tokens, the fastest, with urgency
+    0 (intents must start with different tokens: `take_cover` and `take_off` are refused, reason
+    `choice_collision`); `json` adds an urgency through a grammar that can never be cut off; other
+    servers get `schema`, a JSON schema `response_format`.
+
+    A bad example (an intent not in `allowed_intents`, an urgency outside 0..1, an unknown key, more
+    than 8) is a configuration warning in the editor and, when the node joins the server, an error
+    naming the entry; the rest of the game goes on. Changing a property at run time applies from the
+    next request; a request pending at that moment ends at once with `decision_fallback(3,
+    "reconfigured")` (emitted during the assignment).
     """
 
     _JOINS_IN_READY = True  # the linked selector and memory stream are in the tree by then
@@ -97,6 +157,12 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         handle = live.handle_of(self)
         return StringName(server().core.decisions.behavior(handle) if handle else "")
 
+    decision_requested = signal(
+        situation=str,
+        doc="request_decision was called (by code or an AskDecisionAction): its context's situation "
+        '("" when it has none). The request\'s one decision signal follows, unless it is aborted.',
+    )
+    decision_aborted = signal(doc="abort() was called: the request's decision signal will never come.")
     thinking_started = signal(doc="A request went out: time for a 'let me think...' gesture.")
     decision_made = signal(
         intent=StringName, urgency=float, tier=int, doc="An answer was applied (tier 1 or 2)."
@@ -180,11 +246,20 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         """Ask once; the request leaves at the end of this frame and ends in exactly one signal. The
         context is copied as plain data now: an engine object in it becomes its id, class and name
         (a freed one None), so freeing it afterwards is safe."""
-        server().core.request_decision(self._handle(), plain_board(context, describe_engine_value))
+        board = plain_board(context, describe_engine_value)
+        server().core.request_decision(self._handle(), board)
+        situation = board.get("situation", "")
+        self.emit_signal(StringName("decision_requested"), situation if isinstance(situation, str) else "")
 
     def abort(self) -> None:
-        """Drop the pending request: no signal for it, and its late answer is discarded."""
-        server().core.abort(self._handle())
+        """Drop the pending request: no signal for it, and its late answer is discarded (from an
+        action run on a behavior change, not even a signal owed in that frame)."""
+        handle = self._handle()
+        server().core.abort(handle)
+        aborted = server().aborted_in_delivery
+        if aborted is not None:
+            aborted.add(handle)
+        self.emit_signal(StringName("decision_aborted"))
 
     def is_pending(self) -> bool:
         """True from request_decision until its signal (or an abort)."""

@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 
 from gdbridge import classes
-from gdbridge.declare import export, python_only
+from gdbridge.declare import Export, export, python_only
 from gdbridge.types import NodePath, PropertyHint, StringName
+from npc_mind.memory import MemoryType
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
-from npc_mind_godot._common import icon, server
+from npc_mind_godot._common import decision_of, icon, server
 
 AUTO_EVALUATE = ("when_all_sourced", "always", "never")
 FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
@@ -38,9 +39,30 @@ FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
 class InputSource(classes.Resource, icon=icon("InputSource"), abstract=True):
     """Where a UtilityConsideration's input comes from, instead of a key of evaluate()'s Dictionary.
 
-    Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput or
-    BlackboardInput as the consideration's `source`. A selector whose considerations are all sourced
-    chooses by itself every frame (UtilitySelector.auto_evaluate).
+    Pick one of AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput,
+    BlackboardInput or IntentInput as the consideration's `source` in the inspector. A
+    UtilitySelector whose considerations are all sourced chooses by itself every frame on the
+    batched path (`UtilitySelector.auto_evaluate`) and emits `behavior_changed`: no script calls
+    `evaluate`.
+
+    The key of a sourced consideration is its `input_key` when set, else the source's name
+    (`awareness(target)`, `recall(strongest,hostile)`, `distance(target)`, `since_seen(target)`,
+    `property(npc:health)`, `blackboard(hunger)`); `evaluate(context)` still takes a value for that
+    key, and a given value wins. The "target" is the selector's (see `UtilitySelector.target_from`);
+    the NPC is the selector's parent. Memory reads only look: they never wake a memory (only a
+    recall does).
+
+    An input with nothing to say yet (no target, never perceived, a blackboard key never written, no
+    target node) is the source's `when_unknown` (distance and seconds: 1,000,000, "as good as never";
+    awareness and R: 0). An input that cannot be read because of a mistake (no MemoryStream, a
+    `node_path` or property that resolves to nothing, a value that is not a number, an NPC that is not
+    a Node2D/Node3D for a distance) gives the consideration's `default_input` (with
+    `use_default_input`) or 0, and the mistake is reported once per selector and cause, naming the
+    node and the fix; the selector's configuration warnings show it in the editor.
+
+    **Cost.** Each frame, each source is read once for all the auto-evaluating selectors that share
+    it, in one look per memory pool (`npc_mind.server.looks`), and written with one `set_inputs`; a
+    distance reads each NPC's global position once a frame, a property one engine read per NPC.
     """
 
     @python_only
@@ -83,7 +105,10 @@ class _MemoryReads:
 
     @python_only
     def input_name(self) -> str:
-        types = f",types={int(self.memory_types)}" if self.memory_types else ""
+        # the checked types by name (as the inspector lists them), not the flags' number
+        mask = int(self.memory_types)
+        names = [kind.name.lower() for kind in MemoryType if mask & (1 << int(kind))]
+        types = f",{'+'.join(names)}" if names else ""
         return f"{self._KIND}({self.of}{types})"
 
     @python_only
@@ -106,22 +131,28 @@ class _MemoryReads:
 
 
 class AwarenessInput(_MemoryReads, InputSource, icon=icon("AwarenessInput")):
-    """Awareness, 0 none, 1 puzzled, 2 search, 3 pursue (MemoryStream.awareness_of): of the selector's
-    target, or of the NPC's strongest memory of memory_types. Only looks: never wakes a memory."""
+    """The NPC's awareness of its target: 0 none, 1 puzzled, 2 search, 3 pursue.
+
+    As MemoryStream.awareness_of gives it: of the selector's target, or of the NPC's strongest memory
+    of memory_types. Only looks: never wakes a memory."""
 
     _KIND = "awareness"
 
 
 class RecallInput(_MemoryReads, InputSource, icon=icon("RecallInput")):
-    """R (0..1, retrievability) of the strongest memory of the selector's target, or of the NPC's
-    strongest memory of memory_types. Only looks: never wakes a memory (0 once forgotten)."""
+    """How well the NPC remembers its target: R, the retrievability (0..1) of its strongest memory.
+
+    Of the selector's target, or of the NPC's strongest memory of memory_types. Only looks: never
+    wakes a memory (0 once forgotten)."""
 
     _KIND = "recall"
 
 
 class DistanceInput(InputSource, icon=icon("DistanceInput")):
-    """Distance from the NPC (the selector's parent, a Node2D or Node3D) to where it last perceived its
-    target (MemoryStream.get_last_known_position), in the world's units."""
+    """How far the NPC is from where it last perceived its target.
+
+    From the NPC (the selector's parent, a Node2D or Node3D) to the target's last known position
+    (MemoryStream.get_last_known_position), in the world's units."""
 
     when_unknown: float = export(FAR, doc="The input while there is no target or it was never perceived.")
 
@@ -176,9 +207,10 @@ class SinceSeenInput(InputSource, icon=icon("SinceSeenInput")):
 
 
 class PropertyInput(InputSource, icon=icon("PropertyInput")):
-    """A number read from a property of the NPC (the selector's parent) or of the selector's target
-    node: `node_path` from that node (empty: the node itself), then `property` (a path such as
-    "position:x" works, as Node.get_indexed). A bool reads as 0 or 1."""
+    """A number read from a property of the NPC or of its target's node.
+
+    The NPC is the selector's parent: `node_path` from that node (empty: the node itself), then
+    `property` (a path such as "position:x" works, as Node.get_indexed). A bool reads as 0 or 1."""
 
     of: str = export(
         "npc",
@@ -261,8 +293,10 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
 
 
 class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
-    """A number the game writes to the selector's blackboard (UtilitySelector.set_blackboard_value(key,
-    value), or its `blackboard` Dictionary): the no-code path's door for game state."""
+    """A number the game writes to the selector's blackboard: the no-code path's door for game state.
+
+    Written with UtilitySelector.set_blackboard_value(key, value), or in its `blackboard`
+    Dictionary."""
 
     key: StringName = export(StringName(""), doc="The blackboard key.")
     when_unknown: float = export(0.0, doc="The input while the blackboard has no value for key.")
@@ -291,7 +325,66 @@ class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
         return [] if str(self.key) else ["A BlackboardInput has no key set."]
 
 
-SOURCES = (AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput, BlackboardInput)
+class IntentInput(InputSource, icon=icon("IntentInput")):
+    """1 while the NPC's AsyncLLMDecision (a sibling of the selector, or `decision`) last answered
+    `intent` and that answer still steers (younger than the decision's tag_ttl, real seconds as the
+    model's latency, not aborted since), else 0: the model's advice as one input among the others,
+    so the considerations' vetoes hold whatever it says."""
+
+    intent: StringName = export(StringName(""), doc="The intent (one of the decision's allowed_intents).")
+    decision: NodePath = export(
+        NodePath(""), doc="The AsyncLLMDecision, from the selector (empty: the NPC's AsyncLLMDecision child)."
+    )
+
+    @python_only
+    def input_name(self) -> str:
+        return f"intent({self.intent})"
+
+    @python_only
+    def reads_memory(self) -> bool:
+        return False
+
+    @python_only
+    def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
+        decisions, wanted = frame.mind.decisions, str(self.intent)
+        found = np.zeros(rows.size)
+        for i, row in enumerate(rows.tolist()):
+            handle = self._handle(frame.selectors[row])
+            if not handle:
+                found[i] = np.nan
+            elif decisions.fresh_intent(handle) == wanted:
+                found[i] = 1.0
+        return found
+
+    @python_only
+    def _handle(self, selector: Any) -> int:
+        """The decision's server handle (0: none, reported once per selector); the node is found
+        once and kept while it exists."""
+        kept = selector.__dict__.setdefault("_intent_decisions", {})
+        decision = kept.get(id(self))
+        if decision is None or not decision.is_valid:
+            decision = kept[id(self)] = decision_of(selector, self.decision)
+        if decision is None:
+            mistakes.report(
+                selector, "intent_input:no_decision",
+                f"IntentInput {str(self.intent)!r} finds no AsyncLLMDecision, so the input is the "
+                "consideration's default_input (or 0).",
+                fix="give the NPC an AsyncLLMDecision child (a sibling of the selector), or set decision",
+            )  # fmt: skip
+            return 0
+        return int(decision.get_server_id())
+
+    @python_only
+    def warnings(self, selector: Any) -> list[str]:
+        found = [] if str(self.intent) else ["An IntentInput has no intent set."]
+        if selector.get_parent() is not None and decision_of(selector, self.decision) is None:
+            found.append("IntentInput: no AsyncLLMDecision (give the NPC one, or set decision).")
+        return found
+
+
+SOURCES = (
+    AwarenessInput, RecallInput, DistanceInput, SinceSeenInput, PropertyInput, BlackboardInput, IntentInput,
+)  # fmt: skip
 
 
 def _number(selector: Any, value: Any, cause: str, what: str) -> float:
@@ -411,6 +504,7 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
     """Write every auto-evaluating selector's sourced inputs for this frame's batched choice: per
     (key, source resource), one gather over all selectors sharing it and one `set_inputs`."""
     if not members:
+        _plans.clear()  # (the sources it holds are let go)
         return
     plan = _plans.get("members")
     if plan is None or plan[0] != [handle for handle, _ in members]:
@@ -428,13 +522,33 @@ def feed(members: list[tuple[int, Any]], now: float) -> None:
 _plans: dict[str, Any] = {}
 
 
+def settings_key(source: InputSource) -> tuple[Any, ...]:
+    """Sources of one class with the same settings read alike, so they are gathered in one batch
+    whether the selectors share one resource (instances of one scene) or each has its own copy."""
+    kind = type(source)
+    names = _setting_names.get(kind)
+    if names is None:
+        fields = (item for klass in kind.__mro__ for item in vars(klass).items())
+        exported = {name for name, field in fields if isinstance(field, Export)}
+        names = _setting_names[kind] = sorted(exported)
+    return (kind, *(str(getattr(source, name)) for name in names))
+
+
+_setting_names: dict[type, list[str]] = {}
+
+
+def close() -> None:
+    """Let go of the plan's sources (the server singleton is being freed: resources are checked next)."""
+    _plans.clear()
+
+
 def _plan(members: list[tuple[int, Any]]) -> list[tuple[str, Any, np.ndarray, np.ndarray, np.ndarray]]:
-    groups: dict[tuple[str, int], tuple[Any, list[int]]] = {}
+    groups: dict[tuple[Any, ...], tuple[Any, list[int]]] = {}
     for row, (_, selector) in enumerate(members):
         for key, source in sourced(selector):
-            groups.setdefault((key, id(source)), (source, []))[1].append(row)
+            groups.setdefault((key, *settings_key(source)), (source, []))[1].append(row)
     plan = []
-    for (key, _), (source, rows) in groups.items():
+    for (key, *_), (source, rows) in groups.items():
         picked = [members[row] for row in rows]
         fallback = [(selector.__dict__.get("_input_defaults") or {}).get(key, 0.0) for _, selector in picked]
         plan.append((

@@ -21,7 +21,8 @@ from gdbridge.declare import (
 from gdbridge.types import PackedStringArray, PropertyHint, Vector2, Vector3
 from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryType, params
 from npc_mind.server import memories as memory_events
-from npc_mind.server.memories import FrameAnswers, MemoryProfileSpec
+from npc_mind.server.frame_cache import QUEUED_ENTITY, QUEUED_TYPE, FrameAnswers
+from npc_mind.server.memories import MemoryProfileSpec
 from npc_mind_godot import live, mistakes
 from npc_mind_godot._common import MAIN_THREAD, ServerHandle, core, icon, refuse_thread, server, thread_id
 
@@ -49,7 +50,20 @@ class MemoryProfile(classes.Resource, icon=icon("MemoryProfile")):
     """How a kind of NPC remembers and forgets; streams sharing a profile share one memory pool.
 
     R = e^(-t/S) (or the FSRS-6 power law), S0 = base stability of the type x (0.5 + salience),
-    rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's.
+    rehearsal S_k = S_(k-1) (1 + alpha ln(1 + k) E). Defaults are the design source's. Share one
+    `.tres` between all guards: every MemoryStream with an equal profile lives in the same batched
+    pool on the server. A full memory evicts the lowest 0.6 R + 0.4 E, never the least recently used.
+
+    In the inspector (with the npc_mind plugin enabled) the profile shows its forgetting curves: R
+    over time (log scale) for a fresh memory of each type at the chosen salience, computed by the
+    pool's own curve code, with the awareness thresholds and the forget threshold drawn; an invalid
+    profile says why instead. The inspector's ranges are the core's own bounds
+    (`npc_mind.memory.params.bounds`, what `MemoryParams` validates), declared once.
+
+    An invalid profile shows as a configuration warning on the streams that use it; assigning it
+    (or editing a field of an assigned profile into an invalid value) prints a clear error naming the
+    field and changes nothing. Every field edit emits `changed`: the streams using the profile move
+    their memories to the new settings at once (see MemoryStream).
     """
 
     capacity: int = export(
@@ -150,9 +164,9 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
 
 
 class _QueuingStreams(set):
-    """`MemoryBank.plain` (the streams whose writes may be queued) for the engine: each stream in
+    """`FrameCache.plain` (the streams whose writes may be queued) for the engine: each stream in
     it has its node's record_event calls queued in the binding's C layer (`gdbridge.declare.queued`),
-    keyed by the stream's handle, and handed to the bank in call order (`take_writes`)."""
+    keyed by the stream's handle, and handed to the frame cache in call order, as bytes (`take_raw`)."""
 
     def __init__(self, handles: set[int]) -> None:
         super().__init__()
@@ -179,7 +193,7 @@ class _QueuingStreams(set):
 
 
 class _EngineAnswers(FrameAnswers):
-    """The bank's frame table, published to the binding: MemoryStream.awareness_of answered in C
+    """The frame cache's table, published to the binding: MemoryStream.awareness_of answered in C
     (`gdbridge.declare.answered`) for the streams the bank leaves open, kept true by the
     record_event calls the binding queues (`_QueuingStreams`)."""
 
@@ -204,25 +218,25 @@ class _EngineAnswers(FrameAnswers):
 
 
 class _FirstUse:
-    """Stands for the server's memory bank until the first per-frame call looks it up (through
-    `core`, which also refuses other threads) and puts the bank in its place."""
+    """Stands for the server's frame cache until the first per-frame call looks it up (through
+    `core`, which also refuses other threads) and puts the cache in its place."""
 
     def __getattr__(self, name: str) -> Any:
-        global _bank  # noqa: PLW0603 - once: the hot path then reads a plain module global
-        bank = core().memory
-        if not isinstance(bank.plain, _QueuingStreams):
-            bank.plain = _QueuingStreams(bank.plain)
-            bank.answers = _EngineAnswers()
-        _bank = bank
-        return getattr(_bank, name)
+        global _cache  # noqa: PLW0603 - once: the hot path then reads a plain module global
+        cache = core().memory.cache
+        if not isinstance(cache.plain, _QueuingStreams):
+            cache.plain = _QueuingStreams(cache.plain)
+            cache.answers = _EngineAnswers()
+        _cache = cache
+        return getattr(_cache, name)
 
 
-_bank: Any = _FirstUse()  # the singleton's MemoryBank once a MemoryStream first calls it
+_cache: Any = _FirstUse()  # the singleton's memory FrameCache once a MemoryStream first calls it
 
 
-def _take_writes(rows: list[tuple[int, int, int, float]], raw: bytes) -> None:
-    """The record_event calls the binding queued, in call order (see `_QueuingStreams`)."""
-    _bank.take_writes(rows, raw)
+def _take_writes(raw: bytes) -> None:
+    """The record_event calls the binding queued, in call order, as bytes (see `_QueuingStreams`)."""
+    _cache.take_raw(raw)
 
 
 def _entity_id(stream: Any, value: Any) -> Any:
@@ -258,7 +272,46 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
     person with `query_strongest` when the NPC perceives them (a recall wakes the memory); read
     `awareness_of` for the layered response (it only looks). The memories live in the server's pool
     for this node's `profile`; the slot is taken on first entering the tree (or first use) and freed
-    with the node, so reparenting keeps memories.
+    with the node, so reparenting or removing a guard from the tree keeps its memories.
+
+    A memory type sets the base stability (MemoryProfile): TRIVIA 5 s, OBSERVATION 30 s, INTERACTION
+    120 s, HOSTILE 600 s, TRAUMA 3600 s by default; a new memory gets S0 = base x (0.5 + salience).
+    Awareness: AWARENESS_PURSUE while R > 0.8, AWARENESS_SEARCH while R > 0.3, AWARENESS_PUZZLED
+    above the forget threshold (the profile's thresholds). The EVENT_ constants are the kinds of
+    `NpcMindServer.drain_memory_events()`, the core's `npc_mind.memory.EventKind` codes.
+
+    An `entity_id` is an int (`node.get_instance_id()` of the entity, or the game's own ids). From
+    untyped GDScript, a Node given as the id is taken as its instance id, and the stream says so once
+    (a warning naming `get_instance_id()`); any other value that is no int (a String, null, a
+    fractional float) drops the call, said once, and the call answers 0 (or an empty Dictionary).
+
+    **Every read sees every write.** `record_event` only queues the write: the server folds the
+    frame's writes into one batch when it steps, before its clock moves, so they are made at the time
+    of the call. From GDScript, `record_event` calls never enter Python once a stream is known to
+    write plainly: the binding keeps them in C and hands them to the server in one batch, in call
+    order, before any Python code that could read them runs. `awareness_of` sees every write made
+    before it in the frame: a pair read every frame is answered from a table the server computes once
+    a frame (the binding answers most reads in C from it), and the queue is applied first whenever it
+    could change the answer. `query_strongest` costs the most of the three: it wakes the memory and
+    returns a six-key Dictionary (`entity_id`, `memory_type`, `retrievability` before the wake,
+    `stability`, `salience`, `recall_count`). For hundreds of NPCs `NpcMindServer.record_batch`,
+    `awareness_batch` and `query_strongest_batch` cross into Python once for all of them.
+
+    **Signals** are emitted by the server once per frame, after every node has processed (or at once
+    by `NpcMindServer.advance()` on a manual clock). Each signal is one engine emission, so a frame
+    where a whole crowd's memories form at once costs one emission per memory: for crowds, set
+    `emit_signals` off on the streams and read every stream's events in one call a frame with
+    `NpcMindServer.drain_memory_events()`.
+
+    **Changing the profile at run time** is transactional: the new profile is validated and the
+    memories (working, long-term, links, tags) are written into its pool before the old slot is let
+    go, keeping `get_server_id()`; the new parameters apply to what happens from then on (memories
+    keep the stability they had). A rejected change prints one error naming why (a capacity out of
+    1..65535, a NaN or out-of-bounds parameter, an unknown curve, a capacity smaller than the working
+    memories the stream holds, an object that is not a MemoryProfile) and changes nothing: the stream
+    keeps its memories and settings, and `profile` reads back the profile it still uses. After a
+    rejected field edit the resource holds the rejected value while the stream keeps the last valid
+    settings; fixing the field applies it.
     """
 
     # The core's own codes, so the engine constants can never drift from them. Class enums: the
@@ -348,10 +401,10 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
                 server().core.set_memory_signals(handle, False)
         return handle
 
-    # The per-frame calls go straight to the server's memory bank (`MemoryBank.write`, `aware`,
-    # `recall`), after the main-thread check of `_common.core`, made inline: every Python frame
-    # counts at 600 calls a frame.
-    @queued(_take_writes, entity_id=memory_events.QUEUED_ENTITY, memory_type=memory_events.QUEUED_TYPE)
+    # The per-frame calls go straight to the server's memory frame cache (`FrameCache.write`,
+    # `aware`, `recall`), after the main-thread check of `_common.core`, made inline: every Python
+    # frame counts at 600 calls a frame.
+    @queued(_take_writes, entity_id=QUEUED_ENTITY, memory_type=QUEUED_TYPE)
     @converts(entity_id=_entity_id)
     def record_event(self, entity_id: int, memory_type: int, salience: float) -> None:
         """Remember (or rehearse) an event about `entity_id`; salience in [0, 1]. An id given as a
@@ -359,14 +412,14 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         drops the call, said once (as for every entity_id of this node)."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
-        _bank.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
+        _cache.write(self.__dict__.get("_server_handle") or self._handle(), entity_id, memory_type, salience)
 
     @converts(entity_id=_entity_id)
     def query_strongest(self, entity_id: int) -> dict:
         """Recall the entity's strongest memory (wakes it); empty when forgotten or never seen."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
-        return _bank.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+        return _cache.recall(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     @answered(record_event)
     @converts(entity_id=_entity_id)
@@ -374,7 +427,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         """0 none, 1 puzzled, 2 search, 3 pursue; only looks."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
-        return _bank.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
+        return _cache.aware(self.__dict__.get("_server_handle") or self._handle(), entity_id)
 
     @converts(entity_id=_entity_id)
     def note_sighting(self, entity_id: int, position: Any) -> None:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gdbridge import classes, objects
-from gdbridge.declare import export, python_only
+from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind.senses import RateGate, cos_half_fov, heard_salience, in_view, memory_type_of, phase
@@ -49,7 +49,14 @@ class SenseRule(classes.Resource, icon=icon("SenseRule")):
     A rule holds for a node in `group` (and of `node_class`, when set), and, when `when` names a
     property or a meta of that node, only while it is true (false with `when_false`): for example
     group "people", `when` "is_stealing", type HOSTILE, salience 0.9. A sight finds its candidates by
-    group; a touch sense may match by class alone. Every rule of a sense that holds is recorded.
+    group; a touch sense may match by class alone. Every rule of a sense that holds is recorded: a
+    thief in "people" who is stealing gives an OBSERVATION and a HOSTILE memory, each with its own
+    per-target rate. One resource type for every sense: share one `.tres` between NPCs. The
+    inspector labels a rule as "group (when) -> type".
+
+    A rule with neither a group nor a class (for a sight: with no group), or an empty slot in a
+    sense's `rules`, is a configuration warning in the editor and, at run time, one error naming the
+    sense and the fix; the sense skips it and keeps working on the other rules.
     """
 
     group: StringName = export(StringName(""), doc="The perceived node's group (sight needs one).")
@@ -283,6 +290,23 @@ def _rate() -> Any:
     )  # fmt: skip
 
 
+def _recall_on_spot() -> Any:
+    return export(
+        False,
+        doc="On: a target coming into view (not seen at the previous check) is first recalled, as "
+        "MemoryStream.query_strongest does (the recall wakes the memory), before this sighting is "
+        "recorded; `recalled` tells what was remembered.",
+    )
+
+
+def _recalled() -> Any:
+    return signal(
+        entity_id=int, memory_type=int, retrievability=float,
+        doc="recall_on_spot: a target came into view and its strongest memory was recalled (R before "
+        "the recall's wake); not emitted when nothing was remembered of it.",
+    )  # fmt: skip
+
+
 def _record_interval() -> Any:
     return export(
         1.0, range=(0.0, 60.0, 0.05, "or_greater"),
@@ -298,7 +322,26 @@ At `rate_hz` it looks at the nodes in its rules' groups: one within `view_range`
 `field_of_view` of the facing, with no body of `occluder_mask` on the ray between the two (the NPC's
 own body and the target's are left out), is seen: every rule that holds for it is recorded through
 the MemoryStream (at most once per `record_interval` per target and rule) and its position is noted
-(`MemoryStream.get_last_known_position`). The entity id is the seen node's instance id.
+(`MemoryStream.get_last_known_position`, `get_seconds_since_seen`). The entity id is the seen
+node's instance id. A target on the occluder layer still sees and is seen.
+
+**How it runs.** The sense never runs `_process`: it registers with the server's coordinator
+(`npc_mind_godot.senses.Sensing`), which `NpcMindServer` runs once a frame, after every node's
+`_process` and before its own step. Each sense is due at its own phase of its period (the
+golden-ratio sequence: 200 sights at 10 Hz and 60 fps check about 33 a frame, never 200 in one), on
+the server's clock (a paused game, or a manual clock that does not move, checks nothing). The engine
+side is one GDScript object the coordinator builds at start: it reads the due NPCs' poses in one
+call, each group's instance ids, positions, collision layers and the rules' `when`s and classes in
+one call a frame, and casts every ray of the frame in one call per physics space. The due sights are
+tested against their groups in one array operation (range and field of view,
+`npc_mind.senses.in_view`), a ray is cast only for a pair that passes and whose rules hold, and every
+record of the frame is queued on the memory bank as `record_event`'s are, folded into the server's
+one batch. An edit of a rule or of a sense's settings is read at the next check.
+
+**Mistakes.** The editor warns of a sense with no MemoryStream sibling, no rules, an empty rule or
+one with no group, and a parent that is not a {parent}. At run time each is one error naming the
+node and the fix (repeats are counted in `NpcMindServer.get_metrics()`); a sense with no stream
+still perceives (`get_recent_perceptions`) and remembers nothing.
 """
 
 
@@ -308,7 +351,7 @@ class _Sight(_Sense):
 
 
 class SightSense2D(_Sight, classes.Node, icon=icon("SightSense2D")):
-    __doc__ = _SIGHT_DOC.format(facing="its global rotation, +X forward")
+    __doc__ = _SIGHT_DOC.format(facing="its global rotation, +X forward", parent="Node2D")
     _DIMENSION = 2
 
     rules: list = _rules()
@@ -323,6 +366,8 @@ class SightSense2D(_Sight, classes.Node, icon=icon("SightSense2D")):
     )
     rate_hz: float = _rate()
     record_interval: float = _record_interval()
+    recall_on_spot: bool = _recall_on_spot()
+    recalled = _recalled()
 
     @rules.setter
     def _on_rules(self, value: Any) -> None:
@@ -330,7 +375,7 @@ class SightSense2D(_Sight, classes.Node, icon=icon("SightSense2D")):
 
 
 class SightSense3D(_Sight, classes.Node, icon=icon("SightSense3D")):
-    __doc__ = _SIGHT_DOC.format(facing="its global basis, -Z forward") + (
+    __doc__ = _SIGHT_DOC.format(facing="its global basis, -Z forward", parent="Node3D") + (
         "\nThe ray runs `eye_height` above both origins (an origin at the feet would graze the floor).\n"
     )
     _DIMENSION = 3
@@ -351,6 +396,8 @@ class SightSense3D(_Sight, classes.Node, icon=icon("SightSense3D")):
     )  # fmt: skip
     rate_hz: float = _rate()
     record_interval: float = _record_interval()
+    recall_on_spot: bool = _recall_on_spot()
+    recalled = _recalled()
 
     @rules.setter
     def _on_rules(self, value: Any) -> None:
@@ -365,7 +412,12 @@ through the MemoryStream sibling as the stimulus' memory type with salience s x 
 the edge) x `occlusion_factor` for each body of `occlusion_mask` between the two (at most 4; mask 0:
 sound goes through walls), unless that is below `min_salience`. The entity is the stimulus' source
 (a node's instance id, or the id given) and the stimulus' position is noted as where it was heard
-(`MemoryStream.get_last_known_position`). An NPC does not hear its own stimuli.
+(`MemoryStream.get_last_known_position`). An NPC does not hear its own stimuli (source = the
+NPC). The occluders are counted by rays (`npc_mind.senses.heard_salience`). Stimuli are heard at
+the end of the frame they are emitted in, in the frame's one batch of records.
+
+`get_recent_perceptions()` as on the sight senses. The editor warns of a hearing sense with no
+MemoryStream sibling or a parent that is not a Node2D / Node3D.
 """
 
 
@@ -423,6 +475,10 @@ _TOUCH_DOC = """A sense of touch and proximity: an `{area}` (give it a collision
 A body entering the area is recorded at once per the rules (group, or class, of the body), and a body
 that stays is recorded again at `rate_hz` checks, at most once per `record_interval` per body and rule;
 its position is noted (`MemoryStream.get_last_known_position`). The NPC's own body is left out.
+
+Give the area a `collision_mask` for the bodies it feels; a rule may match by class alone.
+`get_recent_perceptions()`, the editor's warnings and the run-time errors are those of the sight
+senses; the area's own warning (no collision shape) is the engine's.
 """
 
 
@@ -470,7 +526,14 @@ _STIMULUS_DOC = """A sound (or any one-off stimulus) the game emits once, on a t
 
 `emit()` (or `emit_on_ready`, for a projectile that sounds where it lands) calls
 `NpcMindServer.emit_stimulus(global_position, radius, kind, salience, source)` with the source node
-(`source`, default the parent): every {hearing} within `radius` records it.
+(`source`, default the parent: the thrower's instance id is the entity the listeners remember):
+every {hearing} within `radius` records it. A `source` path that resolves to nothing is one error
+naming the node and the fix; the stimulus is then its own source.
+
+`NpcMindServer.emit_stimulus(position, radius, kind, salience, source)` does the same from code:
+`position` a Vector2 (2D listeners) or Vector3 (3D), `radius` >= 0, `kind` a memory type code or
+name (`"hostile"`), `salience` 0..1, `source` a node or an entity id >= 0. A bad argument raises a
+clear error and queues nothing.
 """
 
 
@@ -927,6 +990,7 @@ class Sensing:
                 if held:
                     pairs.append((position, group, column, held))
         if not pairs:
+            self._spotted(looking, [], [])
             return
         at = np.asarray([pair[0] for pair in pairs])
         starts = eyes[at].copy()
@@ -942,12 +1006,36 @@ class Sensing:
             excluded += [int(owners[position])] if own_blocks[position] else []
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
-        for row in np.flatnonzero(hits == 0).tolist():
+        visible = np.flatnonzero(hits == 0).tolist()
+        seen = [pairs[row] for row in visible]
+        self._spotted(looking, [pair[0] for pair in seen], [pair[1].ids[pair[2]] for pair in seen])
+        for row in visible:
             position, group, column, held = pairs[row]
             sense = looking[position]
             point = tuple(group.points[column].tolist())
             handle = sense.stream_handle()
             self._perceive(sense, sense.__dict__["_state"], handle, group.ids[column], point, held, now)
+
+    def _spotted(self, looking: list[Any], positions: list[int], entities: list[int]) -> None:
+        """recall_on_spot: each sight's targets seen now and not at its previous check are recalled
+        (before this check's records, which are written after), and `recalled` emitted."""
+        seen: dict[int, set[int]] = {}
+        for position, entity in zip(positions, entities, strict=True):
+            seen.setdefault(position, set()).add(entity)
+        for position, sense in enumerate(looking):
+            if not sense.recall_on_spot:
+                continue
+            state = sense.__dict__["_state"]
+            now_seen = seen.get(position, set())
+            before, state["in_view"] = state.get("in_view", set()), now_seen
+            stream = state["stream"] if sense.stream_handle() else None
+            for entity in sorted(now_seen - before) if stream is not None else ():
+                remembered = stream.query_strongest(entity)
+                if remembered:
+                    sense.emit_signal(
+                        StringName("recalled"), entity, int(remembered["memory_type"]),
+                        float(remembered["retrievability"]),
+                    )  # fmt: skip
 
     def _group(self, name: str, dimension: int, rules: list[Rule]) -> Group:
         """The group's nodes this frame, with the `when`s and classes these rules ask (one call)."""

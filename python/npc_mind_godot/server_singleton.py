@@ -28,7 +28,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind.server.selectors import BEHAVIOR_CHANGED
-from npc_mind_godot import actions, mistakes, ticker
+from npc_mind_godot import actions, inputs, mistakes, ticker
 from npc_mind_godot._common import core, installed, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
@@ -46,14 +46,75 @@ NOTIFICATION_PREDELETE = 1
 class NpcMindServer(classes.Object):
     """The npc_mind server: one clock, every memory pool, selector group and LLM decision.
 
-    `clock` is `process` (play seconds: stopped while the tree is paused, not scaled by
-    `Engine.time_scale`, so fast-forwarding a night does not wipe memories), `scaled_process`, or
-    `manual` (moved only by `advance()`, for tests and replays). The batched methods take and return
-    packed arrays over node ids (`get_server_id()` of each node); the nodes' own Dictionary methods are
-    the convenient, slower path. An id in a batch that is stale (its node was freed) or unknown never
-    fails the call: its row is skipped by the writes (`record_batch`, `set_inputs`) and answered as
-    "knows nothing" by the reads (awareness 0, retrievability 0 with memory_type -1, choice -1); the
-    monitor `server/stale_rows` counts such rows. Every method is main-thread only (see `core`).
+    It owns every memory pool (one per distinct MemoryProfile), selector group (one per distinct
+    definition) and LLM decision, and is the **only per-frame Python entry**: the nodes register with
+    it and never override `_process`. Once a frame, after every game node has processed, it moves its
+    clock, runs all batched work (senses, forgetting, batched utility choices, decision watchdogs and
+    merges) and emits the signals owed to each node. The per-frame hook is the engine main loop's own
+    frame callback, not a node: game code that frees or removes root's children cannot stop the
+    server. Reach it as `NpcMindServer` in GDScript.
+
+    **The clock.** `clock` (project setting `npc_mind/memory/clock`) is `process` (play seconds:
+    stopped while the tree is paused, not scaled by `Engine.time_scale`, so fast-forwarding a night
+    does not wipe memories), `scaled_process` (follows `Engine.time_scale`), or `manual` (moved only
+    by `advance()`, which also runs the batched update at once, for tests and replays). `now()` is
+    the time every memory and selector sees.
+
+    **Batched methods** take and return packed arrays over node ids (`get_server_id()` of each
+    node); the nodes' own Dictionary methods are the convenient, slower path. An id in a batch that is
+    stale (its node was freed) or unknown never fails the call: its row is skipped by the writes
+    (`record_batch`, `set_inputs`) and answered as "knows nothing" by the reads (awareness 0,
+    retrievability 0 with memory_type -1, choice -1); the monitor `server/stale_rows` counts such
+    rows. A freed node's id is not handed out again: the server reuses its slot, not its value (a
+    new node gets a new id, never in the frame the old one was freed), so its tables stay the size of
+    the most nodes alive at once, and a kept stale id never reaches the new node. Ids are below 2^31
+    and fit a PackedInt32Array.
+
+    `drain_memory_events()` is the crowd's alternative to per-node memory signals: with
+    `MemoryStream.emit_signals` off a stream emits none, and its events are only here (streams with
+    signals on are here too). Call it once a frame from `_process`: it returns the events of the
+    update at the end of the previous frame (or of the last `advance()`), each handed over once.
+
+    **The local model.** With the project setting `npc_mind/llm/start_local_model` on (off by
+    default; `NPC_MIND_START_LOCAL_MODEL=1` / `0` overrides it), the server starts a local
+    llama-server with the game, also when playing from the editor, and stops it when the game quits
+    (on Linux also if the game is killed). It is used only when no endpoint is configured (neither
+    `npc_mind/llm/endpoint` nor `NPC_MIND_LLM_URL`). Its files, first found:
+    `npc_mind/llm/local_server_path` and `npc_mind/llm/local_model_path` (absolute, `res://`,
+    `user://` or relative to the project), else `NPC_MIND_LLAMA_SERVER` / `NPC_MIND_LLM_MODEL_FILE`,
+    else the addon's own `bin/llama/` (from `scripts/package --with-model` or the addon's
+    `-with-model` zip), else, in an npc_mind checkout, `.deps/llama/`. An exported game uses the
+    `llama/` folder beside its executable, which the export preset's option
+    `npc_mind/ship_local_model` (off by default) copies there from `bin/llama/`. If it cannot start,
+    an error in the game's log says which file and how to ship it, and every decision takes the
+    fallback tiers (`no_endpoint`). Starting adds about half a second to the game's start.
+
+    **Monitors.** `get_monitor_names()`, `get_monitor(name)` and `get_metrics()`: pool statistics
+    (`memory/pools`, `memory/streams`, `memory/memories`), selectors (`selectors/groups`,
+    `selectors/count`, `selectors/rows`), decision metrics (`decision/tier1..3`,
+    `decision/timeouts`, `decision/stale_discards`, `decision/aborts`, latency p50/p95, pending),
+    `server/step_ms`, `server/stale_rows`, the senses' totals (`senses/count`, `senses/checks`,
+    `senses/rays`, `senses/records`, `senses/stimuli`; `get_metrics()` only) and the mistakes
+    (`mistakes/reported`, `mistakes/repeats`). They appear under the debugger's Monitors tab as
+    `npc_mind/...`, registered by the server itself when its first node enters the tree (the plugin
+    adds no autoload); the `*_ms` ones are time monitors.
+
+    **The NPC Mind debugger tab.** While a debugger session is attached (the editor's Run, or
+    `--remote-debug tcp://host:port`) in a debug build, the server adds an internal node that sends
+    the editor's NPC Mind tab its data over `EngineDebugger` (capture `npc_mind`): the NPC list when
+    it changes, and five times a second a snapshot of the NPC the tab selected (memories, the
+    selector's scores and choice, the recent LLM outcomes). Without a debugger nothing is registered
+    or sent.
+
+    **Threads.** npc_mind is main-thread only: nothing in it is locked. Every method of the nodes
+    and of the server called from another thread (a GDScript `Thread`, a `WorkerThreadPool` task) is
+    refused before it touches anything, with one engine error naming the method (`WrongThreadError`).
+    From a thread, use `call_deferred("record_event", ...)` or `call_thread_safe(...)`. A node freed
+    on a thread is released on the main thread before the next update.
+
+    **Rejected calls.** A property assignment that is rejected (`clock = "sundial"`) prints an error
+    and leaves the property as it was. `advance()` from a handler of one of the server's own signals
+    is refused (an update cannot run inside another); `call_deferred("advance", seconds)` instead.
     """
 
     clock: str = export(
@@ -92,6 +153,9 @@ class NpcMindServer(classes.Object):
         self._released: deque[int] = deque()  # handles of nodes freed on another thread
         self.ticking = False
         self._delivering = False  # inside _deliver: a signal handler is running
+        # decisions aborted by the actions run while a frame's signals are gathered (`_deliver`)
+        self.aborted_in_delivery: set[int] | None = None
+        self.owed_in_delivery: set[int] = set()  # decisions with a signal in the delivery under way
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
         self._last_wall = time.monotonic()
@@ -174,6 +238,9 @@ class NpcMindServer(classes.Object):
         """The frame's signals, in order, emitted in one crossing (a freed node's are skipped)."""
         nodes = self.nodes
         calls: list[tuple[Any, ...]] = []
+        handles: list[int] = []
+        self.aborted_in_delivery = aborted = set()
+        self.owed_in_delivery = {event.handle for event in events if event.signal in _DECISION_SIGNALS}
         for event in events:
             node = nodes.get(event.handle)
             if node is not None:
@@ -186,6 +253,13 @@ class NpcMindServer(classes.Object):
                 if signal is None:  # one StringName per signal: the binding converts it from its cache
                     signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
                 calls.append((node._id, signal, *args))
+                handles.append(event.handle)
+        self.aborted_in_delivery, self.owed_in_delivery = None, set()
+        if aborted:  # an action aborted a decision: none of its signals of this frame is emitted
+            calls = [
+                call for call, handle in zip(calls, handles, strict=True)
+                if handle not in aborted or call[1] not in _DECISION_SIGNALS
+            ]  # fmt: skip
         if not calls:
             return
         self._delivering = True
@@ -262,6 +336,7 @@ class NpcMindServer(classes.Object):
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
             self.sensing.close()  # its reused ray queries are engine objects
             actions.close()  # the actions' engine side is an engine object
+            inputs.close()  # the feed's plan holds the input sources (resources)
             self.mind.close()  # stops the LLM transport's thread
             if self.__dict__.get("local_model") is not None:
                 self.local_model.stop()
@@ -291,6 +366,7 @@ class NpcMindServer(classes.Object):
 
 
 _SIGNAL_NAMES: dict[str, StringName] = {}
+_DECISION_SIGNALS = {StringName(name) for name in ("thinking_started", "decision_made", "decision_fallback")}
 log = logging.getLogger(__name__)
 
 

@@ -90,6 +90,7 @@ def forget_place(selector: Any) -> None:
     selector.__dict__.pop("_npc", None)
     selector.__dict__.pop("_stream", None)
     selector.__dict__.pop("_property_nodes", None)
+    selector.__dict__.pop("_intent_decisions", None)
 
 
 def reads_memory(selector: Any) -> bool:

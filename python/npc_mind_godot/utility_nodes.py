@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from gdbridge import classes, objects
 from gdbridge.declare import DROP, apart, converts, export, export_group, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUsage, StringName
-from npc_mind.utility import UtilityError
+from npc_mind.utility import UtilityError, families
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind.utility.selector import MISSING
@@ -34,12 +34,25 @@ TABLE_SAMPLES = 33  # a Godot Curve is baked to this many points when it changes
 
 
 class UtilityConsideration(classes.Resource, icon=icon("UtilityConsideration")):
-    """One input of a behavior: `input_key` from the context, mapped to 0..1 by a response curve.
+    __doc__ = f"""One input of a behavior: `input_key` from the context, mapped to 0..1 by a response curve.
 
-    curve_type: saturating x/(x+k), linear, polynomial, logistic, logit, normal, sine, step, or table
-    (set `curve`, a Godot Curve, baked to a table of points whenever it changes). `curve_params` holds
-    the family's parameters by name (m, k, c, b; step: threshold, low, high); missing ones take the
-    family's defaults.
+    The curve families (`curve_type`; u is the input, normalised when the range is used, and the
+    family's parameters by name in parentheses): {families.summary()}. `curve_params` holds the
+    family's parameters by name; missing ones take the family's defaults. For `table`, set `curve`
+    (a Godot Curve), baked to 33 points when the selector registers and again whenever the curve
+    changes, so no engine call per tick. Every score is clamped to 0..1 after `invert`; a NaN input
+    scores 0 and is reported once, never propagated.
+
+    The fields map one to one onto `npc_mind.utility`'s data format (`consideration`), with the same
+    meaning: **no input range unless one is set** (`use_input_range`), in the inspector as in Python
+    and JSON, so `saturating` with k = 2 scores 0.75 for an input of 6 everywhere. The inspector
+    lists a consideration by its `input_key`.
+
+    In the inspector (with the npc_mind plugin enabled) the curve is drawn over its input domain (the
+    range when used, else 0..1; for `saturating` up to 10 k) by the same code the server scores
+    with, with a test-input slider and the score it gives; `curve_params` is edited as one named
+    field per parameter of the chosen family, each with a range and a tooltip. An invalid parameter
+    is explained under the curve and as a warning on the selector.
     """
 
     input_key: StringName = export(
@@ -164,7 +177,9 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
 
     aggregation: weighted_sum (sum of weight x score) or product (IAUS: scores raised to their weights,
     with the compensation factor). `weight` multiplies after aggregation; `tags` let the LLM decision
-    restrict the choice to an intent; `cooldown` seconds before it may run again.
+    restrict the choice to an intent; `cooldown` seconds before it may run again. The fields map one
+    to one onto `npc_mind.utility`'s data format (`behavior`); the inspector lists a behavior by its
+    `name`. What it does without code: the MindAction lists `on_enter`, `on_tick` and `on_exit`.
     """
 
     name: StringName = export(StringName(""), doc="What evaluate() returns when this behavior wins.")
@@ -213,7 +228,50 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     Anti-dithering (all off by default): `momentum` bonus for the running behavior, `commitment`
     seconds before switching unless another is better by `interrupt_margin`, `tie_tolerance`, and a
     seeded weighted random pick among the `top_n`. Selectors with the same definition are scored
-    together in one batch by the server.
+    together in one batch by the server. A designer adds a behavior in the inspector without writing
+    code.
+
+    **Two paths.** `evaluate(context)` is the Dictionary path: immediate, one NPC. The batched path
+    needs no director: each node calls `set_inputs({"threat": t, "calm": c})` (or `set_input` per
+    key) in its own `_process`, which writes straight into the server's input arrays for the
+    definition, at the node's row; the server chooses for every selector of the definition in one
+    batch at the end of that frame (after every node's `_process`, before the frame is drawn), emits
+    `behavior_changed` then, in the same frame, and sets `choice`. So a handler of
+    `behavior_changed` acts on this frame's inputs; `choice` read in `_process` is the choice made
+    from the previous frame's inputs. An input never set counts as 0 (or the consideration's
+    `default_input`). A director that already holds packed arrays calls
+    `NpcMindServer.set_inputs(ids, &"threat", values)` per input key and
+    `NpcMindServer.get_choices(ids)`. The two paths keep their own anti-dithering state.
+
+    **Without code.** A consideration's input can come from an InputSource instead of a key. An
+    auto-evaluating selector (`auto_evaluate`) needs no script: each frame, before the server's
+    batch chooses, every auto-evaluating selector's sources are read (one source at a time for all
+    of them), written with one `set_inputs` per input, and the batch chooses and emits
+    `behavior_changed`. On that path a sourced key's `set_input` is overwritten by the source each
+    frame; `evaluate(context)` reads the sources too, and a value the context gives wins.
+    Per-target considerations are scored on the Dictionary path only, so an auto-evaluating
+    selector with one is warned about.
+
+    **Targets.** `target_from` picks the target from memory (an entity is what the senses record: a
+    node's instance id; 0: none). The target outlives its node: `get_target_node()` is null once the
+    node is freed, while `get_target_id()` and `get_target_position()` (the last known position)
+    stay until memory picks another.
+
+    **Warnings.** No behaviors, an empty entry in `behaviors` or in a behavior's `considerations`,
+    or a definition the core rejects (unknown curve, a parameter that breaks its curve, a behavior
+    without considerations, duplicate behavior names, all weights zero), naming the behavior and
+    consideration; targets or memory inputs without a MemoryStream, a `memory_stream` path to
+    nothing, a PropertyInput path or property that the NPC lacks. At run time such a mistake is one
+    error naming the node and the fix, never one per frame, and the source gives the
+    consideration's `default_input` (or 0). With the plugin enabled they refresh on every editor
+    action; the inspector also lists the input keys the behaviors read ("Reads: threat, danger"):
+    what `evaluate()` must be given. A `behaviors` slot holding something other than a
+    UtilityBehavior or null is refused with a TypeError naming the slot, and the property keeps its
+    value.
+
+    **Run-time changes.** Assigning `behaviors` or an anti-dithering setting on a registered
+    selector moves it to the group of its new definition (its anti-dithering state starts afresh);
+    editing a Curve used by a `table` consideration re-bakes it the same way.
     """
 
     behaviors: list = export(

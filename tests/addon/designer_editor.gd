@@ -140,9 +140,9 @@ const HELP_HEADINGS := ["Description", "Properties", "Methods", "Signals", "Cons
 func check_help_pages() -> void:
 	var script_editor := EditorInterface.get_script_editor()
 	for name in ["UtilitySelector", "UtilityBehavior", "UtilityConsideration", "MemoryProfile", "MemoryStream", "AsyncLLMDecision", "NpcMindServer", "NpcMindDesigner",
-			"InputSource", "AwarenessInput", "RecallInput", "DistanceInput", "SinceSeenInput", "PropertyInput", "BlackboardInput",
+			"InputSource", "AwarenessInput", "RecallInput", "DistanceInput", "SinceSeenInput", "PropertyInput", "BlackboardInput", "IntentInput",
 			"SenseRule", "SightSense2D", "SightSense3D", "HearingSense2D", "HearingSense3D", "TouchSense2D", "TouchSense3D", "Stimulus2D", "Stimulus3D",
-			"MindAction", "MoveAction", "SetPropertyAction", "CallMethodAction", "PlayAnimationAction", "EmitSignalAction", "AskDecisionAction"]:
+			"MindAction", "MoveAction", "SetPropertyAction", "CallMethodAction", "PlayAnimationAction", "EmitSignalAction", "AskDecisionAction", "AbortDecisionAction"]:
 		script_editor.goto_help("class_name:" + name)
 		for _frame in 5:
 			await get_tree().process_frame

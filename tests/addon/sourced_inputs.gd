@@ -59,7 +59,7 @@ func build(sourced: bool) -> Node:
 		behavior("idle", [consideration(s.call("BlackboardInput", {"key": &"boredom"}), "blackboard(boredom)", 0.0, 1.0)]),
 		behavior("flee", [
 			consideration(s.call("PropertyInput", {"property": &"position:x"}), "property(npc:position:x)", 0.0, 100.0, false, 0.3),
-			consideration(s.call("RecallInput", {"of": "strongest", "memory_types": HOSTILE_FLAG}), "recall(strongest,types=8)", 0.0, 1.0, false, 0.3),
+			consideration(s.call("RecallInput", {"of": "strongest", "memory_types": HOSTILE_FLAG}), "recall(strongest,hostile)", 0.0, 1.0, false, 0.3),
 			consideration(s.call("SinceSeenInput", {}), "since_seen(target)", 0.0, 120.0, false, 0.3),
 		]),
 	]
@@ -92,7 +92,7 @@ func expected() -> Dictionary:
 		"distance(target)": distance,
 		"blackboard(boredom)": float(selector.get_blackboard_value(&"boredom", 0.0)),
 		"property(npc:position:x)": float(npc.position.x),
-		"recall(strongest,types=8)": strongest_hostile,
+		"recall(strongest,hostile)": strongest_hostile,
 		"since_seen(target)": since_seen,
 	}
 

@@ -88,12 +88,18 @@ def run_check_script(
     `{"done": true}`; asserts it finished with every check ok and (unless `allow_errors`: the caller
     checks the errors it provokes) no engine errors."""
     run = run_godot(project, *engine_args, "-s", script, env=env, timeout=timeout)
+    return run, checked(run, allow_errors=allow_errors)
+
+
+def checked(run: GodotRun, *, allow_errors: bool = False) -> dict[str, dict[str, Any]]:
+    """The checks of a run that printed `{"check": ...}` lines and ended with `{"done": true}`;
+    asserts it exited 0 with every check ok and (unless `allow_errors`) no engine errors."""
     assert run.returncode == 0, run.log
-    assert run.json_lines()[-1] == {"done": True}, run.log
+    assert run.json_lines() and run.json_lines()[-1] == {"done": True}, run.log
     checks = run.checks()
     assert {name for name, check in checks.items() if not check["ok"]} == set(), checks
     assert allow_errors or not run.errors(), run.log
-    return run, checks
+    return checks
 
 
 def engine_version() -> str:

@@ -18,12 +18,27 @@ import shlex
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.support.godot import LAUNCHER, REPO, GodotRun
 
 ENGINE = LAUNCHER.parent
 TRACE_LINE = re.compile(r'^\d+\s+(?:openat|open)\((?:AT_FDCWD, )?"([^"]+)", [^)]*\)\s+=\s+(-?\d+)')
+
+
+def game_from_zip(scratch: Path) -> Path:
+    """A fresh game folder, `scratch/game`, holding only the addon unzipped from the package zip
+    (built first when the addon changed), as a game developer starts one."""
+    from tools.provision import package
+
+    package.provision()  # idempotent: rebuilt only when the addon changed
+    with zipfile.ZipFile(package.zip_path()) as archive:
+        archive.extractall(scratch / "unpacked")
+    game = scratch / "game"
+    game.mkdir()
+    shutil.copytree(scratch / "unpacked" / "addons", game / "addons")
+    return game
 
 
 def engine_folders() -> list[Path]:

@@ -1,7 +1,8 @@
 """`scripts/provision gdextension`: build the Python GDExtension library into `addons/npc_mind/bin/`.
 
 1. The engine in hand dumps `gdextension_interface.h` and `extension_api.json` into `.deps/gdextension/`.
-2. cffi (embedding mode) compiles `python/gdbridge/_native.c` against that header into
+2. cffi (embedding mode) compiles `python/gdbridge/_native.c` (which includes the parts in
+   `python/gdbridge/native/`) against that header into
    `addons/npc_mind/bin/libgdbridge.linux.x86_64.so`.
 3. Beside it: `gdbridge_api.json.gz` (the engine API, trimmed to what the binding reads at start-up,
    gzipped: 1.2 MB of JSON in 0.2 MB)
@@ -36,6 +37,7 @@ BIN = ADDON / "bin"
 LIBRARY = "libgdbridge.linux.x86_64.so"
 API_FILE = "gdbridge_api.json.gz"
 NATIVE = REPO / "python" / "gdbridge" / "_native.c"
+NATIVE_PARTS = REPO / "python" / "gdbridge" / "native"  # the C sources _native.c includes
 NATIVE_CDEF = REPO / "python" / "gdbridge" / "_native.cdef"
 LAUNCHER = REPO / ".deps" / "godot" / "godot"
 MODULE = "_gdbridge"
@@ -175,6 +177,7 @@ def _fingerprint(engine_version: str, header: bytes) -> str:
         sys.executable.encode(),
         str(sysconfig.get_config_var("LIBDIR")).encode(),
         NATIVE.read_bytes(),
+        *(part.name.encode() + part.read_bytes() for part in sorted(NATIVE_PARTS.glob("*.c"))),
         NATIVE_CDEF.read_bytes(),
         Path(__file__).read_bytes(),
     ):
@@ -202,7 +205,7 @@ def build(engine: list[str]) -> bool:
     ffi.set_source(
         MODULE,
         '#include "gdextension_interface.h"\n' + NATIVE.read_text(),
-        include_dirs=[str(BUILD)],
+        include_dirs=[str(BUILD), str(NATIVE.parent)],
         # -g0 last: the build Python's CFLAGS carry -g, and debug info names the build's folders.
         extra_compile_args=["-O2", "-Wno-unused-function", "-Wno-unused-parameter", "-g0"],
         # Never unloaded: the editor's library reload (`reloadable = true`) closes and opens it

@@ -35,7 +35,7 @@ func _ready() -> void:
 			await inspect_guard_consideration()
 			save(EditorInterface.get_inspector().get_parent_control())
 		"profile":
-			EditorInterface.inspect_object(load("res://demo_scene/guard_profile.tres"))
+			EditorInterface.inspect_object(load("res://demo_scene/mind/guard_profile.tres"))
 			await frames(20)
 			save(EditorInterface.get_inspector().get_parent_control())
 		"help":

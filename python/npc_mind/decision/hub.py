@@ -122,7 +122,7 @@ class DecisionHub:
         try:
             return self._tick_all(now, boards)
         finally:
-            transport.flush()  # type: ignore[attr-defined]
+            transport.flush()  # type: ignore[attr-defined]  # the batching transports have flush(); hold() was taken from it
 
     def _tick_all(self, now: float, boards: Mapping[int, Mapping[str, Any]]) -> list[int]:
         if self._committed:
@@ -180,7 +180,7 @@ class DecisionHub:
         if isinstance(self.transport, LLMTransport):
             endpoints = self.transport.client.pool.states()
             metrics["queue_depth"] = self.transport.queue_depth
-            metrics["in_flight"] = sum(int(e["in_flight"]) for e in endpoints)  # type: ignore[call-overload]
+            metrics["in_flight"] = sum(int(e["in_flight"]) for e in endpoints)  # type: ignore[call-overload]  # states() values are objects; in_flight is an int
             metrics["rejected"] = dict(self.transport.rejected)
             metrics["endpoints"] = endpoints
             states = {str(e["breaker"]) for e in endpoints}

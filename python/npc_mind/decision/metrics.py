@@ -22,6 +22,7 @@ class DecisionStats:
         self.latencies: deque[float] = deque(maxlen=LATENCY_WINDOW)
 
     def snapshot(self) -> dict[str, object]:
+        latency: dict[str, float | None]
         if self.latencies:
             p50, p95 = np.percentile(np.fromiter(self.latencies, float), [50, 95])
             latency = {

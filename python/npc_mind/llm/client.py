@@ -257,7 +257,7 @@ class LLMClient:
             timeout=self.settings.timeout(),
             limits=limits,
             headers=self._headers,
-            verify=_tls_context(any(s["url"].startswith("https:") for s in self.pool.states())),
+            verify=_tls_context(any(str(s["url"]).startswith("https:") for s in self.pool.states())),
         )
         return self
 

@@ -178,12 +178,12 @@ class LocalLlamaServer:
     def start(self) -> LocalLlamaServer:
         checks = ((self.launcher, "llama-server", SERVER_ENV), (self.model, "the model", MODEL_FILE_ENV))
         for path, what, env in checks:
-            if not path.is_file():  # type: ignore[union-attr]
+            if not path.is_file():  # type: ignore[union-attr]  # resolved to a Path in __init__ (None raised there)
                 raise LocalServerError(
                     f"{what} not found at {path}; run scripts/provision llm, or set {env} (or the "
                     "argument / project setting) to its path"
                 )
-        _make_executable(self.launcher)  # type: ignore[arg-type]
+        _make_executable(self.launcher)  # type: ignore[arg-type]  # checked to be a file just above
         fixed = self.port  # 0: a free port, retried: another process may take it before the bind
         if fixed and port_taken(fixed):
             raise LocalServerError(
@@ -218,7 +218,7 @@ class LocalLlamaServer:
             stdin=subprocess.DEVNULL,
             stdout=self._output,
             stderr=subprocess.STDOUT,
-            cwd=self.launcher.parent,  # type: ignore[union-attr]
+            cwd=self.launcher.parent,  # type: ignore[union-attr]  # resolved to a Path in __init__
         )
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
@@ -283,7 +283,7 @@ def resolve_endpoints(**server_options: object) -> Iterator[list[Endpoint]]:
     if configured:
         yield configured
         return
-    with LocalLlamaServer(**server_options) as server:  # type: ignore[arg-type]
+    with LocalLlamaServer(**server_options) as server:  # type: ignore[arg-type]  # options are passed through as the caller gave them
         yield [server.endpoint()]
 
 
@@ -310,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (LocalServerError, ValueError) as error:
         print(f"local_server: {error}", file=sys.stderr)
         return 1
-    print(f"local_server: {server.model.name} at {server.base_url}", flush=True)  # type: ignore[union-attr]
+    print(f"local_server: {server.model.name} at {server.base_url}", flush=True)  # type: ignore[union-attr]  # resolved to a Path in __init__
     print(f"export NPC_MIND_LLM_URL={server.base_url}", flush=True)
     try:
         while server.running():

@@ -168,7 +168,7 @@ def _value(value: Any, digits: int, nested: bool = False) -> str | None:
         return " ".join(f"{k} {shown}" for k, shown in parts)
     if isinstance(value, list | tuple) and not nested:
         shown = [_value(item, digits, True) for item in value[:MAX_PARTS]]
-        return ", ".join(shown) if shown and None not in shown else None  # type: ignore[arg-type]
+        return ", ".join(shown) if shown and None not in shown else None  # type: ignore[arg-type]  # None was ruled out just before
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -219,8 +219,8 @@ def situation_text(
         shown = f"{kind} ({_strength(float(getattr(view, 'retrievability', 0.0)))})"
         recalled[shown] = recalled.get(shown, 0) + 1
     if recalled:
-        shown = [text if count == 1 else f"{text} x{count}" for text, count in recalled.items()]
-        lines.append("You remember: " + ", ".join(shown) + ".")
+        counted = [text if count == 1 else f"{text} x{count}" for text, count in recalled.items()]
+        lines.append("You remember: " + ", ".join(counted) + ".")
     return "\n".join(lines) or "Nothing is happening."
 
 

@@ -126,7 +126,7 @@ class DecisionSchema:
         if extra:
             raise InvalidAnswerError(f"unexpected fields {sorted(extra)[:3]}")
         intent = data.get("intent")
-        if not isinstance(intent, str) or intent not in self._allowed:  # type: ignore[attr-defined]
+        if not isinstance(intent, str) or intent not in self._allowed:  # type: ignore[attr-defined]  # set by the subclass made for each intent list
             raise InvalidAnswerError(f"intent {str(intent)[:48]!r} is not one of the allowed intents")
         urgency = data.get("urgency")
         if isinstance(urgency, bool) or not isinstance(urgency, int | float):

@@ -63,7 +63,7 @@ def _gil_keeping_write() -> Callable[[int, bytes, int], int] | None:
         return None
     write.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
     write.restype = ctypes.c_ssize_t
-    return write  # type: ignore[no-any-return]
+    return write
 
 
 _WRITE = _gil_keeping_write()
@@ -245,7 +245,7 @@ class LLMTransport:
     @property
     def queue_depth(self) -> int:
         """Requests submitted but not yet holding an endpoint slot."""
-        in_flight = sum(int(s["in_flight"]) for s in self.client.pool.states())  # type: ignore[call-overload]
+        in_flight = sum(int(s["in_flight"]) for s in self.client.pool.states())  # type: ignore[call-overload]  # states() values are objects; in_flight is an int
         return max(0, self.outstanding - in_flight)
 
     def refusal(
@@ -425,30 +425,30 @@ class LLMTransport:
             ticket.request = ticket.on_done = None
             # An idle endpoint gets it unless it is due already, whatever its estimate says: the answer
             # refreshes an estimate that is stale (a slow spell over, a cold first answer).
-            due = self._due(request)  # type: ignore[arg-type]
+            due = self._due(request)  # type: ignore[arg-type]  # a queued ticket always holds its request
             if now > due or (slot.in_flight > 1 and now + (slot.service or 0.0) > due):
                 slot.breaker.record_neutral()  # it cannot be answered in time: not sent
                 pool.release(slot)
-                self._shed(request, on_done)  # type: ignore[arg-type]
+                self._shed(request, on_done)  # type: ignore[arg-type]  # a queued ticket always holds its request and callback
                 continue
             held = [slot]  # the task's body takes it; a task cancelled before its first step never runs
-            task = self._loop.create_task(self._run(request, on_done, held))  # type: ignore[arg-type]
+            task = self._loop.create_task(self._run(request, on_done, held))  # type: ignore[arg-type]  # a queued ticket always holds its request and callback
             # A done callback, not a `finally`: a task cancelled before its first step skips its body.
             task.add_done_callback(functools.partial(self._released, held))
             ticket.task = task
         measured = pool.rate()
         rate, service = measured if measured else (0.0, 0.0)
         if queue:
-            kept = []
+            kept: list[Ticket] = []
             for ticket in queue:
                 request = ticket.request
                 # Answered when the requests ahead of it (and it) have had a slot, then one service time;
                 # unmeasured, it is known to be too late once its due time has passed.
                 wait = (len(kept) + 1) / rate + service if rate else 0.0
-                if now + wait > self._due(request):  # type: ignore[arg-type]
+                if now + wait > self._due(request):  # type: ignore[arg-type]  # a queued ticket always holds its request
                     on_done = ticket.on_done
                     ticket.request = ticket.on_done = None
-                    self._shed(request, on_done)  # type: ignore[arg-type]
+                    self._shed(request, on_done)  # type: ignore[arg-type]  # a queued ticket always holds its request and callback
                 else:
                     kept.append(ticket)
             queue[:] = kept
@@ -463,7 +463,7 @@ class LLMTransport:
             self._timer.cancel()
             self._timer = None
         if self._queue:
-            due = min(self._due(t.request) for t in self._queue)  # type: ignore[arg-type]
+            due = min(self._due(t.request) for t in self._queue)  # type: ignore[arg-type]  # a queued ticket always holds its request
             delay = max(0.0, due - service - self._clock())
             self._timer = self._loop.call_later(delay + 1e-3, self._pump)
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 try:
     import fcntl
 except ImportError:  # not POSIX
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl (Windows): saves skip the lock
 
 import numpy as np
 
@@ -132,13 +132,13 @@ def _collect(
 
 def _to_file(col: Column, values: np.ndarray, now: float) -> np.ndarray:
     """A column's values as the file stores them: last access as age, flags as bytes."""
-    if col.name == "last":
+    if col.name == "last_access":
         return np.maximum(now - values, 0.0)
     return values.astype(np.uint8) if values.dtype == bool else values
 
 
 def _from_file(col: Column, values: np.ndarray, now: float) -> np.ndarray:
-    if col.name == "last":
+    if col.name == "last_access":
         return now - values
     return values.astype(bool) if np.dtype(col.dtype) == bool else values
 
@@ -417,7 +417,7 @@ def _fill(  # noqa: PLR0917
     now: float,
     header: dict[str, Any],
     npc_ids: list[int],
-    w_pos: np.ndarray,
+    w_pos: np.ndarray | None,
 ) -> None:
     """Write parsed memories into the pool (rows[i] is the pool row of the file's npc index i)."""
     values = {col.name: _from_file(col, a[col.saved], now) for col in SLOT_COLUMNS if col.saved is not None}

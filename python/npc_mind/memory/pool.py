@@ -1,9 +1,9 @@
 """`MemoryPool`: the working memories of every NPC as structure-of-arrays numpy columns.
 
 Layout: one row per live NPC, `capacity` slots per row, columns of shape (rows, capacity):
-entity (int64), type (int8, -1 = empty slot), last access (float64 seconds), stability (float64),
-salience (float64), recall count (int64), pinned, forget-reported. An empty slot holds
-last = -inf and stability = 1, so every curve gives it R = 0 without a validity mask.
+entity (int64), memory type (int8, -1 = empty slot), last access (float64 seconds), stability
+(float64), salience (float64), recall count (int64), pinned, forget-reported. An empty slot holds
+last access = -inf and stability = 1, so every curve gives it R = 0 without a validity mask.
 
 Every operation is a batch: a single call is a batch of one, and a batch is processed in rounds
 holding at most one event per NPC (in input order per NPC), each round vectorised across NPCs.
@@ -16,56 +16,63 @@ matter), so it gives the batch's bits at a few microseconds instead of dozens of
 Whatever it does not handle (links, tags, long-term memories, the power curve for reads, numpy
 inputs, bad input) goes through the batch.
 
-Modules by responsibility (each a part of `MemoryPool`, none importing this one): `columns` (the
-declared column table and its storage), `checks` (input checking), `rounds` (batches into rounds),
-`recording` and `recall` (the batch paths), `fastpaths` (single calls on one row), `rules` (each
-formula once), `persistence` (the save format, through `MemoryPool`'s state methods).
+Composition: everything the pool holds is one `PoolState` (`state`: the columns by `columns`'
+table, counters, the event log, the long-term tier). The pool is the public face; the work is done
+by collaborators that each receive that state: `ScalarPaths` (`fastpaths`: single calls on one
+row), `Recorder` (`recording`: `record_batch` in rounds) and `Recaller` (`recall`: the query
+batches), which call the module functions of `rounds` (batches into rounds), `eviction` (eviction
+keys), `consolidation` and `checks` (input checking); `rules` holds each formula once and
+`persistence` the save format (through the pool's state methods); `views` and `promotion` the
+views of an NPC and the game-day step. No module imports this one. This file is the public face,
+each public call with its documentation and checks, which is why it is longer than 600 lines.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from threading import get_ident as thread_id
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from npc_mind.memory import persistence, retrieval
-from npc_mind.memory.checks import InputChecks
+from npc_mind.memory import persistence, promotion, retrieval
+from npc_mind.memory.checks import checked_time, int64_array, tag_set
 from npc_mind.memory.columns import (
-    _EMPTY_TAGS,
+    _AWARENESS,
+    _BATCH,
     EMPTY_ENTITY,
     MAX_CAPACITY,
     MAX_TIME,
     SLOT_COLUMNS,
-    ColumnStore,
     entity_hash,
 )
 from npc_mind.memory.curves import retrievability
-from npc_mind.memory.fastpaths import FastPaths
+from npc_mind.memory.eventlog import EventLog
+from npc_mind.memory.fastpaths import RecallFields, ScalarPaths
 from npc_mind.memory.longterm import LongTermStore
-from npc_mind.memory.params import DAY_SECONDS, MemoryParams
-from npc_mind.memory.recall import Recall
-from npc_mind.memory.recording import Recording
-from npc_mind.memory.rounds import Rounds
-from npc_mind.memory.rules import awareness_level
+from npc_mind.memory.params import MemoryParams
+from npc_mind.memory.recall import Recaller
+from npc_mind.memory.recording import Recorder
+from npc_mind.memory.state import PoolState
 from npc_mind.memory.types import (
+    Awareness,
     ConcurrentUseError,
-    EventKind,
     ForgottenRows,
     MemoryEvents,
     MemoryType,
     MemoryView,
-    Tier,
+    QueryBatch,
 )
+from npc_mind.memory.views import longterm_views, working_views
 
 __all__ = ["EMPTY_ENTITY", "MAX_CAPACITY", "MAX_TIME", "MemoryPool", "entity_hash"]
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 
-def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
+
+def _one_thread(method: _Method) -> _Method:
     """Refuse the call from any thread but the pool's owner (one comparison of thread ids)."""
 
     @functools.wraps(method)
@@ -74,11 +81,11 @@ def _one_thread(method: Callable[..., Any]) -> Callable[..., Any]:
             self._refuse_thread(method.__name__)
         return method(self, *args, **kwargs)
 
-    return guarded
+    return cast(_Method, guarded)
 
 
-class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore):
-    """The working (and long-term) memories of many NPCs. See the package docstring and README.
+class MemoryPool:
+    """The working (and long-term) memories of many NPCs. See the package docstring and docs/memory.md.
 
     `capacity` (1..65535, default 64) is the hard bound of working slots per NPC. `params` holds
     every other tunable (`MemoryParams`). With `events=True` the pool collects formed / rehearsed /
@@ -111,56 +118,158 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
             params = MemoryParams()
         if not isinstance(params, MemoryParams):
             raise TypeError(f"params must be a MemoryParams, got {type(params).__name__}")
-        self._p = params
-        self._C = int(capacity)
         self._owner = thread_id()  # the one thread whose calls may change the pool (see `_one_thread`)
-        self._events_on = bool(events)
-        self._n = 0
-        self._alloc = 0
-        self._next_id = 0
-        self._row_of_id = np.full(16, -1, dtype=np.int64)
-        self._clock = 0.0
-        self._tmax = -np.inf  # latest last-access time ever written: now >= it means no clamping needed
-        self._links: dict[int, dict[tuple[int, int], set[tuple[int, int]]]] = {}
-        self._lt = LongTermStore()
-        self._tags: np.ndarray | None = None
-        # (kind, npcs, entities, types): arrays from the batch paths, ints from the scalar ones
-        self._ev: list[tuple[int, Any, Any, Any]] = []
-        self._ev_at: list[Any] | None = None  # input positions of a running record_batch's events
-        self._scratch: dict[str, np.ndarray] = {}
-        self._increasing: np.ndarray | None = None  # the last rows _rounds found strictly increasing
-        self._refresh_pass_rests = 0  # batches left before `_refresh_only` is tried again
-        self._base = np.asarray(params.base_stability, dtype=np.float64)
-        self._forget_factor = params.forget_factor
-        # the thresholds of `awareness_level` (forget, search, pursue)
-        self._level_bounds = (params.forget_threshold, params.awareness_search, params.awareness_pursue)
-        self._level_at_one = int(awareness_level(1.0, *self._level_bounds))  # a memory accessed now
-        self._is_exponential = params.curve == "exponential"
-        self._q1x = np.empty(self._C)  # the scalar query's candidate exponents, then R
-        self._alloc_rows(max(1, int(reserve_npcs)))
+        #: everything the pool holds (its collaborators read and change it; read it, never write it)
+        self.state = PoolState(params, int(capacity), EventLog(bool(events)))
+        self.state.grow(max(1, int(reserve_npcs)))
+        self._scalar = ScalarPaths(self.state)
+        self._recorder = Recorder(self.state, self._scalar)
+        self._recaller = Recaller(self.state, self._scalar)
+        self.writes_plainly = self._scalar.writes_plainly
+        self.room = self._scalar.room
+        self.refresh = self._scalar.refresh
 
-    record_batch = _one_thread(Recording.record_batch)
-    query_strongest_batch = _one_thread(Recall.query_strongest_batch)
-    awareness_batch = _one_thread(Recall.awareness_batch)
+    # ---------------------------------------------------------------------------------------------
+    # the calls of the game loop: a single call tries the scalar path, else a batch of one
+    def record(
+        self,
+        npc: int,
+        entity: int,
+        memory_type: int,
+        salience: float,
+        now: float,
+        *,
+        tags: Iterable[str] | None = None,
+    ) -> None:
+        """Perceive one event: rehearse the matching memory (same entity and type, whatever its R)
+        or form a new one, evicting when the NPC's working memory is full. A batch of one: the
+        common case (plain Python numbers, no tags, no links) runs a scalar path with the batch's
+        arithmetic; anything else (and every bad input, for its error) goes through `record_batch`."""
+        if thread_id() != self._owner:
+            self._refuse_thread("record")
+        if (
+            tags is None
+            and type(now) is float
+            and type(npc) is int
+            and type(entity) is int
+            and (type(memory_type) is int or type(memory_type) is MemoryType)  # MemoryType.HOSTILE too
+            and (type(salience) is float or type(salience) is int)
+            and self._scalar.record_one(npc, entity, int(memory_type), float(salience), now)
+        ):
+            return
+        self._recorder.record_batch(
+            np.array([npc]) if not isinstance(npc, np.ndarray) else npc,
+            np.array([entity]) if not isinstance(entity, np.ndarray) else entity,
+            np.array([memory_type]) if not isinstance(memory_type, np.ndarray) else memory_type,
+            np.array([salience]) if not isinstance(salience, np.ndarray) else salience,
+            now,
+            tags=None if tags is None else [tags],
+        )
+
+    def query_strongest(self, npc: int, entity: int, now: float) -> MemoryView | None:
+        """The NPC's strongest memory of `entity` if its R is above the forget threshold, else None.
+        The recall wakes it (last access = now, k + 1, S unchanged); R is reported as it was before
+        the wake. Only this and `query_strongest_batch` change state among the read calls."""
+        if thread_id() != self._owner:
+            self._refuse_thread("query_strongest")
+        if type(now) is float and type(npc) is int and type(entity) is int:
+            found = self._scalar.query_one(npc, entity, now)
+            if found is not _BATCH:
+                return found  # type: ignore[return-value]  # not _BATCH here: a MemoryView or None (no cast: a call)
+        return self._recaller.query_strongest_batch(np.array([npc]), np.array([entity]), now).view(0)
+
+    def recall_fields(self, npc: int, entity: int, now: float) -> RecallFields | None:
+        """`query_strongest` as the view's fields in `MemoryView`'s order (None: nothing recalled),
+        for a caller that only reads them: the single-call path then builds no view (a frozen
+        dataclass of 12 fields costs about 1.3 us to make)."""
+        if thread_id() != self._owner:
+            self._refuse_thread("recall_fields")
+        if type(now) is float and type(npc) is int and type(entity) is int:
+            found = self._scalar.query_fields(npc, entity, now)
+            if found is not _BATCH:
+                return found  # type: ignore[return-value]  # not _BATCH here: the fields or None (no cast: a call)
+        view = self._recaller.query_strongest_batch(np.array([npc]), np.array([entity]), now).view(0)
+        if view is None:
+            return None
+        return cast(RecallFields, tuple(getattr(view, name) for name in MemoryView.__slots__))
+
+    def awareness(self, npc: int, entity: int, now: float) -> Awareness:
+        """The layered response to the strongest memory of `entity`. Never wakes anything."""
+        if type(now) is float and type(npc) is int and type(entity) is int:
+            level = self._scalar.awareness_one(npc, entity, now)
+            if level >= 0:
+                return _AWARENESS[level]
+        return Awareness(int(self.awareness_batch(np.array([npc]), np.array([entity]), now)[0]))
+
+    @_one_thread
+    def record_batch(
+        self,
+        npcs: Any,
+        entities: Any,
+        memory_types: Any,
+        saliences: Any,
+        now: float,
+        *,
+        tags: Sequence[Iterable[str] | None] | None = None,
+    ) -> None:
+        """Perceive many events at time `now` (arrays of equal length; `memory_types` and
+        `saliences` may be scalars). Events of one NPC apply in input order."""
+        self._recorder.record_batch(npcs, entities, memory_types, saliences, now, tags=tags)
+
+    @_one_thread
+    def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
+        """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
+        return self._recaller.query_strongest_batch(npcs, entities, now)
+
+    @_one_thread
+    def awareness_batch(self, npcs: Any, entities: Any, now: float) -> np.ndarray:
+        """`awareness` for many pairs, as an int8 array of `Awareness` values. Never wakes."""
+        return self._recaller.awareness_batch(npcs, entities, now)
+
+    def awareness_of(self, retrievability_value: float) -> Awareness:
+        """The `Awareness` level of a retrievability value under this pool's thresholds."""
+        return self._recaller.awareness_of(retrievability_value)
+
+    # ---------------------------------------------------------------------------------------------
+    # for a caller that defers writes and answers reads ahead (the server's frame cache): see
+    # `ScalarPaths` and `Recaller.recall_preview` for what each promises. The three it asks once per
+    # queued call are the scalar paths' own bound methods (set in __init__), so each is one Python
+    # call; a method here that delegated would add a call to each (12-15% of theirs, measured).
+    writes_plainly: Callable[[int], bool]
+    room: Callable[[np.ndarray | int], np.ndarray | int]
+    refresh: Callable[[int, int, int, float], bool]
+
+    def recall_preview(
+        self, npcs: Any, entities: Any, now: float
+    ) -> tuple[np.ndarray, np.ndarray, list[list]]:
+        return self._recaller.recall_preview(npcs, entities, now)
+
+    def written_level(self, row: int | None = None) -> int:
+        return self._scalar.written_level(row)
+
+    def pending_limits(
+        self, npcs: np.ndarray, last_access: list[float], now: float
+    ) -> tuple[list[int], list[int]]:
+        return self._scalar.pending_limits(npcs, last_access, now)
 
     # ---------------------------------------------------------------------------------------------
     # properties
     @property
     def capacity(self) -> int:
-        return self._C
+        return self.state.capacity
 
     @property
     def params(self) -> MemoryParams:
-        return self._p
+        return self.state.params
 
     @property
     def npc_count(self) -> int:
-        return self._n
+        return self.state.npc_count
 
     @property
     def clock(self) -> float:
         """The `now` of the latest call (the default time of `save` and `export_npc`)."""
-        return self._clock
+        return self.state.clock
 
     def claim(self) -> None:
         """Make the calling thread the pool's owner, the only one whose calls may change it (hand a
@@ -175,40 +284,45 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
 
     def npc_ids(self) -> np.ndarray:
         """Live NPC ids in row order: row i of `retrievability_all` / `forget_times` is `npc_ids()[i]`."""
-        return self._row_npc[: self._n].copy()
+        state = self.state
+        return state.npc_of_row[: state.npc_count].copy()
 
     def has_npc(self, npc: int) -> bool:
-        return 0 <= npc < self._next_id and self._row_of_id[npc] >= 0
+        state = self.state
+        return 0 <= npc < state.next_id and state.row_of_id[npc] >= 0
 
     def memory_count(self, npc: int | None = None) -> int:
         """Working memories held (of one NPC, or of all), not counting the long-term tier."""
+        state = self.state
         if npc is None:
-            return int(self._used[: self._n].sum())
-        return int(self._used[self._row(npc)])
+            return int(state.used_slots[: state.npc_count].sum())
+        return int(state.used_slots[state.row_of(npc)])
 
     def longterm_count(self, npc: int | None = None) -> int:
+        state = self.state
         if npc is None:
-            return self._lt.size
-        self._row(npc)
-        return self._lt.count_for(int(npc))
+            return state.longterm.size
+        state.row_of(npc)
+        return state.longterm.count_for(int(npc))
 
     # ---------------------------------------------------------------------------------------------
     # NPCs
     @_one_thread
     def add_npc(self) -> int:
         """A new NPC with an empty memory; returns its id (ids are never reused)."""
-        if self._n == self._alloc:
-            self._alloc_rows(2 * self._alloc)
-        npc = self._next_id
-        if npc >= self._row_of_id.shape[0]:
-            grown = np.full(2 * self._row_of_id.shape[0], -1, dtype=np.int64)
-            grown[:npc] = self._row_of_id
-            self._row_of_id = grown
-        row = self._n
-        self._row_of_id[npc] = row
-        self._row_npc[row] = npc
-        self._next_id += 1
-        self._n += 1
+        state = self.state
+        if state.npc_count == state.allocated_rows:
+            state.grow(2 * state.allocated_rows)
+        npc = state.next_id
+        if npc >= state.row_of_id.shape[0]:
+            grown = np.full(2 * state.row_of_id.shape[0], -1, dtype=np.int64)
+            grown[:npc] = state.row_of_id
+            state.row_of_id = grown
+        row = state.npc_count
+        state.row_of_id[npc] = row
+        state.npc_of_row[row] = npc
+        state.next_id += 1
+        state.npc_count += 1
         return npc
 
     @_one_thread
@@ -219,19 +333,20 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     @_one_thread
     def remove_npc(self, npc: int) -> None:
         """Drop an NPC and all its memories (working, long-term, links). Its id is never reused."""
-        row = self._row(npc)
+        state = self.state
+        row = state.row_of(npc)
         npc = int(npc)
-        last = self._n - 1
+        last = state.npc_count - 1
         if row != last:  # move the last row into the hole
-            self._move_row(last, row)
-            self._row_of_id[self._row_npc[row]] = row
-        self._clear_flat(np.arange(last * self._C, (last + 1) * self._C))
-        self._row_npc[last] = -1
-        self._used[last] = self._pinned[last] = self._ltn[last] = 0
-        self._row_of_id[npc] = -1
-        self._n -= 1
-        self._links.pop(npc, None)
-        self._lt.remove_npc(npc)
+            state.move_row(last, row)
+            state.row_of_id[state.npc_of_row[row]] = row
+        state.clear_slots(np.arange(last * state.capacity, (last + 1) * state.capacity))
+        state.npc_of_row[last] = -1
+        state.used_slots[last] = state.pinned_slots[last] = state.longterm_count[last] = 0
+        state.row_of_id[npc] = -1
+        state.npc_count -= 1
+        state.links.pop(npc, None)
+        state.longterm.remove_npc(npc)
 
     # ---------------------------------------------------------------------------------------------
     # rounds: at most one event per NPC each, in per-NPC input order
@@ -243,144 +358,77 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     # read-only views (never wake)
     def retrievability_all(self, now: float, out: np.ndarray | None = None) -> np.ndarray:
         """R of every working slot, shape (npc_count, capacity), rows as `npc_ids()`; 0 for empty slots."""
-        now = self._time(now)
-        n, cap = self._n, self._C
+        state = self.state
+        now = checked_time(now)
+        n, cap = state.npc_count, state.capacity
         if out is None:
             out = np.empty((n, cap))
         elif out.shape != (n, cap) or out.dtype != np.float64:
             raise ValueError(f"out must be a float64 array of shape {(n, cap)}, got {out.dtype} {out.shape}")
-        self._clock = now
+        state.clock = now
         return retrievability(
-            self._last[:n],
-            self._stab[:n],
+            state.last_access[:n],
+            state.stability[:n],
             now,
-            self._p,
+            state.params,
             out=out,
-            mask=self._buf("allmask", n * cap, bool).reshape(n, cap),
+            mask=state.scratch_buffer("allmask", n * cap, bool).reshape(n, cap),
         )
 
     def forget_times(self) -> np.ndarray:
         """Analytic time at which each working memory's R reaches the forget threshold, shape
         (npc_count, capacity); +inf for empty slots. Valid until the memory is next woken."""
-        n = self._n
-        out = self._stab[:n] * self._forget_factor
-        out += self._last[:n]
-        out[self._typ[:n] < 0] = np.inf
+        state = self.state
+        n = state.npc_count
+        out = state.stability[:n] * state.forget_factor
+        out += state.last_access[:n]
+        out[state.memory_type[:n] < 0] = np.inf
         return out
 
     @_one_thread
     def pop_forgotten(self, now: float) -> ForgottenRows:
         """Working memories whose forget time has passed and were not reported since they were last
         woken or formed: each forgetting is reported exactly once, whatever the call rate."""
-        now = self._time(now)
-        n = self._n
-        due = self._stab[:n] * self._forget_factor
-        due += self._last[:n]
-        hit = (due <= now) & (self._typ[:n] >= 0) & ~self._emit[:n]
+        state = self.state
+        now = checked_time(now)
+        n = state.npc_count
+        due = state.stability[:n] * state.forget_factor
+        due += state.last_access[:n]
+        hit = (due <= now) & (state.memory_type[:n] >= 0) & ~state.forget_reported[:n]
         fi = np.flatnonzero(hit)
-        self._emitf[fi] = True
-        self._clock = now
+        state.forget_reported_flat[fi] = True
+        state.clock = now
         return ForgottenRows(
-            self._row_npc[fi // self._C], self._entf[fi], self._typf[fi], due.reshape(-1)[fi]
+            state.npc_of_row[fi // state.capacity],
+            state.entity_flat[fi],
+            state.memory_type_flat[fi],
+            due.reshape(-1)[fi],
         )
 
     @_one_thread
     def drain_events(self) -> MemoryEvents:
         """The events collected since the last drain (needs `MemoryPool(events=True)`)."""
-        ev, self._ev = self._ev, []
-        if not ev:
-            return MemoryEvents(
-                np.empty(0, np.int8), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int8)
-            )
-        parts: list[tuple[np.ndarray, ...]] = []
-        singles: list[tuple[int, int, int, int]] = []
-        for e in ev:
-            if type(e[1]) is int:
-                singles.append(e)
-                continue
-            if singles:
-                parts.append(self._event_columns(singles))
-                singles = []
-            kinds = e[0] if type(e[0]) is np.ndarray else np.full(e[1].shape[0], e[0], dtype=np.int8)
-            parts.append((kinds, e[1], e[2], e[3]))
-        if singles:
-            parts.append(self._event_columns(singles))
-        return MemoryEvents(*(np.concatenate([part[i] for part in parts]) for i in range(4)))
-
-    @staticmethod
-    def _event_columns(singles: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, ...]:
-        kinds, npcs, ents, typs = zip(*singles, strict=True)
-        return (
-            np.array(kinds, dtype=np.int8),
-            np.array(npcs, dtype=np.int64),
-            np.array(ents, dtype=np.int64),
-            np.array(typs, dtype=np.int8),
-        )
-
-    def _working_views(self, npc: int, row: int, now: float) -> list[MemoryView]:
-        cap = self._C
-        slots = np.flatnonzero(self._typ[row] >= 0)
-        fi = row * cap + slots
-        r = retrievability(self._lastf[fi], self._stabf[fi], now, self._p)
-        tags = self._tags.reshape(-1)[fi].tolist() if self._tags is not None else [None] * fi.shape[0]
-        return [
-            MemoryView(
-                npc=npc,
-                entity=int(self._entf[f]),
-                memory_type=MemoryType(int(self._typf[f])),
-                retrievability=float(r[i]),
-                stability=float(self._stabf[f]),
-                salience=float(self._salf[f]),
-                recall_count=int(self._kf[f]),
-                tier=Tier.WORKING,
-                slot=int(s),
-                age=max(now - float(self._lastf[f]), 0.0),
-                pinned=bool(self._pinf[f]),
-                tags=tags[i] or _EMPTY_TAGS,
-            )
-            for i, (f, s) in enumerate(zip(fi.tolist(), slots.tolist(), strict=True))
-        ]
-
-    def _longterm_views(self, npc: int) -> list[MemoryView]:
-        rows = self._lt.rows_for(npc)
-        if not rows:
-            return []
-        r = self._lt.retrievability(rows, self._p)
-        c = self._lt.cols
-        return [
-            MemoryView(
-                npc=npc,
-                entity=int(c["entity"][j]),
-                memory_type=MemoryType(int(c["memory_type"][j])),
-                retrievability=float(r[i]),
-                stability=float(c["stability"][j]),
-                salience=float(c["salience"][j]),
-                recall_count=int(c["recall_count"][j]),
-                tier=Tier.LONG_TERM,
-                slot=-1,
-                age=float(c["age"][j]),
-                tags=self._lt.tags[j],
-            )
-            for i, j in enumerate(rows)
-        ]
+        return self.state.events.drain()
 
     def memories(self, npc: int, now: float) -> list[MemoryView]:
         """Every memory the NPC holds (working slots in slot order, then long-term), forgotten ones
         included (R = 0). Never wakes."""
-        row = self._row(npc)
-        now = self._time(now)
-        self._clock = now
-        return self._working_views(int(npc), row, now) + self._longterm_views(int(npc))
+        state = self.state
+        row = state.row_of(npc)
+        now = checked_time(now)
+        state.clock = now
+        return working_views(self.state, int(npc), row, now) + longterm_views(self.state, int(npc))
 
     def top_k(
         self, npc: int, now: float, k: int = 5, tags: Collection[str] | None = None
     ) -> list[MemoryView]:
         """The k memories to put in an LLM prompt, best first: score = R^w_r x E^w_i x relevance^w_t
         (relevance from shared tags when `tags` is given). Forgotten memories never appear. Never wakes."""
+        state = self.state
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
             raise ValueError(f"k must be a non-negative integer, got {k!r}")
-        query = None if tags is None else self._tag_set(tags)
-        return retrieval.top_k(self.memories(npc, now), int(k), query, self._p)
+        query = None if tags is None else tag_set(tags)
+        return retrieval.top_k(self.memories(npc, now), int(k), query, state.params)
 
     # ---------------------------------------------------------------------------------------------
     # links and pins
@@ -391,12 +439,13 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         """Tie memories of one NPC together: waking a memory of (entity_a, type_a) with E >= the
         consolidation threshold also consolidates the (entity_b, type_b) memories, and vice versa.
         A type of None means any type of that entity. Links survive eviction and are saved."""
-        self._row(npc)
-        a = (int(self._int64(entity_a, "entity")[0]), -1 if type_a is None else int(MemoryType(type_a)))
-        b = (int(self._int64(entity_b, "entity")[0]), -1 if type_b is None else int(MemoryType(type_b)))
+        state = self.state
+        state.row_of(npc)
+        a = (int(int64_array(entity_a, "entity")[0]), -1 if type_a is None else int(MemoryType(type_a)))
+        b = (int(int64_array(entity_b, "entity")[0]), -1 if type_b is None else int(MemoryType(type_b)))
         if a == b:
             raise ValueError("a memory cannot be linked to itself")
-        links = self._links.setdefault(int(npc), {})
+        links = state.links.setdefault(int(npc), {})
         links.setdefault(a, set()).add(b)
         links.setdefault(b, set()).add(a)
 
@@ -404,18 +453,20 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     def unlink(
         self, npc: int, entity_a: int, entity_b: int, type_a: int | None = None, type_b: int | None = None
     ) -> None:
-        self._row(npc)
+        state = self.state
+        state.row_of(npc)
         a = (int(entity_a), -1 if type_a is None else int(MemoryType(type_a)))
         b = (int(entity_b), -1 if type_b is None else int(MemoryType(type_b)))
-        links = self._links.get(int(npc), {})
+        links = state.links.get(int(npc), {})
         links.get(a, set()).discard(b)
         links.get(b, set()).discard(a)
 
     def links(self, npc: int) -> list[tuple[int, int | None, int, int | None]]:
         """(entity_a, type_a, entity_b, type_b) for each link of the NPC, each once."""
-        self._row(npc)
+        state = self.state
+        state.row_of(npc)
         out = set()
-        for a, bs in self._links.get(int(npc), {}).items():
+        for a, bs in state.links.get(int(npc), {}).items():
             for b in bs:
                 x, y = min(a, b), max(a, b)
                 out.add((x[0], None if x[1] < 0 else x[1], y[0], None if y[1] < 0 else y[1]))
@@ -427,16 +478,17 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     def pin(self, npc: int, entity: int, memory_type: int, pinned: bool = True) -> None:
         """Pin (or unpin) the NPC's working memory of (entity, type): a pinned memory is never
         evicted (it still fades) and is never moved to the long-term tier."""
-        row = self._row(npc)
-        e = int(self._int64(entity, "entity")[0])
+        state = self.state
+        row = state.row_of(npc)
+        e = int(int64_array(entity, "entity")[0])
         t = int(MemoryType(memory_type))
-        slots = np.flatnonzero((self._ent[row] == e) & (self._typ[row] == t))
+        slots = np.flatnonzero((state.entity[row] == e) & (state.memory_type[row] == t))
         if not slots.shape[0]:
             raise KeyError(f"npc {int(npc)} has no working memory of entity {e} ({MemoryType(t).name})")
         s = int(slots[0])
-        if bool(self._pin[row, s]) != bool(pinned):
-            self._pin[row, s] = bool(pinned)
-            self._pinned[row] += 1 if pinned else -1
+        if bool(state.pinned[row, s]) != bool(pinned):
+            state.pinned[row, s] = bool(pinned)
+            state.pinned_slots[row] += 1 if pinned else -1
 
     # ---------------------------------------------------------------------------------------------
     # long-term tier
@@ -446,104 +498,55 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         and drop what it forgot, then move every remembered, unpinned working memory whose S reaches
         `longterm_min_stability` or whose k reaches `longterm_min_recalls` to the long-term tier,
         freeing its slot. `now` (default: the latest call's) decides "remembered" (R > threshold)."""
-        if (
-            isinstance(days, bool)
-            or not isinstance(days, int | float | np.integer | np.floating)
-            or not math.isfinite(float(days))
-            or float(days) < 0.0
-        ):
-            raise ValueError(f"days must be a finite number >= 0, got {days!r}")
-        now = self._clock if now is None else self._time(now)
-        p = self._p
-        gone = self._lt.decay(float(days), p)
-        if gone.shape[0]:
-            c = self._lt.cols
-            gone_npcs = c["npc"][gone].copy()
-            if self._events_on:
-                self._emit_event(
-                    EventKind.LONG_TERM_FORGOTTEN, gone_npcs, c["entity"][gone], c["memory_type"][gone]
-                )
-            keep = np.ones(self._lt.size, dtype=bool)
-            keep[gone] = False
-            self._lt.keep(keep)
-            np.subtract.at(self._ltn, self._row_of_id[gone_npcs], 1)
-        n, cap = self._n, self._C
-        if not n:
-            return
-        r = retrievability(self._last[:n], self._stab[:n], now, p)
-        cand = (
-            (self._typ[:n] >= 0)
-            & ~self._pin[:n]
-            & (r > p.forget_threshold)
-            & ((self._stab[:n] >= p.longterm_min_stability) | (self._k[:n] >= p.longterm_min_recalls))
-        )
-        fi = np.flatnonzero(cand)
-        if not fi.shape[0]:
-            return
-        tags = self._tags.reshape(-1) if self._tags is not None else None
-        rows = fi // cap
-        for f, row in zip(fi.tolist(), rows.tolist(), strict=True):
-            npc = int(self._row_npc[row])
-            before = self._lt.count_for(npc)
-            s_days = max(p.longterm_min_days, p.longterm_stability_gain * float(self._stabf[f]) / DAY_SECONDS)
-            self._lt.add(
-                npc,
-                int(self._entf[f]),
-                int(self._typf[f]),
-                float(self._salf[f]),
-                int(self._kf[f]),
-                s_days,
-                (tags[f] if tags is not None else None) or _EMPTY_TAGS,
-            )
-            self._ltn[row] += self._lt.count_for(npc) - before
-        if self._events_on:
-            self._emit_event(EventKind.PROMOTED, self._row_npc[rows], self._entf[fi], self._typf[fi])
-        np.subtract.at(self._used, rows, 1)
-        self._clear_flat(fi)
+        promotion.advance_game_day(self.state, days, now)
 
     # ---------------------------------------------------------------------------------------------
     # state, for the save format (persistence reads and restores a pool through these only)
     @property
     def next_id(self) -> int:
         """The id the next `add_npc` returns (ids are never reused)."""
-        return self._next_id
+        return self.state.next_id
 
     @property
     def longterm(self) -> LongTermStore:
         """The long-term tier (read it; restore through `restore_longterm`)."""
-        return self._lt
+        return self.state.longterm
 
     def working_state(
         self, rows: Sequence[int]
     ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], list[frozenset[str] | None]]:
         """The occupied working slots of pool rows `rows` (row i of the result is `rows[local]`):
         (local, slot, {column name: values} of `SLOT_COLUMNS`, tags or None per slot)."""
+        state = self.state
         rows_arr = np.asarray(rows, dtype=np.int64)
-        local, slot = np.nonzero(self._typ[rows_arr] >= 0)
-        fi = rows_arr[local] * self._C + slot
-        values = {col.name: getattr(self, f"_{col.name}f")[fi] for col in SLOT_COLUMNS}
-        tags = [None] * fi.shape[0] if self._tags is None else self._tags.reshape(-1)[fi].tolist()
+        local, slot = np.nonzero(state.memory_type[rows_arr] >= 0)
+        fi = rows_arr[local] * state.capacity + slot
+        values = {col.name: getattr(state, f"{col.name}_flat")[fi] for col in SLOT_COLUMNS}
+        tags = [None] * fi.shape[0] if state.tags is None else state.tags.reshape(-1)[fi].tolist()
         return local, slot, values, tags
 
     def entities(self) -> np.ndarray:
         """The distinct entity ids of every memory held (working and long-term), sorted."""
-        n = self._n
-        working = self._ent[:n][self._typ[:n] >= 0]
-        return np.unique(np.concatenate((working, self._lt.cols["entity"][: self._lt.size])))
+        state = self.state
+        n = state.npc_count
+        working = state.entity[:n][state.memory_type[:n] >= 0]
+        return np.unique(np.concatenate((working, state.longterm.cols["entity"][: state.longterm.size])))
 
     def row_of(self, npc: int) -> int:
         """The pool row holding `npc` (rows are as `npc_ids()`; they move when NPCs are removed)."""
-        return self._row(npc)
+        state = self.state
+        return state.row_of(npc)
 
     def restore_ids(self, npc_ids: Sequence[int], next_id: int, now: float) -> None:
         """Make a fresh pool's rows hold NPCs `npc_ids` (row i: npc_ids[i]), next id `next_id`."""
+        state = self.state
         n = len(npc_ids)
-        self._row_of_id = np.full(max(16, next_id), -1, dtype=np.int64)
-        self._row_of_id[np.asarray(npc_ids, dtype=np.int64)] = np.arange(n)
-        self._row_npc[:n] = npc_ids
-        self._n = n
-        self._next_id = next_id
-        self._clock = now
+        state.row_of_id = np.full(max(16, next_id), -1, dtype=np.int64)
+        state.row_of_id[np.asarray(npc_ids, dtype=np.int64)] = np.arange(n)
+        state.npc_of_row[:n] = npc_ids
+        state.npc_count = n
+        state.next_id = next_id
+        state.clock = now
 
     def restore_working(
         self,
@@ -554,17 +557,18 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     ) -> None:
         """Write saved working memories into empty slots: memory i at (rows[i], slots[i]) with
         values[column][i] for each saved column (the entity hash is derived); tags: i -> tag set."""
-        fi = rows * self._C + slots
+        state = self.state
+        fi = rows * state.capacity + slots
         for col in SLOT_COLUMNS:
             if col.name in values:
-                getattr(self, f"_{col.name}f")[fi] = values[col.name]
-        self._hf[fi] = entity_hash(values["ent"])
+                getattr(state, f"{col.name}_flat")[fi] = values[col.name]
+        state.entity_hash_flat[fi] = entity_hash(values["entity"])
         if fi.shape[0]:
-            self._tmax = max(self._tmax, float(self._lastf[fi].max()))
-        np.add.at(self._used, rows, 1)
-        np.add.at(self._pinned, rows[values["pin"]], 1)
+            state.latest_access = max(state.latest_access, float(state.last_access_flat[fi].max()))
+        np.add.at(state.used_slots, rows, 1)
+        np.add.at(state.pinned_slots, rows[values["pinned"]], 1)
         if tags:
-            flat = self._ensure_tags().reshape(-1)
+            flat = state.ensure_tags().reshape(-1)
             for i, t in tags.items():
                 flat[fi[i]] = t
 
@@ -580,25 +584,28 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         tags: frozenset[str],
     ) -> None:
         """Add one saved long-term memory of `npc` (age in game days)."""
-        row = self._lt.add(npc, entity, memory_type, salience, recall_count, stability_days, tags)
-        self._lt.cols["age"][row] = age_days
-        self._ltn[self._row_of_id[npc]] += 1
+        state = self.state
+        row = state.longterm.add(npc, entity, memory_type, salience, recall_count, stability_days, tags)
+        state.longterm.cols["age"][row] = age_days
+        state.longterm_count[state.row_of_id[npc]] += 1
 
     @_one_thread
     def clear_npc(self, npc: int) -> None:
         """Forget everything of `npc` (working, long-term, links); the NPC stays."""
-        row = self._row(npc)
-        self._clear_flat(np.arange(row * self._C, (row + 1) * self._C))
-        self._used[row] = self._pinned[row] = self._ltn[row] = 0
-        self._links.pop(npc, None)
-        self._lt.remove_npc(npc)
+        state = self.state
+        row = state.row_of(npc)
+        state.clear_slots(np.arange(row * state.capacity, (row + 1) * state.capacity))
+        state.used_slots[row] = state.pinned_slots[row] = state.longterm_count[row] = 0
+        state.links.pop(npc, None)
+        state.longterm.remove_npc(npc)
 
     # ---------------------------------------------------------------------------------------------
     # persistence
     def save(self, path: str | Path, now: float | None = None) -> None:
         """Write the whole pool (params, NPC ids, memories as ages, links, long-term tier).
         `now` (default: the latest call's) turns last-access times into ages."""
-        now = self._clock if now is None else self._time(now)
+        state = self.state
+        now = state.clock if now is None else checked_time(now)
         persistence.write_atomic(Path(path), persistence.dump_pool(self, now))
 
     @classmethod
@@ -613,7 +620,7 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
         """A pool read from `save`'s file, resumed at time `now` of the new session's clock.
         `max_bytes` bounds what the file may make it allocate (its NPC rows x capacity, the id
         table): a file asking for more raises `SaveFormatError` before anything is allocated."""
-        now = cls._time(now)
+        now = checked_time(now)
         try:
             data = Path(path).read_bytes()
         except OSError as exc:
@@ -623,15 +630,17 @@ class MemoryPool(FastPaths, Recording, Recall, Rounds, InputChecks, ColumnStore)
     @_one_thread
     def export_npc(self, npc: int, now: float | None = None) -> bytes:
         """One NPC's memories (working as ages, long-term, links) as bytes, for per-node game saves."""
-        row = self._row(npc)
-        now = self._clock if now is None else self._time(now)
+        state = self.state
+        row = state.row_of(npc)
+        now = state.clock if now is None else checked_time(now)
         return persistence.dump_npc(self, int(npc), row, now)
 
     @_one_thread
     def import_npc(self, npc: int, data: bytes, now: float) -> None:
         """Replace the NPC's memories with `export_npc` bytes, resumed at `now`. The pool's own
         params apply. On any error the pool is left untouched."""
-        self._row(npc)  # an unknown NPC raises before the data is read
-        now = self._time(now)
+        state = self.state
+        state.row_of(npc)  # an unknown NPC raises before the data is read
+        now = checked_time(now)
         persistence.load_npc(self, int(npc), data, now)
-        self._clock = now
+        state.clock = now

@@ -7,7 +7,7 @@ elementwise to float64, so one memory gives the same bits whether it is computed
 a batch. The only operation whose bits could differ between Python and numpy is the logarithm:
 `log1p_count` takes it from numpy on both paths (for floats through a table made by numpy).
 
-The formulas (design source: the README's Memory section; FSRS for the power curve):
+The formulas (design source: docs/memory.md; FSRS for the power curve):
 
 - initial stability  S0 = min(base[type] x (0.5 + E), max_stability)
 - rehearsal           a matching event rehearses iff (now - last) >= refractory; then
@@ -58,7 +58,7 @@ def larger(a: Num, b: Num) -> Num:
     """max(a, b) as np.maximum picks it (the first one on equal values)."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return np.maximum(a, b)
-    return a if a > b else b  # type: ignore[operator]
+    return a if a > b else b
 
 
 def clip_salience(e: float) -> float:
@@ -117,7 +117,7 @@ def exponential_exponent(
 
 
 def eviction_key(
-    r: Num,
+    r: Num | float,
     salience: Num,
     w_r: float,
     w_e: float,
@@ -126,13 +126,14 @@ def eviction_key(
     scratch: np.ndarray | None = None,
 ) -> Num:
     """w_r R + w_e E, the value a full row evicts the lowest of (free -2, forgotten -1 and
-    pinned +inf are set by the caller). `out`/`scratch`: buffers for arrays (scratch may be R's)."""
-    if out is None:
+    pinned +inf are set by the caller). `out`/`scratch`: buffers for arrays, both or neither
+    (scratch may be R's)."""
+    if out is None or scratch is None:
         return r * w_r + salience * w_e
     np.multiply(r, w_r, out=out)
     np.multiply(salience, w_e, out=scratch)
     np.add(out, scratch, out=out)
-    return out
+    return out  # type: ignore[return-value]  # `out` is given for arrays only (no cast: a call)
 
 
 def fresh_eviction_key(salience: Num, w_r: float, w_e: float) -> Num:

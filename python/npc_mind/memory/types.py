@@ -76,7 +76,7 @@ class MemoryEvents(NamedTuple):
     entity: np.ndarray  # int64
     memory_type: np.ndarray  # int8
 
-    def __len__(self) -> int:  # type: ignore[override]
+    def __len__(self) -> int:
         return int(self.kind.shape[0])
 
 
@@ -136,7 +136,7 @@ class QueryBatch:
 
     def _expand(self, name: str, fill: float | int, dtype: type) -> np.ndarray:
         if name not in self._cache:
-            out = np.full(self._n, fill, dtype=dtype)
+            out: np.ndarray = np.full(self._n, fill, dtype=dtype)
             if self._hit.shape[0]:
                 out[self._hit] = self._field(name)
             self._cache[name] = out

@@ -228,14 +228,14 @@ class DecisionBank:
         hub.drain_events()  # counts what it still held for removed decisions as stale
         metrics = hub.stats.snapshot()
         for key in COUNTERS:
-            self.retired[key] += int(metrics[key])  # type: ignore[call-overload]
+            self.retired[key] += int(metrics[key])  # type: ignore[call-overload]  # the snapshot's counters are ints
         del self.hubs[settings.hub_key()]
         hub.close()
         transport = hub.transport
         if not any(other.transport is transport for other in self.hubs.values()):
-            for key in [key for key, known in self.transports.items() if known is transport]:
-                del self.transports[key]
-                self.idle[key] = (transport, self.clock())
+            for transport_key in [key for key, known in self.transports.items() if known is transport]:
+                del self.transports[transport_key]
+                self.idle[transport_key] = (transport, self.clock())
 
     def _close_idle(self, now: float) -> None:
         """Close the transports idle for `idle_seconds` (oldest first: stops at the first younger one),
@@ -351,6 +351,12 @@ class DecisionBank:
         """False when no endpoint is configured for the decision: its every request ends at once
         as `decision_fallback(3, "no_endpoint")`."""
         return not isinstance(self.entries.get(handle).hub.transport, _NoEndpoint)
+
+    def fresh_intent(self, handle: int) -> str:
+        """The intent of the decision's last applied answer while it still steers (younger than its
+        tag_ttl on the decisions' wall clock, as the tags, not aborted since), else ""."""
+        tags = self.entries.get(handle).machine._fresh_tags(self.clock())
+        return tags[0] if tags else ""
 
     def behavior(self, handle: int) -> str:
         return self.entries.get(handle).machine.behavior or ""

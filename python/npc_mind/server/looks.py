@@ -43,19 +43,19 @@ def strongest(
     bank.flush()  # queued writes first: a look answers what was recorded before it
     for slot, positions, npcs in bank._group(handles):
         pool = slot.pool
-        rows = pool._row_of_id[npcs]  # the pool row of each NPC id (the table's ids are live)
+        rows = pool.state.row_of_id[npcs]  # the pool row of each NPC id (the table's ids are live)
         local, slots, values, _ = pool.working_state(rows)
         if not local.size:
             continue
         r = pool.retrievability_all(now)[rows[local], slots]
         at = positions[local]  # each memory's position in the caller's rows
-        kinds = values["typ"].astype(np.int64)
+        kinds = values["memory_type"].astype(np.int64)
         keep = (masks[at] == 0) | ((masks[at] >> kinds) & 1).astype(bool)
-        keep &= (wanted[at] == NO_ENTITY) | (values["ent"] == wanted[at])
+        keep &= (wanted[at] == NO_ENTITY) | (values["entity"] == wanted[at])
         keep &= (r > floor[at]) & (r > pool.params.forget_threshold)
         if not keep.any():
             continue
-        at, r, ent = at[keep], r[keep], values["ent"][keep]
+        at, r, ent = at[keep], r[keep], values["entity"][keep]
         order = np.lexsort((-r, at))  # by row, strongest first
         first = order[np.r_[True, at[order][1:] != at[order][:-1]]]
         best_entity[at[first]] = ent[first]

@@ -4,42 +4,27 @@ rehearsed and evicted from `drain_events`, forgotten from `pop_forgotten` (each 
 at its analytic forget time, however often the frame runs).
 
 The per-node calls (`MemoryBank.write`, `aware`, `recall`: a MemoryStream's `record_event`,
-`awareness_of`, `query_strongest`) do not each run the pool's scalar path. Writes are queued and
-folded into one `record_batch` when the frame steps, before the clock moves (the same `now`, the
-same state and events as the calls at once: the batch-equals-singles contract, events in input
-order). Reads and recalls are answered from one table the step computes in one batch for the pairs
-read or recalled in the frame before (`MemoryBank.table_rows`: the awareness level, the recall's
-answer without the wake, and what queued writes may do before the answer changes). Exact by
-construction, and proven against the immediate path by `tests/test_server_deferred.py`:
-- a write is queued only when it cannot fail and reaches no other entity (`writes_plainly`, valid
-  arguments); anything else runs at once, after every queued write (call order is kept);
-- a read of a stream with queued writes knows what they can change (`awareness_with_pending`):
-  the entity written has R = 1, any other only by eviction, so a row that could overflow applies
-  its writes first (and every write queued before them);
-- a stream whose state changed this frame (writes, a recall's wake) is never read from the table;
-  every other call that reads or changes memories applies the whole queue first, and one that
-  changes many streams or frees one also drops the table.
-In the engine, MemoryStream's calls mostly do not reach the bank one by one: the binding queues
-`record_event` in C and hands the rows over in one piece (`take_writes`), and answers
-`awareness_of` from the table the bank publishes each frame (`FrameAnswers`) by the same rules,
-for the streams the bank has not changed otherwise since.
+`awareness_of`, `query_strongest`) do not each run the pool's scalar path: the bank's frame cache
+(`npc_mind.server.frame_cache`) queues the writes and answers reads and recalls from one table the
+step computes in one batch, exact by construction (proven against the immediate path by
+`tests/test_server_deferred.py`). Every other call that reads or changes memories applies the
+whole queue first, and one that changes many streams or frees one also drops the table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryType, MemoryView
-from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
-from npc_mind.memory.fastpaths import APPLY_FIRST
+from npc_mind.memory import MAX_CAPACITY, Awareness, MemoryParams, MemoryPool, MemoryView
+from npc_mind.memory.checks import checked_memory_types, checked_saliences, int64_array
 from npc_mind.memory.types import EventKind
 from npc_mind.server.events import EventQueue
+from npc_mind.server.frame_cache import FrameCache, native_memory_dict
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry
 
 MEMORY_FORMED = "memory_formed"
@@ -62,27 +47,6 @@ _SIGNAL_OF_CODE = {
     EVENT_FORGOTTEN: MEMORY_FORGOTTEN,
     EVENT_EVICTED: MEMORY_EVICTED,
 }
-# pairs the frame's awareness table holds at most (the pairs read in the frame before)
-MAX_TABLE_PAIRS = 1 << 16
-# a flush of fewer queued writes runs them one by one on the scalar path (the batch's numpy calls
-# cost more for a handful); both give the same bits and events
-SCALAR_FLUSH = 16
-# the memory type of a queued wake (a recall answered from the frame's table; writes have 0..4)
-WAKE = -1
-# the arguments `write` queues (anything else runs at once, for its error): an entity id in these
-# bounds (inclusive), a memory type in these, a finite salience
-QUEUED_ENTITY = (_INT64_MIN + 1, _INT64_MAX)
-QUEUED_TYPE = (0, len(MemoryType) - 1)
-# a queued write as a numpy record: the fold converts the queue's tuples in one call
-_QUEUE_ROW = np.dtype(
-    [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int8), ("salience", np.float64)]
-)
-# `take_writes`'s raw rows: the binding's queued record_event calls, 8 bytes a number
-_RAW_ROW = np.dtype(
-    [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int64), ("salience", np.float64)]
-)
-# a row of the frame's table (`MemoryBank.table_rows`): (awareness level, recall answer, room)
-TableRow = tuple[int, tuple | bool | None, int]
 VIEW_FIELDS = ("entity_id", "memory_type", "retrievability", "stability", "salience", "recall_count")
 
 
@@ -149,20 +113,6 @@ def memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
     )
 
 
-def native_memory_dict(  # noqa: PLR0917 - a MemoryView's fields, in its order
-    entity: int, memory_type: int, retrievability: float, stability: float, salience: float, recall_count: int
-) -> dict[str, Any]:
-    """`memory_dict` of values that are already Python ints and floats (the recall table's)."""
-    return {
-        "entity_id": entity,
-        "memory_type": memory_type,
-        "retrievability": retrievability,
-        "stability": stability,
-        "salience": salience,
-        "recall_count": recall_count,
-    }
-
-
 @dataclass
 class PoolSlot:
     index: int
@@ -204,39 +154,6 @@ class MemoryLog:
         return MemoryLog(self.code[keep], self.handle[keep], self.entity[keep], self.memory_type[keep])
 
 
-class FrameAnswers:
-    """Where the bank also publishes each frame's awareness table, for a reader that answers
-    `aware` without calling the bank (the engine binding answers MemoryStream.awareness_of in C
-    from it: npc_mind_godot.memory_nodes). Its answers must be the bank's: per pair the table's
-    level; per stream how many writes (queued by that reader's own path, `take_writes` with raw
-    rows) the levels survive (`room`) and the level of an entity one of them wrote (`written`, or
-    APPLY_FIRST: ask the bank). The bank closes a stream it changes any other way, and clears all
-    when the table no longer holds. The default publishes nowhere."""
-
-    wanted = False  # publish is called (the default's is not: its streams' rooms cost a batch)
-
-    def publish(
-        self,
-        pairs: list[tuple[int, int]],
-        levels: list[int],
-        streams: list[int],
-        rooms: list[int],
-        written: list[int],
-    ) -> None:
-        """The frame's table: per pair (stream, entity) its level; per stream whose writes the
-        reader may queue, its room and written level."""
-
-    def close(self, handle: int) -> None:
-        """The stream changed other than by the reader's queued writes: the bank answers it."""
-
-    def clear(self) -> None:
-        """The table no longer holds: the bank answers every read."""
-
-    def asked(self) -> list[tuple[int, int]]:
-        """The pairs the reader answered from the table since the last call (for the next table)."""
-        return []
-
-
 @dataclass
 class MemoryBank:
     counter: HandleCounter
@@ -255,44 +172,32 @@ class MemoryBank:
     # (pool, old pool NPC id) of streams moved to another profile since the last step: the old
     # pool's undrained events of that NPC still reach the stream, then the mapping is cleared
     moved: list[tuple[PoolSlot, int]] = field(default_factory=list)
-    # --- the per-node path (module docstring); per_frame off: every call at once, no table
+    # --- the per-node path: its frame cache (module docstring); per_frame off: every call at once
     now: Callable[[], float] = lambda: 0.0  # the server clock's
     per_frame: bool = True
-    # queued writes (handle, entity, type, salience) and wakes (handle, entity, WAKE, 0.0) in call
-    # order; queue[:done] already applied
-    queue: list[tuple[int, int, int, float]] = field(default_factory=list)
-    done: int = 0
-    # (queue position, count, bytes) of queued writes also held as `_RAW_ROW` records (`take_writes`)
-    raw_rows: list[tuple[int, int, bytes]] = field(default_factory=list)
-    # streams with a queued wake -> its queue position: a write of the stream applies it first, so
-    # that in the queue not yet applied a stream's writes all come before its wakes
-    woken: dict[int, int] = field(default_factory=dict)
-    # streams with writes this frame or changed since the step -> queue positions of their writes
-    # this frame (cleared when the whole queue is applied); a stream is read from the table only
-    # when it is not here, or when its writes are all queued (none applied) and cannot change the
-    # answer
-    touched: dict[int, list[int]] = field(default_factory=dict)
-    # queue[:indexed] have their positions in `touched`; the rest are indexed by `_index` when a
-    # call reads `touched` (a frame whose reads the binding answers never pays for it)
-    indexed: int = 0
-    # streams changed since the step by other than their queued writes (a wake, a write at once,
-    # a load): the writes are covered by their positions, which stay until the whole queue is
-    # applied (the stream is then read from its row)
-    changed: set[int] = field(default_factory=set)
-    plain: set[int] = field(default_factory=set)  # streams whose writes may be queued
-    # the frame's table: (stream, entity) -> (awareness level, recall answer, room) at the step's
-    # now, for the pairs read or recalled in the frame before (recall answers only after a frame
-    # that recalled: a game that only reads pays for the levels only). The answer is
-    # (entity, type, R before the wake, S, E, k after the wake, how many writes of it only refresh
-    # it), None (nothing recalled) or False (recall at once: links, long-term memories, the power
-    # curve); room: how many writes the stream takes before one could evict (`pending_limits`)
-    table_rows: dict[tuple[int, int], TableRow] = field(default_factory=dict)
-    asked: list[tuple[int, int]] = field(default_factory=list)  # pairs read this frame
-    answers: FrameAnswers = field(default_factory=FrameAnswers)  # the table, published
-    recall_asked: list[tuple[int, int]] = field(default_factory=list)  # pairs recalled this frame
+    cache: FrameCache = field(init=False)
 
     def __post_init__(self) -> None:
         self.entries = Registry("memory stream", self.counter)
+        self.cache = FrameCache(self)
+
+    # The per-node calls are the frame cache's own (one Python frame each: `MindServer.record`
+    # and the nodes call them directly).
+    @property
+    def write(self) -> Callable[[int, int, int, float], None]:
+        return self.cache.write
+
+    @property
+    def aware(self) -> Callable[[int, int], int]:
+        return self.cache.aware
+
+    @property
+    def recall(self) -> Callable[[int, int], dict[str, Any]]:
+        return self.cache.recall
+
+    def flush(self) -> None:
+        """Apply the queued writes (a caller reading the pools directly)."""
+        self.cache.flush()
 
     def _slot(self, spec: MemoryProfileSpec) -> PoolSlot:
         """The pool of `spec`, made on first use (an invalid spec raises before anything is kept)."""
@@ -340,7 +245,7 @@ class MemoryBank:
         spec = _checked_spec(spec)
         if spec == entry.slot.spec:
             return
-        self._changed(int(handle))
+        self.cache.replaced(int(handle))
         held = entry.slot.pool.memory_count(entry.npc)
         if held > spec.capacity:
             raise ValueError(
@@ -368,10 +273,7 @@ class MemoryBank:
     def remove(self, handle: int) -> None:
         self.flush()
         entry = self.entries.pop(handle)
-        self.touched.pop(int(handle), None)
-        self.changed.discard(int(handle))
-        self.plain.discard(int(handle))
-        self._drop_tables()  # no read of a freed stream may answer from the table
+        self.cache.forget(int(handle))  # no read of a freed stream may answer from the table
         self.targets.pop(int(handle), None)
         self.table.clear(handle)
         entry.slot.pool.remove_npc(entry.npc)
@@ -411,270 +313,6 @@ class MemoryBank:
     # --- the per-node path ---------------------------------------------------------------------
     # One Python frame each in the common cases (a MemoryStream method calls these directly): the
     # queue, the positions and the table are read inline, and only the pool's row is asked.
-    def write(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
-        """`record` at the clock's now: queued when it cannot fail (see the module docstring)."""
-        if (
-            type(handle) is int
-            and handle in self.plain
-            and type(entity) is int
-            and type(memory_type) is int
-            and type(salience) is float
-            and QUEUED_TYPE[0] <= memory_type <= QUEUED_TYPE[1]
-            and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
-            and salience - salience == 0.0  # finite
-        ):
-            self.answers.close(handle)  # a write the reader did not see queued
-            self.take_writes(((handle, entity, memory_type, salience),))
-            return
-        self._write_at_once(handle, entity, memory_type, salience)
-
-    def take_writes(self, rows: Sequence[tuple[int, int, int, float]], raw: bytes | None = None) -> None:
-        """Queue writes (handle, entity, type, salience) that `write` would queue (a stream in
-        `plain`, valid arguments), in call order: `write`'s queue, and the rows the engine binding
-        queued for MemoryStream.record_event while their stream was in `plain`. `raw`: the same
-        rows as `_RAW_ROW` records, which the fold then reads instead of converting the tuples."""
-        queue = self.queue  # flush empties it in place
-        if not self.woken:  # the common case: appended whole (positions indexed by `_index`)
-            if raw is not None:
-                self.raw_rows.append((len(queue), len(rows), raw))
-            queue.extend(rows)
-            return
-        self._index()
-        touched = self.touched
-        for row in rows:
-            handle = row[0]
-            woken = self.woken  # flush may make a new one
-            if woken and handle in woken:
-                self.flush(woken[handle])  # the stream's queued wake goes first
-            touched.setdefault(handle, []).append(len(queue))  # the write's position
-            queue.append(row)
-        self.indexed = len(queue)
-
-    def _index(self) -> None:
-        """Put the positions of the queued items not yet indexed into `touched`, in queue order."""
-        queue, touched = self.queue, self.touched
-        for position in range(self.indexed, len(queue)):
-            touched.setdefault(queue[position][0], []).append(position)
-        self.indexed = len(queue)
-
-    def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
-        """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
-        call the queue does not take (bad arguments get today's errors), after the queued ones."""
-        target = self.targets.get(handle) if type(handle) is int else None
-        if self.per_frame and target is not None and handle not in self.plain and self._open:
-            pool, npc = target
-            if pool.writes_plainly(npc):
-                self.plain.add(handle)
-                self.write(handle, entity, memory_type, salience)
-                return
-        self.flush()
-        self.record(handle, entity, memory_type, salience, self.now())
-        self._touch(handle)
-
-    def aware(self, handle: int, entity: int) -> int:
-        """`awareness` at the clock's now. A stream unchanged since the step answers from the
-        frame's table (the pair read in the frame before); one with queued writes (or wakes) this
-        frame asks what they can change (`awareness_with_pending`): an entity written has R = 1, any
-        other is as the row is, unless a write could evict (then they are applied first)."""
-        plain = type(handle) is int and type(entity) is int  # 7.0 == 7: an odd id is never matched
-        if self.indexed != len(self.queue):
-            self._index()
-        positions = self.touched.get(handle) if type(handle) is int else None
-        if positions:  # queued writes (or wakes) of this stream this frame
-            if plain:
-                queue = self.queue
-                written = False
-                for position in positions:  # a loop, not any(generator): once per call
-                    if queue[position][1] == entity:
-                        written = True
-                        break
-                pool, npc = self.targets[handle]
-                level = pool.awareness_with_pending(npc, len(positions), written)
-                if level >= 0:
-                    return level  # (not for the table: a pair read after its write needs none)
-                if level == APPLY_FIRST:
-                    self.flush(positions[-1])
-                elif handle not in self.changed:  # READ_ROW, the row as the step left it
-                    positions = None  # so the table may answer
-            else:  # its error, or its answer, from the row with the writes applied
-                self.flush(positions[-1])
-        if plain and positions is None:
-            key = (handle, entity)
-            row = self.table_rows.get(key)
-            if row is not None:
-                self.asked.append(key)
-                return row[0]
-        level = self.awareness(handle, entity, self.now())
-        if self.per_frame and plain and _INT64_MIN <= entity <= _INT64_MAX:
-            self.asked.append((handle, entity))  # for the next frame's table
-        return level
-
-    def recall(self, handle: int, entity: int) -> dict[str, Any]:
-        """`query_strongest` at the clock's now. From the frame's table when the pair was read or
-        recalled in the frame before and the stream's memories of the entity are as the step left
-        them (see below): the answer is the table's, and the wake is queued (applied in the fold,
-        after the stream's writes queued before it, by the pools' recall rules). Else after this
-        stream's queued writes of the entity (`_apply_for`), at once; that wake changes the stream,
-        so it leaves the tables for the frame.
-
-        The table's answer holds when, since the step, the stream's only changes are its queued
-        writes (and wakes), none can evict, and those of `entity` are all refreshes of the memory
-        the table names (`MemoryPool.pending_limits`, computed at the step's now, which is still
-        the clock's): that memory's R is then e^0 = 1, the largest there is, and it was already the
-        first of the strongest."""
-        if self.indexed != len(self.queue):
-            self._index()
-        if type(handle) is int and type(entity) is int:
-            key = (handle, entity)
-            row = self.table_rows.get(key)
-            answer = False if row is None else row[1]  # False: the table does not answer the pair
-            positions = self.touched.get(handle) if answer is not False else None
-            written = 0
-            if positions:
-                if handle in self.changed or len(positions) > row[2]:  # changed, or a write could evict
-                    answer = False
-                else:
-                    queue = self.queue
-                    for position in positions:
-                        item = queue[position]
-                        if item[1] == entity:
-                            # a wake, another type, or more writes than only refresh the memory
-                            written += 1
-                            if answer is None or item[2] != answer[1] or written > answer[6]:
-                                answer = False
-                                break
-            elif positions is not None:  # changed since the step, its queue applied
-                answer = False
-            if answer is not False:
-                self.recall_asked.append(key)
-                if answer is None:
-                    return {}
-                queue = self.queue
-                self.answers.close(handle)
-                self.woken[handle] = len(queue)  # a wake cannot evict; it changes only this entity
-                self.touched.setdefault(handle, []).append(len(queue))
-                queue.append((handle, entity, WAKE, 0.0))
-                self.indexed = len(queue)
-                entity_id, memory_type, r, stability, salience, recalls, _ = answer
-                r = 1.0 if written else r
-                return native_memory_dict(entity_id, memory_type, r, stability, salience, recalls)
-        positions = self.touched.get(handle) if type(handle) is int else None
-        if positions and (type(entity) is not int or not self._apply_for(handle, entity, positions)):
-            self.flush(positions[-1])
-        found = self.query_strongest(handle, entity, self.now())
-        self._touch(handle)
-        if self.per_frame and type(entity) is int and _INT64_MIN < entity <= _INT64_MAX:
-            self.recall_asked.append((int(handle), entity))  # for the next frame's table
-        return found
-
-    def _apply_for(self, handle: int, entity: int, positions: list[int]) -> bool:
-        """Before a recall of `entity`: apply this stream's queued writes of it now, ahead of the
-        queue, when that is exact. None of the queued writes can evict (used + queued <= capacity),
-        so those of other entities commute with the recall (they touch other memories only); a
-        write that only refreshes a memory (`MemoryPool.refresh`) logs no event that could come
-        out of order, and applied again in its turn it changes nothing (its memory's last access
-        is already now). False at the first write of the entity that is not such a refresh: the
-        caller then applies the queue in order."""
-        pool, npc = self.targets[handle]
-        if pool.awareness_with_pending(npc, len(positions), False) == APPLY_FIRST:
-            return False
-        queue, done = self.queue, self.done
-        now = self.now()
-        for position in positions:
-            if position >= done:
-                _, written, memory_type, _ = queue[position]
-                if written == entity and (
-                    memory_type == WAKE or not pool.refresh(npc, entity, memory_type, now)
-                ):
-                    return False
-        return True
-
-    def _touch(self, handle: int) -> None:
-        """The stream changed this frame: its reads no longer come from the table."""
-        if self.per_frame:
-            self.touched.setdefault(int(handle), [])
-            self.changed.add(int(handle))
-            self.answers.close(int(handle))
-
-    def _changed(self, handle: int) -> None:
-        """Before a stream's memories are replaced or moved: apply the queue; the stream is read
-        from its row until the next step and checked again before its writes are queued."""
-        self.flush()
-        self._touch(handle)
-        self.plain.discard(handle)
-
-    def flush(self, through: int | None = None) -> None:
-        """Apply the queued writes in call order: all of them, or those up to queue position
-        `through`."""
-        queue = self.queue
-        self._index()  # (the streams whose writes it applies are marked changed below)
-        self._apply(len(queue) if through is None else through + 1)
-        if self.done == len(queue) and queue:
-            self._clear_queue()
-            changed = self.changed
-            for handle, positions in self.touched.items():
-                if positions:  # applied: a write queued later must not hide them
-                    changed.add(handle)
-                    self.answers.close(handle)
-                    positions.clear()
-
-    def _apply(self, end: int) -> None:
-        """Apply the queue's items from `done` up to `end` (exclusive), in call order."""
-        if end <= self.done:
-            return
-        begin = self.done
-        part = self.queue[begin:end]
-        self.done = end
-        now = self.now()
-        wakes = [item for item in part if item[2] == WAKE] if self.woken else []
-        if wakes:  # a stream's writes come before its wakes (`write`): writes first is their order
-            part = [item for item in part if item[2] != WAKE]
-            self.woken = {handle: at for handle, at in self.woken.items() if at >= end}
-        if len(part) < SCALAR_FLUSH:
-            targets = self.targets
-            for handle, entity, memory_type, salience in part:
-                pool, npc = targets[handle]
-                pool.record(npc, entity, memory_type, salience, now)
-        else:
-            rows = self._raw_part(begin, end, len(part))
-            if rows is None:
-                rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
-            self._record_batch(*(rows[name] for name in _QUEUE_ROW.names), now)
-        if wakes:
-            self._wake(wakes, now)
-
-    def _raw_part(self, begin: int, end: int, writes: int) -> np.ndarray | None:
-        """The writes of queue[begin:end] as records, from `raw_rows`, when they hold them all (the
-        raw pieces inside the range, in queue order, are then exactly those writes); else None."""
-        pieces = [raw for start, count, raw in self.raw_rows if start >= begin and start + count <= end]
-        if sum(len(raw) for raw in pieces) != writes * _RAW_ROW.itemsize:
-            return None
-        return np.frombuffer(b"".join(pieces), dtype=_RAW_ROW)
-
-    def _clear_queue(self) -> None:
-        self.queue.clear()
-        self.done = 0
-        self.indexed = 0
-        self.woken.clear()
-        self.raw_rows.clear()
-
-    def _wake(self, wakes: list[tuple[int, int, int, float]], now: float) -> None:
-        """Apply queued wakes (recalls answered from the table) with the pools' recall rules."""
-        targets = self.targets
-        if len(wakes) < SCALAR_FLUSH:
-            for handle, entity, _, _ in wakes:
-                pool, npc = targets[handle]
-                pool.recall_fields(npc, entity, now)
-            return
-        handles = np.array([item[0] for item in wakes], dtype=np.int64)
-        entities = np.array([item[1] for item in wakes], dtype=np.int64)
-        for slot, positions, npcs in self._group(handles):
-            slot.pool.query_strongest_batch(npcs, entities[positions], now)
-
-    @property
-    def _open(self) -> bool:
-        """Writes may be queued only at a time the pools accept (their refusal comes at the call)."""
-        return -MAX_TIME <= self.now() <= MAX_TIME
 
     def pool_of(self, handle: int) -> tuple[MemoryPool, int]:
         """(pool, pool NPC id) of a stream, its queued writes applied: for a caller reading the pool."""
@@ -719,21 +357,21 @@ class MemoryBank:
 
     def load(self, handle: int, data: bytes, now: float) -> None:
         pool, npc = self._at(handle)
-        self._changed(int(handle))
+        self.cache.replaced(int(handle))
         pool.import_npc(npc, bytes(data), now)
 
     # --- the batched path ----------------------------------------------------------------------
     def _group(self, handles: np.ndarray) -> list[tuple[PoolSlot, np.ndarray, np.ndarray]]:
         """(pool, positions into the input, pool NPC ids) per pool, in input order within each pool."""
         slots = self.slots
-        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]
+        return [(slots[owner], positions, npcs) for owner, positions, npcs in self.table.groups(handles)]  # type: ignore[misc]  # groups() yields (owner, positions, npcs) triples
 
     @staticmethod
     def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Handles and entities as int64 arrays of one length; a clear error otherwise (a float or
         String array is refused, never truncated or parsed; unequal lengths never pair wrong rows)."""
-        handles = MemoryPool._int64(np.ravel(handles), "handles")
-        entities = MemoryPool._int64(np.ravel(entities), "entities")
+        handles = int64_array(np.ravel(handles), "handles")
+        entities = int64_array(np.ravel(entities), "entities")
         if handles.size != entities.size:
             raise ValueError(f"{call}: {handles.size} handles and {entities.size} entities must match")
         return handles, entities
@@ -758,10 +396,10 @@ class MemoryBank:
         if not count:
             return
         # checked for every row before any pool changes (the pools would check their own rows only)
-        memory_types = MemoryPool._types(memory_types, count)
-        saliences = MemoryPool._saliences(saliences, count)
+        memory_types = checked_memory_types(memory_types, count)
+        saliences = checked_saliences(saliences, count)
         self.flush()
-        self._drop_tables()  # many streams change
+        self.cache.drop_tables()  # many streams change
         self._record_batch(handles, entities, memory_types, saliences, now)
 
     def _record_batch(
@@ -791,7 +429,7 @@ class MemoryBank:
         """(R before the wake, memory type or -1) per query; each hit wakes its memory."""
         handles, entities = self._pairs("query_strongest_batch", handles, entities)
         self.flush()
-        self._drop_tables()  # the wakes change many streams
+        self.cache.drop_tables()  # the wakes change many streams
         strength = np.zeros(entities.size, dtype=np.float32)
         kinds = np.full(entities.size, -1, dtype=np.int32)
         for slot, positions, npcs in self._group(handles):
@@ -806,9 +444,7 @@ class MemoryBank:
         """Apply the frame's queued writes, before the clock moves (at the `now` they were made).
         The frame's per-node state goes with them, not stream by stream: the step that follows
         rebuilds it, and until then every read is answered from the rows."""
-        self._apply(len(self.queue))
-        self._clear_queue()
-        self._new_frame()
+        self.cache.fold()
 
     def step(self, now: float) -> None:
         """Log every pool's events (formed / rehearsed / evicted as they happened, then forgotten) for
@@ -816,72 +452,7 @@ class MemoryBank:
         the frame's awareness table at `now`."""
         self.flush()
         self._events(now)
-        self._awareness_table(now)
-
-    def _awareness_table(self, now: float) -> None:
-        """The awareness of the pairs read in the frame before, at the new `now`, in one batch."""
-        self._new_frame()
-        if not self._open:
-            self.plain.clear()  # writes at a time the pools refuse go at once, for their error
-        asked, self.asked = self.asked + self.answers.asked(), []
-        recalled, self.recall_asked = self.recall_asked, []
-        targets = self.targets
-        pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
-        if pairs:
-            self.table_rows = self._table(pairs, bool(recalled), now)
-        self._publish()
-
-    def _table(
-        self, pairs: list[tuple[int, int]], recalled: bool, now: float
-    ) -> dict[tuple[int, int], TableRow]:
-        """The table's rows of `pairs` at `now`: levels, and recall answers after a frame that recalled."""
-        handles = np.array([pair[0] for pair in pairs], np.int64)
-        entities = np.array([pair[1] for pair in pairs], np.int64)
-        groups = self._group(handles)
-        rows: dict[tuple[int, int], TableRow] = {}
-        for slot, positions, npcs in groups:
-            keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
-            if not recalled:  # a frame with no recall: the levels only (a first recall goes at once)
-                level = slot.pool.awareness_batch(npcs, entities[positions], now)
-                levels = zip(level.tolist(), repeat(False), repeat(0), strict=False)
-                rows.update(zip(keys, levels, strict=True))
-                continue
-            level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
-            room, limit = slot.pool.pending_limits(npcs, columns[6], now)
-            answers = [
-                answer if found == 1 else (None if found == 0 else False)
-                for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
-            ]
-            rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
-        return rows
-
-    def _publish(self) -> None:
-        """The frame's table for `answers`, with each stream whose writes may be queued: its room
-        and the level of an entity it writes."""
-        if not self.answers.wanted:
-            return
-        streams: list[int] = []
-        rooms: list[int] = []
-        written: list[int] = []
-        if self.plain:
-            handles = np.fromiter(self.plain, np.int64, len(self.plain))
-            for slot, positions, npcs in self._group(handles):
-                streams += handles[positions].tolist()
-                rooms += slot.pool.room(npcs).tolist()
-                written += [slot.pool.written_level()] * len(npcs)
-        rows = self.table_rows
-        self.answers.publish(list(rows), [row[0] for row in rows.values()], streams, rooms, written)
-
-    def _new_frame(self) -> None:
-        """No stream has changed since the frame's step, and no table answers yet."""
-        self.touched.clear()
-        self.changed.clear()
-        self._drop_tables()
-
-    def _drop_tables(self) -> None:
-        """The frame's tables no longer hold (many streams changed, or one was freed)."""
-        self.table_rows = {}
-        self.answers.clear()
+        self.cache.publish_table(now)
 
     def _events(self, now: float) -> None:
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []

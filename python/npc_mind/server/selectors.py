@@ -81,11 +81,11 @@ class SelectorGroup:
         values = self.inputs.get(key)
         if values is None:
             values = self.inputs[str(key)] = np.zeros(len(self.rows))
-            self.views[str(key)] = memoryview(values)
+            self.views[str(key)] = memoryview(values)  # type: ignore[arg-type]  # ndarray has the buffer protocol (stubs: 3.12+)
         return values
 
     def _columns_replaced(self) -> None:
-        self.views = {key: memoryview(values) for key, values in self.inputs.items()}
+        self.views = {key: memoryview(values) for key, values in self.inputs.items()}  # type: ignore[arg-type]  # ndarray has the buffer protocol (stubs: 3.12+)
 
     @property
     def live(self) -> int:
@@ -319,7 +319,7 @@ class SelectorBank:
         entry.fed = True
         try:
             for key, value in values.items():
-                views[key][row] = value
+                views[key][row] = value  # type: ignore[call-overload]  # a float64 view takes a float
         except (KeyError, TypeError, ValueError, OverflowError):
             self._set_checked(group, row, values)  # a new key, or a value a float view refuses
         group.dirty = True

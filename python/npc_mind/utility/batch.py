@@ -110,7 +110,7 @@ class BatchScorer:
         self._product_starts = np.array(product_starts, dtype=np.intp)
         self._product_weights = np.array(product_weights, dtype=dtype)[:, np.newaxis]
         self._product_unweighted = bool((self._product_weights == 1.0).all())
-        self._product_compensation = np.array(product_compensation, dtype=dtype)[:, np.newaxis]
+        self._product_compensation: np.ndarray = np.array(product_compensation, dtype=dtype)[:, np.newaxis]
 
         vetoes = [
             (position[i], b, c.veto_below) for i, (b, _, c) in enumerate(columns) if c.veto_below is not None
@@ -125,7 +125,8 @@ class BatchScorer:
 
         # The behavior weight multiplies after aggregation: folded into the weighted-sum matrix,
         # applied to products directly.
-        behavior_weights = np.array([[behavior.weight] for behavior in self.behaviors], dtype=dtype)
+        weights = [[behavior.weight] for behavior in self.behaviors]
+        behavior_weights: np.ndarray = np.array(weights, dtype=dtype)
         self._sum_weights *= behavior_weights
         self._sum_weights_t = np.ascontiguousarray(self._sum_weights.T)  # (M, B)
         self._veto_owner_t = np.ascontiguousarray(self._veto_owner.T)  # (V, B)

@@ -42,7 +42,7 @@ def _non_negative(owner: str, name: str, value: object) -> float:
 
 def _as_tuple(owner: str, name: str, items: object) -> tuple:
     try:
-        return tuple(items)  # type: ignore[call-overload]
+        return tuple(items)  # type: ignore[arg-type]  # not iterable: the TypeError below names the field
     except TypeError:
         raise UtilityDefinitionError(f"{owner}: {name} must be a list, got {items!r}") from None
 
@@ -194,7 +194,7 @@ class Behavior:
         key = consideration.input_key
         if key in context and not consideration.per_target:
             try:
-                return float(context[key])  # type: ignore[arg-type]
+                return float(context[key])  # type: ignore[arg-type]  # a bad value raises TypeError, reported below
             except (TypeError, ValueError):
                 pass  # the clear error below
         where = f"behavior {self.name!r}, consideration {key!r}"
@@ -213,6 +213,6 @@ class Behavior:
                 )
             return float(values[target_index])
         try:
-            return float(value)  # type: ignore[arg-type]
+            return float(value)  # type: ignore[arg-type]  # a bad value raises TypeError, reported below
         except (TypeError, ValueError):
             raise UtilityError(f"{where}: input must be a number, got {value!r}") from None

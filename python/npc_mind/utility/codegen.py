@@ -31,7 +31,7 @@ import os
 import re
 import textwrap
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -133,7 +133,7 @@ class Code:
 def statements(rule: Callable[..., Any]) -> tuple[ast.stmt, ...]:
     """A rule's body without its docstring: assignments, then one return."""
     (function,) = ast.parse(textwrap.dedent(inspect.getsource(rule))).body
-    body = function.body  # type: ignore[attr-defined]
+    body = function.body  # type: ignore[attr-defined]  # a rule's source is one function definition
     if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     return tuple(body)
@@ -164,7 +164,7 @@ class _Inliner(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         if not (isinstance(node.func, ast.Name) and node.func.id in rules.FLOAT_FORMS):
-            return self.generic_visit(node)  # a float form's own call (_exp, _pow...)
+            return cast(ast.expr, self.generic_visit(node))  # a float form's own call (_exp, _pow...)
         primitive = node.func.id
         # each argument bound to a variable first: a form may use it more than once
         args = [
@@ -197,11 +197,11 @@ def inline(rule: Callable[..., Any], args: dict[str, str], code: Code, hint: str
     hint = hint or rule.__name__
     names = dict(args)
     for statement in statements(rule):
-        value = copy.deepcopy(statement.value)  # type: ignore[attr-defined]
+        value = copy.deepcopy(statement.value)  # type: ignore[attr-defined]  # a rule body holds only assignments and a return
         expression = ast.unparse(_Inliner(names, code, hint).visit(value))
         if isinstance(statement, ast.Return):
             return expression
-        (target,) = statement.targets  # type: ignore[attr-defined]
+        (target,) = statement.targets  # type: ignore[attr-defined]  # a rule body holds only assignments and a return
         names[target.id] = code.let(expression, f"{hint}_{target.id}")
     raise UtilityError(f"rules.py: {rule.__name__} has no return")
 
@@ -256,7 +256,7 @@ class ArrayCode:
             value = getattr(rules, node.id)
             return repr(value)  # HUGE, LOGIT_EPSILON
         if isinstance(node, ast.Constant):
-            return repr(float(node.value))
+            return repr(float(cast(float, node.value)))  # a rule's constants are numbers
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             operand = self.expression(node.operand, names)
             if operand not in self.arrays:
@@ -300,10 +300,10 @@ class ArrayCode:
                 self.spare.discard(value)  # read more than once: not to be written over
         self.lines.append(f"# rules.{rule.__name__}")
         for statement in body:
-            result = self.expression(copy.deepcopy(statement.value), names)  # type: ignore[attr-defined]
+            result = self.expression(copy.deepcopy(statement.value), names)  # type: ignore[attr-defined]  # a rule body holds only assignments and a return
             if isinstance(statement, ast.Return):
                 return result
-            (target,) = statement.targets  # type: ignore[attr-defined]
+            (target,) = statement.targets  # type: ignore[attr-defined]  # a rule body holds only assignments and a return
             names[target.id] = result
             if reads.count(target.id) > 2:  # its assignment and more than one read
                 self.spare.discard(result)
@@ -325,5 +325,5 @@ class ArrayCode:
         namespace = {**self.namespace, "_np": np, "_INF": np.inf}
         namespace.update({f"_A_{name}": form for name, form in rules.ARRAY_FORMS.items()})
         run = compile_function(source, namespace, "run", label)
-        run.buffers = self.buffers  # type: ignore[attr-defined]
+        run.buffers = self.buffers  # type: ignore[attr-defined]  # a function attribute, read by the caller
         return run

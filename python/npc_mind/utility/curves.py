@@ -32,7 +32,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -132,7 +132,7 @@ class Curve:
         object.__setattr__(self, name, number)
         return number
 
-    def _fail(self, message: str) -> None:
+    def _fail(self, message: str) -> NoReturn:
         raise UtilityDefinitionError(f"{self.type_name} curve: {message}")
 
 
@@ -310,7 +310,7 @@ class Table(Curve):
 
     def _validate(self) -> None:
         try:
-            pairs = [[definition_number(value) for value in point] for point in self.points]  # type: ignore[union-attr]
+            pairs = [[definition_number(value) for value in point] for point in self.points]
             if any(None in pair for pair in pairs):
                 raise TypeError
             array = np.asarray(pairs, dtype=np.float64)
@@ -345,11 +345,11 @@ def _column(values: Sequence[float], dtype: DType) -> FloatArray:
 def _table_params(curves: Sequence[Curve], dtype: DType) -> dict[str, Any]:
     """`rules.table`'s parameters for a stack of tables: table i is rescaled onto [2i, 2i + 1],
     disjoint from the others, so all of them are one np.interp call."""
-    tables = [np.asarray(curve.points, dtype=np.float64) for curve in curves]  # type: ignore[attr-defined]
+    tables = [np.asarray(curve.points, dtype=np.float64) for curve in curves]  # type: ignore[attr-defined]  # called with table curves only
     first = _column([table[0, 0] for table in tables], dtype)
     last = _column([table[-1, 0] for table in tables], dtype)
     inverse_span = 1.0 / (last - first)
-    shift = 2.0 * np.arange(len(tables), dtype=dtype)[:, np.newaxis]
+    shift = np.multiply(2.0, np.arange(len(tables), dtype=dtype)[:, np.newaxis])
     xp = np.concatenate(
         [
             (table[:, 0].astype(dtype) - first[i]) * inverse_span[i] + shift[i]

@@ -24,6 +24,6 @@ def definition_number(value: object) -> float | None:
     if isinstance(value, bool | str | bytes) or not hasattr(value, "__float__"):
         return None
     try:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)
     except (TypeError, ValueError, OverflowError):
         return None

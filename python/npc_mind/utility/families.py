@@ -2,8 +2,9 @@
 parameters with their defaults, bounds, meaning and slider range.
 
 Who reads it: the curve classes (`curves.py`: each field's default), the inspector's parameter
-table (`npc_mind_godot.designer.NpcMindDesigner.get_curve_parameters`) and the family table of
-docs/classes/UtilityConsideration.md (`markdown_table`; a test fails when the page drifts). The
+table (`npc_mind_godot.designer.NpcMindDesigner.get_curve_parameters`), UtilityConsideration's
+docstring (`summary`: the editor's help) and the family table of docs/classes/UtilityConsideration.md
+(`markdown_table`, written by tools/gen_class_docs.py; a test fails when the page drifts). The
 formulas themselves are code in `rules.py`; the bounds are enforced by each class's checks, and
 `bound` says them in words. u is the input (normalised to [0, 1] when the consideration uses an
 input range).
@@ -118,3 +119,12 @@ def markdown_table() -> str:
         )
         rows.append(f"| `{family.type_name}` | {family.formula} | {parameters or 'none (edit the Curve)'} |")
     return "\n".join(rows) + "\n"
+
+
+def summary() -> str:
+    """The families in one sentence of prose (UtilityConsideration's docstring, the editor's help)."""
+    return "; ".join(
+        f"`{family.type_name}` {family.formula}"
+        + (f" ({', '.join(p.name for p in family.parameters)})" if family.parameters else "")
+        for family in FAMILIES.values()
+    )

@@ -345,8 +345,8 @@ def _best_first(adjusted: Any, top_n: int) -> tuple[list[Any], list[Any]]:
     """The `top_n` best candidates by score, ties in definition order (a stable sort): their
     indices and scores, as columns ((N,) arrays for (N, B) scores, else one number each)."""
     if isinstance(adjusted, np.ndarray):
-        top = np.argsort(-adjusted, axis=1, kind="stable")[:, :top_n]
-        return list(top.T), list(np.take_along_axis(adjusted, top, axis=1).T)
+        best = np.argsort(-adjusted, axis=1, kind="stable")[:, :top_n]
+        return list(best.T), list(np.take_along_axis(adjusted, best, axis=1).T)
     top = sorted(range(len(adjusted)), key=adjusted.__getitem__, reverse=True)[:top_n]
     return top, [adjusted[j] for j in top]
 

@@ -64,11 +64,11 @@ def curve_expression(curve: Curve, x: str, code: Code, hint: str, clean: bool = 
     its domain clamp and NaN check.
     """
     u = x
-    ranged = curve.input_min is not None and curve.input_max is not None
-    if ranged:
-        scale = 1.0 / (curve.input_max - curve.input_min)  # type: ignore[operator]
-        low = literal(curve.input_min)  # type: ignore[arg-type]
-        args = {"x": x, "low": low, "scale": literal(scale), "floor": "0.0", "ceiling": "1.0"}
+    input_min, input_max = curve.input_min, curve.input_max
+    ranged = input_min is not None and input_max is not None
+    if input_min is not None and input_max is not None:
+        scale = 1.0 / (input_max - input_min)
+        args = {"x": x, "low": literal(input_min), "scale": literal(scale), "floor": "0.0", "ceiling": "1.0"}
         u = code.let(inline(rules.normalised, args, code, f"{hint}_range"), f"{hint}_ranged")
     # a range's [0, 1] is inside the saturating domain: no second clamp
     if (
@@ -450,7 +450,7 @@ class ScalarScorer:
                 if value.ndim != 1:
                     raise TypeError
                 return value.astype(np.float64).tolist()
-            return [float(item) for item in value]  # type: ignore[attr-defined]
+            return [float(item) for item in value]  # type: ignore[attr-defined]  # any iterable of numbers; others raise TypeError, caught by the caller
         except (TypeError, ValueError, OverflowError):
             raise UtilityError(
                 f"{self.batch.first_use[key]}: input must be a sequence of numbers (one per target),"

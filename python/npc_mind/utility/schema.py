@@ -75,7 +75,7 @@ def _consideration_to_dict(consideration: Consideration) -> dict[str, Any]:
         "input_key": consideration.input_key,
         "curve_type": curve.type_name,
         "curve_params": params,
-        "points": [list(point) for point in points],  # type: ignore[attr-defined]
+        "points": [list(point) for point in points],  # type: ignore[attr-defined]  # points is set only for table curves
         "weight": consideration.weight,
         "veto_below": consideration.veto_below,
         "input_min": curve.input_min,

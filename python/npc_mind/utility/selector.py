@@ -108,7 +108,11 @@ class DecisionState:
         self.started: Any = np.full(n_npcs, -np.inf)
         self.stopped: Any = np.full((n_npcs, n_behaviors), -np.inf)
         self.last_now = -math.inf
-        self.scores = self.marked = self.target = self.rng = None
+        # one NPC's last choice: its scores, the scores `target` and `fallback` belong to
+        self.scores: list[float] | None = None
+        self.marked: list[float] | None = None
+        self.target: int | None = None
+        self.rng: np.random.Generator | None = None
         self.fallback = False
 
     @classmethod
@@ -336,7 +340,7 @@ def decide_as_batch(  # noqa: PLR0917 -- a partial of the first two stands in fo
         state=batch,
         now=now,
         settings=settings,
-        rng=state.rng,
+        rng=state.rng,  # type: ignore[arg-type]  # a state of a top_n > 1 selector always has one (new_state)
     )
     state.last_now = batch.last_now
     state.running = int(chosen[0])
@@ -451,7 +455,7 @@ class UtilitySelector:
         self.index = {name: i for i, name in enumerate(names)}
         self.cooldowns = np.array([behavior.cooldown for behavior in self.behaviors])
         self.scorer = BatchScorer(self.behaviors)  # also checks that inputs are used consistently
-        self._scorers = {"float64": self.scorer}
+        self._scorers: dict[Precision | None, BatchScorer] = {"float64": self.scorer}
         self.targeted = self.scorer.targeted
         # The per-NPC path: generated plain-Python scoring and the scalar decision rules.
         self.scalar = ScalarScorer(self.behaviors, self.scorer)
@@ -470,8 +474,8 @@ class UtilitySelector:
             )
             self.pick_fn: Callable[..., int] = self._pick_targeted
         elif codegen.GENERATE:
-            lines, names = one_decision_code(self.settings, cooldowns, len(self.behaviors), self.names)
-            self.pick_fn = self.scalar.chooser(self.settings, lines, names)
+            lines, used = one_decision_code(self.settings, cooldowns, len(self.behaviors), self.names)
+            self.pick_fn = self.scalar.chooser(self.settings, lines, used)
         else:
             self.pick_fn = self.scalar.chooser_by_rules(self.settings, by_rules)
         self._tag_sets = [frozenset(behavior.tags) for behavior in self.behaviors]
@@ -507,7 +511,7 @@ class UtilitySelector:
             value = context.get(key, MISSING)
             if value is not MISSING:
                 try:
-                    float(value)  # type: ignore[arg-type]
+                    float(value)
                     continue
                 except (TypeError, ValueError, OverflowError):
                     pass
@@ -528,7 +532,7 @@ class UtilitySelector:
         for each target of the other per-target inputs)."""
         filled = dict(context)
         defaults = defaults or {}
-        targets = next((len(context[key]) for key in self.scalar.target_keys if key in context), 0)  # type: ignore[arg-type]
+        targets = next((len(context[key]) for key in self.scalar.target_keys if key in context), 0)  # type: ignore[arg-type]  # per-target inputs are sequences
         for key in keys:
             value = defaults.get(key, 0.0)
             filled[key] = [value] * targets if key in self.scorer.per_target_keys else value
@@ -542,7 +546,7 @@ class UtilitySelector:
         `choose` score through the selector's generated code, which gives the same numbers faster.
         """
         targets = self._target_count(context)
-        rows = []
+        rows: list[BehaviorExplanation] = []
         for behavior in self.behaviors:
             indices: Sequence[int | None] = range(targets) if behavior.targeted else (None,)
             rows.extend(behavior.explain(context, index) for index in indices)

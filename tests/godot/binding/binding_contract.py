@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import gdbridge as gd
-from gdbridge import objects
+from gdbridge import interface, objects
 from gdbridge.classes import Expression, Mesh, Node, Object, RefCounted, Resource, StandardMaterial3D
 
 # Utilities with side effects (output, the global random state) or random results: called, their
@@ -168,11 +168,14 @@ kept_in_module: Any = None
 _notes: list[list] = []  # every Noted.note call in the order Python received it
 
 
-def _take_notes(rows: list[tuple[int, int, float]], raw: bytes) -> None:
-    """The queued `Noted.note` calls: each as (key, a, x), and the same numbers as bytes."""
-    numbers = np.frombuffer(raw, dtype=np.dtype([("key", np.int64), ("a", np.int64), ("x", np.float64)]))
-    for row, record in zip(rows, numbers.tolist(), strict=True):
-        _notes.append(["queued", *row, list(record) == list(row)])
+_NOTE_ROW = np.dtype([("key", np.int64), ("a", np.int64), ("x", np.float64)])
+
+
+def _take_notes(raw: bytes) -> None:
+    """The queued `Noted.note` calls as bytes: each row (key, a, x), 8 bytes a number; the last
+    item says the row was read as the declared types (int, int, float)."""
+    for key, a, x in np.frombuffer(raw, dtype=_NOTE_ROW).tolist():
+        _notes.append(["queued", key, a, x, type(key) is int and type(a) is int and type(x) is float])
 
 
 class Noted(Node):
@@ -538,7 +541,7 @@ class Contract(Node):
 
     def library_paths(self) -> gd.PackedStringArray:
         """gd.library_path() and the file the dynamic loader mapped this library from."""
-        return [gd.library_path(), objects.ffi.string(objects.lib.gdb_library_path()).decode()]
+        return [gd.library_path(), interface.ffi.string(interface.lib.gdb_library_path()).decode()]
 
     def made_from_python(self) -> gd.PackedStringArray:
         """POSTINITIALIZE reaches an object Python makes, through every class of its chain."""
@@ -576,6 +579,18 @@ def _game() -> bool:
 
 class Broken(Resource):
     """Every hook raises: the engine must report each with its traceback and keep running."""
+
+    def add_failing_frame_hook(self) -> bool:
+        """A frame hook that raises every frame: reported once, its repeats counted."""
+
+        def broken_frame_hook() -> None:
+            raise ValueError("broken frame hook")
+
+        return interface.add_frame_hook(broken_frame_hook)
+
+    def frame_hook_failures(self) -> int:
+        failures = interface.frame_hook_failures().items()
+        return sum(count for cause, count in failures if "broken_frame_hook" in cause)
 
     def _get_property_list(self) -> list[dict]:
         if _game():

@@ -33,5 +33,22 @@ func _initialize() -> void:
 	check("self_containing_result", looped == [[], null, [], {}], looped)
 	check("freed_result", b.returns_freed() == null and u.returns_freed() == null)
 	check("still_running", Broken.new() != null)
+	check("frame_hook_added", b.add_failing_frame_hook())
+	frames_left = 5
+	broken = b
+
+
+var frames_left := -1
+var broken: Broken
+
+
+func _process(_delta: float) -> bool:
+	if frames_left < 0:
+		return false
+	frames_left -= 1
+	if frames_left > 0:
+		return false
+	var failures: int = broken.frame_hook_failures()
+	check("frame_hook_repeats_counted", failures >= 4, failures)
 	print(JSON.stringify({"done": true}))
-	quit(0)
+	return true

@@ -1,0 +1,101 @@
+"""The game benchmark: frame time of a small real 2D game with 200 and 1,000 mobs, headless.
+
+`benchmarks/game/creeps.gd` (in the manner of godot-demo-projects' Dodge the Creeps, written here):
+mobs that chase a player while they see it, search where they last saw it, and otherwise walk to
+their own spot, sliding against walls, sight checked through the physics world every physics frame.
+Three variants of the same logic, each run in its own engine, interleaved in the same run:
+
+- gdscript: plain GDScript with a hand-made memory (seconds since seen, last seen position): the
+  baseline;
+- scripted: each mob's script calls `record_event` while it sees, `awareness_of` and `evaluate`
+  every physics frame (the per-node path);
+- nocode: no script on the mob: SightSense2D, a target from memory, sourced inputs, MoveActions.
+
+Goal (issue 21): scripted frame p50 at most 1.5x gdscript at 200 mobs and at most 1.0x at 1,000.
+Writes docs/benchmarks/game.md and prints it. Never part of the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tools.bench_quotes import publish
+
+ROOT = Path(__file__).resolve().parents[1]
+GODOT = ROOT / ".deps" / "godot" / "godot"
+OUT = ROOT / "docs" / "benchmarks" / "game.md"
+VARIANTS = ("gdscript", "scripted", "nocode")
+MOBS = (200, 1000)
+FRAMES = 600
+REPEATS = 3  # each variant this many times, interleaved: the median run's p50 is reported
+GOALS = {200: 1.5, 1000: 1.0}  # scripted / gdscript frame p50
+
+
+def run(mobs: int, variant: str) -> dict[str, Any]:
+    command = [
+        str(GODOT), "--headless", "--fixed-fps", "60", "--path", str(ROOT), "-s",
+        "res://benchmarks/game/creeps.gd", "--", f"--mobs={mobs}", f"--frames={FRAMES}",
+        f"--variant={variant}",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{") and '"intervals":' in line]
+    if done.returncode != 0 or not lines:
+        sys.exit(f"bench_game: {mobs} {variant} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    data = json.loads(lines[-1])
+    p50, p99 = np.percentile(data["intervals"], [50, 99])
+    return {"p50": float(p50), "p99": float(p99), "behaviors": data["behaviors"]}
+
+
+def main() -> int:
+    results: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for mobs in MOBS:
+        for _ in range(REPEATS):
+            for variant in VARIANTS:
+                result = run(mobs, variant)
+                results.setdefault((mobs, variant), []).append(result)
+                print(f"{mobs} {variant}: p50 {result['p50']:.2f} ms {result['behaviors']}", flush=True)
+    load = os.getloadavg()[0]
+    lines = [
+        "# Game frame time (`scripts/bench game`)",
+        "",
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, headless,"
+        f" --fixed-fps 60 (one physics step a frame, as fast as the engine goes); load average {load:.1f}.",
+        "A small 2D game (benchmarks/game/creeps.gd): mobs chase the player while they see it (300 px, no",
+        "wall on the ray, checked every physics frame), search where they last saw it, else walk to their",
+        f"own spot, sliding against walls. {FRAMES} frames after a warm-up; each variant run {REPEATS}",
+        "times, interleaved, the median run's figures shown. gdscript: the logic in plain GDScript with a",
+        "hand-made memory; scripted: each mob's script calls record_event, awareness_of and evaluate every",
+        "physics frame; nocode: no script (SightSense2D, target from memory, sourced inputs, MoveActions).",
+        "",
+        "| mobs | variant | frame p50 (ms) | p99 (ms) | p50 / gdscript | goal |",
+        "|---:|---|---:|---:|---:|---|",
+    ]
+    for mobs in MOBS:
+        base = float(np.median([r["p50"] for r in results[mobs, "gdscript"]]))
+        for variant in VARIANTS:
+            runs = sorted(results[mobs, variant], key=lambda r: r["p50"])
+            median = runs[len(runs) // 2]
+            ratio = median["p50"] / base
+            goal = ""
+            if variant == "scripted":
+                goal = f"at most {GOALS[mobs]:.1f}x: {'met' if ratio <= GOALS[mobs] else '**NOT met**'}"
+            p50, p99 = median["p50"], median["p99"]
+            lines.append(f"| {mobs:,} | {variant} | {p50:.2f} | {p99:.2f} | {ratio:.2f}x | {goal} |")
+    lines.append("")
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text("\n".join(lines))
+    print("\n".join(lines))
+    publish("game")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+extends SceneTree
+## The game benchmark (run by benchmarks/bench_game.py, never by the tests): a small top-down 2D
+## game in the manner of godot-demo-projects' "Dodge the Creeps", written here. A player runs a
+## figure eight through an arena with walls; N mobs (CharacterBody2D, sliding against the walls)
+## each chase it while they see it, search where they last saw it for a while after, and otherwise
+## walk to their own spot. Sight: within SIGHT px and no wall on the ray, checked every physics frame.
+##   --mobs=N --frames=F --variant=gdscript|scripted|nocode
+## gdscript: the logic in plain GDScript, with a hand-made memory (the seconds since seen and the
+##   last seen position) in each mob's _physics_process (mob_gdscript.gd).
+## scripted: each mob's _physics_process calls MemoryStream.record_event while it sees the player,
+##   awareness_of and UtilitySelector.evaluate every physics frame, and moves (mob_scripted.gd).
+## nocode: no script on the mob: a SightSense2D (rate 60 Hz) records the player, the
+##   UtilitySelector's target comes from memory, its inputs are sourced (AwarenessInput,
+##   BlackboardInput) and each behavior's MoveAction moves the body.
+## Runs with --fixed-fps 60 (one physics step a frame, as fast as the engine goes, headless) and
+## prints one JSON line: the frame intervals (ms) after a warm-up, and the behaviors the mobs hold.
+
+const ARENA := Vector2(1600, 1000)
+const SIGHT := 300.0
+const CHASE_SPEED := 150.0
+const SEARCH_SPEED := 90.0
+const WANDER_SPEED := 60.0
+const WARMUP := 60
+const GdMob = preload("res://benchmarks/game/mob_gdscript.gd")
+const ScriptedMob = preload("res://benchmarks/game/mob_scripted.gd")
+
+var mobs := 200
+var frames := 600
+var variant := "gdscript"
+var world: Node2D
+var player: Node2D
+var mob_nodes: Array[CharacterBody2D] = []
+var frame := 0
+var last_usec := 0
+var intervals: Array[float] = []
+var rng := RandomNumberGenerator.new()
+var shared_behaviors: Array[UtilityBehavior] = []
+
+
+func _initialize() -> void:
+	for argument in OS.get_cmdline_user_args():
+		var parts := argument.trim_prefix("--").split("=")
+		match parts[0]:
+			"mobs": mobs = parts[1].to_int()
+			"frames": frames = parts[1].to_int()
+			"variant": variant = parts[1]
+	rng.seed = 11
+	world = Node2D.new()
+	world.name = "Arena"
+	root.add_child(world)
+	for wall_rect: Rect2 in [Rect2(300, 200, 40, 300), Rect2(900, 100, 300, 40), Rect2(1200, 500, 40, 350),
+			Rect2(500, 700, 400, 40), Rect2(700, 350, 120, 120)]:
+		var wall := StaticBody2D.new()  # layer 1: blocks sight and bodies
+		var shape := CollisionShape2D.new()
+		var box := RectangleShape2D.new()
+		box.size = wall_rect.size
+		shape.shape = box
+		wall.position = wall_rect.get_center()
+		wall.add_child(shape)
+		world.add_child(wall)
+	player = Node2D.new()
+	player.name = "Player"
+	player.add_to_group(&"player")
+	world.add_child(player)
+	for i in mobs:
+		var mob := _make_mob(i)
+		mob.position = Vector2(rng.randf() * ARENA.x, rng.randf() * ARENA.y)
+		world.add_child(mob)
+		mob_nodes.append(mob)
+
+
+func _make_mob(i: int) -> CharacterBody2D:
+	var spot := Vector2(rng.randf() * ARENA.x, rng.randf() * ARENA.y)
+	var mob := CharacterBody2D.new()
+	mob.name = "Mob%d" % i
+	mob.collision_layer = 2
+	mob.collision_mask = 1
+	var shape := CollisionShape2D.new()
+	var circle := CircleShape2D.new()
+	circle.radius = 8.0
+	shape.shape = circle
+	mob.add_child(shape)
+	if variant == "gdscript":
+		mob.set_script(GdMob)
+		mob.setup(player, spot)
+		return mob
+	var memory: Node = ClassDB.instantiate("MemoryStream")
+	memory.name = "Memory"
+	mob.add_child(memory)
+	var selector: Node = ClassDB.instantiate("UtilitySelector")
+	selector.name = "Selector"
+	if variant == "scripted":
+		if shared_behaviors.is_empty():
+			shared_behaviors = _behaviors(false)
+		selector.behaviors = shared_behaviors
+		mob.add_child(selector)
+		mob.set_script(ScriptedMob)
+		mob.setup(player, spot)
+		return mob
+	var marker := Marker2D.new()  # the mob's own spot, in world coordinates
+	marker.name = "Spot"
+	marker.top_level = true
+	marker.position = spot
+	mob.add_child(marker)
+	var sight: Node = ClassDB.instantiate("SightSense2D")
+	var rule: Resource = ClassDB.instantiate("SenseRule")
+	rule.group = &"player"
+	rule.memory_type = MemoryStream.OBSERVATION
+	rule.salience = 0.5
+	var rules: Array[SenseRule] = [rule]
+	sight.rules = rules
+	sight.view_range = SIGHT
+	sight.field_of_view = 360.0
+	sight.rate_hz = 60.0
+	sight.record_interval = 0.0
+	mob.add_child(sight)
+	if shared_behaviors.is_empty():
+		shared_behaviors = _behaviors(true)
+	selector.behaviors = shared_behaviors
+	selector.target_from = "memory"
+	selector.blackboard = {"calm": 0.2}
+	mob.add_child(selector)
+	return mob
+
+
+func _behaviors(sourced: bool) -> Array[UtilityBehavior]:
+	## chase at pursue, search at puzzled or search, wander otherwise (calm 0.2 beats nothing). Every
+	## mob shares them, as the instances of one mob scene share its resources.
+	var made: Array[UtilityBehavior] = []
+	for spec: Array in [["chase", 0.9, 1.0, CHASE_SPEED], ["search", 0.3, 0.8, SEARCH_SPEED], ["wander", 0.0, 1.0, WANDER_SPEED]]:
+		var behavior: Resource = ClassDB.instantiate("UtilityBehavior")
+		behavior.name = StringName(spec[0])
+		behavior.weight = spec[2]
+		var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
+		if spec[0] == "wander":
+			consideration.input_key = &"calm"
+			if sourced:
+				var calm: Resource = ClassDB.instantiate("BlackboardInput")
+				calm.key = &"calm"
+				consideration.source = calm
+		else:
+			consideration.input_key = &"awareness"
+			consideration.use_input_range = true
+			consideration.input_max = 3.0
+			consideration.veto_below = spec[1]
+			if sourced:
+				consideration.source = ClassDB.instantiate("AwarenessInput")
+		var considerations: Array[UtilityConsideration] = [consideration]
+		behavior.considerations = considerations
+		if sourced:
+			var move: Resource = ClassDB.instantiate("MoveAction")
+			move.speed = spec[3]
+			move.arrive_distance = 4.0
+			if spec[0] == "wander":
+				move.destination = "node"
+				move.node = NodePath("../Spot")
+			else:
+				move.destination = "target"
+			var actions: Array[MindAction] = [move]
+			behavior.on_enter = actions
+		made.append(behavior)
+	return made
+
+
+func _process(_delta: float) -> bool:
+	var now := Time.get_ticks_usec()
+	if frame > WARMUP:
+		intervals.append((now - last_usec) / 1000.0)
+	last_usec = now
+	frame += 1
+	var t := frame / 60.0
+	player.position = ARENA / 2.0 + Vector2(sin(t * 0.35) * 650.0, sin(t * 0.7) * 380.0)  # a figure eight
+	if frame <= WARMUP + frames:
+		return false
+	var held := {}
+	for mob in mob_nodes:
+		var behavior := String(mob.get_node("Selector").choice) if variant == "nocode" else String(mob.behavior)
+		held[behavior] = held.get(behavior, 0) + 1
+	print(JSON.stringify({"variant": variant, "mobs": mobs, "intervals": intervals, "behaviors": held}))
+	return true
