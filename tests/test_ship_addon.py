@@ -112,7 +112,7 @@ def test_the_runtime_is_lean(addon_zip: Path) -> None:
     assert not [name for name in names if name.startswith(unused)]
     assert f"{numpy}ma/core.pyc" in names  # numpy.lib.recfunctions imports numpy.ma
     # Was 97.4 MB (31.4 zipped); 39.6 (16.5) with the lean runtime, 40.1 (16.7) with new modules;
-    # 34.3 (14.8) without numpy's unused submodules, C modules with pure twins, in the zip the
+    # 34.4 (14.8) without numpy's unused submodules, C modules with pure twins, in the zip the
     # pure-Python distributions and gzipped the engine API. Issue 21's goal, 35 (15), is the bound:
     # what is left under it is room for the compiled memory kernel.
     sizes = package.size_report(addon_zip)

@@ -113,13 +113,14 @@ STDLIB_PRUNE = {
     "multiprocessing",
 }
 # Extension modules never needed in a game, and (the last line) those with a pure-Python twin the
-# standard library falls back to (_decimal: _pydecimal; not _datetime, whose C API numpy imports) or
+# standard library falls back to (_decimal: _pydecimal; _pickle: pickle.py's own; not _datetime,
+# whose C API numpy imports) or
 # that only serve what the addon never does (XML parsing, bz2/lzma archives, processes), with the C
 # libraries they link (libbz2, liblzma).
 DYNLOAD_PRUNE = re.compile(
     r"^(_tkinter|_sqlite3|readline|_curses|_curses_panel|nis|_crypt|_dbm|_gdbm|_test\w*|xxlimited\w*|"
     r"xxsubtype|_xxsubinterpreters|_xxtestfuzz|_ctypes_test|audioop|ossaudiodev|spwd|"
-    r"_decimal|pyexpat|_bz2|_lzma|_multiprocessing|_posixshmem)\."
+    r"_decimal|_pickle|pyexpat|_bz2|_lzma|_multiprocessing|_posixshmem)\."
 )
 # Pure-Python distributions of the runtime that read no data file of their own: their bytecode goes
 # into the standard library's zip (lib/python311.zip, first on sys.path) instead of site-packages,
@@ -130,9 +131,11 @@ ON_DISK = {"certifi"}
 SYSTEM_LIBS = re.compile(
     r"^(libc|libm|libpthread|libdl|librt|libutil|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so"
 )
-# Parts of the distributions nothing imports at run time: test suites, examples, numpy's build tools.
+# Parts of the distributions nothing imports at run time: test suites, examples, numpy's build tools,
+# anyio's backend for trio (which the runtime does not ship; anyio imports a backend when it is used).
 DIST_PRUNE = re.compile(
     r"(^|/)(tests?|testing|_examples|benchmarks)(/|$)|^numpy/(distutils|f2py|_pyinstaller|doc)/"
+    r"|^anyio/_backends/_trio\."
 )
 
 
