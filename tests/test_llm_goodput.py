@@ -40,6 +40,16 @@ def wait_prepared(server: MindServer) -> None:
         hub.prepared.result(timeout=SAFETY)  # type: ignore[union-attr]
 
 
+def tally(server: MindServer, ended: Counter[str]) -> None:
+    """One frame's update, its decision signals counted by how each request ended (`made` or the
+    fallback reason)."""
+    for event in server.update():
+        if event.signal == "decision_made":
+            ended["made"] += 1
+        elif event.signal == "decision_fallback":
+            ended[event.args[1]] += 1
+
+
 def ask_until(server: MindServer, handles: list[int], answers: int) -> Counter[str]:
     """Frames in which every decision that is not pending asks again, until `answers` decisions were
     made; returns how the requests ended (`made` or the fallback reason)."""
@@ -49,11 +59,7 @@ def ask_until(server: MindServer, handles: list[int], answers: int) -> Counter[s
         for handle in handles:
             if not server.decisions.pending(handle):
                 server.request_decision(handle, {"threat": 0.5})
-        for event in server.update():
-            if event.signal == "decision_made":
-                ended["made"] += 1
-            elif event.signal == "decision_fallback":
-                ended[event.args[1]] += 1
+        tally(server, ended)
         time.sleep(0.005)
     return ended
 
@@ -256,9 +262,7 @@ def test_an_endpoint_slower_than_the_deadline_keeps_its_breaker_closed() -> None
                 for handle in handles:
                     if not server.decisions.pending(handle):
                         server.request_decision(handle, {"threat": 0.5})
-                for event in server.update():
-                    if event.signal == "decision_fallback":
-                        ended[event.args[1]] += 1
+                tally(server, ended)
                 time.sleep(0.005)
             (transport,) = transports(server)
             states = transport.client.pool.states()
@@ -349,11 +353,7 @@ def test_a_crowd_asking_in_one_frame_is_admitted_only_as_far_as_the_endpoint_can
             ended: Counter[str] = Counter()
             stop = time.monotonic() + SAFETY
             while sum(ended.values()) < len(handles) and time.monotonic() < stop:
-                for event in server.update():
-                    if event.signal == "decision_made":
-                        ended["made"] += 1
-                    elif event.signal == "decision_fallback":
-                        ended[event.args[1]] += 1
+                tally(server, ended)
                 time.sleep(0.005)
         finally:
             server.close()
