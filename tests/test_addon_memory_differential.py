@@ -34,10 +34,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from npc_mind.memory import kernel
 from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
 from npc_mind.server.memories import MemoryBank, MemoryProfileSpec
 from tests.support.godot import GodotRun, run_godot
+from tests.support.memory_kernel import LEVELS, forced_kernel
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGNALS = {"memory_formed", "memory_rehearsed", "memory_forgotten", "memory_evicted"}
@@ -54,8 +56,15 @@ GODOT_TYPE = {float: "float", str: "String", bool: "bool", int: "int", type(None
 pytestmark = pytest.mark.godot
 
 
-def engine_run() -> tuple[GodotRun, dict[str, Any]]:
-    run = run_godot(ROOT, "--fixed-fps", "2", "-s", "res://tests/addon/memory_differential.gd")
+def engine_run(kernel_level: str) -> tuple[GodotRun, dict[str, Any]]:
+    run = run_godot(
+        ROOT,
+        "--fixed-fps",
+        "2",
+        "-s",
+        "res://tests/addon/memory_differential.gd",
+        env={kernel.ENV_VAR: kernel_level},
+    )
     assert run.returncode == 0, run.log
     (line,) = [line for line in run.stdout.splitlines() if line.startswith('{"profiles"')]
     return run, json.loads(line)
@@ -203,9 +212,13 @@ def replay(log: dict[str, Any]) -> tuple[list[float], list[list[Any]], list[list
     return times, calls, signals, at_once.errors
 
 
-def test_nodes_answer_and_signal_as_the_calls_applied_at_once() -> None:
-    run, log = engine_run()
-    times, calls, signals, errors = replay(log)
+@pytest.mark.parametrize("kernel_level", LEVELS)
+def test_nodes_answer_and_signal_as_the_calls_applied_at_once(kernel_level: str) -> None:
+    """The engine runs the memory kernel at each level this CPU runs (and numpy); the calls
+    applied at once here run numpy."""
+    run, log = engine_run(kernel_level)
+    with forced_kernel("numpy"):
+        times, calls, signals, errors = replay(log)
     # exactly the errors of the bad calls, in their order, and no other
     assert [STREAM.sub("npc_mind: <stream>: ", line.strip()) for line in run.errors()] == errors, run.log
     engine_times = [frame["now"] for frame in log["frames"]]

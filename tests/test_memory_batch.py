@@ -1,4 +1,5 @@
-"""A batch gives bit-for-bit what the same single calls, in order, give."""
+"""A batch gives bit-for-bit what the same single calls, in order, give: on numpy and on each
+level of the compiled memory kernel this CPU runs (every test here runs once per level)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,16 @@ from hypothesis import strategies as st
 from npc_mind.memory import MemoryParams, MemoryPool
 from npc_mind.memory.columns import SLOT_COLUMNS
 from npc_mind.memory.types import EventKind
+from tests.support.memory_kernel import LEVELS, forced_kernel
 
 SIGNAL_KINDS = (EventKind.FORMED, EventKind.REHEARSED, EventKind.EVICTED)
 COLUMNS = tuple(column.name for column in SLOT_COLUMNS)
+
+
+@pytest.fixture(autouse=True, params=LEVELS)
+def kernel_level(request: pytest.FixtureRequest):
+    with forced_kernel(request.param):
+        yield request.param
 
 
 def state(pool: MemoryPool) -> dict[str, bytes]:

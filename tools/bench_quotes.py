@@ -260,6 +260,25 @@ def utility_per_npc(stored: Stored, args: Sequence[str]) -> str:
     return span(numbers(cell), " us")
 
 
+_MEMORY_WORK = {"record": "(a) record 4 each", "query": "(b) query 1 each", "sweep": "(c) R of all"}
+
+
+def memory_ratio(stored: Stored, args: Sequence[str]) -> str:
+    """The pool's time over the C++ stream's: `memory:ratio 1,000 query` (record, query, sweep)."""
+    if len(args) != 2 or args[1] not in _MEMORY_WORK:
+        raise QuoteError(f"memory ratio: name the NPCs (1,000) and one of {', '.join(_MEMORY_WORK)}")
+    (cell,) = stored.table("pool / C++").cells("pool / C++", NPCs=args[0], work=_MEMORY_WORK[args[1]])
+    return span(numbers(cell), "x")
+
+
+def game_ratio(stored: Stored, args: Sequence[str]) -> str:
+    """A variant's frame p50 over the plain GDScript game's: `game:ratio 200 scripted`."""
+    if len(args) != 2:
+        raise QuoteError("game ratio: name the mobs (200, 1,000) and a variant (scripted, nocode)")
+    (cell,) = stored.table("p50 / gdscript").cells("p50 / gdscript", mobs=args[0], variant=args[1])
+    return span(numbers(cell), "x")
+
+
 _LLM_REQUEST = re.compile(r"One request costs the main thread (\d[\d.]*) us")
 
 
@@ -336,6 +355,8 @@ QUOTES: dict[tuple[str, str], Quote] = {
     ("binding", "gdscript"): binding_gdscript,
     ("binding", "ratio-max"): binding_ratio_max,
     ("utility", "per-npc"): utility_per_npc,
+    ("memory", "ratio"): memory_ratio,
+    ("game", "ratio"): game_ratio,
     ("llm", "request"): llm_request,
     ("llm", "goodput"): llm_goodput,
     ("ship", "size"): ship_size,

@@ -14,7 +14,7 @@ import time
 from tools.provision.debian import ProvisionError
 
 # In dependency order; `all` provisions each of them.
-COMPONENTS = ("godot", "gdextension", "numpy_build", "package", "llm", "display")
+COMPONENTS = ("godot", "gdextension", "memkernel", "numpy_build", "package", "llm", "display")
 
 
 def main(argv: list[str] | None = None) -> int:

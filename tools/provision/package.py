@@ -36,6 +36,7 @@ from __future__ import annotations
 import compileall
 import filecmp
 import hashlib
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -70,6 +71,7 @@ WITH_MODEL_ENV = "NPC_MIND_WITH_MODEL"  # 1: scripts/package --with-model
 REQUIREMENTS_ENV = "NPC_MIND_REQUIREMENTS"
 # The project's own packages (python/), kept in step with the runtime's site-packages.
 OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
+_EXTENSION = importlib.machinery.EXTENSION_SUFFIXES[0]  # .cpython-311-x86_64-linux-gnu.so
 # Distributions the engine-side code imports; their runtime closure comes from importlib.metadata.
 ROOTS = ("numpy", "httpx", "cffi")
 # Top-level packages of that closure never imported at run time (the trace's list of distributions
@@ -499,19 +501,34 @@ def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
     return True
 
 
-# Never read at run time: bytecode and libraries built here, and the C sources and declarations
-# gdbridge's extension library is compiled from (tools/provision/gdextension.py).
-OWN_UNSHIPPED = (".pyc", ".so", ".c", ".cdef")
+# Never read at run time: bytecode and libraries built here (the memory kernel's is added back
+# below when current), unfinished builds, and the C sources and declarations gdbridge's extension
+# library is compiled from (tools/provision/gdextension.py).
+OWN_UNSHIPPED = (".pyc", ".so", ".partial", ".c", ".cdef")
 
 
 def _own_files(package: str) -> dict[str, Path]:
-    """The files of one of the project's packages (sources and data, no bytecode), by relative name."""
+    """The files of one of the project's packages (sources and data, no bytecode), by relative name.
+    The memory kernel ships as its module and build stamp when they are current (never its C
+    sources; a stale build is left out, so the engine runs numpy as the checkout does)."""
     source = REPO / "python" / package
-    return {
+    files = {
         path.relative_to(source).as_posix(): path
         for path in sorted(source.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts and path.suffix not in OWN_UNSHIPPED
     }
+    if package == "npc_mind":
+        from npc_mind.memory import kernel
+
+        here = kernel.HERE.relative_to(source).as_posix()
+        for path in (*kernel.SOURCES, kernel.STAMP):
+            files.pop(f"{here}/{path.name}", None)
+        built = kernel.HERE / f"{kernel.MODULE}{_EXTENSION}"
+        stamp = kernel.STAMP.read_text().strip() if kernel.STAMP.is_file() else ""
+        if built.is_file() and stamp == kernel.build_id():
+            files[f"{here}/{built.name}"] = built
+            files[f"{here}/{kernel.STAMP.name}"] = kernel.STAMP
+    return files
 
 
 def sync_own_packages() -> int:

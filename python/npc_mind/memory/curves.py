@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from npc_mind.memory import kernel
 from npc_mind.memory.params import EXPONENT_FLOOR, MemoryParams
 from npc_mind.memory.rules import exponential_exponent
 
@@ -35,16 +36,21 @@ def retrievability(
     """
     if out is None:
         out = np.empty(np.shape(last), dtype=np.float64)
-    if mask is None:
-        mask = np.empty(np.shape(last), dtype=bool)
     if params.curve == "exponential":
+        # in one pass when the compiled kernel runs (the same steps, the same bits)
+        if kernel.retrievability(last, stability, now, EXPONENT_FLOOR, out):
+            return out
         # x = min(last - now, 0) / S  in [-inf, 0]
         exponential_exponent(last, now, stability, out=out)
+        if mask is None:
+            mask = np.empty(np.shape(last), dtype=bool)
         np.less_equal(out, EXPONENT_FLOOR, out=mask)
         np.copyto(out, -np.inf, where=mask)
         np.exp(out, out=out)
         return out
     # power law: u = max(now - last, 0) / S in [0, inf]
+    if mask is None:
+        mask = np.empty(np.shape(last), dtype=bool)
     cap = params.effective_age_cap
     np.subtract(now, last, out=out)
     np.maximum(out, 0.0, out=out)

@@ -3,7 +3,8 @@ caller answering reads ahead asks, and the long-term tier's part in a query."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -11,12 +12,14 @@ from npc_mind.memory.checks import checked_time, int64_array
 from npc_mind.memory.columns import _AWARENESS, _BATCH, _EMPTY_TAGS, _selector, entity_hash
 from npc_mind.memory.consolidation import consolidate
 from npc_mind.memory.curves import retrievability
+from npc_mind.memory.kernel.query import query_batch, query_round
 from npc_mind.memory.rounds import split_rounds
 from npc_mind.memory.rules import awareness_level, exponential_exponent
 from npc_mind.memory.types import Awareness, EventKind, MemoryView, QueryBatch
 
 if TYPE_CHECKING:
     from npc_mind.memory.fastpaths import ScalarPaths
+    from npc_mind.memory.kernel.query import PoolBinding
     from npc_mind.memory.state import PoolState
 
 
@@ -27,6 +30,9 @@ class Recaller:
     def __init__(self, state: PoolState, scalar: ScalarPaths) -> None:
         self.state = state
         self.scalar = scalar
+        #: the compiled kernel's view of the pool (`kernel.query`): None before the first query,
+        #: False when the kernel does not run
+        self.kernel_binding: PoolBinding | Literal[False] | None = None
 
     def query_strongest_batch(self, npcs: Any, entities: Any, now: float) -> QueryBatch:
         """`query_strongest` for many (npc, entity) pairs; pairs of one NPC apply in input order."""
@@ -77,6 +83,9 @@ class Recaller:
     def query(self, npcs: Any, entities: Any, now: float, wake: bool) -> QueryBatch:
         state = self.state
         now = checked_time(now)
+        compiled = query_batch(self, npcs, entities, now, wake)  # the memory kernel, when it runs
+        if compiled is not None:
+            return compiled
         npcs, rows = state.rows_of(npcs)
         entities = int64_array(entities, "entities")
         n = rows.shape[0]
@@ -105,7 +114,7 @@ class Recaller:
         n = rows.shape[0]
         r_out = np.zeros(n)
         hits: list[np.ndarray] = []
-        fields: list[dict[str, Any]] = []
+        fields: list[Mapping[str, Any]] = []
         if n:
             for ev in rounds:
                 if ev is None:
@@ -141,7 +150,10 @@ class Recaller:
 
     def query_round(
         self, rows: np.ndarray, entities: np.ndarray, npcs: np.ndarray, now: float, wake: bool
-    ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    ) -> tuple[np.ndarray, np.ndarray, Mapping[str, Any]]:
+        compiled = query_round(self, rows, entities, npcs, now, wake)  # the memory kernel, when it runs
+        if compiled is not None:
+            return compiled
         state = self.state
         p, cap = state.params, state.capacity
         selection = _selector(rows, state.increasing_rows is rows)
@@ -326,11 +338,11 @@ class Recaller:
 
     def query_tail(
         self, tail: np.ndarray, rows: np.ndarray, entities: np.ndarray, npcs: np.ndarray, now: float
-    ) -> list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]:
+    ) -> list[tuple[np.ndarray, np.ndarray, Mapping[str, Any]]]:
         """The waking queries of narrow rounds, one at a time in input order (as `_record_tail`):
         the scalar path where it applies, else a round of one. (hits, R, fields) parts."""
         state = self.state
-        parts: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]] = []
+        parts: list[tuple[np.ndarray, np.ndarray, Mapping[str, Any]]] = []
         found: list[tuple[int, MemoryView]] = []
         for i, npc, entity in zip(tail.tolist(), npcs[tail].tolist(), entities[tail].tolist(), strict=True):
             view = self.scalar.query_one(npc, entity, now)

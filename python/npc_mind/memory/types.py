@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, NamedTuple
@@ -106,7 +107,7 @@ class QueryBatch:
         npcs: np.ndarray,
         retrievability: np.ndarray,
         hit: np.ndarray,
-        hit_fields: dict[str, np.ndarray],
+        hit_fields: Mapping[str, Any],  # arrays (tags: a list), or the kernel's view of its output
     ) -> None:
         self._n = n
         self._npcs = npcs

@@ -207,6 +207,29 @@ def inline(rule: Callable[..., Any], args: dict[str, str], code: Code, hint: str
 
 
 # --- the array path -------------------------------------------------------------------------------
+#: A batch's (M, 1) parameter columns are spread to the work arrays' full (M, L) shape up to this
+#: size: numpy runs a (M, L) op (M, 1) operand several times slower than (M, L) op (M, L) while the
+#: arrays fit in cache (5x at 32 x 1,000 float64); beyond, the extra reads cost more than they save.
+WIDEN_BYTES = 1 << 19
+
+
+def _widen(
+    namespace: dict[str, Any], columns: dict[str, np.ndarray], width: list[Any], shape: tuple[int, ...]
+) -> None:
+    """Point a generated batch function's parameter columns at copies spread to `shape` (or back
+    at the columns themselves for large shapes); the same values, so the same results."""
+    if width[0] == shape:
+        return
+    width[0] = shape
+    for name, column in columns.items():
+        spread = (
+            len(shape) == 2
+            and shape[0] == column.shape[0]
+            and shape[0] * shape[1] * column.itemsize <= WIDEN_BYTES
+        )
+        namespace[name] = np.ascontiguousarray(np.broadcast_to(column, shape)) if spread else column
+
+
 _UFUNCS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
 
 
@@ -326,4 +349,10 @@ class ArrayCode:
         namespace.update({f"_A_{name}": form for name, form in rules.ARRAY_FORMS.items()})
         run = compile_function(source, namespace, "run", label)
         run.buffers = self.buffers  # type: ignore[attr-defined]  # a function attribute, read by the caller
+        columns = {
+            name: value
+            for name, value in self.namespace.items()
+            if isinstance(value, np.ndarray) and value.ndim == 2 and value.shape[1] == 1
+        }  # the (M, 1) parameter columns (a table curve's points are other arrays)
+        run.widen = functools.partial(_widen, namespace, columns, [None])  # type: ignore[attr-defined]  # read by the caller
         return run

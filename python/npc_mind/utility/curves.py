@@ -449,6 +449,9 @@ class _FamilyGroup:
         if len(buffers) < needed or (buffers and buffers[0].shape != x.shape):
             count = max(needed, len(buffers))
             buffers = self._buffers = [np.empty(x.shape, dtype=self.dtype) for _ in range(count)]
+        widen = getattr(run, "widen", None)  # generated code: its parameter columns at x's shape
+        if widen is not None:
+            widen(x.shape)
         run(x, out, buffers)
 
 

@@ -1,0 +1,64 @@
+/* Declarations shared by memkernel.c and cffi's cdef (the loader reads this file for both: no
+ * preprocessor lines here; the includer brings <stdint.h>). Every kernel function exists once per
+ * dispatch level, suffixed _baseline (x86-64: SSE2), _avx2 and _avx512 (AVX-512 F/BW/VL). */
+
+/* A numpy ufunc's inner loop for float64 -> float64 (numpy's PyUFuncGenericFunction). */
+typedef void (*mk_loop)(char **args, const intptr_t *dimensions, const intptr_t *steps, void *data);
+
+/* A pool's flat columns (capacity slots per row), its id map, the parameters of its query rules,
+ * numpy's exp and log loops, and the candidate buffers (block x capacity cells each). */
+typedef struct {
+    const uint16_t *hash;
+    const int64_t *entity;
+    const int8_t *type;
+    double *last;
+    double *stability;
+    const double *salience;
+    int64_t *recalls;
+    uint8_t *reported;
+    const uint8_t *pinned;
+    int64_t capacity;
+    const int64_t *row_of_id; /* NPC id -> row (-1: removed) */
+    int64_t next_id;          /* ids at or above it were never added */
+    double threshold;         /* forget_threshold */
+    double min_salience;      /* consolidation_min_salience */
+    double gain;              /* consolidation_factor x alpha */
+    double max_stability;
+    int32_t consolidate;      /* consolidation_factor != 0 */
+    mk_loop exp_loop;         /* np.exp's float64 loop, and its data */
+    void *exp_data;
+    mk_loop log_loop;         /* np.log's float64 loop, and its data */
+    void *log_data;
+    const double *ln_table;   /* ln(1 + k) for k < ln_size, made by the log loop (mk_fill_ln) */
+    int64_t ln_size;
+    int64_t block;            /* queries per block: their candidates fit the buffers */
+    int64_t *cand_query;
+    int64_t *cand_flat;
+    double *cand_r;
+} mk_pool;
+
+const char *mk_build_id(void);
+/* The widest level this CPU runs: 0 baseline, 1 avx2, 2 avx512. */
+int32_t mk_cpu_level(void);
+/* Take np.exp's and np.log's float64 loops from the ufunc objects (numpy's public PyUFuncObject
+ * layout: the first loop whose types are (double, double), the one numpy's type resolution picks):
+ * 0, or -1 when a ufunc does not look like one (not 1 input, 1 output, or no float64 loop). */
+int32_t mk_take_loops(mk_pool *pool, const void *exp_ufunc, const void *log_ufunc);
+/* ln(1 + k) for k < n into table, with the log loop (the bits of one call per k). */
+void mk_fill_ln(mk_pool *pool, double *table, int64_t n);
+/* Apply exp (which 0) or log (1) to n contiguous doubles in place: the loader's check of them. */
+void mk_apply(mk_pool *pool, int32_t which, double *values, int64_t n);
+
+int64_t mk_query_baseline(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, int64_t m,
+                          double now, int32_t clamp, int32_t wake, double *out);
+int64_t mk_query_avx2(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, int64_t m,
+                      double now, int32_t clamp, int32_t wake, double *out);
+int64_t mk_query_avx512(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, int64_t m,
+                        double now, int32_t clamp, int32_t wake, double *out);
+
+void mk_retrievability_baseline(const mk_pool *pool, const double *last, const double *stability, int64_t n,
+                                double now, double floor, double *out);
+void mk_retrievability_avx2(const mk_pool *pool, const double *last, const double *stability, int64_t n,
+                            double now, double floor, double *out);
+void mk_retrievability_avx512(const mk_pool *pool, const double *last, const double *stability, int64_t n,
+                              double now, double floor, double *out);
