@@ -4,9 +4,14 @@ extends SceneTree
 ## CharacterBody2D, moves toward a far Marker2D (it never arrives) and sets a property every physics
 ## frame: first nothing runs (the empty frame), then each NPC's GDScript _physics_process does it,
 ## then a UtilitySelector's behavior does it with a MoveAction (on_enter) and a SetPropertyAction
-## (on_tick). Prints one JSON line: each phase's frame intervals in milliseconds.
+## (on_tick). The movers' physics processing is turned off once the tree is ready (the engine turns
+## it on at NOTIFICATION_READY for a script that has _physics_process, and `_initialize` runs before
+## the root enters the tree), so the empty frame is empty; each phase reports how many bodies were
+## physics processing in it. Prints one JSON line: each phase's frame intervals in milliseconds, its
+## CPU time per frame (/proc) and those counts.
 
 const B = preload("res://tests/addon/utility_builders.gd")
+const Senses = preload("res://benchmarks/bench_senses.gd")
 const SPEED := 100.0
 const WARMUP := 30
 
@@ -17,6 +22,10 @@ var phase_at := 0
 var frame_in_phase := 0
 var last_usec := 0
 var intervals := {"empty": [], "gdscript": [], "actions": []}
+var cpu_ms := {}
+var processing := {}  # phase -> bodies physics processing (their own _physics_process) in it
+var cpu_start := 0.0
+var ready := false
 var bodies: Array[CharacterBody2D] = []
 
 const MOVER := """extends CharacterBody2D
@@ -85,18 +94,26 @@ func _add_actions() -> void:
 
 
 func _process(_delta: float) -> bool:
+	if not ready:  # the tree is ready now: the empty phase runs no mover
+		ready = true
+		for body in bodies:
+			body.set_physics_process(false)
 	var now := Time.get_ticks_usec()
 	var phase: String = phases[phase_at]
 	if last_usec > 0 and frame_in_phase > WARMUP:
 		intervals[phase].append((now - last_usec) / 1000.0)
 	last_usec = now
 	frame_in_phase += 1
+	if frame_in_phase == WARMUP + 1:
+		cpu_start = Senses.cpu_seconds()
 	if frame_in_phase <= WARMUP + frames:
 		return false
+	cpu_ms[phase] = (Senses.cpu_seconds() - cpu_start) * 1000.0 / frames
+	processing[phase] = bodies.filter(func(body: Node) -> bool: return body.is_physics_processing()).size()
 	frame_in_phase = 0
 	phase_at += 1
 	if phase_at == phases.size():
-		print(JSON.stringify({"npcs": npcs, "intervals": intervals}))
+		print(JSON.stringify({"npcs": npcs, "intervals": intervals, "cpu_ms": cpu_ms, "processing": processing}))
 		return true
 	if phases[phase_at] == "gdscript":
 		for body in bodies:

@@ -122,7 +122,7 @@ func game_work() -> void:
 		guard.rotation += 0.01
 
 
-func cpu_seconds() -> float:
+static func cpu_seconds() -> float:
 	## this process's user + system CPU time (Linux /proc; -1 elsewhere): robust to a shared machine
 	var file := FileAccess.open("/proc/self/stat", FileAccess.READ)
 	if file == null:

@@ -42,6 +42,7 @@ def test_bad_sources_warn_once_name_the_node_and_the_fix_and_the_npc_keeps_worki
     named = sorted(line.split("npc_mind: ")[1].split(":")[0] for line in errors)
     assert named == ["/root/Confused/Mind"] * 3 + ["/root/Flat/Mind", "/root/Forgetful/Mind"], errors
     assert all("Fix: " in line for line in errors), errors
+    assert sum("PropertyInput: Confused has no property 'health'" in line for line in errors) == 1, errors
 
 
 def test_own_copies_of_sources_are_batched_by_their_settings_and_never_mixed_up() -> None:

@@ -234,4 +234,113 @@ def test_a_freed_npc_is_marked_then_dropped_on_request(
 
 def test_the_tab_lists_paths_and_marks_what_was_freed() -> None:
     _run, checks = run_check_script(ROOT, "res://tests/addon/mind_panel.gd")
-    assert len(checks) == 9
+    assert len(checks) == 11
+
+
+SENSES = "res://tests/addon/debug_feed_senses.gd"
+STONE_SALIENCE = 0.8 * (1.0 - math.hypot(100.0, 50.0) / 300.0)  # heard at d = |(100, -50)| of a 300 px radius
+
+
+class SensesDriver:
+    """The editor's side of debug_feed_senses.gd: select Aldric when listed; once the game says it
+    paused, select him again (answered at once, the game paused) and note where that answer is."""
+
+    def __init__(self) -> None:
+        self.selected = 0
+        self.paused_at = -1  # index in endpoint.received of the game's "test:paused"
+
+    def __call__(self, endpoint: DebuggerEndpoint, message: str, data: list[Any]) -> None:
+        if message == "npc_mind:npcs" and not self.selected:
+            ids, _paths, names, _freed = data
+            if "Aldric" in names:
+                self.selected = ids[names.index("Aldric")]
+                endpoint.send("npc_mind:select", [self.selected])
+        elif message == "test:paused":
+            self.paused_at = len(endpoint.received) - 1
+            endpoint.send("npc_mind:select", [self.selected])
+
+
+@pytest.fixture(scope="module")
+def sensing() -> tuple[GodotRun, DebuggerEndpoint, SensesDriver]:
+    driver = SensesDriver()
+    with DebuggerEndpoint() as endpoint:
+        endpoint.on_message(driver)
+        run = run_godot(
+            ROOT, "--remote-debug", endpoint.uri, "-s", SENSES, timeout=60, env={"NPC_MIND_LLM_URL": ""}
+        )
+    assert run.returncode == 0, run.log
+    assert endpoint.messages("debug_enter") == [], run.log
+    assert driver.selected and driver.paused_at >= 0, run.log
+    return run, endpoint, driver
+
+
+def sensing_snapshots(endpoint: DebuggerEndpoint) -> list[dict[str, Any]]:
+    return [snap for snap in snapshots(endpoint) if snap.get("perceptions")]
+
+
+def test_the_tab_gets_what_each_sense_perceived_in_the_last_second(
+    sensing: tuple[GodotRun, DebuggerEndpoint, SensesDriver],
+) -> None:
+    run, endpoint, _driver = sensing
+    ids = line_with(run, "tam")
+    live = sensing_snapshots(endpoint)
+    assert len(live) >= 3, run.log
+    names_seen = set()
+    for snap in live:
+        listed = [(sense["name"], sense["class"]) for sense in snap["senses"]]
+        assert listed == [("Eyes", "SightSense2D"), ("Ears", "HearingSense2D")]
+        rows = snap["perceptions"]
+        assert len(rows) <= 24 and snap["perception_count"] >= len(rows)
+        assert [row["time"] for row in rows] == sorted((row["time"] for row in rows), reverse=True)
+        for row in rows:
+            assert 0.0 <= row["age"] <= 1.0 and row["age"] == pytest.approx(snap["now"] - row["time"])
+            assert row["entity"] != ids["bo"], row  # behind the wall: never seen
+            assert 1 <= row["count"] <= 11 and 0 <= row["recorded"] <= row["count"], row  # 10 Hz at most
+            names_seen.add((row["sense"], row["entity_name"], row["type_name"]))
+            if row["sense"] == "Eyes":
+                assert row["entity"] == ids["tam"] and row["where"] == pytest.approx([200.0, 30.0]), row
+                assert row["salience"] == {"observation": 0.3, "hostile": 0.9}[row["type_name"]]
+            else:  # the stone
+                heard = (row["entity"], row["entity_name"], row["type_name"])
+                assert heard == (ids["stone"], "Stone", "hostile"), row
+                assert row["where"] == pytest.approx([100.0, -50.0]), row
+                assert row["salience"] == pytest.approx(STONE_SALIENCE, rel=1e-6), row
+        counted = {sense["name"]: sense["perceived"] for sense in snap["senses"]}
+        for name in ("Eyes", "Ears"):
+            assert counted[name] == sum(row["count"] for row in rows if row["sense"] == name)
+    expected = {("Eyes", "Tam", "observation"), ("Eyes", "Tam", "hostile"), ("Ears", "Stone", "hostile")}
+    assert names_seen == expected
+
+
+def test_the_tab_gets_which_actions_ran_with_their_phase_and_result(
+    sensing: tuple[GodotRun, DebuggerEndpoint, SensesDriver],
+) -> None:
+    run, endpoint, _driver = sensing
+    last = [snap for snap in snapshots(endpoint) if snap.get("actions")][-1]
+    entries = last["actions"]
+    times = [entry["time"] for entry in entries]
+    assert len(entries) <= 16 and times == sorted(times)
+    ran = [(entry["behavior"], entry["phase"], entry["action"], entry["ok"]) for entry in entries]
+    assert ran == [
+        ("idle", "on_enter", "SetPropertyAction modulate:a", True),
+        ("idle", "on_tick", "SetPropertyAction rotation", True),
+        ("idle", "on_exit", "CallMethodAction no_such_method", False),  # skipped: reported once
+        ("attack", "on_enter", "EmitSignalAction alarm", True),
+    ], entries
+    assert entries[1]["times"] >= 2 and all(entry["times"] == 1 for entry in entries[::2])
+    assert all(entry["time"] <= last["now"] for entry in entries)
+    assert sum("no_such_method" in line for line in run.errors()) == 1, run.log
+
+
+def test_perceptions_and_actions_are_shown_while_the_game_is_paused(
+    sensing: tuple[GodotRun, DebuggerEndpoint, SensesDriver],
+) -> None:
+    _run, endpoint, driver = sensing
+    paused_clock = endpoint.received[driver.paused_at][1][0]
+    after = [data[0] for name, data in endpoint.received[driver.paused_at :] if name == "npc_mind:npc"]
+    assert len(after) >= 2  # the answer to the select, then the 5 Hz snapshots go on
+    for snap in after:
+        assert snap["now"] == pytest.approx(paused_clock)  # the clock stands still...
+        # ...and so does the last second of what was perceived
+        assert {row["sense"] for row in snap["perceptions"]} == {"Eyes", "Ears"}
+        assert snap["actions"][-1]["action"] == "EmitSignalAction alarm"

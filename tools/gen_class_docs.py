@@ -81,9 +81,15 @@ def _families_appendix() -> str:
 # What a class's docstring cannot hold (the editor's help has no markup for a table or an image):
 # a screenshot from docs/media, and generated text read from the one place that owns it.
 IMAGES = {
-    "MemoryProfile": ("the forgetting preview in the inspector", "designer-profile.png"),
-    "UtilityConsideration": ("the curve preview in the inspector", "designer-curve.png"),
-    "NpcMindServer": ("the NPC Mind debugger tab", "designer-debugger.png"),
+    "MemoryProfile": [("the forgetting preview in the inspector", "designer-profile.png")],
+    "UtilityConsideration": [("the curve preview in the inspector", "designer-curve.png")],
+    "NpcMindServer": [
+        ("the NPC Mind debugger tab", "designer-debugger.png"),
+        (
+            "the NPC Mind tab on a guard's senses and actions (tests/addon/debug_feed_senses.gd)",
+            "designer-debugger-senses.png",
+        ),
+    ],
 }
 APPENDICES: dict[str, Callable[[], str]] = {"UtilityConsideration": _families_appendix}
 
@@ -93,8 +99,7 @@ APPENDIX_START = "\n<!-- generated appendix -->\n"  # what follows is not a memb
 
 def _appendix(name: str) -> str:
     parts = [APPENDIX_START.strip("\n")]
-    if name in IMAGES:
-        alt, file = IMAGES[name]
+    for alt, file in IMAGES.get(name, ()):
         parts.append(f"![{alt}](../media/{file})")
     if name in APPENDICES:
         parts.append(APPENDICES[name]())

@@ -66,8 +66,8 @@ def heard_salience(
 
 def phase(index: int, period: float) -> float:
     """Seconds into the period at which the index-th sense first runs: successive senses land far
-    apart (the golden-ratio sequence), so 200 senses at 10 Hz cast about 200 / 6 rays a frame at
-    60 fps, never 200 in one."""
+    apart (the golden-ratio sequence), so 200 senses at 10 Hz checked 30 times a second check about
+    200 / 3 at a time, never 200 in one."""
     return ((index * GOLDEN) % 1.0) * period
 
 

@@ -121,6 +121,12 @@ def entity_name(entity: int) -> str:
 OBJECT_ID_FLOOR = 1 << 24  # an engine instance id's validator sits above its 24 slot bits, never 0
 
 
+def has_property(node: Any, name: str) -> bool:
+    """Whether the node (its class or script) has the property `name` (or a sub-path: `position:x`) reads."""
+    base = name.split(":", 1)[0]
+    return any(str(prop["name"]) == base for prop in node.get_property_list())
+
+
 def object_of(instance_id: int) -> Any:
     """The live object with this instance id, or None (an entity id need not be one). An id below
     `OBJECT_ID_FLOOR` is never an object's, and is not looked up: the engine's ObjectDB prints an

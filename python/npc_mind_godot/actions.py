@@ -38,7 +38,14 @@ from gdbridge.declare import export, python_only
 from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
-from npc_mind_godot._common import NOTIFICATION_PREDELETE, decision_of, engine_script, icon, server
+from npc_mind_godot._common import (
+    NOTIFICATION_PREDELETE,
+    decision_of,
+    engine_script,
+    has_property,
+    icon,
+    server,
+)
 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
@@ -151,11 +158,6 @@ def _path_problem(selector: Any, path: Any, what: str) -> list[str]:
     return [f"{what} {str(path)!r} resolves to no node (relative to the UtilitySelector)."]
 
 
-def _has_property(node: Any, name: str) -> bool:
-    base = name.split(":", 1)[0]
-    return any(str(prop["name"]) == base for prop in node.get_property_list())
-
-
 class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     """Set a property of a node: `node` (empty: the NPC), `property` (a name, or a path such as
     `position:x` or `modulate:a`) and `value`."""
@@ -170,7 +172,7 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     def resolve(self, running: Running) -> tuple[Any, ...]:
         target = _found(running.selector, self.node, "node")
         name = str(self.property)
-        if not name or not _has_property(target, name):
+        if not name or not has_property(target, name):
             raise ActionError(
                 f"no_property:{name}",
                 f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}",
@@ -193,7 +195,7 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
         name = str(self.property)
         if not name:
             found.append("No property set.")
-        elif target is not None and not _has_property(target, name):
+        elif target is not None and not has_property(target, name):
             found.append(f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}.")
         return found
 
@@ -219,6 +221,9 @@ class CallMethodAction(MindAction, icon=icon("CallMethodAction")):
                 f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}",
                 "set method to one the node (or its script) has",
             )
+        wrong = _arity_problem(target, name, len(self.args))
+        if wrong:  # else the engine would print its own error at every call (every frame on_tick)
+            raise ActionError(f"args:{name}", wrong, "give args as many values as the method takes")
         return target, StringName(name)
 
     @python_only
@@ -235,11 +240,33 @@ class CallMethodAction(MindAction, icon=icon("CallMethodAction")):
             found.append("No method set.")
         elif target is not None and not target.has_method(name):
             found.append(f"{target.get_class()} {str(target.get_name())!r} has no method {name!r}.")
+        elif target is not None and _arity_problem(target, name, len(self.args)):
+            found.append(_arity_problem(target, name, len(self.args)) + ".")
         return found
 
     @python_only
     def label(self) -> str:
         return f"CallMethodAction {self.method}"
+
+
+METHOD_FLAG_VARARG = 16
+
+
+def _arity_problem(node: Any, name: str, given: int) -> str:
+    """What is wrong with calling the node's method `name` with `given` arguments, e.g. "method
+    'tick' takes 1 argument, 0 given"; "" when they suit it (or it takes any number, or is not listed)."""
+    for method in node.get_method_list():
+        if str(method["name"]) != name:
+            continue
+        if int(method["flags"]) & METHOD_FLAG_VARARG:
+            return ""
+        most = len(method["args"])
+        least = most - len(method["default_args"])
+        if least <= given <= most:
+            return ""
+        takes = str(most) if least == most else f"{least} to {most}"
+        return f"method {name!r} takes {takes} argument{'' if most == 1 else 's'}, {given} given"
+    return ""
 
 
 def _animated(selector: Any, path: Any) -> Any:
@@ -1117,6 +1144,8 @@ def configuration_warnings(selector: Any) -> list[str]:
         for phase in PHASES:
             for index, action in enumerate(getattr(behavior, phase)):
                 if action is None:
+                    empty = f"Behavior {str(behavior.name)!r}: {phase}[{index}] is empty (it is skipped)."
+                    warnings.append(empty)
                     continue
                 for problem in action.problems(selector):
                     warnings.append(

@@ -13,7 +13,9 @@ Messages (one `npc_mind` capture, payloads are Arrays of plain Variants):
   a freed NPC stays listed, `freed` true, for `FREED_KEPT` seconds or until the editor drops it;
 - game -> editor `npc_mind:npc` [snapshot]: the selected NPC's mind, `LIVE_HZ` times a second
   (memories with R, S, age, recall count, pinned and awareness; each behavior's score and the chosen
-  one; the recent LLM decisions); once freed, one last {id, name, path, freed: true};
+  one; the recent LLM decisions; what each of its senses perceived in the last second, one row per
+  sense, entity and memory type, at most `MAX_PERCEPTIONS`; the last `MAX_ACTIONS` actions its
+  behaviors ran); once freed, one last {id, name, path, freed: true};
 - editor -> game `npc_mind:select` [npc id] (0: none; answered at once, so also while the game is
   paused or stopped at a break), `npc_mind:refresh` [] (send the list again),
   `npc_mind:forget_freed` [] (drop the freed NPCs from the list now).
@@ -43,7 +45,7 @@ from gdbridge.types import PackedStringArray
 from npc_mind.decision import DecisionFallback, DecisionMade, ThinkingStarted
 from npc_mind.memory import MemoryType
 from npc_mind.server.selectors import _row_scores
-from npc_mind_godot import mistakes
+from npc_mind_godot import actions, mistakes, senses
 from npc_mind_godot._common import display_name, object_of, server
 
 CAPTURE = "npc_mind"
@@ -56,6 +58,8 @@ FREED_KEPT = 30.0  # seconds a freed NPC stays listed (marked) unless the editor
 ENTITY_NAMES = 4096  # names of entities remembered (oldest forgotten first)
 LEARN_PER_FRAME = 16  # entity ids looked up per frame (each costs tens of microseconds)
 LOOKED_AT = 65536  # entity ids known to be looked up already (then the set starts again)
+MAX_PERCEPTIONS = 24  # rows of (sense, entity, memory type) perceived in the last second, newest first
+MAX_ACTIONS = 16  # the selector's latest actions (of actions.HISTORY kept)
 PROCESS_MODE_ALWAYS = 3
 MEMORY_TYPE_NAMES = {int(kind): kind.name.lower() for kind in MemoryType}
 
@@ -271,7 +275,44 @@ class DebugFeed:
             out["decisions"] = list(self.decisions.get(npc.decision, ()))
             out["pending"] = bool(core.decisions.pending(npc.decision))
             out["behavior"] = core.decisions.behavior(npc.decision)
+        found = senses.senses_of(npc.node)
+        if found:
+            out.update(self._perceptions(found, out["now"]))
+        selector = server().nodes.get(npc.selector) if npc.selector else None
+        if selector is not None and selector.is_valid:
+            out["actions"] = actions.recent(selector)[-MAX_ACTIONS:]
         return out
+
+    def _perceptions(self, found: list[Any], now: float) -> dict[str, Any]:
+        """Each sense (name, class, perceptions in the last second) and what they perceived: one row
+        per sense, entity and memory type (its count, the latest salience, time and place), newest
+        first, at most MAX_PERCEPTIONS."""
+        listed, merged = [], {}
+        for index, sense in enumerate(found):
+            recent = sense.recent_perceptions()
+            name, kind = str(sense.get_name()), sense.get_class()
+            listed.append({"name": name, "class": kind, "perceived": len(recent)})
+            for seen in recent:  # oldest first: the last one of a key is its latest
+                key = (index, seen.entity, seen.memory_type)
+                row = merged.get(key)
+                if row is None:
+                    row = merged[key] = {"count": 0, "recorded": 0}
+                where = [float(value) for value in seen.point]
+                row.update(time=seen.time, salience=float(seen.salience), where=where)
+                row["count"] += 1
+                row["recorded"] += int(seen.recorded)
+        rows = []
+        for (index, entity, memory_type), row in sorted(merged.items(), key=lambda item: -item[1]["time"]):
+            if len(rows) >= MAX_PERCEPTIONS:
+                break
+            name, path, freed = self._entity(entity)
+            rows.append({
+                "sense": listed[index]["name"], "entity": entity, "entity_name": name, "entity_path": path,
+                "entity_freed": freed, "type": memory_type,
+                "type_name": MEMORY_TYPE_NAMES.get(memory_type, str(memory_type)), **row,
+                "age": max(now - row["time"], 0.0),
+            })  # fmt: skip
+        return {"senses": listed, "perceptions": rows, "perception_count": len(merged)}
 
     def _memories(self, core: Any, handle: int) -> dict[str, Any]:
         pool, row = core.memory.pool_of(handle)  # its queued writes applied

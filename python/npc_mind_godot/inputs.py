@@ -30,7 +30,7 @@ from gdbridge.types import NodePath, PropertyHint, StringName
 from npc_mind.memory import MemoryType
 from npc_mind.server.looks import NO_ENTITY, strongest
 from npc_mind_godot import mistakes, targets
-from npc_mind_godot._common import decision_of, icon, server
+from npc_mind_godot._common import decision_of, has_property, icon, server
 
 AUTO_EVALUATE = ("when_all_sourced", "always", "never")
 FAR = 1.0e6  # when_unknown of a distance or an age: as good as never seen
@@ -252,6 +252,14 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
             )  # fmt: skip
             return math.nan
         value = node.get_indexed(str(self.property)) if str(self.property) else None
+        if value is None and not has_property(node, str(self.property)):
+            mistakes.report(
+                selector, f"property_input:missing:{self.property}",
+                f"PropertyInput: {node.get_name()} has no property {str(self.property)!r}, so the input is "
+                "the consideration's default_input (or 0).",
+                fix="set property to one the node has (see its inspector), e.g. health or position:x",
+            )  # fmt: skip
+            return math.nan
         return _number(
             selector, value, f"property_input:{self.property}", f"{node.get_name()}.{self.property}"
         )
@@ -286,9 +294,8 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
                 f"PropertyInput node_path {str(self.node_path)!r} resolves to nothing from "
                 f"{parent.get_name()}."
             ]
-        name = str(self.property).split(":")[0]
-        if name not in {str(prop["name"]) for prop in node.get_property_list()}:
-            return [f"PropertyInput: {node.get_name()} has no property {name!r}."]
+        if not has_property(node, str(self.property)):
+            return [f"PropertyInput: {node.get_name()} has no property {str(self.property).split(':')[0]!r}."]
         return []
 
 

@@ -103,8 +103,10 @@ class NpcMindServer(classes.Object):
     `--remote-debug tcp://host:port`) in a debug build, the server adds an internal node that sends
     the editor's NPC Mind tab its data over `EngineDebugger` (capture `npc_mind`): the NPC list when
     it changes, and five times a second a snapshot of the NPC the tab selected (memories, the
-    selector's scores and choice, the recent LLM outcomes). Without a debugger nothing is registered
-    or sent.
+    selector's scores and choice, the recent LLM outcomes, what each of its senses perceived in the
+    last second and the actions its behaviors ran; see `npc_mind_godot.debug_feed`). The clock stands
+    still while the game is paused, so a paused game's tab keeps its last second of perceptions.
+    Without a debugger nothing is registered or sent.
 
     **Threads.** npc_mind is main-thread only: nothing in it is locked. Every method of the nodes
     and of the server called from another thread (a GDScript `Thread`, a `WorkerThreadPool` task) is

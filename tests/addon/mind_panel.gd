@@ -1,7 +1,8 @@
 extends SceneTree
 ## The NPC Mind tab's panel fed as the debugger feeds it (`receive`): NPCs listed by scene path (two
 ## named by the engine told apart), a freed NPC marked and its last data kept, a freed entity shown
-## by its remembered name, and "Drop freed" asking the game to drop them. One JSON line per check.
+## by its remembered name, "Drop freed" asking the game to drop them, and the senses' perceptions and
+## the actions run as lines of text. One JSON line per check.
 
 const MindPanel := preload("res://addons/npc_mind/debugger/mind_panel.gd")
 const GUARD := 11
@@ -66,6 +67,29 @@ func _initialize() -> void:
 		PackedStringArray(["@CharacterBody3D@3"]), [false]])
 	check("an npc dropped from the list is marked gone", panel._header.text.ends_with("(no longer in the game)"), panel._header.text)
 	check("selections reach the game", asked.select == [MOB_A, GUARD], asked.select)
+
+	var sensed := snapshot(MOB_B, 5.0)
+	sensed.senses = [{"name": "Eyes", "class": "SightSense2D", "perceived": 12}, {"name": "Ears", "class": "HearingSense2D", "perceived": 0}]
+	sensed.perceptions = [{"sense": "Eyes", "entity": THIEF, "entity_name": "Tam", "entity_path": "/root/Tam", "entity_freed": false,
+		"type": 3, "type_name": "hostile", "count": 12, "recorded": 1, "time": 4.8, "salience": 0.9, "where": [200.0, 30.0], "age": 0.2}]
+	sensed.perception_count = 3
+	sensed.selector = {"names": PackedStringArray(["attack"]), "scores": [1.0], "chosen": "attack"}
+	sensed.actions = [
+		{"time": 1.0, "behavior": "idle", "phase": "on_tick", "index": 0, "action": "SetPropertyAction rotation", "ok": true, "times": 65},
+		{"time": 1.5, "behavior": "idle", "phase": "on_exit", "index": 0, "action": "CallMethodAction no_such_method", "ok": false, "times": 1},
+	]
+	panel.select(MOB_B)
+	panel.receive("npc_mind:npc", [sensed])
+	var perceived: PackedStringArray = panel._perceptions.texts()
+	check("each sense lists what it perceived in the last second", perceived == PackedStringArray([
+		"Eyes  (SightSense2D)   12 perceptions",
+		"    Tam · hostile   salience 0.90   x12 (1 recorded)   0.2 s ago   at (200, 30)",
+		"Ears  (HearingSense2D)   nothing in the last second",
+		"    (2 more not shown)"]), perceived)
+	var ran: PackedStringArray = panel._actions.texts()
+	check("the actions run are listed latest first with their phase and result", ran == PackedStringArray([
+		"t 1.50 s   idle   exit   CallMethodAction no_such_method   skipped (see the error)",
+		"t 1.00 s   idle   tick x65   SetPropertyAction rotation   ok"]), ran)
 	panel.free()
 	print(JSON.stringify({"done": true}))
 	quit(0)

@@ -25,3 +25,18 @@ static func selector(behaviors: Array) -> Node:
 	typed.assign(behaviors)
 	made.behaviors = typed
 	return made
+
+
+## A resource of `kind` with these fields set (a MindAction, a SenseRule...).
+static func resource(kind: String, fields: Dictionary) -> Resource:
+	var made: Resource = ClassDB.instantiate(kind)
+	for key: String in fields:
+		made.set(key, fields[key])
+	return made
+
+
+## A behavior's action list (a typed Array[MindAction], as the inspector makes it).
+static func actions(list: Array) -> Array[MindAction]:
+	var typed: Array[MindAction] = []
+	typed.assign(list)
+	return typed

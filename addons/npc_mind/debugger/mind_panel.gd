@@ -1,7 +1,8 @@
 @tool
 extends HSplitContainer
 ## The NPC Mind panel: the running game's NPCs (filterable) and, for the selected one, its memories
-## as fading bars, its selector's scores with a short history, and its LLM decisions on a timeline.
+## as fading bars, its selector's scores with a short history, its LLM decisions on a timeline, what
+## each of its senses perceived in the last second and the actions its behaviors ran.
 ## It only draws what the game's debug feed sends (`receive`); it never talks to the game itself
 ## except through `select_requested` and `forget_freed_requested`, so the same panel works outside
 ## the editor (screenshots). NPCs are listed by their path in the current scene (two the engine named
@@ -35,6 +36,8 @@ var _header: Label
 var _memories: MemoryBars
 var _scores: ScoreView
 var _decisions: DecisionTimeline
+var _perceptions: TextRows
+var _actions: TextRows
 
 
 func _init() -> void:
@@ -83,6 +86,12 @@ func _init() -> void:
 	right.add_child(_section("LLM decisions (last %d s; colour: tier)" % int(TIMELINE_SECONDS)))
 	_decisions = DecisionTimeline.new()
 	right.add_child(_decisions)
+	right.add_child(_section("Perceived in the last second, by sense (entity · memory type, salience, times, where)"))
+	_perceptions = TextRows.new()
+	right.add_child(_perceptions)
+	right.add_child(_section("Actions run, latest first (behavior, phase, action, result)"))
+	_actions = TextRows.new()
+	right.add_child(_actions)
 
 
 func _section(text: String) -> Label:
@@ -184,6 +193,8 @@ func _show(snapshot: Dictionary) -> void:
 			_memories.show_rows([], {})
 			_scores.show_scores(PackedStringArray(), [], "", {})
 			_decisions.show_decisions([], 0.0)
+			_perceptions.show_lines([])
+			_actions.show_lines([])
 		else:
 			_header.text = "%s   (freed; its last data, t = %.1f s)" % [label, float(_snapshot.get("now", 0.0))]
 		return
@@ -208,6 +219,69 @@ func _show(snapshot: Dictionary) -> void:
 	_memories.show_rows(snapshot.get("memories", []), snapshot.get("profile", {}))
 	_scores.show_scores(names, scores, selector.get("chosen", ""), _history)
 	_decisions.show_decisions(snapshot.get("decisions", []), float(snapshot.get("now", 0.0)))
+	_perceptions.show_lines(perception_lines(snapshot))
+	_actions.show_lines(action_lines(snapshot.get("actions", []), snapshot.has("selector")))
+
+
+const ACTION_ROWS := 10  ## of the up to 16 the feed sends
+const PHASE_NAMES := {"on_enter": "enter", "on_tick": "tick", "on_exit": "exit"}
+
+
+## The perceptions section: per sense a heading line, then one line per (entity, memory type) it
+## perceived in the last second; each line is [text, colour, tooltip].
+static func perception_lines(snapshot: Dictionary) -> Array:
+	var senses: Array = snapshot.get("senses", [])
+	if senses.is_empty():
+		return [["No senses (SightSense, HearingSense, TouchSense) on this NPC.", Color(0.6, 0.6, 0.6), ""]]
+	var lines := []
+	var rows: Array = snapshot.get("perceptions", [])
+	for sense: Dictionary in senses:
+		var count := int(sense.get("perceived", 0))
+		var heading := "%s  (%s)   %s" % [sense.name, sense["class"], "%d perceptions" % count if count else "nothing in the last second"]
+		lines.append([heading, Color(0.85, 0.85, 0.9), ""])
+		for row: Dictionary in rows:
+			if row.sense != sense.name:
+				continue
+			var text := "    %s · %s   salience %.2f   x%d (%d recorded)   %.1f s ago   at %s" % [
+				MemoryBars.entity_label(row), row.type_name, float(row.salience), int(row.count),
+				int(row.recorded), float(row.age), place(row.get("where", []))]
+			var where: String = row.get("entity_path", "")
+			var tip := "%s\nentity %d%s" % [MemoryBars.entity_label(row), int(row.entity), "\n" + where if where != "" else ""]
+			lines.append([text, MindPanelColors.memory_type(int(row.type)).lightened(0.25), tip])
+	var shown := rows.size()
+	var total := int(snapshot.get("perception_count", shown))
+	if total > shown:
+		lines.append(["    (%d more not shown)" % (total - shown), Color(0.6, 0.6, 0.6), ""])
+	return lines
+
+
+## The actions section: the latest first, at most ACTION_ROWS; a skipped one (its mistake reported
+## once in the Errors tab) in red.
+static func action_lines(entries: Array, has_selector: bool) -> Array:
+	if entries.is_empty():
+		var none := "No actions ran yet." if has_selector else "No UtilitySelector on this NPC."
+		return [[none, Color(0.6, 0.6, 0.6), ""]]
+	var lines := []
+	var recent := entries.slice(maxi(0, entries.size() - ACTION_ROWS))
+	recent.reverse()
+	for entry: Dictionary in recent:
+		var phase: String = PHASE_NAMES.get(entry.phase, entry.phase)
+		if int(entry.get("times", 1)) > 1:
+			phase += " x%d" % int(entry.times)
+		var ok: bool = entry.ok
+		var text := "t %.2f s   %s   %s   %s   %s" % [float(entry.time), entry.behavior, phase, entry.action,
+			"ok" if ok else "skipped (see the error)"]
+		var tip := "%s[%d] of behavior %s" % [entry.phase, int(entry.index), entry.behavior]
+		lines.append([text, Color(0.85, 0.85, 0.85) if ok else Color(0.95, 0.45, 0.4), tip])
+	return lines
+
+
+## A position as the tab shows it: (x, y) or (x, y, z), whole units.
+static func place(where: Array) -> String:
+	var parts := []
+	for value in where:
+		parts.append("%.0f" % float(value))
+	return "(%s)" % ", ".join(parts) if not parts.is_empty() else "?"
 
 
 ## One bar per memory: R as the filled width (coloured by memory type), the forget and awareness
@@ -390,6 +464,39 @@ class DecisionTimeline extends Control:
 				text = "t %.1f s   tier %d   %.0f ms   %s   (%s)" % [float(decision.t), int(decision.tier), float(decision.latency_ms), decision.intent, decision.reason]
 			draw_string(font, Vector2(8, y + LINE - 4), text, HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, MindPanelColors.tier(int(decision.tier)).lightened(0.3))
 			y += LINE
+
+
+## Lines of text, each [text, colour, tooltip] (the perceptions and actions sections).
+class TextRows extends Control:
+	const LINE := 18.0
+	var lines: Array = []
+
+	func _init() -> void:
+		custom_minimum_size = Vector2(700, LINE + 4.0)
+
+	func show_lines(new_lines: Array) -> void:
+		lines = new_lines
+		custom_minimum_size.y = max(1, lines.size()) * LINE + 4.0
+		queue_redraw()
+
+	## The text of each line (what a test reads).
+	func texts() -> PackedStringArray:
+		var found := PackedStringArray()
+		for line: Array in lines:
+			found.append(line[0])
+		return found
+
+	func _draw() -> void:
+		var font := get_theme_font("font", "Label")
+		var size_px := get_theme_font_size("font_size", "Label")
+		var y := 2.0
+		for line: Array in lines:
+			draw_string(font, Vector2(4, y + LINE - 4), line[0], HORIZONTAL_ALIGNMENT_LEFT, -1, size_px, line[1])
+			y += LINE
+
+	func _get_tooltip(at_position: Vector2) -> String:
+		var index := int((at_position.y - 2.0) / LINE)
+		return lines[index][2] if index >= 0 and index < lines.size() else ""
 
 
 ## Colours shared by the views.

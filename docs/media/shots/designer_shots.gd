@@ -6,7 +6,8 @@ extends Node
 ##     -e res://docs/media/shots/designer_shots.tscn -- --npc-mind-shot=curve --npc-mind-shot-out=/abs/out.png
 ## Shots: `help` (the editor's help page of UtilityConsideration), `curve` (the inspector on the demo
 ## guard's "search" consideration), `profile` (the inspector on the guard's MemoryProfile), `debugger` (starts the demo with --remote-debug to this editor, opens
-## the NPC Mind tab, selects Bertha).
+## the NPC Mind tab, selects Bertha), `senses` (the same with the senses and actions game of
+## tests/addon/debug_feed_senses.gd kept running, Aldric selected: his perceptions and actions).
 ## Opened without those arguments it does nothing. With NPC_MIND_LLM_URL set, the game asks that
 ## model. The editor may rewrite project.godot's comments on the way: restore it afterwards.
 
@@ -44,7 +45,10 @@ func _ready() -> void:
 			await frames(30)
 			save(EditorInterface.get_script_editor())
 		"debugger":
-			await show_debugger()
+			await show_debugger([], "Bertha", 52.0)
+			save(_crop)
+		"senses":
+			await show_debugger(["-s", "res://tests/addon/debug_feed_senses.gd", "--", "--keep-running"], "Aldric", 6.0, 720)
 			save(_crop)
 	if _game > 0:
 		OS.kill(_game)
@@ -74,7 +78,7 @@ func inspect_guard_consideration() -> void:
 	guard.free()
 
 
-func show_debugger() -> void:
+func show_debugger(game_args: Array, npc_name: String, until: float, height := 560) -> void:
 	# The game connects to the editor's debugger from the command line (`--remote-debug`), as a
 	# game started from a terminal does: the editor's own Run would start the engine's executable,
 	# which here is the provisioned engine's loader.
@@ -85,7 +89,7 @@ func show_debugger() -> void:
 	var port: int = settings.get_setting("network/debug/remote_port")
 	_game = OS.create_process(ProjectSettings.globalize_path("res://.deps/godot/godot"), [
 		"--path", ProjectSettings.globalize_path("res://"), "--remote-debug", "tcp://127.0.0.1:%d" % port,
-		"--rendering-driver", "opengl3", "--audio-driver", "Dummy", "--resolution", "960x540"])
+		"--rendering-driver", "opengl3", "--audio-driver", "Dummy", "--resolution", "960x540"] + game_args)
 	var panel: Control = null
 	var give_up := Time.get_ticks_msec() + 90000  # wall time: the editor may still be loading
 	while panel == null and Time.get_ticks_msec() < give_up:
@@ -97,13 +101,13 @@ func show_debugger() -> void:
 		printerr("designer_shots: the NPC Mind panel got no NPC list")
 		return
 	reveal(panel)
-	# Bertha: by t = 52 s she has seen a stone land and a grenade; her LLM requests (no model
-	# configured here, so tier 3) are on the timeline.
-	panel.select(panel._ids[panel._names.find("Bertha")])
+	# Bertha (the demo): by t = 52 s she has seen a stone land and a grenade; her LLM requests (no
+	# model configured here, so tier 3) are on the timeline.
+	panel.select(panel._ids[panel._names.find(npc_name)])
 	var waited_until := Time.get_ticks_msec() + 120000
-	while float(panel._snapshot.get("now", 0.0)) < 52.0 and Time.get_ticks_msec() < waited_until:
+	while float(panel._snapshot.get("now", 0.0)) < until and Time.get_ticks_msec() < waited_until:
 		await frames(1)
-	panel.custom_minimum_size.y = 560  # a taller bottom panel: the whole tab in the picture
+	panel.custom_minimum_size.y = height  # a taller bottom panel: the whole tab in the picture
 	reveal(panel)
 	await frames(10)
 	_crop = panel.get_parent_control()
