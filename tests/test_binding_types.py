@@ -5,6 +5,7 @@ process never imports gdbridge: tests/test_package.py checks that)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -14,6 +15,9 @@ from pathlib import Path
 import pytest
 
 PYTHON = Path(__file__).resolve().parents[1] / "python"
+# the engine classes as the type checker sees them, and the engine's own API (provision writes it)
+STUB = PYTHON / "gdbridge" / "classes.pyi"
+ENGINE_API = PYTHON.parent / "addons" / "npc_mind" / "bin" / "gdbridge_api.json"
 PROBE = r"""
 import enum, json
 import numpy as np
@@ -118,3 +122,43 @@ def test_typed_containers_enums_and_bitfields_have_the_engine_hints(facts: dict)
     assert facts["enum"][:4] == [2, "", 2, "Calm:0,Angry:1"]
     assert facts["flags"][:4] == [2, "", 6, "Near:1,Loud:2"]
     assert facts["hinted"] == [23, "24/17:Item", [24], "Item"]  # ARRAY_TYPE "24/17:X" -> TYPE_STRING, typed
+
+
+def _stub_parents() -> dict[str, str]:
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    parents = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            (base,) = node.bases
+            assert isinstance(base, ast.Name), node.name
+            parents[node.name] = base.id
+    return parents
+
+
+def test_the_type_stub_declares_each_engine_class_under_its_engine_parent() -> None:
+    engine = json.loads(ENGINE_API.read_text(encoding="utf-8"))["classes"]
+    declared = _stub_parents()
+    assert declared, "no class declared in gdbridge/classes.pyi"
+    for name, parent in declared.items():
+        assert engine[name]["parent"] == parent, f"{name}: the engine's parent is {engine[name]['parent']}"
+        assert parent == "Object" or parent in declared, f"{name}'s parent {parent} is not declared"
+
+
+def test_the_type_stub_declares_every_engine_class_the_packages_name() -> None:
+    """A class the stub leaves out reaches the type checker as Any: its subclasses' `icon=` is an
+    error there, and nothing it does is checked."""
+    named: set[str] = set()
+    for package in ("gdbridge", "npc_mind_godot"):
+        for path in sorted((PYTHON / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "classes"
+                    and node.attr[0].isupper()  # (not a local list named classes)
+                ):
+                    named.add(node.attr)
+                elif isinstance(node, ast.ImportFrom) and node.module == "gdbridge.classes":
+                    named.update(alias.name for alias in node.names)
+    assert named, "the packages name no engine class"
+    assert sorted(named - set(_stub_parents()) - {"Object"}) == []

@@ -246,7 +246,7 @@ def export(
     default: Any = None,
     *,
     type: Any = None,
-    range: tuple[float, ...] | None = None,
+    range: tuple[float | str, ...] | None = None,
     hint: int = H.NONE,
     hint_string: str = "",
     multiline: bool = False,
@@ -256,7 +256,8 @@ def export(
 ) -> Any:
     """Declare an exported property. The type comes from the class annotation, or `type=`.
 
-    `range=(min, max[, step])` gives a slider; an IntEnum type gives a drop-down; a Resource or Node
+    `range=(min, max[, step][, extra...])` gives a slider; the extras are the engine's range hint
+    words ("or_greater", "exp", "suffix:m"); an IntEnum type gives a drop-down; a Resource or Node
     class gives a typed picker; `multiline=True` a text box; `file="*.json"` a file picker.
     """
     if range is not None:

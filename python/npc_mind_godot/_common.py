@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gdbridge import interface, objects
 from npc_mind.server import WrongThreadError
@@ -96,6 +96,12 @@ class ServerHandle:
     `_ready`, once the nodes it links to are in the tree) and leaves when it is freed."""
 
     _JOINS_IN_READY = False
+
+    if TYPE_CHECKING:
+
+        def _handle(self) -> int:
+            """The node's server id, joining once (each node class defines it)."""
+            ...
 
     def _enter_tree(self) -> None:
         if not self._JOINS_IN_READY:

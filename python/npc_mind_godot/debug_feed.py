@@ -287,7 +287,8 @@ class DebugFeed:
         """Each sense (name, class, perceptions in the last second) and what they perceived: one row
         per sense, entity and memory type (its count, the latest salience, time and place), newest
         first, at most MAX_PERCEPTIONS."""
-        listed, merged = [], {}
+        listed: list[dict[str, Any]] = []
+        merged: dict[tuple[int, int, int], dict[str, Any]] = {}
         for index, sense in enumerate(found):
             recent = sense.recent_perceptions()
             name, kind = str(sense.get_name()), sense.get_class()
@@ -301,7 +302,7 @@ class DebugFeed:
                 row.update(time=seen.time, salience=float(seen.salience), where=where)
                 row["count"] += 1
                 row["recorded"] += int(seen.recorded)
-        rows = []
+        rows: list[dict[str, Any]] = []
         for (index, entity, memory_type), row in sorted(merged.items(), key=lambda item: -item[1]["time"]):
             if len(rows) >= MAX_PERCEPTIONS:
                 break
@@ -359,8 +360,8 @@ class DebugFeed:
             name = display_name(found)
             self._remember(entity, name)
             return name, scene_path(found) if found.has_method("is_inside_tree") else "", False
-        name = self._entity_names.get(entity)
-        return ("", "", False) if name is None else (name, "", True)
+        known = self._entity_names.get(entity)
+        return ("", "", False) if known is None else (known, "", True)
 
     def _remember(self, entity: int, name: str) -> None:
         names = self._entity_names

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
 
@@ -163,7 +164,7 @@ def _spec_of(profile: Any) -> MemoryProfileSpec:
     return profile.to_spec()
 
 
-class _QueuingStreams(set):
+class _QueuingStreams(set[int]):
     """`FrameCache.plain` (the streams whose writes may be queued) for the engine: each stream in
     it has its node's record_event calls queued in the binding's C layer (`gdbridge.declare.queued`),
     keyed by the stream's handle, and handed to the frame cache in call order, as bytes (`take_raw`)."""
@@ -181,7 +182,7 @@ class _QueuingStreams(set):
             self.nodes[handle] = node
             objects.queue_calls(node, handle)
 
-    def discard(self, handle: int) -> None:
+    def discard(self, handle: int) -> None:  # type: ignore[override]  # the bank discards its int handles only
         super().discard(handle)
         node = self.nodes.pop(handle, None)
         if node is not None:
@@ -198,10 +199,14 @@ class _EngineAnswers(FrameAnswers):
     record_event calls the binding queues (`_QueuingStreams`)."""
 
     wanted = True
+    # the table's own methods, set per instance (the bank calls close per stream change: no Python frame)
+    close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
+    clear: Callable[[], None]
+    asked: Callable[[], list[tuple[int, int]]]
 
     def __init__(self) -> None:
         self.table = objects.answer_table(MemoryStream.awareness_of)
-        self.close = self.table.close  # (the bank calls it per stream change: no Python frame)
+        self.close = self.table.close
         self.clear = self.table.clear
         self.asked = self.table.asked
 
@@ -262,7 +267,7 @@ def _entity_id(stream: Any, value: Any) -> Any:
     return DROP
 
 
-AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})
+AwarenessTier = IntEnum("Awareness", {f"AWARENESS_{tier.name}": tier.value for tier in Awareness})  # type: ignore[misc]  # members from Awareness's
 
 
 class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
@@ -365,7 +370,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
         doc="Off (crowds): no memory_* signals; read the events with NpcMindServer.drain_memory_events().",
     )
 
-    @emit_signals.setter
+    @emit_signals.setter  # type: ignore[attr-defined]  # in the class body an export is its Export (the annotation types the value)
     def _emit_signals_changed(self, value: Any) -> None:
         handle = self.__dict__.get("_server_handle", 0)
         if handle:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -114,7 +114,7 @@ for _field in ("group", "node_class", "memory_type", "salience", "when", "when_f
 class Rule(NamedTuple):
     """A SenseRule as the coordinator reads it (plain values, read once a check)."""
 
-    index: int
+    number: int  # its index in the sense's rules
     group: str
     node_class: str
     memory_type: int
@@ -134,8 +134,13 @@ class Perceived(NamedTuple):
 
 # --- the senses' shared front end -------------------------------------------------------------
 
+if TYPE_CHECKING:
+    _OnANode = classes.Node  # the mixins' methods run on the engine nodes deriving from them
+else:
+    _OnANode = object
 
-class _Sense:
+
+class _Sense(_OnANode):
     """The lifecycle and bookkeeping every sense shares (a plain mixin: gdbridge registers its
     methods on each node): registration with `Sensing` while in the tree, the sibling MemoryStream,
     the rules, the per-target rate and the recent perceptions."""
@@ -392,7 +397,7 @@ class SightSense2D(_Sight, classes.Node, icon=icon("SightSense2D")):
     recall_on_spot: bool = _recall_on_spot()
     recalled = _recalled()
 
-    @rules.setter
+    @rules.setter  # type: ignore[attr-defined]  # in the class body an export is its Export (the annotation types the value)
     def _on_rules(self, value: Any) -> None:
         _rules_changed(self, value)
 
@@ -422,7 +427,7 @@ class SightSense3D(_Sight, classes.Node, icon=icon("SightSense3D")):
     recall_on_spot: bool = _recall_on_spot()
     recalled = _recalled()
 
-    @rules.setter
+    @rules.setter  # type: ignore[attr-defined]  # in the class body an export is its Export (the annotation types the value)
     def _on_rules(self, value: Any) -> None:
         _rules_changed(self, value)
 
@@ -525,7 +530,7 @@ class TouchSense2D(_Touch, classes.Area2D, icon=icon("TouchSense2D")):
     rate_hz: float = _rate()
     record_interval: float = _record_interval()
 
-    @rules.setter
+    @rules.setter  # type: ignore[attr-defined]  # in the class body an export is its Export (the annotation types the value)
     def _on_rules(self, value: Any) -> None:
         _rules_changed(self, value)
 
@@ -538,7 +543,7 @@ class TouchSense3D(_Touch, classes.Area3D, icon=icon("TouchSense3D")):
     rate_hz: float = _rate()
     record_interval: float = _record_interval()
 
-    @rules.setter
+    @rules.setter  # type: ignore[attr-defined]  # in the class body an export is its Export (the annotation types the value)
     def _on_rules(self, value: Any) -> None:
         _rules_changed(self, value)
 
@@ -560,7 +565,7 @@ clear error and queues nothing.
 """
 
 
-class _Stimulus:
+class _Stimulus(_OnANode):
     def _ready(self) -> None:
         if self.emit_on_ready:
             self.emit()
@@ -1047,8 +1052,8 @@ class Sensing:
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
-        seen = [pairs[row] for row in visible]
-        self._spotted(looking, [pair[0] for pair in seen], [pair[1].ids[pair[2]] for pair in seen])
+        in_sight = [pairs[row] for row in visible]
+        self._spotted(looking, [pair[0] for pair in in_sight], [pair[1].ids[pair[2]] for pair in in_sight])
         for row in visible:
             position, group, column, held = pairs[row]
             sense = looking[position]
@@ -1069,7 +1074,9 @@ class Sensing:
             now_seen = seen.get(position, set())
             before, state["in_view"] = state.get("in_view", set()), now_seen
             stream = state["stream"] if sense.stream_handle() else None
-            for entity in sorted(now_seen - before) if stream is not None else ():
+            if stream is None:
+                continue
+            for entity in sorted(now_seen - before):
                 remembered = stream.query_strongest(entity)
                 if remembered:
                     sense.emit_signal(
@@ -1183,7 +1190,7 @@ class Sensing:
         rate: RateGate = state["gate"]
         interval = float(sense.record_interval) if gate else 0.0
         for rule in held:
-            recorded = bool(handle) and (not gate or rate.passes((entity, rule.index), now, interval))
+            recorded = bool(handle) and (not gate or rate.passes((entity, rule.number), now, interval))
             if recorded:
                 self.rows.append((handle, entity, rule.memory_type, rule.salience))
             recent.append(Perceived(now, entity, rule.memory_type, rule.salience, recorded, point))

@@ -126,7 +126,7 @@ class NpcMindServer(classes.Object):
         doc="What drives time: process, scaled_process or manual.",
     )
 
-    @clock.setter
+    @clock.setter  # type: ignore[attr-defined]  # in the class body an export is its Export (the annotation types the value)
     def _set_clock(self, value: str) -> None:
         if "mind" in self.__dict__:
             self.core.clock.set_mode(ClockMode(str(value)))
@@ -241,7 +241,8 @@ class NpcMindServer(classes.Object):
         nodes = self.nodes
         calls: list[tuple[Any, ...]] = []
         handles: list[int] = []
-        self.aborted_in_delivery = aborted = set()
+        aborted: set[int] = set()
+        self.aborted_in_delivery = aborted
         self.owed_in_delivery = {event.handle for event in events if event.signal in _DECISION_SIGNALS}
         for event in events:
             node = nodes.get(event.handle)
@@ -450,9 +451,7 @@ def _start_local_model() -> Any:
     except (local.LocalServerError, OSError, ValueError) as error:
         objects.utility.push_error(f"npc_mind: the local model did not start ({error}); fallback tiers only")
         return None
-    objects.utility.print(
-        f"npc_mind: local model {server.model.name} at {server.base_url} ({server.launcher})"
-    )
+    objects.utility.print(f"npc_mind: local model {model.name} at {server.base_url} ({server.launcher})")
     return server
 
 

@@ -144,7 +144,7 @@ def after_evaluate(selector: Any, entry: Any, context: Any) -> None:
     if index is None:
         return
     key = str(selector.target_ids_key)
-    ids = context.get(key) if hasattr(context, "get") else None
+    ids: Any = context.get(key) if hasattr(context, "get") else None  # anything: checked by the try
     try:
         entity = int(ids[index])
     except (TypeError, ValueError, IndexError, KeyError):

@@ -502,9 +502,9 @@ def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
 
 
 # Never read at run time: bytecode and libraries built here (the memory kernel's is added back
-# below when current), unfinished builds, and the C sources and declarations gdbridge's extension
-# library is compiled from (tools/provision/gdextension.py).
-OWN_UNSHIPPED = (".pyc", ".so", ".partial", ".c", ".cdef")
+# below when current), unfinished builds, type stubs (for the checker only), and the C sources and
+# declarations gdbridge's extension library is compiled from (tools/provision/gdextension.py).
+OWN_UNSHIPPED = (".pyc", ".so", ".partial", ".pyi", ".c", ".cdef")
 
 
 def _own_files(package: str) -> dict[str, Path]:

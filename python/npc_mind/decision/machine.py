@@ -11,7 +11,7 @@ discarded and counted, never applied.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from npc_mind.decision.blackboard import CommitSlot, freeze
@@ -260,7 +260,7 @@ class AsyncDecision:
         self._ticket = None
         return True
 
-    def _fresh_tags(self, now: float) -> Collection[str] | None:
+    def _fresh_tags(self, now: float) -> tuple[str, ...] | None:
         if self.intent is not None and now - self._intent_at < self.config.tag_ttl:
             return (self.intent,)
         return None

@@ -6,7 +6,7 @@ caller deferring writes asks (`writes_plainly`, `awareness_with_pending`, ...)."
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, overload
 
 import numpy as np
 
@@ -42,6 +42,16 @@ APPLY_FIRST = -2  # `written_level`'s answer when it does not fix the level
 #: `query_fields`' answer: MemoryView's fields in order (npc, entity, type, R, S, E, k, tier, slot,
 #: age, pinned, tags)
 RecallFields = tuple[int, int, MemoryType, float, float, float, int, Tier, int, float, bool, frozenset[str]]
+
+
+class Room(Protocol):
+    """`ScalarPaths.room`'s type, for a caller holding it bound: an int for one NPC id, an array
+    for many."""
+
+    @overload
+    def __call__(self, npcs: int) -> int: ...
+    @overload
+    def __call__(self, npcs: np.ndarray) -> np.ndarray: ...
 
 
 class ScalarPaths:
@@ -311,6 +321,10 @@ class ScalarPaths:
             return APPLY_FIRST
         return state.level_at_one
 
+    @overload
+    def room(self, npcs: int) -> int: ...
+    @overload
+    def room(self, npcs: np.ndarray) -> np.ndarray: ...
     def room(self, npcs: np.ndarray | int) -> np.ndarray | int:
         """How many writes each NPC takes before one could evict: capacity - working memories (an
         int for one NPC id, for a caller asking per call)."""

@@ -50,7 +50,7 @@ from npc_mind.memory.columns import (
 )
 from npc_mind.memory.curves import retrievability
 from npc_mind.memory.eventlog import EventLog
-from npc_mind.memory.fastpaths import RecallFields, ScalarPaths
+from npc_mind.memory.fastpaths import RecallFields, Room, ScalarPaths
 from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import MemoryParams
 from npc_mind.memory.recall import Recaller
@@ -236,7 +236,7 @@ class MemoryPool:
     # queued call are the scalar paths' own bound methods (set in __init__), so each is one Python
     # call; a method here that delegated would add a call to each (12-15% of theirs, measured).
     writes_plainly: Callable[[int], bool]
-    room: Callable[[np.ndarray | int], np.ndarray | int]
+    room: Room
     refresh: Callable[[int, int, int, float], bool]
 
     def recall_preview(

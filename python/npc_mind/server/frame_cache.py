@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import bisect
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -60,8 +60,13 @@ _RAW_ROW = np.dtype(
     [("handle", np.int64), ("entity", np.int64), ("memory_type", np.int64), ("salience", np.float64)]
 )
 _RAW = struct.Struct("=qqqd")  # one `_RAW_ROW` as Python numbers
+# a queued write (handle, entity, type, salience) or wake (handle, entity, WAKE, 0.0)
+Queued = tuple[int, int, int, float]
+# a row of the frame's table's recall answer: the memory's fields (see `FrameCache.table_rows`),
+# None (nothing recalled) or False (recall at once)
+TableAnswer = tuple[Any, ...] | Literal[False] | None
 # a row of the frame's table: (awareness level, recall answer, room)
-TableRow = tuple[int, tuple | bool | None, int]
+TableRow = tuple[int, TableAnswer, int]
 
 
 def answerable(queued: int, room: int) -> bool:
@@ -136,7 +141,7 @@ class FrameCache:
         # queued writes (handle, entity, type, salience) and wakes (handle, entity, WAKE, 0.0) in
         # call order; queue[:done] already applied. None: a row the binding handed over as bytes
         # (`raw_rows`), read when a read needs it (`_item`)
-        self.queue: list[tuple[int, int, int, float] | None] = []
+        self.queue: list[Queued | None] = []
         self.done = 0
         # (queue position, count, bytes) of queued writes also held as `_RAW_ROW` records
         self.raw_rows: list[tuple[int, int, bytes]] = []
@@ -188,7 +193,7 @@ class FrameCache:
             return
         self._write_at_once(handle, entity, memory_type, salience)
 
-    def take_writes(self, rows: Sequence[tuple[int, int, int, float]]) -> None:
+    def take_writes(self, rows: Sequence[Queued]) -> None:
         """Queue writes (handle, entity, type, salience) that `write` would queue (a stream in
         `plain`, valid arguments), in call order."""
         if not self.woken:  # the common case: appended whole (positions indexed by `_index`)
@@ -208,7 +213,7 @@ class FrameCache:
             return
         self._take_one_by_one(list(_RAW.iter_unpack(raw)))
 
-    def _take_one_by_one(self, rows: Sequence[tuple[int, int, int, float]]) -> None:
+    def _take_one_by_one(self, rows: Sequence[Queued]) -> None:
         """Queue writes while a wake waits: a stream's queued wake is applied before its writes."""
         self._index()
         queue, touched = self.queue, self.touched  # flush empties the queue in place
@@ -221,7 +226,7 @@ class FrameCache:
             queue.append(row)
         self.indexed = len(queue)
 
-    def _item(self, position: int) -> tuple[int, int, int, float]:
+    def _item(self, position: int) -> Queued:
         """The queued item at `position`, unpacked (and kept) when the binding handed it as bytes."""
         item = self.queue[position]
         if item is None:
@@ -236,7 +241,7 @@ class FrameCache:
         position, end = self.indexed, len(queue)
         if not self.raw_rows:  # Python's own writes only: every item is a tuple
             for at in range(position, end):
-                touched.setdefault(queue[at][0], []).append(at)
+                touched.setdefault(queue[at][0], []).append(at)  # type: ignore[index]  # no raw rows: no None
             self.indexed = end
             return
         while position < end:
@@ -327,11 +332,13 @@ class FrameCache:
         if type(handle) is int and type(entity) is int:
             key = (handle, entity)
             row = self.table_rows.get(key)
-            answer = False if row is None else row[1]  # False: the table does not answer the pair
+            # False: the table does not answer the pair
+            answer: TableAnswer = False if row is None else row[1]
             positions = self.touched.get(handle) if answer is not False else None
             written = 0
-            if positions:
-                if handle in self.changed or not answerable(len(positions), row[2]):
+            if positions:  # the table answers the pair: row is not None, answer a tuple or None
+                # (until the loop below sets it False and stops)
+                if handle in self.changed or not answerable(len(positions), row[2]):  # type: ignore[index]  # row is set (above)
                     answer = False
                 else:
                     queue = self.queue
@@ -342,7 +349,7 @@ class FrameCache:
                         if item[1] == entity:
                             # a wake, another type, or more writes than only refresh the memory
                             written += 1
-                            if answer is None or item[2] != answer[1] or written > answer[6]:
+                            if answer is None or item[2] != answer[1] or written > answer[6]:  # type: ignore[index]  # a tuple here
                                 answer = False
                                 break
             elif positions is not None:  # changed since the step, its queue applied
@@ -446,21 +453,25 @@ class FrameCache:
             part = [self._item(position) for position in range(begin, end)]  # each item is read
         self.done = end
         now = self.bank.now()
-        wakes = [item for item in part if item[2] == WAKE] if self.woken else []
+        # unpacked above when a wake waits or the part is short: a None (a row still as bytes) is
+        # left only in a batch with no wake, which reads it as such below
+        items: list[Queued] = part  # type: ignore[assignment]  # the checker cannot follow that
+        wakes = [item for item in items if item[2] == WAKE] if self.woken else []
         if wakes:  # a stream's writes come before its wakes (`write`): writes first is their order
-            part = [item for item in part if item[2] != WAKE]
+            items = [item for item in items if item[2] != WAKE]
             self.woken = {handle: at for handle, at in self.woken.items() if at >= end}
-        if len(part) < SCALAR_FLUSH:
+        if len(items) < SCALAR_FLUSH:
             targets = self.targets
-            for handle, entity, memory_type, salience in part:
+            for handle, entity, memory_type, salience in items:
                 pool, npc = targets[handle]
                 pool.record(npc, entity, memory_type, salience, now)
         else:
-            rows = self._raw_part(begin, end, len(part))
+            rows = self._raw_part(begin, end, len(items))
             if rows is None:
-                part = [item if item is not None else self._item(begin + at) for at, item in enumerate(part)]
-                rows = np.array(part, dtype=_QUEUE_ROW)  # the four columns in one conversion
-            self.bank._record_batch(*(rows[name] for name in _QUEUE_ROW.names), now)
+                items = [item if item is not None else self._item(at) for at, item in enumerate(items, begin)]
+                rows = np.array(items, dtype=_QUEUE_ROW)  # the four columns in one conversion
+            columns = rows["handle"], rows["entity"], rows["memory_type"], rows["salience"]
+            self.bank._record_batch(*columns, now)
         if wakes:
             self._wake(wakes, now)
 
@@ -479,7 +490,7 @@ class FrameCache:
         self.woken.clear()
         self.raw_rows.clear()
 
-    def _wake(self, wakes: list[tuple[int, int, int, float]], now: float) -> None:
+    def _wake(self, wakes: list[Queued], now: float) -> None:
         """Apply queued wakes (recalls answered from the table) with the pools' recall rules."""
         targets = self.targets
         if len(wakes) < SCALAR_FLUSH:
@@ -523,12 +534,12 @@ class FrameCache:
             keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
             if not recalled:  # a frame with no recall: the levels only (a first recall goes at once)
                 level = slot.pool.awareness_batch(npcs, entities[positions], now)
-                levels = zip(level.tolist(), repeat(False), repeat(0), strict=False)
+                levels: Iterator[TableRow] = zip(level.tolist(), repeat(False), repeat(0), strict=False)
                 rows.update(zip(keys, levels, strict=True))
                 continue
             level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
             room, limit = slot.pool.pending_limits(npcs, columns[6], now)
-            answers = [
+            answers: list[TableAnswer] = [
                 answer if found == 1 else (None if found == 0 else False)
                 for found, answer in zip(kind.tolist(), zip(*columns[:6], limit, strict=True), strict=True)
             ]
