@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import py_compile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,12 @@ def test_the_build_carries_its_own_python_runtime() -> None:
     assert (package.RUNTIME / ".gdignore").is_file()  # the editor never scans the runtime
     site = package.RUNTIME / "lib" / package.VERSION_DIR / "site-packages"
     shipped = {p.name for p in site.iterdir()}
-    assert {"numpy", "httpx", "certifi"} <= shipped  # cffi: only its backend ships
+    assert {"numpy", "certifi"} <= shipped  # cffi: only its backend ships
     assert any(name.startswith("_cffi_backend.") for name in shipped), shipped
+    # The pure-Python distributions' bytecode is in the standard library's zip, their metadata here.
+    with zipfile.ZipFile(package.RUNTIME / "lib" / package.STDLIB_ZIP) as archive:
+        assert "httpx/__init__.pyc" in archive.namelist()
+    assert any(name.startswith("httpx-") and name.endswith(".dist-info") for name in shipped), shipped
     assert not {"pytest", "matplotlib", "ruff"} & {p.name for p in site.iterdir()}
     # The project's own packages are copies, in step with python/ (the test session syncs them).
     for name in package.OWN_PACKAGES:

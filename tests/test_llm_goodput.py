@@ -40,6 +40,16 @@ def wait_prepared(server: MindServer) -> None:
         hub.prepared.result(timeout=SAFETY)  # type: ignore[union-attr]
 
 
+def tally(server: MindServer, ended: Counter[str]) -> None:
+    """One frame's update, its decision signals counted by how each request ended (`made` or the
+    fallback reason)."""
+    for event in server.update():
+        if event.signal == "decision_made":
+            ended["made"] += 1
+        elif event.signal == "decision_fallback":
+            ended[event.args[1]] += 1
+
+
 def ask_until(server: MindServer, handles: list[int], answers: int) -> Counter[str]:
     """Frames in which every decision that is not pending asks again, until `answers` decisions were
     made; returns how the requests ended (`made` or the fallback reason)."""
@@ -49,11 +59,7 @@ def ask_until(server: MindServer, handles: list[int], answers: int) -> Counter[s
         for handle in handles:
             if not server.decisions.pending(handle):
                 server.request_decision(handle, {"threat": 0.5})
-        for event in server.update():
-            if event.signal == "decision_made":
-                ended["made"] += 1
-            elif event.signal == "decision_fallback":
-                ended[event.args[1]] += 1
+        tally(server, ended)
         time.sleep(0.005)
     return ended
 
@@ -238,3 +244,119 @@ def test_the_node_priority_orders_the_requests_beyond_capacity_in_the_engine() -
             env={"NPC_MIND_TEST_ENDPOINT": endpoint.base_url},
         )
     assert checks["the answered outrank the refused"]["ok"] and checks["late was raised to 9"]["ok"]
+
+
+def test_an_endpoint_slower_than_the_deadline_keeps_its_breaker_closed() -> None:
+    """A healthy endpoint whose every answer takes longer than the hard deadline (a model on a loaded
+    machine: 1.25 s an answer against 800 ms) opened its breaker four times in a run: before its first
+    answer every missed deadline counted as a hang. The warm-up's answers measure it first."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.6), slots=2) as slow:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=slow.base_url + "#mode=schema")
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.4)
+        handles = [server.add_decision(settings) for _ in range(20)]
+        try:
+            wait_prepared(server)
+            ended: Counter[str] = Counter()
+            stop = time.monotonic() + 3.0
+            while time.monotonic() < stop:
+                for handle in handles:
+                    if not server.decisions.pending(handle):
+                        server.request_decision(handle, {"threat": 0.5})
+                tally(server, ended)
+                time.sleep(0.005)
+            (transport,) = transports(server)
+            states = transport.client.pool.states()
+        finally:
+            server.close()
+    assert ended["timeout"] + ended["queue_full"] + ended["shed"] > 0, ended
+    assert "breaker_open" not in ended, ended
+    assert states[0]["breaker"] == "closed" and states[0]["breaker_opened"] == 0, states
+
+
+def test_a_dead_endpoint_does_not_stop_the_other() -> None:
+    """Of two endpoints one refuses every connection: its breaker opens after its threshold, the live
+    one answers all along, and requests beyond the live one's slots end at once (never a timeout)."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as live:
+        dead = f"http://127.0.0.1:{_free_port()}/v1"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=f"{dead}#mode=schema,{live.base_url}#mode=schema")
+        handles = [server.add_decision(SETTINGS) for _ in range(40)]
+        try:
+            wait_prepared(server)
+            ended = ask_until(server, handles, answers=60)
+            (transport,) = transports(server)
+            states = {s["url"]: s for s in transport.client.pool.states()}
+            slots = transport.client.pool.slots
+        finally:
+            server.close()
+    assert ended["made"] >= 60, ended
+    assert set(ended) <= {"made", "connect_error", "queue_full", "shed"}, ended
+    # The breaker's threshold (5), and what was in flight to it (its cap, 4) when it opened; then no call.
+    assert ended["connect_error"] <= 5 + 4, ended
+    assert states[dead]["breaker"] == "open" and states[live.base_url]["breaker"] == "closed", states
+    assert slots == 2, slots  # admission counts the live endpoint's slots only
+
+
+def test_an_endpoint_that_slows_down_keeps_its_breaker_closed(fault_server: FaultServer) -> None:
+    """Answers measured at 20 ms, then the machine gets loaded and every answer takes a second: with
+    the deadline at 0.5 s (25 service times) each miss counted as a hang and the breaker opened; no
+    byte of those answers had come, so the endpoint is slow, not failing. A stream that begins and
+    then stalls still counts, and so does one that trickles bytes but never a line (a slowloris)."""
+    breaker = BreakerConfig(failure_threshold=3, cooldown=600.0)
+
+    async def run() -> list[tuple[str, str]]:
+        async with LLMClient([Endpoint(fault_server.base_url + "#kind=openai")], breaker=breaker) as client:
+            fault_server.script(*[Fault(latency=0.02)] * 3)
+            for _ in range(3):
+                await client.decide(MESSAGES, world.SCHEMA)
+            results = []
+            stalled = [Fault("never_ends"), Fault("slowloris", latency=0.05), Fault("never_ends")]
+            for fault in [Fault(latency=1.0)] * 4 + stalled:
+                fault_server.script(fault)
+                with pytest.raises(EndpointError):
+                    await client.decide(MESSAGES, world.SCHEMA, time.monotonic() + 0.5)
+                results.append((fault.kind, str(client.pool.states()[0]["breaker"])))
+            return results
+
+    stalled = [("never_ends", "closed"), ("slowloris", "closed"), ("never_ends", "open")]  # threshold 3
+    assert asyncio.run(run()) == [("ok", "closed")] * 4 + stalled
+
+
+class _CountedBoard(dict):  # type: ignore[type-arg]
+    """A context that counts how often it is copied (read whole: `values()`)."""
+
+    copies = 0
+
+    def values(self):  # type: ignore[no-untyped-def]
+        _CountedBoard.copies += 1
+        return super().values()
+
+
+def test_a_crowd_asking_in_one_frame_is_admitted_only_as_far_as_the_endpoint_can_answer() -> None:
+    """100 NPCs ask in one frame while both of the endpoint's slots are free: the first ones are
+    admitted (and their context copied), the rest refused at once as they ask. All 100 were admitted
+    when asked before (the slots were still free), each copied its context and ticked, and all but
+    the first few were refused at dispatch."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.2), slots=2) as endpoint:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=endpoint.base_url + "#mode=schema")
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.4)
+        first = server.add_decision(settings)
+        handles = [server.add_decision(settings) for _ in range(100)]
+        try:
+            wait_prepared(server)
+            assert ask_until(server, [first], answers=1) == {"made": 1}  # the service time is measured
+            while server.decisions.pending(first):
+                server.update()
+            _CountedBoard.copies = 0
+            for handle in handles:
+                server.request_decision(handle, _CountedBoard(threat=0.5))
+            copied = _CountedBoard.copies
+            ended: Counter[str] = Counter()
+            stop = time.monotonic() + SAFETY
+            while sum(ended.values()) < len(handles) and time.monotonic() < stop:
+                tally(server, ended)
+                time.sleep(0.005)
+        finally:
+            server.close()
+    assert sum(ended.values()) == len(handles) and ended["made"] >= 2, ended
+    assert ended["queue_full"] >= 90, ended
+    assert copied <= 5, copied  # the slots and the little queue the deadline leaves room for

@@ -6,7 +6,7 @@ cannot disagree: edit a docstring, then run this. `--check` writes nothing and e
 committed page differs from what the declarations give (tests/test_class_docs.py runs it).
 
 No engine runs: the classes are declared against the engine API the provisioning dumped
-(`addons/npc_mind/bin/gdbridge_api.json`), and the addon's modules are imported without the
+(`addons/npc_mind/bin/gdbridge_api.json.gz`), and the addon's modules are imported without the
 package's start-up (`npc_mind_godot/__init__.py` creates the engine singleton).
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import pkgutil
 import re
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / "python"
-API = ROOT / "addons" / "npc_mind" / "bin" / "gdbridge_api.json"
+API = ROOT / "addons" / "npc_mind" / "bin" / "gdbridge_api.json.gz"
 PAGES = ROOT / "docs" / "classes"
 INDEX = "README.md"
 
@@ -48,12 +47,12 @@ def _load_classes() -> list:
     """Every documented ClassInfo of the addon, in declaration order (module by module)."""
     if str(PYTHON) not in sys.path:
         sys.path.insert(0, str(PYTHON))
-    from gdbridge import classdb, objects
+    from gdbridge import classdb, interface, objects
 
     if not API.is_file():
         raise SystemExit(f"{API.relative_to(ROOT)} is missing: run scripts/provision (no engine runs here)")
     if not objects.API:
-        objects.API.update(json.loads(API.read_text()))
+        objects.API.update(interface.load_api(API))
     package = sys.modules.get("npc_mind_godot")
     if package is None:  # the modules without the package's start-up (it creates the singleton)
         package = types.ModuleType("npc_mind_godot")

@@ -4,13 +4,13 @@ Writes tools/provision/runtime_keep.txt, the keep-list `scripts/package` builds 
 (tools/provision/package.py), from two sources:
 
 - traced: the modules real runs open. The runtime is built with the whole (pruned) standard
-  library, then the engine runs under `strace -f -e trace=open,openat`: the demo's scripted
-  scenario, the editor opening the project, every check script in tests/addon/, the shipping
-  test's guard scene (an LLM request through httpx to an endpoint that does not answer) and the
-  exported game playing its scenario. The export itself runs but is not counted: copying the
-  runtime beside the game opens every file of it (its own code is in the static closure). Every
-  file opened under `python/lib/python3.11/` names a module (`json/decoder.pyc`: json;
-  `lib-dynload/_json...so`: _json).
+  library, unzipped (so that every module file opened shows), then the engine runs under
+  `strace -f -e trace=open,openat`: the demo's scripted scenario, the editor opening the project,
+  every check script in tests/addon/, the shipping test's guard scene (an LLM request through
+  httpx to an endpoint that does not answer) and the exported game playing its scenario. The
+  export itself runs but is not counted: copying the runtime beside the game opens every file of
+  it (its own code is in the static closure). Every file opened under `python/lib/python3.11/`
+  names a module (`json/decoder.pyc`: json; `lib-dynload/_json...so`: _json).
 - imported: the static import closure (modulefinder, imports inside functions included) over the
   standard library of npc_mind, gdbridge, npc_mind_godot and every shipped distribution the runs
   imported except numpy (whose closure names its test tools; numpy is covered by the trace).

@@ -2,7 +2,7 @@
 
 Exporting ships the addon's Python runtime beside the game: an export plugin registered by the
 extension itself (no editor plugin needs enabling) copies `bin/python/` (the runtime and the
-project's own packages) and `gdbridge_api.json` next to the exported binary, where the engine
+project's own packages) and `gdbridge_api.json.gz` next to the exported binary, where the engine
 also puts the extension library; the project's `python/paths` modules go to `python/res/`.
 An export that cannot run (a missing runtime file, a platform other than Linux x86_64, a project
 Python module with a syntax error, a data-only export into a folder that does not hold the game's
@@ -24,7 +24,7 @@ LEVEL_EDITOR = 3
 _EXPORT_MESSAGE_ERROR = 3
 RELOAD_CHECK_SECONDS = 0.5  # how often the editor looks for changed Python files
 LIBRARY = "libgdbridge.linux.x86_64.so"
-API_FILE = "gdbridge_api.json"
+API_FILE = "gdbridge_api.json.gz"
 VERSION_DIR = "python3.11"
 # What an exported game needs beside its binary (relative to the addon's bin/).
 RUNTIME_FILES = (

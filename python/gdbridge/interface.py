@@ -9,6 +9,7 @@ an engine object (`gdbridge.objects` builds those), so every other module may im
 from __future__ import annotations
 
 import functools
+import gzip
 import json
 import sys
 import threading
@@ -82,11 +83,16 @@ def report(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         sys.__stderr__.write(text)
 
 
+def load_api(api_path: Path) -> dict[str, Any]:
+    """The engine API the build trimmed from the engine's dump, stored gzipped (gdbridge_api.json.gz)."""
+    return json.loads(gzip.decompress(api_path.read_bytes()))  # type: ignore[no-any-return]
+
+
 def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:
     """Resolve the interface functions, the C fast module and the builtin methods the C layer uses."""
     global ffi, lib
     ffi, lib = ffi_, lib_
-    API.update(json.loads(api_path.read_text()))
+    API.update(load_api(api_path))
     for name, ctype in (
         ("classdb_get_method_bind", "GDExtensionInterfaceClassdbGetMethodBind"),
         ("classdb_construct_object2", "GDExtensionInterfaceClassdbConstructObject2"),

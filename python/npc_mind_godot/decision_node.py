@@ -76,9 +76,11 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
     `decision_fallback(3, "queue_full")` if it is refused outright, `(3, "shed")` if it was queued
     and a more urgent request took its place or the endpoint slowed down. The circuit breaker opens
     only on the endpoint's own errors (a refused or reset connection, an HTTP error, a read timeout,
-    a malformed or oversized response), and on a missed deadline only when the request was sent to a
-    free slot with more time left than the endpoint needs by its own record, so a saturated but
-    healthy model never trips it.
+    a malformed or oversized response), and on a missed deadline only when the answer had begun and
+    then stalled (no data for longer than the endpoint needs by its own record, sent to a free slot
+    with that much time left, and no other answer from it meanwhile): an answer not begun is a slow
+    model (llama-server sends nothing before the prompt is evaluated; a loaded machine slows every
+    answer at once), so a saturated or slowed-down but healthy model never trips it.
 
     **The context** is copied as plain data when you call `request_decision`: numbers, strings,
     Arrays and Dictionaries of them; an engine object becomes `{"id": instance id, "class": class

@@ -12,9 +12,10 @@ import traceback
 from gdbridge.classes import Node
 
 OWN_PACKAGES = ("npc_mind", "gdbridge", "npc_mind_godot")
-# What the engine-side code imports from the shipped distributions.
+# What the engine-side code imports from the shipped distributions (numpy.fft and numpy.polynomial,
+# which it never imports, are not shipped: tools/provision/numpy_build.py).
 DISTRIBUTIONS = (
-    "numpy", "numpy.typing", "numpy.linalg", "numpy.random", "numpy.fft", "numpy.lib.recfunctions",
+    "numpy", "numpy.typing", "numpy.linalg", "numpy.random", "numpy.ma", "numpy.lib.recfunctions",
     "httpx", "httpcore", "h11", "anyio", "anyio._backends._asyncio", "idna", "certifi", "typing_extensions",
     "_cffi_backend",
 )  # fmt: skip

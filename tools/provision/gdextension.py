@@ -4,7 +4,8 @@
 2. cffi (embedding mode) compiles `python/gdbridge/_native.c` (which includes the parts in
    `python/gdbridge/native/`) against that header into
    `addons/npc_mind/bin/libgdbridge.linux.x86_64.so`.
-3. Beside it: `gdbridge_api.json` (the engine API, trimmed to what the binding reads at start-up)
+3. Beside it: `gdbridge_api.json.gz` (the engine API, trimmed to what the binding reads at start-up,
+   gzipped: 1.2 MB of JSON in 0.2 MB)
    and the Python runtime the library starts (`bin/python/`, see `tools.provision.package`); the
    library's RUNPATH is `$ORIGIN/python/lib`, so nothing names the build machine.
 4. Projects that use the addon are imported once headless (`--import`), so that
@@ -15,6 +16,7 @@ Rebuilt when the engine, the Python build or the binding's C layer changes; othe
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import re
@@ -33,7 +35,7 @@ BUILD = REPO / ".deps" / "gdextension"
 ADDON = REPO / "addons" / "npc_mind"
 BIN = ADDON / "bin"
 LIBRARY = "libgdbridge.linux.x86_64.so"
-API_FILE = "gdbridge_api.json"
+API_FILE = "gdbridge_api.json.gz"
 NATIVE = REPO / "python" / "gdbridge" / "_native.c"
 NATIVE_PARTS = REPO / "python" / "gdbridge" / "native"  # the C sources _native.c includes
 NATIVE_CDEF = REPO / "python" / "gdbridge" / "_native.cdef"
@@ -79,7 +81,7 @@ def _gdbridge_start():
         raise RuntimeError("the addon's Python runtime %s is missing (build it with scripts/package, "
                            "or set NPC_MIND_PYTHON to a Python %d.%d)"
                            % (os.path.join(here, "python"), *sys.version_info[:2]))
-    api = os.path.join(here, "gdbridge_api.json")
+    api = os.path.join(here, "gdbridge_api.json.gz")
     if not os.path.isfile(api):
         raise RuntimeError(api + " is missing (it is built with the library by scripts/package)")
     import gdbridge._runtime
@@ -221,7 +223,9 @@ def build(engine: list[str]) -> bool:
     # the build's RUNPATH names the build machine's Python.
     _run([package.patchelf(), "--set-rpath", "$ORIGIN/python/lib", str(BIN / LIBRARY)])
     api = json.loads((BUILD / "extension_api.json").read_text())
-    (BIN / API_FILE).write_text(json.dumps(compact_api(api), separators=(",", ":")))
+    compact = json.dumps(compact_api(api), separators=(",", ":")).encode()
+    (BIN / API_FILE).write_bytes(gzip.compress(compact, compresslevel=9, mtime=0))
+    (BIN / "gdbridge_api.json").unlink(missing_ok=True)  # older builds stored it uncompressed
     (BIN / "gdbridge_env.json").unlink(missing_ok=True)  # older builds named the build machine's .venv
     stamp_file.write_text(fingerprint)
     return True

@@ -47,10 +47,15 @@ SETUP_ARGS = (
 BUILD_TIMEOUT = 3600  # seconds
 # Parts of the wheel nothing imports at run time: test suites and numpy's test-only extension
 # modules, type stubs, headers, static libraries and Cython declarations (for building against
-# numpy), f2py and the packaging hooks, and the RECORD (which would list the files left out).
+# numpy), f2py and the packaging hooks, the RECORD (which would list the files left out), and what
+# numpy imports only when asked and npc_mind never asks for: numpy.fft and numpy.polynomial, the
+# `lapack_lite` extension module (numpy.linalg runs on `_umath_linalg`, which carries its own copy;
+# `numpy.linalg.lapack_lite` is only imported by numpy's tests) and numpy's pytest `conftest`.
+# numpy.ma stays: numpy.lib's recfunctions imports it.
 UNSHIPPED = re.compile(
     r"(^|/)(tests|testing)/|\.(pyi|h|c|pxd|pyx|a|pc|ini)$|(^|/)py\.typed$|\.dist-info/RECORD$"
-    r"|^numpy/(f2py|_pyinstaller|distutils|doc|_core/include|_core/lib)/"
+    r"|^numpy/(f2py|_pyinstaller|distutils|doc|_core/include|_core/lib|fft|polynomial)/"
+    r"|^numpy/linalg/lapack_lite\.|^numpy/conftest\."
     r"|^numpy/_core/_(simd|multiarray_tests|umath_tests|rational_tests|struct_ufunc_tests|operand_flag_tests)\."
 )
 

@@ -108,18 +108,36 @@ STDLIB_PRUNE = {
     "wsgiref",
     "msilib",
     "tabnanny.py",
+    # Imported only inside a `try` by what the addon runs (shutil, zipfile, tarfile: a feature they
+    # then lack), or never: bz2 and lzma archives, processes.
+    "bz2.py",
+    "lzma.py",
+    "multiprocessing",
 }
+# Extension modules never needed in a game, and (the last line) those with a pure-Python twin the
+# standard library falls back to (_decimal: _pydecimal; _pickle: pickle.py's own; not _datetime,
+# whose C API numpy imports) or
+# that only serve what the addon never does (XML parsing, bz2/lzma archives, processes), with the C
+# libraries they link (libbz2, liblzma).
 DYNLOAD_PRUNE = re.compile(
     r"^(_tkinter|_sqlite3|readline|_curses|_curses_panel|nis|_crypt|_dbm|_gdbm|_test\w*|xxlimited\w*|"
-    r"xxsubtype|_xxsubinterpreters|_xxtestfuzz|_ctypes_test|audioop|ossaudiodev|spwd)\."
+    r"xxsubtype|_xxsubinterpreters|_xxtestfuzz|_ctypes_test|audioop|ossaudiodev|spwd|"
+    r"_decimal|_pickle|pyexpat|_bz2|_lzma|_multiprocessing|_posixshmem)\."
 )
+# Pure-Python distributions of the runtime that read no data file of their own: their bytecode goes
+# into the standard library's zip (lib/python311.zip, first on sys.path) instead of site-packages,
+# which stores it compressed (their .dist-info metadata stays on disk). certifi stays on disk: its
+# CA bundle is read by file name.
+ON_DISK = {"certifi"}
 # Provided by the process that loads the runtime (the engine): glibc and the C++ runtime.
 SYSTEM_LIBS = re.compile(
     r"^(libc|libm|libpthread|libdl|librt|libutil|libresolv|ld-linux-x86-64|libstdc\+\+|libgcc_s)\.so"
 )
-# Parts of the distributions nothing imports at run time: test suites, examples, numpy's build tools.
+# Parts of the distributions nothing imports at run time: test suites, examples, numpy's build tools,
+# anyio's backend for trio (which the runtime does not ship; anyio imports a backend when it is used).
 DIST_PRUNE = re.compile(
     r"(^|/)(tests?|testing|_examples|benchmarks)(/|$)|^numpy/(distutils|f2py|_pyinstaller|doc)/"
+    r"|^anyio/_backends/_trio\."
 )
 
 
@@ -386,11 +404,27 @@ def _make_sourceless(folder: Path) -> None:
         source.unlink()
 
 
+def _zipped_distributions(site: Path) -> list[Path]:
+    """The top-level modules and packages in `site` that go into the zip: every one holding nothing
+    but bytecode (and typing markers), but the project's own packages, numpy and `ON_DISK`."""
+    found = []
+    for path in sorted(site.iterdir()):
+        name = _module_name(path.name)
+        if path.name.endswith(".dist-info") or name in {*OWN_PACKAGES, *BUILT_HERE, *ON_DISK}:
+            continue
+        files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+        if files and all(f.suffix == ".pyc" or f.name == "py.typed" for f in files):
+            found.append(path)
+    return found
+
+
 def _zip_stdlib(lib: Path) -> None:
     """Move the standard library's bytecode (everything in lib/python3.11/ but lib-dynload/,
-    site-packages/ and the license) into lib/python311.zip, which Python puts first on sys.path and
-    reads with zipimport: a third of the size, one file. Extension modules cannot load from a zip."""
+    site-packages/ and the license) and the pure-Python distributions' (`_zipped_distributions`)
+    into lib/python311.zip, which Python puts first on sys.path and reads with zipimport: a third of
+    the size, one file. Extension modules cannot load from a zip."""
     folder = lib / VERSION_DIR
+    site = folder / "site-packages"
     with zipfile.ZipFile(lib / STDLIB_ZIP, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for path in sorted(folder.rglob("*")):
             relative = path.relative_to(folder)
@@ -398,6 +432,11 @@ def _zip_stdlib(lib: Path) -> None:
                 continue
             archive.write(path, relative.as_posix())
             path.unlink()
+        for top in _zipped_distributions(site):
+            for path in sorted([top, *top.rglob("*")] if top.is_dir() else [top]):
+                if path.is_file():
+                    archive.write(path, path.relative_to(site).as_posix())
+                    path.unlink()
     for emptied in sorted((p for p in folder.rglob("*") if p.is_dir()), reverse=True):
         if not any(emptied.iterdir()):
             emptied.rmdir()
@@ -444,7 +483,8 @@ def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
             _install_requirements(stage_site, requirements)
         _relocate(staging)
         _make_sourceless(lib / VERSION_DIR)
-        _zip_stdlib(lib)
+        if not whole_stdlib:  # the trace sees every module file opened only outside a zip
+            _zip_stdlib(lib)
         (staging / ".gdignore").write_text("")
         (staging / "README.txt").write_text(
             f"The npc_mind addon's Python runtime (CPython {sys.version.split()[0]}, from scripts/package).\n"
@@ -461,6 +501,12 @@ def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
     return True
 
 
+# Never read at run time: bytecode and libraries built here (the memory kernel's is added back
+# below when current), unfinished builds, type stubs (for the checker only), and the C sources and
+# declarations gdbridge's extension library is compiled from (tools/provision/gdextension.py).
+OWN_UNSHIPPED = (".pyc", ".so", ".partial", ".pyi", ".c", ".cdef")
+
+
 def _own_files(package: str) -> dict[str, Path]:
     """The files of one of the project's packages (sources and data, no bytecode), by relative name.
     The memory kernel ships as its module and build stamp when they are current (never its C
@@ -469,9 +515,7 @@ def _own_files(package: str) -> dict[str, Path]:
     files = {
         path.relative_to(source).as_posix(): path
         for path in sorted(source.rglob("*"))
-        if path.is_file()
-        and "__pycache__" not in path.parts
-        and path.suffix not in (".pyc", ".so", ".partial", ".pyi")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in OWN_UNSHIPPED
     }
     if package == "npc_mind":
         from npc_mind.memory import kernel
@@ -588,7 +632,7 @@ def write_zip(target: Path | None = None, with_model: bool = False) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     sync_own_packages()  # their hash-checked bytecode current
     partial = target.with_name(target.name + ".part")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for path, name in _addon_files(with_model):
             stored = zipfile.ZIP_STORED if path.suffix == ".gguf" else None
             archive.write(path, name, compress_type=stored)

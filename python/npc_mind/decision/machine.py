@@ -102,7 +102,7 @@ class AsyncDecision:
         self.slot = CommitSlot()
         self._committed = committed
         # A transport that can say cheaply (without an exception) that it would refuse a request.
-        self._refusal: Callable[[int, float, float], str | None] | None = getattr(transport, "refusal", None)
+        self._refusal: Callable[..., str | None] | None = getattr(transport, "refusal", None)
         # When the endpoints are saturated, higher priority goes first, then higher urgency (the last
         # tier-1 answer's): the order in which requests beyond capacity are refused or shed.
         self.priority = 0
@@ -285,7 +285,7 @@ class AsyncDecision:
         refusal = self._refusal
         if self._ticket is not None or self._asked or self.slot or now < self._earliest or refusal is None:
             return False
-        reason = refusal(self.priority, self.urgency, self.config.hard_deadline)
+        reason = refusal(self.priority, self.urgency, self.config.hard_deadline, True)  # promised if taken
         if reason is None:
             return False
         self._begin(now, board)

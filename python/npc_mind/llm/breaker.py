@@ -2,8 +2,9 @@
 `cooldown` seconds, then let one probe through; the probe's result closes or re-opens it.
 
 What counts as a failure is the endpoint's fault only: refused or reset connections, HTTP errors (5xx),
-read timeouts, and a missed deadline only when the endpoint had time enough by its own measured
-service time (`EndpointPool.hung`). Any answer, even an invalid one, is a success; a request that waited
+read timeouts, and a missed deadline only when the answer had begun and then stalled, with time enough
+by the endpoint's own measured service time (`EndpointPool.hung`): an answer not begun is a slow
+endpoint, never a failing one. Any answer, even an invalid one, is a success; a request that waited
 in our own queue, was sent with little time left, or was cancelled says nothing (`LLMClient.decide`).
 
 Used from the asyncio loop thread; the main thread only reads `state` for metrics.

@@ -198,6 +198,32 @@ async def cancel_at(seconds: float) -> AsyncIterator[None]:
         timer.cancel()
 
 
+class _Progress:
+    """How far a response got: when its body's first byte came (the status line and headers do not
+    count: llama-server sends them at once, its first byte of answer only after the prompt), and when
+    its last complete `data:` line did. `last`: the later of the two, None while nothing came."""
+
+    __slots__ = ("_clock", "begun", "line")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.begun: float | None = None
+        self.line: float | None = None
+
+    @property
+    def last(self) -> float | None:
+        return self.line if self.line is not None else self.begun
+
+    def arrived(self, piece: bytes) -> bytes:
+        if piece and self.begun is None:
+            self.begun = self._clock()
+        return piece
+
+    def advanced(self) -> None:
+        """A complete data line: bytes or comment lines trickled without one (a slowloris) are none."""
+        self.line = self._clock()
+
+
 class LLMClient:
     """Use as `async with LLMClient(endpoints) as client: answer = await client.decide(messages, schema)`."""
 
@@ -314,7 +340,10 @@ class LLMClient:
                 if await self._kind(endpoint) == "llama":
                     slots = await server_slots(self._http, endpoint)
                     self.pool.set_slots(endpoint.base_url, slots)  # never more in flight than it serves
-                    warmed = await warm_up(self._http, endpoint, prefix, slots)
+                    took = await warm_up(self._http, endpoint, prefix, slots)
+                    if took:
+                        self.pool.seed_service(endpoint.base_url, sum(took) / len(took))
+                    warmed = len(took)
                 report[endpoint.base_url] = {"mode": shape.mode, "warmed": warmed}
             except (RejectedError, EndpointError) as error:
                 log.warning("npc_mind: %s", error)
@@ -338,9 +367,9 @@ class LLMClient:
         a malformed or oversized response) is a failure; a well-formed completion, even one the schema
         refuses (a model's wrong answer), a success (it is alive); a cancellation before
         the deadline nothing. A missed deadline (its own, or a cancellation after it) is a failure only
-        when `EndpointPool.hung` says the endpoint had time enough to answer by its own measured
-        service time: a saturated but healthy endpoint is never opened by the deadlines of requests
-        that waited in our queue or were sent with little time left."""
+        when `EndpointPool.hung` says the answer had begun and then stalled, with time enough by the
+        endpoint's own measured service time: a saturated or slowed-down but healthy endpoint (no byte
+        of the answer yet) is never opened by missed deadlines."""
         if self._http is None:
             raise RuntimeError("LLMClient must be used inside `async with`")
         if slot is None:
@@ -348,6 +377,7 @@ class LLMClient:
         outcome = "neutral"
         acquired_at = self._clock()
         budget = float("inf") if deadline is None else deadline - acquired_at
+        progress = _Progress(self._clock)
         try:
             if budget <= 0:
                 # It waited for a slot (every endpoint busy) past its deadline: too late to ask, and
@@ -359,7 +389,8 @@ class LLMClient:
                 # The shape (made once per endpoint and intents) may ask the server: inside the deadline.
                 shape = await self.shape(slot.endpoint, schema)
                 try:
-                    return shape, await self._post(slot.endpoint, self._body(messages, schema, shape))
+                    body = self._body(messages, schema, shape)
+                    return shape, await self._post(slot.endpoint, body, progress)
                 except InvalidAnswerError:
                     outcome = "failure"  # a malformed response (not a chat completion, too large)
                     raise
@@ -372,12 +403,14 @@ class LLMClient:
                         shape, content = await ask()
                 except TimeoutError:
                     self.pool.note_miss(slot)
-                    outcome = "failure" if self.pool.hung(slot, budget) else "missed"
+                    hung = self.pool.hung(slot, budget, acquired_at, progress.last, self._clock())
+                    outcome = "failure" if hung else "missed"
                     raise EndpointError(
                         f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
                     ) from None
             outcome = "success"
-            self.pool.note_service(slot, self._clock() - acquired_at)
+            answered_at = self._clock()
+            self.pool.note_service(slot, answered_at - acquired_at, answered_at)
             return shape.parse(content)
         except EndpointError:
             if outcome == "neutral":
@@ -391,7 +424,8 @@ class LLMClient:
             if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
                 # The endpoint had it and was cancelled after its deadline (the watchdog's cancel).
                 self.pool.note_miss(slot)
-                outcome = "failure" if self.pool.hung(slot, budget) else "missed"
+                hung = self.pool.hung(slot, budget, acquired_at, progress.last, self._clock())
+                outcome = "failure" if hung else "missed"
             if outcome == "failure":
                 slot.breaker.record_failure()
             elif outcome == "success":
@@ -400,7 +434,7 @@ class LLMClient:
                 slot.breaker.record_neutral()
             self.pool.release(slot)
 
-    async def _post(self, endpoint: Endpoint, body: dict[str, Any]) -> str:
+    async def _post(self, endpoint: Endpoint, body: dict[str, Any], progress: _Progress) -> str:
         assert self._http is not None
         try:
             # llama-server closes a streamed response's connection right after the last chunk, and a
@@ -413,7 +447,7 @@ class LLMClient:
                     raise EndpointError(
                         f"{endpoint.base_url} answered HTTP {response.status_code}", "http_error"
                     )
-                return await self._read(response, body["stream"])
+                return await self._read(response, body["stream"], progress)
         except httpx.TimeoutException as error:
             raise EndpointError(f"{endpoint.base_url}: {error.__class__.__name__}", "timeout") from None
         except httpx.ConnectError:
@@ -423,19 +457,21 @@ class LLMClient:
                 f"{endpoint.base_url}: {error.__class__.__name__}", "connection_error"
             ) from None
 
-    async def _read(self, response: httpx.Response, stream: bool) -> str:
-        """The answer's text, read within the caps."""
+    async def _read(self, response: httpx.Response, stream: bool, progress: _Progress) -> str:
+        """The answer's text, read within the caps; `progress` hears of every piece of it."""
         settings = self.settings
         reader = BoundedBody(
             response.headers.get("content-encoding", ""),
             settings.max_response_bytes,
             settings.max_decoded_bytes,
         )
-        chunks = (reader.feed(raw) async for raw in response.aiter_raw())
+        chunks = (reader.feed(progress.arrived(raw)) async for raw in response.aiter_raw())
         if not stream:
             return _content_of_body(b"".join([chunk async for chunk in chunks]))
         parts = []
         async for line in _lines(chunks):
+            if line.startswith("data:"):
+                progress.advanced()
             text = _content_of_stream_line(line)
             if text:
                 parts.append(text)

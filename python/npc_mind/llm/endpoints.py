@@ -112,6 +112,8 @@ class _Slot:
         self.window = float(self.limit)
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
+        self.seeded = False  # `service` is the warm-up's time, replaced by the first answer's
+        self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
 
     @property
     def cap(self) -> int:
@@ -142,8 +144,9 @@ class EndpointPool:
 
     @property
     def slots(self) -> int:
-        """Requests the endpoints take at once now (llama-server's slots where it said how many)."""
-        return sum(s.cap for s in self._slots)
+        """Requests the endpoints take at once now (llama-server's slots where it said how many), an
+        endpoint whose breaker is open not counted (admission would queue requests for it)."""
+        return sum(s.cap for s in self._slots if s.breaker.state is not BreakerState.OPEN)
 
     def set_slots(self, url: str, slots: int) -> None:
         """The endpoint's own slot count (llama-server's `/props`), within its configured cap."""
@@ -152,11 +155,22 @@ class EndpointPool:
                 slot.limit = max(1, min(slot.endpoint.max_in_flight, slots))
                 slot.window = float(slot.limit)
 
-    def note_service(self, slot: _Slot, seconds: float) -> None:
-        """An answer came `seconds` after its request was sent (only answers: a timeout is censored)."""
+    def seed_service(self, url: str, seconds: float) -> None:
+        """The endpoint answered its warm-up (every slot at once) in `seconds` on average: its service
+        time until its first answer, so that an endpoint slower than the deadlines is known to be slow,
+        not hung, before any request is answered in time (which, when none can be, never happens)."""
+        for slot in self._slots:
+            if slot.endpoint.base_url == url and slot.service is None:
+                slot.service, slot.spread, slot.seeded = seconds, seconds / 2, True
+
+    def note_service(self, slot: _Slot, seconds: float, at: float) -> None:
+        """An answer came `seconds` after its request was sent, at `at` (only answers: a timeout is
+        censored)."""
+        slot.answered_at = max(slot.answered_at, at)
         slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
         last = slot.service
-        if last is None:
+        if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
+            slot.seeded = False
             slot.service, slot.spread = seconds, seconds / 2
         else:
             slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
@@ -179,15 +193,30 @@ class EndpointPool:
         return (rate, slots / rate) if rate else None
 
     @staticmethod
-    def hung(slot: _Slot, budget: float) -> bool:
-        """Whether a request sent to `slot` with `budget` seconds left that missed its deadline shows a
-        failing endpoint. It held one of the endpoint's own slots (nothing waits inside the server), so a
-        healthy endpoint answers within its mean service time plus 4 mean deviations (TCP's rule for
-        when a reply is lost), and at least HANG_FACTOR means: missing that, it hangs or has slowed down
-        badly. Sent with less time left (a tight deadline, a late start), the miss says nothing about
-        it; before its first answer every miss counts (nothing to compare to)."""
+    def hung(slot: _Slot, budget: float, sent_at: float, progress_at: float | None, now: float) -> bool:
+        """Whether a request sent to `slot` at `sent_at` with `budget` seconds left that missed its
+        deadline at `now` shows a failing endpoint: its answer had begun and then stopped, a stalled
+        stream (`progress_at`: its last complete data line, else its first byte; None: nothing came).
+
+        An answer not begun is a slow endpoint, not a failing one: llama-server sends its first byte
+        only once the prompt is evaluated, and a machine that other work loads slows every answer
+        down at once (measured: 1.25 s an answer against the 800 ms deadline), so counting such misses
+        opened healthy endpoints' breakers. Bytes or comment lines trickled without a data line (a
+        slowloris) are no progress. The request held one of the endpoint's own slots (nothing waits inside the
+        server), so a healthy endpoint answers within its mean service time plus 4 mean deviations
+        (TCP's rule for when a reply is lost), and at least HANG_FACTOR means: a stream quiet that
+        long, sent with that much time left, has stalled. A miss never counts when the endpoint
+        answered another request meanwhile (alive), and always when it never answered, not even a
+        warm-up (`seed_service`): nothing to compare to."""
+        if slot.answered_at > sent_at:
+            return False
         service = slot.service
-        return service is None or budget >= max(HANG_FACTOR * service, service + 4.0 * slot.spread)
+        if service is None:  # it never answered, not even a warm-up: nothing to compare to
+            return True
+        if progress_at is None:
+            return False
+        window = max(HANG_FACTOR * service, service + 4.0 * slot.spread)
+        return budget >= window and now - progress_at >= window
 
     def try_acquire(self) -> _Slot | None:
         """A free slot taken at once, or None (every endpoint busy or refusing)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -165,12 +166,12 @@ async def _tokenize(http: httpx.AsyncClient, endpoint: Endpoint, text: str) -> l
 
 async def warm_up(
     http: httpx.AsyncClient, endpoint: Endpoint, prefix: Sequence[Mapping[str, str]], slots: int
-) -> int:
+) -> list[float]:
     """Have each of the server's slots evaluate and cache the stable prefix (one request per slot, sent
     to it by `id_slot`: left to itself the server gives a prompt it has just cached to the same slot);
-    returns how many succeeded."""
+    returns the seconds each one that succeeded took (all slots busy at once, as under load)."""
 
-    async def one(slot: int) -> bool:
+    async def one(slot: int) -> float | None:
         body = {
             "messages": [*prefix, {"role": "user", "content": ""}],
             "max_tokens": 1,
@@ -178,14 +179,15 @@ async def warm_up(
             "cache_prompt": True,
             "id_slot": slot,
         }
+        started = time.monotonic()
         try:
             response = await http.post(endpoint.chat_url, json=body, timeout=WARM_UP_TIMEOUT)
         except httpx.HTTPError:
-            return False
-        return response.status_code == 200
+            return None
+        return time.monotonic() - started if response.status_code == 200 else None
 
     done = await asyncio.gather(*(one(slot) for slot in range(slots)))
-    return sum(done)
+    return [seconds for seconds in done if seconds is not None]
 
 
 async def server_slots(http: httpx.AsyncClient, endpoint: Endpoint) -> int:

@@ -12,7 +12,9 @@ transport knows how many answers a second they deliver, so it only takes (`submi
 request that can be answered within its deadline: one that cannot is refused at once (`queue_full`)
 or, once queued, ended at once as `shed` (a more urgent request took its place, or the endpoints got
 slower) - never left to wait out its deadline. Before the first answer is measured, `max_queue` bounds
-the queue alone.
+the queue alone. A request admitted when it is asked (`refusal(promise=True)`: the server's `request`)
+counts as outstanding until the step that submits it (`release_promises`), so a crowd asking in one
+frame is admitted only as far as the endpoints can answer, best first, and the rest refused as they ask.
 
 Main-thread cost is kept to a few small steps per request: `refusal()` is a check without an exception,
 a request is one tuple (the prompt text and request JSON are made on the loop thread), the hand-over is
@@ -186,6 +188,11 @@ class LLMTransport:
         # Outstanding = submitted - finished, each counter with one writer (main thread, loop thread).
         self._submitted = 0
         self._finished = 0
+        # Requests admitted when asked (`refusal(promise=True)`) that go out at the next step: counted as
+        # outstanding until then, so that a crowd asking in one frame is not admitted whole while a slot
+        # is free (each then copied its context, ticked and was refused at dispatch). Main thread only.
+        self._promised = 0
+        self._promised_worst: tuple[float, float] | None = None  # the lowest rank promised this frame
         self.rejected = {"queue_full": 0, "breaker_open": 0, "shed": 0}
         # Admission (loop thread writes, main thread reads: plain floats, a snapshot is enough): the
         # endpoints' slots, answers per second and mean service time when saturated (0: unmeasured),
@@ -241,12 +248,15 @@ class LLMTransport:
         in_flight = sum(int(s["in_flight"]) for s in self.client.pool.states())  # type: ignore[call-overload]  # states() values are objects; in_flight is an int
         return max(0, self.outstanding - in_flight)
 
-    def refusal(self, priority: int = 0, urgency: float = 0.0, deadline: float = float("inf")) -> str | None:
+    def refusal(
+        self, priority: int = 0, urgency: float = 0.0, deadline: float = float("inf"), promise: bool = False
+    ) -> str | None:
         """Why `submit` would refuse a request of this priority, urgency and deadline (seconds) now
         (`breaker_open` or `queue_full`, counted as refused), or None. Cheap, raises nothing: a
         dispatcher asks first and skips building a refused request. Only the loop thread changes the
         answer meanwhile, and only towards accepting (a slot frees) or `breaker_open`, which `submit`
-        still checks.
+        still checks. promise: the request is admitted now and submitted at the next step (see
+        `release_promises`): until then it counts as outstanding for the next ones asked.
 
         `queue_full`: as many requests are outstanding as the endpoints can answer within `deadline`
         (their slots, plus the queue their measured rate clears in the deadline's `margin` share less
@@ -257,17 +267,31 @@ class LLMTransport:
         else:
             self.rejected["breaker_open"] += 1
             return "breaker_open"
-        outstanding = self._submitted - self._finished
-        if outstanding < self._slots:
+        outstanding = self._submitted - self._finished + self._promised
+        rank = (-priority, -urgency)
+        if outstanding < self._slots or (
+            outstanding < self._capacity
+            and (
+                self._queue_room(deadline) > outstanding - self._slots
+                # a full queue: a request that outranks its last one, or one promised this frame (not
+                # sent yet: the queue orders them when they go out), takes its place
+                or (self._last is not None and rank < self._last[:2])
+                or (self._promised_worst is not None and rank < self._promised_worst)
+            )
+        ):
+            if promise:
+                self._promised += 1
+                worst = self._promised_worst
+                self._promised_worst = rank if worst is None or rank > worst else worst
             return None
-        if outstanding < self._capacity:
-            if self._queue_room(deadline) > outstanding - self._slots:
-                return None
-            last = self._last  # a full queue: a request that outranks its last one takes its place
-            if last is not None and (-priority, -urgency) < last[:2]:
-                return None
         self.rejected["queue_full"] += 1
         return "queue_full"
+
+    def release_promises(self) -> None:
+        """The step that submits the promised requests (`refusal(promise=True)`) begins: from here on
+        each counts as what it becomes (submitted, or asked again at dispatch)."""
+        self._promised = 0
+        self._promised_worst = None
 
     def _queue_room(self, deadline: float) -> int:
         """How many requests may wait for a slot and still be answered within `deadline` seconds."""

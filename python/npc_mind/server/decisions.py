@@ -84,6 +84,9 @@ class DecisionSettings:
 class _NoEndpoint:
     """The transport when no endpoint is configured: every request is an immediate tier 3."""
 
+    def release_promises(self) -> None:
+        pass
+
     def refusal(self, *_request: object) -> str:
         """Asked before a request is built: no snapshot, memory query or prompt for a refused one."""
         return "no_endpoint"
@@ -304,6 +307,8 @@ class DecisionBank:
         if self.idle:
             self._close_idle(now)
         touched, self._dirty = self._dirty, {}
+        for transport in self.transports.values():
+            transport.release_promises()  # the requests admitted when asked go out now
         for handle in sorted(self._active):
             entry = self.entries.get(handle)
             machine = entry.machine
