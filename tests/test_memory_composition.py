@@ -15,7 +15,7 @@ from npc_mind.memory.columns import ROW_COLUMNS, SLOT_COLUMNS
 from npc_mind.memory.state import PoolState
 
 PYTHON = Path(__file__).resolve().parent.parent / "python"
-CHECKED = ("npc_mind", "npc_mind_godot")
+CHECKED = ("npc_mind", "npc_mind_godot", "gdbridge")  # gdbridge is not type-checked; its ignores say why too
 IGNORE = re.compile(r"#\s*type:\s*ignore(?P<rest>.*)$")
 EXPLAINED = re.compile(r"^\[[a-z-]+(, [a-z-]+)*\]  # \S")
 

@@ -354,7 +354,7 @@ def method(fn: Callable[..., Any] | None = None, *, name: str | None = None) -> 
     or under another name. Public methods (no leading underscore) are exposed without it."""
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        f._gd_expose = name or f.__name__  # type: ignore[attr-defined]
+        f._gd_expose = name or f.__name__  # type: ignore[attr-defined]  # a marker the class registration reads off the function
         return f
 
     return mark(fn) if fn is not None else mark
@@ -376,8 +376,8 @@ def virtual(fn: Callable[..., Any] | None = None, *, required: bool = False) -> 
                 return self.call(name, *args)
             return body(self, *args)
 
-        dispatch._gd_virtual = body  # type: ignore[attr-defined]
-        dispatch._gd_required = required  # type: ignore[attr-defined]
+        dispatch._gd_virtual = body  # type: ignore[attr-defined]  # a marker the class registration reads off the function
+        dispatch._gd_required = required  # type: ignore[attr-defined]  # a marker the class registration reads off the function
         return dispatch
 
     return mark(fn) if fn is not None else mark
@@ -402,7 +402,7 @@ def queued(take: Callable[[bytes], Any], **bounds: tuple[int, int]) -> Callable[
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn._gd_queued = (take, dict(bounds))  # type: ignore[attr-defined]
+        fn._gd_queued = (take, dict(bounds))  # type: ignore[attr-defined]  # a marker the class registration reads off the function
         return fn
 
     return mark
@@ -425,7 +425,7 @@ def answered(writes: Callable[..., Any]) -> Callable[[Any], Any]:
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn._gd_answered = writes  # type: ignore[attr-defined]
+        fn._gd_answered = writes  # type: ignore[attr-defined]  # a marker the class registration reads off the function
         return fn
 
     return mark
@@ -443,7 +443,7 @@ def converts(**converters: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
     the engine's call error ("Cannot convert argument N from X to int"), printed on every call."""
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
-        fn._gd_converts = dict(converters)  # type: ignore[attr-defined]
+        fn._gd_converts = dict(converters)  # type: ignore[attr-defined]  # a marker the class registration reads off the function
         return fn
 
     return mark
@@ -453,11 +453,11 @@ def apart(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A method whose body never reads what queued calls (`queued`) change: the calls queued
     before it are not handed to Python first (they go, in order, before the next callback that
     may read them). For a per-frame method of another concern (a selector's choice)."""
-    fn._gd_apart = True  # type: ignore[attr-defined]
+    fn._gd_apart = True  # type: ignore[attr-defined]  # a marker the class registration reads off the function
     return fn
 
 
 def python_only(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Keep a public method out of ClassDB (Python callers only)."""
-    fn._gd_expose = None  # type: ignore[attr-defined]
+    fn._gd_expose = None  # type: ignore[attr-defined]  # a marker the class registration reads off the function
     return fn

@@ -85,7 +85,7 @@ def report(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
 
 def load_api(api_path: Path) -> dict[str, Any]:
     """The engine API the build trimmed from the engine's dump, stored gzipped (gdbridge_api.json.gz)."""
-    return json.loads(gzip.decompress(api_path.read_bytes()))  # type: ignore[no-any-return]
+    return json.loads(gzip.decompress(api_path.read_bytes()))  # type: ignore[no-any-return]  # the engine's API dump: a JSON object
 
 
 def bind(ffi_: Any, lib_: Any, api_path: Path) -> None:

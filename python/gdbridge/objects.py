@@ -344,7 +344,7 @@ def _engine_method(class_name: str, name: str, spec: list) -> Callable[..., Any]
     chosen = static if is_static else method
     chosen.__name__ = name
     chosen.__qualname__ = label
-    return staticmethod(static) if is_static else method  # type: ignore[return-value]
+    return staticmethod(static) if is_static else method  # type: ignore[return-value]  # a staticmethod is callable once bound to its class
 
 
 def _engine_signal(name: str) -> property:

@@ -20,6 +20,11 @@ paused keeps acting).
 A mistake at run time (a path to nothing, a property or method that does not exist, a move with no
 body) is reported once per selector and action through `npc_mind_godot.mistakes`, naming the node,
 the behavior, the action and the fix; the action is skipped and the rest keep running.
+
+Why one file of over 600 lines: the eight action classes are short, and they, the running
+behaviors (`Running`) and the one physics pass that moves every body (`Motion`, `tick`) share the
+state of that pass (which action resolved what, the moves in flight); split, it would become a
+protocol between modules.
 """
 
 from __future__ import annotations

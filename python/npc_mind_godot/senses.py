@@ -16,6 +16,11 @@ The rules themselves (field of view, attenuation, rate, phase) are Godot-free: `
 - `HearingSense2D` / `HearingSense3D`: hear what `Stimulus2D` / `Stimulus3D` or
   `NpcMindServer.emit_stimulus` emit, salience attenuated by distance and occluders.
 - `TouchSense2D` / `TouchSense3D`: an `Area2D` / `Area3D`: bodies entering, and staying (at the rate).
+
+Why one file of over 600 lines: its nine classes (eight nodes and SenseRule) are thin (their
+exports and docs), and they and `Sensing` share one private protocol (the slots, the due times,
+the engine script `WORLD_SOURCE` that casts every sense's rays in one call); split, that protocol
+would become public between modules. A next split would put the exports in a module of their own.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 The resources' fields are, one to one, the fields of `npc_mind.utility`'s data format, so a designer
 adds a behavior in the inspector without writing code, and `to_dict()` is what the server builds.
+
+Why over 600 lines: three engine classes, most of it their exported fields with the doc each shows in the
+inspector and the help (the one place those texts are written); the node's logic lives in
+`npc_mind.server.selectors`, `targets`, `inputs` and `actions`.
 """
 
 from __future__ import annotations
