@@ -135,6 +135,8 @@ func _watch(guard: Node2D) -> void:
 		log_event({"event": "decision", "guard": guard.display_name, "intent": String(chosen), "tier": tier}))
 	guard.decision.decision_fallback.connect(func(tier: int, reason: String) -> void:
 		log_event({"event": "fallback", "guard": guard.display_name, "tier": tier, "reason": reason}))
+	guard.decision.decision_aborted.connect(func() -> void:
+		log_event({"event": "abort", "guard": guard.display_name, "behavior": String(guard.selector.choice)}))
 
 
 func _on_behavior_entered(chosen: StringName, guard: Node2D) -> void:

@@ -6,6 +6,7 @@ process never imports gdbridge: tests/test_package.py checks that)."""
 from __future__ import annotations
 
 import ast
+import gzip
 import json
 import os
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 PYTHON = Path(__file__).resolve().parents[1] / "python"
 # the engine classes as the type checker sees them, and the engine's own API (provision writes it)
 STUB = PYTHON / "gdbridge" / "classes.pyi"
-ENGINE_API = PYTHON.parent / "addons" / "npc_mind" / "bin" / "gdbridge_api.json"
+ENGINE_API = PYTHON.parent / "addons" / "npc_mind" / "bin" / "gdbridge_api.json.gz"
 PROBE = r"""
 import enum, json
 import numpy as np
@@ -136,7 +137,7 @@ def _stub_parents() -> dict[str, str]:
 
 
 def test_the_type_stub_declares_each_engine_class_under_its_engine_parent() -> None:
-    engine = json.loads(ENGINE_API.read_text(encoding="utf-8"))["classes"]
+    engine = json.loads(gzip.decompress(ENGINE_API.read_bytes()))["classes"]  # as interface.load_api reads it
     declared = _stub_parents()
     assert declared, "no class declared in gdbridge/classes.pyi"
     for name, parent in declared.items():
