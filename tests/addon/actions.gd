@@ -42,19 +42,6 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func make(kind: String, fields: Dictionary) -> Resource:
-	var made: Resource = ClassDB.instantiate(kind)
-	for key: String in fields:
-		made.set(key, fields[key])
-	return made
-
-
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func navigation_region() -> NavigationRegion2D:
 	# An L: a bar along y = 0 and one down x = 200; the straight line from (0, 0) to (200, 200)
 	# crosses the missing corner.
@@ -113,20 +100,20 @@ func _initialize() -> void:
 	guard.add_child(counter)
 
 	var patrol: Resource = B.behavior("patrol", [B.consideration("patrol")])
-	patrol.on_enter = actions([
-		make("MoveAction", {"destination": "node", "node": NodePath("../../Post"), "speed": 200.0, "arrive_distance": 4.0}),
-		make("PlayAnimationAction", {"animation": &"alert"}),
-		make("EmitSignalAction", {"signal_name": &"spotted", "args": [7, "thief"]}),
+	patrol.on_enter = B.actions([
+		B.resource("MoveAction", {"destination": "node", "node": NodePath("../../Post"), "speed": 200.0, "arrive_distance": 4.0}),
+		B.resource("PlayAnimationAction", {"animation": &"alert"}),
+		B.resource("EmitSignalAction", {"signal_name": &"spotted", "args": [7, "thief"]}),
 	])
-	patrol.on_tick = actions([make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [2]})])
-	patrol.on_exit = actions([
-		make("SetPropertyAction", {"property": &"modulate:a", "value": 0.25}),
-		make("CallMethodAction", {"method": &"set_meta", "args": ["left_patrol", true]}),
+	patrol.on_tick = B.actions([B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [2]})])
+	patrol.on_exit = B.actions([
+		B.resource("SetPropertyAction", {"property": &"modulate:a", "value": 0.25}),
+		B.resource("CallMethodAction", {"method": &"set_meta", "args": ["left_patrol", true]}),
 	])
 	var rest: Resource = B.behavior("rest", [B.consideration("rest")])
-	rest.on_enter = actions([
-		make("PlayAnimationAction", {"player": NodePath("../Sprite"), "animation": &"walk"}),
-		make("SetPropertyAction", {"property": &"z_index", "value": 3}),
+	rest.on_enter = B.actions([
+		B.resource("PlayAnimationAction", {"player": NodePath("../Sprite"), "animation": &"walk"}),
+		B.resource("SetPropertyAction", {"property": &"z_index", "value": 3}),
 	])
 	selector = B.selector([patrol, rest])
 	guard.add_child(selector)
@@ -145,7 +132,7 @@ func _initialize() -> void:
 	walker.name = "Walker"
 	world.add_child(walker)
 	var go: Resource = B.behavior("go", [B.consideration("go")])
-	go.on_enter = actions([make("MoveAction", {"destination": "node", "node": NodePath("../../Post2"), "speed": 150.0})])
+	go.on_enter = B.actions([B.resource("MoveAction", {"destination": "node", "node": NodePath("../../Post2"), "speed": 150.0})])
 	walker_selector = B.selector([go])
 	walker.add_child(walker_selector)
 	var space := Node3D.new()
@@ -162,7 +149,7 @@ func _initialize() -> void:
 	marker3d.position = goal3d
 	space.add_child(marker3d)
 	var go3d: Resource = B.behavior("go", [B.consideration("go")])
-	go3d.on_enter = actions([make("MoveAction", {"destination": "node", "node": NodePath("../../Goal"), "speed": 3.0,
+	go3d.on_enter = B.actions([B.resource("MoveAction", {"destination": "node", "node": NodePath("../../Goal"), "speed": 3.0,
 		"arrive_distance": 0.05})])
 	walker3d = CharacterBody3D.new()
 	walker3d.position = Vector3(0, 1, 0)  # above the floor: straight steering keeps it level

@@ -18,12 +18,6 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func ask(template: String) -> Resource:
 	var made: Resource = ClassDB.instantiate("AskDecisionAction")
 	made.template = template
@@ -51,7 +45,7 @@ func _initialize() -> void:
 	board.key = &"alarm_level"
 	alarm.source = board
 	var alert: Resource = B.behavior("alert", [alarm])
-	alert.on_enter = actions([ask("{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away; I am {behavior} ({alarm:.2f})"),
+	alert.on_enter = B.actions([ask("{target_name} was last seen {since_seen:.0f} s ago, {distance:.0f} m away; I am {behavior} ({alarm:.2f})"),
 		ask("{nobody} is here")])
 	selector = B.selector([alert])
 	selector.target_from = "memory"

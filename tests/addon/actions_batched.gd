@@ -25,23 +25,10 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func make(kind: String, fields: Dictionary) -> Resource:
-	var made: Resource = ClassDB.instantiate(kind)
-	for key: String in fields:
-		made.set(key, fields[key])
-	return made
-
-
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func npc(body: Node, enter: Array, tick: Array) -> Node:
 	var go: Resource = B.behavior("go", [B.consideration("go")])
-	go.on_enter = actions(enter)
-	go.on_tick = actions(tick)
+	go.on_enter = B.actions(enter)
+	go.on_tick = B.actions(tick)
 	var selector: Node = B.selector([go])
 	selector.name = "Mind"
 	body.add_child(selector)
@@ -62,10 +49,10 @@ func _initialize() -> void:
 	counter.set_script(counting)
 	keeper.add_child(counter)
 	npc(keeper, [], [
-		make("SetPropertyAction", {"node": NodePath("../Counter"), "property": &"level", "value": 4}),
-		make("SetPropertyAction", {"node": NodePath("../Counter"), "property": &"a", "value": 9}),
-		make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick"}),
-		make("SetPropertyAction", {"node": NodePath("../Counter"), "property": &"level", "value": 5}),
+		B.resource("SetPropertyAction", {"node": NodePath("../Counter"), "property": &"level", "value": 4}),
+		B.resource("SetPropertyAction", {"node": NodePath("../Counter"), "property": &"a", "value": 9}),
+		B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick"}),
+		B.resource("SetPropertyAction", {"node": NodePath("../Counter"), "property": &"level", "value": 5}),
 	]).evaluate({"go": 1.0})
 	for i in WALKERS:
 		var goal := Marker2D.new()
@@ -77,7 +64,7 @@ func _initialize() -> void:
 		walker.position = Vector2(-5.0 * i, 0.0)
 		world.add_child(walker)
 		walkers.append(walker)
-		npc(walker, [make("MoveAction", {"node": NodePath("../../Goal%d" % i), "speed": 100.0, "arrive_distance": 2.0})],
+		npc(walker, [B.resource("MoveAction", {"node": NodePath("../../Goal%d" % i), "speed": 100.0, "arrive_distance": 2.0})],
 			[]).evaluate({"go": 1.0})
 	var space := Node3D.new()
 	space.name = "Space"
@@ -92,7 +79,7 @@ func _initialize() -> void:
 		walker.position = Vector3(-1.0, 0.0, -1.0 * i)
 		space.add_child(walker)
 		walkers3d.append(walker)
-		npc(walker, [make("MoveAction", {"node": NodePath("../../Goal%d" % i), "speed": 6.0, "arrive_distance": 0.05})],
+		npc(walker, [B.resource("MoveAction", {"node": NodePath("../../Goal%d" % i), "speed": 6.0, "arrive_distance": 0.05})],
 			[]).evaluate({"go": 1.0})
 	var far := Marker2D.new()
 	far.name = "Far"
@@ -100,7 +87,7 @@ func _initialize() -> void:
 	world.add_child(far)
 	doomed = CharacterBody2D.new()
 	world.add_child(doomed)
-	var doomed_mind := npc(doomed, [make("MoveAction", {"body": NodePath("../Body"), "node": NodePath("../../Far"), "speed": 300.0})], [])
+	var doomed_mind := npc(doomed, [B.resource("MoveAction", {"body": NodePath("../Body"), "node": NodePath("../../Far"), "speed": 300.0})], [])
 	var body := CharacterBody2D.new()  # the doomed NPC moves a body of its own, freed apart from it
 	body.name = "Body"
 	doomed.add_child(body)
@@ -108,7 +95,7 @@ func _initialize() -> void:
 	chaser = CharacterBody2D.new()
 	chaser.name = "Chaser"
 	world.add_child(chaser)
-	npc(chaser, [make("MoveAction", {"node": NodePath("../../Far"), "speed": 300.0})], []).evaluate({"go": 1.0})
+	npc(chaser, [B.resource("MoveAction", {"node": NodePath("../../Far"), "speed": 300.0})], []).evaluate({"go": 1.0})
 
 
 func _physics_process(_delta: float) -> bool:

@@ -20,19 +20,6 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func make(kind: String, fields: Dictionary) -> Resource:
-	var made: Resource = ClassDB.instantiate(kind)
-	for key: String in fields:
-		made.set(key, fields[key])
-	return made
-
-
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func _initialize() -> void:
 	var world := Node2D.new()
 	world.name = "World"
@@ -52,20 +39,20 @@ func _initialize() -> void:
 	guard.add_child(counter)
 
 	var watch: Resource = B.behavior("watch", [B.consideration("watch")])
-	watch.on_enter = actions([
-		make("SetPropertyAction", {"node": NodePath("../Nowhere"), "property": &"visible", "value": false}),
-		make("SetPropertyAction", {"property": &"no_such_property", "value": 1}),
-		make("CallMethodAction", {"method": &"no_such_method"}),
-		make("MoveAction", {"destination": "node", "node": NodePath("../../Post")}),
-		make("SetPropertyAction", {"property": &"rotation", "value": 1.0}),
-		make("PlayAnimationAction", {"animation": &"alert"}),
+	watch.on_enter = B.actions([
+		B.resource("SetPropertyAction", {"node": NodePath("../Nowhere"), "property": &"visible", "value": false}),
+		B.resource("SetPropertyAction", {"property": &"no_such_property", "value": 1}),
+		B.resource("CallMethodAction", {"method": &"no_such_method"}),
+		B.resource("MoveAction", {"destination": "node", "node": NodePath("../../Post")}),
+		B.resource("SetPropertyAction", {"property": &"rotation", "value": 1.0}),
+		B.resource("PlayAnimationAction", {"animation": &"alert"}),
 	])
-	watch.on_tick = actions([
-		make("CallMethodAction", {"method": &"no_such_tick"}),
-		make("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1]}),
+	watch.on_tick = B.actions([
+		B.resource("CallMethodAction", {"method": &"no_such_tick"}),
+		B.resource("CallMethodAction", {"node": NodePath("../Counter"), "method": &"tick", "args": [1]}),
 	])
 	var calm: Resource = B.behavior("calm", [B.consideration("calm")])
-	calm.on_enter = actions([make("SetPropertyAction", {"property": &"rotation", "value": 2.0})])
+	calm.on_enter = B.actions([B.resource("SetPropertyAction", {"property": &"rotation", "value": 2.0})])
 	selector = B.selector([watch, calm])
 	selector.name = "Mind"
 	guard.add_child(selector)
@@ -78,12 +65,12 @@ func _initialize() -> void:
 	plain.name = "Plain"
 	mover.add_child(plain)
 	var go: Resource = B.behavior("go", [B.consideration("go")])
-	go.on_enter = actions([make("MoveAction", {"destination": "node", "node": NodePath("../Plain")})])
+	go.on_enter = B.actions([B.resource("MoveAction", {"destination": "node", "node": NodePath("../Plain")})])
 	mover_selector = B.selector([go])
 	mover_selector.name = "Mind"
 	mover.add_child(mover_selector)
 
-	var hidden: Resource = make("MoveAction", {"destination": "target"})
+	var hidden: Resource = B.resource("MoveAction", {"destination": "target"})
 	var usage := {}
 	for prop: Dictionary in hidden.get_property_list():
 		usage[prop.name] = prop.usage

@@ -20,12 +20,6 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func fearful(label: String, aborts: bool) -> void:
 	var npc := Node2D.new()
 	npc.name = label
@@ -41,7 +35,7 @@ func fearful(label: String, aborts: bool) -> void:
 	decision.decision_aborted.connect(func() -> void: signals.append("aborted"))
 	var flee: Resource = B.behavior("flee", [B.consideration("danger")])
 	if aborts:
-		flee.on_enter = actions([ClassDB.instantiate("AbortDecisionAction")])
+		flee.on_enter = B.actions([ClassDB.instantiate("AbortDecisionAction")])
 	var idle: Resource = B.behavior("idle", [B.consideration("calm")])
 	var selector: Node = B.selector([flee, idle])
 	selector.auto_evaluate = "never"
@@ -67,7 +61,7 @@ func _initialize() -> void:
 	move.speed = 600.0
 	move.arrive_distance = 4.0
 	var patrol: Resource = B.behavior("patrol", [B.consideration("calm")])
-	patrol.on_enter = actions([move])
+	patrol.on_enter = B.actions([move])
 	walker_selector = B.selector([patrol])
 	walker_selector.auto_evaluate = "never"
 	walker.add_child(walker_selector)
@@ -79,7 +73,7 @@ func _initialize() -> void:
 	var lost: Resource = move.duplicate()
 	lost.node = NodePath("../Nowhere")
 	var lost_behavior: Resource = B.behavior("lost", [B.consideration("calm")])
-	lost_behavior.on_enter = actions([lost])
+	lost_behavior.on_enter = B.actions([lost])
 	var lost_selector: Node = B.selector([lost_behavior])
 	lost_selector.auto_evaluate = "never"
 	walker.add_child(lost_selector)

@@ -30,19 +30,6 @@ func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
 
 
-func make(kind: String, fields: Dictionary) -> Resource:
-	var made: Resource = ClassDB.instantiate(kind)
-	for key: String in fields:
-		made.set(key, fields[key])
-	return made
-
-
-func actions(list: Array) -> Array[MindAction]:
-	var typed: Array[MindAction] = []
-	typed.assign(list)
-	return typed
-
-
 func npc(label: String, at: Vector2, parent: Node) -> CharacterBody2D:
 	var body := CharacterBody2D.new()
 	body.name = label
@@ -81,7 +68,7 @@ func _initialize() -> void:
 	awareness.use_input_range = true
 	awareness.input_max = 3.0  # pursue 1, search 0.67, puzzled 0.33
 	var pursue: Resource = B.behavior("pursue", [awareness])
-	pursue.on_enter = actions([make("MoveAction", {"destination": "target", "speed": 200.0, "arrive_distance": 4.0})])
+	pursue.on_enter = B.actions([B.resource("MoveAction", {"destination": "target", "speed": 200.0, "arrive_distance": 4.0})])
 	var idle: Resource = B.behavior("idle", [B.consideration("calm")])
 	selector = B.selector([pursue, idle])
 	selector.target_from = "memory"
@@ -93,7 +80,7 @@ func _initialize() -> void:
 	coward_memory = ClassDB.instantiate("MemoryStream")
 	coward.add_child(coward_memory)
 	var flee: Resource = B.behavior("flee", [B.consideration("fear")])
-	flee.on_enter = actions([make("MoveAction", {"destination": "away_from_target", "flee_distance": 150.0,
+	flee.on_enter = B.actions([B.resource("MoveAction", {"destination": "away_from_target", "flee_distance": 150.0,
 		"speed": 120.0})])
 	coward_selector = B.selector([flee])
 	coward_selector.target_from = "memory"
