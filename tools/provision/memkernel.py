@@ -11,12 +11,12 @@ pool runs numpy, with the same answers.
 from __future__ import annotations
 
 import importlib.machinery
+import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from tools.provision import package
 from tools.provision.debian import ProvisionError
 
 
@@ -51,16 +51,26 @@ def provision() -> None:
         include_dirs=[str(kernel.HERE)],
         extra_compile_args=list(kernel.COMPILE_ARGS),
     )
+    # Linked with a plain `-shared`, not the build Python's LDSHARED: that adds its own library
+    # folder as an RPATH, which names this machine (removing the RPATH afterwards leaves the path in
+    # the string table) and is not needed: the module needs only the C library.
+    linker = os.environ.get("CC", "gcc") + " -shared"
+    saved = {name: os.environ.get(name) for name in ("LDSHARED", "LDFLAGS")}
+    os.environ["LDSHARED"], os.environ["LDFLAGS"] = linker, ""
     with tempfile.TemporaryDirectory() as tmp:
         try:
             built = Path(ffi.compile(tmpdir=tmp, verbose=False))
         except Exception as error:
             raise ProvisionError(f"compiling the memory kernel failed: {error}") from error
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         target = kernel.HERE / built.name
         partial = target.with_name(target.name + ".partial")
         shutil.copy2(built, partial)
-        # the build Python's own library folder (its LDFLAGS) names this machine and is not needed
-        subprocess.run([package.patchelf(), "--remove-rpath", str(partial)], check=True, capture_output=True)
         if shutil.which("strip"):  # its debug information is most of its size
             subprocess.run(["strip", "--strip-unneeded", str(partial)], check=True, capture_output=True)
         partial.replace(target)
