@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.utility.behavior import Behavior
+from npc_mind.utility.compiled import CompiledScorer, compiled_for
 from npc_mind.utility.curves import Curve, CurveStack, DType, FloatArray
 from npc_mind.utility.errors import MissingInputError, UtilityDefinitionError, UtilityError
 
@@ -136,6 +137,8 @@ class BatchScorer:
         # Products and vetoes read clamped scores before the NaN check: they keep the clip.
         self._unclipped_ok = self.stack.has_saturating and not self._finish_early
         self.nan_counts: dict[str, int] = {}  # NaN input values seen, per key (one per NPC and target)
+        self._compiled: dict[str, CompiledScorer | None] = {}  # the kernel's plan, per level
+        self._key_arrays = operator.itemgetter(*self.keys) if len(self.keys) > 1 else self._one_key
 
     def score(
         self, inputs: Mapping[str, npt.ArrayLike], target_mask: npt.ArrayLike | None = None
@@ -148,6 +151,29 @@ class BatchScorer:
         arrays, lead = self._flat_inputs(inputs)
         width = lead[0] * lead[-1] if len(lead) == 2 else lead[0]
         repeat = lead[-1] if len(lead) == 2 else 1  # scalar keys are repeated once per target
+        plan = compiled_for(self, self._compiled)  # the compiled kernel, when it runs
+        totals = None if plan is None else plan.totals(self._key_arrays(arrays), width)
+        if totals is not None:
+            assert plan is not None
+            for key, missing in zip(self.keys, plan.nan_counts.tolist(), strict=True):
+                if missing:
+                    self.record_nan(key, missing if key in self.per_target_keys else missing // repeat)
+        else:
+            totals = self._numpy_totals(arrays, width, repeat)
+        if len(lead) == 1:
+            if target_mask is not None:
+                raise UtilityError("target_mask given, but no behavior has per-target considerations")
+            return totals
+        result = totals.reshape(*lead, len(self.behaviors)).transpose(0, 2, 1)
+        if target_mask is not None:
+            mask = np.asarray(target_mask, dtype=bool)
+            if mask.shape != lead:
+                raise UtilityError(f"target_mask has shape {mask.shape}, the per-target inputs {lead}")
+            result[:, self._targeted_behaviors, :] *= mask[:, np.newaxis, :]
+        return result
+
+    def _numpy_totals(self, arrays: dict[str, FloatArray], width: int, repeat: int) -> FloatArray:
+        """(width, B) totals by numpy: the stack's passes, a matrix product, products, vetoes."""
         buffers = self._buffers_for(width)
         values, scores = buffers.values, buffers.scores
         np.concatenate(self._row_arrays(arrays), out=values.reshape(-1))
@@ -167,17 +193,10 @@ class BatchScorer:
             else:
                 CurveStack.finish(scores)
             totals = self._aggregate(buffers)
-        if len(lead) == 1:
-            if target_mask is not None:
-                raise UtilityError("target_mask given, but no behavior has per-target considerations")
-            return totals
-        result = totals.reshape(*lead, len(self.behaviors)).transpose(0, 2, 1)
-        if target_mask is not None:
-            mask = np.asarray(target_mask, dtype=bool)
-            if mask.shape != lead:
-                raise UtilityError(f"target_mask has shape {mask.shape}, the per-target inputs {lead}")
-            result[:, self._targeted_behaviors, :] *= mask[:, np.newaxis, :]
-        return result
+        return totals
+
+    def _one_key(self, arrays: Mapping[str, FloatArray]) -> tuple[FloatArray]:
+        return (arrays[self.keys[0]],)
 
     def _one_row(self, arrays: Mapping[str, FloatArray]) -> tuple[FloatArray]:
         return (arrays[self._row_keys[0]],)

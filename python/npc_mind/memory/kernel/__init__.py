@@ -33,7 +33,7 @@ ENV_VAR = "NPC_MIND_KERNEL"
 LEVELS = ("baseline", "avx2", "avx512")
 CHOICES = ("auto", "numpy", *LEVELS)
 HERE = Path(__file__).resolve().parent
-SOURCES = tuple(HERE / name for name in ("memkernel.h", "memkernel_body.h", "memkernel.c"))
+SOURCES = tuple(HERE / name for name in ("memkernel.h", "memkernel_body.h", "utility_body.h", "memkernel.c"))
 HEADER = HERE / "memkernel.h"
 MODULE = "_memkernel"
 #: The portable baseline ISA (the levels above add their own options per function);

@@ -65,19 +65,28 @@ typedef struct {
 
 #define MK_NPY_DOUBLE 12 /* numpy's type number of float64 (NPY_DOUBLE) */
 
-static int32_t mk_double_loop(const void *ufunc, mk_loop *loop, void **data)
+/* The first loop of a ufunc with `nin` inputs and one output whose types are all float64. */
+static int32_t mk_double_loop_of(const void *ufunc, int nin, mk_loop *loop, void **data)
 {
     const mk_ufunc_head *u = (const mk_ufunc_head *)ufunc;
-    if (u->nin != 1 || u->nout != 1 || u->nargs != 2 || u->ntypes <= 0 || !u->functions || !u->types)
+    if (u->nin != nin || u->nout != 1 || u->nargs != nin + 1 || u->ntypes <= 0 || !u->functions || !u->types)
         return -1;
     for (int i = 0; i < u->ntypes; i++) {
-        if (u->types[2 * i] == MK_NPY_DOUBLE && u->types[2 * i + 1] == MK_NPY_DOUBLE && u->functions[i]) {
+        int all_double = 1;
+        for (int a = 0; a < nin + 1; a++)
+            all_double &= u->types[(nin + 1) * i + a] == MK_NPY_DOUBLE;
+        if (all_double && u->functions[i]) {
             *loop = u->functions[i];
             *data = u->data ? u->data[i] : 0;
             return 0;
         }
     }
     return -1;
+}
+
+static int32_t mk_double_loop(const void *ufunc, mk_loop *loop, void **data)
+{
+    return mk_double_loop_of(ufunc, 1, loop, data);
 }
 
 int32_t mk_take_loops(mk_pool *pool, const void *exp_ufunc, const void *log_ufunc)
@@ -103,6 +112,48 @@ void mk_fill_ln(mk_pool *pool, double *table, int64_t n)
     mk_run(pool->log_loop, pool->log_data, table, n);
 }
 
+int32_t mk_take_utility_loops(mk_utility *plan, const void *exp_ufunc, const void *log_ufunc,
+                              const void *sin_ufunc, const void *power_ufunc)
+{
+    if (mk_double_loop_of(exp_ufunc, 1, &plan->exp_loop, &plan->exp_data) ||
+        mk_double_loop_of(log_ufunc, 1, &plan->log_loop, &plan->log_data) ||
+        mk_double_loop_of(sin_ufunc, 1, &plan->sin_loop, &plan->sin_data) ||
+        mk_double_loop_of(power_ufunc, 2, &plan->power_loop, &plan->power_data))
+        return -1;
+    return 0;
+}
+
+/* numpy's binary loop over n contiguous bases and one exponent (stride 0, as numpy calls it for
+ * an (M, 1) column or a scalar), into out. */
+static inline void mk_run_power(const mk_utility *plan, const double *base, const double *exponent, double *out,
+                                int64_t n)
+{
+    char *args[3] = {(char *)base, (char *)exponent, (char *)out};
+    const intptr_t dimensions[1] = {(intptr_t)n};
+    const intptr_t steps[3] = {sizeof(double), 0, sizeof(double)};
+    plan->power_loop(args, dimensions, steps, plan->power_data);
+}
+
+void mk_utility_apply(const mk_utility *plan, int32_t which, double *values, int64_t n, double exponent)
+{
+    if (which == 0)
+        mk_run(plan->exp_loop, plan->exp_data, values, n);
+    else if (which == 1)
+        mk_run(plan->log_loop, plan->log_data, values, n);
+    else if (which == 2)
+        mk_run(plan->sin_loop, plan->sin_data, values, n);
+    else
+        mk_run_power(plan, values, &exponent, values, n);
+}
+
+/* NPCs per block of utility scoring: the block's rows of curve outputs stay in the first caches. */
+#define MK_U_BLOCK 256
+
+int64_t mk_utility_block(void)
+{
+    return MK_U_BLOCK;
+}
+
 int32_t mk_cpu_level(void)
 {
     __builtin_cpu_init();
@@ -116,12 +167,14 @@ int32_t mk_cpu_level(void)
 
 #define MK_FN(name) name##_baseline
 #include "memkernel_body.h"
+#include "utility_body.h"
 #undef MK_FN
 
 #pragma GCC push_options
 #pragma GCC target("avx2,bmi,bmi2,popcnt,lzcnt")
 #define MK_FN(name) name##_avx2
 #include "memkernel_body.h"
+#include "utility_body.h"
 #undef MK_FN
 #pragma GCC pop_options
 
@@ -129,5 +182,6 @@ int32_t mk_cpu_level(void)
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx2,bmi,bmi2,popcnt,lzcnt")
 #define MK_FN(name) name##_avx512
 #include "memkernel_body.h"
+#include "utility_body.h"
 #undef MK_FN
 #pragma GCC pop_options

@@ -62,3 +62,65 @@ void mk_retrievability_avx2(const mk_pool *pool, const double *last, const doubl
                             double now, double floor, double *out);
 void mk_retrievability_avx512(const mk_pool *pool, const double *last, const double *stability, int64_t n,
                               double now, double floor, double *out);
+
+/* Utility scoring (npc_mind.utility.batch.BatchScorer: a definition's curves on N NPCs' inputs,
+ * then each behavior's weighted sum or product and its vetoes), for float64. Per stack row
+ * (rules.py's pipeline, its steps in the numpy batch's order): `row_key` the input it reads,
+ * `row_family` its shape (the MK_U_* codes of utility_body.h), `row_steps` which optional steps
+ * its family group runs (bits: 1 range, 2 domain, 4 power, 8 invert), and `row_params`, 12
+ * doubles: range low, scale, floor, ceiling; domain low, high; the shape's four parameters;
+ * invert sign, shift. Behaviors: weighted-sum terms (`sum_start` B + 1 offsets into `sum_row`,
+ * `sum_weight`: weight x behavior weight), products (`product_start` P + 1 offsets into
+ * `product_row`, `product_weight`, `product_compensation`; `product_behavior`,
+ * `product_behavior_weight`), vetoes (`veto_row`, `veto_threshold`, `veto_behavior`). */
+typedef struct {
+    int64_t rows;
+    int64_t keys;
+    int64_t behaviors;
+    const int64_t *row_key;
+    const int32_t *row_family;
+    const int32_t *row_steps;
+    const double *row_params;
+    const int64_t *sum_start;
+    const int64_t *sum_row;
+    const double *sum_weight;
+    int64_t products;
+    int32_t product_powered;  /* 0 when every product weight is 1 (no power taken) */
+    const int64_t *product_start;
+    const int64_t *product_row;
+    const double *product_weight;
+    const double *product_compensation;
+    const int64_t *product_behavior;
+    const double *product_behavior_weight;
+    int64_t vetoes;
+    const int64_t *veto_row;
+    const double *veto_threshold;
+    const int64_t *veto_behavior;
+    mk_loop exp_loop;         /* numpy's float64 loops: exp, log, sin (one input), power (two) */
+    void *exp_data;
+    mk_loop log_loop;
+    void *log_data;
+    mk_loop sin_loop;
+    void *sin_data;
+    mk_loop power_loop;
+    void *power_data;
+} mk_utility;
+
+/* NPCs scored per block (the work buffer holds rows + 1 + behaviors rows of this many doubles). */
+int64_t mk_utility_block(void);
+/* Take np.exp's, np.log's, np.sin's and np.power's float64 loops (as mk_take_loops): 0 or -1. */
+int32_t mk_take_utility_loops(mk_utility *plan, const void *exp_ufunc, const void *log_ufunc,
+                              const void *sin_ufunc, const void *power_ufunc);
+/* Apply one of the plan's loops to n contiguous doubles in place (which: 0 exp, 1 log, 2 sin,
+ * 3 power with `exponent`): the loader's check of them. */
+void mk_utility_apply(const mk_utility *plan, int32_t which, double *values, int64_t n, double exponent);
+
+/* The scores (n, B) row-major into `out` of n NPCs whose inputs are `inputs[key][0..n)`, and the
+ * NaN inputs of each key into `nan_counts` (keys long). `scores`, when not NULL, receives every
+ * row's curve output (rows x n, row-major), `work` (rows + 2) x mk_utility_block() doubles. */
+void mk_utility_score_baseline(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+                               int64_t *nan_counts, double *work, double *scores);
+void mk_utility_score_avx2(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+                           int64_t *nan_counts, double *work, double *scores);
+void mk_utility_score_avx512(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+                             int64_t *nan_counts, double *work, double *scores);

@@ -1,0 +1,193 @@
+"""Batched utility scoring in the compiled kernel (`mk_utility_score`, the memory kernel's module:
+`npc_mind/memory/kernel/utility_body.h`; one build, one dispatch, `NPC_MIND_KERNEL`).
+
+`BatchScorer.score` asks `CompiledScorer.totals` first and runs numpy when it answers None:
+`NPC_MIND_KERNEL=numpy`, the module not built (or stale, or numpy's loops not as expected), a
+float32 scorer, a definition with a `table` curve (np.interp's search is left to numpy), or
+inputs that are not contiguous float64 arrays. The plan below is the scorer's own numpy data
+(its stack's parameter columns, weight matrix, products and vetoes) laid out for C; the kernel
+runs rules.py's steps in the numpy batch's order (every row's curve and the products bit for bit,
+the weighted sums in consideration order: tests/test_utility_kernel.py).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from npc_mind.memory import kernel as compiled_kernel
+from npc_mind.utility import rules
+
+if TYPE_CHECKING:
+    from npc_mind.utility.batch import BatchScorer
+    from npc_mind.utility.curves import FloatArray
+
+#: The families the kernel scores (utility_body.h's MK_U_* codes, in that order).
+FAMILY_CODES = {name: code for code, name in enumerate(
+    ("saturating", "polynomial", "logistic", "logit", "normal", "sine", "step")
+)}  # fmt: skip
+#: A row's optional steps (utility_body.h): its group has a range, a domain, takes the power, inverts.
+STEP_RANGE, STEP_DOMAIN, STEP_POWER, STEP_INVERT = 1, 2, 4, 8
+SHAPE_SLOTS = 5  # the most parameters a shape takes (polynomial: m, k, c, b, floor)
+_F64 = np.dtype(np.float64)
+_checked: dict[str, str] = {}  # the loops' check, once per process: "" or why not
+
+
+def _ufuncs(ffi: Any) -> tuple[Any, ...]:
+    return tuple(ffi.cast("void *", id(ufunc)) for ufunc in (np.exp, np.log, np.sin, np.power))
+
+
+def loops_match_numpy(ffi: Any, lib: Any) -> str:
+    """ "" when the kernel's exp, log, sin and power (numpy's loops, taken from the ufuncs) give
+    the ufuncs' bits on edge and spread values; else why not (then numpy scores)."""
+    if "" in _checked:
+        return _checked[""]
+    plan = ffi.new("mk_utility *")
+    if lib.mk_take_utility_loops(plan, *_ufuncs(ffi)):
+        _checked[""] = "unusable: numpy's exp, log, sin or power ufunc has no float64 loop where it looks"
+        return _checked[""]
+    spread = np.linspace(-40.0, 40.0, 997) + np.sin(np.arange(997.0)) * 0.37  # no numpy.random at load
+    sample = np.concatenate(([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, 710.0, -745.5], spread))
+    cases = (
+        (0, np.exp, sample, 0.0),
+        (1, np.log, np.abs(sample) * 1e3, 0.0),
+        (2, np.sin, sample * 1e2, 0.0),
+        (3, lambda x: np.power(x, 2.5), np.abs(sample), 2.5),
+        (3, lambda x: np.power(x, 3.0), sample, 3.0),
+    )
+    why = ""
+    with np.errstate(all="ignore"):
+        for which, ufunc, values, exponent in cases:
+            got = values.copy()
+            lib.mk_utility_apply(plan, which, ffi.from_buffer("double[]", got), got.shape[0], exponent)
+            if got.tobytes() != ufunc(values).tobytes():
+                why = "unusable: one of numpy's exp, log, sin or power loops, called from the kernel, gives other bits"
+                break
+    _checked[""] = why
+    return why
+
+
+def supported(scorer: BatchScorer) -> bool:
+    """Whether the kernel can score this definition (float64, no table curve)."""
+    return scorer.dtype is np.float64 and all(
+        group.shape.__name__ in FAMILY_CODES for group in scorer.stack._groups
+    )
+
+
+class CompiledScorer:
+    """One `BatchScorer`'s plan (`mk_utility`) for one kernel level, with its work buffer."""
+
+    def __init__(self, scorer: BatchScorer, level: compiled_kernel.Kernel) -> None:
+        ffi, lib = level.ffi, level.lib
+        self.ffi = ffi
+        self.score_function = getattr(lib, f"mk_utility_score_{level.level}")
+        self.level = level.level
+        stack = scorer.stack
+        rows = len(stack)
+        key_index = {key: i for i, key in enumerate(scorer.keys)}
+        row_key = np.array([key_index[key] for key in scorer._row_keys], dtype=np.int64)
+        row_family = np.zeros(rows, dtype=np.int32)
+        row_steps = np.zeros(rows, dtype=np.int32)
+        params = np.zeros((rows, 4 + 2 + SHAPE_SLOTS + 2), dtype=np.float64)
+        for group in stack._groups:
+            span = group.rows
+            row_family[span] = FAMILY_CODES[group.shape.__name__]
+            names = [p.name for p in inspect.signature(group.shape).parameters.values() if p.kind is p.KEYWORD_ONLY]
+            steps = 0
+            if group.any_ranged:
+                steps |= STEP_RANGE
+                for slot, column in enumerate((group.range_low, group.range_scale, group.clamp_low, group.clamp_high)):
+                    params[span, slot] = column[:, 0]
+            if group.domain is not None:
+                steps |= STEP_DOMAIN
+                params[span, 4], params[span, 5] = group.domain
+            for slot, name in enumerate(names):
+                params[span, 6 + slot] = np.asarray(group.params[name], dtype=np.float64).reshape(-1)
+            # the numpy code leaves x ** k out only when every k of the group is 1 (codegen.ArrayCode)
+            if group.shape is rules.polynomial and not bool((np.asarray(group.params["k"]) == 1.0).all()):
+                steps |= STEP_POWER
+            if group.any_inverted:
+                steps |= STEP_INVERT
+                params[span, 11], params[span, 12] = group.invert_sign[:, 0], group.invert_shift[:, 0]
+            row_steps[span] = steps
+
+        # weighted sums: each behavior's nonzero columns of the (B, M) weight matrix, in stack order
+        weights = scorer._sum_weights
+        sum_row = [np.flatnonzero(weights[b]) for b in range(weights.shape[0])]
+        sum_start = np.cumsum([0, *(len(r) for r in sum_row)], dtype=np.int64)
+        rows_flat = np.concatenate(sum_row).astype(np.int64) if sum_row else np.zeros(0, np.int64)
+        sum_weight = np.array([weights[b, r] for b, rs in enumerate(sum_row) for r in rs], dtype=np.float64)
+        products = len(scorer._product_behaviors)
+        product_start = np.append(scorer._product_starts, len(scorer._product_rows)).astype(np.int64)
+        self._arrays: list[Any] = []  # keeps every array the plan points into alive
+        plan = ffi.new("mk_utility *")
+        for field, ctype, array in (
+            ("row_key", "int64_t[]", row_key),
+            ("row_family", "int32_t[]", row_family),
+            ("row_steps", "int32_t[]", row_steps),
+            ("row_params", "double[]", params),
+            ("sum_start", "int64_t[]", sum_start),
+            ("sum_row", "int64_t[]", rows_flat),
+            ("sum_weight", "double[]", sum_weight),
+            ("product_start", "int64_t[]", product_start),
+            ("product_row", "int64_t[]", scorer._product_rows.astype(np.int64)),
+            ("product_weight", "double[]", scorer._product_weights.reshape(-1).astype(np.float64)),
+            ("product_compensation", "double[]", scorer._product_compensation.reshape(-1).astype(np.float64)),
+            ("product_behavior", "int64_t[]", scorer._product_behaviors.astype(np.int64)),
+            ("product_behavior_weight", "double[]", scorer._product_behavior_weights.reshape(-1).astype(np.float64)),
+            ("veto_row", "int64_t[]", scorer._veto_rows.astype(np.int64)),
+            ("veto_threshold", "double[]", scorer._veto_thresholds.reshape(-1).astype(np.float64)),
+            ("veto_behavior", "int64_t[]", np.argmax(scorer._veto_owner, axis=0).astype(np.int64)),
+        ):
+            array = np.ascontiguousarray(array)
+            if array.size == 0:
+                array = np.zeros(1, dtype=array.dtype)  # a valid pointer, never read
+            pointer = ffi.from_buffer(ctype, array)
+            self._arrays += [array, pointer]
+            setattr(plan, field, pointer)
+        plan.rows, plan.keys, plan.behaviors = rows, len(scorer.keys), len(scorer.behaviors)
+        plan.products, plan.product_powered = products, not scorer._product_unweighted
+        plan.vetoes = len(scorer._veto_rows)
+        if lib.mk_take_utility_loops(plan, *_ufuncs(ffi)):
+            raise compiled_kernel.KernelUnavailableError("numpy's exp, log, sin or power ufunc changed while running")
+        self.plan = plan
+        self.behaviors = len(scorer.behaviors)
+        self.keys = len(scorer.keys)
+        self.nan_counts = np.zeros(self.keys, dtype=np.int64)
+        self._nan_counts_c = ffi.from_buffer("int64_t[]", self.nan_counts)
+        self.work = np.empty((rows + 1 + self.behaviors) * int(lib.mk_utility_block()))
+        self._work_c = ffi.from_buffer("double[]", self.work)
+
+    def totals(self, arrays: list[Any], width: int, scores: FloatArray | None = None) -> FloatArray | None:
+        """Scores (width, B) of the key arrays (in the scorer's key order, each `width` long), with
+        `nan_counts` per key; None when an array is not a contiguous float64 numpy array (numpy's
+        turn). `scores` (rows, width), when given, receives every row's curve output."""
+        buffer = self.ffi.from_buffer
+        pointers = []
+        for array in arrays:
+            if type(array) is not np.ndarray or array.dtype is not _F64 or not array.flags.c_contiguous:
+                return None
+            pointers.append(buffer("double[]", array))
+        out = np.empty((width, self.behaviors))
+        scores_c = self.ffi.NULL if scores is None else buffer("double[]", scores)
+        self.score_function(
+            self.plan, self.ffi.new("double *[]", pointers), width, buffer("double[]", out), self._nan_counts_c,
+            self._work_c, scores_c,
+        )  # fmt: skip
+        return out
+
+
+def compiled_for(scorer: BatchScorer, cache: dict[str, CompiledScorer | None]) -> CompiledScorer | None:
+    """The scorer's plan at the level `NPC_MIND_KERNEL` chooses now (built once per level, kept in
+    `cache`), or None when numpy scores."""
+    level = compiled_kernel.active()
+    if level is None:
+        return None
+    try:
+        return cache[level.level]
+    except KeyError:
+        usable = supported(scorer) and not loops_match_numpy(level.ffi, level.lib)
+        plan = cache[level.level] = CompiledScorer(scorer, level) if usable else None
+        return plan
