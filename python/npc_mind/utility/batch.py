@@ -290,7 +290,9 @@ class BatchScorer:
         return buffers
 
     def _report_nan(self, values: FloatArray, repeat: int) -> None:
-        suspects = np.flatnonzero(np.isnan(np.add.reduce(values, axis=1)))  # also +inf + -inf: rechecked
+        with np.errstate(all="ignore"):  # a row may hold +inf and -inf, or sum past the largest float
+            sums = np.add.reduce(values, axis=1)
+        suspects = np.flatnonzero(np.isnan(sums))  # also +inf + -inf: rechecked
         counted: set[str] = set()
         for row in suspects:
             key = self._row_keys[row]

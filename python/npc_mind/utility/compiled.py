@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from npc_mind.memory import kernel as compiled_kernel
-from npc_mind.utility import rules
+from npc_mind.utility import codegen, rules
 
 if TYPE_CHECKING:
     from npc_mind.utility.batch import BatchScorer
@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 FAMILY_CODES = {name: code for code, name in enumerate(
     ("saturating", "polynomial", "logistic", "logit", "normal", "sine", "step")
 )}  # fmt: skip
-#: A row's optional steps (utility_body.h): its group has a range, a domain, takes the power, inverts.
-STEP_RANGE, STEP_DOMAIN, STEP_POWER, STEP_INVERT = 1, 2, 4, 8
+#: A row's optional steps (utility_body.h): its group has a range, a domain, takes the power, inverts;
+#: spread: the power's exponents are a column the numpy code spreads to the rows' width.
+STEP_RANGE, STEP_DOMAIN, STEP_POWER, STEP_INVERT, STEP_SPREAD = 1, 2, 4, 8, 16
 SHAPE_SLOTS = 5  # the most parameters a shape takes (polynomial: m, k, c, b, floor)
 _F64 = np.dtype(np.float64)
 _checked: dict[str, str] = {}  # the loops' check, once per process: "" or why not
@@ -91,6 +92,8 @@ class CompiledScorer:
         row_family = np.zeros(rows, dtype=np.int32)
         row_steps = np.zeros(rows, dtype=np.int32)
         params = np.zeros((rows, 4 + 2 + SHAPE_SLOTS + 2), dtype=np.float64)
+        self._spread_groups: list[tuple[slice, int]] = []  # polynomial groups with an exponent column
+        self._width = -1  # the width the spread bits are set for
         for group in stack._groups:
             span = group.rows
             row_family[span] = FAMILY_CODES[group.shape.__name__]
@@ -106,8 +109,11 @@ class CompiledScorer:
             for slot, name in enumerate(names):
                 params[span, 6 + slot] = np.asarray(group.params[name], dtype=np.float64).reshape(-1)
             # the numpy code leaves x ** k out only when every k of the group is 1 (codegen.ArrayCode)
-            if group.shape is rules.polynomial and not bool((np.asarray(group.params["k"]) == 1.0).all()):
+            exponents = np.asarray(group.params["k"]) if group.shape is rules.polynomial else None
+            if exponents is not None and not bool((exponents == 1.0).all()):
                 steps |= STEP_POWER
+                if not bool((exponents == exponents.flat[0]).all()):  # a column, not a literal
+                    self._spread_groups.append((span, span.stop - span.start))
             if group.any_inverted:
                 steps |= STEP_INVERT
                 params[span, 11], params[span, 12] = group.invert_sign[:, 0], group.invert_shift[:, 0]
@@ -153,6 +159,7 @@ class CompiledScorer:
         if lib.mk_take_utility_loops(plan, *_ufuncs(ffi)):
             raise compiled_kernel.KernelUnavailableError("numpy's exp, log, sin or power ufunc changed while running")
         self.plan = plan
+        self.row_steps = row_steps
         self.behaviors = len(scorer.behaviors)
         self.keys = len(scorer.keys)
         self.nan_counts = np.zeros(self.keys, dtype=np.int64)
@@ -164,6 +171,8 @@ class CompiledScorer:
         """Scores (width, B) of the key arrays (in the scorer's key order, each `width` long), with
         `nan_counts` per key; None when an array is not a contiguous float64 numpy array (numpy's
         turn). `scores` (rows, width), when given, receives every row's curve output."""
+        if width != self._width:
+            self._spread_for(width)
         buffer = self.ffi.from_buffer
         pointers = []
         for array in arrays:
@@ -177,6 +186,18 @@ class CompiledScorer:
             self._work_c, scores_c,
         )  # fmt: skip
         return out
+
+
+    def _spread_for(self, width: int) -> None:
+        """np.power's loop may take another path (other bits) for one exponent than for an array
+        of them: a polynomial group's exponent column goes in as the numpy code gives it, spread
+        to the (rows, width) shape up to codegen.WIDEN_BYTES, else one per row."""
+        for span, count in self._spread_groups:
+            if count * width * 8 <= codegen.WIDEN_BYTES:
+                self.row_steps[span] |= STEP_SPREAD
+            else:
+                self.row_steps[span] &= ~STEP_SPREAD
+        self._width = width
 
 
 def compiled_for(scorer: BatchScorer, cache: dict[str, CompiledScorer | None]) -> CompiledScorer | None:

@@ -123,14 +123,15 @@ int32_t mk_take_utility_loops(mk_utility *plan, const void *exp_ufunc, const voi
     return 0;
 }
 
-/* numpy's binary loop over n contiguous bases and one exponent (stride 0, as numpy calls it for
- * an (M, 1) column or a scalar), into out. */
-static inline void mk_run_power(const mk_utility *plan, const double *base, const double *exponent, double *out,
-                                int64_t n)
+/* numpy's binary loop over n contiguous bases and exponents (exponent_step 8), or one exponent
+ * (exponent_step 0, as numpy calls it for a scalar or an (M, 1) column: its loop may then take a
+ * faster path, such as a square root for 0.5, with other bits), into out. */
+static inline void mk_run_power(const mk_utility *plan, const double *base, const double *exponent,
+                                intptr_t exponent_step, double *out, int64_t n)
 {
     char *args[3] = {(char *)base, (char *)exponent, (char *)out};
     const intptr_t dimensions[1] = {(intptr_t)n};
-    const intptr_t steps[3] = {sizeof(double), 0, sizeof(double)};
+    const intptr_t steps[3] = {sizeof(double), exponent_step, sizeof(double)};
     plan->power_loop(args, dimensions, steps, plan->power_data);
 }
 
@@ -143,7 +144,7 @@ void mk_utility_apply(const mk_utility *plan, int32_t which, double *values, int
     else if (which == 2)
         mk_run(plan->sin_loop, plan->sin_data, values, n);
     else
-        mk_run_power(plan, values, &exponent, values, n);
+        mk_run_power(plan, values, &exponent, 0, values, n);
 }
 
 /* NPCs per block of utility scoring: the block's rows of curve outputs stay in the first caches. */

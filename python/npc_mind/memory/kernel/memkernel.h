@@ -67,7 +67,8 @@ void mk_retrievability_avx512(const mk_pool *pool, const double *last, const dou
  * then each behavior's weighted sum or product and its vetoes), for float64. Per stack row
  * (rules.py's pipeline, its steps in the numpy batch's order): `row_key` the input it reads,
  * `row_family` its shape (the MK_U_* codes of utility_body.h), `row_steps` which optional steps
- * its family group runs (bits: 1 range, 2 domain, 4 power, 8 invert), and `row_params`, 12
+ * its family group runs (bits: 1 range, 2 domain, 4 power, 8 invert, 16 power with the exponent
+ * spread to the row's width, as the numpy code spreads a small batch's parameter columns), and `row_params`, 12
  * doubles: range low, scale, floor, ceiling; domain low, high; the shape's four parameters;
  * invert sign, shift. Behaviors: weighted-sum terms (`sum_start` B + 1 offsets into `sum_row`,
  * `sum_weight`: weight x behavior weight), products (`product_start` P + 1 offsets into
@@ -117,7 +118,7 @@ void mk_utility_apply(const mk_utility *plan, int32_t which, double *values, int
 
 /* The scores (n, B) row-major into `out` of n NPCs whose inputs are `inputs[key][0..n)`, and the
  * NaN inputs of each key into `nan_counts` (keys long). `scores`, when not NULL, receives every
- * row's curve output (rows x n, row-major), `work` (rows + 2) x mk_utility_block() doubles. */
+ * row's curve output (rows x n, row-major); `work` holds (rows + 1 + behaviors) x mk_utility_block() doubles. */
 void mk_utility_score_baseline(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
                                int64_t *nan_counts, double *work, double *scores);
 void mk_utility_score_avx2(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,

@@ -10,7 +10,7 @@
 #define MK_U_CODES
 /* Family codes (npc_mind.utility.compiled.FAMILY_CODES) and the optional steps of a row. */
 enum { MK_U_SATURATING, MK_U_POLYNOMIAL, MK_U_LOGISTIC, MK_U_LOGIT, MK_U_NORMAL, MK_U_SINE, MK_U_STEP };
-enum { MK_U_RANGE = 1, MK_U_DOMAIN = 2, MK_U_POWER = 4, MK_U_INVERT = 8 };
+enum { MK_U_RANGE = 1, MK_U_DOMAIN = 2, MK_U_POWER = 4, MK_U_INVERT = 8, MK_U_SPREAD = 16 };
 #define MK_U_PARAMS 13 /* per row: range 4, domain 2, shape 5, invert 2 */
 #define MK_U_LOGIT_EPSILON 1e-9 /* rules.LOGIT_EPSILON */
 
@@ -35,8 +35,10 @@ static inline double mk_u_unit(double y)
 #endif
 
 /* One stack row over `len` NPCs: the curve's pipeline (rules.normalised, clamped, the family's
- * shape, inverted, finished) from x into r, one simple pass per step (each pass vectorises). */
-static void MK_FN(mk_u_row)(const mk_utility *plan, int64_t row, const double *x, double *r, int64_t len)
+ * shape, inverted, finished) from x into r, one simple pass per step (each pass vectorises);
+ * `spare` holds len doubles of scratch. */
+static void MK_FN(mk_u_row)(const mk_utility *plan, int64_t row, const double *x, double *r, int64_t len,
+                            double *spare)
 {
     const double *p = plan->row_params + row * MK_U_PARAMS;
     const int32_t steps = plan->row_steps[row];
@@ -71,8 +73,13 @@ static void MK_FN(mk_u_row)(const mk_utility *plan, int64_t row, const double *x
     case MK_U_POLYNOMIAL: /* t = at_least(u - c, floor); power(t, k) * m + b */
         for (int64_t i = 0; i < len; i++)
             r[i] = mk_u_at_least(x[i] - s2, s4);
-        if (steps & MK_U_POWER)
-            mk_run_power(plan, r, &p[7], r, len);
+        if (steps & MK_U_SPREAD) { /* the numpy code's exponent column spread to its rows' width */
+            for (int64_t i = 0; i < len; i++)
+                spare[i] = s1;
+            mk_run_power(plan, r, spare, sizeof(double), r, len);
+        } else if (steps & MK_U_POWER) {
+            mk_run_power(plan, r, &p[7], 0, r, len);
+        }
         for (int64_t i = 0; i < len; i++)
             r[i] = r[i] * s0 + s3;
         break;
@@ -141,7 +148,7 @@ void MK_FN(mk_utility_score)(const mk_utility *plan, const double *const *inputs
         const int64_t len = start + MK_U_BLOCK < n ? MK_U_BLOCK : n - start;
         for (int64_t row = 0; row < rows; row++) {
             double *r = work + row * MK_U_BLOCK;
-            MK_FN(mk_u_row)(plan, row, inputs[plan->row_key[row]] + start, r, len);
+            MK_FN(mk_u_row)(plan, row, inputs[plan->row_key[row]] + start, r, len, factor);
             if (scores) {
                 for (int64_t i = 0; i < len; i++)
                     scores[row * n + start + i] = r[i];
@@ -167,7 +174,7 @@ void MK_FN(mk_utility_score)(const mk_utility *plan, const double *const *inputs
                 if (plan->product_powered) { /* in place, as numpy's np.power(..., out=factors) */
                     for (int64_t i = 0; i < len; i++)
                         factor[i] = f[i];
-                    mk_run_power(plan, factor, &plan->product_weight[t], factor, len);
+                    mk_run_power(plan, factor, &plan->product_weight[t], 0, factor, len);
                     f = factor;
                 }
                 const double compensation = plan->product_compensation[t];
