@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from npc_mind.memory import kernel
 from npc_mind.utility import Behavior, Consideration, UtilitySelector
 from npc_mind.utility.curves import Linear, Logistic, Normal, Polynomial, Saturating
 from tools.bench_quotes import publish
@@ -33,6 +34,10 @@ KEYS = [f"input_{j}" for j in range(N_KEYS)]
 ROUNDS, BLOCK = 31, 0.02  # interleaved rounds, seconds per timed block
 PER_NPC_CONTEXTS, PER_NPC_ROUNDS = 200, 31
 BASELINE = "baseline: source classes, per-NPC loop"
+FLOAT64 = "score_batch, float64"
+FLOAT64_NUMPY = "score_batch, float64, numpy path (`NPC_MIND_KERNEL=numpy`)"
+#: Issue 21, item 2: float64 score_batch at 1,000 NPCs this many times the per-NPC loop.
+GOAL_NPCS, GOAL_RATIO = 1_000, 100.0
 
 
 # --- the design source's classes, as its main() uses them (the baseline) ----------------------
@@ -165,6 +170,12 @@ def main() -> None:
         ]
     )
     mixed = mixed_selector(rng)
+    # The same definition on the numpy path, timed beside the kernel in the same rounds: its
+    # scorer's plan cache holds "numpy scores" for the level the environment chooses.
+    numpy_path = UtilitySelector(selector.behaviors)
+    level = kernel.active()
+    if level is not None:
+        numpy_path.scorer._compiled[level.level] = None
 
     rows: list[tuple[str, int, Timing, Timing]] = []  # what, N, its timing, the baseline's
     checks: list[str] = []
@@ -178,6 +189,8 @@ def main() -> None:
             [[dict(source.decide(c))[name] for name, _ in definition] for c in contexts[:200]]
         )
         checks.append(f"N={n}: max |score_batch - source| = {np.abs(scores[:200] - expected).max():.1e}")
+        numpy_scores = numpy_path.score_batch(inputs)
+        checks.append(f"N={n}: max |kernel - numpy path| = {np.abs(scores - numpy_scores).max():.1e}")
         scores32 = selector.score_batch(inputs32)
         checks.append(f"N={n}: max |float32 - float64| = {np.abs(scores32 - scores).max():.1e}")
 
@@ -185,7 +198,8 @@ def main() -> None:
         result = compare(
             {
                 BASELINE: lambda c=contexts: [source.decide(context) for context in c],
-                "score_batch, float64": lambda i=inputs: selector.score_batch(i),
+                FLOAT64: lambda i=inputs: selector.score_batch(i),
+                FLOAT64_NUMPY: lambda i=inputs: numpy_path.score_batch(i),
                 "score_batch, float32 inputs": lambda i=inputs32: selector.score_batch(i),
                 "choose_batch (score + anti-dithering state)": lambda i=inputs, b=batch, c=clock: b.choose(
                     i, next(c)
@@ -229,7 +243,7 @@ def main() -> None:
             ],
             "`choose`, top_n 3": lambda t=ticks: [drawing.choose(c, next(t)) for c in sample],
             "`explain`": lambda: [selector.explain(c) for c in sample],
-            "score_batch with N = 1 (numpy: what per-NPC rank cost before, without its sorting)": lambda: [
+            "score_batch with N = 1 (batched: what per-NPC rank cost before, without its sorting)": lambda: [
                 selector.score_batch(r) for r in one_row
             ],
         },
@@ -237,8 +251,15 @@ def main() -> None:
     )
     per_npc_base = per_npc["source classes: `decide` (baseline)"]
 
+    goal = next((timing, base) for what, n, timing, base in rows if what == FLOAT64 and n == GOAL_NPCS)
+    ratios = (goal[1].best / goal[0].best, goal[1].median / goal[0].median)
+    verdict = "met" if min(ratios) >= GOAL_RATIO else "NOT met"
     lines = [
         "# Utility AI benchmark",
+        "",
+        f"Goal (issue 21, item 2): float64 `score_batch` at {GOAL_NPCS:,} NPCs at least {GOAL_RATIO:.0f}x the"
+        f" per-NPC loop: **{verdict}** ({ratios[0]:.0f}x min / min, {ratios[1]:.0f}x median / median).",
+        f"Batched float64 scoring ran: {kernel.status()} (`NPC_MIND_KERNEL`, docs/memory-kernel.md).",
         "",
         f"`scripts/bench utility` (benchmarks/bench_utility.py). {N_BEHAVIORS} behaviors x"
         f" {N_CONSIDERATIONS} considerations",
@@ -247,7 +268,9 @@ def main() -> None:
         "the source's per-NPC Python classes looping over one context dict per NPC, timed in the same",
         "run. The mixed row uses four curve families, products, vetoes and input ranges (the source's",
         "classes cannot express it; its ratio is against the same baseline). float32 inputs (Godot's",
-        "packed arrays) are scored in float32 by default; they agree with float64 to ~3e-7.",
+        "packed arrays) are scored in float32 by default, by numpy; they agree with float64 to ~3e-7.",
+        "float64 runs the compiled kernel when it is built (the numpy path's row: the same definition on",
+        "numpy, in the same rounds).",
         "",
         f"Method: every function, baseline included, is timed in {ROUNDS} interleaved rounds of one",
         f"~{BLOCK * 1e3:.0f} ms block each (order reversed every other round; garbage collector off, as in",

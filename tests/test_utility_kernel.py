@@ -95,7 +95,9 @@ def wild(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return values
 
 
-def inputs_for(selector: UtilitySelector, rng: np.random.Generator, n: int, targets: int) -> dict[str, np.ndarray]:
+def inputs_for(
+    selector: UtilitySelector, rng: np.random.Generator, n: int, targets: int
+) -> dict[str, np.ndarray]:
     per_target = selector.scorer.per_target_keys
     return {key: wild(rng, (n, targets) if key in per_target else (n,)) for key in KEYS}
 
@@ -193,12 +195,35 @@ def test_what_the_kernel_leaves_to_numpy() -> None:
         assert table.scorer._compiled == {kernel.cpu_level(): None}  # np.interp's search: numpy's
         plain.score_batch({key: value.astype(np.float32) for key, value in inputs.items()})
         assert plain._scorers["float32"]._compiled == {kernel.cpu_level(): None}  # float32: numpy's
-        strided = {key: np.repeat(value, 2)[::2] for key, value in inputs.items()}
-        plan = plain.scorer._compiled.get(kernel.cpu_level())
-        assert plan is None or plan.totals([strided["fear"]], 50) is None  # not contiguous: numpy's
-        assert plain.score_batch(strided).tobytes() == plain.score_batch(inputs).tobytes()
-        assert plain.scorer._compiled[kernel.cpu_level()] is not None
+        want = plain.score_batch(inputs)
+        plan = plain.scorer._compiled[kernel.cpu_level()]
+        assert plan is not None
+        # strided, float32 and integer inputs are cast as numpy casts them, then scored here
+        strided = np.repeat(inputs["fear"], 2)[::2]
+        assert plan.totals([strided], 50).tobytes() == want.tobytes()
+        assert plan.totals([inputs["fear"].astype(np.float32)], 50) is not None
+        counts = np.arange(50)
+        assert (
+            plain.score_batch({"fear": counts}).tobytes()
+            == plain.score_batch({"fear": counts * 1.0}).tobytes()
+        )
+        assert plan.totals([np.array(["a"] * 50)], 50) is None  # not numbers: numpy's error
+        with pytest.raises(TypeError):
+            plain.score_batch({"fear": np.array(["a"] * 50)})
     fresh = UtilitySelector(plain.behaviors)
     with forced_kernel("numpy"):
         fresh.score_batch(inputs)
     assert fresh.scorer._compiled == {}
+
+
+def test_float32_inputs_score_in_the_kernel_when_float64_is_asked() -> None:
+    rng = np.random.default_rng(4)
+    behaviors = every_family(rng)
+    inputs32 = {key: rng.uniform(-1.0, 2.0, 300).astype(np.float32) for key in KEYS}
+    with forced_kernel("numpy"):
+        want = UtilitySelector(behaviors).score_batch(inputs32, "float64")
+    selector = UtilitySelector(behaviors)
+    with forced_kernel("auto"):
+        got = selector.score_batch(inputs32, "float64")
+    assert selector.scorer._compiled[kernel.cpu_level()] is not None
+    assert np.abs(got - want).max() <= 1e-14

@@ -260,6 +260,27 @@ def utility_per_npc(stored: Stored, args: Sequence[str]) -> str:
     return span(numbers(cell), " us")
 
 
+UTILITY_ROWS = {  # quote argument -> the batch table's row (docs/benchmarks/utility.md)
+    "float64": "score_batch, float64",
+    "float64-numpy": "score_batch, float64, numpy path (`NPC_MIND_KERNEL=numpy`)",
+    "float32": "score_batch, float32 inputs",
+    "choose": "choose_batch (score + anti-dithering state)",
+    "mixed": "mixed families + product + veto, score_batch",
+}
+
+
+def utility_ratio(stored: Stored, args: Sequence[str]) -> str:
+    """A batch row's speed-up over the per-NPC loop, min / min to median / median:
+    `utility:ratio 1,000 float64` (float64-numpy, float32, choose, mixed)."""
+    if len(args) != 2 or args[1] not in UTILITY_ROWS:
+        raise QuoteError(f"utility ratio: name the NPCs (1,000) and one of {', '.join(UTILITY_ROWS)}")
+    table = stored.table("vs baseline (min / min)")
+    where = {"what": UTILITY_ROWS[args[1]], "NPCs": args[0]}
+    (best,) = table.cells("vs baseline (min / min)", **where)
+    (median,) = table.cells("(median / median)", **where)
+    return span([*numbers(best), *numbers(median)], "x")
+
+
 _MEMORY_WORK = {"record": "(a) record 4 each", "query": "(b) query 1 each", "sweep": "(c) R of all"}
 
 
@@ -355,6 +376,7 @@ QUOTES: dict[tuple[str, str], Quote] = {
     ("binding", "gdscript"): binding_gdscript,
     ("binding", "ratio-max"): binding_ratio_max,
     ("utility", "per-npc"): utility_per_npc,
+    ("utility", "ratio"): utility_ratio,
     ("memory", "ratio"): memory_ratio,
     ("game", "ratio"): game_ratio,
     ("llm", "request"): llm_request,

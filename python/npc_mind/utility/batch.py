@@ -6,6 +6,9 @@ pass over an (M_f, N) slice), the inputs are laid out in that order with one `np
 weighted sums are one matrix product, products one `multiply.reduceat`. The (M, N) work arrays are
 kept and reused between calls.
 
+float64 batches run the compiled kernel instead when it is built (`npc_mind.utility.compiled`:
+the same steps in C, one call; `NPC_MIND_KERNEL=numpy` keeps them here, docs/memory-kernel.md).
+
 Speed: for curves that cannot leave [0, 1] (e.g. the saturating one), the final NaN -> 0 clamp is
 skipped unless the (N, B) result shows a NaN, which is far smaller to check than every input.
 
@@ -155,9 +158,10 @@ class BatchScorer:
         totals = None if plan is None else plan.totals(self._key_arrays(arrays), width)
         if totals is not None:
             assert plan is not None
-            for key, missing in zip(self.keys, plan.nan_counts.tolist(), strict=True):
-                if missing:
-                    self.record_nan(key, missing if key in self.per_target_keys else missing // repeat)
+            if plan.missing:  # NaN inputs, counted per key as the numpy path counts them
+                for key, missing in zip(self.keys, plan.nan_counts.tolist(), strict=True):
+                    if missing:
+                        self.record_nan(key, missing if key in self.per_target_keys else missing // repeat)
         else:
             totals = self._numpy_totals(arrays, width, repeat)
         if len(lead) == 1:

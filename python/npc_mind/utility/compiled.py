@@ -4,7 +4,8 @@
 `BatchScorer.score` asks `CompiledScorer.totals` first and runs numpy when it answers None:
 `NPC_MIND_KERNEL=numpy`, the module not built (or stale, or numpy's loops not as expected), a
 float32 scorer, a definition with a `table` curve (np.interp's search is left to numpy), or
-inputs that are not contiguous float64 arrays. The plan below is the scorer's own numpy data
+inputs that are not real numbers (other real dtypes and strided arrays are cast to contiguous
+float64, as numpy casts them into its rows). The plan below is the scorer's own numpy data
 (its stack's parameter columns, weight matrix, products and vetoes) laid out for C; the kernel
 runs rules.py's steps in the numpy batch's order (every row's curve and the products bit for bit,
 the weighted sums in consideration order: tests/test_utility_kernel.py).
@@ -13,6 +14,7 @@ the weighted sums in consideration order: tests/test_utility_kernel.py).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +35,8 @@ FAMILY_CODES = {name: code for code, name in enumerate(
 STEP_RANGE, STEP_DOMAIN, STEP_POWER, STEP_INVERT, STEP_SPREAD = 1, 2, 4, 8, 16
 SHAPE_SLOTS = 5  # the most parameters a shape takes (polynomial: m, k, c, b, floor)
 _F64 = np.dtype(np.float64)
-_checked: dict[str, str] = {}  # the loops' check, once per process: "" or why not
+_CONVERTED = "biuf"  # input kinds the numpy path casts to float64 as it lays them out (bool, ints, floats)
+_checked: list[str] = []  # the loops' check, once per process: "" or why not
 
 
 def _ufuncs(ffi: Any) -> tuple[Any, ...]:
@@ -43,12 +46,12 @@ def _ufuncs(ffi: Any) -> tuple[Any, ...]:
 def loops_match_numpy(ffi: Any, lib: Any) -> str:
     """ "" when the kernel's exp, log, sin and power (numpy's loops, taken from the ufuncs) give
     the ufuncs' bits on edge and spread values; else why not (then numpy scores)."""
-    if "" in _checked:
-        return _checked[""]
+    if _checked:
+        return _checked[0]
     plan = ffi.new("mk_utility *")
     if lib.mk_take_utility_loops(plan, *_ufuncs(ffi)):
-        _checked[""] = "unusable: numpy's exp, log, sin or power ufunc has no float64 loop where it looks"
-        return _checked[""]
+        _checked.append("unusable: numpy's exp, log, sin or power ufunc has no float64 loop where it looks")
+        return _checked[0]
     spread = np.linspace(-40.0, 40.0, 997) + np.sin(np.arange(997.0)) * 0.37  # no numpy.random at load
     sample = np.concatenate(([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, 710.0, -745.5], spread))
     cases = (
@@ -64,9 +67,9 @@ def loops_match_numpy(ffi: Any, lib: Any) -> str:
             got = values.copy()
             lib.mk_utility_apply(plan, which, ffi.from_buffer("double[]", got), got.shape[0], exponent)
             if got.tobytes() != ufunc(values).tobytes():
-                why = "unusable: one of numpy's exp, log, sin or power loops, called from the kernel, gives other bits"
+                why = "unusable: a numpy loop (exp, log, sin, power) called from the kernel gives other bits"
                 break
-    _checked[""] = why
+    _checked.append(why)
     return why
 
 
@@ -97,11 +100,15 @@ class CompiledScorer:
         for group in stack._groups:
             span = group.rows
             row_family[span] = FAMILY_CODES[group.shape.__name__]
-            names = [p.name for p in inspect.signature(group.shape).parameters.values() if p.kind is p.KEYWORD_ONLY]
+            names = [
+                p.name for p in inspect.signature(group.shape).parameters.values() if p.kind is p.KEYWORD_ONLY
+            ]
             steps = 0
             if group.any_ranged:
                 steps |= STEP_RANGE
-                for slot, column in enumerate((group.range_low, group.range_scale, group.clamp_low, group.clamp_high)):
+                for slot, column in enumerate(
+                    (group.range_low, group.range_scale, group.clamp_low, group.clamp_high)
+                ):
                     params[span, slot] = column[:, 0]
             if group.domain is not None:
                 steps |= STEP_DOMAIN
@@ -142,51 +149,67 @@ class CompiledScorer:
             ("product_weight", "double[]", scorer._product_weights.reshape(-1).astype(np.float64)),
             ("product_compensation", "double[]", scorer._product_compensation.reshape(-1).astype(np.float64)),
             ("product_behavior", "int64_t[]", scorer._product_behaviors.astype(np.int64)),
-            ("product_behavior_weight", "double[]", scorer._product_behavior_weights.reshape(-1).astype(np.float64)),
+            (
+                "product_behavior_weight",
+                "double[]",
+                scorer._product_behavior_weights.reshape(-1).astype(np.float64),
+            ),
             ("veto_row", "int64_t[]", scorer._veto_rows.astype(np.int64)),
             ("veto_threshold", "double[]", scorer._veto_thresholds.reshape(-1).astype(np.float64)),
             ("veto_behavior", "int64_t[]", np.argmax(scorer._veto_owner, axis=0).astype(np.int64)),
         ):
-            array = np.ascontiguousarray(array)
-            if array.size == 0:
-                array = np.zeros(1, dtype=array.dtype)  # a valid pointer, never read
-            pointer = ffi.from_buffer(ctype, array)
-            self._arrays += [array, pointer]
+            held = np.ascontiguousarray(array)
+            if held.size == 0:
+                held = np.zeros(1, dtype=held.dtype)  # a valid pointer, never read
+            pointer = ffi.from_buffer(ctype, held)
+            self._arrays += [held, pointer]
             setattr(plan, field, pointer)
         plan.rows, plan.keys, plan.behaviors = rows, len(scorer.keys), len(scorer.behaviors)
         plan.products, plan.product_powered = products, not scorer._product_unweighted
         plan.vetoes = len(scorer._veto_rows)
         if lib.mk_take_utility_loops(plan, *_ufuncs(ffi)):
-            raise compiled_kernel.KernelUnavailableError("numpy's exp, log, sin or power ufunc changed while running")
+            raise compiled_kernel.KernelUnavailableError(
+                "numpy's exp, log, sin or power ufunc changed while running"
+            )
         self.plan = plan
         self.row_steps = row_steps
         self.behaviors = len(scorer.behaviors)
         self.keys = len(scorer.keys)
-        self.nan_counts = np.zeros(self.keys, dtype=np.int64)
+        self.nan_counts = np.zeros(self.keys, dtype=np.int64)  # the last call's NaN inputs, per key
+        self.missing = 0  # and in all
         self._nan_counts_c = ffi.from_buffer("int64_t[]", self.nan_counts)
         self.work = np.empty((rows + 1 + self.behaviors) * int(lib.mk_utility_block()))
         self._work_c = ffi.from_buffer("double[]", self.work)
 
-    def totals(self, arrays: list[Any], width: int, scores: FloatArray | None = None) -> FloatArray | None:
+    def totals(
+        self, arrays: Sequence[Any], width: int, scores: FloatArray | None = None
+    ) -> FloatArray | None:
         """Scores (width, B) of the key arrays (in the scorer's key order, each `width` long), with
-        `nan_counts` per key; None when an array is not a contiguous float64 numpy array (numpy's
-        turn). `scores` (rows, width), when given, receives every row's curve output."""
+        `nan_counts` per key; arrays of other real dtypes or strides are cast to contiguous
+        float64 first (as numpy casts them into its rows), None for anything else (numpy's turn,
+        which raises its errors). `scores` (rows, width), when given, receives every row's curve
+        output."""
         if width != self._width:
             self._spread_for(width)
         buffer = self.ffi.from_buffer
         pointers = []
-        for array in arrays:
+        kept = []  # the arrays converted here, alive until the call returns
+        for given in arrays:
+            array = given
             if type(array) is not np.ndarray or array.dtype is not _F64 or not array.flags.c_contiguous:
-                return None
+                if type(array) is not np.ndarray or array.dtype.kind not in _CONVERTED:
+                    return None  # numpy's turn (its cast raises what it raises)
+                array = np.ascontiguousarray(array, dtype=np.float64)  # numpy's own cast into its rows
+                kept.append(array)
             pointers.append(buffer("double[]", array))
         out = np.empty((width, self.behaviors))
         scores_c = self.ffi.NULL if scores is None else buffer("double[]", scores)
-        self.score_function(
-            self.plan, self.ffi.new("double *[]", pointers), width, buffer("double[]", out), self._nan_counts_c,
-            self._work_c, scores_c,
-        )  # fmt: skip
+        inputs_c = self.ffi.new("double *[]", pointers)
+        out_c = buffer("double[]", out)
+        self.missing = self.score_function(
+            self.plan, inputs_c, width, out_c, self._nan_counts_c, self._work_c, scores_c
+        )
         return out
-
 
     def _spread_for(self, width: int) -> None:
         """np.power's loop may take another path (other bits) for one exponent than for an array

@@ -117,11 +117,11 @@ int32_t mk_take_utility_loops(mk_utility *plan, const void *exp_ufunc, const voi
 void mk_utility_apply(const mk_utility *plan, int32_t which, double *values, int64_t n, double exponent);
 
 /* The scores (n, B) row-major into `out` of n NPCs whose inputs are `inputs[key][0..n)`, and the
- * NaN inputs of each key into `nan_counts` (keys long). `scores`, when not NULL, receives every
+ * NaN inputs of each key into `nan_counts` (keys long); returns how many NaN inputs in all. `scores`, when not NULL, receives every
  * row's curve output (rows x n, row-major); `work` holds (rows + 1 + behaviors) x mk_utility_block() doubles. */
-void mk_utility_score_baseline(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+int64_t mk_utility_score_baseline(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
                                int64_t *nan_counts, double *work, double *scores);
-void mk_utility_score_avx2(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+int64_t mk_utility_score_avx2(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
                            int64_t *nan_counts, double *work, double *scores);
-void mk_utility_score_avx512(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+int64_t mk_utility_score_avx512(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
                              int64_t *nan_counts, double *work, double *scores);

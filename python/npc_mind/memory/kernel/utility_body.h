@@ -132,16 +132,18 @@ static void MK_FN(mk_u_row)(const mk_utility *plan, int64_t row, const double *x
         r[i] = mk_u_unit(r[i]);
 }
 
-void MK_FN(mk_utility_score)(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
+int64_t MK_FN(mk_utility_score)(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
                              int64_t *nan_counts, double *work, double *scores)
 {
     const int64_t rows = plan->rows, behaviors = plan->behaviors;
+    int64_t all_missing = 0;
     for (int64_t key = 0; key < plan->keys; key++) {
         const double *x = inputs[key];
         int64_t missing = 0;
         for (int64_t i = 0; i < n; i++)
             missing += x[i] != x[i];
         nan_counts[key] = missing;
+        all_missing += missing;
     }
     double *factor = work + rows * MK_U_BLOCK, *acc = factor + MK_U_BLOCK;
     for (int64_t start = 0; start < n; start += MK_U_BLOCK) {
@@ -202,4 +204,5 @@ void MK_FN(mk_utility_score)(const mk_utility *plan, const double *const *inputs
                 block_out[i * behaviors + b] = acc[b * MK_U_BLOCK + i];
         }
     }
+    return all_missing;
 }
