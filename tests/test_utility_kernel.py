@@ -216,6 +216,21 @@ def test_what_the_kernel_leaves_to_numpy() -> None:
     assert fresh.scorer._compiled == {}
 
 
+def test_without_generated_code_the_batch_calls_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NPC_MIND_NO_CODEGEN=1 (codegen.GENERATE off): a breakpoint in rules.py is hit by a batch."""
+    from npc_mind.utility import codegen, rules
+
+    monkeypatch.setattr(codegen, "GENERATE", False)
+    calls = []
+    saturating = rules.SHAPES["saturating"]
+    monkeypatch.setitem(rules.SHAPES, "saturating", lambda *a, **k: calls.append(1) or saturating(*a, **k))
+    selector = UtilitySelector([Behavior("s", [Consideration("fear", Saturating(k=1.0))])])
+    with forced_kernel("auto"):
+        scores = selector.score_batch({"fear": np.array([1.0, 3.0])})
+    assert calls and scores[:, 0].tolist() == [0.5, 0.75]
+    assert selector.scorer._compiled == {}
+
+
 def test_float32_inputs_score_in_the_kernel_when_float64_is_asked() -> None:
     rng = np.random.default_rng(4)
     behaviors = every_family(rng)

@@ -2,13 +2,14 @@
 `npc_mind/memory/kernel/utility_body.h`; one build, one dispatch, `NPC_MIND_KERNEL`).
 
 `BatchScorer.score` asks `CompiledScorer.totals` first and runs numpy when it answers None:
-`NPC_MIND_KERNEL=numpy`, the module not built (or stale, or numpy's loops not as expected), a
-float32 scorer, a definition with a `table` curve (np.interp's search is left to numpy), or
-inputs that are not real numbers (other real dtypes and strided arrays are cast to contiguous
-float64, as numpy casts them into its rows). The plan below is the scorer's own numpy data
-(its stack's parameter columns, weight matrix, products and vetoes) laid out for C; the kernel
-runs rules.py's steps in the numpy batch's order (every row's curve and the products bit for bit,
-the weighted sums in consideration order: tests/test_utility_kernel.py).
+`NPC_MIND_KERNEL=numpy` (or `NPC_MIND_NO_CODEGEN=1`, which calls the rules), the module not
+built (or stale, or numpy's loops not as expected), a float32 scorer, a definition with a
+`table` curve (np.interp's search is left to numpy), or inputs that are not real numbers (other
+real dtypes and strided arrays are cast to contiguous float64, as numpy casts them into its
+rows). The plan below is the scorer's own numpy data (its stack's parameter columns, weight
+matrix, products and vetoes) laid out for C; the kernel runs rules.py's steps in the numpy
+batch's order (every row's curve and the products bit for bit, the weighted sums in
+consideration order: tests/test_utility_kernel.py).
 """
 
 from __future__ import annotations
@@ -226,6 +227,8 @@ class CompiledScorer:
 def compiled_for(scorer: BatchScorer, cache: dict[str, CompiledScorer | None]) -> CompiledScorer | None:
     """The scorer's plan at the level `NPC_MIND_KERNEL` chooses now (built once per level, kept in
     `cache`), or None when numpy scores."""
+    if not codegen.GENERATE:  # NPC_MIND_NO_CODEGEN=1: every path calls the rules (breakpoints hit)
+        return None
     level = compiled_kernel.active()
     if level is None:
         return None
