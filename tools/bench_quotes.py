@@ -278,7 +278,8 @@ def utility_ratio(stored: Stored, args: Sequence[str]) -> str:
     where = {"what": UTILITY_ROWS[args[1]], "NPCs": args[0]}
     (best,) = table.cells("vs baseline (min / min)", **where)
     (median,) = table.cells("(median / median)", **where)
-    return span([*numbers(best), *numbers(median)], "x")
+    low, high = (f"{value:,.0f}" for value in sorted((*numbers(best), *numbers(median))))  # as the table
+    return f"{low}x" if low == high else f"{low}-{high}x"
 
 
 _MEMORY_WORK = {"record": "(a) record 4 each", "query": "(b) query 1 each", "sweep": "(c) R of all"}
