@@ -2,12 +2,14 @@
 path, at each dispatch level this CPU runs: over random definitions of every family (ranges,
 inverts, products with and without weights, vetoes, behavior weights, per-target inputs) and
 random inputs with NaN, +-inf, -0.0, huge and out-of-range values, at NPC counts around the
-kernel's block, every row's curve output is numpy's bit for bit, products and vetoes too, and a
-weighted sum is within its summation-order bound (numpy sums with a matrix product, in BLAS's
-order); the NaN reports are the same. What the kernel leaves to numpy (tables, float32, strided
-inputs, NPC_MIND_KERNEL=numpy) runs numpy."""
+kernel's block, every row's curve output is numpy's bit for bit (tables: np.interp's), products
+and vetoes too, and a weighted sum is within its summation-order bound (numpy sums with a matrix
+product, in BLAS's order); the NaN reports are the same. What the kernel leaves to numpy (float32,
+inputs that are not numbers, NPC_MIND_KERNEL=numpy, NPC_MIND_NO_CODEGEN=1) runs numpy."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -44,6 +46,7 @@ def every_family(rng: np.random.Generator) -> list[Behavior]:
         "normal": lambda **kw: Normal(m=u(0.3, 1.0), k=u(0.05, 0.5), c=u(0.0, 1.0), **kw),
         "sine": lambda **kw: Sine(m=u(0.2, 0.5), k=u(0.5, 3.0), c=u(-0.5, 0.5), b=0.5, **kw),
         "step": lambda **kw: Step(threshold=u(0.0, 1.0), low=u(0.0, 0.5), high=u(0.5, 1.0), **kw),
+        "table": lambda **kw: random_table(rng, **kw),
     }
     return [
         Behavior(
@@ -59,6 +62,14 @@ def every_family(rng: np.random.Generator) -> list[Behavior]:
     ]
 
 
+def random_table(rng: np.random.Generator, **common: object) -> Table:
+    """Two to seven points (some sharing a y: flat segments), x on the inputs' specials too."""
+    count = int(rng.integers(2, 8))
+    xs = np.unique(np.concatenate((rng.choice([-0.0, 0.0, 0.5, 1.0], 1), rng.uniform(-1.0, 2.0, count))))
+    ys = rng.choice([0.0, 0.25, 1.0, float(rng.uniform(-0.2, 1.2))], len(xs))
+    return Table(points=tuple(zip(xs.tolist(), ys.tolist(), strict=True)), **common)  # type: ignore[arg-type]  # the base's keywords
+
+
 def random_behaviors(rng: np.random.Generator, per_target: bool, unweighted: bool) -> list[Behavior]:
     behaviors = []
     for b in range(int(rng.integers(1, 10))):
@@ -66,8 +77,6 @@ def random_behaviors(rng: np.random.Generator, per_target: bool, unweighted: boo
         for _ in range(int(rng.integers(1, 6))):
             key = str(rng.choice(KEYS))
             curve = random_curve(rng)
-            while isinstance(curve, Table):
-                curve = random_curve(rng)
             considerations.append(
                 Consideration(
                     key,
@@ -102,7 +111,12 @@ def inputs_for(
     return {key: wild(rng, (n, targets) if key in per_target else (n,)) for key in KEYS}
 
 
-def compare(selector_of, inputs, level: str, target_mask=None) -> None:  # type: ignore[no-untyped-def]
+def compare(
+    selector_of: Callable[[], UtilitySelector],
+    inputs: dict[str, np.ndarray],
+    level: str,
+    target_mask: np.ndarray | None = None,
+) -> None:
     """One definition, scored on numpy and at `level` by two selectors: the same curve bits, the
     same products and vetoes, weighted sums within their bound, the same NaN reports."""
     numpy_selector, compiled_selector = selector_of(), selector_of()
@@ -185,14 +199,27 @@ def test_batch_choices_are_numpys(level: str) -> None:
     assert choices[level] == choices["numpy"]
 
 
+@pytest.mark.parametrize("level", COMPILED)
+def test_tables_interpolate_as_np_interp(level: str) -> None:
+    """Inputs on every table's points and ends, between them, beyond them; tables stacked at
+    shifts 0, 2, 4... (one np.interp call in numpy), with flat and steep segments."""
+    rng = np.random.default_rng(5)
+    tables = [random_table(rng) for _ in range(6)]
+    tables.append(Table(points=((0.0, 0.0), (1e-9, 1.0), (1e9, 0.0))))
+    knots = np.array([x for table in tables for x, _ in table.points])
+    inputs = np.concatenate(
+        (knots, np.nextafter(knots, np.inf), np.nextafter(knots, -np.inf), wild(rng, (500,)))
+    )
+    behaviors = [Behavior(f"t{i}", [Consideration("fear", table)]) for i, table in enumerate(tables)]
+    selector_of = lambda: UtilitySelector(behaviors)  # noqa: E731
+    compare(selector_of, {"fear": inputs}, level)
+
+
 def test_what_the_kernel_leaves_to_numpy() -> None:
     rng = np.random.default_rng(3)
     inputs = {key: rng.uniform(0.0, 2.0, 50) for key in KEYS}
-    table = UtilitySelector([Behavior("t", [Consideration("fear", Table(points=((0.0, 0.0), (1.0, 1.0))))])])
     plain = UtilitySelector([Behavior("s", [Consideration("fear", Saturating(k=1.0))])])
     with forced_kernel("auto"):
-        table.score_batch(inputs)
-        assert table.scorer._compiled == {kernel.cpu_level(): None}  # np.interp's search: numpy's
         plain.score_batch({key: value.astype(np.float32) for key, value in inputs.items()})
         assert plain._scorers["float32"]._compiled == {kernel.cpu_level(): None}  # float32: numpy's
         want = plain.score_batch(inputs)

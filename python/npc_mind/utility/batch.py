@@ -139,6 +139,8 @@ class BatchScorer:
         self._row_arrays = operator.itemgetter(*self._row_keys) if n_rows > 1 else self._one_row
         # Products and vetoes read clamped scores before the NaN check: they keep the clip.
         self._unclipped_ok = self.stack.has_saturating and not self._finish_early
+        # Curves that may leave [0, 1] always end with the clamp, so a NaN input never reaches the totals.
+        self._self_finishing = not all(group.bounded for group in self.stack._groups)
         self.nan_counts: dict[str, int] = {}  # NaN input values seen, per key (one per NPC and target)
         self._compiled: dict[str, CompiledScorer | None] = {}  # the kernel's plan, per level
         self._key_arrays = operator.itemgetter(*self.keys) if len(self.keys) > 1 else self._one_key
@@ -197,6 +199,8 @@ class BatchScorer:
             else:
                 CurveStack.finish(scores)
             totals = self._aggregate(buffers)
+        elif self._self_finishing:  # unbounded curves clamp a NaN to 0 themselves: look at the inputs
+            self._report_nan(values, repeat)
         return totals
 
     def _one_key(self, arrays: Mapping[str, FloatArray]) -> tuple[FloatArray]:

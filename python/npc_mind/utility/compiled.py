@@ -3,13 +3,12 @@
 
 `BatchScorer.score` asks `CompiledScorer.totals` first and runs numpy when it answers None:
 `NPC_MIND_KERNEL=numpy` (or `NPC_MIND_NO_CODEGEN=1`, which calls the rules), the module not
-built (or stale, or numpy's loops not as expected), a float32 scorer, a definition with a
-`table` curve (np.interp's search is left to numpy), or inputs that are not real numbers (other
-real dtypes and strided arrays are cast to contiguous float64, as numpy casts them into its
-rows). The plan below is the scorer's own numpy data (its stack's parameter columns, weight
-matrix, products and vetoes) laid out for C; the kernel runs rules.py's steps in the numpy
-batch's order (every row's curve and the products bit for bit, the weighted sums in
-consideration order: tests/test_utility_kernel.py).
+built (or stale, or numpy's loops not as expected), a float32 scorer, or inputs that are not real
+numbers (other real dtypes and strided arrays are cast to contiguous float64, as numpy casts them
+into its rows). The plan below is the scorer's own numpy data (its stack's parameter columns,
+weight matrix, products and vetoes, a table group's stacked points) laid out for C; the kernel
+runs rules.py's steps in the numpy batch's order (every row's curve and the products bit for
+bit, the weighted sums in consideration order: tests/test_utility_kernel.py).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 
 #: The families the kernel scores (utility_body.h's MK_U_* codes, in that order).
 FAMILY_CODES = {name: code for code, name in enumerate(
-    ("saturating", "polynomial", "logistic", "logit", "normal", "sine", "step")
+    ("saturating", "polynomial", "logistic", "logit", "normal", "sine", "step", "table")
 )}  # fmt: skip
 #: A row's optional steps (utility_body.h): its group has a range, a domain, takes the power, inverts;
 #: spread: the power's exponents are a column the numpy code spreads to the rows' width.
@@ -75,7 +74,7 @@ def loops_match_numpy(ffi: Any, lib: Any) -> str:
 
 
 def supported(scorer: BatchScorer) -> bool:
-    """Whether the kernel can score this definition (float64, no table curve)."""
+    """Whether the kernel can score this definition (float64: numpy scores float32)."""
     return scorer.dtype is np.float64 and all(
         group.shape.__name__ in FAMILY_CODES for group in scorer.stack._groups
     )
@@ -98,6 +97,7 @@ class CompiledScorer:
         params = np.zeros((rows, 4 + 2 + SHAPE_SLOTS + 2), dtype=np.float64)
         self._spread_groups: list[tuple[slice, int]] = []  # polynomial groups with an exponent column
         self._width = -1  # the width the spread bits are set for
+        self._table: tuple[np.ndarray, ...] = (np.zeros(2), np.zeros(2), np.zeros(1))  # xp, fp, slopes
         for group in stack._groups:
             span = group.rows
             row_family[span] = FAMILY_CODES[group.shape.__name__]
@@ -114,6 +114,12 @@ class CompiledScorer:
             if group.domain is not None:
                 steps |= STEP_DOMAIN
                 params[span, 4], params[span, 5] = group.domain
+            if group.shape is rules.table:  # per row its span's columns; the stacked points once
+                names = ["first", "last", "inverse_span", "shift"]
+                table = [np.ascontiguousarray(group.params[name], dtype=np.float64) for name in ("xp", "fp")]
+                with np.errstate(all="ignore"):  # stacked x values may round together: never read then
+                    slopes = (table[1][1:] - table[1][:-1]) / (table[0][1:] - table[0][:-1])  # np.interp's
+                self._table = (*table, slopes)
             for slot, name in enumerate(names):
                 params[span, 6 + slot] = np.asarray(group.params[name], dtype=np.float64).reshape(-1)
             # the numpy code leaves x ** k out only when every k of the group is 1 (codegen.ArrayCode)
@@ -158,6 +164,9 @@ class CompiledScorer:
             ("veto_row", "int64_t[]", scorer._veto_rows.astype(np.int64)),
             ("veto_threshold", "double[]", scorer._veto_thresholds.reshape(-1).astype(np.float64)),
             ("veto_behavior", "int64_t[]", np.argmax(scorer._veto_owner, axis=0).astype(np.int64)),
+            ("table_xp", "double[]", self._table[0]),
+            ("table_fp", "double[]", self._table[1]),
+            ("table_slopes", "double[]", self._table[2]),
         ):
             held = np.ascontiguousarray(array)
             if held.size == 0:
@@ -168,6 +177,7 @@ class CompiledScorer:
         plan.rows, plan.keys, plan.behaviors = rows, len(scorer.keys), len(scorer.behaviors)
         plan.products, plan.product_powered = products, not scorer._product_unweighted
         plan.vetoes = len(scorer._veto_rows)
+        plan.table_points = len(self._table[0])
         if lib.mk_take_utility_loops(plan, *_ufuncs(ffi)):
             raise compiled_kernel.KernelUnavailableError(
                 "numpy's exp, log, sin or power ufunc changed while running"

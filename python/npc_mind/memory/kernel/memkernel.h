@@ -97,6 +97,10 @@ typedef struct {
     const int64_t *veto_row;
     const double *veto_threshold;
     const int64_t *veto_behavior;
+    int64_t table_points;     /* the table group's points, stacked as numpy's np.interp gets them */
+    const double *table_xp;
+    const double *table_fp;
+    const double *table_slopes; /* (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]), as np.interp's */
     mk_loop exp_loop;         /* numpy's float64 loops: exp, log, sin (one input), power (two) */
     void *exp_data;
     mk_loop log_loop;

@@ -9,7 +9,7 @@
 #ifndef MK_U_CODES
 #define MK_U_CODES
 /* Family codes (npc_mind.utility.compiled.FAMILY_CODES) and the optional steps of a row. */
-enum { MK_U_SATURATING, MK_U_POLYNOMIAL, MK_U_LOGISTIC, MK_U_LOGIT, MK_U_NORMAL, MK_U_SINE, MK_U_STEP };
+enum { MK_U_SATURATING, MK_U_POLYNOMIAL, MK_U_LOGISTIC, MK_U_LOGIT, MK_U_NORMAL, MK_U_SINE, MK_U_STEP, MK_U_TABLE };
 enum { MK_U_RANGE = 1, MK_U_DOMAIN = 2, MK_U_POWER = 4, MK_U_INVERT = 8, MK_U_SPREAD = 16 };
 #define MK_U_PARAMS 13 /* per row: range 4, domain 2, shape 5, invert 2 */
 #define MK_U_LOGIT_EPSILON 1e-9 /* rules.LOGIT_EPSILON */
@@ -24,6 +24,43 @@ static inline double mk_u_clip(double x, double low, double high)
 static inline double mk_u_at_least(double x, double floor)
 {
     return (x > floor || x != x) ? x : floor;
+}
+
+/* np.interp(v, xp, fp) for one double (numpy's arr_interp): NaN stays NaN, fp's ends beyond xp's,
+ * the point's own y on a point, else the segment's slope from its left point (from its right one
+ * if that gives NaN, and the shared y of a flat segment if both do). j: the last point at or
+ * below v, as numpy's binary search finds it. */
+static inline double mk_u_interp(const mk_utility *plan, double v)
+{
+    const double *xp = plan->table_xp, *fp = plan->table_fp;
+    const int64_t last = plan->table_points - 1;
+    if (v != v)
+        return v;
+    if (v > xp[last])
+        return fp[last];
+    if (v < xp[0])
+        return fp[0];
+    int64_t low = 0, high = last; /* xp[low] <= v, and v < xp[high] unless high == last */
+    if (v >= xp[last])
+        low = last;
+    while (high - low > 1) {
+        const int64_t mid = low + (high - low) / 2;
+        if (v >= xp[mid])
+            low = mid;
+        else
+            high = mid;
+    }
+    const int64_t j = low;
+    if (j == last || xp[j] == v)
+        return fp[j];
+    const double slope = plan->table_slopes[j];
+    double y = slope * (v - xp[j]) + fp[j];
+    if (y != y) {
+        y = slope * (v - xp[j + 1]) + fp[j + 1];
+        if (y != y && fp[j] == fp[j + 1])
+            y = fp[j];
+    }
+    return y;
 }
 
 /* rules.unit, as numpy's fmax(y, 0) then fmin(y, 1) (NaN -> 0; a tie gives the second operand). */
@@ -114,6 +151,10 @@ static void MK_FN(mk_u_row)(const mk_utility *plan, int64_t row, const double *x
         mk_run(plan->sin_loop, plan->sin_data, r, len);
         for (int64_t i = 0; i < len; i++)
             r[i] = r[i] * s0 + s3;
+        break;
+    case MK_U_TABLE: /* v = (clip(u, first, last) - first) * inverse_span + shift; interp(v, ...) */
+        for (int64_t i = 0; i < len; i++)
+            r[i] = mk_u_interp(plan, (mk_u_clip(x[i], s0, s1) - s0) * s2 + s3);
         break;
     default: /* step: reached(u, threshold) * span + low */
         for (int64_t i = 0; i < len; i++) {
