@@ -8,15 +8,22 @@ from pathlib import Path
 
 import pytest
 
+from npc_mind.memory import kernel
 from tests.support.godot import run_check_script, run_godot
+from tests.support.memory_kernel import LEVELS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.godot
 
 
-def test_batched_path_matches_the_node_path_and_monitors_read_the_server() -> None:
-    run, checks = run_check_script(ROOT, "res://tests/addon/batched_and_monitors.gd")
+@pytest.mark.parametrize("kernel_level", LEVELS)
+def test_batched_path_matches_the_node_path_and_monitors_read_the_server(kernel_level: str) -> None:
+    """At each level of the compiled kernel (the batched scoring's and the memory pool's) and on
+    numpy: a level forced that the engine's runtime cannot run would be an engine error here."""
+    run, checks = run_check_script(
+        ROOT, "res://tests/addon/batched_and_monitors.gd", env={kernel.ENV_VAR: kernel_level}
+    )
     assert len(checks) == 11
     assert "leaked" not in run.stdout + run.stderr, run.log  # nodes, resources and curves all freed
 
