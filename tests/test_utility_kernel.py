@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from npc_mind.memory import kernel
-from npc_mind.utility import Behavior, Consideration, UtilitySelector, compiled
+from npc_mind.utility import Behavior, Consideration, UtilitySelector, compiled, rules
 from npc_mind.utility.curves import Linear, Logistic, Logit, Normal, Polynomial, Saturating, Sine, Step, Table
 from tests.support.memory_kernel import LEVELS, forced_kernel
 from tests.test_utility_batch import random_curve
@@ -30,6 +30,11 @@ def test_the_kernel_scores_here() -> None:
     assert COMPILED, f"the compiled kernel is not available: {kernel.status()}"
     module = kernel._loaded()
     assert compiled.loops_match_numpy(module.ffi, module.lib) == ""
+
+
+def test_the_kernel_knows_every_family() -> None:
+    """A family added to rules.py is scored by numpy until the kernel learns it: this fails first."""
+    assert set(compiled.FAMILY_CODES) == set(rules.SHAPES)
 
 
 def every_family(rng: np.random.Generator) -> list[Behavior]:
@@ -245,7 +250,7 @@ def test_what_the_kernel_leaves_to_numpy() -> None:
 
 def test_without_generated_code_the_batch_calls_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
     """NPC_MIND_NO_CODEGEN=1 (codegen.GENERATE off): a breakpoint in rules.py is hit by a batch."""
-    from npc_mind.utility import codegen, rules
+    from npc_mind.utility import codegen
 
     monkeypatch.setattr(codegen, "GENERATE", False)
     calls = []
