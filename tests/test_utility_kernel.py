@@ -9,6 +9,7 @@ inputs that are not numbers, NPC_MIND_KERNEL=numpy, NPC_MIND_NO_CODEGEN=1) runs 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -35,6 +36,22 @@ def test_the_kernel_scores_here() -> None:
 def test_the_kernel_knows_every_family() -> None:
     """A family added to rules.py is scored by numpy until the kernel learns it: this fails first."""
     assert set(compiled.FAMILY_CODES) == set(rules.SHAPES)
+
+
+def test_the_c_codes_are_the_plans() -> None:
+    """utility_body.h's family codes, step bits and row width are the ones the plan is laid out with."""
+    body = (kernel.HERE / "utility_body.h").read_text()
+    families = re.search(r"enum \{ (MK_U_SATURATING[^}]*) \};", body)
+    assert families is not None
+    names = [name.strip().removeprefix("MK_U_").lower() for name in families[1].split(",")]
+    assert names == list(compiled.FAMILY_CODES)
+    steps = dict(re.findall(r"MK_U_(RANGE|DOMAIN|POWER|INVERT|SPREAD) = (\d+)", body))
+    assert {name: int(bit) for name, bit in steps.items()} == {
+        "RANGE": compiled.STEP_RANGE, "DOMAIN": compiled.STEP_DOMAIN, "POWER": compiled.STEP_POWER,
+        "INVERT": compiled.STEP_INVERT, "SPREAD": compiled.STEP_SPREAD,
+    }  # fmt: skip
+    width = re.search(r"#define MK_U_PARAMS (\d+)", body)
+    assert width is not None and int(width[1]) == compiled.ROW_PARAMS
 
 
 def every_family(rng: np.random.Generator) -> list[Behavior]:

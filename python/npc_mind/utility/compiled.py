@@ -34,6 +34,9 @@ FAMILY_CODES = {name: code for code, name in enumerate(
 #: spread: the power's exponents are a column the numpy code spreads to the rows' width.
 STEP_RANGE, STEP_DOMAIN, STEP_POWER, STEP_INVERT, STEP_SPREAD = 1, 2, 4, 8, 16
 SHAPE_SLOTS = 5  # the most parameters a shape takes (polynomial: m, k, c, b, floor)
+#: A row's parameters (utility_body.h's MK_U_PARAMS): range low, scale, floor, ceiling; domain low,
+#: high; the shape's; invert sign, shift.
+ROW_PARAMS = 4 + 2 + SHAPE_SLOTS + 2
 _F64 = np.dtype(np.float64)
 _CONVERTED = "biuf"  # input kinds the numpy path casts to float64 as it lays them out (bool, ints, floats)
 _checked: list[str] = []  # the loops' check, once per process: "" or why not
@@ -60,6 +63,8 @@ def loops_match_numpy(ffi: Any, lib: Any) -> str:
         (2, np.sin, sample * 1e2, 0.0),
         (3, lambda x: np.power(x, 2.5), np.abs(sample), 2.5),
         (3, lambda x: np.power(x, 3.0), sample, 3.0),
+        (3, lambda x: np.power(x, 0.5), np.abs(sample), 0.5),  # a lone 0.5 may be a square root
+        (3, lambda x: np.power(x, 2.0), sample, 2.0),
     )
     why = ""
     with np.errstate(all="ignore"):
@@ -94,7 +99,7 @@ class CompiledScorer:
         row_key = np.array([key_index[key] for key in scorer._row_keys], dtype=np.int64)
         row_family = np.zeros(rows, dtype=np.int32)
         row_steps = np.zeros(rows, dtype=np.int32)
-        params = np.zeros((rows, 4 + 2 + SHAPE_SLOTS + 2), dtype=np.float64)
+        params = np.zeros((rows, ROW_PARAMS), dtype=np.float64)
         self._spread_groups: list[tuple[slice, int]] = []  # polynomial groups with an exponent column
         self._width = -1  # the width the spread bits are set for
         self._table: tuple[np.ndarray, ...] = (np.zeros(2), np.zeros(2), np.zeros(1))  # xp, fp, slopes
