@@ -4,7 +4,8 @@
 (`_memkernel*.so`, git-ignored; the addon's runtime ships it). It is built for the baseline x86-64
 ISA and holds each function three times, for the levels of `LEVELS`: `baseline` (SSE2, every
 x86-64 CPU), `avx2` and `avx512` (AVX-512 F/BW/VL). The batched query (`query.query_round`) and
-the exponential curve's sweep (`curves.retrievability`) call it; without it they run numpy, with
+the exponential curve's sweep (`curves.retrievability`) call it, and so does a utility batch's
+float64 scoring (`npc_mind.utility.compiled`, `utility_body.h`); without it they run numpy, with
 the same bits (tests/test_memory_kernel.py compares every level with numpy): exp and ln are
 numpy's own float64 inner loops, taken from `np.exp` and `np.log` and checked when the module
 loads (a numpy whose ufuncs do not look as expected makes the kernel "unusable": numpy runs).

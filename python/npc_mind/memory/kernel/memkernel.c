@@ -4,6 +4,8 @@
  * AVX-512 (F, BW, VL), and the loader picks the widest level the CPU reports (mk_cpu_level), or
  * the one NPC_MIND_KERNEL forces.
  *
+ * It also scores utility batches (utility_body.h, included beside memkernel_body.h at each level).
+ *
  * What it computes is what the numpy path computes with the rules of npc_mind.memory.rules, bit
  * for bit (tests/test_memory_kernel.py proves it at every level): only IEEE +, -, x, / and
  * comparisons run here, built with -ffp-contract=off and without fast-math, so no level fuses or
