@@ -80,7 +80,16 @@ def answer(result: Any) -> Any:
 class Twins:
     """One pool on numpy and one on a kernel level, given the same calls."""
 
-    def __init__(self, level: str, capacity: int, params: MemoryParams, npcs: int, events: bool) -> None:
+    def __init__(  # noqa: PLR0917
+        self,
+        level: str,
+        capacity: int,
+        params: MemoryParams,
+        npcs: int,
+        events: bool,
+        narrow: int | None = None,
+    ) -> None:
+        """`narrow`: the numpy pool's narrow-round width (0: every round vectorised; None: the default)."""
         self.level = level
         self.pools = []
         for which in ("numpy", level):
@@ -88,6 +97,8 @@ class Twins:
                 pool = MemoryPool(capacity, params, events=events, reserve_npcs=2)
                 pool.add_npcs(npcs)
                 self.pools.append(pool)
+        if narrow is not None:
+            self.pools[0].state.narrow_round = narrow
 
     def call(self, what: Callable[[MemoryPool], Any]) -> Any:
         results = []
@@ -193,6 +204,94 @@ def test_every_level_gives_the_numpy_paths_answers_and_state(level: str, scenari
             np.array([], dtype=np.int64), np.array([], dtype=np.int64), 1.0
         )
     )
+
+
+RECORD_SCENARIOS = [
+    # capacity, consolidation factor, minimum salience, refractory, events, eviction weights (r, e)
+    (1, 0.25, 0.7, 0.0, True, (0.6, 0.4)),
+    (3, 1.0, 0.0, 0.0, False, (0.6, 0.4)),
+    (7, 0.0, 0.0, 1.0, True, (0.0, 1.0)),
+    (8, 0.25, 0.0, 0.0, True, (1.0, 0.0)),
+    (9, 1.0, 0.3, 0.5, False, (0.6, 0.4)),
+    (16, 0.25, 0.7, 0.0, True, (0.6, 0.4)),
+    (31, 1.0, 0.0, 0.0, True, (0.5, 0.5)),
+    (33, 0.25, 0.0, 0.25, False, (0.6, 0.4)),
+    (64, 1.0, 0.0, 0.0, True, (0.6, 0.4)),
+    (65, 0.25, 0.3, 0.0, True, (0.6, 0.4)),
+]
+
+
+@pytest.mark.parametrize("level", COMPILED)
+@pytest.mark.parametrize("narrow", [0, None])  # numpy's rounds all vectorised, or the default tail
+@pytest.mark.parametrize("scenario", range(len(RECORD_SCENARIOS)))
+def test_every_level_records_as_the_numpy_rounds(level: str, narrow: int | None, scenario: int) -> None:
+    """`record_batch` in the kernel (each NPC's events in input order) against numpy's rounds, wide
+    ones (40 NPCs, up to 8 events each, grouped or shuffled) and the narrow tail: the same columns,
+    slot counts, event log and answers, over full rows that evict, rehearsals, refreshes inside
+    the refractory period, consolidation, pinned memories, colliding hashes, the empty slot's id,
+    backward and extreme clocks, removed NPCs and the ln table's end."""
+    capacity, factor, min_salience, refractory, events, (w_r, w_e) = RECORD_SCENARIOS[scenario]
+    rng = np.random.default_rng(2000 + scenario)
+    params = MemoryParams(
+        consolidation_factor=factor,
+        consolidation_min_salience=min_salience,
+        rehearsal_refractory_s=refractory,
+        eviction_weight_r=w_r,
+        eviction_weight_e=w_e,
+    )
+    npcs = 40
+    twins = Twins(level, capacity, params, npcs, events, narrow)
+    ents = np.array(ENTITIES, dtype=np.int64)
+    live = list(range(npcs))
+    for frame, now in enumerate(times(rng, 30)):
+        n = int(rng.integers(1, 8 * len(live)))
+        who = np.asarray(live, dtype=np.int64)[rng.integers(0, len(live), n)]
+        if rng.random() < 0.5:  # a game loop's order: each NPC's events together
+            who = np.sort(who, kind="stable")
+        what = ents[rng.integers(0, len(ents), n)]
+        kinds = rng.integers(0, 5, n)
+        sal = rng.choice([np.full(n, 0.5), rng.random(n), rng.choice([0.0, 1.0], n), rng.random(n) * 3 - 1])
+        twins.run("record_batch", who, what, kinds, sal, now)
+        if frame % 6 == 2:  # pin a memory that exists, on both
+            npc = live[int(rng.integers(0, len(live)))]
+            held = [(v.entity, int(v.memory_type)) for v in twins.pools[0].memories(npc, now)]
+            twins.pools[1].memories(npc, now)  # (it sets the clock)
+            if held:
+                twins.run("pin", npc, *held[int(rng.integers(0, len(held)))])
+        if frame % 10 == 7:  # a removed NPC's row is refilled by the last one's
+            twins.run("remove_npc", live.pop(int(rng.integers(0, len(live)))))
+        if frame == 20:  # white box: recall counts at and past the ln table's end (4096)
+            counts = rng.choice([4094, 4095, 4096, 70_000], twins.pools[0].state.allocated_rows)
+            for pool in twins.pools:
+                pool.state.recall_count[:, 0] = counts
+        twins.run("query_strongest_batch", np.asarray(live), ents[rng.integers(0, len(ents), len(live))], now)
+    twins.run("retrievability_all", now)
+    twins.run("drain_events")
+
+
+@pytest.mark.parametrize("level", COMPILED)
+def test_the_kernel_records_the_plain_batches(level: str) -> None:
+    """Not a silent fallback: a plain batch is one kernel call; tags and links are numpy's."""
+    calls: list[int] = []
+    with forced_kernel(level):
+        pool = MemoryPool(4)
+        ids = pool.add_npcs(20)
+        pool.query_strongest_batch(ids[:1], ids[:1], 0.0)  # binds the pool
+        binding = pool._recaller.kernel_binding
+        assert binding.kernel.level == level
+        real = binding.kernel.record
+
+        def spy(*args: Any) -> Any:
+            calls.append(args[5])  # the number of events
+            return real(*args)
+
+        binding.kernel = dataclasses.replace(binding.kernel, record=spy)
+        every = np.repeat(ids, 6)  # full rows: six events into four slots each
+        pool.record_batch(every, np.arange(every.shape[0]), 2, 0.9, 1.0)
+        pool.record_batch(ids, ids, 1, 0.5, 2.0, tags=[["seen"]] * 20)  # tags: numpy's rounds
+        pool.record_batch(ids, ids, 1, 0.5, 3.0)  # a pool holding tags: numpy's too
+    assert calls == [120]
+    assert pool.state.used_slots[:20].tolist() == [4] * 20
 
 
 @pytest.mark.parametrize("level", COMPILED)

@@ -123,8 +123,8 @@ class MemoryPool:
         self.state = PoolState(params, int(capacity), EventLog(bool(events)))
         self.state.grow(max(1, int(reserve_npcs)))
         self._scalar = ScalarPaths(self.state)
-        self._recorder = Recorder(self.state, self._scalar)
         self._recaller = Recaller(self.state, self._scalar)
+        self._recorder = Recorder(self.state, self._scalar, self._recaller)
         self.writes_plainly = self._scalar.writes_plainly
         self.room = self._scalar.room
         self.refresh = self._scalar.refresh
