@@ -271,8 +271,10 @@ def test_every_level_records_as_the_numpy_rounds(level: str, narrow: int | None,
 
 @pytest.mark.parametrize("level", COMPILED)
 def test_the_kernel_records_the_plain_batches(level: str) -> None:
-    """Not a silent fallback: a plain batch is one kernel call; tags and links are numpy's."""
-    calls: list[int] = []
+    """Not a silent fallback: a game loop's arrays are one kernel call that checks them itself (a
+    bad one refused before anything is written, then numpy's checks raise); other inputs are
+    checked by numpy, then recorded by the kernel; tags are numpy's."""
+    calls: list[tuple[bool, int]] = []
     with forced_kernel(level):
         pool = MemoryPool(4)
         ids = pool.add_npcs(20)
@@ -280,17 +282,29 @@ def test_the_kernel_records_the_plain_batches(level: str) -> None:
         binding = pool._recaller.kernel_binding
         assert binding.kernel.level == level
         real = binding.kernel.record
+        ffi = binding.kernel.ffi
 
         def spy(*args: Any) -> Any:
-            calls.append(args[5])  # the number of events
+            calls.append((args[1] != ffi.NULL, args[6]))  # ids given (checked in C), events
             return real(*args)
 
         binding.kernel = dataclasses.replace(binding.kernel, record=spy)
         every = np.repeat(ids, 6)  # full rows: six events into four slots each
-        pool.record_batch(every, np.arange(every.shape[0]), 2, 0.9, 1.0)
-        pool.record_batch(ids, ids, 1, 0.5, 2.0, tags=[["seen"]] * 20)  # tags: numpy's rounds
-        pool.record_batch(ids, ids, 1, 0.5, 3.0)  # a pool holding tags: numpy's too
-    assert calls == [120]
+        types, saliences = np.full(every.shape[0], 2, np.int8), np.full(every.shape[0], 0.9)
+        pool.record_batch(every, np.arange(every.shape[0]), types, saliences, 1.0)
+        before = state(pool)
+        for bad in (
+            (np.array([0, 99]), np.array([1, 2]), np.array([1, 1], np.int8), np.array([0.5, 0.5])),
+            (np.array([0, 1]), np.array([1, 2]), np.array([1, 7], np.int8), np.array([0.5, 0.5])),
+            (np.array([0, 1]), np.array([1, 2]), np.array([1, 1], np.int8), np.array([0.5, np.nan])),
+        ):
+            with pytest.raises((KeyError, ValueError)):
+                pool.record_batch(*bad, 1.5)
+        assert state(pool) == before and pool.clock == 1.0
+        pool.record_batch(ids, ids, 1, 0.5, 2.0)  # scalars: numpy's checks, then the kernel
+        pool.record_batch(ids, ids, 1, 0.5, 3.0, tags=[["seen"]] * 20)  # tags: numpy's rounds
+        pool.record_batch(ids, ids, 1, 0.5, 4.0)  # a pool holding tags: numpy's too
+    assert calls == [(True, 120), (True, 2), (True, 2), (True, 2), (False, 20)]
     assert pool.state.used_slots[:20].tolist() == [4] * 20
 
 

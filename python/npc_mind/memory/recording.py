@@ -19,7 +19,7 @@ from npc_mind.memory.checks import (
 from npc_mind.memory.columns import _selector, entity_hash
 from npc_mind.memory.consolidation import consolidate
 from npc_mind.memory.eviction import batch_keys, flat_keys
-from npc_mind.memory.kernel.record import record_batch as kernel_record_batch
+from npc_mind.memory.kernel.record import record_checked, record_plain
 from npc_mind.memory.rounds import split_rounds
 from npc_mind.memory.rules import (
     fresh_eviction_key,
@@ -78,6 +78,8 @@ class Recorder:
         refresh-only pass, the rounds and the tail of narrow rounds."""
         state = self.state
         now = checked_time(now)
+        if tags is None and record_plain(self.recaller, npcs, entities, memory_types, saliences, now):
+            return  # the memory kernel, when it runs, on a game loop's arrays
         npcs, rows = state.rows_of(npcs)
         n = rows.shape[0]
         entities = int64_array(entities, "entities")
@@ -102,7 +104,7 @@ class Recorder:
         state.clock = now  # the call is accepted: only now does the pool's clock move
         if n == 0:
             return
-        if tag_sets is None and kernel_record_batch(
+        if tag_sets is None and record_checked(
             self.recaller, npcs, rows, entities, memory_types, saliences, now
         ):
             return  # the memory kernel, when it runs

@@ -38,6 +38,7 @@ typedef struct {
     double *cand_r;
     /* what mk_record also reads */
     int64_t *used_slots;          /* per row: occupied slots */
+    const int64_t *pinned_slots;  /* per row: pinned slots */
     const double *base_stability; /* per memory type */
     double alpha;
     double refractory;            /* rehearsal_refractory_s */
@@ -76,11 +77,11 @@ int64_t mk_query_avx2(mk_pool *pool, const int64_t *ids, int64_t *rows, const in
 int64_t mk_query_avx512(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, int64_t m,
                         double now, int32_t clamp, int32_t wake, double *out);
 
-int64_t mk_record_baseline(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int8_t *types,
+int64_t mk_record_baseline(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, const int8_t *types,
                           const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log);
-int64_t mk_record_avx2(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int8_t *types,
+int64_t mk_record_avx2(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, const int8_t *types,
                           const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log);
-int64_t mk_record_avx512(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int8_t *types,
+int64_t mk_record_avx512(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, const int8_t *types,
                           const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log);
 
 void mk_retrievability_baseline(const mk_pool *pool, const double *last, const double *stability, int64_t n,

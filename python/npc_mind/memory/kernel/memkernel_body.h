@@ -360,23 +360,46 @@ static inline int64_t MK_FN(mk_argmin)(const double *keys, int64_t n)
     return best;
 }
 
-/* `record_batch` of n checked events (rows of live NPCs, entities, memory types 0..4, saliences
- * clipped to [0, 1]) at `now`, one at a time in input order: what ScalarPaths.record_one does
- * with the rules of npc_mind.memory.rules, which is what the numpy rounds do (each NPC's events
- * in input order; NPCs never share memories). A matching memory (same entity and type) is
- * refreshed (last = now, the forget report cleared) and, with at least the refractory period
- * since its last access, rehearsed (k + 1, E' = max(E, E_event), S' = min(S (1 + alpha ln(1 + k')
- * E'), max S)) and, with E' >= the consolidation threshold, consolidates the entity's other
- * memories (S x f, f = 1 + gain ln(1 + k') E', capped). Otherwise a new memory takes the row's
- * lowest free slot, or, in a full row, the slot of the first lowest eviction key (mk_row_keys;
- * kept current while the events are the same row's, as the rounds keep theirs: a key kept current
- * and one computed again at `now` have the same bits, since a memory accessed now has R = 1). ln(1 + k) from the table the log loop made, or the log loop beyond it.
+/* `record_batch` of n events at `now`, one at a time in input order. With `ids`, first resolves
+ * the NPC ids into `rows` and checks the memory types (0..4) and saliences (finite): returns -2
+ * (an unknown or removed id), -4 (a type), -5 (a salience) or -6 (a row whose every slot is
+ * pinned, which numpy's checks look at) before anything is written; without, `rows` holds the
+ * rows of live NPCs and the events are checked. Saliences are clipped to [0, 1] here.
+ *
+ * Each event: what ScalarPaths.record_one does with the rules of npc_mind.memory.rules, which is
+ * what the numpy rounds do (each NPC's events in input order; NPCs never share memories). A
+ * matching memory (same entity and type) is refreshed (last = now, the forget report cleared)
+ * and, with at least the refractory period since its last access, rehearsed (k + 1,
+ * E' = max(E, E_event), S' = min(S (1 + alpha ln(1 + k') E'), max S)) and, with E' >= the
+ * consolidation threshold, consolidates the entity's other memories (S x f,
+ * f = 1 + gain ln(1 + k') E', capped). Otherwise a new memory takes the row's lowest free slot,
+ * or, in a full row, the slot of the first lowest eviction key (mk_row_keys; kept current while
+ * the events are the same row's, as the rounds keep theirs: a key kept current and one computed
+ * again at `now` have the same bits, since a memory accessed now has R = 1). ln(1 + k) from the
+ * table the log loop made, or the log loop beyond it.
+ *
  * With a `log`, each rehearsal, eviction (of a held memory) and formation is logged, in input
  * order, an eviction before the formation it made room for. Returns how many were logged.
  * No links or tags: the caller leaves those pools to numpy. */
-int64_t MK_FN(mk_record)(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int8_t *types,
-                         const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log)
+int64_t MK_FN(mk_record)(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities,
+                         const int8_t *types, const double *saliences, int64_t n, double now, int32_t clamp,
+                         mk_log *log)
 {
+    const int64_t cap = pool->capacity;
+    if (ids) { /* the checks of Recorder.record_batch, before anything is written */
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t id = ids[i];
+            if (id < 0 || id >= pool->next_id || pool->row_of_id[id] < 0)
+                return -2;
+            const int64_t row = rows[i] = pool->row_of_id[id];
+            if (types[i] < 0 || types[i] > 4)
+                return -4;
+            if (saliences[i] - saliences[i] != 0.0) /* not finite */
+                return -5;
+            if (pool->pinned_slots[row] >= cap) /* a new memory may find no room: numpy's check */
+                return -6;
+        }
+    }
     int64_t logged = 0;
 #define MK_LOG(what, i, e, t)                                                                       \
     do {                                                                                            \
@@ -388,7 +411,6 @@ int64_t MK_FN(mk_record)(mk_pool *pool, const int64_t *rows, const int64_t *enti
             logged++;                                                                               \
         }                                                                                           \
     } while (0)
-    const int64_t cap = pool->capacity;
     const double alpha = pool->alpha, refractory = pool->refractory, max_stability = pool->max_stability;
     const double weight_r = pool->weight_r, weight_e = pool->weight_e;
     const double min_salience = pool->min_salience, gain = pool->gain;
@@ -401,7 +423,8 @@ int64_t MK_FN(mk_record)(mk_pool *pool, const int64_t *rows, const int64_t *enti
             MK_ROW_AHEAD(pool, rows[i + MK_AHEAD] * cap, cap);
         const int64_t row = rows[i], base = row * cap, wanted = entities[i];
         const int8_t wanted_type = types[i];
-        const double event_salience = saliences[i];
+        const double given = saliences[i]; /* checks.checked_saliences: np.clip into [0, 1] */
+        const double event_salience = (given >= 0.0 && given <= 1.0) ? given : (given < 0.0 ? 0.0 : 1.0);
         int64_t match = -1, others = 0;
         const int64_t count = MK_FN(mk_hash_hits)(pool->hash + base, cap, mk_hash(wanted), hits);
         for (int64_t c = 0; c < count; c++) {

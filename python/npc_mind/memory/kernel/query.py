@@ -64,6 +64,7 @@ class PoolBinding:
             ("cand_flat", "int64_t[]", self._candidates[1]),
             ("cand_r", "double[]", self._candidates[2]),
             ("used_slots", "int64_t[]", state.used_slots),
+            ("pinned_slots", "int64_t[]", state.pinned_slots),
             ("base_stability", "double[]", state.base_stability),
         ):
             pointer = ffi.from_buffer(ctype, column)
@@ -96,6 +97,8 @@ class PoolBinding:
         self._answer_refs = 0
         self._ids: np.ndarray | None = None
         self._ids_c: Any = None
+        self._record_ids: np.ndarray | None = None
+        self._record_ids_c: Any = None
         self.size = 0
         self.grow(256)
 
@@ -141,6 +144,13 @@ class PoolBinding:
             ]  # fmt: skip
             log.kind, log.event, log.entity, log.type = self._log_keep
         return self.log, self.log_columns
+
+    def record_ids_of(self, npcs: np.ndarray) -> Any:
+        """`ids_of` for the record's calls, which keeps its own (a game passes other ids to each)."""
+        if npcs is not self._record_ids:
+            self._record_ids_c = self.kernel.ffi.from_buffer("int64_t[]", npcs)
+            self._record_ids = npcs
+        return self._record_ids_c
 
     def grow(self, m: int) -> None:
         """The rows buffer, for batches of up to `m` queries."""
