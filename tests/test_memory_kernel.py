@@ -342,6 +342,31 @@ def test_the_kernel_runs_the_plain_batches(level: str) -> None:
 
 
 @pytest.mark.parametrize("level", COMPILED)
+def test_an_answer_kept_is_never_overwritten_and_one_dropped_is_reused(level: str) -> None:
+    """`query_batch` writes into the previous call's output block only when no answer views it."""
+    with forced_kernel(level):
+        pool = MemoryPool(8)
+        ids = pool.add_npcs(6)
+        pool.record_batch(ids, ids, 2, 0.9, 0.0)
+        kept = pool.query_strongest_batch(ids, ids, 1.0)
+        r, slots, view = kept.retrievability, kept.slot, kept.retrievability[2:]
+        want = (r.tobytes(), slots.tobytes(), [kept.view(i) for i in range(6)])
+        binding = pool._recaller.kernel_binding
+        block = id(binding._answer)  # (its id: a reference would keep it)
+        pool.record_batch(ids, ids + 100, 3, 0.2, 1.5)
+        other = pool.query_strongest_batch(ids, ids + 100, 2.0)  # kept is alive: a new block
+        assert id(binding._answer) != block
+        assert (r.tobytes(), slots.tobytes(), [kept.view(i) for i in range(6)]) == want
+        del kept, slots
+        pool.query_strongest_batch(ids, ids, 3.0)  # a view of kept's R is still alive
+        assert view.tobytes() == want[0][16:]
+        del r, view, other
+        block = id(binding._answer)
+        pool.query_strongest_batch(ids, ids, 4.0)  # nothing views the last block: written again
+        assert id(binding._answer) == block
+
+
+@pytest.mark.parametrize("level", COMPILED)
 def test_large_recall_counts_consolidate_as_numpy(level: str) -> None:
     """ln(1 + k) is numpy's log loop, called from the kernel, for any k."""
     params = MemoryParams(consolidation_factor=1.0, consolidation_min_salience=0.0)
