@@ -96,6 +96,7 @@ class PoolBinding:
         struct.ln_table, struct.ln_size = ffi.from_buffer("double[]", self._ln), _LN_TABLE
         self.struct = struct
         self._answer = np.empty(0)
+        self.answer_ints = self._answer.view(np.int64)  # its int64 view (row 0: the hits' queries)
         self._answer_c: Any = None
         self._answer_refs = 0
         self._ids: np.ndarray | None = None
@@ -114,6 +115,7 @@ class PoolBinding:
         if out.shape[0] == 10 * m and sys.getrefcount(out) <= self._answer_refs:
             return out, self._answer_c
         out = self._answer = np.empty(10 * m)
+        self.answer_ints = out.view(np.int64)  # (a view: counted in the references below)
         self._answer_c = self.kernel.ffi.from_buffer("double[]", out)
         self._answer_refs = sys.getrefcount(out)  # the same references as the test above counts
         return out, self._answer_c
@@ -192,10 +194,19 @@ def query_batch(recaller: Recaller, npcs: Any, entities: Any, now: float, wake: 
     contiguous int64 arrays of one length, an unknown id, or a waking batch whose rows do not
     strictly increase (rounds: each then comes to `query_round`). Written for a call per frame,
     whose caches the frame's other work has emptied: every Python step it can skip counts."""
-    binding = _bound(recaller)
     state = recaller.state
+    binding = recaller.kernel_binding
+    if (  # the pool's binding, current (else `_bound` makes it, or says numpy runs)
+        binding is None
+        or binding is False
+        or binding.columns is not state.entity_flat
+        or binding.ids is not state.row_of_id
+    ):
+        binding = _bound(recaller)
     if (
         binding is None
+        or state.links
+        or not state.is_exponential
         or state.longterm.size
         or type(npcs) is not np.ndarray
         or type(entities) is not np.ndarray
@@ -228,7 +239,7 @@ def query_batch(recaller: Recaller, npcs: Any, entities: Any, now: float, wake: 
     if (wake and hits and state.events.enabled) or state.tags is not None:
         be, _, fields = _finish(recaller, out, m, hits, npcs, now, wake)
     else:  # the common case, without a call
-        be, fields = out[:hits].view(np.int64), KernelHits(out, m, hits)
+        be, fields = binding.answer_ints[:hits], KernelHits(out, m, hits)
         if wake and hits and now > state.latest_access:
             state.latest_access = now
     return QueryBatch(m, npcs, out[9 * m :], be, fields)
