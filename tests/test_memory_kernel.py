@@ -419,13 +419,14 @@ def test_the_baseline_copy_runs_on_any_x86_64_cpu() -> None:
             functions[name] = []
         elif name and "\t" in line:
             functions[name].append(line.split("\t", 1)[1].strip())
-    for fn in ("query", "retrievability"):
+    for fn in ("query", "record", "retrievability"):
         baseline = functions[f"mk_{fn}_baseline"]
         assert baseline, fn
         wide = [ins for ins in baseline if re.search(r"%[yz]mm|%k[0-7]|^v", ins)]
         assert not wide, (fn, wide[:5])
-    assert any("%zmm" in ins for ins in functions["mk_query_avx512"])
-    assert any("%ymm" in ins for ins in functions["mk_query_avx2"])
+    for fn in ("query", "record"):
+        assert any("%zmm" in ins for ins in functions[f"mk_{fn}_avx512"]), fn
+        assert any("%ymm" in ins for ins in functions[f"mk_{fn}_avx2"]), fn
 
 
 def test_the_environment_variable_chooses() -> None:
