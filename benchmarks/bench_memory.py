@@ -283,6 +283,36 @@ def main() -> int:
     return 0
 
 
+#: Issue 21 item 1: (work index, NPCs, the highest pool / C++ ratio that meets it, its wording).
+GOALS = (
+    (1, 1000, 1.0, "query at most 1.0x"),
+    (1, 10000, 1.0, "query at most 1.0x"),
+    (0, 1000, 1.0, "record ahead (below 1.0x)"),
+    (0, 10000, 1.0, "record ahead (below 1.0x)"),
+    (2, 1000, 1.0, "sweep ahead (below 1.0x)"),
+    (2, 10000, 1.0, "sweep ahead (below 1.0x)"),
+)
+
+
+def goal_lines(results: list) -> list[str]:
+    """Whether each goal of issue 21 item 1 is met in this run (the sizes it measured)."""
+    ratios = {n: [p / c if c > 0 else math.nan for p, c in zip(npy, cpp, strict=True)]
+              for n, npy, cpp, _ in results}  # fmt: skip
+    lines = [
+        "Goals (issue 21 item 1), pool / C++ in this run:",
+        "",
+        "| goal | NPCs | ratio | met |",
+        "|---|---:|---:|---|",
+    ]
+    for work, n, bound, wording in GOALS:
+        if n not in ratios:
+            continue
+        ratio = ratios[n][work]
+        met = ratio <= bound if work == 1 else ratio < bound
+        lines.append(f"| {wording} | {n:,} | {ratio:.2f}x | {'met' if met else 'NOT met'} |")
+    return lines
+
+
 def render(results: list, cxx: str, measured: int, skew: dict[str, tuple[float, float]]) -> str:
     cpu = "unknown CPU"
     try:
@@ -321,6 +351,7 @@ def render(results: list, cxx: str, measured: int, skew: dict[str, tuple[float, 
                 f"| {n:,} | {name} | {fmt_us(npy[i])} | {fmt_us(cpp[i])} | "
                 f"{ratio:.2f}x | {fmt_us(py[i])} | {py[i] / npy[i]:,.0f}x faster |"
             )
+    lines += ["", *goal_lines(results)]
     lines += [
         "",
         f"One call of {SKEW_ROWS:,} random rows (entities over {ENTITIES}, random types and saliences, "

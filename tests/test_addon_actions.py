@@ -32,7 +32,7 @@ def test_bad_actions_warn_in_the_editor_and_err_once_at_run_time() -> None:
     errors = run.errors()
     # One line per mistake, naming the selector's path, the behavior, the action and the fix; the
     # on_tick mistake met every physics frame is printed once too.
-    assert len(errors) == 7, run.log
+    assert len(errors) == 8, run.log
     moving = [line for line in errors if "/root/World/Mover/Mind" in line]
     assert len(moving) == 1, errors
     assert "MoveAction ../Plain: node '../Plain' is a Node, which has no position" in moving[0]
@@ -42,6 +42,13 @@ def test_bad_actions_warn_in_the_editor_and_err_once_at_run_time() -> None:
         assert line.startswith("ERROR: npc_mind: /root/World/Guard/Mind: behavior 'watch', on_"), line
         assert "the action is skipped. Fix: " in line, line
     assert sum("on_tick[0] CallMethodAction no_such_tick" in line for line in errors) == 1
+    # a value of the wrong type (the engine would set 0 without a word) names the node, the
+    # property, both types and the fix
+    (typed,) = [line for line in errors if "on_enter[7]" in line]
+    assert (
+        "SetPropertyAction rotation: property 'rotation' of Node2D 'Guard' is a float, but value is a "
+        "String; the action is skipped. Fix: give value the property's type (see its inspector)." in typed
+    ), typed
 
 
 def test_a_move_action_pursues_the_remembered_position_until_the_memory_fades() -> None:

@@ -80,7 +80,16 @@ def answer(result: Any) -> Any:
 class Twins:
     """One pool on numpy and one on a kernel level, given the same calls."""
 
-    def __init__(self, level: str, capacity: int, params: MemoryParams, npcs: int, events: bool) -> None:
+    def __init__(  # noqa: PLR0917
+        self,
+        level: str,
+        capacity: int,
+        params: MemoryParams,
+        npcs: int,
+        events: bool,
+        narrow: int | None = None,
+    ) -> None:
+        """`narrow`: the numpy pool's narrow-round width (0: every round vectorised; None: the default)."""
         self.level = level
         self.pools = []
         for which in ("numpy", level):
@@ -88,6 +97,8 @@ class Twins:
                 pool = MemoryPool(capacity, params, events=events, reserve_npcs=2)
                 pool.add_npcs(npcs)
                 self.pools.append(pool)
+        if narrow is not None:
+            self.pools[0].state.narrow_round = narrow
 
     def call(self, what: Callable[[MemoryPool], Any]) -> Any:
         results = []
@@ -195,6 +206,108 @@ def test_every_level_gives_the_numpy_paths_answers_and_state(level: str, scenari
     )
 
 
+RECORD_SCENARIOS = [
+    # capacity, consolidation factor, minimum salience, refractory, events, eviction weights (r, e)
+    (1, 0.25, 0.7, 0.0, True, (0.6, 0.4)),
+    (3, 1.0, 0.0, 0.0, False, (0.6, 0.4)),
+    (7, 0.0, 0.0, 1.0, True, (0.0, 1.0)),
+    (8, 0.25, 0.0, 0.0, True, (1.0, 0.0)),
+    (9, 1.0, 0.3, 0.5, False, (0.6, 0.4)),
+    (16, 0.25, 0.7, 0.0, True, (0.6, 0.4)),
+    (31, 1.0, 0.0, 0.0, True, (0.5, 0.5)),
+    (33, 0.25, 0.0, 0.25, False, (0.6, 0.4)),
+    (64, 1.0, 0.0, 0.0, True, (0.6, 0.4)),
+    (65, 0.25, 0.3, 0.0, True, (0.6, 0.4)),
+]
+
+
+@pytest.mark.parametrize("level", COMPILED)
+@pytest.mark.parametrize("narrow", [0, None])  # numpy's rounds all vectorised, or the default tail
+@pytest.mark.parametrize("scenario", range(len(RECORD_SCENARIOS)))
+def test_every_level_records_as_the_numpy_rounds(level: str, narrow: int | None, scenario: int) -> None:
+    """`record_batch` in the kernel (each NPC's events in input order) against numpy's rounds, wide
+    ones (40 NPCs, up to 8 events each, grouped or shuffled) and the narrow tail: the same columns,
+    slot counts, event log and answers, over full rows that evict, rehearsals, refreshes inside
+    the refractory period, consolidation, pinned memories, colliding hashes, the empty slot's id,
+    backward and extreme clocks, removed NPCs and the ln table's end."""
+    capacity, factor, min_salience, refractory, events, (w_r, w_e) = RECORD_SCENARIOS[scenario]
+    rng = np.random.default_rng(2000 + scenario)
+    params = MemoryParams(
+        consolidation_factor=factor,
+        consolidation_min_salience=min_salience,
+        rehearsal_refractory_s=refractory,
+        eviction_weight_r=w_r,
+        eviction_weight_e=w_e,
+    )
+    npcs = 40
+    twins = Twins(level, capacity, params, npcs, events, narrow)
+    ents = np.array(ENTITIES, dtype=np.int64)
+    live = list(range(npcs))
+    for frame, now in enumerate(times(rng, 30)):
+        n = int(rng.integers(1, 8 * len(live)))
+        who = np.asarray(live, dtype=np.int64)[rng.integers(0, len(live), n)]
+        if rng.random() < 0.5:  # a game loop's order: each NPC's events together
+            who = np.sort(who, kind="stable")
+        what = ents[rng.integers(0, len(ents), n)]
+        kinds = rng.integers(0, 5, n)
+        sal = rng.choice([np.full(n, 0.5), rng.random(n), rng.choice([0.0, 1.0], n), rng.random(n) * 3 - 1])
+        twins.run("record_batch", who, what, kinds, sal, now)
+        if frame % 6 == 2:  # pin a memory that exists, on both
+            npc = live[int(rng.integers(0, len(live)))]
+            held = [(v.entity, int(v.memory_type)) for v in twins.pools[0].memories(npc, now)]
+            twins.pools[1].memories(npc, now)  # (it sets the clock)
+            if held:
+                twins.run("pin", npc, *held[int(rng.integers(0, len(held)))])
+        if frame % 10 == 7:  # a removed NPC's row is refilled by the last one's
+            twins.run("remove_npc", live.pop(int(rng.integers(0, len(live)))))
+        if frame == 20:  # white box: recall counts at and past the ln table's end (4096)
+            counts = rng.choice([4094, 4095, 4096, 70_000], twins.pools[0].state.allocated_rows)
+            for pool in twins.pools:
+                pool.state.recall_count[:, 0] = counts
+        twins.run("query_strongest_batch", np.asarray(live), ents[rng.integers(0, len(ents), len(live))], now)
+    twins.run("retrievability_all", now)
+    twins.run("drain_events")
+
+
+@pytest.mark.parametrize("level", COMPILED)
+def test_the_kernel_records_the_plain_batches(level: str) -> None:
+    """Not a silent fallback: a game loop's arrays are one kernel call that checks them itself (a
+    bad one refused before anything is written, then numpy's checks raise); other inputs are
+    checked by numpy, then recorded by the kernel; tags are numpy's."""
+    calls: list[tuple[bool, int]] = []
+    with forced_kernel(level):
+        pool = MemoryPool(4)
+        ids = pool.add_npcs(20)
+        pool.query_strongest_batch(ids[:1], ids[:1], 0.0)  # binds the pool
+        binding = pool._recaller.kernel_binding
+        assert binding.kernel.level == level
+        real = binding.kernel.record
+        ffi = binding.kernel.ffi
+
+        def spy(*args: Any) -> Any:
+            calls.append((args[1] != ffi.NULL, args[6]))  # ids given (checked in C), events
+            return real(*args)
+
+        binding.kernel = dataclasses.replace(binding.kernel, record=spy)
+        every = np.repeat(ids, 6)  # full rows: six events into four slots each
+        types, saliences = np.full(every.shape[0], 2, np.int8), np.full(every.shape[0], 0.9)
+        pool.record_batch(every, np.arange(every.shape[0]), types, saliences, 1.0)
+        before = state(pool)
+        for bad in (
+            (np.array([0, 99]), np.array([1, 2]), np.array([1, 1], np.int8), np.array([0.5, 0.5])),
+            (np.array([0, 1]), np.array([1, 2]), np.array([1, 7], np.int8), np.array([0.5, 0.5])),
+            (np.array([0, 1]), np.array([1, 2]), np.array([1, 1], np.int8), np.array([0.5, np.nan])),
+        ):
+            with pytest.raises((KeyError, ValueError)):
+                pool.record_batch(*bad, 1.5)
+        assert state(pool) == before and pool.clock == 1.0
+        pool.record_batch(ids, ids, 1, 0.5, 2.0)  # scalars: numpy's checks, then the kernel
+        pool.record_batch(ids, ids, 1, 0.5, 3.0, tags=[["seen"]] * 20)  # tags: numpy's rounds
+        pool.record_batch(ids, ids, 1, 0.5, 4.0)  # a pool holding tags: numpy's too
+    assert calls == [(True, 120), (True, 2), (True, 2), (True, 2), (False, 20)]
+    assert pool.state.used_slots[:20].tolist() == [4] * 20
+
+
 @pytest.mark.parametrize("level", COMPILED)
 def test_the_kernel_runs_the_plain_batches(level: str) -> None:
     """Not a silent fallback: the plain cases go through the kernel's call (and numpy's do not)."""
@@ -226,6 +339,31 @@ def test_the_kernel_runs_the_plain_batches(level: str) -> None:
         assert other._recaller.kernel_binding is False
     assert calls == [5, 5, 5, 3, 5]
     assert batch.found.all() and batch.recall_count.tolist() == [2] * 5
+
+
+@pytest.mark.parametrize("level", COMPILED)
+def test_an_answer_kept_is_never_overwritten_and_one_dropped_is_reused(level: str) -> None:
+    """`query_batch` writes into the previous call's output block only when no answer views it."""
+    with forced_kernel(level):
+        pool = MemoryPool(8)
+        ids = pool.add_npcs(6)
+        pool.record_batch(ids, ids, 2, 0.9, 0.0)
+        kept = pool.query_strongest_batch(ids, ids, 1.0)
+        r, slots, view = kept.retrievability, kept.slot, kept.retrievability[2:]
+        want = (r.tobytes(), slots.tobytes(), [kept.view(i) for i in range(6)])
+        binding = pool._recaller.kernel_binding
+        block = id(binding._answer)  # (its id: a reference would keep it)
+        pool.record_batch(ids, ids + 100, 3, 0.2, 1.5)
+        other = pool.query_strongest_batch(ids, ids + 100, 2.0)  # kept is alive: a new block
+        assert id(binding._answer) != block
+        assert (r.tobytes(), slots.tobytes(), [kept.view(i) for i in range(6)]) == want
+        del kept, slots
+        pool.query_strongest_batch(ids, ids, 3.0)  # a view of kept's R is still alive
+        assert view.tobytes() == want[0][16:]
+        del r, view, other
+        block = id(binding._answer)
+        pool.query_strongest_batch(ids, ids, 4.0)  # nothing views the last block: written again
+        assert id(binding._answer) == block
 
 
 @pytest.mark.parametrize("level", COMPILED)
@@ -281,13 +419,14 @@ def test_the_baseline_copy_runs_on_any_x86_64_cpu() -> None:
             functions[name] = []
         elif name and "\t" in line:
             functions[name].append(line.split("\t", 1)[1].strip())
-    for fn in ("query", "retrievability", "utility_score"):
+    for fn in ("query", "record", "retrievability", "utility_score"):
         baseline = functions[f"mk_{fn}_baseline"]
         assert baseline, fn
         wide = [ins for ins in baseline if re.search(r"%[yz]mm|%k[0-7]|^v", ins)]
         assert not wide, (fn, wide[:5])
-    assert any("%zmm" in ins for ins in functions["mk_query_avx512"])
-    assert any("%ymm" in ins for ins in functions["mk_query_avx2"])
+    for fn in ("query", "record"):
+        assert any("%zmm" in ins for ins in functions[f"mk_{fn}_avx512"]), fn
+        assert any("%ymm" in ins for ins in functions[f"mk_{fn}_avx2"]), fn
     assert any("%zmm" in ins for ins in functions["mk_utility_score_avx512"])
 
 

@@ -40,7 +40,16 @@ import numpy as np
 from gdbridge import classes, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
-from gdbridge.types import NodePath, PropertyHint, PropertyUsage, StringName, Vector2, Vector3
+from gdbridge.types import (
+    GODOT_NAMES,
+    NodePath,
+    PropertyHint,
+    PropertyUsage,
+    StringName,
+    VariantType,
+    Vector2,
+    Vector3,
+)
 from npc_mind.memory import MemoryType
 from npc_mind_godot import inputs, mistakes, targets
 from npc_mind_godot._common import (
@@ -163,9 +172,51 @@ def _path_problem(selector: Any, path: Any, what: str) -> list[str]:
     return [f"{what} {str(path)!r} resolves to no node (relative to the UtilitySelector)."]
 
 
+#: Variant types the engine converts into one another when a property is set (numbers, text,
+#: integer and float vectors); any other pair is refused, and the property silently becomes 0.
+_CONVERTIBLE = tuple(
+    frozenset(group)
+    for group in (
+        (VariantType.BOOL, VariantType.INT, VariantType.FLOAT),
+        (VariantType.STRING, VariantType.STRING_NAME, VariantType.NODE_PATH),
+        (VariantType.VECTOR2, VariantType.VECTOR2I),
+        (VariantType.VECTOR3, VariantType.VECTOR3I),
+        (VariantType.VECTOR4, VariantType.VECTOR4I),
+        (VariantType.RECT2, VariantType.RECT2I),
+    )
+)
+
+
+def _value_type_problem(target: Any, name: str, value: Any) -> str:
+    """Why `value` cannot be set to the property `name` of `target` (its type neither matches the
+    property's nor converts to it: the engine would write 0 without a word), or "". A property of
+    no declared type (an untyped script variable) takes any value; an object property takes null."""
+    if ":" in name:  # a sub-path (position:x): the type of what is there now
+        wanted = int(objects.utility.typeof(target.get_indexed(NodePath(name))))
+    else:
+        wanted = next(
+            (int(prop["type"]) for prop in target.get_property_list() if str(prop["name"]) == name),
+            VariantType.NIL,
+        )
+    given = int(objects.utility.typeof(value))  # the engine's type of the value, as it is set
+    if wanted in {VariantType.NIL, given} or (given == VariantType.NIL and wanted == VariantType.OBJECT):
+        return ""
+    if any(given in group and wanted in group for group in _CONVERTIBLE):
+        return ""
+    return (
+        f"property {name!r} of {target.get_class()} {str(target.get_name())!r} is a "
+        f"{GODOT_NAMES[VariantType(wanted)]}, but value is a {GODOT_NAMES[VariantType(given)]}"
+    )
+
+
 class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     """Set a property of a node: `node` (empty: the NPC), `property` (a name, or a path such as
-    `position:x` or `modulate:a`) and `value`."""
+    `position:x` or `modulate:a`) and `value`.
+
+    **Mistakes.** `value` is of the property's type, or of one the engine converts to it (a number
+    for a number, text for text): another type would become 0 without a word, so it is a
+    configuration warning in the editor and, at run time, one error naming the node, the property,
+    both types and the fix; the action is then skipped."""
 
     node: NodePath = export(
         NodePath(""), doc="The node to change (relative to the selector; empty: the NPC)."
@@ -182,6 +233,11 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
                 f"no_property:{name}",
                 f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}",
                 "set property to one the node has (see its inspector)",
+            )
+        wrong = _value_type_problem(target, name, self.value)
+        if wrong:
+            raise ActionError(
+                f"value_type:{name}", wrong, "give value the property's type (see its inspector)"
             )
         return target, NodePath(name)
 
@@ -202,6 +258,10 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
             found.append("No property set.")
         elif target is not None and not has_property(target, name):
             found.append(f"{target.get_class()} {str(target.get_name())!r} has no property {name!r}.")
+        elif target is not None:
+            wrong = _value_type_problem(target, name, self.value)
+            if wrong:
+                found.append(f"{wrong}: give value the property's type.")
         return found
 
     @python_only

@@ -46,6 +46,8 @@ func _initialize() -> void:
 		B.resource("MoveAction", {"destination": "node", "node": NodePath("../../Post")}),
 		B.resource("SetPropertyAction", {"property": &"rotation", "value": 1.0}),
 		B.resource("PlayAnimationAction", {"animation": &"alert"}),
+		B.resource("SetPropertyAction", {"property": &"z_index", "value": 2.0}),  # a float the engine makes an int
+		B.resource("SetPropertyAction", {"property": &"rotation", "value": "fast"}),  # text is no angle
 	])
 	watch.on_tick = B.actions([
 		B.resource("CallMethodAction", {"method": &"no_such_tick"}),
@@ -84,6 +86,7 @@ func _initialize() -> void:
 		"Behavior 'watch', on_enter[2] CallMethodAction no_such_method: Node2D 'Guard' has no method 'no_such_method'.",
 		"Behavior 'watch', on_enter[3] MoveAction ../../Post: No body to move: Node2D 'Guard' is not a CharacterBody2D/3D",
 		"Behavior 'watch', on_enter[5] PlayAnimationAction alert: player '' is not an AnimationPlayer or AnimatedSprite2D/3D.",
+		"Behavior 'watch', on_enter[7] SetPropertyAction rotation: property 'rotation' of Node2D 'Guard' is a float, but value is a String: give value the property's type.",
 		"Behavior 'watch', on_tick[0] CallMethodAction no_such_tick: Node2D 'Guard' has no method 'no_such_tick'.",
 	]
 	var matched := warnings.size() == expected.size()
@@ -99,14 +102,14 @@ func _process(_delta: float) -> bool:
 	mover_selector.evaluate({"go": 1.0})
 	if frame == 30:
 		var metrics: Dictionary = NpcMindServer.get_metrics()
-		check("each mistake reported once", metrics["mistakes/reported"] == 7.0, metrics["mistakes/reported"])
+		check("each mistake reported once", metrics["mistakes/reported"] == 8.0, metrics["mistakes/reported"])
 		check("the per-frame mistake's repeats are counted", metrics["mistakes/repeats"] >= 25.0, metrics["mistakes/repeats"])
-		check("the good actions in the same lists ran", is_equal_approx(guard.rotation, 1.0) and counter.ticks >= 25,
-			[guard.rotation, counter.ticks])
+		check("the good actions in the same lists ran", is_equal_approx(guard.rotation, 1.0) and counter.ticks >= 25
+			and guard.z_index == 2, [guard.rotation, counter.ticks, guard.z_index])
 		check("a move to a node with no position stops", mover.global_position == Vector2.ZERO
 			and mover.velocity == Vector2.ZERO, [mover.global_position, mover.velocity])
 		var failed: Array = selector.get_recent_actions().filter(func(e: Dictionary) -> bool: return not e.ok)
-		check("the history marks the skipped actions", failed.size() == 6, failed)
+		check("the history marks the skipped actions", failed.size() == 7, failed)
 	if frame == 40:
 		check("the selector keeps choosing and acting", entered == ["watch", "calm"] and is_equal_approx(guard.rotation, 2.0),
 			[entered, guard.rotation])

@@ -44,6 +44,8 @@ def int64_array(values: Any, what: str) -> np.ndarray:
 
 
 def checked_time(now: Any) -> float:
+    if type(now) is float and -MAX_TIME <= now <= MAX_TIME:  # the common case, first (NaN fails it)
+        return now
     if isinstance(now, bool) or not isinstance(now, int | float | np.integer | np.floating):
         raise TypeError(f"now must be a number of seconds, got {now!r}")
     t = float(now)

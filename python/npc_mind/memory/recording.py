@@ -19,6 +19,7 @@ from npc_mind.memory.checks import (
 from npc_mind.memory.columns import _selector, entity_hash
 from npc_mind.memory.consolidation import consolidate
 from npc_mind.memory.eviction import batch_keys, flat_keys
+from npc_mind.memory.kernel.record import record_checked, record_plain
 from npc_mind.memory.rounds import split_rounds
 from npc_mind.memory.rules import (
     fresh_eviction_key,
@@ -31,6 +32,7 @@ from npc_mind.memory.types import EventKind, MemoryType, PoolFullError
 
 if TYPE_CHECKING:
     from npc_mind.memory.fastpaths import ScalarPaths
+    from npc_mind.memory.recall import Recaller
     from npc_mind.memory.state import PoolState
 
 # batches recorded in rounds only after a `refresh_only` pass that took less than half the events
@@ -54,11 +56,13 @@ class RoundKeys:
 
 
 class Recorder:
-    """`record_batch` on `state`; narrow rounds' events go one by one to `scalar.record_one`."""
+    """`record_batch` on `state`; narrow rounds' events go one by one to `scalar.record_one`; the
+    compiled kernel records the plain batches, with the pool's kernel binding (its `recaller`'s)."""
 
-    def __init__(self, state: PoolState, scalar: ScalarPaths) -> None:
+    def __init__(self, state: PoolState, scalar: ScalarPaths, recaller: Recaller) -> None:
         self.state = state
         self.scalar = scalar
+        self.recaller = recaller
 
     def record_batch(
         self,
@@ -74,6 +78,8 @@ class Recorder:
         refresh-only pass, the rounds and the tail of narrow rounds."""
         state = self.state
         now = checked_time(now)
+        if tags is None and record_plain(self.recaller, npcs, entities, memory_types, saliences, now):
+            return  # the memory kernel, when it runs, on a game loop's arrays
         npcs, rows = state.rows_of(npcs)
         n = rows.shape[0]
         entities = int64_array(entities, "entities")
@@ -98,6 +104,10 @@ class Recorder:
         state.clock = now  # the call is accepted: only now does the pool's clock move
         if n == 0:
             return
+        if tag_sets is None and record_checked(
+            self.recaller, npcs, rows, entities, memory_types, saliences, now
+        ):
+            return  # the memory kernel, when it runs
         if tag_sets is not None:
             state.ensure_tags()
         hashes = entity_hash(entities)

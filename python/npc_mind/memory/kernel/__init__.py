@@ -3,12 +3,13 @@
 `scripts/provision memkernel` compiles `memkernel.c` with cffi into a module beside this file
 (`_memkernel*.so`, git-ignored; the addon's runtime ships it). It is built for the baseline x86-64
 ISA and holds each function three times, for the levels of `LEVELS`: `baseline` (SSE2, every
-x86-64 CPU), `avx2` and `avx512` (AVX-512 F/BW/VL). The batched query (`query.query_round`) and
-the exponential curve's sweep (`curves.retrievability`) call it, and so does a utility batch's
-float64 scoring (`npc_mind.utility.compiled`, `utility_body.h`); without it they run numpy, with
-the same bits (tests/test_memory_kernel.py compares every level with numpy): exp and ln are
-numpy's own float64 inner loops, taken from `np.exp` and `np.log` and checked when the module
-loads (a numpy whose ufuncs do not look as expected makes the kernel "unusable": numpy runs).
+x86-64 CPU), `avx2` and `avx512` (AVX-512 F/BW/VL). The batched query (`query.query_round`), the
+record (`record.record_batch`) and the exponential curve's sweep (`curves.retrievability`) call
+it, and so does a utility batch's float64 scoring (`npc_mind.utility.compiled`, `utility_body.h`);
+without it they run numpy, with the same bits (tests/test_memory_kernel.py compares every level
+with numpy): exp and ln are numpy's own float64 inner loops, taken from `np.exp` and `np.log` and
+checked when the module loads (a numpy whose ufuncs do not look as expected makes the kernel
+"unusable": numpy runs).
 
 `NPC_MIND_KERNEL` chooses, read at every use:
 - `auto` (or unset): the widest level this CPU runs, or numpy when the kernel is not built, is
@@ -48,13 +49,15 @@ class KernelUnavailableError(RuntimeError):
 
 @dataclass(frozen=True)
 class Kernel:
-    """One dispatch level of the loaded kernel: its functions `query` and `retrievability`, and
-    `loops`, an `mk_pool` holding only numpy's exp and log loops (what `retrievability` reads)."""
+    """One dispatch level of the loaded kernel: its functions `query`, `record` and
+    `retrievability`, and `loops`, an `mk_pool` holding only numpy's exp and log loops (what
+    `retrievability` reads)."""
 
     level: str
     ffi: Any
     lib: Any
     query: Any
+    record: Any
     retrievability: Any
     loops: Any
 
@@ -167,8 +170,8 @@ def _choose(value: str) -> Kernel | None:
     lib, ffi = module.lib, module.ffi
     loops = ffi.new("mk_pool *")
     lib.mk_take_loops(loops, *_ufuncs(ffi))
-    query, sweep = getattr(lib, f"mk_query_{level}"), getattr(lib, f"mk_retrievability_{level}")
-    return Kernel(level, ffi, lib, query, sweep, loops)
+    query, record = getattr(lib, f"mk_query_{level}"), getattr(lib, f"mk_record_{level}")
+    return Kernel(level, ffi, lib, query, record, getattr(lib, f"mk_retrievability_{level}"), loops)
 
 
 def active() -> Kernel | None:

@@ -33,6 +33,23 @@
         __builtin_prefetch((pool)->pinned + (f));                                                   \
     } while (0)
 
+/* Start loading what mk_record reads of the row at flat slot `base`: its hashes, types, pinned
+ * flags and, for its eviction keys, last accesses, stabilities and saliences. */
+#define MK_ROW_AHEAD(pool, base, cap)                                                               \
+    do {                                                                                            \
+        for (int64_t b_ = 0; b_ < (cap); b_ += 32)                                                  \
+            __builtin_prefetch((pool)->hash + (base) + b_);                                         \
+        for (int64_t b_ = 0; b_ < (cap); b_ += 64) {                                                \
+            __builtin_prefetch((pool)->type + (base) + b_);                                         \
+            __builtin_prefetch((pool)->pinned + (base) + b_);                                       \
+        }                                                                                           \
+        for (int64_t b_ = 0; b_ < (cap); b_ += 8) {                                                 \
+            __builtin_prefetch((pool)->last + (base) + b_);                                         \
+            __builtin_prefetch((pool)->stability + (base) + b_);                                    \
+            __builtin_prefetch((pool)->salience + (base) + b_);                                     \
+        }                                                                                           \
+    } while (0)
+
 /* columns.entity_hash: a 16-bit multiplicative hash of the id. */
 static inline uint16_t mk_hash(int64_t entity)
 {

@@ -5,18 +5,19 @@
 /* A numpy ufunc's inner loop for float64 -> float64 (numpy's PyUFuncGenericFunction). */
 typedef void (*mk_loop)(char **args, const intptr_t *dimensions, const intptr_t *steps, void *data);
 
-/* A pool's flat columns (capacity slots per row), its id map, the parameters of its query rules,
- * numpy's exp and log loops, and the candidate buffers (block x capacity cells each). */
+/* A pool's flat columns (capacity slots per row), its id map, the parameters of its query and
+ * record rules, numpy's exp and log loops, and the candidate buffers (block x capacity cells
+ * each; the record's scratch too). */
 typedef struct {
-    const uint16_t *hash;
-    const int64_t *entity;
-    const int8_t *type;
+    uint16_t *hash;
+    int64_t *entity;
+    int8_t *type;
     double *last;
     double *stability;
-    const double *salience;
+    double *salience;
     int64_t *recalls;
     uint8_t *reported;
-    const uint8_t *pinned;
+    uint8_t *pinned;
     int64_t capacity;
     const int64_t *row_of_id; /* NPC id -> row (-1: removed) */
     int64_t next_id;          /* ids at or above it were never added */
@@ -35,7 +36,27 @@ typedef struct {
     int64_t *cand_query;
     int64_t *cand_flat;
     double *cand_r;
+    /* what mk_record also reads */
+    int64_t *used_slots;          /* per row: occupied slots */
+    const int64_t *pinned_slots;  /* per row: pinned slots */
+    const double *base_stability; /* per memory type */
+    double alpha;
+    double refractory;            /* rehearsal_refractory_s */
+    double weight_r;              /* eviction_weight_r */
+    double weight_e;              /* eviction_weight_e */
+    double floor;                 /* EXPONENT_FLOOR: R's exponent is at least this in an eviction key */
+    int32_t kind_rehearsed;       /* the event log's EventKind codes */
+    int32_t kind_evicted;
+    int32_t kind_formed;
 } mk_pool;
+
+/* mk_record's event log (NULL: the pool logs none): up to 2 entries per event, in input order. */
+typedef struct {
+    int8_t *kind;
+    int64_t *event; /* the event's position in the batch */
+    int64_t *entity;
+    int8_t *type;
+} mk_log;
 
 const char *mk_build_id(void);
 /* The widest level this CPU runs: 0 baseline, 1 avx2, 2 avx512. */
@@ -55,6 +76,13 @@ int64_t mk_query_avx2(mk_pool *pool, const int64_t *ids, int64_t *rows, const in
                       double now, int32_t clamp, int32_t wake, double *out);
 int64_t mk_query_avx512(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, int64_t m,
                         double now, int32_t clamp, int32_t wake, double *out);
+
+int64_t mk_record_baseline(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, const int8_t *types,
+                          const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log);
+int64_t mk_record_avx2(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, const int8_t *types,
+                          const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log);
+int64_t mk_record_avx512(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities, const int8_t *types,
+                          const double *saliences, int64_t n, double now, int32_t clamp, mk_log *log);
 
 void mk_retrievability_baseline(const mk_pool *pool, const double *last, const double *stability, int64_t n,
                                 double now, double floor, double *out);

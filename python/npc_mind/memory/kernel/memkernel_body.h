@@ -200,3 +200,308 @@ void MK_FN(mk_retrievability)(const mk_pool *pool, const double *last, const dou
         mk_run(pool->exp_loop, pool->exp_data, out + start, end - start);
     }
 }
+
+/* The slots of one row whose 16-bit entity hash is `key`, ascending, into out (at most cap). */
+static inline int64_t MK_FN(mk_hash_hits)(const uint16_t *hash, int64_t cap, uint16_t key, int64_t *out)
+{
+    int64_t count = 0, s = 0;
+#if defined(__AVX512BW__)
+    const __m512i splat = _mm512_set1_epi16((short)key);
+    for (; s + 32 <= cap; s += 32) {
+        uint32_t bits = _mm512_cmpeq_epi16_mask(_mm512_loadu_si512((const void *)(hash + s)), splat);
+        while (bits) {
+            out[count++] = s + __builtin_ctz(bits);
+            bits &= bits - 1;
+        }
+    }
+#elif defined(__AVX2__)
+    const __m256i splat = _mm256_set1_epi16((short)key);
+    for (; s + 16 <= cap; s += 16) {
+        const __m256i chunk = _mm256_loadu_si256((const __m256i *)(hash + s));
+        uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(chunk, splat));
+        while (bits) { /* two mask bits per 16-bit lane */
+            out[count++] = s + (__builtin_ctz(bits) >> 1);
+            bits &= bits - 1;
+            bits &= bits - 1;
+        }
+    }
+#else
+    const __m128i splat = _mm_set1_epi16((short)key);
+    for (; s + 8 <= cap; s += 8) {
+        const __m128i chunk = _mm_loadu_si128((const __m128i *)(hash + s));
+        uint32_t bits = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(chunk, splat));
+        while (bits) {
+            out[count++] = s + (__builtin_ctz(bits) >> 1);
+            bits &= bits - 1;
+            bits &= bits - 1;
+        }
+    }
+#endif
+    for (; s < cap; s++) {
+        if (hash[s] == key)
+            out[count++] = s;
+    }
+    return count;
+}
+
+/* The eviction keys of the row at flat slot `base` at `now` into keys (eviction.keys): pinned
+ * +inf, free -2, forgotten (R < threshold) -1, else w_r R + w_e E, with R = e^max(x, floor),
+ * x = min(last - now, 0) / S (the min only with `clamp`), e^ by numpy's exp loop. */
+static void MK_FN(mk_row_keys)(mk_pool *pool, int64_t base, double now, int32_t clamp, double *keys)
+{
+    const int64_t cap = pool->capacity;
+    const double floor = pool->floor, threshold = pool->threshold;
+    const double weight_r = pool->weight_r, weight_e = pool->weight_e;
+    const double *last = pool->last + base, *stability = pool->stability + base;
+    const double *salience = pool->salience + base;
+    const int8_t *type = pool->type + base;
+    const uint8_t *pinned = pool->pinned + base;
+    for (int64_t s = 0; s < cap; s++) {
+        double x = last[s] - now;
+        if (clamp && x > 0.0)
+            x = 0.0;
+        x = x / stability[s];
+        keys[s] = (x >= floor || x != x) ? x : floor; /* np.maximum(x, floor) */
+    }
+    mk_run(pool->exp_loop, pool->exp_data, keys, cap);
+    for (int64_t s = 0; s < cap; s++) {
+        const double r = keys[s];
+        double key = r * weight_r + salience[s] * weight_e;
+        if (r < threshold)
+            key = -1.0;
+        if (type[s] < 0)
+            key = -2.0;
+        if (pinned[s])
+            key = __builtin_inf();
+        keys[s] = key;
+    }
+}
+
+/* The first lowest of n keys (numpy's argmin: the first NaN, else the first minimum; -0.0 and
+ * 0.0 are equal): the lowest value by vector minima, then the first key equal to it. */
+static inline int64_t MK_FN(mk_argmin)(const double *keys, int64_t n)
+{
+    int64_t s = 0;
+    double low = keys[0];
+#if defined(__AVX512F__)
+    if (n >= 8) {
+        __m512d lows = _mm512_loadu_pd(keys);
+        __mmask8 nan = _mm512_cmp_pd_mask(lows, lows, _CMP_UNORD_Q);
+        for (s = 8; s + 8 <= n; s += 8) {
+            const __m512d v = _mm512_loadu_pd(keys + s);
+            nan |= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+            lows = _mm512_min_pd(lows, v);
+        }
+        if (nan)
+            s = 0; /* the scalar loop below finds the first NaN */
+        else
+            low = _mm512_reduce_min_pd(lows);
+    }
+#elif defined(__AVX2__)
+    if (n >= 4) {
+        __m256d lows = _mm256_loadu_pd(keys);
+        __m256d nan = _mm256_cmp_pd(lows, lows, _CMP_UNORD_Q);
+        for (s = 4; s + 4 <= n; s += 4) {
+            const __m256d v = _mm256_loadu_pd(keys + s);
+            nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+            lows = _mm256_min_pd(lows, v);
+        }
+        if (_mm256_movemask_pd(nan))
+            s = 0;
+        else {
+            double lanes[4];
+            _mm256_storeu_pd(lanes, lows);
+            for (int j = 0; j < 4; j++)
+                low = lanes[j] < low ? lanes[j] : low;
+        }
+    }
+#else
+    if (n >= 2) {
+        __m128d lows = _mm_loadu_pd(keys);
+        __m128d nan = _mm_cmpunord_pd(lows, lows);
+        for (s = 2; s + 2 <= n; s += 2) {
+            const __m128d v = _mm_loadu_pd(keys + s);
+            nan = _mm_or_pd(nan, _mm_cmpunord_pd(v, v));
+            lows = _mm_min_pd(lows, v);
+        }
+        if (_mm_movemask_pd(nan))
+            s = 0;
+        else {
+            double lanes[2];
+            _mm_storeu_pd(lanes, lows);
+            low = lanes[0] < lanes[1] ? lanes[0] : lanes[1];
+            low = keys[0] < low ? keys[0] : low;
+        }
+    }
+#endif
+    if (s) { /* the vectors held no NaN: the rest, then the first key equal to the lowest */
+        for (int64_t t = s; t < n; t++) {
+            if (keys[t] != keys[t])
+                return t;
+            low = keys[t] < low ? keys[t] : low;
+        }
+        for (int64_t t = 0;; t++) {
+            if (keys[t] == low)
+                return t;
+        }
+    }
+    int64_t best = 0;
+    if (low != low)
+        return 0;
+    for (s = 1; s < n; s++) {
+        const double key = keys[s];
+        if (key != key)
+            return s;
+        if (key < low) {
+            low = key;
+            best = s;
+        }
+    }
+    return best;
+}
+
+/* `record_batch` of n events at `now`, one at a time in input order. With `ids`, first resolves
+ * the NPC ids into `rows` and checks the memory types (0..4) and saliences (finite): returns -2
+ * (an unknown or removed id), -4 (a type), -5 (a salience) or -6 (a row whose every slot is
+ * pinned, which numpy's checks look at) before anything is written; without, `rows` holds the
+ * rows of live NPCs and the events are checked. Saliences are clipped to [0, 1] here.
+ *
+ * Each event: what ScalarPaths.record_one does with the rules of npc_mind.memory.rules, which is
+ * what the numpy rounds do (each NPC's events in input order; NPCs never share memories). A
+ * matching memory (same entity and type) is refreshed (last = now, the forget report cleared)
+ * and, with at least the refractory period since its last access, rehearsed (k + 1,
+ * E' = max(E, E_event), S' = min(S (1 + alpha ln(1 + k') E'), max S)) and, with E' >= the
+ * consolidation threshold, consolidates the entity's other memories (S x f,
+ * f = 1 + gain ln(1 + k') E', capped). Otherwise a new memory takes the row's lowest free slot,
+ * or, in a full row, the slot of the first lowest eviction key (mk_row_keys; kept current while
+ * the events are the same row's, as the rounds keep theirs: a key kept current and one computed
+ * again at `now` have the same bits, since a memory accessed now has R = 1). ln(1 + k) from the
+ * table the log loop made, or the log loop beyond it.
+ *
+ * With a `log`, each rehearsal, eviction (of a held memory) and formation is logged, in input
+ * order, an eviction before the formation it made room for. Returns how many were logged.
+ * No links or tags: the caller leaves those pools to numpy. */
+int64_t MK_FN(mk_record)(mk_pool *pool, const int64_t *ids, int64_t *rows, const int64_t *entities,
+                         const int8_t *types, const double *saliences, int64_t n, double now, int32_t clamp,
+                         mk_log *log)
+{
+    const int64_t cap = pool->capacity;
+    if (ids) { /* the checks of Recorder.record_batch, before anything is written */
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t id = ids[i];
+            if (id < 0 || id >= pool->next_id || pool->row_of_id[id] < 0)
+                return -2;
+            const int64_t row = rows[i] = pool->row_of_id[id];
+            if (types[i] < 0 || types[i] > 4)
+                return -4;
+            if (saliences[i] - saliences[i] != 0.0) /* not finite */
+                return -5;
+            if (pool->pinned_slots[row] >= cap) /* a new memory may find no room: numpy's check */
+                return -6;
+        }
+    }
+    int64_t logged = 0;
+#define MK_LOG(what, i, e, t)                                                                       \
+    do {                                                                                            \
+        if (log) {                                                                                  \
+            log->kind[logged] = (int8_t)pool->what;                                                 \
+            log->event[logged] = (i);                                                               \
+            log->entity[logged] = (e);                                                              \
+            log->type[logged] = (t);                                                                \
+            logged++;                                                                               \
+        }                                                                                           \
+    } while (0)
+    const double alpha = pool->alpha, refractory = pool->refractory, max_stability = pool->max_stability;
+    const double weight_r = pool->weight_r, weight_e = pool->weight_e;
+    const double min_salience = pool->min_salience, gain = pool->gain;
+    int64_t *hits = pool->cand_flat; /* at least capacity cells each */
+    int64_t *same = pool->cand_query;
+    double *row_keys = pool->cand_r;
+    int64_t keyed_row = -1; /* the row whose eviction keys row_keys holds, current */
+    for (int64_t i = 0; i < n; i++) {
+        if (i + MK_AHEAD < n && rows[i + MK_AHEAD] != rows[i + MK_AHEAD - 1])
+            MK_ROW_AHEAD(pool, rows[i + MK_AHEAD] * cap, cap);
+        const int64_t row = rows[i], base = row * cap, wanted = entities[i];
+        const int8_t wanted_type = types[i];
+        const double given = saliences[i]; /* checks.checked_saliences: np.clip into [0, 1] */
+        const double event_salience = (given >= 0.0 && given <= 1.0) ? given : (given < 0.0 ? 0.0 : 1.0);
+        int64_t match = -1, others = 0;
+        const int64_t count = MK_FN(mk_hash_hits)(pool->hash + base, cap, mk_hash(wanted), hits);
+        for (int64_t c = 0; c < count; c++) {
+            const int64_t s = hits[c];
+            if (pool->entity[base + s] != wanted)
+                continue;
+            const int8_t t = pool->type[base + s];
+            if (t == wanted_type)
+                match = s;
+            else if (t >= 0)
+                same[others++] = s;
+        }
+        int32_t keyed = keyed_row == row;
+        if (match >= 0) {
+            const int64_t f = base + match;
+            const double before = pool->last[f];
+            pool->last[f] = now;
+            pool->reported[f] = 0;
+            if ((now - before) >= refractory) { /* rules.rehearses */
+                const int64_t k = pool->recalls[f] + 1;
+                pool->recalls[f] = k;
+                const double held = pool->salience[f];
+                const double e = (held >= event_salience || held != held) ? held : event_salience;
+                pool->salience[f] = e;
+                double ln = 1.0 + (double)k; /* rules.log1p_count */
+                if (k < pool->ln_size)
+                    ln = pool->ln_table[k];
+                else
+                    mk_run(pool->log_loop, pool->log_data, &ln, 1);
+                const double s = pool->stability[f] * (1.0 + alpha * ln * e); /* rules.rehearsed_stability */
+                pool->stability[f] = (s <= max_stability || s != s) ? s : max_stability;
+                MK_LOG(kind_rehearsed, i, wanted, wanted_type);
+                if (others && pool->consolidate && e >= min_salience) { /* rules.consolidated */
+                    const double factor = 1.0 + gain * ln * e;         /* rules.consolidation_factor */
+                    for (int64_t j = 0; j < others; j++) {
+                        const int64_t g = base + same[j];
+                        const double b = pool->stability[g] * factor;
+                        pool->stability[g] = (b <= max_stability || b != b) ? b : max_stability;
+                    }
+                    keyed_row = -1; /* other slots' S changed: their keys are stale */
+                    keyed = 0;
+                }
+            }
+            if (keyed) /* accessed now: R is exactly 1 (rules.fresh_eviction_key) */
+                row_keys[match] = pool->pinned[f] ? __builtin_inf() : 1.0 * weight_r + pool->salience[f] * weight_e;
+            continue;
+        }
+        int64_t slot = 0;
+        if (pool->used_slots[row] < cap) {
+            while (pool->type[base + slot] >= 0) /* the lowest free slot (key -2) */
+                slot++;
+            pool->used_slots[row] += 1;
+        } else {
+            if (!keyed) {
+                MK_FN(mk_row_keys)(pool, base, now, clamp, row_keys);
+                keyed_row = row;
+                keyed = 1;
+            }
+            slot = MK_FN(mk_argmin)(row_keys, cap);
+            if (pool->type[base + slot] >= 0)
+                MK_LOG(kind_evicted, i, pool->entity[base + slot], pool->type[base + slot]);
+        }
+        const int64_t f = base + slot;
+        pool->entity[f] = wanted;
+        pool->hash[f] = mk_hash(wanted);
+        pool->type[f] = wanted_type;
+        pool->last[f] = now;
+        const double s0 = pool->base_stability[wanted_type] * (0.5 + event_salience); /* rules.initial_stability */
+        pool->stability[f] = (s0 <= max_stability || s0 != s0) ? s0 : max_stability;
+        pool->salience[f] = event_salience;
+        pool->recalls[f] = 1;
+        pool->pinned[f] = 0;
+        pool->reported[f] = 0;
+        if (keyed)
+            row_keys[slot] = 1.0 * weight_r + event_salience * weight_e;
+        MK_LOG(kind_formed, i, wanted, wanted_type);
+    }
+#undef MK_LOG
+    return logged;
+}

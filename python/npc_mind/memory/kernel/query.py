@@ -9,12 +9,14 @@ the kernel is off, the power curve, pools with links, pools (`query_batch`) or r
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from npc_mind.memory import kernel as memory_kernel
+from npc_mind.memory.params import EXPONENT_FLOOR
 from npc_mind.memory.types import EventKind, QueryBatch
 
 if TYPE_CHECKING:
@@ -22,9 +24,12 @@ if TYPE_CHECKING:
     from npc_mind.memory.state import PoolState
 
 _I64 = np.dtype(np.int64)
-#: Candidate cells per block (a block's queries x capacity: every slot could be a candidate).
-_BLOCK_CELLS = 4096
-_MAX_BLOCK = 64
+#: Candidate cells per block (a block's queries x capacity: every slot could be a candidate; only
+#: the hits are written, a few per block). 256 queries a block at 64 slots: the loads the kernel
+#: starts for a block's candidates have longer to arrive than with 64 (measured 10-15% less at
+#: 10,000 NPCs, the same at 1,000).
+_BLOCK_CELLS = 16384
+_MAX_BLOCK = 256
 #: ln(1 + k) is looked up below this recall count, taken from numpy's log loop at or above it.
 _LN_TABLE = 4096
 
@@ -61,6 +66,9 @@ class PoolBinding:
             ("cand_query", "int64_t[]", self._candidates[0]),
             ("cand_flat", "int64_t[]", self._candidates[1]),
             ("cand_r", "double[]", self._candidates[2]),
+            ("used_slots", "int64_t[]", state.used_slots),
+            ("pinned_slots", "int64_t[]", state.pinned_slots),
+            ("base_stability", "double[]", state.base_stability),
         ):
             pointer = ffi.from_buffer(ctype, column)
             self._keep.append(pointer)
@@ -73,13 +81,81 @@ class PoolBinding:
         struct.gain = p.consolidation_factor * p.alpha
         struct.max_stability = p.max_stability
         struct.consolidate = p.consolidation_factor != 0.0
+        struct.alpha = p.alpha
+        struct.refractory = p.rehearsal_refractory_s
+        struct.weight_r = p.eviction_weight_r
+        struct.weight_e = p.eviction_weight_e
+        struct.floor = EXPONENT_FLOOR
+        struct.kind_rehearsed = int(EventKind.REHEARSED)
+        struct.kind_evicted = int(EventKind.EVICTED)
+        struct.kind_formed = int(EventKind.FORMED)
+        self.log_size = 0
         kernel.take_loops(struct)
         self._ln = np.empty(_LN_TABLE)
         kernel.lib.mk_fill_ln(struct, ffi.from_buffer("double[]", self._ln), _LN_TABLE)
         struct.ln_table, struct.ln_size = ffi.from_buffer("double[]", self._ln), _LN_TABLE
         self.struct = struct
+        self._answer = np.empty(0)
+        self.answer_ints = self._answer.view(np.int64)  # its int64 view (row 0: the hits' queries)
+        self._answer_c: Any = None
+        self._answer_refs = 0
+        self._ids: np.ndarray | None = None
+        self._ids_c: Any = None
+        self._record_ids: np.ndarray | None = None
+        self._record_ids_c: Any = None
         self.size = 0
         self.grow(256)
+
+    def answer_block(self, m: int) -> tuple[np.ndarray, Any]:
+        """The output block of a `query_batch` call of m queries (`mk_query`'s layout) and its
+        pointer: the previous call's block when nothing refers to it any more (its answer, the
+        `QueryBatch` viewing it, is gone: only this binding's two references and the call's are
+        left), else a new one. A frame's query then writes into memory the last frame warmed."""
+        out = self._answer
+        if out.shape[0] == 10 * m and sys.getrefcount(out) <= self._answer_refs:
+            return out, self._answer_c
+        out = self._answer = np.empty(10 * m)
+        self.answer_ints = out.view(np.int64)  # (a view: counted in the references below)
+        self._answer_c = self.kernel.ffi.from_buffer("double[]", out)
+        self._answer_refs = sys.getrefcount(out)  # the same references as the test above counts
+        return out, self._answer_c
+
+    def ids_of(self, npcs: np.ndarray) -> Any:
+        """A pointer to the int64 ids of `npcs`: the last one's again when it is the same array
+        (a game passing its NPC ids each frame), which this binding keeps alive."""
+        if npcs is not self._ids:
+            self._ids_c = self.kernel.ffi.from_buffer("int64_t[]", npcs)
+            self._ids = npcs
+        return self._ids_c
+
+    def event_log(self, n: int) -> tuple[Any, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """An `mk_log` for a record of n events (two entries each at most) and its columns: kinds,
+        event positions, entities, memory types."""
+        if 2 * n > self.log_size:
+            self.log_size = max(2 * n, 2 * self.log_size)
+            size = self.log_size
+            self.log_columns = (
+                np.empty(size, np.int8),
+                np.empty(size, np.int64),
+                np.empty(size, np.int64),
+                np.empty(size, np.int8),
+            )
+            ffi = self.kernel.ffi
+            log = self.log = ffi.new("mk_log *")
+            self._log_keep = [
+                ffi.from_buffer(ctype, column)
+                for ctype, column in zip(("int8_t[]", "int64_t[]", "int64_t[]", "int8_t[]"), self.log_columns,
+                                         strict=True)
+            ]  # fmt: skip
+            log.kind, log.event, log.entity, log.type = self._log_keep
+        return self.log, self.log_columns
+
+    def record_ids_of(self, npcs: np.ndarray) -> Any:
+        """`ids_of` for the record's calls, which keeps its own (a game passes other ids to each)."""
+        if npcs is not self._record_ids:
+            self._record_ids_c = self.kernel.ffi.from_buffer("int64_t[]", npcs)
+            self._record_ids = npcs
+        return self._record_ids_c
 
     def grow(self, m: int) -> None:
         """The rows buffer, for batches of up to `m` queries."""
@@ -116,12 +192,21 @@ def query_batch(recaller: Recaller, npcs: Any, entities: Any, now: float, wake: 
     """`recaller.query(npcs, entities, now, wake)` (`now` already checked) in one kernel call, ids
     resolved in it; or None (numpy's path, which also raises for bad input): inputs other than
     contiguous int64 arrays of one length, an unknown id, or a waking batch whose rows do not
-    strictly increase (rounds: each then comes to `query_round`). Written for a call per frame:
-    every step it can skip counts."""
-    binding = _bound(recaller)
+    strictly increase (rounds: each then comes to `query_round`). Written for a call per frame,
+    whose caches the frame's other work has emptied: every Python step it can skip counts."""
     state = recaller.state
+    binding = recaller.kernel_binding
+    if (  # the pool's binding, current (else `_bound` makes it, or says numpy runs)
+        binding is None
+        or binding is False
+        or binding.columns is not state.entity_flat
+        or binding.ids is not state.row_of_id
+    ):
+        binding = _bound(recaller)
     if (
         binding is None
+        or state.links
+        or not state.is_exponential
         or state.longterm.size
         or type(npcs) is not np.ndarray
         or type(entities) is not np.ndarray
@@ -138,16 +223,15 @@ def query_batch(recaller: Recaller, npcs: Any, entities: Any, now: float, wake: 
         binding.grow(m)
     struct = binding.struct
     struct.next_id = state.next_id
-    buffer = binding.kernel.ffi.from_buffer
-    out = np.empty(10 * m)  # the answer keeps it: a new block each call
+    out, out_c = binding.answer_block(m)
     try:
-        ids_c, entities_c = buffer("int64_t[]", npcs), buffer("int64_t[]", entities)
+        ids_c = binding.ids_of(npcs)
+        entities_c = binding.kernel.ffi.from_buffer("int64_t[]", entities)
     except ValueError:  # not contiguous
         return None
     hits = binding.kernel.query(
-        struct, ids_c, binding.rows_c, entities_c, m, now, now < state.latest_access, wake,
-        buffer("double[]", out),
-    )  # fmt: skip
+        struct, ids_c, binding.rows_c, entities_c, m, now, now < state.latest_access, wake, out_c
+    )
     if hits < 0:  # a bad id, or an NPC twice: numpy's path
         return None
     state.clock = now
@@ -155,7 +239,7 @@ def query_batch(recaller: Recaller, npcs: Any, entities: Any, now: float, wake: 
     if (wake and hits and state.events.enabled) or state.tags is not None:
         be, _, fields = _finish(recaller, out, m, hits, npcs, now, wake)
     else:  # the common case, without a call
-        be, fields = out[:hits].view(np.int64), KernelHits(out, m, hits)
+        be, fields = binding.answer_ints[:hits], KernelHits(out, m, hits)
         if wake and hits and now > state.latest_access:
             state.latest_access = now
     return QueryBatch(m, npcs, out[9 * m :], be, fields)
