@@ -52,7 +52,10 @@ DEFINITIONS = [
         "settings": {"momentum": 0.2},
         "behaviors": [
             BEHAVIORS[0],
-            {"name": "rest", "considerations": [consideration("calm", use_default_input=True, default_input=0.7)]},
+            {
+                "name": "rest",
+                "considerations": [consideration("calm", use_default_input=True, default_input=0.7)],
+            },
         ],
     },
 ]
@@ -66,17 +69,38 @@ def core_definition(definition: dict[str, Any]) -> dict[str, Any]:
     for behavior in definition["behaviors"]:
         considerations = []
         for c in behavior["considerations"]:
-            data: dict[str, Any] = {"input_key": c["input_key"], "curve_type": c["curve_type"],
-                                    "curve_params": {}, "weight": 1.0, "invert": False, "per_target": False}  # fmt: skip
+            data: dict[str, Any] = {
+                "input_key": c["input_key"],
+                "curve_type": c["curve_type"],
+                "curve_params": {},
+                "weight": 1.0,
+                "invert": False,
+                "per_target": False,
+            }
             if c.get("use_input_range"):
                 data["input_min"], data["input_max"] = c["input_min"], c["input_max"]
             if c.get("veto_below", 0.0) > 0.0:
                 data["veto_below"] = c["veto_below"]
             considerations.append(data)
-        behaviors.append({"name": behavior["name"], "considerations": considerations, "aggregation": "weighted_sum",
-                          "weight": behavior.get("weight", 1.0), "tags": [], "cooldown": behavior.get("cooldown", 0.0)})  # fmt: skip
-    settings = {"momentum": 0.0, "commitment": 0.0, "interrupt_margin": 0.25, "tie_tolerance": 0.0, "top_n": 1,
-                "seed": None, **definition["settings"]}  # fmt: skip
+        behaviors.append(
+            {
+                "name": behavior["name"],
+                "considerations": considerations,
+                "aggregation": "weighted_sum",
+                "weight": behavior.get("weight", 1.0),
+                "tags": [],
+                "cooldown": behavior.get("cooldown", 0.0),
+            }
+        )
+    settings = {
+        "momentum": 0.0,
+        "commitment": 0.0,
+        "interrupt_margin": 0.25,
+        "tie_tolerance": 0.0,
+        "top_n": 1,
+        "seed": None,
+        **definition["settings"],
+    }
     return {"behaviors": behaviors, **settings}
 
 
@@ -106,9 +130,13 @@ def usable(context: dict[str, Any], keys: list[str], defaults: dict[str, float])
 
 def test_evaluate_answered_in_c_is_the_python_choice() -> None:
     spec = json.dumps({"definitions": DEFINITIONS}, separators=(",", ":"))
-    run = run_godot(ROOT, "--fixed-fps", "30", "-s", "res://tests/addon/selector_answers.gd", "--", f"--spec={spec}")
+    run = run_godot(
+        ROOT, "--fixed-fps", "30", "-s", "res://tests/addon/selector_answers.gd", "--", f"--spec={spec}"
+    )
     assert run.returncode == 0, run.log
-    (line,) = [line for line in run.stdout.splitlines() if line.startswith('{"answered"') or '"calls":' in line]
+    (line,) = [
+        line for line in run.stdout.splitlines() if line.startswith('{"answered"') or '"calls":' in line
+    ]
     data = json.loads(line)
 
     server = MindServer(ClockMode.MANUAL)
@@ -141,7 +169,9 @@ def test_evaluate_answered_in_c_is_the_python_choice() -> None:
         server.clock._now = call["now"]
         definition = [*DEFINITIONS, REDEFINED][kinds[index]]
         keys = sorted({c["input_key"] for b in definition["behaviors"] for c in b["considerations"]})
-        context = usable({key: given(value) for key, value in call["context"].items()}, keys, defaults_of(definition))
+        context = usable(
+            {key: given(value) for key, value in call["context"].items()}, keys, defaults_of(definition)
+        )
         entry = server.selectors.entry(handles[index])
         answer = server.selectors.names(handles[index])[server.pick(entry, context)]
         assert call["answer"] == answer, (call, kinds[index], index)
@@ -159,9 +189,15 @@ def test_evaluate_answered_in_c_is_the_python_choice() -> None:
             expected[index].append(name)
     for index in sorted(set(changes) | set(expected)):
         got, wanted = changes[index], expected[index]
-        first = next((at for at, pair in enumerate(zip(got, wanted, strict=False)) if pair[0] != pair[1]), None)
-        assert got == wanted, (index, first, [c for c in data["changes"] if c[1] == index],
-                               [c for c in expected_changes if c[1] == index])
+        first = next(
+            (at for at, pair in enumerate(zip(got, wanted, strict=False)) if pair[0] != pair[1]), None
+        )
+        assert got == wanted, (
+            index,
+            first,
+            [c for c in data["changes"] if c[1] == index],
+            [c for c in expected_changes if c[1] == index],
+        )
     for frame, index, scores in data["scores"]:
         assert scores == pytest.approx(scores_at[frame, index], abs=0, rel=0), (frame, index)
     # many repeating contexts of the definitions the rule covers were answered in C (a context held
@@ -172,8 +208,11 @@ def test_evaluate_answered_in_c_is_the_python_choice() -> None:
 
 def changed(server: MindServer, handle_index: dict[int, int], frame: int) -> list[list[Any]]:
     """The behavior_changed signals the server owes, as the script logs them."""
-    return [[frame, handle_index[event.handle], event.args[0]] for event in server.events.drain()
-            if event.signal == "behavior_changed"]  # fmt: skip
+    return [
+        [frame, handle_index[event.handle], event.args[0]]
+        for event in server.events.drain()
+        if event.signal == "behavior_changed"
+    ]
 
 
 def kinds_at(call: dict[str, Any]) -> int:
