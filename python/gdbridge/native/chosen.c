@@ -1,14 +1,15 @@
 /* ---- chosen reads: a read of one Dictionary of numbers returning a StringName, answered in C ----
  * A method declared chosen (gdbridge.declare.chosen) takes one Dictionary (input key -> number)
- * and returns a StringName. Python publishes, once a frame, a table it keeps true, as for the
- * answered reads (answered.c): per instance key the numbers its answer holds for (one per input
- * name of the key's group, as float64) and the answer (an index into the group's names). This file
- * applies it as data (the entries stay from frame to frame; Python puts the ones that change): a call from the main thread, on an instance whose key is open, whose
- * Dictionary holds, for every input name of the group, an int or a float equal (bit for bit, an
- * int as the float Python's float() makes of it) to the published number gets the answer, and the
- * key is logged for Python (`choices_asked`). Keys the Dictionary has beyond those are not read
- * (the read ignores them too). Anything else (a missing input, another type, another number, a key
- * Python closed) runs the Python method, which must give the same answer. */
+ * and returns a StringName. Python keeps a table true, as for the answered reads (answered.c): per
+ * instance key the numbers its answer holds for (one per input name of the key's group, as
+ * float64) and the answer (an index into the group's names). The entries stay from frame to frame;
+ * Python puts the ones that change (`choices_put`) and closes those whose state it changes. This
+ * file applies it as data: a call from the main thread, on an instance whose key has an open
+ * entry, whose Dictionary holds, for every input name of the group, an int or a float equal (bit
+ * for bit, an int as the float Python's float() makes of it) to the entry's number gets the
+ * answer, and the key is logged for Python (`choices_asked`). Keys the Dictionary has beyond those
+ * are not read (the read ignores them too). Anything else (a missing input, another type, another
+ * number, a closed key) runs the Python method, which must give the same answer. */
 #define GDB_CHOICE_INPUTS 8 /* input names a group has at most (more: Python answers) */
 typedef struct {
     int ninputs, nnames;
