@@ -12,6 +12,7 @@
 #include "native/fast_calls.c"
 #include "native/queued.c"
 #include "native/answered.c"
+#include "native/chosen.c"
 #include "native/to_engine.c"
 #include "native/fast_module.c"
 #include "native/classes.c"

@@ -431,6 +431,23 @@ def answered(writes: Callable[..., Any]) -> Callable[[Any], Any]:
     return mark
 
 
+def chosen(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A read of one Dictionary of numbers (input key -> number) returning a StringName that the
+    binding may answer in C, from a table Python publishes (`objects.choice_table(read).set`) and
+    keeps true: per instance key (`objects.queue_calls`), the number each input name of its group
+    must have and the answer (one of the group's names).
+
+    The binding applies it as data: a call from the main thread, on an instance whose key is open,
+    whose Dictionary holds every input name of the key's group as an int or a float equal to the
+    published number (an int as Python's float() of it; bit for bit) gets the answer, and the key is
+    logged for the table's `asked`. Other keys of the Dictionary are not read. Every other call runs
+    the method, which must give the same answer: Python closes a key (`close`) when its state
+    changes so that the answer no longer holds, and clears the table (`clear`) when it stops holding.
+    """
+    fn._gd_chosen = True  # type: ignore[attr-defined]  # a marker the class registration reads off the function
+    return fn
+
+
 DROP = object()  # a `converts` converter's answer: the call is dropped
 
 

@@ -50,6 +50,12 @@ def set_fast_path(mid: int, method: MethodInfo) -> None:
     elif mid in _answered_mids:
         _answered_mids.discard(mid)
         interface.lib.gdb_set_answered_method(mid, 0)
+    chosen = bool(getattr(method.func, "_gd_chosen", False))
+    if chosen:
+        _set_chosen(mid, method)
+    elif mid in _chosen_mids:
+        _chosen_mids.discard(mid)
+        interface.lib.gdb_set_chosen_method(mid, 0)
     apart = bool(getattr(method.func, "_gd_apart", False))
     if apart or mid in _apart_mids:
         (_apart_mids.add if apart else _apart_mids.discard)(mid)
@@ -71,6 +77,18 @@ def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> N
     _answered_mids.add(mid)
     method.func._gd_answered_id = mid  # type: ignore[attr-defined]  # for objects.answer_table
     interface.lib.gdb_set_answered_method(mid, writer)
+
+
+def _set_chosen(mid: int, method: MethodInfo) -> None:
+    """Register a `declare.chosen` method: its C table, set by Python each frame."""
+    if (
+        method.is_static or method.vararg or len(method.args) != 1 or method.args[0][1].is_variant
+        or method.args[0][1].vtype != T.DICTIONARY or method.ret is None or method.ret.vtype != T.STRING_NAME
+    ):  # fmt: skip
+        raise TypeError(f"chosen method {method.name}: one Dictionary parameter and a StringName result")
+    _chosen_mids.add(mid)
+    method.func._gd_chosen_id = mid  # type: ignore[attr-defined]  # for objects.choice_table
+    interface.lib.gdb_set_chosen_method(mid, 1)
 
 
 def _set_queued(
@@ -115,3 +133,4 @@ _queued_mid_of: dict[Callable[..., Any], int] = {}  # a queued method's function
 _answered_mids: set[int] = set()  # methods answered from a C table (`declare.answered`)
 _answers_waiting: dict[Callable[..., Any], int] = {}  # queued function -> answered id, until registered
 _apart_mids: set[int] = set()  # `declare.apart` methods
+_chosen_mids: set[int] = set()  # methods answered from a C table of inputs (`declare.chosen`)

@@ -425,6 +425,48 @@ class AnswerTable:
         return list(map(tuple, pairs.tolist()))
 
 
+class ChoiceTable:
+    """The C table of a `declare.chosen` method (`choice_table(read)`). Main thread only."""
+
+    def __init__(self, read: Callable[..., Any]) -> None:
+        self.id = getattr(read, "_gd_chosen_id", 0)
+        if not self.id:
+            raise TypeError(f"{getattr(read, '__name__', read)!r} is not a registered chosen method")
+        self.close: Callable[[int], None] = functools.partial(_fast.choices_close, self.id)
+        """close(key): the read's calls on `key` run in Python until it is put again."""
+
+    def put(
+        self, groups: list[tuple[list[str], list[str]]], keys: Any, group_of: Any, values: Any, answers: Any
+    ) -> None:
+        """Put entries (each replaced, open): `groups` (input names, answer names) each, every group
+        put so far, in the order first put (the table adds the new ones); per key (int64) its group
+        (an index into `groups`), its answer (an index into that group's names) and, in `values`
+        (float64, the keys one after another), the number of each of its group's input names.
+        Keys never put are answered by the method."""
+        import numpy as np
+
+        _fast.choices_put(
+            self.id, [(list(inputs), list(names)) for inputs, names in groups],
+            np.ascontiguousarray(keys, dtype=np.int64), np.ascontiguousarray(group_of, dtype=np.int64),
+            np.ascontiguousarray(values, dtype=np.float64), np.ascontiguousarray(answers, dtype=np.int64),
+        )  # fmt: skip
+
+    def clear(self) -> None:
+        """Every entry goes (the groups too): every call of the read runs in Python until the next `put`."""
+        _fast.choices_clear(self.id)
+
+    def asked(self) -> list[int]:
+        """The keys answered from the table since the last call, in call order."""
+        import numpy as np
+
+        return np.frombuffer(_fast.choices_asked(self.id), dtype=np.int64).tolist()
+
+
+def choice_table(read: Callable[..., Any]) -> ChoiceTable:
+    """The C table of `declare.chosen` method `read` (the function, once its class is registered)."""
+    return ChoiceTable(read)
+
+
 def answer_table(read: Callable[..., Any]) -> AnswerTable:
     """The C table of `declare.answered` method `read` (the function, once its class is registered)."""
     return AnswerTable(read)

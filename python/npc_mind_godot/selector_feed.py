@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gdbridge import objects
 from npc_mind.server.looks import strongest
 from npc_mind_godot import inputs, targets
 from npc_mind_godot._common import server
@@ -92,6 +93,8 @@ def joined(selector: Any, handle: int) -> None:
     fields["_memory_target"] = targets.reads_memory(selector)
     fields["_target_look"] = (int(selector.target_memory_types), float(selector.target_min_retrievability))
     fields["_auto"] = inputs.auto_evaluates(selector)
+    # evaluate answered by the binding from the choice table needs a key, and a context-only read
+    objects.queue_calls(selector, 0 if fields["_reads_more"] else handle)
     if fields["_memory_target"] or fields["_auto"]:
         feed.join(selector, handle)
     else:

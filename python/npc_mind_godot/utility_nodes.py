@@ -16,8 +16,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from gdbridge import classes, objects
-from gdbridge.declare import DROP, apart, converts, export, export_group, python_only, signal
+from gdbridge.declare import DROP, apart, chosen, converts, export, export_group, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUsage, StringName
+from npc_mind.server.selectors import ChoiceAnswers
 from npc_mind.utility import UtilityError, families
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
@@ -418,6 +419,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             # What the per-frame calls need, in one read: the server's per-node methods, bound
             # (one Python call from the node), this selector's entry, and the behaviors'
             # StringNames by index ("" last, for index -1: no choice yet).
+            if not isinstance(mind.selectors.answers, _EngineChoices):
+                mind.selectors.answers = _EngineChoices()
             self.__dict__["_calls"] = _Calls(
                 mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
@@ -450,11 +453,16 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                     curve.changed.connect(rebake)
 
     @apart  # reads no memory: the frame's queued record_event calls may wait
+    @chosen  # a repeated choice is answered in C from the frame's table (`_EngineChoices`)
     def evaluate(self, context: dict) -> StringName:
         """The behavior to run now for this context (a Dictionary of input key -> number). An input
         the context lacks reads as its consideration's default_input (use_default_input), else as 0;
         when it lacks one with no default, or gives one as no number, that is reported once per
-        selector and key, naming the fix, and a behavior is still chosen (0, or the default)."""
+        selector and key, naming the fix, and a behavior is still chosen (0, or the default).
+
+        A call that repeats the selector's last choice (the same numbers as its last call, with no
+        commitment, cooldown or top_n above 1, which would make time or chance matter) is answered
+        by the binding without entering Python, with the same behavior."""
         if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
             refuse_thread(1)  # WrongThreadError, naming this method
         entry, names, defaults, pick, _, _ = self._calls or self._joined()
@@ -723,6 +731,32 @@ def _input_defaults(behaviors: list) -> dict[str, float]:
             if consideration is not None and consideration.use_default_input:
                 defaults.setdefault(inputs.key_of(consideration), float(consideration.default_input))
     return defaults
+
+
+class _EngineChoices(ChoiceAnswers):
+    """The server's choice table, put into the binding: UtilitySelector.evaluate answered in C
+    (`gdbridge.declare.chosen`) for the selectors keyed by their handle (`selector_feed.joined`:
+    those whose evaluate reads the context only)."""
+
+    wanted = True
+    # the table's own methods, set per instance (the bank closes a selector per Python choice)
+    close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
+    asked: Callable[[], list[int]]
+
+    def __init__(self) -> None:
+        self.table = objects.choice_table(UtilitySelector.evaluate)
+        self.close = self.table.close
+        self.asked = self.table.asked
+
+    def put(
+        self,
+        groups: list[tuple[list[str], list[str]]],
+        handles: list[int],
+        group_of: list[int],
+        values: list[float],
+        answers: list[int],
+    ) -> None:
+        self.table.put(groups, handles, group_of, values, answers)
 
 
 class _Calls(NamedTuple):

@@ -65,6 +65,7 @@ static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GD
     err->error = GDEXTENSION_CALL_OK;
     if (gdb_queue_call(mid, inst, (const void *const *)args, n, 1)) return;
     if (mid < answered_methods_cap && gdb_answer_call(mid, inst, (const void *const *)args, n, 1, ret)) return;
+    if (mid < chosen_methods_cap && gdb_choice_call(mid, inst, (const void *const *)args, n, 1, ret)) return;
     if (!(mid < apart_methods_cap && apart_methods[mid])) gdb_take_queued();
     if (mid < fast_methods_cap && fast_methods[mid].func && gdb_fast_varcall(&fast_methods[mid], inst, args, n, ret))
         return;
@@ -75,6 +76,7 @@ static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const
     intptr_t mid = (intptr_t)mud;
     if (mid < queued_methods_cap && gdb_queue_call(mid, inst, (const void *const *)args, -1, 0)) return;
     if (mid < answered_methods_cap && gdb_answer_call(mid, inst, (const void *const *)args, 1, 0, ret)) return;
+    if (mid < chosen_methods_cap && gdb_choice_call(mid, inst, (const void *const *)args, 1, 0, ret)) return;
     if (!(mid < apart_methods_cap && apart_methods[mid])) gdb_take_queued();
     if (mid < fast_methods_cap && fast_methods[mid].func) {
         gdb_fast_ptrcall(&fast_methods[mid], inst, args, ret);

@@ -262,16 +262,24 @@ class FrameCache:
     def _write_at_once(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """A write not queued: a stream not yet known to write plainly (checked, then queued), or a
         call the queue does not take (bad arguments get today's errors), after the queued ones."""
-        target = self.targets.get(handle) if type(handle) is int else None
-        if self.bank.per_frame and target is not None and handle not in self.plain and self._open:
-            pool, npc = target
-            if pool.writes_plainly(npc):
-                self.plain.add(handle)
-                self.write(handle, entity, memory_type, salience)
-                return
+        plainly = self.bank.per_frame and type(handle) is int and handle not in self.plain
+        if plainly and self._may_queue(handle):
+            self.write(handle, entity, memory_type, salience)
+            return
         self.flush()
         self.bank.record(handle, entity, memory_type, salience, self.bank.now())
         self.touch(handle)
+
+    def _may_queue(self, handle: int) -> bool:
+        """Check once whether a stream not in `plain` writes plainly now (`MemoryPool.writes_plainly`)
+        and put it there if so: its writes are then queued, and the reader that answers reads
+        without Python answers it too (it publishes the streams in `plain` only). A stream that is
+        only read joins at its first read, as one that writes does at its first write."""
+        target = self.targets.get(handle)
+        if target is None or not self._open or not target[0].writes_plainly(target[1]):
+            return False
+        self.plain.add(handle)
+        return True
 
     def aware(self, handle: int, entity: int) -> int:
         """`awareness` at the clock's now. A stream unchanged since the step answers from the
@@ -308,10 +316,14 @@ class FrameCache:
             row = self.table_rows.get(key)
             if row is not None:
                 self.asked.append(key)
+                if handle not in self.plain:
+                    self._may_queue(handle)
                 return row[0]
         level = self.bank.awareness(handle, entity, self.bank.now())
         if self.bank.per_frame and plain and _INT64_MIN <= entity <= _INT64_MAX:
             self.asked.append((handle, entity))  # for the next frame's table
+            if handle not in self.plain:
+                self._may_queue(handle)
         return level
 
     def recall(self, handle: int, entity: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ A node normally uses one path; each keeps its own anti-dithering state.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,43 @@ def _as_given(definition: Mapping[str, Any]) -> str | None:
 
 
 MIN_ROWS = 16  # a group's smallest row capacity
+# inputs a definition reads at most for its choices to be published (`ChoiceAnswers`; the binding's bound)
+MAX_ANSWERED_INPUTS = 8
+
+
+class ChoiceAnswers:
+    """Where the bank publishes its choice table, for a reader that answers `pick` without calling
+    it (the engine binding answers UtilitySelector.evaluate in C from it:
+    npc_mind_godot.utility_nodes). An entry per selector whose next choice for the inputs of its
+    last one is that choice again with no state written (`choice_repeats`, and its last choice is
+    still its behavior): those inputs and the answer. The entries stay until the bank closes one
+    (its state changed another way: a choice in Python, a batched choice, a choice with tags, its
+    removal) or puts it again; the bank puts, once a frame, those its Python choices of the frame
+    before left repeatable. The reader answers a call whose inputs are an open entry's numbers and
+    gives the answered handles back (`asked`): the bank then moves their `last_now` as their calls
+    would have. The default publishes nowhere."""
+
+    wanted = False  # put is called
+
+    def put(
+        self,
+        groups: list[tuple[list[str], list[str]]],
+        handles: list[int],
+        group_of: list[int],
+        values: list[float],
+        answers: list[int],
+    ) -> None:
+        """Put entries: `groups` (input keys, behavior names) each, every group put so far in the
+        order first put; per handle its group (an index into `groups`), its answer (an index into
+        the group's names) and, in `values` (handles one after another), the number of each input
+        key of its group."""
+
+    def close(self, handle: int) -> None:
+        """The selector's state changed other than by a choice the reader answered."""
+
+    def asked(self) -> list[int]:
+        """The handles the reader answered since the last call."""
+        return []
 
 
 @dataclass
@@ -165,6 +203,7 @@ class SelectorEntry:
     by_dictionary: bool = False  # the last choice was `evaluate`'s: its scores are in `state`
     batch_choice: int = -1  # the batched path's last choice (-1 before any)
     fed: bool = False  # `set_input_values` wrote this selector's inputs (it uses the batched path)
+    context: Mapping[str, Any] | None = None  # the last `pick`'s context, while `answers` is wanted
 
 
 @dataclass
@@ -182,6 +221,12 @@ class SelectorBank:
     # batched path (it set inputs) while an input its definition reads was never set by any
     # selector of its group (it reads as 0); None: nothing is told
     on_missing_input: Callable[[int, str, str], None] | None = None
+    answers: ChoiceAnswers = field(default_factory=ChoiceAnswers)  # the choice table, published
+    picked: list[SelectorEntry] = field(default_factory=list)  # `pick`'s entries this frame
+    table_now: float = -math.inf  # the `now` the table's answers are given at (the last step's)
+    # the groups put into `answers` (input keys, names), in order, and each one's place there
+    answer_groups: list[tuple[list[str], list[str]]] = field(default_factory=list)
+    answer_group_of: dict[int, int] = field(default_factory=dict)
     _next_group: int = 0
 
     def __post_init__(self) -> None:
@@ -211,6 +256,7 @@ class SelectorBank:
     def remove(self, handle: int) -> None:
         entry = self.entries.pop(handle)
         self.table.clear(handle)
+        self.answers.close(handle)
         row, entry.row, entry.state = entry.row, -1, None  # a node holding the entry: unknown handle
         group = entry.group
         if group.live == 1:  # the last one: the group goes
@@ -238,6 +284,7 @@ class SelectorBank:
         """The behavior to run now for one selector (its own anti-dithering state), at `now`."""
         entry = self.entries.get(handle)
         state = entry.state or self._new_state(entry)
+        self.answers.close(handle)  # a choice with tags: its state is not the published one
         return self._picked(entry, entry.group.prototype.pick(state, context, now, allowed_tags))
 
     def entry(self, handle: int) -> SelectorEntry:
@@ -250,10 +297,15 @@ class SelectorBank:
         """`evaluate` at the clock's now, without tags, as the chosen index into the group's `names`:
         the per-node call. Once per node per frame from GDScript, so one Python call into the
         definition's generated scoring and decision, nothing copied or allocated on the way (the
-        scores are ranked only when someone asks)."""
+        scores are ranked only when someone asks). While `answers` is wanted, the context is kept
+        (not copied: the caller must not change it after) for the next frame's choice table."""
         group = entry.group
         chosen = group.pick_fn(context, group.owner, entry.state or self._new_state(entry), self.now(), None)
         entry.by_dictionary = True  # `_picked`'s bookkeeping, inline here: a call less per node
+        if self.answers.wanted:  # its state may have moved from the published one: closed
+            self.answers.close(entry.handle)
+            entry.context = context
+            self.picked.append(entry)
         name = group.names[chosen]
         if name is not entry.last_behavior:
             self._changed(entry.handle, entry, name)
@@ -363,8 +415,67 @@ class SelectorBank:
                 entry = self.entries.get(handle)
                 entry.last_scores = dict(zip(group.names, _row_scores(group, row), strict=True))
                 entry.by_dictionary = False
+                self.answers.close(handle)
                 entry.batch_choice = int(chosen[row])
                 self._changed(handle, entry, group.names[entry.batch_choice])
+        if self.answers.wanted:
+            self._publish(now)
+
+    def _publish(self, now: float) -> None:
+        """The choice table's changes at `now` (`ChoiceAnswers`): the entries of the selectors that
+        chose in Python in the frame before and are repeatable; the calls the reader answered move
+        their state's `last_now` to the time they were made at, as the choices they repeat would
+        have (it is only ever compared with a later `now`)."""
+        entries, self.picked = self.picked, []
+        answered_at = self.table_now
+        by_handle = self._by_handle
+        for handle in self.answers.asked():
+            entry = by_handle.get(handle)
+            if entry is not None and entry.state is not None:
+                entry.state.last_now = answered_at
+        self.table_now = now
+        if not entries:
+            return
+        slots = self.answer_group_of
+        handles: list[int] = []
+        group_of: list[int] = []
+        values: list[float] = []
+        answers: list[int] = []
+        for entry in {entry.handle: entry for entry in entries}.values():
+            numbers = self._repeatable(entry)
+            if numbers is None:
+                continue
+            group = entry.group
+            at = slots.get(group.index)
+            if at is None:
+                at = slots[group.index] = len(self.answer_groups)
+                self.answer_groups.append((list(group.prototype.scalar.scalar_keys), list(group.names)))
+            handles.append(entry.handle)
+            group_of.append(at)
+            values += numbers
+            answers.append(entry.state.running)  # type: ignore[union-attr]  # set (`_repeatable`)
+        if handles:
+            self.answers.put(self.answer_groups, handles, group_of, values, answers)
+
+    def _repeatable(self, entry: SelectorEntry) -> list[float] | None:
+        """The numbers of the entry's last Dictionary-path context, when its next choice for those
+        numbers is its running behavior again with no state written (`choice_repeats`), that
+        choice is still its last behavior (no batched choice since), and they are finite; else None."""
+        group, state, context = entry.group, entry.state, entry.context
+        if (
+            state is None or context is None or not group.prototype.repeats or not entry.by_dictionary
+            or state.running < 0 or self._by_handle.get(entry.handle) is not entry
+            or entry.last_behavior != group.names[state.running]
+        ):  # fmt: skip
+            return None
+        keys = group.prototype.scalar.scalar_keys
+        if len(keys) > MAX_ANSWERED_INPUTS:
+            return None
+        try:
+            numbers = [float(context[key]) for key in keys]
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return None
+        return numbers if all(math.isfinite(number) for number in numbers) else None
 
     def _tell_unset(self, group: SelectorGroup) -> None:
         """`on_missing_input` for each of the group's selectors that use the batched path."""

@@ -221,6 +221,20 @@ def decide(
     return chosen, tag_fallback
 
 
+def choice_repeats(settings: AntiDithering, cooldowns: FloatArray) -> bool:
+    """Whether a choice made again by the same NPC for the same inputs, at any later `now`, is the
+    same choice and changes its state only in `last_now` (and `scores`, the same numbers again):
+    when nothing in the decision reads the time or draws (no commitment, no cooldown, top_n 1).
+
+    Why: after a choice c, c is running. If c was kept, the same inputs keep it again. If c is new,
+    it was the first best of the scores with the old running behavior boosted, so it is also the
+    first best of the plain scores; boosted in its turn it stays the first best, so either
+    `keeps_running` holds or the best is the running behavior: c is returned and nothing written.
+    A first choice is the first best: the same. `tests/test_utility_repeats.py` holds the rule to
+    the decision."""
+    return settings.commitment <= 0.0 and settings.top_n == 1 and not bool((cooldowns > 0.0).any())
+
+
 def one_decision_code(
     settings: AntiDithering, cooldowns: list[float] | None, n_behaviors: int, names: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, Any]]:
@@ -461,6 +475,8 @@ class UtilitySelector:
         self.scorer = BatchScorer(self.behaviors)  # also checks that inputs are used consistently
         self._scorers: dict[Precision | None, BatchScorer] = {"float64": self.scorer}
         self.targeted = self.scorer.targeted
+        # a choice for the same inputs repeats itself (`choice_repeats`): an answer may be reused
+        self.repeats = not self.targeted and choice_repeats(self.settings, self.cooldowns)
         # The per-NPC path: generated plain-Python scoring and the scalar decision rules.
         self.scalar = ScalarScorer(self.behaviors, self.scorer)
         self._scores = self.scalar.function  # called as (context, self.scalar): one call less

@@ -1,0 +1,288 @@
+/* ---- chosen reads: a read of one Dictionary of numbers returning a StringName, answered in C ----
+ * A method declared chosen (gdbridge.declare.chosen) takes one Dictionary (input key -> number)
+ * and returns a StringName. Python keeps a table true, as for the answered reads (answered.c): per
+ * instance key the numbers its answer holds for (one per input name of the key's group, as
+ * float64) and the answer (an index into the group's names). The entries stay from frame to frame;
+ * Python puts the ones that change (`choices_put`) and closes those whose state it changes. This
+ * file applies it as data: a call from the main thread, on an instance whose key has an open
+ * entry, whose Dictionary holds, for every input name of the group, an int or a float equal (bit
+ * for bit, an int as the float Python's float() makes of it) to the entry's number gets the
+ * answer, and the key is logged for Python (`choices_asked`). Keys the Dictionary has beyond those
+ * are not read (the read ignores them too). Anything else (a missing input, another type, another
+ * number, a closed key) runs the Python method, which must give the same answer. */
+#define GDB_CHOICE_INPUTS 8 /* input names a group has at most (more: Python answers) */
+typedef struct {
+    int ninputs, nnames;
+    gdb_variant inputs[GDB_CHOICE_INPUTS]; /* Strings, the Dictionary keys read */
+    gdb_variant *names;                    /* StringNames, the answers */
+} gdb_choice_group;
+typedef struct {
+    int64_t key;
+    int group, answer, open, used;
+    double values[GDB_CHOICE_INPUTS];
+} gdb_choice_entry;
+typedef struct {
+    gdb_choice_group *groups;
+    int ngroups;
+    gdb_choice_entry *entries;
+    intptr_t entries_cap, entries_used;
+    int64_t *asked;
+    intptr_t asked_cap, asked_used;
+    int on;
+} gdb_choices;
+static gdb_choices *chosen_methods;
+static intptr_t chosen_methods_cap;
+static GDExtensionInterfaceVariantGetKeyed i_variant_get_keyed;
+
+static gdb_choice_entry *gdb_choice_entry_of(gdb_choices *c, int64_t key) {
+    if (!c->entries_cap) return NULL;
+    uintptr_t mask = (uintptr_t)c->entries_cap - 1;
+    for (uintptr_t at = gdb_int_slot(key, 0, c->entries_cap);; at = (at + 1) & mask) {
+        gdb_choice_entry *e = &c->entries[at];
+        if (!e->used) return NULL;
+        if (e->key == key) return e;
+    }
+}
+static void gdb_choices_clear(gdb_choices *c) {
+    for (int g = 0; g < c->ngroups; g++) {
+        gdb_choice_group *group = &c->groups[g];
+        for (int i = 0; i < group->ninputs; i++) i_variant_destroy(&group->inputs[i]);
+        for (int i = 0; i < group->nnames; i++) i_variant_destroy(&group->names[i]);
+        free(group->names);
+    }
+    free(c->groups);
+    free(c->entries);
+    c->groups = NULL;
+    c->entries = NULL;
+    c->ngroups = 0;
+    c->entries_cap = c->entries_used = 0;
+    c->on = 0;
+}
+
+/* The table's answer to the call (see above); 1 when there is one, the StringName written to `ret`. */
+static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GDExtensionInt n, int variant,
+                           void *ret) {
+    gdb_choices *c = &chosen_methods[mid];
+    if (!c->on || (variant && (n != 1 || gdb_vtype(args[0]) != GDEXTENSION_VARIANT_TYPE_DICTIONARY)) ||
+        !gdb_on_main_thread())
+        return 0;
+    gdb_queue_key *slot = gdb_queue_key_slot(inst);
+    gdb_choice_entry *e = slot && slot->key ? gdb_choice_entry_of(c, slot->key) : NULL;
+    if (!e || !e->open) return 0;
+    gdb_choice_group *group = &c->groups[e->group];
+    gdb_variant held;
+    const void *dict = args[0];
+    if (!variant) { /* a raw Dictionary: read through a Variant holding it (a reference, no copy) */
+        gdb_vraw(&held, GDEXTENSION_VARIANT_TYPE_DICTIONARY, args[0]);
+        dict = &held;
+    }
+    int same = 1;
+    for (int i = 0; same && i < group->ninputs; i++) {
+        gdb_variant value;
+        GDExtensionBool valid = 0;
+        i_variant_get_keyed(dict, &group->inputs[i], &value, &valid);
+        if (!valid) {
+            same = 0;
+            break;
+        }
+        int type = gdb_vtype(&value);
+        double x = 0;
+        if (type == GDEXTENSION_VARIANT_TYPE_FLOAT) x = gdb_as_float(&value);
+        else if (type == GDEXTENSION_VARIANT_TYPE_INT) x = (double)gdb_as_int(&value);
+        else same = 0;
+        i_variant_destroy(&value);
+        same = same && memcmp(&x, &e->values[i], sizeof(double)) == 0;
+    }
+    if (!variant) i_variant_destroy(&held);
+    if (!same) return 0;
+    if (c->asked_used + 1 > c->asked_cap) {
+        intptr_t cap = c->asked_cap ? c->asked_cap * 2 : 1024;
+        int64_t *grown = realloc(c->asked, (size_t)cap * sizeof(int64_t));
+        if (!grown) return 0;
+        c->asked = grown;
+        c->asked_cap = cap;
+    }
+    c->asked[c->asked_used++] = e->key;
+    answered_total++;
+    const gdb_variant *answer = &group->names[e->answer];
+    if (variant) {
+        i_variant_destroy(ret);
+        gdb_vcopy(ret, answer);
+    } else {
+        gdb_value_destroy(GDEXTENSION_VARIANT_TYPE_STRING_NAME, ret);
+        gdb_as_raw(answer, GDEXTENSION_VARIANT_TYPE_STRING_NAME, ret);
+    }
+    return 1;
+}
+
+static gdb_choices *gdb_choices_arg(PyObject *arg) {
+    Py_ssize_t mid = PyLong_AsSsize_t(arg);
+    if (mid == -1 && PyErr_Occurred()) return NULL;
+    if (mid <= 0 || mid >= chosen_methods_cap) {
+        PyErr_SetString(PyExc_ValueError, "not a chosen method");
+        return NULL;
+    }
+    return &chosen_methods[mid];
+}
+/* A list of str as Variants of `type` (String or StringName) into `out`; 0 (an error set) when an
+ * item is no str. */
+static int gdb_texts_in(PyObject *texts, int type, gdb_variant *out, Py_ssize_t count) {
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t len = 0;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(texts, i), &len);
+        if (!utf8) {
+            for (Py_ssize_t j = 0; j < i; j++) i_variant_destroy(&out[j]);
+            return 0;
+        }
+        gdb_vtext(&out[i], type, utf8, len);
+    }
+    return 1;
+}
+/* Grow the entries' table for `more` entries (rehashing the ones there); 0 when out of memory. */
+static int gdb_choices_room(gdb_choices *c, Py_ssize_t more) {
+    if ((c->entries_used + more) * 2 <= c->entries_cap) return 1;
+    intptr_t cap = gdb_table_cap(c->entries_used + more);
+    gdb_choice_entry *table = calloc((size_t)cap, sizeof(gdb_choice_entry));
+    if (!table) return 0;
+    uintptr_t mask = (uintptr_t)cap - 1;
+    for (intptr_t i = 0; i < c->entries_cap; i++) {
+        if (!c->entries[i].used) continue;
+        uintptr_t at = gdb_int_slot(c->entries[i].key, 0, cap);
+        while (table[at].used) at = (at + 1) & mask;
+        table[at] = c->entries[i];
+    }
+    free(c->entries);
+    c->entries = table;
+    c->entries_cap = cap;
+    return 1;
+}
+/* choices_put(mid, groups, keys, group_of, values, answers): groups a list of (input names, names)
+ * lists of str, the table's groups from the first on (those beyond the ones it has are added; the
+ * others must be the same); keys, group_of, answers int64 buffers, values float64 (per key its
+ * group's inputs, in order, keys one after another). Each key's entry is put (replaced), open. */
+static PyObject *gdb_fast_choices_put(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "choices_put(mid, groups, keys, group_of, values, answers)");
+        return NULL;
+    }
+    gdb_choices *c = gdb_choices_arg(args[0]);
+    if (!c) return NULL;
+    Py_ssize_t ngroups = PyList_GET_SIZE(args[1]);
+    if (ngroups > c->ngroups) {
+        gdb_choice_group *grown = realloc(c->groups, (size_t)ngroups * sizeof(gdb_choice_group));
+        if (!grown) return PyErr_NoMemory();
+        c->groups = grown;
+    }
+    for (Py_ssize_t g = c->ngroups; g < ngroups; g++) {
+        PyObject *pair = PyList_GET_ITEM(args[1], g);
+        PyObject *inputs = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ? PyTuple_GET_ITEM(pair, 0) : NULL;
+        PyObject *names = inputs ? PyTuple_GET_ITEM(pair, 1) : NULL;
+        if (!inputs || !PyList_Check(inputs) || !PyList_Check(names) || PyList_GET_SIZE(inputs) > GDB_CHOICE_INPUTS ||
+            PyList_GET_SIZE(names) == 0) {
+            PyErr_SetString(PyExc_ValueError, "choices_put: a group is (input names, names), lists of str, "
+                                              "at most 8 inputs and at least one name");
+            return NULL;
+        }
+        gdb_choice_group *group = &c->groups[g];
+        Py_ssize_t nnames = PyList_GET_SIZE(names), ninputs = PyList_GET_SIZE(inputs);
+        memset(group, 0, sizeof(*group));
+        group->names = calloc((size_t)nnames, sizeof(gdb_variant));
+        if (!group->names) return PyErr_NoMemory();
+        if (!gdb_texts_in(inputs, GDEXTENSION_VARIANT_TYPE_STRING, group->inputs, ninputs)) {
+            free(group->names);
+            return NULL;
+        }
+        if (!gdb_texts_in(names, GDEXTENSION_VARIANT_TYPE_STRING_NAME, group->names, nnames)) {
+            for (Py_ssize_t i = 0; i < ninputs; i++) i_variant_destroy(&group->inputs[i]);
+            free(group->names);
+            return NULL;
+        }
+        group->ninputs = (int)ninputs;
+        group->nnames = (int)nnames;
+        c->ngroups = (int)g + 1;
+    }
+    Py_buffer views[4];
+    int got = 0;
+    for (; got < 4; got++) {
+        if (PyObject_GetBuffer(args[got + 2], &views[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) break;
+        if (views[got].itemsize != 8) {
+            PyErr_SetString(PyExc_TypeError, "choices_put takes int64 and float64 arrays");
+            PyBuffer_Release(&views[got]);
+            break;
+        }
+    }
+    PyObject *result = NULL;
+    if (got == 4) {
+        Py_ssize_t count = views[0].len / 8, nvalues = views[2].len / 8, need = 0;
+        const int64_t *keys = views[0].buf, *group_of = views[1].buf, *answers = views[3].buf;
+        const double *values = views[2].buf;
+        int ok = views[1].len / 8 == count && views[3].len / 8 == count;
+        for (Py_ssize_t i = 0; ok && i < count; i++) { /* checked whole before any is put */
+            int g = (int)group_of[i];
+            ok = g >= 0 && g < c->ngroups && answers[i] >= 0 && answers[i] < c->groups[g].nnames;
+            need += ok ? c->groups[g].ninputs : 0;
+        }
+        if (!ok || need != nvalues) {
+            PyErr_SetString(PyExc_ValueError, "choices_put: keys, group_of and answers must match, each answer "
+                                              "a name of its group, and values hold each key's inputs");
+        } else if (!gdb_choices_room(c, count)) {
+            PyErr_NoMemory();
+        } else {
+            uintptr_t mask = (uintptr_t)c->entries_cap - 1;
+            for (Py_ssize_t i = 0, at_value = 0; i < count; i++) {
+                uintptr_t at = gdb_int_slot(keys[i], 0, c->entries_cap);
+                while (c->entries[at].used && c->entries[at].key != keys[i]) at = (at + 1) & mask;
+                gdb_choice_entry *e = &c->entries[at];
+                if (!e->used) c->entries_used++;
+                memset(e, 0, sizeof(*e));
+                e->key = keys[i];
+                e->group = (int)group_of[i];
+                e->answer = (int)answers[i];
+                memcpy(e->values, values + at_value, sizeof(double) * (size_t)c->groups[e->group].ninputs);
+                at_value += c->groups[e->group].ninputs;
+                e->open = e->used = 1;
+            }
+            c->on = 1;
+            result = Py_NewRef(Py_None);
+        }
+    }
+    for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    return result;
+}
+/* choices_close(mid, key): the key's calls run in Python until it is put again. */
+static PyObject *gdb_fast_choices_close(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    gdb_choices *c = nargs == 2 ? gdb_choices_arg(args[0]) : NULL;
+    if (!c) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "choices_close(mid, key)");
+        return NULL;
+    }
+    long long key = PyLong_AsLongLong(args[1]);
+    if (key == -1 && PyErr_Occurred()) return NULL;
+    gdb_choice_entry *e = c->on ? gdb_choice_entry_of(c, key) : NULL;
+    if (e) e->open = 0;
+    Py_RETURN_NONE;
+}
+/* choices_clear(mid): every call runs in Python until the next choices_put. */
+static PyObject *gdb_fast_choices_clear(PyObject *self, PyObject *arg) {
+    gdb_choices *c = gdb_choices_arg(arg);
+    if (!c) return NULL;
+    gdb_choices_clear(c);
+    Py_RETURN_NONE;
+}
+/* choices_asked(mid) -> bytes: the int64 keys answered from the table since the last read, in call
+ * order; the log is emptied. */
+static PyObject *gdb_fast_choices_asked(PyObject *self, PyObject *arg) {
+    gdb_choices *c = gdb_choices_arg(arg);
+    if (!c) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize((const char *)c->asked, (Py_ssize_t)(c->asked_used * 8));
+    if (out) c->asked_used = 0;
+    return out;
+}
+/* Mark method `mid` (one Dictionary parameter, a StringName result) as chosen (or not). */
+static void gdb_set_chosen_method(intptr_t mid, int on) {
+    if (!on && mid >= chosen_methods_cap) return;
+    chosen_methods = gdb_grow(chosen_methods, &chosen_methods_cap, mid, sizeof(gdb_choices));
+    gdb_choices_clear(&chosen_methods[mid]);
+    chosen_methods[mid].on = 0;
+    if (!i_variant_get_keyed) i_variant_get_keyed = (GDExtensionInterfaceVariantGetKeyed)gdb_gpa("variant_get_keyed");
+}
