@@ -113,6 +113,10 @@ class _Slot:
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
         self.seeded = False  # `service` is the warm-up's time, replaced by the first answer's
+        # The seconds a request takes as admission plans them: `service`, raised by each missed
+        # deadline to the time the endpoint held that request (a censored sample), smoothed back by
+        # answers. `service` itself, which judges hangs, learns from answers only.
+        self.pace: float | None = None
         self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
 
     @property
@@ -162,6 +166,7 @@ class EndpointPool:
         for slot in self._slots:
             if slot.endpoint.base_url == url and slot.service is None:
                 slot.service, slot.spread, slot.seeded = seconds, seconds / 2, True
+                slot.pace = seconds
 
     def note_service(self, slot: _Slot, seconds: float, at: float) -> None:
         """An answer came `seconds` after its request was sent, at `at` (only answers: a timeout is
@@ -171,24 +176,34 @@ class EndpointPool:
         last = slot.service
         if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
             slot.seeded = False
-            slot.service, slot.spread = seconds, seconds / 2
+            slot.service, slot.spread, slot.pace = seconds, seconds / 2, seconds
         else:
             slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
             slot.service = last + SERVICE_WEIGHT * (seconds - last)
+            pace = slot.pace if slot.pace is not None else last
+            slot.pace = pace + SERVICE_WEIGHT * (seconds - pace)
 
     @staticmethod
-    def note_miss(slot: _Slot) -> None:
-        """A request sent to `slot` missed its deadline: send it half as many at once (at least one)."""
+    def note_miss(slot: _Slot, held: float) -> None:
+        """A request the endpoint held `held` seconds missed its deadline: send it half as many at once
+        (at least one), and plan its requests (`pace`) to take at least `held` (a censored sample: the
+        answer would have come later; 0: a hung endpoint, nothing learned). Planned by answers only, an
+        endpoint slowed past the deadlines kept the pace of its last answer in time (or of its
+        warm-up): admission queued for it what it could not answer, every request missed, and no answer
+        came to correct it (measured: 0 answers a second from 2 healthy servers on a loaded machine)."""
         slot.window = max(1.0, slot.window / 2.0)
+        if held > 0.0 and (slot.pace is None or held > slot.pace):
+            slot.pace = held
 
     def rate(self) -> tuple[float, float] | None:
-        """(answers per second when every slot is busy, mean service time) over the endpoints that take
-        requests and have answered; None before any has (nothing measured: nothing to size by)."""
+        """(answers per second when every slot is busy, mean seconds a request) at their `pace`, over
+        the endpoints that take requests and have answered; None before any has (nothing measured:
+        nothing to size by)."""
         rate = 0.0
         slots = 0
         for slot in self._slots:
-            if slot.service is not None and slot.breaker.state is not BreakerState.OPEN:
-                rate += slot.cap / max(slot.service, 1e-3)
+            if slot.pace is not None and slot.breaker.state is not BreakerState.OPEN:
+                rate += slot.cap / max(slot.pace, 1e-3)
                 slots += slot.cap
         return (rate, slots / rate) if rate else None
 
@@ -275,6 +290,7 @@ class EndpointPool:
                 "slots": s.limit,
                 "window": s.cap,
                 "service_ms": None if s.service is None else round(s.service * 1000.0, 1),
+                "pace_ms": None if s.pace is None else round(s.pace * 1000.0, 1),
             }
             for s in self._slots
         ]

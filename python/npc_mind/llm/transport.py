@@ -426,7 +426,7 @@ class LLMTransport:
             # An idle endpoint gets it unless it is due already, whatever its estimate says: the answer
             # refreshes an estimate that is stale (a slow spell over, a cold first answer).
             due = self._due(request)  # type: ignore[arg-type]  # a queued ticket always holds its request
-            if now > due or (slot.in_flight > 1 and now + (slot.service or 0.0) > due):
+            if now > due or (slot.in_flight > 1 and now + (slot.pace or 0.0) > due):
                 slot.breaker.record_neutral()  # it cannot be answered in time: not sent
                 pool.release(slot)
                 self._shed(request, on_done)  # type: ignore[arg-type]  # a queued ticket always holds its request and callback

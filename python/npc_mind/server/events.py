@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ServerEvent:
+class ServerEvent(NamedTuple):
+    """One signal owed to the node `handle` (a tuple: a crowd's refused asks make hundreds a frame)."""
+
     handle: int
     signal: str
     args: tuple[Any, ...] = ()
