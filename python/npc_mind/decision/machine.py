@@ -234,7 +234,8 @@ class AsyncDecision:
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
         (call it in the same frame) lets the local AI react freely; a late answer is discarded, and so
-        is the fallback of a request refused at once (`refuse_now`) that was not delivered yet."""
+        is the fallback of a request refused at once that was not delivered yet (its caller drops the
+        ones of `refuse_now`)."""
         events = self.events
         for event in [e for e in events if isinstance(e, DecisionFallback) and e.npc == self.npc]:
             if event.epoch == self.epoch:
@@ -277,24 +278,14 @@ class AsyncDecision:
         if committed is not None:
             committed.append(self)
 
-    def refuse_now(self, now: float, board: Mapping[str, Any]) -> bool:
+    def refuse_now(self, now: float, board: Mapping[str, Any]) -> str | None:
         """`ask()` for a decision with nothing pending, waiting or to merge, past its min_gap, when the
-        transport would refuse it now: the request ends at once in tier 3 (its `DecisionFallback` is
-        queued), with no snapshot and no tick. Returns False, doing nothing, in every other case.
-        A saturated endpoint refuses most asks of a crowd: this is what each of those costs."""
-        reason = self.refuse_quietly(now, board)
-        if reason is None:
-            return False
-        self.stats.dispatched += 1
-        self._record_fallback(0.0, reason)
-        return True
-
-    def refuse_quietly(self, now: float, board: Mapping[str, Any]) -> str | None:
-        """`refuse_now` but for its counters and event: the reason, with the NPC's state moved on as a
-        refused request moves it (a new epoch, the fallback rules' behavior, tier 3); None, doing
-        nothing, when the request is not refused at once. The caller counts the request
-        (`stats.dispatched`, `stats.tiers[3]`, `stats.reasons`) and delivers its fallback: a server ends a
-        frame's refusals in one pass (`DecisionBank.step`)."""
+        transport would refuse it now: the request ends at once in tier 3, with no snapshot and no
+        tick. Returns the reason, with the NPC's state moved on as a refused request moves it (a new
+        epoch, the fallback rules' behavior, tier 3); None, doing nothing, in every other case. A
+        saturated endpoint refuses most asks of a crowd: this is what each of those costs the NPC, and
+        no more. The caller counts the request (`stats.dispatched`, `stats.tiers[3]`, `stats.reasons`)
+        and delivers its fallback: a server ends a frame's refusals in one pass (`DecisionBank.step`)."""
         refusal = self._refusal
         if self._ticket is not None or self._asked or self.slot or now < self._earliest or refusal is None:
             return None

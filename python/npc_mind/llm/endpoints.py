@@ -97,6 +97,10 @@ SPREAD_WEIGHT = 0.25
 # A request that misses its deadline counts against the endpoint only when it was sent with at least
 # this many mean service times left, and with the mean plus 4 deviations (see `EndpointPool.hung`).
 HANG_FACTOR = 4.0
+# An endpoint whose pace says it cannot answer a request in time rests (is sent nothing while others
+# work) until this many of its paces have passed since it was last sent one; then one request probes
+# whether it got faster. Endpoints on one machine share its cores: each busy one slows the others.
+REST_FACTOR = 4.0
 
 
 class _Slot:
@@ -118,6 +122,7 @@ class _Slot:
         # answers. `service` itself, which judges hangs, learns from answers only.
         self.pace: float | None = None
         self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
+        self.sent_at = float("-inf")  # when it was last sent one
 
     @property
     def cap(self) -> int:
@@ -138,6 +143,7 @@ class EndpointPool:
         if not endpoints:
             raise ValueError("at least one endpoint is needed")
         self._slots = [_Slot(e, CircuitBreaker(breaker, clock)) for e in endpoints]
+        self._clock = clock
         self._waiters: list[asyncio.Future[None]] = []
         self.waiting = 0
 
@@ -195,17 +201,23 @@ class EndpointPool:
         if held > 0.0 and (slot.pace is None or held > slot.pace):
             slot.pace = held
 
-    def rate(self) -> tuple[float, float] | None:
-        """(answers per second when every slot is busy, mean seconds a request) at their `pace`, over
-        the endpoints that take requests and have answered; None before any has (nothing measured:
-        nothing to size by)."""
+    def rate(self, horizon: float = float("inf")) -> tuple[float, float, int] | None:
+        """(answers per second when every slot is busy, mean seconds a request, slots) at their
+        `pace`, over the endpoints that take requests and can answer within `horizon` seconds; None
+        before any has answered (nothing measured: nothing to size by); (0, 0, 0) when none is fast
+        enough (every request asked now would be late)."""
         rate = 0.0
         slots = 0
+        measured = False
         for slot in self._slots:
             if slot.pace is not None and slot.breaker.state is not BreakerState.OPEN:
-                rate += slot.cap / max(slot.pace, 1e-3)
-                slots += slot.cap
-        return (rate, slots / rate) if rate else None
+                measured = True
+                if slot.pace <= horizon:
+                    rate += slot.cap / max(slot.pace, 1e-3)
+                    slots += slot.cap
+        if not measured:
+            return None
+        return (rate, slots / rate, slots) if rate else (0.0, 0.0, 0)
 
     @staticmethod
     def hung(slot: _Slot, budget: float, sent_at: float, progress_at: float | None, now: float) -> bool:
@@ -233,24 +245,43 @@ class EndpointPool:
         window = max(HANG_FACTOR * service, service + 4.0 * slot.spread)
         return budget >= window and now - progress_at >= window
 
-    def try_acquire(self) -> _Slot | None:
-        """A free slot taken at once, or None (every endpoint busy or refusing)."""
-        slot = self._pick()
+    def try_acquire(self, left: float = float("inf")) -> _Slot | None:
+        """A free slot taken at once for a request due in `left` seconds, or None (every endpoint
+        busy, refusing, or resting: too slow for it while others work, see `_pick`)."""
+        slot = self._pick(left)
         if slot is not None:
-            slot.in_flight += 1
-            slot.breaker.before_call()
+            self._take(slot)
         return slot
+
+    def _take(self, slot: _Slot) -> None:
+        slot.in_flight += 1
+        slot.sent_at = self._clock()
+        slot.breaker.before_call()
 
     def any_available(self) -> bool:
         """False when every breaker is open (safe to read from another thread: a snapshot)."""
         return any(s.breaker.state is not BreakerState.OPEN for s in self._slots)
 
-    def _pick(self) -> _Slot | None:
+    def _pick(self, left: float = float("inf")) -> _Slot | None:
+        """The free endpoint that answers soonest by its pace, (in flight + 1) / slots x pace (the
+        fewest in flight for its slots, among equals or unmeasured ones). One whose pace is longer than
+        `left` rests while another endpoint has work (it would only be cancelled at the deadline, its
+        work taking cores from the others on a shared machine), except for a probe once `REST_FACTOR`
+        paces have passed since it was last sent one."""
         best = None
+        best_key = (0.0, 0.0)
+        busy = any(slot.in_flight for slot in self._slots)
+        now = self._clock() if busy else 0.0
         for slot in self._slots:
-            free = slot.in_flight < slot.cap and slot.breaker.available()
-            if free and (best is None or slot.in_flight * best.cap < best.in_flight * slot.cap):
-                best = slot
+            if slot.in_flight >= slot.cap or not slot.breaker.available():
+                continue
+            pace = slot.pace or 0.0
+            if busy and pace > left and now - slot.sent_at < REST_FACTOR * pace:
+                continue
+            load = (slot.in_flight + 1) / slot.cap
+            key = (load * pace, load)
+            if best is None or key < best_key:
+                best, best_key = slot, key
         return best
 
     async def acquire(self) -> _Slot:
@@ -268,8 +299,7 @@ class EndpointPool:
                         self._waiters.remove(waiter)
         finally:
             self.waiting -= 1
-        slot.in_flight += 1
-        slot.breaker.before_call()
+        self._take(slot)
         return slot
 
     def release(self, slot: _Slot) -> None:

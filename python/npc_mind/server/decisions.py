@@ -263,7 +263,7 @@ class DecisionBank:
         if not entry.wants_dispatch:
             machine = entry.machine
             try:
-                reason = machine.refuse_quietly(self.clock(), context)
+                reason = machine.refuse_now(self.clock(), context)
             except Exception:  # the fallback selector raised on the context: as in a tick
                 machine._failed(1)
                 self._dirty[id(entry.hub)] = entry.hub  # its event becomes a signal at the next step
