@@ -1,4 +1,4 @@
-"""OpenAI-compatible endpoints and least-in-flight routing between them.
+"""OpenAI-compatible endpoints and routing between them by pace (fewest in flight among equals).
 
 One local llama-server is the default; a team that outgrows it lists several hosts or a vLLM
 cluster (`NPC_MIND_LLM_URL=http://a:8000/v1,http://b:8000/v1`). Each endpoint has its own

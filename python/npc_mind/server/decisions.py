@@ -40,7 +40,7 @@ from npc_mind.llm.errors import RejectedError
 from npc_mind.llm.prompt import Example, PromptConfig
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import LLMTransport, Request
-from npc_mind.server.events import EventQueue
+from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.registry import HandleCounter, Registry, UnknownHandleError
 
 THINKING_STARTED = "thinking_started"
@@ -285,7 +285,8 @@ class DecisionBank:
         refused, self._refused = self._refused, []
         live = self.entries.entries
         observers = self.observers
-        push = self.events.push
+        ended: list[ServerEvent] = []
+        end = ended.append
         for handle, entry, epoch, behavior, reason in refused:
             if live.get(handle) is not entry:  # removed since
                 continue
@@ -295,7 +296,8 @@ class DecisionBank:
             stats.reasons[reason] += 1
             if observers:
                 self._observe(DecisionFallback(handle, epoch, behavior, 3, 0.0, reason))
-            push(handle, DECISION_FALLBACK, 3, reason)
+            end(ServerEvent(handle, DECISION_FALLBACK, (3, reason)))
+        self.events.extend(ended)
 
     def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
         """End a request that never got its answer with a tier-3 `decision_fallback(reason)`."""

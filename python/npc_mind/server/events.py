@@ -28,6 +28,10 @@ class EventQueue:
     def push(self, handle: int, signal: str, *args: Any) -> None:
         self._events.append(ServerEvent(handle, signal, args))
 
+    def extend(self, events: list[ServerEvent]) -> None:
+        """Events made in one pass (a frame's refused asks), in their order."""
+        self._events.extend(events)
+
     def drain(self) -> list[ServerEvent]:
         events, self._events = self._events, []
         return events
