@@ -205,6 +205,10 @@ class LLMTransport:
         # The seconds in which the requests asked lately plan to be answered (`margin` of their
         # deadline; main thread writes): endpoints slower than that do not count in `_rate`.
         self._horizon = _INF
+        # (deadline, `_queue_room(deadline)`) for the deadline asked lately, made once per pump by the
+        # loop thread (one tuple: read whole), so that a crowd's refusals do not each recompute it.
+        self._room: tuple[float, int] = (-1.0, 0)
+        self._asked_deadline = -1.0  # the deadline of the request submitted last (main thread writes)
         self._last: tuple[float, float, int] | None = None
         self._queue: list[Ticket] = []  # loop thread only: waiting for a slot, best first
         self._arrivals = 0  # main thread: the arrival number in queue keys
@@ -277,7 +281,8 @@ class LLMTransport:
         if outstanding < self._slots or (
             outstanding < self._capacity
             and (
-                self._queue_room(deadline) > outstanding - self._slots
+                (room[1] if (room := self._room)[0] == deadline else self._queue_room(deadline))
+                > outstanding - self._slots
                 # a full queue: a request that outranks its last one, or one promised this frame (not
                 # sent yet: the queue orders them when they go out), takes its place
                 or (self._last is not None and rank < self._last[:2])
@@ -313,6 +318,7 @@ class LLMTransport:
                 raise RejectedError(f"{self.outstanding} requests outstanding", reason)
             raise RejectedError("every endpoint's circuit breaker is open", reason)
         self._submitted += 1
+        self._asked_deadline = request.deadline
         self._horizon = request.deadline * self.config.margin
         ticket = Ticket(self, request, on_done)
         self._arrivals += 1
@@ -461,6 +467,8 @@ class LLMTransport:
             queue[:] = kept
         self._slots, self._rate, self._service = max(slots, 1), rate, service
         self._measured = measured is not None
+        deadline = self._asked_deadline
+        self._room = (deadline, self._queue_room(deadline))
         self._last = queue[-1].key if queue else None
         self._schedule_pump(service)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -284,20 +285,17 @@ class DecisionBank:
         the order asked, and counted in its hub (a removed or aborted decision's are dropped)."""
         refused, self._refused = self._refused, []
         live = self.entries.entries
-        observers = self.observers
-        ended: list[ServerEvent] = []
-        end = ended.append
-        for handle, entry, epoch, behavior, reason in refused:
-            if live.get(handle) is not entry:  # removed since
-                continue
-            stats = entry.hub.stats
-            stats.dispatched += 1
-            stats.tiers[3] += 1
-            stats.reasons[reason] += 1
-            if observers:
+        kept = [refusal for refusal in refused if live.get(refusal[0]) is refusal[1]]  # not removed since
+        for (hub, reason), count in Counter((entry.hub, reason) for _, entry, _, _, reason in kept).items():
+            stats = hub.stats
+            stats.dispatched += count
+            stats.tiers[3] += count
+            stats.reasons[reason] += count
+        if self.observers:
+            for handle, _, epoch, behavior, reason in kept:
                 self._observe(DecisionFallback(handle, epoch, behavior, 3, 0.0, reason))
-            end(ServerEvent(handle, DECISION_FALLBACK, (3, reason)))
-        self.events.extend(ended)
+        make = ServerEvent._make
+        self.events.extend([make((refusal[0], DECISION_FALLBACK, (3, refusal[4]))) for refusal in kept])
 
     def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
         """End a request that never got its answer with a tier-3 `decision_fallback(reason)`."""
