@@ -118,9 +118,10 @@ class _Slot:
         self.spread = 0.0  # their mean deviation
         self.seeded = False  # `service` is the warm-up's time, replaced by the first answer's
         # The seconds a request takes as admission plans them: `service`, raised by each missed
-        # deadline to the time the endpoint held that request (a censored sample), smoothed back by
-        # answers. `service` itself, which judges hangs, learns from answers only.
+        # deadline to the time the endpoint held that request (a censored sample) until the next
+        # answer sets it anew. `service` itself, which judges hangs, learns from answers only.
         self.pace: float | None = None
+        self.pace_raised = False  # `pace` is a miss's lower bound: the next answer replaces it
         self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
         self.sent_at = float("-inf")  # when it was last sent one
 
@@ -187,7 +188,10 @@ class EndpointPool:
             slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
             slot.service = last + SERVICE_WEIGHT * (seconds - last)
             pace = slot.pace if slot.pace is not None else last
-            slot.pace = pace + SERVICE_WEIGHT * (seconds - pace)
+            # After a miss the first answer is the endpoint's pace now (a probe that came back in
+            # time: a resting endpoint is used again at once, not after many answers).
+            slot.pace = seconds if slot.pace_raised else pace + SERVICE_WEIGHT * (seconds - pace)
+        slot.pace_raised = False
 
     @staticmethod
     def note_miss(slot: _Slot, held: float) -> None:
@@ -200,6 +204,7 @@ class EndpointPool:
         slot.window = max(1.0, slot.window / 2.0)
         if held > 0.0 and (slot.pace is None or held > slot.pace):
             slot.pace = held
+            slot.pace_raised = True
 
     def rate(self, horizon: float = float("inf")) -> tuple[float, float, int] | None:
         """(answers per second when every slot is busy, mean seconds a request, slots) at their
