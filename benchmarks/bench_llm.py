@@ -672,9 +672,25 @@ FRAME = 1 / 60  # the game's frame: the main thread sleeps out what its work lef
 GOODPUT_SETTINGS = {"soft_deadline": 0.3, "hard_deadline": 0.8}  # AsyncLLMDecision's defaults
 
 
-def goodput_run(urls: str, npcs: int, seconds: float, settle: float = 3.0) -> dict[str, object]:
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) the process `pid` has used, from /proc (0 where unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def goodput_run(
+    urls: str, npcs: int, seconds: float, settle: float = 3.0, pids: tuple[int, ...] = ()
+) -> dict[str, object]:
     """`npcs` decisions through `MindServer` (what `AsyncLLMDecision` nodes are), each asking again in
-    every frame in which it is not pending, 60 frames a second; counted over `seconds` after `settle`."""
+    every frame in which it is not pending, 60 frames a second; counted over `seconds` after `settle`.
+    pids: the local servers' processes, whose CPU use (cores, over the counted seconds) is reported
+    beside this process's (the game's)."""
     from collections import Counter
 
     from npc_mind.server import ClockMode
@@ -693,12 +709,17 @@ def goodput_run(urls: str, npcs: int, seconds: float, settle: float = 3.0) -> di
         hub.prepared.result(timeout=300)  # type: ignore[union-attr]  # kinds, slots, warmed caches
     ended: Counter[str] = Counter()
     frame_ms: list[float] = []
+    asks_counted = 0
+    cpu_before: list[float] = []
     pending = server.decisions.pending
     start = time.monotonic()
     measure_from, stop = start + settle, start + settle + seconds
     try:
         while (now := time.monotonic()) < stop:
+            if now >= measure_from and not cpu_before:
+                cpu_before = [cpu_seconds(pid) for pid in (os.getpid(), *pids)]
             began = time.perf_counter()
+            asked_before = asked
             for index, handle in enumerate(handles):
                 if not pending(handle):
                     asked += 1
@@ -707,12 +728,15 @@ def goodput_run(urls: str, npcs: int, seconds: float, settle: float = 3.0) -> di
             spent = time.perf_counter() - began
             if now >= measure_from:
                 frame_ms.append(spent * 1000)
+                asks_counted += asked - asked_before
                 for event in events:
                     if event.signal == "decision_made":
                         ended[f"tier{event.args[2]}"] += 1
                     elif event.signal == "decision_fallback":
                         ended[str(event.args[1])] += 1
             time.sleep(max(0.0, FRAME - spent))
+        processes = (os.getpid(), *pids)
+        cpu = [cpu_seconds(pid) - before for pid, before in zip(processes, cpu_before, strict=True)]
         transport = next(iter(server.decisions.transports.values()))
         states = transport.client.pool.states()
     finally:
@@ -729,6 +753,9 @@ def goodput_run(urls: str, npcs: int, seconds: float, settle: float = 3.0) -> di
         "service_ms": [s["service_ms"] for s in states],
         "frame_p50": percentile(frame_ms, 50),
         "frame_p99": percentile(frame_ms, 99),
+        "ask_us": sum(frame_ms) * 1000 / asks_counted if asks_counted else 0.0,
+        "game_cores": cpu[0] / seconds,
+        "server_cores": [c / seconds for c in cpu[1 : len(states) + 1]],
         "load": load,
     }
 
@@ -769,6 +796,11 @@ def _pooled(rounds: list[dict[str, object]], seconds: float) -> dict[str, object
         "opened": sum(int(r["opened"]) for r in rounds),  # type: ignore[call-overload]
         "frame_p50": statistics.median(float(r["frame_p50"]) for r in rounds),  # type: ignore[arg-type]
         "frame_p99": max(float(r["frame_p99"]) for r in rounds),  # type: ignore[arg-type]
+        "ask_us": statistics.median(float(r["ask_us"]) for r in rounds),  # type: ignore[arg-type]
+        "game_cores": statistics.mean(float(r["game_cores"]) for r in rounds),  # type: ignore[arg-type]
+        "server_cores": [
+            statistics.mean(cores) for cores in zip(*(r["server_cores"] for r in rounds), strict=True)  # type: ignore[call-overload]
+        ],
         "loads": [float(r["load"]) for r in rounds],  # type: ignore[arg-type]
         "per_round": [float(r["answers_s"]) for r in rounds],  # type: ignore[arg-type]
     }
@@ -785,14 +817,16 @@ def goodput_lines(seconds: float = 10.0, rounds: int = 2) -> list[str]:
             endpoints = configured
         else:
             # nice 0, not the in-game 10: on a shared machine nice 10 leaves the model almost no CPU.
-            servers = [LocalLlamaServer(threads=1, parallel=2, niceness=0).start() for _ in range(3)]
+            # The in-game configuration (LocalLlamaServer's defaults: one thread, 2 slots).
+            servers = [LocalLlamaServer(niceness=0).start() for _ in range(3)]
             endpoints = [s.endpoint() for s in servers]
         urls = [",".join(e.base_url for e in endpoints[:k]) for k in range(1, len(endpoints) + 1)]
+        pids = tuple(s._process.pid for s in servers if s._process is not None)
         cases = [(urls[0], n) for n in (1, 100, 1000)] + [(url, 1000) for url in urls[1:]]
         results: dict[tuple[str, int], list[dict[str, object]]] = {case: [] for case in cases}
         for index in range(rounds):
             for url, npcs in cases:
-                results[url, npcs].append(goodput_run(url, npcs, seconds))
+                results[url, npcs].append(goodput_run(url, npcs, seconds, pids=pids))
                 print(f"bench llm: goodput round {index + 1} {results[url, npcs][-1]}", flush=True)
         raw = back_to_back(endpoints[0], seconds)
     finally:
@@ -816,8 +850,8 @@ def goodput_lines(seconds: float = 10.0, rounds: int = 2) -> list[str]:
         f"`benchmarks/bench_llm.py --only goodput`, {time.strftime('%Y-%m-%d %H:%M')}, load average at "
         f"start {os.getloadavg()[0]:.1f} (a shared machine: other work competes for its 2 cores; each",
         "row gives the load average at the start of each of its rounds).",
-        "Each local llama-server: SmolLM2-135M, `-t 1`, 2 slots (the in-game defaults), nice 0 (not the",
-        "in-game 10: on a shared machine that leaves the model almost no CPU).",
+        "Each local llama-server: SmolLM2-135M, `-t 1`, 2 slots (`LocalLlamaServer`'s defaults), nice 0",
+        "(not the in-game 10: on a shared machine that leaves the model almost no CPU).",
         "NPCs are `MindServer` decisions (what `AsyncLLMDecision` nodes are), with the node's default",
         "deadlines (300 / 800 ms);",
         "each asks again in every frame in which it is not pending (each request the next of the 8",
@@ -827,10 +861,13 @@ def goodput_lines(seconds: float = 10.0, rounds: int = 2) -> list[str]:
         "against one NPC asking back to back through the same path (the first row; per round: that",
         "round's rows; goal: at least 0.8x at 1,000 NPCs). Scaling: against 1,000 NPCs on one",
         "endpoint. Fallbacks: how the other requests ended, all at once in tier 3 but `timeout`.",
+        "us/ask: the main thread's time (asks and `update()`) per ask, over the counted frames. Cores:",
+        "CPU time per second (/proc) of the game's process (main and loop thread) and of each server.",
         "",
         "| endpoints | NPCs | answers/s | ratio | ratio per round | scaling | tier 1 | fallbacks "
-        "| breaker opened | service ms | main-thread ms/frame p50 / p99 | load average |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| breaker opened | service ms | main-thread ms/frame p50 / p99 | us/ask | cores game "
+        "| cores servers | load average |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         ended = r["ended"]
@@ -840,16 +877,34 @@ def goodput_lines(seconds: float = 10.0, rounds: int = 2) -> list[str]:
         scaling = ratio(r["answers_s"], single) if r["npcs"] == 1000 else "-"
         service = " / ".join(f"{ms:.0f}" if ms is not None else "-" for ms in r["service_ms"])  # type: ignore[attr-defined]
         loads = " / ".join(f"{load:.1f}" for load in r["loads"])  # type: ignore[attr-defined]
+        cores = " / ".join(f"{c:.2f}" for c in r["server_cores"]) or "-"  # type: ignore[attr-defined]
         lines.append(
             f"| {r['endpoints']} | {r['npcs']:,} | {r['answers_s']:.2f} | "
             f"{ratio(r['answers_s'], one)} | {round_ratios(r)} | {scaling} | {float(r['tier1']):.0%} | "  # type: ignore[arg-type]
             f"{fallbacks} | {r['opened']} | {service} | {r['frame_p50']:.2f} / {r['frame_p99']:.2f} | "
-            f"{loads} |"
+            f"{float(r['ask_us']):.1f} | {float(r['game_cores']):.2f} | {cores} | {loads} |"  # type: ignore[arg-type]
         )
+    crowd = [r for r in runs if r["npcs"] == 1000]
+    goodput = float(crowd[0]["answers_s"]) / one if one else 0.0  # type: ignore[arg-type]
+    opened = sum(int(r["opened"]) for r in runs)  # type: ignore[call-overload]
+    waited = sum(int(r["ended"]["timeout"]) for r in runs)  # type: ignore[index]
+    ended = sum(sum(r["ended"].values()) for r in runs)  # type: ignore[attr-defined]
+    scalings = ", ".join(f"{r['endpoints']}: {ratio(r['answers_s'], single)}" for r in crowd)
+    used = ", ".join(
+        f"{r['endpoints']}: {float(r['game_cores']) + sum(r['server_cores']):.2f}" for r in crowd  # type: ignore[arg-type, call-overload]
+    )
+    cores = os.cpu_count() or 1
     lines += [
         "",
         f"One caller awaiting `LLMClient.decide` back to back (no game loop) on one endpoint, after the "
         f"rounds: {raw:.2f} answers/s.",
+        "",
+        f"Goals: 1,000 NPCs get {goodput:.2f}x one NPC's answers/s on one endpoint (at least 0.8x): "
+        f"{'met' if goodput >= 0.8 else 'missed'}. Breakers opened on these healthy servers: {opened} "
+        f"(goal 0): {'met' if opened == 0 else 'missed'}. Requests that waited out their deadline "
+        f"(`timeout`, each one that an endpoint held): {waited:,} of {ended:,} ended. Scaling with "
+        f"endpoints ({scalings}; goal: near-linear up to the cores, {cores} here): cores used by the "
+        f"game and the servers together, {used}, of {cores}.",
     ]
     return lines
 
@@ -982,8 +1037,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     configured = endpoints_from_env()
-    server = None if configured else LocalLlamaServer(threads=1, parallel=4).start()
-    endpoint = configured[0] if configured else server.endpoint()  # type: ignore[union-attr]
+    # goodput starts its own servers; stall and churn use none
+    uses_model = bool(chosen - {"goodput", "stall", "churn"})
+    server = None if configured or not uses_model else LocalLlamaServer(threads=1, parallel=4).start()
+    endpoint = configured[0] if configured else server.endpoint() if server else None
     try:
         sections = (("tick", tick_section), ("frames", frames_section), ("throughput", throughput_section))
         for section, build in sections:

@@ -95,6 +95,47 @@ def test_a_request_the_transport_refuses_ends_at_once_each_time() -> None:
     assert server.decisions.metrics()["tier3"] == 2
 
 
+class _CopyCounting(dict):  # type: ignore[type-arg]
+    """A context that counts how often it is read whole (copied)."""
+
+    copies = 0
+
+    def items(self):  # type: ignore[no-untyped-def]
+        _CopyCounting.copies += 1
+        return super().items()
+
+    def values(self):  # type: ignore[no-untyped-def]
+        _CopyCounting.copies += 1
+        return super().values()
+
+
+def test_refused_asks_end_at_the_next_update_in_order_unless_aborted_or_removed() -> None:
+    """A frame's refused asks are ended in one pass at the server's step: each still gets its own
+    tier-3 signal there, in the order asked, counted in its hub and seen by the observers, with its
+    context never copied; an abort or a removal after the ask in the same frame drops its signal."""
+    server = MindServer(ClockMode.MANUAL)
+    settings = DecisionSettings(intents=("patrol", "attack"))
+    a, b, c = (server.add_decision(settings) for _ in range(3))
+    observed: list[object] = []
+    server.decisions.observers.append(observed.append)
+    _CopyCounting.copies = 0
+    for handle in (a, b, a, c, b):
+        server.request_decision(handle, _CopyCounting(threat=0.5))
+        assert not server.decisions.pending(handle)  # ended, not waiting
+    server.abort(b)
+    server.remove(c)
+    events = server.update()
+    refused = (a, "decision_fallback", (3, "no_endpoint"))
+    assert [(event.handle, event.signal, event.args) for event in events] == [refused] * 2
+    seen = [(event.npc, event.reason, event.tier) for event in observed]  # type: ignore[attr-defined]  # DecisionFallback events
+    assert seen == [(a, "no_endpoint", 3)] * 2
+    assert _CopyCounting.copies == 0
+    metrics = server.decisions.metrics()
+    assert (metrics["tier3"], metrics["dispatched"]) == (2, 2), metrics
+    assert server.decisions.behavior(a) == "patrol"  # the fallback rules' choice, at once
+    assert server.update() == []  # each ask ends once
+
+
 def test_a_decision_whose_memory_stream_was_freed_asks_without_memories() -> None:
     """Its next request raised UnknownHandleError inside the server's step: the frame's whole update
     (every other NPC's signals and memory events) was lost, and the request never ended."""

@@ -360,3 +360,77 @@ def test_a_crowd_asking_in_one_frame_is_admitted_only_as_far_as_the_endpoint_can
     assert sum(ended.values()) == len(handles) and ended["made"] >= 2, ended
     assert ended["queue_full"] >= 90, ended
     assert copied <= 5, copied  # the slots and the little queue the deadline leaves room for
+
+
+def test_an_endpoint_slowed_past_the_deadline_is_sent_only_what_it_can_answer() -> None:
+    """Answers measured at 50 ms, then every answer takes 2 s against a 0.5 s deadline (the model's
+    share of a loaded machine shrank). Admission planned by answers only kept the 50 ms pace: none
+    came in time to correct it, so it went on queueing 14 requests at a time that waited 0.4 s and
+    were shed (measured: 0 answers a second from 2 healthy llama-servers). Each miss now sets the pace
+    to at least the time the endpoint held the request: beyond the slots' probes, requests end at
+    once, and the breaker stays closed."""
+    with FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as endpoint:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=endpoint.base_url + "#mode=schema")
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.5)
+        handles = [server.add_decision(settings) for _ in range(30)]
+        try:
+            wait_prepared(server)
+            assert ask_until(server, handles, answers=10)["made"] >= 10
+            endpoint.default = Fault(intent="patrol", latency=2.0)
+            asked_at: dict[int, float] = {}
+            late: Counter[str] = Counter()  # after the first second: how requests ended, asked >0.1 s before
+            switched = time.monotonic()
+            while (now := time.monotonic()) < switched + 3.0:
+                for handle in handles:
+                    if not server.decisions.pending(handle):
+                        asked_at[handle] = now
+                        server.request_decision(handle, {"threat": 0.5})
+                ended_at = time.monotonic()
+                for event in server.update():
+                    if event.signal in ("decision_made", "decision_fallback") and now > switched + 1.0:
+                        how = "made" if event.signal == "decision_made" else event.args[1]
+                        late[how] += ended_at - asked_at[event.handle] > 0.1
+                time.sleep(0.005)
+            (transport,) = transports(server)
+            state = transport.client.pool.states()[0]
+        finally:
+            server.close()
+    # In those 2 s only the probes (one request per slot and deadline) wait: at most 2 every 0.5 s.
+    assert late["timeout"] <= 8 and late["shed"] + late["queue_full"] == 0, late
+    assert state["breaker"] == "closed" and float(state["pace_ms"]) >= 400, state  # type: ignore[arg-type]
+
+
+def test_an_endpoint_too_slow_for_the_deadline_rests_while_another_answers() -> None:
+    """Two endpoints, one of which slows to 2 s an answer against a 0.5 s deadline (on one machine,
+    more model servers than cores: each busy one slows the others). It was sent a request whenever it
+    had a free slot, each cancelled at the deadline, its work lost; now it rests while the other
+    answers, probed once every 4 of its paces, and the fast one's answers go on."""
+    with (
+        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as slow,
+        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as fast,
+    ):
+        urls = f"{slow.base_url}#mode=schema,{fast.base_url}#mode=schema"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.5)
+        handles = [server.add_decision(settings) for _ in range(40)]
+        try:
+            wait_prepared(server)
+            assert ask_until(server, handles, answers=20)["made"] >= 20  # both measured
+            slow.default = Fault(intent="patrol", latency=2.0)
+            ended: Counter[str] = Counter()
+            switched = time.monotonic()
+            while (now := time.monotonic()) < switched + 4.0:
+                for handle in handles:
+                    if not server.decisions.pending(handle):
+                        server.request_decision(handle, {"threat": 0.5})
+                for event in server.update():
+                    if event.signal in ("decision_made", "decision_fallback") and now > switched + 1.0:
+                        ended["made" if event.signal == "decision_made" else event.args[1]] += 1
+                time.sleep(0.005)
+            (transport,) = transports(server)
+            states = {s["url"]: s for s in transport.client.pool.states()}
+        finally:
+            server.close()
+    # In those 3 s the slow one is probed at most twice (every 4 x 0.5 s); it was sent 2 every 0.5 s.
+    assert ended["timeout"] <= 2 and ended["made"] >= 30, ended
+    assert states[slow.base_url]["breaker"] == "closed" == states[fast.base_url]["breaker"], states

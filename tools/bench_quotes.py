@@ -331,10 +331,12 @@ def senses_frame(stored: Stored, args: Sequence[str]) -> str:
 
 
 def llm_goodput(stored: Stored, args: Sequence[str]) -> str:
-    """A cell of the goodput table: `llm:goodput ENDPOINTS NPCS COLUMN` (`1 1,000 ratio`)."""
-    if len(args) != 3:
+    """A cell of the goodput table: `llm:goodput ENDPOINTS NPCS COLUMN` (`1 1,000 ratio`; the column's
+    name may have spaces: `2 1,000 cores servers`)."""
+    if len(args) < 3:
         raise QuoteError("llm goodput: name the endpoints, the NPCs and a column (answers/s, ratio, scaling)")
-    endpoints, npcs, column = args
+    endpoints, npcs, *words = args
+    column = " ".join(words)
     (cell,) = stored.table("answers/s").cells(column, endpoints=endpoints, NPCs=npcs)
     return cell
 

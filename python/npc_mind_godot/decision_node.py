@@ -8,7 +8,7 @@ from typing import Any
 from gdbridge import classes, objects
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, StringName
-from npc_mind.decision.blackboard import describe_type, plain_board
+from npc_mind.decision.blackboard import describe_type
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP
 from npc_mind.llm.endpoints import URL_ENV
 from npc_mind.llm.prompt import examples_from
@@ -246,9 +246,9 @@ class AsyncLLMDecision(ServerHandle, classes.Node, icon=icon("AsyncLLMDecision")
         """Ask once; the request leaves at the end of this frame and ends in exactly one signal. The
         context is copied as plain data now: an engine object in it becomes its id, class and name
         (a freed one None), so freeing it afterwards is safe."""
-        board = plain_board(context, describe_engine_value)
-        server().core.request_decision(self._handle(), board)
-        situation = board.get("situation", "")
+        # Copied by the server only if the request is taken: a refused one costs no copy.
+        server().core.request_decision(self._handle(), context, describe_engine_value)
+        situation = context.get("situation", "")
         self.emit_signal(StringName("decision_requested"), situation if isinstance(situation, str) else "")
 
     def abort(self) -> None:

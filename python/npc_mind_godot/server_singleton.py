@@ -448,7 +448,7 @@ def _start_local_model() -> Any:
         )
         return None
     try:
-        server = local.LocalLlamaServer(launcher=launcher, model=model, threads=1, parallel=2).start()
+        server = local.LocalLlamaServer(launcher=launcher, model=model).start()  # one thread, 2 slots
     except (local.LocalServerError, OSError, ValueError) as error:
         objects.utility.push_error(f"npc_mind: the local model did not start ({error}); fallback tiers only")
         return None

@@ -234,7 +234,8 @@ class AsyncDecision:
     def abort(self, reason: str = "interrupt") -> None:
         """A grenade, a fatal hit: drop the request and everything it was based on. The next `tick`
         (call it in the same frame) lets the local AI react freely; a late answer is discarded, and so
-        is the fallback of a request refused at once (`refuse_now`) that was not delivered yet."""
+        is the fallback of a request refused at once that was not delivered yet (its caller drops the
+        ones of `refuse_now`)."""
         events = self.events
         for event in [e for e in events if isinstance(e, DecisionFallback) and e.npc == self.npc]:
             if event.epoch == self.epoch:
@@ -277,23 +278,31 @@ class AsyncDecision:
         if committed is not None:
             committed.append(self)
 
-    def refuse_now(self, now: float, board: Mapping[str, Any]) -> bool:
+    def refuse_now(self, now: float, board: Mapping[str, Any]) -> str | None:
         """`ask()` for a decision with nothing pending, waiting or to merge, past its min_gap, when the
-        transport would refuse it now: the request ends at once in tier 3 (its `DecisionFallback` is
-        queued), with no snapshot and no tick. Returns False, doing nothing, in every other case.
-        A saturated endpoint refuses most asks of a crowd: this is what each of those costs."""
+        transport would refuse it now: the request ends at once in tier 3, with no snapshot and no
+        tick. Returns the reason, with the NPC's state moved on as a refused request moves it (a new
+        epoch, the fallback rules' behavior, tier 3); None, doing nothing, in every other case. A
+        saturated endpoint refuses most asks of a crowd: this is what each of those costs the NPC, and
+        no more. The caller counts the request (`stats.dispatched`, `stats.tiers[3]`, `stats.reasons`)
+        and delivers its fallback: a server ends a frame's refusals in one pass (`DecisionBank.step`)."""
         refusal = self._refusal
         if self._ticket is not None or self._asked or self.slot or now < self._earliest or refusal is None:
-            return False
+            return None
         reason = refusal(self.priority, self.urgency, self.config.hard_deadline, True)  # promised if taken
         if reason is None:
-            return False
-        self._begin(now, board)
-        self._fall_back(now, board, 0.0, reason)
+            return None
+        self._open(now, board)
+        self._fallback_behavior(now, board)
         self._schedule()
-        return True
+        return reason
 
     def _begin(self, now: float, board: Mapping[str, Any]) -> None:
+        """A new request: its bookkeeping (`_open`), counted as dispatched."""
+        self._open(now, board)
+        self.stats.dispatched += 1
+
+    def _open(self, now: float, board: Mapping[str, Any]) -> None:
         """A new request's bookkeeping: its epoch, the watched values it saw, the next re-plan times."""
         self.epoch += 1
         self._asked = False
@@ -308,7 +317,6 @@ class AsyncDecision:
         self._next_due = now + interval
         self._earliest = now + config.min_gap
         self._pending_epoch = self.epoch
-        self.stats.dispatched += 1
 
     def _dispatch(self, now: float, board: Mapping[str, Any]) -> None:
         self._begin(now, board)
@@ -377,12 +385,20 @@ class AsyncDecision:
             self.events.append(event)
 
     def _fall_back(self, now: float, board: Mapping[str, Any], latency: float, reason: str) -> None:
+        self._fallback_behavior(now, board)
+        self._record_fallback(latency, reason)
+
+    def _fallback_behavior(self, now: float, board: Mapping[str, Any]) -> None:
+        """Tier 3: the fallback rules decide freely."""
         self.behavior = self.rules.choose(board, now, None)
         self.tier = 3
+
+    def _record_fallback(self, latency: float, reason: str) -> None:
+        """A tier-3 end counted and its `DecisionFallback` queued (the behavior chosen already)."""
         self.stats.tiers[3] += 1
         self.stats.reasons[reason] += 1
         if latency > 0:
             self.stats.latencies.append(latency)
         self.events.append(
-            DecisionFallback(self.npc, self._pending_epoch, self.behavior, 3, latency, reason)
+            DecisionFallback(self.npc, self._pending_epoch, self.behavior or "", 3, latency, reason)
         )

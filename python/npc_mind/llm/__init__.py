@@ -2,7 +2,7 @@
 
 - `LLMClient`: async `/chat/completions`, streaming, timeouts; the body follows the endpoint's
   `RequestShape` (choice / json on llama-server, a JSON-schema `response_format` elsewhere).
-- `Endpoint` / `EndpointPool`: several endpoints, least-in-flight routing, a concurrency cap each.
+- `Endpoint` / `EndpointPool`: several endpoints, routing by pace (one too slow rests), a cap each.
 - `CircuitBreaker`: stop calling a failing endpoint for a cooldown, then probe.
 - `DecisionSchema`: the allowed intents, the schema, strict validation into an `Answer`.
 - `build_messages`: a stable prefix per hub (`stable_messages`) and a short, coarse situation.

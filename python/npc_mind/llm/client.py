@@ -402,9 +402,7 @@ class LLMClient:
                     async with cancel_at(budget):
                         shape, content = await ask()
                 except TimeoutError:
-                    self.pool.note_miss(slot)
-                    hung = self.pool.hung(slot, budget, acquired_at, progress.last, self._clock())
-                    outcome = "failure" if hung else "missed"
+                    outcome = self._missed(slot, budget, acquired_at, progress)
                     raise EndpointError(
                         f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
                     ) from None
@@ -423,9 +421,7 @@ class LLMClient:
         finally:
             if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
                 # The endpoint had it and was cancelled after its deadline (the watchdog's cancel).
-                self.pool.note_miss(slot)
-                hung = self.pool.hung(slot, budget, acquired_at, progress.last, self._clock())
-                outcome = "failure" if hung else "missed"
+                outcome = self._missed(slot, budget, acquired_at, progress)
             if outcome == "failure":
                 slot.breaker.record_failure()
             elif outcome == "success":
@@ -433,6 +429,15 @@ class LLMClient:
             else:  # cancelled, or a deadline the endpoint could not be blamed for
                 slot.breaker.record_neutral()
             self.pool.release(slot)
+
+    def _missed(self, slot: _Slot, budget: float, acquired_at: float, progress: _Progress) -> str:
+        """A request the endpoint held since `acquired_at` missed its deadline: "failure" when the
+        endpoint is hung (`EndpointPool.hung`, judged by its service time before this miss), else
+        "missed", the time it held the request then a lower bound of its service time."""
+        now = self._clock()
+        hung = self.pool.hung(slot, budget, acquired_at, progress.last, now)
+        self.pool.note_miss(slot, 0.0 if hung else now - acquired_at)
+        return "failure" if hung else "missed"
 
     async def _post(self, endpoint: Endpoint, body: dict[str, Any], progress: _Progress) -> str:
         assert self._http is not None

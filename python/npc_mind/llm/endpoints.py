@@ -1,4 +1,4 @@
-"""OpenAI-compatible endpoints and least-in-flight routing between them.
+"""OpenAI-compatible endpoints and routing between them by pace (fewest in flight among equals).
 
 One local llama-server is the default; a team that outgrows it lists several hosts or a vLLM
 cluster (`NPC_MIND_LLM_URL=http://a:8000/v1,http://b:8000/v1`). Each endpoint has its own
@@ -97,6 +97,10 @@ SPREAD_WEIGHT = 0.25
 # A request that misses its deadline counts against the endpoint only when it was sent with at least
 # this many mean service times left, and with the mean plus 4 deviations (see `EndpointPool.hung`).
 HANG_FACTOR = 4.0
+# An endpoint whose pace says it cannot answer a request in time rests (is sent nothing while others
+# work) until this many of its paces have passed since it was last sent one; then one request probes
+# whether it got faster. Endpoints on one machine share its cores: each busy one slows the others.
+REST_FACTOR = 4.0
 
 
 class _Slot:
@@ -113,7 +117,13 @@ class _Slot:
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
         self.seeded = False  # `service` is the warm-up's time, replaced by the first answer's
+        # The seconds a request takes as admission plans them: `service`, raised by each missed
+        # deadline to the time the endpoint held that request (a censored sample) until the next
+        # answer sets it anew. `service` itself, which judges hangs, learns from answers only.
+        self.pace: float | None = None
+        self.pace_raised = False  # `pace` is a miss's lower bound: the next answer replaces it
         self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
+        self.sent_at = float("-inf")  # when it was last sent one
 
     @property
     def cap(self) -> int:
@@ -134,6 +144,7 @@ class EndpointPool:
         if not endpoints:
             raise ValueError("at least one endpoint is needed")
         self._slots = [_Slot(e, CircuitBreaker(breaker, clock)) for e in endpoints]
+        self._clock = clock
         self._waiters: list[asyncio.Future[None]] = []
         self.waiting = 0
 
@@ -162,6 +173,7 @@ class EndpointPool:
         for slot in self._slots:
             if slot.endpoint.base_url == url and slot.service is None:
                 slot.service, slot.spread, slot.seeded = seconds, seconds / 2, True
+                slot.pace = seconds
 
     def note_service(self, slot: _Slot, seconds: float, at: float) -> None:
         """An answer came `seconds` after its request was sent, at `at` (only answers: a timeout is
@@ -171,26 +183,46 @@ class EndpointPool:
         last = slot.service
         if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
             slot.seeded = False
-            slot.service, slot.spread = seconds, seconds / 2
+            slot.service, slot.spread, slot.pace = seconds, seconds / 2, seconds
         else:
             slot.spread += SPREAD_WEIGHT * (abs(seconds - last) - slot.spread)
             slot.service = last + SERVICE_WEIGHT * (seconds - last)
+            pace = slot.pace if slot.pace is not None else last
+            # After a miss the first answer is the endpoint's pace now (a probe that came back in
+            # time: a resting endpoint is used again at once, not after many answers).
+            slot.pace = seconds if slot.pace_raised else pace + SERVICE_WEIGHT * (seconds - pace)
+        slot.pace_raised = False
 
     @staticmethod
-    def note_miss(slot: _Slot) -> None:
-        """A request sent to `slot` missed its deadline: send it half as many at once (at least one)."""
+    def note_miss(slot: _Slot, held: float) -> None:
+        """A request the endpoint held `held` seconds missed its deadline: send it half as many at once
+        (at least one), and plan its requests (`pace`) to take at least `held` (a censored sample: the
+        answer would have come later; 0: a hung endpoint, nothing learned). Planned by answers only, an
+        endpoint slowed past the deadlines kept the pace of its last answer in time (or of its
+        warm-up): admission queued for it what it could not answer, every request missed, and no answer
+        came to correct it (measured: 0 answers a second from 2 healthy servers on a loaded machine)."""
         slot.window = max(1.0, slot.window / 2.0)
+        if held > 0.0 and (slot.pace is None or held > slot.pace):
+            slot.pace = held
+            slot.pace_raised = True
 
-    def rate(self) -> tuple[float, float] | None:
-        """(answers per second when every slot is busy, mean service time) over the endpoints that take
-        requests and have answered; None before any has (nothing measured: nothing to size by)."""
+    def rate(self, horizon: float = float("inf")) -> tuple[float, float, int] | None:
+        """(answers per second when every slot is busy, mean seconds a request, slots) at their
+        `pace`, over the endpoints that take requests and can answer within `horizon` seconds; None
+        before any has answered (nothing measured: nothing to size by); (0, 0, 0) when none is fast
+        enough (every request asked now would be late)."""
         rate = 0.0
         slots = 0
+        measured = False
         for slot in self._slots:
-            if slot.service is not None and slot.breaker.state is not BreakerState.OPEN:
-                rate += slot.cap / max(slot.service, 1e-3)
-                slots += slot.cap
-        return (rate, slots / rate) if rate else None
+            if slot.pace is not None and slot.breaker.state is not BreakerState.OPEN:
+                measured = True
+                if slot.pace <= horizon:
+                    rate += slot.cap / max(slot.pace, 1e-3)
+                    slots += slot.cap
+        if not measured:
+            return None
+        return (rate, slots / rate, slots) if rate else (0.0, 0.0, 0)
 
     @staticmethod
     def hung(slot: _Slot, budget: float, sent_at: float, progress_at: float | None, now: float) -> bool:
@@ -218,24 +250,43 @@ class EndpointPool:
         window = max(HANG_FACTOR * service, service + 4.0 * slot.spread)
         return budget >= window and now - progress_at >= window
 
-    def try_acquire(self) -> _Slot | None:
-        """A free slot taken at once, or None (every endpoint busy or refusing)."""
-        slot = self._pick()
+    def try_acquire(self, left: float = float("inf")) -> _Slot | None:
+        """A free slot taken at once for a request due in `left` seconds, or None (every endpoint
+        busy, refusing, or resting: too slow for it while others work, see `_pick`)."""
+        slot = self._pick(left)
         if slot is not None:
-            slot.in_flight += 1
-            slot.breaker.before_call()
+            self._take(slot)
         return slot
+
+    def _take(self, slot: _Slot) -> None:
+        slot.in_flight += 1
+        slot.sent_at = self._clock()
+        slot.breaker.before_call()
 
     def any_available(self) -> bool:
         """False when every breaker is open (safe to read from another thread: a snapshot)."""
         return any(s.breaker.state is not BreakerState.OPEN for s in self._slots)
 
-    def _pick(self) -> _Slot | None:
+    def _pick(self, left: float = float("inf")) -> _Slot | None:
+        """The free endpoint that answers soonest by its pace, (in flight + 1) / slots x pace (the
+        fewest in flight for its slots, among equals or unmeasured ones). One whose pace is longer than
+        `left` rests while another endpoint has work (it would only be cancelled at the deadline, its
+        work taking cores from the others on a shared machine), except for a probe once `REST_FACTOR`
+        paces have passed since it was last sent one."""
         best = None
+        best_key = (0.0, 0.0)
+        busy = any(slot.in_flight for slot in self._slots)
+        now = self._clock() if busy else 0.0
         for slot in self._slots:
-            free = slot.in_flight < slot.cap and slot.breaker.available()
-            if free and (best is None or slot.in_flight * best.cap < best.in_flight * slot.cap):
-                best = slot
+            if slot.in_flight >= slot.cap or not slot.breaker.available():
+                continue
+            pace = slot.pace or 0.0
+            if busy and pace > left and now - slot.sent_at < REST_FACTOR * pace:
+                continue
+            load = (slot.in_flight + 1) / slot.cap
+            key = (load * pace, load)
+            if best is None or key < best_key:
+                best, best_key = slot, key
         return best
 
     async def acquire(self) -> _Slot:
@@ -253,8 +304,7 @@ class EndpointPool:
                         self._waiters.remove(waiter)
         finally:
             self.waiting -= 1
-        slot.in_flight += 1
-        slot.breaker.before_call()
+        self._take(slot)
         return slot
 
     def release(self, slot: _Slot) -> None:
@@ -275,6 +325,7 @@ class EndpointPool:
                 "slots": s.limit,
                 "window": s.cap,
                 "service_ms": None if s.service is None else round(s.service * 1000.0, 1),
+                "pace_ms": None if s.pace is None else round(s.pace * 1000.0, 1),
             }
             for s in self._slots
         ]

@@ -136,7 +136,9 @@ class LocalLlamaServer:
     launcher: Path | None = None  # None: NPC_MIND_LLAMA_SERVER, else the provisioned one
     model: Path | None = None  # None: NPC_MIND_LLM_MODEL_FILE, else the provisioned SmolLM2-135M
     threads: int = 1
-    parallel: int = 4
+    # 2 slots: with one thread, 2 requests at once gave the most answers a second (4 gave fewer, each
+    # slower: docs/benchmarks/llm.md, "Decisions per second"); the game's server starts it so too.
+    parallel: int = 2
     context: int = 4096
     startup_timeout: float = 60.0
     niceness: int = 10

@@ -47,6 +47,7 @@ from npc_mind.llm.prompt import PromptConfig, build_messages
 from npc_mind.llm.schema import Answer, DecisionSchema
 
 _OPEN = BreakerState.OPEN
+_INF = float("inf")
 
 
 def _gil_keeping_write() -> Callable[[int, bytes, int], int] | None:
@@ -200,6 +201,14 @@ class LLMTransport:
         self._slots = self.client.pool.slots
         self._rate = 0.0
         self._service = 0.0
+        self._measured = False  # any endpoint answered (else `max_queue` alone bounds the queue)
+        # The seconds in which the requests asked lately plan to be answered (`margin` of their
+        # deadline; main thread writes): endpoints slower than that do not count in `_rate`.
+        self._horizon = _INF
+        # (deadline, `_queue_room(deadline)`) for the deadline asked lately, made once per pump by the
+        # loop thread (one tuple: read whole), so that a crowd's refusals do not each recompute it.
+        self._room: tuple[float, int] = (-1.0, 0)
+        self._asked_deadline = -1.0  # the deadline of the request submitted last (main thread writes)
         self._last: tuple[float, float, int] | None = None
         self._queue: list[Ticket] = []  # loop thread only: waiting for a slot, best first
         self._arrivals = 0  # main thread: the arrival number in queue keys
@@ -272,7 +281,8 @@ class LLMTransport:
         if outstanding < self._slots or (
             outstanding < self._capacity
             and (
-                self._queue_room(deadline) > outstanding - self._slots
+                (room[1] if (room := self._room)[0] == deadline else self._queue_room(deadline))
+                > outstanding - self._slots
                 # a full queue: a request that outranks its last one, or one promised this frame (not
                 # sent yet: the queue orders them when they go out), takes its place
                 or (self._last is not None and rank < self._last[:2])
@@ -295,7 +305,7 @@ class LLMTransport:
 
     def _queue_room(self, deadline: float) -> int:
         """How many requests may wait for a slot and still be answered within `deadline` seconds."""
-        if not self._rate:
+        if not self._measured:
             return self.config.max_queue
         plan = deadline * self.config.margin - self._service
         return max(0, min(self.config.max_queue, int(plan * self._rate)))
@@ -308,6 +318,8 @@ class LLMTransport:
                 raise RejectedError(f"{self.outstanding} requests outstanding", reason)
             raise RejectedError("every endpoint's circuit breaker is open", reason)
         self._submitted += 1
+        self._asked_deadline = request.deadline
+        self._horizon = request.deadline * self.config.margin
         ticket = Ticket(self, request, on_done)
         self._arrivals += 1
         key = ticket.key = (-request.priority, -request.urgency, self._arrivals)
@@ -417,18 +429,16 @@ class LLMTransport:
         queue = self._queue
         now = self._clock()
         while queue:
-            slot = pool.try_acquire()
-            if slot is None:
+            due = self._due(queue[0].request)  # type: ignore[arg-type]  # a queued ticket always holds its request
+            # An endpoint too slow for it by its pace is sent it only as a probe (`EndpointPool._pick`):
+            # the answer refreshes an estimate that may be stale (a slow spell over, a cold first answer).
+            slot = pool.try_acquire(due - now) if now <= due else None
+            if slot is None and now <= due:
                 break
             ticket = queue.pop(0)
             request, on_done = ticket.request, ticket.on_done
             ticket.request = ticket.on_done = None
-            # An idle endpoint gets it unless it is due already, whatever its estimate says: the answer
-            # refreshes an estimate that is stale (a slow spell over, a cold first answer).
-            due = self._due(request)  # type: ignore[arg-type]  # a queued ticket always holds its request
-            if now > due or (slot.in_flight > 1 and now + (slot.service or 0.0) > due):
-                slot.breaker.record_neutral()  # it cannot be answered in time: not sent
-                pool.release(slot)
+            if slot is None:  # due already: it cannot be answered in time, not sent
                 self._shed(request, on_done)  # type: ignore[arg-type]  # a queued ticket always holds its request and callback
                 continue
             held = [slot]  # the task's body takes it; a task cancelled before its first step never runs
@@ -436,15 +446,18 @@ class LLMTransport:
             # A done callback, not a `finally`: a task cancelled before its first step skips its body.
             task.add_done_callback(functools.partial(self._released, held))
             ticket.task = task
-        measured = pool.rate()
-        rate, service = measured if measured else (0.0, 0.0)
+        # The endpoints fast enough for the requests asked lately; unmeasured: all, at their caps. With
+        # none fast enough, one request at a time goes out (a probe) and the rest end at once.
+        measured = pool.rate(self._horizon)
+        rate, service, slots = measured if measured else (0.0, 0.0, pool.slots)
         if queue:
             kept: list[Ticket] = []
+            unmeasured = measured is None
             for ticket in queue:
                 request = ticket.request
                 # Answered when the requests ahead of it (and it) have had a slot, then one service time;
                 # unmeasured, it is known to be too late once its due time has passed.
-                wait = (len(kept) + 1) / rate + service if rate else 0.0
+                wait = (len(kept) + 1) / rate + service if rate else 0.0 if unmeasured else _INF
                 if now + wait > self._due(request):  # type: ignore[arg-type]  # a queued ticket always holds its request
                     on_done = ticket.on_done
                     ticket.request = ticket.on_done = None
@@ -452,7 +465,10 @@ class LLMTransport:
                 else:
                     kept.append(ticket)
             queue[:] = kept
-        self._slots, self._rate, self._service = pool.slots, rate, service
+        self._slots, self._rate, self._service = max(slots, 1), rate, service
+        self._measured = measured is not None
+        deadline = self._asked_deadline
+        self._room = (deadline, self._queue_room(deadline))
         self._last = queue[-1].key if queue else None
         self._schedule_pump(service)
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from npc_mind.decision.blackboard import Describe, describe_type
 from npc_mind.server.clock import ClockMode, ServerClock
 from npc_mind.server.decisions import DecisionBank, DecisionSettings
 from npc_mind.server.events import EventQueue, ServerEvent
@@ -231,8 +232,12 @@ class MindServer:
         return self.selectors.choice(handle)
 
     # --- decisions -----------------------------------------------------------------------------
-    def request_decision(self, handle: int, context: Mapping[str, Any]) -> None:
-        self.decisions.request(handle, context)
+    def request_decision(
+        self, handle: int, context: Mapping[str, Any], describe: Describe = describe_type
+    ) -> None:
+        """`DecisionBank.request`: describe makes a context value that is not plain data a description
+        (only for a request that is taken: a refused one is never copied)."""
+        self.decisions.request(handle, context, describe)
 
     def abort(self, handle: int) -> None:
         self.decisions.abort(handle)

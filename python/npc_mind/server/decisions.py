@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,7 @@ from npc_mind.decision import (
     RuleChooser,
     ThinkingStarted,
 )
-from npc_mind.decision.blackboard import plain_board
+from npc_mind.decision.blackboard import Describe, describe_type, plain_board
 from npc_mind.decision.rules import Chooser
 from npc_mind.llm.client import DEFAULT_RESPONSE_CAP, LLMSettings
 from npc_mind.llm.endpoints import Endpoint
@@ -40,7 +41,7 @@ from npc_mind.llm.errors import RejectedError
 from npc_mind.llm.prompt import Example, PromptConfig
 from npc_mind.llm.schema import DecisionSchema
 from npc_mind.llm.transport import LLMTransport, Request
-from npc_mind.server.events import EventQueue
+from npc_mind.server.events import EventQueue, ServerEvent
 from npc_mind.server.registry import HandleCounter, Registry, UnknownHandleError
 
 THINKING_STARTED = "thinking_started"
@@ -142,6 +143,10 @@ class DecisionBank:
     _active: set[int] = field(default_factory=set)
     _users: dict[int, int] = field(default_factory=dict)  # id(hub) -> its decisions' count
     _dirty: dict[int, DecisionHub] = field(default_factory=dict)  # hubs to drain at the next step
+    # Asks refused at once since the last step, ended there in one pass (`_end_refusals`): each the
+    # decision's handle, entry, epoch and fallback behavior, and the reason. Flat, with no event made
+    # per ask: a crowd on a saturated endpoint is refused hundreds of times a frame.
+    _refused: list[tuple[int, DecisionEntry, int, str, str]] = field(default_factory=list)
     # Read-only watchers of every decision event as it happens (the editor's debugger feed).
     observers: list[Callable[[Any], None]] = field(default_factory=list)
 
@@ -248,14 +253,26 @@ class DecisionBank:
             del idle[key]
             transport.close(wait=False)
 
-    def request(self, handle: int, context: Mapping[str, Any]) -> None:
+    def request(self, handle: int, context: Mapping[str, Any], describe: Describe = describe_type) -> None:
         """Ask once; the request goes out in the next `step` and ends in exactly one decision signal.
-        The context is copied now as plain data (`plain_board`): values that are not plain become
-        descriptions, so nothing the caller owns is read later or on another thread."""
+        The context is copied now as plain data (`plain_board`, `describe` making what is not plain
+        a description), so nothing the caller owns is read later or on another thread. An ask the
+        transport refuses now (a saturated endpoint, an open breaker) is not copied: it ends at once
+        in tier 3 (the fallback rules choose from the context now), its signal and counters in the
+        next step."""
         entry = self.entries.get(handle)
-        if not entry.wants_dispatch and self._refused_now(entry, context):
-            return
-        board = plain_board(context)
+        if not entry.wants_dispatch:
+            machine = entry.machine
+            try:
+                reason = machine.refuse_now(self.clock(), context)
+            except Exception:  # the fallback selector raised on the context: as in a tick
+                machine._failed(1)
+                self._dirty[id(entry.hub)] = entry.hub  # its event becomes a signal at the next step
+                return
+            if reason is not None:
+                self._refused.append((handle, entry, machine.epoch, machine.behavior or "", reason))
+                return
+        board = plain_board(context, describe)
         if entry.wants_dispatch:  # the one still waiting to go out is replaced by this one
             self._end(entry, handle, "superseded")
         entry.board = board
@@ -263,19 +280,22 @@ class DecisionBank:
         entry.machine.ask()
         self._active.add(handle)
 
-    def _refused_now(self, entry: DecisionEntry, context: Mapping[str, Any]) -> bool:
-        """A request the transport refuses now (a saturated endpoint, an open breaker) ends at once in
-        tier 3, its signal in the next step, without a copy of the context or a tick; a fallback
-        selector that raises on the context ends it as `internal_error`, as in a tick."""
-        hub = entry.hub
-        try:
-            refused = entry.machine.refuse_now(self.clock(), context)
-        except Exception:
-            entry.machine._failed(1)
-            refused = True
-        if refused:
-            self._dirty[id(hub)] = hub  # its events become signals at the next step
-        return refused
+    def _end_refusals(self) -> None:
+        """The asks refused since the last step, each ended as one `decision_fallback(3, reason)`, in
+        the order asked, and counted in its hub (a removed or aborted decision's are dropped)."""
+        refused, self._refused = self._refused, []
+        live = self.entries.entries
+        kept = [refusal for refusal in refused if live.get(refusal[0]) is refusal[1]]  # not removed since
+        for (hub, reason), count in Counter((entry.hub, reason) for _, entry, _, _, reason in kept).items():
+            stats = hub.stats
+            stats.dispatched += count
+            stats.tiers[3] += count
+            stats.reasons[reason] += count
+        if self.observers:
+            for handle, _, epoch, behavior, reason in kept:
+                self._observe(DecisionFallback(handle, epoch, behavior, 3, 0.0, reason))
+        make = ServerEvent._make
+        self.events.extend([make((refusal[0], DECISION_FALLBACK, (3, refusal[4]))) for refusal in kept])
 
     def _end(self, entry: DecisionEntry, handle: int, reason: str) -> None:
         """End a request that never got its answer with a tier-3 `decision_fallback(reason)`."""
@@ -295,6 +315,8 @@ class DecisionBank:
         entry = self.entries.get(handle)
         entry.machine.abort("interrupt")
         entry.wants_dispatch = False
+        if self._refused:  # an ask refused this frame: its fallback is not delivered either
+            self._refused = [refusal for refusal in self._refused if refusal[0] != handle]
 
     def pending(self, handle: int) -> bool:
         entry = self.entries.get(handle)
@@ -306,6 +328,8 @@ class DecisionBank:
         now = self.clock()
         if self.idle:
             self._close_idle(now)
+        if self._refused:
+            self._end_refusals()
         touched, self._dirty = self._dirty, {}
         for transport in self.transports.values():
             transport.release_promises()  # the requests admitted when asked go out now
@@ -331,14 +355,17 @@ class DecisionBank:
         # Until it went out (another one was pending, or its watchdog fired this tick) it waits.
         entry.wants_dispatch = entry.machine.asked
 
-    def _signal(self, event: Any) -> None:
-        if event.npc not in self.entries:
-            return
+    def _observe(self, event: Any) -> None:
         for observer in self.observers:
             try:
                 observer(event)
             except Exception:  # a watcher's bug must not cost the game its signals
                 logging.getLogger(__name__).exception("npc_mind: a decision observer failed")
+
+    def _signal(self, event: Any) -> None:
+        if event.npc not in self.entries:
+            return
+        self._observe(event)
         if isinstance(event, ThinkingStarted):
             self.events.push(event.npc, THINKING_STARTED)
         elif isinstance(event, DecisionMade):

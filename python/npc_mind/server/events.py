@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class ServerEvent:
+class ServerEvent(NamedTuple):
+    """One signal owed to the node `handle` (a tuple: a crowd's refused asks make hundreds a frame)."""
+
     handle: int
     signal: str
     args: tuple[Any, ...] = ()
@@ -26,6 +27,10 @@ class EventQueue:
 
     def push(self, handle: int, signal: str, *args: Any) -> None:
         self._events.append(ServerEvent(handle, signal, args))
+
+    def extend(self, events: list[ServerEvent]) -> None:
+        """Events made in one pass (a frame's refused asks), in their order."""
+        self._events.extend(events)
 
     def drain(self) -> list[ServerEvent]:
         events, self._events = self._events, []
