@@ -104,11 +104,11 @@ def _set_queued(
         raise TypeError(f"{label}: bounds for unknown parameters {sorted(unknown)}")
     types, lows, highs = [], [], []
     for name, spec in method.args:
-        if spec.is_variant or spec.vtype not in {T.INT, T.FLOAT}:
-            raise TypeError(f"{label}: parameter {name} must be int or float")
+        if spec.is_variant or spec.vtype not in {T.INT, T.FLOAT, T.STRING_NAME}:
+            raise TypeError(f"{label}: parameter {name} must be int, float or StringName")
         low, high = bounds.get(name, declare.INT64_RANGE)
-        if spec.vtype == T.FLOAT and name in bounds:
-            raise TypeError(f"{label}: float parameter {name} takes no bounds (any finite float)")
+        if spec.vtype != T.INT and name in bounds:
+            raise TypeError(f"{label}: {spec.vtype.name.lower()} parameter {name} takes no bounds")
         if not declare.INT64_RANGE[0] <= low <= high <= declare.INT64_RANGE[1]:
             raise TypeError(f"{label}: bounds of {name} must be int64 values, low <= high")
         types.append(int(spec.vtype))
@@ -118,6 +118,7 @@ def _set_queued(
     keep.append(take)
     _queued_mids.add(mid)
     _queued_mid_of[method.func] = mid
+    method.func._gd_queued_id = mid  # type: ignore[attr-defined]  # for objects.queued_names
     interface.lib.gdb_set_queued_method(
         mid, id(take), ffi.new("int[]", types or [0]), ffi.new("int64_t[]", lows or [0]),
         ffi.new("int64_t[]", highs or [0]), len(types),

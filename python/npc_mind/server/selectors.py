@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,9 @@ def _as_given(definition: Mapping[str, Any]) -> str | None:
 
 
 MIN_ROWS = 16  # a group's smallest row capacity
+# `take_inputs`' rows: the engine binding's queued per-node set_input calls, 8 bytes a number in
+# native order (the input key as its number in the names the binding was given)
+INPUT_ROW = np.dtype([("handle", np.int64), ("name", np.int64), ("value", np.float64)])
 # inputs a definition reads at most for its choices to be published (`ChoiceAnswers`; the binding's bound)
 MAX_ANSWERED_INPUTS = 8
 
@@ -101,6 +104,8 @@ class SelectorGroup:
     dirty: bool = False
     fed: bool = False  # `set_inputs` (many selectors at once) wrote into this group's columns
     unset: list[str] = field(default_factory=list)  # the last `choose`'s keys that no one ever set
+    # handles `take_inputs` wrote since the last step: marked `fed` when the step needs to know
+    fed_handles: list[np.ndarray] = field(default_factory=list)
     given: list[str] = field(default_factory=list)  # the texts of `SelectorBank.given_keys` for it
     # memoryviews of the input columns: one number written per node costs less through them
     views: dict[str, memoryview] = field(default_factory=dict)
@@ -376,6 +381,25 @@ class SelectorBank:
             self._set_checked(group, row, values)  # a new key, or a value a float view refuses
         group.dirty = True
 
+    def take_inputs(self, raw: bytes, names: Sequence[str]) -> None:
+        """`set_input_values` of many calls at once: `raw` holds `INPUT_ROW` records (handle, the
+        key's number in `names`, a finite value) in call order, of live selectors; each (selector,
+        key) gets its last value, as the calls one by one would give it."""
+        rows = np.frombuffer(raw, INPUT_ROW)
+        handles, numbers, values = rows["handle"], rows["name"], rows["value"]
+        for owner, positions, at_rows in self.table.groups(handles):
+            group = self.by_index[owner]
+            group.dirty = True
+            group.fed_handles.append(handles[positions])
+            called = numbers[positions]
+            # the last call of each (row, key): first in the reversed order
+            _, last = np.unique((at_rows * len(names) + called)[::-1], return_index=True)
+            kept = positions.size - 1 - last
+            kept_keys, kept_rows, kept_values = called[kept], at_rows[kept], values[positions[kept]]
+            for number in np.unique(kept_keys).tolist():
+                picked = kept_keys == number
+                group.column(names[number])[kept_rows[picked]] = kept_values[picked]
+
     @staticmethod
     def _set_checked(group: SelectorGroup, row: int, values: Mapping[str, float]) -> None:
         for key, value in values.items():
@@ -406,6 +430,7 @@ class SelectorBank:
             chosen = group.choose(now, None)
             if group.unset and self.on_missing_input is not None:
                 self._tell_unset(group)
+            group.fed_handles.clear()
             changed = np.flatnonzero(chosen != group.chosen)
             group.chosen = chosen
             for row in changed.tolist():
@@ -481,6 +506,11 @@ class SelectorBank:
         """`on_missing_input` for each of the group's selectors that use the batched path."""
         tell = self.on_missing_input
         assert tell is not None
+        by_handle = self._by_handle
+        for handle in np.unique(np.concatenate(group.fed_handles)).tolist() if group.fed_handles else ():
+            entry = by_handle.get(handle)
+            if entry is not None:  # (removed since its call)
+                entry.fed = True
         for handle in group.rows:
             if handle < 0 or not (group.fed or self._by_handle[handle].fed):
                 continue
