@@ -4,9 +4,11 @@ extends SceneTree
 ## frame. Three loops a frame over the same count, in an order that turns each frame (so neither
 ## runs always first): typed (`var s: UtilitySelector`, StringName keys: ptrcall), untyped (a Node
 ## variable, String keys: the engine's Variant call) and the baseline, the same three calls on a
-## GDScript object whose set_input writes a Dictionary. After warm-up frames, prints one JSON line:
-## per loop the microseconds per call of each frame, the binding's count of calls queued in C over
-## the timed frames, and whether every selector's choice is the one its last inputs give.
+## GDScript object whose set_input writes a Dictionary. Then the hand-over of the queued calls to
+## Python (`take`: the first Python call after the loops, less the same call again), per call of the
+## typed and untyped loops. After warm-up frames, prints one JSON line: per loop (and the take) the
+## microseconds per call of each frame, the binding's count of calls queued in C over the timed
+## frames, and whether every selector's choice is the one its last inputs give.
 
 const Build := preload("res://tests/addon/utility_builders.gd")
 const WARMUP := 30
@@ -26,7 +28,7 @@ var frame := 0
 var typed: Array[UtilitySelector] = []
 var untyped: Array[Node] = []
 var baseline: Array[GdInputs] = []
-var usec := {"typed": [], "untyped": [], "gdscript": []}
+var usec := {"typed": [], "untyped": [], "gdscript": [], "take": []}
 var queued_at_start := 0.0
 var twin: Node
 var values := PackedFloat64Array()  # this frame's inputs, 3 per selector (made before the loops)
@@ -102,6 +104,15 @@ func _process(_delta: float) -> bool:
 		var spent: int = _typed_loop() if loop == "typed" else (_untyped_loop() if loop == "untyped" else _baseline_loop())
 		if frame > WARMUP:
 			usec[loop].append(float(spent) / (3 * npcs))
+	# the hand-over of the frame's queued calls to Python: the first Python call after the loops
+	# takes them (a call that reads nothing they change), less the same call again
+	var before := Time.get_ticks_usec()
+	typed[0].get_behavior_names()
+	var taken := Time.get_ticks_usec()
+	typed[0].get_behavior_names()
+	var again := Time.get_ticks_usec()
+	if frame > WARMUP:
+		usec["take"].append(float((taken - before) - (again - taken)) / (6 * npcs))
 	if frame < WARMUP + frames:
 		return false
 	# the choices made at the end of the last frame, from the inputs of that frame (same every 10 frames)

@@ -1,12 +1,12 @@
-/* ---- queued calls: a method's calls kept in C, handed to Python in call order ----
+/* ---- queued calls: a method's calls kept in C, handed to Python in call order (per method) ----
  * A method declared queued (gdbridge.declare.queued) is called from the engine very often and
  * returns nothing. Its call is appended here as a row (method, key, arguments) and returns at once,
  * without the GIL or Python, when it comes from the main thread, on an instance Python gave a key
  * (objects.queue_calls), with plain values of the declared types (an int within its declared
  * bounds, a finite float, a StringName among the names Python numbered for the method: its number;
  * from a Variant call a String of one of those names too). Any other call runs the Python method,
- * as before. Python receives the
- * rows (take(raw): the rows as bytes, below) before any other Python code of the main thread runs:
+ * as before. Python receives the rows (take(raw): the rows as bytes, below) before any other Python
+ * code of the main thread runs:
  * on entering any callback of ours, and when an engine call made from Python returns
  * (gdb_take_queued), so Python never sees a state the calls have not reached. Bounded: past GDB_QUEUE_ROWS rows a call runs in Python. */
 #define GDB_QUEUE_ARGS 4

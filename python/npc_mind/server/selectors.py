@@ -387,18 +387,20 @@ class SelectorBank:
         key) gets its last value, as the calls one by one would give it."""
         rows = np.frombuffer(raw, INPUT_ROW)
         handles, numbers, values = rows["handle"], rows["name"], rows["value"]
+        count = len(names)
         for owner, positions, at_rows in self.table.groups(handles):
             group = self.by_index[owner]
             group.dirty = True
             group.fed_handles.append(handles[positions])
-            called = numbers[positions]
-            # the last call of each (row, key): first in the reversed order
-            _, last = np.unique((at_rows * len(names) + called)[::-1], return_index=True)
-            kept = positions.size - 1 - last
-            kept_keys, kept_rows, kept_values = called[kept], at_rows[kept], values[positions[kept]]
-            for number in np.unique(kept_keys).tolist():
-                picked = kept_keys == number
-                group.column(names[number])[kept_rows[picked]] = kept_values[picked]
+            called, given = numbers[positions], values[positions]
+            places = at_rows * count + called  # one per (row, key)
+            if np.bincount(places).max() > 1:  # a key called twice: its last call wins
+                _, last = np.unique(places[::-1], return_index=True)  # first in the reversed order
+                kept = positions.size - 1 - last
+                called, at_rows, given = called[kept], at_rows[kept], given[kept]
+            for number in np.flatnonzero(np.bincount(called, minlength=count)).tolist():
+                picked = called == number
+                group.column(names[number])[at_rows[picked]] = given[picked]
 
     @staticmethod
     def _set_checked(group: SelectorGroup, row: int, values: Mapping[str, float]) -> None:
