@@ -5,10 +5,11 @@ many selectors of one definition, each given three inputs a frame by a GDScript 
 (`UtilitySelector`, StringName keys: ptrcall) and untyped (a Node variable, String keys: the Variant
 call), against the same loop on a GDScript object whose set_input writes a Dictionary (the
 baseline), all three in one frame, their order turning each frame. Per loop the median over frames
-of the microseconds per call; ratio = loop / baseline, from the same run (the median run by the
-typed ratio is shown). The goal (issue 21 item 3): set_input queued in C, every call of the timed
-frames queued, within `GOAL_RATIO` of the GDScript Dictionary write with its share of the queue's
-hand-over to Python (`take`), the choices those of the Dictionary path. Writes docs/benchmarks/inputs.md and prints it. Never part of the tests.
+of the microseconds per call; ratio = (loop + its share of the queue's hand-over to Python, `take`)
+/ baseline, from the same run (the median run by the typed ratio is shown). The goal (issue 21 item
+3): set_input queued in C, every call of the timed frames queued, within `GOAL_RATIO` of the
+GDScript Dictionary write all in, the choices those of the Dictionary path. Writes
+docs/benchmarks/inputs.md and prints it. Never part of the tests.
 """
 
 from __future__ import annotations

@@ -388,11 +388,11 @@ class SelectorBank:
         rows = np.frombuffer(raw, INPUT_ROW)
         handles, numbers, values = rows["handle"], rows["name"], rows["value"]
         count = len(names)
-        for owner, positions, at_rows in self.table.groups(handles):
+        for owner, positions, group_rows in self.table.groups(handles):
             group = self.by_index[owner]
             group.dirty = True
             group.fed_handles.append(handles[positions])
-            called, given = numbers[positions], values[positions]
+            called, at_rows, given = numbers[positions], group_rows, values[positions]
             places = at_rows * count + called  # one per (row, key)
             if np.bincount(places).max() > 1:  # a key called twice: its last call wins
                 _, last = np.unique(places[::-1], return_index=True)  # first in the reversed order
