@@ -227,6 +227,9 @@ class SelectorBank:
     # selector of its group (it reads as 0); None: nothing is told
     on_missing_input: Callable[[int, str, str], None] | None = None
     answers: ChoiceAnswers = field(default_factory=ChoiceAnswers)  # the choice table, published
+    # selectors whose Dictionary-path choice reads more than its context (a front end's sources, a
+    # target it sets): never put into `answers`
+    unanswered: set[int] = field(default_factory=set)
     picked: list[SelectorEntry] = field(default_factory=list)  # `pick`'s entries this frame
     table_now: float = -math.inf  # the `now` the table's answers are given at (the last step's)
     # the groups put into `answers` (input keys, names), in order, and each one's place there
@@ -262,6 +265,7 @@ class SelectorBank:
         entry = self.entries.pop(handle)
         self.table.clear(handle)
         self.answers.close(handle)
+        self.unanswered.discard(handle)
         row, entry.row, entry.state = entry.row, -1, None  # a node holding the entry: unknown handle
         group = entry.group
         if group.live == 1:  # the last one: the group goes
@@ -491,6 +495,7 @@ class SelectorBank:
         group, state, context = entry.group, entry.state, entry.context
         if (
             state is None or context is None or not group.prototype.repeats or not entry.by_dictionary
+            or entry.handle in self.unanswered
             or state.running < 0 or self._by_handle.get(entry.handle) is not entry
             or entry.last_behavior != group.names[state.running]
         ):  # fmt: skip
