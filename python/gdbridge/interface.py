@@ -394,7 +394,8 @@ def queue_calls(obj: Any, key: int) -> None:
 class QueuedNames:
     """The numbers a `declare.queued` method's StringName parameter is queued with
     (`queued_names(method)`): a call naming one of `names` is queued with its index there; any other
-    name runs the method. Main thread only."""
+    name runs the method. Names are numbered on the main thread only (from another, `number` leaves
+    them for a later call)."""
 
     def __init__(self, method: Callable[..., Any]) -> None:
         self.id = getattr(method, "_gd_queued_id", 0)
@@ -409,7 +410,7 @@ class QueuedNames:
         if not new:
             return
         count = _fast.queued_names_add(self.id, new)
-        if count < 0:  # the engine is shutting down: nothing is numbered any more
+        if count < 0:  # shutting down, or another thread: not numbered (a later call numbers them)
             return
         self.names += new
         self._known.update(new)

@@ -379,7 +379,8 @@ static PyObject *gdb_fast_queue_key(PyObject *self, PyObject *const *args, Py_ss
 }
 /* queued_names_add(mid, names) -> int: number the strs of `names` not numbered yet (nor empty), next
  * in order, for the method's StringName parameter (each keeps its number until the engine shuts
- * down); returns how many names are numbered (-1 once the engine's texts were forgotten). */
+ * down); returns how many names are numbered (-1 once the engine's texts were forgotten, -2 off
+ * the main thread: nothing numbered). */
 static PyObject *gdb_fast_queued_names_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyList_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "queued_names_add(mid, names: list[str])");
@@ -393,6 +394,7 @@ static PyObject *gdb_fast_queued_names_add(PyObject *self, PyObject *const *args
     }
     gdb_queued_names *t = &queued_methods[mid].names;
     if (gdb_names_closed) return PyLong_FromLong(-1); /* shutting down: no engine text is kept */
+    if (!gdb_on_main_thread()) return PyLong_FromLong(-2); /* the queue reads the table unlocked */
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[1]); i++) {
         PyObject *name = PyList_GET_ITEM(args[1], i);
         if (!PyUnicode_Check(name)) {
