@@ -470,12 +470,21 @@ def converts(**converters: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
     return mark
 
 
-def apart(fn: Callable[..., Any]) -> Callable[..., Any]:
+def apart(fn: Callable[..., Any] | None = None, *, reads: Callable[..., Any] | None = None) -> Any:
     """A method whose body never reads what queued calls (`queued`) change: the calls queued
     before it are not handed to Python first (they go, in order, before the next callback that
-    may read them). For a per-frame method of another concern (a selector's choice)."""
-    fn._gd_apart = True  # type: ignore[attr-defined]  # a marker the class registration reads off the function
-    return fn
+    may read them). For a per-frame method of another concern (a selector's choice).
+
+    `@apart(reads=method)`: the body reads what the queued `method`'s calls change, and nothing
+    the others change: that method's queued calls are handed over first, the others wait. A
+    queued method that is apart reads its own calls (a call of it that runs in Python comes after
+    those queued before it)."""
+
+    def mark(marked: Callable[..., Any]) -> Callable[..., Any]:
+        marked._gd_apart = reads if reads is not None else True  # type: ignore[attr-defined]  # a marker the class registration reads off the function
+        return marked
+
+    return mark(fn) if fn is not None else mark
 
 
 def python_only(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -492,8 +492,9 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         return names[pick(entry, filled)]
 
     # Queued by the binding (a key the definition reads, a finite float, the main thread): the
-    # calls reach `_take_inputs` in order, before any Python code that reads the inputs. Not
-    # `apart`: a call that runs here must come after the queued ones.
+    # calls reach `_take_inputs` in order, before any Python code that reads the inputs (a call
+    # that runs here comes after them: a queued method that is apart reads its own calls).
+    @apart  # reads no memory: the frame's queued record_event calls may wait
     @queued(_take_inputs)
     @converts(value=lambda selector, value: _not_a_number(selector, "set_input()", None, value))
     def set_input(self, key: StringName, value: float) -> None:
@@ -512,7 +513,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         calls = self._calls or self._joined()
         calls.put(calls.entry, {key: value})
 
-    def set_inputs(self, inputs: dict) -> None:  # not `apart`: after the queued set_input calls
+    @apart(reads=set_input)  # after the queued set_input calls; record_event's may wait
+    def set_inputs(self, inputs: dict) -> None:
         """`set_input` for several keys in one call (a Dictionary of input key -> number): one
         crossing into the server instead of one per key."""
         if thread_id() != MAIN_THREAD:

@@ -239,12 +239,13 @@ static void gdb_set_queue_key(void *inst, int64_t key) {
 static void gdb_answers_written(intptr_t mid, int64_t key, int64_t arg);
 
 /* Methods whose Python body never reads what queued calls change (gdbridge.declare.apart): the
- * queued calls are not handed over before them. */
-static char *apart_methods;
+ * queued calls are not handed over before them; -1, or the id of the one queued method whose
+ * calls the body does read (those are handed over first, the others wait). 0: not apart. */
+static intptr_t *apart_methods;
 static intptr_t apart_methods_cap;
-static void gdb_set_apart_method(intptr_t mid, int apart) {
-    apart_methods = gdb_grow(apart_methods, &apart_methods_cap, mid, 1);
-    apart_methods[mid] = (char)(apart != 0);
+static void gdb_set_apart_method(intptr_t mid, intptr_t apart) {
+    apart_methods = gdb_grow(apart_methods, &apart_methods_cap, mid, sizeof(intptr_t));
+    apart_methods[mid] = apart;
 }
 
 /* Queue the call when it qualifies (see above); 1 when it did. `variant`: args are Variants (call),
@@ -342,6 +343,47 @@ static void gdb_take_queued_locked(void) {
         }
     }
     gdb_taking = 0;
+}
+/* Hand over the rows of method `mid` only (its take as above), the others staying queued in order:
+ * before an apart method that reads those calls. */
+static void gdb_take_queued_of_locked(intptr_t mid) {
+    if (gdb_taking || mid <= 0 || mid >= queued_methods_cap || !queued_methods[mid].take) return;
+    intptr_t count = 0;
+    for (intptr_t r = 0; r < queued_rows_used; r++) count += queued_rows[r].mid == mid;
+    if (!count) return;
+    gdb_taking = 1;
+    gdb_queued_method *m = &queued_methods[mid];
+    Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
+    PyObject *raw = PyBytes_FromStringAndSize(NULL, width * count);
+    char *at = raw ? PyBytes_AS_STRING(raw) : NULL;
+    intptr_t kept = 0;
+    for (intptr_t r = 0; r < queued_rows_used; r++) {
+        if (queued_rows[r].mid != mid) {
+            queued_rows[kept++] = queued_rows[r];
+        } else if (at) {
+            memcpy(at, &queued_rows[r].key, sizeof(int64_t));
+            memcpy(at + sizeof(gdb_number), queued_rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
+            at += width;
+        }
+    }
+    queued_rows_used = kept;
+    PyObject *done = raw ? PyObject_CallOneArg(m->take, raw) : NULL;
+    if (!done) gdb_report_pending();
+    Py_XDECREF(done);
+    Py_XDECREF(raw);
+    gdb_taking = 0;
+}
+/* Before a call of method `mid` enters Python (no GIL held): the queued calls it may read. */
+static inline void gdb_take_queued(void);
+static inline void gdb_take_queued_before(intptr_t mid) {
+    intptr_t apart = mid < apart_methods_cap ? apart_methods[mid] : 0;
+    if (!apart) {
+        gdb_take_queued();
+    } else if (apart > 0 && queued_rows_used && gdb_on_main_thread()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        gdb_take_queued_of_locked(apart);
+        PyGILState_Release(gil);
+    }
 }
 /* Rows wait and this is the main thread, the only one that takes them. */
 static inline int gdb_queued_waiting(void) { return queued_rows_used && gdb_on_main_thread(); }
