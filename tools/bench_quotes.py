@@ -330,6 +330,22 @@ def senses_frame(stored: Stored, args: Sequence[str]) -> str:
     return f"{numbers(cell)[which]:.2f}{unit}"
 
 
+_INPUTS_COLUMNS = {
+    "typed": "typed (us)", "untyped": "untyped (us)", "take": "take (us)", "gdscript": "GDScript (us)",
+}  # fmt: skip
+
+
+def inputs_per_call(stored: Stored, args: Sequence[str]) -> str:
+    """`inputs:per-call typed|untyped|take|gdscript`: the per-call cost of UtilitySelector.set_input
+    (its share of the hand-over to Python, or the GDScript Dictionary write baseline) over the NPC
+    counts of the inputs table."""
+    if len(args) != 1 or args[0] not in _INPUTS_COLUMNS:
+        raise QuoteError(f"inputs per-call: name one of {', '.join(_INPUTS_COLUMNS)}")
+    column = _INPUTS_COLUMNS[args[0]]
+    table = stored.table(column)
+    return span((numbers(row[table.column(column)])[0] for row in table.rows), " us")
+
+
 def llm_goodput(stored: Stored, args: Sequence[str]) -> str:
     """A cell of the goodput table: `llm:goodput ENDPOINTS NPCS COLUMN` (`1 1,000 ratio`; the column's
     name may have spaces: `2 1,000 cores servers`)."""
@@ -372,6 +388,7 @@ def ship_startup(stored: Stored, args: Sequence[str]) -> str:
 
 QUOTES: dict[tuple[str, str], Quote] = {
     ("senses", "frame"): senses_frame,
+    ("inputs", "per-call"): inputs_per_call,
     ("addon", "per-call"): addon_per_call,
     ("addon", "per-call-ratio"): addon_per_call_ratio,
     ("addon", "frame"): addon_frame,

@@ -390,15 +390,19 @@ def queued(take: Callable[[bytes], Any], **bounds: tuple[int, int]) -> Callable[
     """A method called very often that returns nothing, whose calls the binding may queue in C.
 
     A call from the main thread, on an instance Python gave a key (`objects.queue_calls(obj, key)`),
-    with plain numbers for its parameters (up to 4, each `int` or `float`: an int within
-    `bounds[name]`, default the int64 range, inclusive; a finite float) returns at once, without
-    Python. `take(raw)` receives the queued calls in call order, before any other Python code of the
-    main thread runs (when a callback into Python starts and when an engine call made from Python
-    returns): `raw` the rows as bytes, each the key then the arguments, 8 bytes a number in native
-    order (int64, or float64 for a float parameter; a numpy structured dtype reads them). Every
-    other call runs the method itself, so the method must do what `take` does with the same
-    arguments. `take` must not raise for calls the method accepts, nor call the engine (calls
-    queued while it runs would reach Python code it starts before they reach `take`).
+    with plain values for its parameters (up to 4, each `int`, `float` or `StringName`: an int
+    within `bounds[name]`, default the int64 range, inclusive; a finite float; a name numbered by
+    `objects.queued_names(method).number(...)`, as a StringName or, from a Variant call, a String)
+    returns at once, without Python. `take(raw)` receives the method's queued calls in call order,
+    before any other Python code of the main thread runs (when a callback into Python starts and
+    when an engine call made from Python returns), one call per method and hand-over (so it must
+    change only what its own method's body reads: another queued method's calls made in between
+    may reach their `take` before or after): `raw` the rows as bytes, each the key then the
+    arguments, 8 bytes a number in native order (int64, float64 for a float parameter, the name's
+    number for a StringName; a numpy structured dtype reads them). Every other call runs the method
+    itself, so the method must do what `take` does with the same arguments. `take` must not raise
+    for calls the method accepts, nor call the engine (calls queued while it runs would reach
+    Python code it starts before they reach `take`).
     """
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -466,12 +470,21 @@ def converts(**converters: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
     return mark
 
 
-def apart(fn: Callable[..., Any]) -> Callable[..., Any]:
+def apart(fn: Callable[..., Any] | None = None, *, reads: Callable[..., Any] | None = None) -> Any:
     """A method whose body never reads what queued calls (`queued`) change: the calls queued
     before it are not handed to Python first (they go, in order, before the next callback that
-    may read them). For a per-frame method of another concern (a selector's choice)."""
-    fn._gd_apart = True  # type: ignore[attr-defined]  # a marker the class registration reads off the function
-    return fn
+    may read them). For a per-frame method of another concern (a selector's choice).
+
+    `@apart(reads=method)`: the body reads what the queued `method`'s calls change, and nothing
+    the others change: that method's queued calls are handed over first, the others wait. A
+    queued method that is apart reads its own calls (a call of it that runs in Python comes after
+    those queued before it)."""
+
+    def mark(marked: Callable[..., Any]) -> Callable[..., Any]:
+        marked._gd_apart = reads if reads is not None else True  # type: ignore[attr-defined]  # a marker the class registration reads off the function
+        return marked
+
+    return mark(fn) if fn is not None else mark
 
 
 def python_only(fn: Callable[..., Any]) -> Callable[..., Any]:

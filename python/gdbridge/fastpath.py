@@ -56,10 +56,28 @@ def set_fast_path(mid: int, method: MethodInfo) -> None:
     elif mid in _chosen_mids:
         _chosen_mids.discard(mid)
         interface.lib.gdb_set_chosen_method(mid, 0)
-    apart = bool(getattr(method.func, "_gd_apart", False))
+    apart = getattr(method.func, "_gd_apart", False)
     if apart or mid in _apart_mids:
         (_apart_mids.add if apart else _apart_mids.discard)(mid)
-        interface.lib.gdb_set_apart_method(mid, apart)
+        interface.lib.gdb_set_apart_method(mid, _apart_value(mid, method, apart))
+
+
+def _apart_value(mid: int, method: MethodInfo, apart: Any) -> int:
+    """The C layer's value of a `declare.apart` method: -1 (it reads no queued calls), the id of the
+    queued method whose calls it reads (its own for a queued method), or 0 (not apart)."""
+    if apart is False:
+        return 0
+    if apart is True:
+        return mid if queued_of(method.func) else -1
+    reads = _queued_mid_of.get(apart)
+    if reads is None:  # registered after this one: linked by _set_queued
+        _apart_waiting.setdefault(apart, []).append(mid)
+        return -1
+    return reads
+
+
+def queued_of(func: Callable[..., Any]) -> bool:
+    return getattr(func, "_gd_queued", None) is not None
 
 
 def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> None:
@@ -104,11 +122,11 @@ def _set_queued(
         raise TypeError(f"{label}: bounds for unknown parameters {sorted(unknown)}")
     types, lows, highs = [], [], []
     for name, spec in method.args:
-        if spec.is_variant or spec.vtype not in {T.INT, T.FLOAT}:
-            raise TypeError(f"{label}: parameter {name} must be int or float")
+        if spec.is_variant or spec.vtype not in {T.INT, T.FLOAT, T.STRING_NAME}:
+            raise TypeError(f"{label}: parameter {name} must be int, float or StringName")
         low, high = bounds.get(name, declare.INT64_RANGE)
-        if spec.vtype == T.FLOAT and name in bounds:
-            raise TypeError(f"{label}: float parameter {name} takes no bounds (any finite float)")
+        if spec.vtype != T.INT and name in bounds:
+            raise TypeError(f"{label}: {spec.vtype.name.lower()} parameter {name} takes no bounds")
         if not declare.INT64_RANGE[0] <= low <= high <= declare.INT64_RANGE[1]:
             raise TypeError(f"{label}: bounds of {name} must be int64 values, low <= high")
         types.append(int(spec.vtype))
@@ -118,6 +136,7 @@ def _set_queued(
     keep.append(take)
     _queued_mids.add(mid)
     _queued_mid_of[method.func] = mid
+    method.func._gd_queued_id = mid  # type: ignore[attr-defined]  # for objects.queued_names
     interface.lib.gdb_set_queued_method(
         mid, id(take), ffi.new("int[]", types or [0]), ffi.new("int64_t[]", lows or [0]),
         ffi.new("int64_t[]", highs or [0]), len(types),
@@ -125,6 +144,8 @@ def _set_queued(
     answers = _answers_waiting.pop(method.func, None)
     if answers is not None:
         interface.lib.gdb_set_answered_method(answers, mid)
+    for reader in _apart_waiting.pop(method.func, ()):
+        interface.lib.gdb_set_apart_method(reader, mid)
 
 
 keep: list[Any] = []  # functions the C fast paths hold borrowed references to
@@ -133,4 +154,5 @@ _queued_mid_of: dict[Callable[..., Any], int] = {}  # a queued method's function
 _answered_mids: set[int] = set()  # methods answered from a C table (`declare.answered`)
 _answers_waiting: dict[Callable[..., Any], int] = {}  # queued function -> answered id, until registered
 _apart_mids: set[int] = set()  # `declare.apart` methods
+_apart_waiting: dict[Callable[..., Any], list[int]] = {}  # queued function -> apart readers, until registered
 _chosen_mids: set[int] = set()  # methods answered from a C table of inputs (`declare.chosen`)

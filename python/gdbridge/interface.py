@@ -14,7 +14,7 @@ import json
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -389,6 +389,43 @@ def queue_calls(obj: Any, key: int) -> None:
             raise TypeError(f"queue_calls takes an object of a Python-defined class, got {obj!r}")
         return  # freed: its key went with it (its address may hold another instance's now)
     _fast.queue_key(obj, key)
+
+
+class QueuedNames:
+    """The numbers a `declare.queued` method's StringName parameter is queued with
+    (`queued_names(method)`): a call naming one of `names` is queued with its index there; any other
+    name runs the method. Names are numbered on the main thread only (from another, `number` leaves
+    them for a later call)."""
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.id = getattr(method, "_gd_queued_id", 0)
+        if not self.id:
+            raise TypeError(f"{getattr(method, '__name__', method)!r} is not a registered queued method")
+        self.names: list[str] = []  # by number (the take's rows carry the number)
+        self._known: set[str] = set()
+
+    def number(self, names: Iterable[str]) -> None:
+        """Give the names not numbered yet (nor empty: never queued) the next numbers, in order."""
+        new = [str(name) for name in dict.fromkeys(names) if name and str(name) not in self._known]
+        if not new:
+            return
+        count = _fast.queued_names_add(self.id, new)
+        if count < 0:  # shutting down, or another thread: not numbered (a later call numbers them)
+            return
+        self.names += new
+        self._known.update(new)
+        if count != len(self.names):
+            raise RuntimeError(f"queued names: the binding numbered {count}, Python {len(self.names)}")
+
+
+_queued_names: dict[int, QueuedNames] = {}
+
+
+def queued_names(method: Callable[..., Any]) -> QueuedNames:
+    """The names of `declare.queued` method `method`'s StringName parameter (the function, once its
+    class is registered), one table a method."""
+    table = QueuedNames(method)
+    return _queued_names.setdefault(table.id, table)
 
 
 class AnswerTable:

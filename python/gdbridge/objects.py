@@ -38,6 +38,7 @@ from gdbridge.interface import (  # noqa: F401 - the binding's face for game cod
     library_path,
     lookup,
     queue_calls,
+    queued_names,
     queued_total,
     sn,
     vtype_of,

@@ -93,8 +93,11 @@ def joined(selector: Any, handle: int) -> None:
     fields["_memory_target"] = targets.reads_memory(selector)
     fields["_target_look"] = (int(selector.target_memory_types), float(selector.target_min_retrievability))
     fields["_auto"] = inputs.auto_evaluates(selector)
-    # evaluate answered by the binding from the choice table needs a key, and a context-only read
-    objects.queue_calls(selector, 0 if fields["_reads_more"] else handle)
+    # the binding's key: its set_input calls are queued, and its evaluate is answered from the
+    # choice table when it reads its context only (one with sources or a scoring target is never put)
+    unanswered = server().core.selectors.unanswered
+    (unanswered.add if fields["_reads_more"] else unanswered.discard)(handle)
+    objects.queue_calls(selector, handle)
     if fields["_memory_target"] or fields["_auto"]:
         feed.join(selector, handle)
     else:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from gdbridge import classes, objects
-from gdbridge.declare import DROP, apart, chosen, converts, export, export_group, python_only, signal
+from gdbridge.declare import DROP, apart, chosen, converts, export, export_group, python_only, queued, signal
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.server.selectors import ChoiceAnswers
 from npc_mind.utility import UtilityError, families
@@ -227,6 +227,12 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
 UtilityBehavior.__dict__["name"].on_change = _show_as
 
 
+def _take_inputs(raw: bytes) -> None:
+    """The set_input calls the binding queued, in call order, as bytes (`SelectorBank.take_inputs`):
+    the selectors keyed by their handle (`selector_feed.joined`), the keys their definitions read."""
+    server().core.selectors.take_inputs(raw, _input_names[0].names)
+
+
 class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     """Chooses a behavior by utility: every behavior's considerations scored, the best one wins.
 
@@ -389,6 +395,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         for cached in ("_calls", "_stream", "_sourced"):
             self.__dict__.pop(cached, None)
         if self.__dict__.get("_server_handle"):
+            objects.queue_calls(self, 0)  # no call queued under the old handle: the next one joins
             server().release(self.__dict__.pop("_server_handle"))
             selector_feed.rejoin(self)
 
@@ -425,6 +432,10 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                 mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
             )  # fmt: skip
+            if not _input_names:
+                _input_names.append(objects.queued_names(UtilitySelector.set_input))
+            # the keys the definition reads: a set_input naming one is queued by the binding
+            _input_names[0].number(mind.selectors.entry(handle).group.prototype.scorer.keys)
             selector_feed.joined(self, handle)
         return handle
 
@@ -480,7 +491,11 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                 raise
         return names[pick(entry, filled)]
 
-    @apart
+    # Queued by the binding (a key the definition reads, a finite float, the main thread): the
+    # calls reach `_take_inputs` in order, before any Python code that reads the inputs (a call
+    # that runs here comes after them: a queued method that is apart reads its own calls).
+    @apart  # reads no memory: the frame's queued record_event calls may wait
+    @queued(_take_inputs)
     @converts(value=lambda selector, value: _not_a_number(selector, "set_input()", None, value))
     def set_input(self, key: StringName, value: float) -> None:
         """The batched path, fed by the node itself: input `key` for this frame's choice, written
@@ -488,13 +503,17 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         node's row; no Dictionary). Every selector of the definition is chosen for in one batch at
         the end of the frame; read the result as `choice` or from `behavior_changed`. An input never
         set reads as 0 (or the consideration's default_input); a key no selector of the definition
-        ever sets is a warning once per selector."""
+        ever sets is a warning once per selector.
+
+        A call with a key the definition reads and a finite number is queued by the binding
+        without entering Python, and written with the frame's other such calls in one batch (the
+        same inputs, in the same order)."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         calls = self._calls or self._joined()
         calls.put(calls.entry, {key: value})
 
-    @apart
+    @apart(reads=set_input)  # after the queued set_input calls; record_event's may wait
     def set_inputs(self, inputs: dict) -> None:
         """`set_input` for several keys in one call (a Dictionary of input key -> number): one
         crossing into the server instead of one per key."""
@@ -771,6 +790,7 @@ class _Calls(NamedTuple):
 
 
 _NO_CHOICE = StringName("")
+_input_names: list[Any] = []  # set_input's queued names (`objects.queued_names`), once registered
 _names_by_definition: dict[tuple[str, ...], tuple[StringName, ...]] = {}
 
 

@@ -66,7 +66,7 @@ static void tr_method_call(void *mud, GDExtensionClassInstancePtr inst, const GD
     if (gdb_queue_call(mid, inst, (const void *const *)args, n, 1)) return;
     if (mid < answered_methods_cap && gdb_answer_call(mid, inst, (const void *const *)args, n, 1, ret)) return;
     if (mid < chosen_methods_cap && gdb_choice_call(mid, inst, (const void *const *)args, n, 1, ret)) return;
-    if (!(mid < apart_methods_cap && apart_methods[mid])) gdb_take_queued();
+    gdb_take_queued_before(mid);
     if (mid < fast_methods_cap && fast_methods[mid].func && gdb_fast_varcall(&fast_methods[mid], inst, args, n, ret))
         return;
     gdb_py_call((intptr_t)mud, (intptr_t)inst, (const void *const *)args, n, ret, err);
@@ -77,7 +77,7 @@ static void tr_method_ptrcall(void *mud, GDExtensionClassInstancePtr inst, const
     if (mid < queued_methods_cap && gdb_queue_call(mid, inst, (const void *const *)args, -1, 0)) return;
     if (mid < answered_methods_cap && gdb_answer_call(mid, inst, (const void *const *)args, 1, 0, ret)) return;
     if (mid < chosen_methods_cap && gdb_choice_call(mid, inst, (const void *const *)args, 1, 0, ret)) return;
-    if (!(mid < apart_methods_cap && apart_methods[mid])) gdb_take_queued();
+    gdb_take_queued_before(mid);
     if (mid < fast_methods_cap && fast_methods[mid].func) {
         gdb_fast_ptrcall(&fast_methods[mid], inst, args, ret);
         return;

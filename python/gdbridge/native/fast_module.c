@@ -139,6 +139,8 @@ static PyMethodDef gdb_fast_methods[] = {
     {"forget_texts", gdb_fast_forget_texts, METH_NOARGS, "Empty the cache of Strings made for interned strs."},
     {"take_queued", gdb_fast_take_queued, METH_NOARGS, "Hand the queued calls to Python now."},
     {"queued_total", gdb_fast_queued_total, METH_NOARGS, "How many calls were queued since start."},
+    {"queued_names_add", (PyCFunction)(void (*)(void))gdb_fast_queued_names_add, METH_FASTCALL,
+     "Number names for a queued method's StringName parameter."},
     {"answers_set", (PyCFunction)(void (*)(void))gdb_fast_answers_set, METH_FASTCALL, "Set an answered method's answers."},
     {"answers_close", (PyCFunction)(void (*)(void))gdb_fast_answers_close, METH_FASTCALL, "Close a key's answers."},
     {"answers_clear", gdb_fast_answers_clear, METH_O, "Clear an answered method's answers."},

@@ -1,20 +1,44 @@
-/* ---- queued calls: a method's calls kept in C, handed to Python in call order ----
+/* ---- queued calls: a method's calls kept in C, handed to Python in call order (per method) ----
  * A method declared queued (gdbridge.declare.queued) is called from the engine very often and
  * returns nothing. Its call is appended here as a row (method, key, arguments) and returns at once,
  * without the GIL or Python, when it comes from the main thread, on an instance Python gave a key
- * (objects.queue_calls), with plain numbers of the declared types (an int within its declared
- * bounds, a finite float). Any other call runs the Python method, as before. Python receives the
- * rows (take(raw): the rows as bytes, below) before any other Python code of the main thread runs:
+ * (objects.queue_calls), with plain values of the declared types (an int within its declared
+ * bounds, a finite float, a StringName among the names Python numbered for the method: its number;
+ * from a Variant call a String of one of those names too). Any other call runs the Python method,
+ * as before. Python receives the rows (take(raw): the rows as bytes, below) before any other Python
+ * code of the main thread runs:
  * on entering any callback of ours, and when an engine call made from Python returns
  * (gdb_take_queued), so Python never sees a state the calls have not reached. Bounded: past GDB_QUEUE_ROWS rows a call runs in Python. */
 #define GDB_QUEUE_ARGS 4
 #define GDB_QUEUE_ROWS (1 << 20)
+/* The names a method's StringName parameter takes, numbered by Python (queued_names_add): a call
+ * naming one is queued with its number. A StringName is found by its one pointer to the engine's
+ * entry for its text (the table holds each name, so no other text can get that address); a String
+ * (an untyped GDScript call passing "threat") by its characters' address, in a small cache of the
+ * Strings met before (each held, so its characters cannot change or be freed), else by comparing
+ * its text with the names' (then cached). */
+#define GDB_NAME_STRINGS 64
+typedef struct {
+    const void *chars; /* NULL: empty slot */
+    gdb_variant held;  /* the String, held */
+    int64_t number;
+} gdb_name_string;
+typedef struct {
+    intptr_t count, cap;
+    gdb_variant *held;  /* StringName Variants, by number */
+    const void **data;  /* each one's entry pointer */
+    uint32_t **text;    /* each one's UTF-32 characters (a String argument is compared with them) */
+    int64_t *length;
+    intptr_t *slots, slots_cap; /* entry pointer -> number + 1, open addressing */
+    gdb_name_string strings[GDB_NAME_STRINGS];
+} gdb_queued_names;
 typedef struct {
     PyObject *take; /* borrowed (gdbridge.fastpath keeps it): take(raw) */
     intptr_t answers; /* the answered method these calls update (0: none) */
     int nargs;
-    int types[GDB_QUEUE_ARGS]; /* INT or FLOAT */
+    int types[GDB_QUEUE_ARGS]; /* INT, FLOAT or STRING_NAME (queued as its number, an int64) */
     int64_t low[GDB_QUEUE_ARGS], high[GDB_QUEUE_ARGS];
+    gdb_queued_names names; /* for a STRING_NAME parameter */
 } gdb_queued_method;
 typedef union { int64_t i; double f; } gdb_number;
 typedef struct {
@@ -52,6 +76,121 @@ static void gdb_set_queued_method(intptr_t mid, intptr_t take, const int *types,
     m->take = (PyObject *)take;
     gdb_main_thread = pthread_self(); /* classes are registered on the main thread */
     gdb_main_thread_known = 1;
+}
+
+static intptr_t gdb_table_cap(Py_ssize_t n); /* answered.c */
+static const void *gdb_name_entry(const void *string_name) { return *(const void *const *)string_name; }
+/* The number of the StringName whose entry pointer is `data`, or -1. */
+static int64_t gdb_name_number(const gdb_queued_names *t, const void *data) {
+    if (!data || !t->slots_cap) return -1;
+    uintptr_t mask = (uintptr_t)t->slots_cap - 1;
+    for (uintptr_t at = gdb_pointer_slot(data, t->slots_cap);; at = (at + 1) & mask) {
+        intptr_t found = t->slots[at];
+        if (!found) return -1;
+        if (t->data[found - 1] == data) return found - 1;
+    }
+}
+/* The number of the name String `s` (raw) spells, or -1 (see gdb_queued_names). */
+static int64_t gdb_string_number(gdb_queued_names *t, const void *s) {
+    const uint32_t *chars = (const uint32_t *)i_string_index_const((GDExtensionConstStringPtr)s, 0);
+    if (!chars || !t->count) return -1;
+    gdb_name_string *slot = &t->strings[gdb_pointer_slot(chars, GDB_NAME_STRINGS)];
+    if (slot->chars == chars) return slot->number;
+    int64_t n = i_string_to_utf32((GDExtensionConstStringPtr)s, NULL, 0);
+    for (intptr_t k = 0; k < t->count; k++) {
+        if (t->length[k] != n || memcmp(chars, t->text[k], (size_t)n * sizeof(uint32_t)) != 0) continue;
+        if (slot->chars) gdb_vdestroy(&slot->held);
+        gdb_vraw(&slot->held, GDEXTENSION_VARIANT_TYPE_STRING, s);
+        slot->chars = chars;
+        slot->number = k;
+        return k;
+    }
+    return -1;
+}
+/* Every name goes (the engine's StringNames and Strings are released before it shuts down). */
+static void gdb_names_drop(gdb_queued_names *t) {
+    for (intptr_t k = 0; k < t->count; k++) {
+        gdb_vdestroy(&t->held[k]);
+        free(t->text[k]);
+    }
+    for (int i = 0; i < GDB_NAME_STRINGS; i++)
+        if (t->strings[i].chars) gdb_vdestroy(&t->strings[i].held);
+    free(t->held);
+    free(t->data);
+    free(t->text);
+    free(t->length);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+static int gdb_names_closed; /* after the engine's texts were forgotten: no name is kept */
+static void gdb_queued_names_forget(void) {
+    gdb_names_closed = 1;
+    for (intptr_t mid = 0; mid < queued_methods_cap; mid++) gdb_names_drop(&queued_methods[mid].names);
+}
+/* Number `name` (a str) next in the method's table, unless it has a number; 0 (an error set) on failure. */
+static int gdb_names_add(gdb_queued_names *t, PyObject *name) {
+    Py_ssize_t len = 0;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+    if (!utf8) return 0;
+    gdb_variant held;
+    gdb_vtext(&held, GDEXTENSION_VARIANT_TYPE_STRING_NAME, utf8, len);
+    const void *data = gdb_name_entry(gdb_vinternal(&held, GDEXTENSION_VARIANT_TYPE_STRING_NAME));
+    if (!data || gdb_name_number(t, data) >= 0) { /* the empty name (never queued), or known */
+        gdb_vdestroy(&held);
+        return 1;
+    }
+    if (t->count == t->cap) {
+        intptr_t cap = t->cap ? t->cap * 2 : 16;
+        gdb_variant *held_grown = realloc(t->held, (size_t)cap * sizeof(gdb_variant));
+        if (held_grown) t->held = held_grown;
+        const void **data_grown = held_grown ? realloc(t->data, (size_t)cap * sizeof(void *)) : NULL;
+        if (data_grown) t->data = data_grown;
+        uint32_t **text_grown = data_grown ? realloc(t->text, (size_t)cap * sizeof(uint32_t *)) : NULL;
+        if (text_grown) t->text = text_grown;
+        int64_t *length_grown = text_grown ? realloc(t->length, (size_t)cap * sizeof(int64_t)) : NULL;
+        if (!length_grown) {
+            gdb_vdestroy(&held);
+            PyErr_NoMemory();
+            return 0;
+        }
+        t->length = length_grown;
+        t->cap = cap;
+    }
+    Py_UCS4 *text = PyUnicode_AsUCS4Copy(name);
+    if (!text) {
+        gdb_vdestroy(&held);
+        return 0;
+    }
+    intptr_t slots_cap = gdb_table_cap(t->count + 1);
+    if (slots_cap != t->slots_cap) { /* rehash into a larger table */
+        intptr_t *slots = calloc((size_t)slots_cap, sizeof(intptr_t));
+        if (!slots) {
+            PyMem_Free(text);
+            gdb_vdestroy(&held);
+            PyErr_NoMemory();
+            return 0;
+        }
+        free(t->slots);
+        t->slots = slots;
+        t->slots_cap = slots_cap;
+        for (intptr_t k = 0; k < t->count; k++) {
+            uintptr_t at = gdb_pointer_slot(t->data[k], slots_cap);
+            while (slots[at]) at = (at + 1) & ((uintptr_t)slots_cap - 1);
+            slots[at] = k + 1;
+        }
+    }
+    intptr_t k = t->count++;
+    t->held[k] = held;
+    t->data[k] = data;
+    t->length[k] = PyUnicode_GET_LENGTH(name);
+    t->text[k] = malloc((size_t)(t->length[k] + 1) * sizeof(uint32_t));
+    if (t->text[k]) memcpy(t->text[k], text, (size_t)t->length[k] * sizeof(uint32_t));
+    else t->length[k] = -1; /* no copy: only its StringName is found */
+    PyMem_Free(text);
+    uintptr_t at = gdb_pointer_slot(data, t->slots_cap);
+    while (t->slots[at]) at = (at + 1) & ((uintptr_t)t->slots_cap - 1);
+    t->slots[at] = k + 1;
+    return 1;
 }
 
 static gdb_queue_key *gdb_queue_key_slot(const void *inst) {
@@ -100,12 +239,13 @@ static void gdb_set_queue_key(void *inst, int64_t key) {
 static void gdb_answers_written(intptr_t mid, int64_t key, int64_t arg);
 
 /* Methods whose Python body never reads what queued calls change (gdbridge.declare.apart): the
- * queued calls are not handed over before them. */
-static char *apart_methods;
+ * queued calls are not handed over before them; -1, or the id of the one queued method whose
+ * calls the body does read (those are handed over first, the others wait). 0: not apart. */
+static intptr_t *apart_methods;
 static intptr_t apart_methods_cap;
-static void gdb_set_apart_method(intptr_t mid, int apart) {
-    apart_methods = gdb_grow(apart_methods, &apart_methods_cap, mid, 1);
-    apart_methods[mid] = (char)(apart != 0);
+static void gdb_set_apart_method(intptr_t mid, intptr_t apart) {
+    apart_methods = gdb_grow(apart_methods, &apart_methods_cap, mid, sizeof(intptr_t));
+    apart_methods[mid] = apart;
 }
 
 /* Queue the call when it qualifies (see above); 1 when it did. `variant`: args are Variants (call),
@@ -118,6 +258,19 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
     if (!slot || !slot->key) return 0;
     gdb_number values[GDB_QUEUE_ARGS];
     for (int i = 0; i < m->nargs; i++) {
+        if (m->types[i] == GDEXTENSION_VARIANT_TYPE_STRING_NAME) {
+            int type = variant ? gdb_vtype(args[i]) : GDEXTENSION_VARIANT_TYPE_STRING_NAME;
+            if (type == GDEXTENSION_VARIANT_TYPE_STRING_NAME) {
+                const void *raw = variant ? gdb_vinternal((void *)args[i], type) : args[i];
+                values[i].i = gdb_name_number(&m->names, gdb_name_entry(raw));
+            } else if (type == GDEXTENSION_VARIANT_TYPE_STRING) {
+                values[i].i = gdb_string_number(&m->names, gdb_vinternal((void *)args[i], type));
+            } else {
+                return 0;
+            }
+            if (values[i].i < 0) return 0; /* a name without a number: Python takes the call */
+            continue;
+        }
         if (variant && gdb_vtype(args[i]) != m->types[i]) return 0;
         if (m->types[i] == GDEXTENSION_VARIANT_TYPE_INT) {
             values[i].i = variant ? gdb_as_int(args[i]) : *(const int64_t *)args[i];
@@ -143,11 +296,15 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
     return 1;
 }
 
-/* Hand the queued rows to Python, each run of one method's rows in one take(raw) call: `raw` the
+/* Hand the queued rows to Python, each method's rows in one take(raw) call, in call order: `raw` the
  * rows as bytes, the key then each argument, 8 bytes a number in native order (int64, or double for
- * a float parameter). The GIL is held. The rows are taken out first, so a call queued while Python
- * takes them (a take that calls the engine) waits for this loop's next round, after the rows before
- * it. A take that raises is reported; the runs after it still go. */
+ * a float parameter; a name's number for a StringName). The methods go in the order of their first
+ * row: a method's take changes only what its own method's Python body reads (declare.queued), so
+ * the calls of two methods need not be handed over interleaved as they were made (a frame of
+ * record_event and set_input calls, one of each per node, is two takes, not two a node). The GIL
+ * is held. The rows are taken out first, so a call queued while Python takes them (a take that
+ * calls the engine) waits for this loop's next round, after the rows before it. A take that raises
+ * is reported; the methods after it still go. */
 static int gdb_taking; /* inside a take: rows queued meanwhile wait for its loop, in order */
 static void gdb_take_queued_locked(void) {
     if (gdb_taking) return;
@@ -157,22 +314,26 @@ static void gdb_take_queued_locked(void) {
         gdb_queued_row *rows = queued_rows;
         queued_rows = NULL;
         queued_rows_cap = queued_rows_used = 0;
-        for (intptr_t start = 0; start < used;) {
-            intptr_t mid = rows[start].mid, end = start;
-            while (end < used && rows[end].mid == mid) end++;
+        for (intptr_t start = 0; start < used; start++) {
+            intptr_t mid = rows[start].mid, count = 0;
+            if (!mid) continue; /* handed over with an earlier method's rows */
+            for (intptr_t r = start; r < used; r++) count += rows[r].mid == mid;
             gdb_queued_method *m = &queued_methods[mid];
             Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
-            PyObject *raw = PyBytes_FromStringAndSize(NULL, width * (end - start));
-            for (intptr_t r = start; raw && r < end; r++) {
-                char *at = PyBytes_AS_STRING(raw) + width * (r - start);
+            PyObject *raw = PyBytes_FromStringAndSize(NULL, width * count);
+            char *at = raw ? PyBytes_AS_STRING(raw) : NULL;
+            for (intptr_t r = start; r < used; r++) {
+                if (rows[r].mid != mid) continue;
+                rows[r].mid = 0;
+                if (!at) continue;
                 memcpy(at, &rows[r].key, sizeof(int64_t));
                 memcpy(at + sizeof(gdb_number), rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
+                at += width;
             }
             PyObject *done = raw ? PyObject_CallOneArg(m->take, raw) : NULL;
             if (!done) gdb_report_pending();
             Py_XDECREF(done);
             Py_XDECREF(raw);
-            start = end;
         }
         if (!queued_rows) {
             queued_rows = rows; /* nothing was queued meanwhile: keep the buffer */
@@ -182,6 +343,47 @@ static void gdb_take_queued_locked(void) {
         }
     }
     gdb_taking = 0;
+}
+/* Hand over the rows of method `mid` only (its take as above), the others staying queued in order:
+ * before an apart method that reads those calls. */
+static void gdb_take_queued_of_locked(intptr_t mid) {
+    if (gdb_taking || mid <= 0 || mid >= queued_methods_cap || !queued_methods[mid].take) return;
+    intptr_t count = 0;
+    for (intptr_t r = 0; r < queued_rows_used; r++) count += queued_rows[r].mid == mid;
+    if (!count) return;
+    gdb_taking = 1;
+    gdb_queued_method *m = &queued_methods[mid];
+    Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
+    PyObject *raw = PyBytes_FromStringAndSize(NULL, width * count);
+    char *at = raw ? PyBytes_AS_STRING(raw) : NULL;
+    intptr_t kept = 0;
+    for (intptr_t r = 0; r < queued_rows_used; r++) {
+        if (queued_rows[r].mid != mid) {
+            queued_rows[kept++] = queued_rows[r];
+        } else if (at) {
+            memcpy(at, &queued_rows[r].key, sizeof(int64_t));
+            memcpy(at + sizeof(gdb_number), queued_rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
+            at += width;
+        }
+    }
+    queued_rows_used = kept;
+    PyObject *done = raw ? PyObject_CallOneArg(m->take, raw) : NULL;
+    if (!done) gdb_report_pending();
+    Py_XDECREF(done);
+    Py_XDECREF(raw);
+    gdb_taking = 0;
+}
+/* Before a call of method `mid` enters Python (no GIL held): the queued calls it may read. */
+static inline void gdb_take_queued(void);
+static inline void gdb_take_queued_before(intptr_t mid) {
+    intptr_t apart = mid < apart_methods_cap ? apart_methods[mid] : 0;
+    if (!apart) {
+        gdb_take_queued();
+    } else if (apart > 0 && queued_rows_used && gdb_on_main_thread()) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        gdb_take_queued_of_locked(apart);
+        PyGILState_Release(gil);
+    }
 }
 /* Rows wait and this is the main thread, the only one that takes them. */
 static inline int gdb_queued_waiting(void) { return queued_rows_used && gdb_on_main_thread(); }
@@ -216,4 +418,32 @@ static PyObject *gdb_fast_queue_key(PyObject *self, PyObject *const *args, Py_ss
     }
     gdb_set_queue_key(args[0], key); /* no rows wait: Python only runs after they were taken */
     Py_RETURN_NONE;
+}
+/* queued_names_add(mid, names) -> int: number the strs of `names` not numbered yet (nor empty), next
+ * in order, for the method's StringName parameter (each keeps its number until the engine shuts
+ * down); returns how many names are numbered (-1 once the engine's texts were forgotten, -2 off
+ * the main thread: nothing numbered). */
+static PyObject *gdb_fast_queued_names_add(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "queued_names_add(mid, names: list[str])");
+        return NULL;
+    }
+    Py_ssize_t mid = PyLong_AsSsize_t(args[0]);
+    if (mid == -1 && PyErr_Occurred()) return NULL;
+    if (mid <= 0 || mid >= queued_methods_cap || !queued_methods[mid].take) {
+        PyErr_SetString(PyExc_ValueError, "not a queued method");
+        return NULL;
+    }
+    gdb_queued_names *t = &queued_methods[mid].names;
+    if (gdb_names_closed) return PyLong_FromLong(-1); /* shutting down: no engine text is kept */
+    if (!gdb_on_main_thread()) return PyLong_FromLong(-2); /* the queue reads the table unlocked */
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[1]); i++) {
+        PyObject *name = PyList_GET_ITEM(args[1], i);
+        if (!PyUnicode_Check(name)) {
+            PyErr_SetString(PyExc_TypeError, "queued_names_add: the names must be str");
+            return NULL;
+        }
+        if (!gdb_names_add(t, name)) return NULL;
+    }
+    return PyLong_FromSsize_t(t->count);
 }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,9 @@ def _as_given(definition: Mapping[str, Any]) -> str | None:
 
 
 MIN_ROWS = 16  # a group's smallest row capacity
+# `take_inputs`' rows: the engine binding's queued per-node set_input calls, 8 bytes a number in
+# native order (the input key as its number in the names the binding was given)
+INPUT_ROW = np.dtype([("handle", np.int64), ("name", np.int64), ("value", np.float64)])
 # inputs a definition reads at most for its choices to be published (`ChoiceAnswers`; the binding's bound)
 MAX_ANSWERED_INPUTS = 8
 
@@ -101,6 +104,8 @@ class SelectorGroup:
     dirty: bool = False
     fed: bool = False  # `set_inputs` (many selectors at once) wrote into this group's columns
     unset: list[str] = field(default_factory=list)  # the last `choose`'s keys that no one ever set
+    # handles `take_inputs` wrote since the last step: marked `fed` when the step needs to know
+    fed_handles: list[np.ndarray] = field(default_factory=list)
     given: list[str] = field(default_factory=list)  # the texts of `SelectorBank.given_keys` for it
     # memoryviews of the input columns: one number written per node costs less through them
     views: dict[str, memoryview] = field(default_factory=dict)
@@ -222,6 +227,9 @@ class SelectorBank:
     # selector of its group (it reads as 0); None: nothing is told
     on_missing_input: Callable[[int, str, str], None] | None = None
     answers: ChoiceAnswers = field(default_factory=ChoiceAnswers)  # the choice table, published
+    # selectors whose Dictionary-path choice reads more than its context (a front end's sources, a
+    # target it sets): never put into `answers`
+    unanswered: set[int] = field(default_factory=set)
     picked: list[SelectorEntry] = field(default_factory=list)  # `pick`'s entries this frame
     table_now: float = -math.inf  # the `now` the table's answers are given at (the last step's)
     # the groups put into `answers` (input keys, names), in order, and each one's place there
@@ -257,6 +265,7 @@ class SelectorBank:
         entry = self.entries.pop(handle)
         self.table.clear(handle)
         self.answers.close(handle)
+        self.unanswered.discard(handle)
         row, entry.row, entry.state = entry.row, -1, None  # a node holding the entry: unknown handle
         group = entry.group
         if group.live == 1:  # the last one: the group goes
@@ -376,6 +385,27 @@ class SelectorBank:
             self._set_checked(group, row, values)  # a new key, or a value a float view refuses
         group.dirty = True
 
+    def take_inputs(self, raw: bytes, names: Sequence[str]) -> None:
+        """`set_input_values` of many calls at once: `raw` holds `INPUT_ROW` records (handle, the
+        key's number in `names`, a finite value) in call order, of live selectors; each (selector,
+        key) gets its last value, as the calls one by one would give it."""
+        rows = np.frombuffer(raw, INPUT_ROW)
+        handles, numbers, values = rows["handle"], rows["name"], rows["value"]
+        count = len(names)
+        for owner, positions, group_rows in self.table.groups(handles):
+            group = self.by_index[owner]
+            group.dirty = True
+            group.fed_handles.append(handles[positions])
+            called, at_rows, given = numbers[positions], group_rows, values[positions]
+            places = at_rows * count + called  # one per (row, key)
+            if np.bincount(places).max() > 1:  # a key called twice: its last call wins
+                _, last = np.unique(places[::-1], return_index=True)  # first in the reversed order
+                kept = positions.size - 1 - last
+                called, at_rows, given = called[kept], at_rows[kept], given[kept]
+            for number in np.flatnonzero(np.bincount(called, minlength=count)).tolist():
+                picked = called == number
+                group.column(names[number])[at_rows[picked]] = given[picked]
+
     @staticmethod
     def _set_checked(group: SelectorGroup, row: int, values: Mapping[str, float]) -> None:
         for key, value in values.items():
@@ -406,6 +436,7 @@ class SelectorBank:
             chosen = group.choose(now, None)
             if group.unset and self.on_missing_input is not None:
                 self._tell_unset(group)
+            group.fed_handles.clear()
             changed = np.flatnonzero(chosen != group.chosen)
             group.chosen = chosen
             for row in changed.tolist():
@@ -464,6 +495,7 @@ class SelectorBank:
         group, state, context = entry.group, entry.state, entry.context
         if (
             state is None or context is None or not group.prototype.repeats or not entry.by_dictionary
+            or entry.handle in self.unanswered
             or state.running < 0 or self._by_handle.get(entry.handle) is not entry
             or entry.last_behavior != group.names[state.running]
         ):  # fmt: skip
@@ -481,6 +513,11 @@ class SelectorBank:
         """`on_missing_input` for each of the group's selectors that use the batched path."""
         tell = self.on_missing_input
         assert tell is not None
+        by_handle = self._by_handle
+        for handle in np.unique(np.concatenate(group.fed_handles)).tolist() if group.fed_handles else ():
+            entry = by_handle.get(handle)
+            if entry is not None:  # (removed since its call)
+                entry.fed = True
         for handle in group.rows:
             if handle < 0 or not (group.fed or self._by_handle[handle].fed):
                 continue
