@@ -2,6 +2,64 @@
  * MK_FN(name) naming that level's copy and the level's target options in effect (so the
  * __AVX2__ / __AVX512BW__ tests below see that level's instruction set). */
 
+/* MK_SCAN_HASH(hash, cap, key, HIT): HIT(slot) for each slot of one row whose 16-bit entity hash is
+ * `key`, ascending (the query's candidates and the record's look-up both scan with it), at this
+ * level's vector width. Redefined at each level: the width is chosen when this file is included. */
+#undef MK_SCAN_HASH
+#if defined(__AVX512BW__)
+#define MK_SCAN_HASH(hash, cap, key, HIT)                                                           \
+    do {                                                                                            \
+        int64_t s_ = 0;                                                                             \
+        const __m512i splat_ = _mm512_set1_epi16((short)(key));                                     \
+        for (; s_ + 32 <= (cap); s_ += 32) {                                                        \
+            uint32_t bits_ = _mm512_cmpeq_epi16_mask(_mm512_loadu_si512((const void *)((hash) + s_)), splat_); \
+            while (bits_) {                                                                         \
+                HIT(s_ + __builtin_ctz(bits_));                                                     \
+                bits_ &= bits_ - 1;                                                                 \
+            }                                                                                       \
+        }                                                                                           \
+        for (; s_ < (cap); s_++)                                                                    \
+            if ((hash)[s_] == (key))                                                                \
+                HIT(s_);                                                                            \
+    } while (0)
+#elif defined(__AVX2__)
+#define MK_SCAN_HASH(hash, cap, key, HIT)                                                           \
+    do {                                                                                            \
+        int64_t s_ = 0;                                                                             \
+        const __m256i splat_ = _mm256_set1_epi16((short)(key));                                     \
+        for (; s_ + 16 <= (cap); s_ += 16) {                                                        \
+            const __m256i chunk_ = _mm256_loadu_si256((const __m256i *)((hash) + s_));              \
+            uint32_t bits_ = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(chunk_, splat_));    \
+            while (bits_) { /* two mask bits per 16-bit lane */                                     \
+                HIT(s_ + (__builtin_ctz(bits_) >> 1));                                              \
+                bits_ &= bits_ - 1;                                                                 \
+                bits_ &= bits_ - 1;                                                                 \
+            }                                                                                       \
+        }                                                                                           \
+        for (; s_ < (cap); s_++)                                                                    \
+            if ((hash)[s_] == (key))                                                                \
+                HIT(s_);                                                                            \
+    } while (0)
+#else
+#define MK_SCAN_HASH(hash, cap, key, HIT)                                                           \
+    do {                                                                                            \
+        int64_t s_ = 0;                                                                             \
+        const __m128i splat_ = _mm_set1_epi16((short)(key));                                        \
+        for (; s_ + 8 <= (cap); s_ += 8) {                                                          \
+            const __m128i chunk_ = _mm_loadu_si128((const __m128i *)((hash) + s_));                 \
+            uint32_t bits_ = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(chunk_, splat_));          \
+            while (bits_) { /* two mask bits per 16-bit lane */                                     \
+                HIT(s_ + (__builtin_ctz(bits_) >> 1));                                              \
+                bits_ &= bits_ - 1;                                                                 \
+                bits_ &= bits_ - 1;                                                                 \
+            }                                                                                       \
+        }                                                                                           \
+        for (; s_ < (cap); s_++)                                                                    \
+            if ((hash)[s_] == (key))                                                                \
+                HIT(s_);                                                                            \
+    } while (0)
+#endif
+
 /* The waking (or, without `wake`, reading) query of m (NPC, entity) pairs of distinct NPCs: what
  * Recall._query_round does with numpy, with its rules (npc_mind.memory.rules), for the exponential
  * curve. With `ids` (else `rows` is given), first resolves the NPC ids into `rows`: returns -2 when
@@ -64,7 +122,6 @@ int64_t MK_FN(mk_query)(mk_pool *pool, const int64_t *ids, int64_t *rows, const 
             const int64_t wanted = entities[e];
             const uint16_t key = mk_hash(wanted);
             const uint16_t *hash = pool->hash + base;
-            int64_t s = 0;
 #define MK_HIT(slot)                                                                                \
     do {                                                                                            \
         const int64_t f_ = base + (slot);                                                           \
@@ -74,42 +131,7 @@ int64_t MK_FN(mk_query)(mk_pool *pool, const int64_t *ids, int64_t *rows, const 
         cand_flat[count] = f_;                                                                      \
         count++;                                                                                    \
     } while (0)
-#if defined(__AVX512BW__)
-            const __m512i splat = _mm512_set1_epi16((short)key);
-            for (; s + 32 <= cap; s += 32) {
-                uint32_t bits = _mm512_cmpeq_epi16_mask(_mm512_loadu_si512((const void *)(hash + s)), splat);
-                while (bits) {
-                    MK_HIT(s + __builtin_ctz(bits));
-                    bits &= bits - 1;
-                }
-            }
-#elif defined(__AVX2__)
-            const __m256i splat = _mm256_set1_epi16((short)key);
-            for (; s + 16 <= cap; s += 16) {
-                const __m256i chunk = _mm256_loadu_si256((const __m256i *)(hash + s));
-                uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(chunk, splat));
-                while (bits) { /* two mask bits per 16-bit lane */
-                    MK_HIT(s + (__builtin_ctz(bits) >> 1));
-                    bits &= bits - 1;
-                    bits &= bits - 1;
-                }
-            }
-#else
-            const __m128i splat = _mm_set1_epi16((short)key);
-            for (; s + 8 <= cap; s += 8) {
-                const __m128i chunk = _mm_loadu_si128((const __m128i *)(hash + s));
-                uint32_t bits = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(chunk, splat));
-                while (bits) {
-                    MK_HIT(s + (__builtin_ctz(bits) >> 1));
-                    bits &= bits - 1;
-                    bits &= bits - 1;
-                }
-            }
-#endif
-            for (; s < cap; s++) {
-                if (hash[s] == key)
-                    MK_HIT(s);
-            }
+            MK_SCAN_HASH(hash, cap, key, MK_HIT);
 #undef MK_HIT
         }
         /* the hash hits whose full id and type match are the candidates (their columns the
@@ -204,43 +226,10 @@ void MK_FN(mk_retrievability)(const mk_pool *pool, const double *last, const dou
 /* The slots of one row whose 16-bit entity hash is `key`, ascending, into out (at most cap). */
 static inline int64_t MK_FN(mk_hash_hits)(const uint16_t *hash, int64_t cap, uint16_t key, int64_t *out)
 {
-    int64_t count = 0, s = 0;
-#if defined(__AVX512BW__)
-    const __m512i splat = _mm512_set1_epi16((short)key);
-    for (; s + 32 <= cap; s += 32) {
-        uint32_t bits = _mm512_cmpeq_epi16_mask(_mm512_loadu_si512((const void *)(hash + s)), splat);
-        while (bits) {
-            out[count++] = s + __builtin_ctz(bits);
-            bits &= bits - 1;
-        }
-    }
-#elif defined(__AVX2__)
-    const __m256i splat = _mm256_set1_epi16((short)key);
-    for (; s + 16 <= cap; s += 16) {
-        const __m256i chunk = _mm256_loadu_si256((const __m256i *)(hash + s));
-        uint32_t bits = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi16(chunk, splat));
-        while (bits) { /* two mask bits per 16-bit lane */
-            out[count++] = s + (__builtin_ctz(bits) >> 1);
-            bits &= bits - 1;
-            bits &= bits - 1;
-        }
-    }
-#else
-    const __m128i splat = _mm_set1_epi16((short)key);
-    for (; s + 8 <= cap; s += 8) {
-        const __m128i chunk = _mm_loadu_si128((const __m128i *)(hash + s));
-        uint32_t bits = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(chunk, splat));
-        while (bits) {
-            out[count++] = s + (__builtin_ctz(bits) >> 1);
-            bits &= bits - 1;
-            bits &= bits - 1;
-        }
-    }
-#endif
-    for (; s < cap; s++) {
-        if (hash[s] == key)
-            out[count++] = s;
-    }
+    int64_t count = 0;
+#define MK_OUT(slot) (out[count++] = (slot))
+    MK_SCAN_HASH(hash, cap, key, MK_OUT);
+#undef MK_OUT
     return count;
 }
 
