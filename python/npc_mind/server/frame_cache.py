@@ -313,7 +313,9 @@ class FrameCache:
                 elif written:
                     level = pool.written_level()
                     if level >= 0:
-                        return level  # (not for the table: a pair read after its write needs none)
+                        # for the next table too: the next frame may read the pair with no write
+                        self.asked.append((handle, entity))
+                        return level
                     self.flush(positions[-1])
                 elif handle not in self.changed:  # the row as the step left it
                     positions = None  # so the table may answer
