@@ -13,7 +13,8 @@ It owns three things, and nothing else changes them:
   (`touched`), whether it changed another way since the step (`changed`), its queued wake
   (`woken`);
 - the table the step publishes: per pair read or recalled in the frame before, its awareness
-  level, its recall answer and its stream's room (`table_rows`), also handed to a reader that
+  level, its recall answer and its stream's room (`table_rows`; after a frame with no recall, int64
+  columns until a Python read asks a row: `LevelRows`), also handed, as columns, to a reader that
   answers reads without Python (`FrameAnswers`: the binding answers `awareness_of` in C from it).
 
 One rule says when a row of that table, or of the pool, answers a read exactly: `answerable`.
@@ -40,7 +41,8 @@ from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
 if TYPE_CHECKING:
     from npc_mind.server.memories import MemoryBank
 
-# pairs the frame's awareness table holds at most (the pairs read in the frame before)
+# pairs the frame's awareness table holds at most (the pairs read in the frame before, those
+# answered as written included)
 MAX_TABLE_PAIRS = 1 << 16
 # a flush of fewer queued writes runs them one by one on the scalar path (the batch's numpy calls
 # cost more for a handful); both give the same bits and events
