@@ -24,7 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from npc_mind.memory import MemoryParams, MemoryPool
 from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
-from npc_mind.server.frame_cache import SCALAR_FLUSH, LevelRows
+from npc_mind.server.frame_cache import SCALAR_FLUSH, FrameAnswers, LevelRows
 from tests.test_server_properties import BAD_PROFILES, ENTITIES, GOOD_PROFILES, SALIENCES, STEPS, TYPES
 
 # odd arguments the queue must refuse (each then takes the immediate path, for its error or result)
@@ -584,3 +584,58 @@ def test_a_pair_read_after_its_write_joins_the_next_frames_table() -> None:
     server.advance(1.0)
     row = server.memory.cache.table_rows.get((handle, 7))
     assert row is not None and row[0] == server.memory.awareness(handle, 7, server.now()) == level
+
+
+class _ReplayingReader(FrameAnswers):
+    """A reader that answers reads without Python (as the binding does): each frame it says it
+    answered `pairs`, and keeps what the cache published."""
+
+    wanted = True
+
+    def __init__(self, pairs: list[tuple[int, int]]) -> None:
+        self.pairs = pairs
+        self.published: dict[str, list[int]] = {}
+
+    def asked_pairs(self) -> np.ndarray:
+        return np.array(self.pairs, dtype=np.int64).reshape(-1, 2)
+
+    def publish(  # noqa: PLR0917 - the table's columns
+        self,
+        pair_streams: np.ndarray,
+        pair_entities: np.ndarray,
+        levels: np.ndarray,
+        streams: np.ndarray,
+        rooms: np.ndarray,
+        written: np.ndarray,
+    ) -> None:
+        columns = {"pair_streams": pair_streams, "pair_entities": pair_entities, "levels": levels}
+        columns["streams"] = streams
+        self.published = {name: np.asarray(column).tolist() for name, column in columns.items()}
+
+
+def test_the_reader_s_same_pairs_frame_after_frame_get_the_levels_of_now_and_of_the_live_streams() -> None:
+    """The table of the reader's pairs, reused from the frame before while they repeat, is still
+    each frame's: levels at the new now, and a stream freed or added since taken into account."""
+    server = MindServer(ClockMode.MANUAL)
+    first, second = server.add_memory({}), server.add_memory({})
+    for handle in (first, second):
+        server.record(handle, 7, TRIVIA, 0.5)
+    reader = _ReplayingReader([(first, 7), (second, 7), (first, 7)])
+    server.memory.cache.answers = reader
+    seen = []
+    for seconds, change in ((0.5, None), (4.0, None), (0.5, "free"), (0.5, "add"), (0.5, None)):
+        if change == "free":
+            server.remove(second)
+        elif change == "add":
+            third = server.add_memory({})
+            server.record(third, 7, HOSTILE, 0.5)
+            reader.pairs = [*reader.pairs, (third, 7)]
+        server.advance(seconds)
+        published = reader.published
+        pairs = list(zip(published["pair_streams"], published["pair_entities"], strict=True))
+        live = [pair for pair in dict.fromkeys(reader.pairs) if pair[0] in server.memory.entries]
+        assert pairs == live
+        assert published["levels"] == [server.memory.awareness(h, e, server.now()) for h, e in live]
+        assert sorted(published["streams"]) == sorted(server.memory.cache.plain)
+        seen.append(published["levels"])
+    assert seen[0] != seen[1]  # the time moved the levels: the same pairs are computed again

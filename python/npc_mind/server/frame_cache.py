@@ -171,6 +171,7 @@ class FrameCache:
         # queue is applied (the stream is then read from its row)
         self.changed: set[int] = set()
         self.plain: set[int] = set()  # streams whose writes may be queued
+        self.plain_changes = 0  # counts every change of `plain` (made here only)
         # the frame's table: (stream, entity) -> (awareness level, recall answer, room) at the
         # step's now, for the pairs read or recalled in the frame before (recall answers only
         # after a frame that recalled: a game that only reads pays for the levels only). The
@@ -182,6 +183,11 @@ class FrameCache:
         self.asked: list[tuple[int, int]] = []  # pairs read this frame
         self.answers: FrameAnswers = FrameAnswers()  # the table, published
         self.recall_asked: list[tuple[int, int]] = []  # pairs recalled this frame
+        # the frame before's columns, reused while their inputs repeat (the same handle table):
+        # (table version, the reader's asked pairs, streams, entities, pool groups) of its table,
+        # and (plain, plain_changes, table version, streams, pool groups) of its streams in `plain`
+        self._asked_before: tuple[int, np.ndarray, np.ndarray, np.ndarray, list[Any]] | None = None
+        self._plain_before: tuple[int, int, int, np.ndarray, list[Any]] | None = None
 
     # --- the per-node path ---------------------------------------------------------------------
     # One Python frame each in the common cases (a MemoryStream method calls these directly): the
@@ -289,6 +295,7 @@ class FrameCache:
         if target is None or not self._open or not target[0].writes_plainly(target[1]):
             return False
         self.plain.add(handle)
+        self.plain_changes += 1
         return True
 
     def aware(self, handle: int, entity: int) -> int:
@@ -435,6 +442,7 @@ class FrameCache:
         self.flush()
         self.touch(handle)
         self.plain.discard(handle)
+        self.plain_changes += 1
 
     def forget(self, handle: int) -> None:
         """The stream is freed (its queue applied first by the caller): no read of it may answer
@@ -442,6 +450,7 @@ class FrameCache:
         self.touched.pop(handle, None)
         self.changed.discard(handle)
         self.plain.discard(handle)
+        self.plain_changes += 1
         self.drop_tables()
 
     def flush(self, through: int | None = None) -> None:
@@ -540,6 +549,7 @@ class FrameCache:
         self._new_frame()
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
+            self.plain_changes += 1
         asked, self.asked = self.asked, []
         recalled, self.recall_asked = self.recall_asked, []
         answered = self.answers.asked_pairs()
@@ -555,8 +565,8 @@ class FrameCache:
             self._publish(*_pair_columns(list(rows)), levels)
             return
         # a frame with no recall: the levels only (a first recall goes at once), as arrays
-        streams, entities = self._asked_columns(asked, answered)
-        levels = self._levels(streams, entities, now)
+        streams, entities, groups = self._asked_groups(asked, answered)
+        levels = self._levels(streams, entities, groups, now)
         if streams.size:
             self.table_rows = LevelRows(self, streams, entities, levels)
         self._publish(streams, entities, levels)
@@ -585,11 +595,27 @@ class FrameCache:
             streams, entities = streams[live], entities[live]
         return streams[:MAX_TABLE_PAIRS], entities[:MAX_TABLE_PAIRS]
 
-    def _levels(self, streams: np.ndarray, entities: np.ndarray, now: float) -> np.ndarray:
-        """The awareness level (int64) of each pair of live streams at `now`, in one batch per pool."""
+    def _asked_groups(
+        self, asked: list[tuple[int, int]], answered: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """`_asked_columns` and the streams' pool groups; the frame before's when the reader asked
+        the same pairs, Python none, and no stream was added, freed or moved since (the table's
+        version): they are made of nothing else."""
+        version = self.bank.table.version
+        before = self._asked_before
+        if not asked and before is not None and before[0] == version and np.array_equal(before[1], answered):
+            return before[2], before[3], before[4]
+        streams, entities = self._asked_columns(asked, answered)
+        groups = self.bank._group(streams) if streams.size else []
+        kept = answered if not answered.flags.writeable else answered.copy()
+        self._asked_before = None if asked else (version, kept, streams, entities, groups)
+        return streams, entities, groups
+
+    def _levels(self, streams: np.ndarray, entities: np.ndarray, groups: list[Any], now: float) -> np.ndarray:
+        """The awareness level (int64) of each pair of live streams at `now`, in one batch per pool
+        (`groups`: the streams' `MemoryBank._group`)."""
         if not streams.size:
             return _NO_IDS
-        groups = self.bank._group(streams)
         if len(groups) == 1:  # every pair in one pool: its batch in input order
             slot, _, npcs = groups[0]
             return slot.pool.awareness_batch(npcs, entities, now).astype(np.int64)
@@ -622,17 +648,28 @@ class FrameCache:
             return
         streams, rooms, written = _NO_IDS, _NO_IDS, _NO_IDS
         if self.plain:
-            handles = np.fromiter(self.plain, np.int64, len(self.plain))
+            handles, groups = self._plain_groups()
             parts = [
                 (handles[positions], pool.room(npcs), np.full(npcs.size, pool.written_level(), np.int64))
-                for pool, positions, npcs in ((slot.pool, positions, npcs) for slot, positions, npcs in
-                                              self.bank._group(handles))
+                for pool, positions, npcs in ((slot.pool, *group) for slot, *group in groups)
             ]  # fmt: skip
             if len(parts) == 1:
                 streams, rooms, written = parts[0]
             elif parts:
                 streams, rooms, written = (np.concatenate(column) for column in zip(*parts, strict=True))
         self.answers.publish(pair_streams, pair_entities, levels, streams, rooms, written)
+
+    def _plain_groups(self) -> tuple[np.ndarray, list[Any]]:
+        """The streams in `plain` (int64) and their pool groups; the frame before's while neither
+        `plain` nor the handle table changed."""
+        key = (id(self.plain), self.plain_changes, self.bank.table.version)
+        before = self._plain_before
+        if before is not None and before[:3] == key:
+            return before[3], before[4]
+        handles = np.fromiter(self.plain, np.int64, len(self.plain))
+        groups = self.bank._group(handles)
+        self._plain_before = (*key, handles, groups)
+        return handles, groups
 
     def _new_frame(self) -> None:
         """No stream has changed since the frame's step, and no table answers yet."""

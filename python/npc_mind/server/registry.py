@@ -121,6 +121,7 @@ class HandleTable:
     owner: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     row: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     skipped: int = 0  # batched rows left out for a stale or unknown handle, ever
+    version: int = 0  # counts sets and clears: `groups` and `live` of the same handles hold until it moves
 
     def set(self, handle: int, owner: int, row: int) -> None:
         slot = slot_of(handle)
@@ -132,6 +133,7 @@ class HandleTable:
         self.handle[slot] = handle
         self.owner[slot] = owner
         self.row[slot] = row
+        self.version += 1
 
     def clear(self, handle: int) -> None:
         slot = slot_of(handle)
@@ -139,6 +141,7 @@ class HandleTable:
             self.handle[slot] = 0
             self.owner[slot] = -1
             self.row[slot] = -1
+            self.version += 1
 
     def _owners(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(slot, owner or -1) of each handle."""
