@@ -616,7 +616,7 @@ class FrameCache:
         (`groups`: the streams' `MemoryBank._group`)."""
         if not streams.size:
             return _NO_IDS
-        if len(groups) == 1:  # every pair in one pool: its batch in input order
+        if len(groups) == 1 and groups[0][1].size == streams.size:  # one pool: its batch in input order
             slot, _, npcs = groups[0]
             return slot.pool.awareness_batch(npcs, entities, now).astype(np.int64)
         levels = np.zeros(streams.size, dtype=np.int64)
