@@ -24,7 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 from npc_mind.memory import MemoryParams, MemoryPool
 from npc_mind.server import ClockMode
 from npc_mind.server.core import MindServer
-from npc_mind.server.frame_cache import SCALAR_FLUSH
+from npc_mind.server.frame_cache import SCALAR_FLUSH, FrameAnswers, LevelRows
 from tests.test_server_properties import BAD_PROFILES, ENTITIES, GOOD_PROFILES, SALIENCES, STEPS, TYPES
 
 # odd arguments the queue must refuse (each then takes the immediate path, for its error or result)
@@ -540,3 +540,102 @@ DeferredMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 test_deferred_per_node_calls_equal_the_immediate_ones = DeferredMachine.TestCase
+
+
+def test_the_table_holds_each_pair_read_once_from_its_first_read_and_of_live_streams_only() -> None:
+    """A frame with no recall: the table's columns hold each pair read (twice read: once, in the
+    order of first reads; a freed stream's: none) at the step's levels, the dict made at a read."""
+    server = MindServer(ClockMode.MANUAL)
+    first, second, freed = (server.add_memory({}) for _ in range(3))
+    for handle, entity in ((first, 7), (second, 8), (first, 7), (second, 5), (freed, 9)):
+        server.record(handle, entity, HOSTILE, 0.5)
+    server.advance(1.0)
+    for handle, entity in ((second, 8), (first, 7), (second, 8), (freed, 9), (first, 6)):
+        server.awareness(handle, entity)
+    server.remove(freed)
+    server.advance(30.0)
+    cache = server.memory.cache
+    rows = cache.table_rows
+    assert isinstance(rows, LevelRows)
+    assert rows.streams.tolist() == [second, first, first] and rows.entities.tolist() == [8, 7, 6]
+    expected = [
+        server.memory.awareness(handle, entity, server.now())
+        for handle, entity in ((second, 8), (first, 7), (first, 6))
+    ]
+    assert rows.levels.tolist() == expected and expected[0] > 0 and expected[2] == 0
+    assert rows.get((first, 7)) == (expected[1], False, 0)
+    assert cache.table_rows == {
+        (second, 8): (expected[0], False, 0),
+        (first, 7): (expected[1], False, 0),
+        (first, 6): (0, False, 0),
+    }
+
+
+def test_a_pair_read_after_its_write_joins_the_next_frames_table() -> None:
+    """A read answered as written (R = 1) is in the next table: a frame that reads the pair with no
+    write (the NPC lost sight) is answered from the table, as it is in the binding."""
+    server = MindServer(ClockMode.MANUAL)
+    handle = server.add_memory({})
+    server.record(handle, 7, HOSTILE, 0.5)
+    server.advance(1.0)
+    server.record(handle, 7, HOSTILE, 0.5)  # queued (the stream writes plainly)
+    assert server.memory.cache.queue
+    level = server.awareness(handle, 7)
+    server.advance(1.0)
+    row = server.memory.cache.table_rows.get((handle, 7))
+    assert row is not None and row[0] == server.memory.awareness(handle, 7, server.now()) == level
+
+
+class _ReplayingReader(FrameAnswers):
+    """A reader that answers reads without Python (as the binding does): each frame it says it
+    answered `pairs`, and keeps what the cache published."""
+
+    wanted = True
+
+    def __init__(self, pairs: list[tuple[int, int]]) -> None:
+        self.pairs = pairs
+        self.published: dict[str, list[int]] = {}
+
+    def asked_pairs(self) -> np.ndarray:
+        return np.array(self.pairs, dtype=np.int64).reshape(-1, 2)
+
+    def publish(  # noqa: PLR0917 - the table's columns
+        self,
+        pair_streams: np.ndarray,
+        pair_entities: np.ndarray,
+        levels: np.ndarray,
+        streams: np.ndarray,
+        rooms: np.ndarray,
+        written: np.ndarray,
+    ) -> None:
+        columns = {"pair_streams": pair_streams, "pair_entities": pair_entities, "levels": levels}
+        columns["streams"] = streams
+        self.published = {name: np.asarray(column).tolist() for name, column in columns.items()}
+
+
+def test_the_reader_s_same_pairs_frame_after_frame_get_the_levels_of_now_and_of_the_live_streams() -> None:
+    """The table of the reader's pairs, reused from the frame before while they repeat, is still
+    each frame's: levels at the new now, and a stream freed or added since taken into account."""
+    server = MindServer(ClockMode.MANUAL)
+    first, second = server.add_memory({}), server.add_memory({})
+    for handle in (first, second):
+        server.record(handle, 7, TRIVIA, 0.5)
+    reader = _ReplayingReader([(first, 7), (second, 7), (first, 7)])
+    server.memory.cache.answers = reader
+    seen = []
+    for seconds, change in ((0.5, None), (4.0, None), (0.5, "free"), (0.5, "add"), (0.5, None)):
+        if change == "free":
+            server.remove(second)
+        elif change == "add":
+            third = server.add_memory({})
+            server.record(third, 7, HOSTILE, 0.5)
+            reader.pairs = [*reader.pairs, (third, 7)]
+        server.advance(seconds)
+        published = reader.published
+        pairs = list(zip(published["pair_streams"], published["pair_entities"], strict=True))
+        live = [pair for pair in dict.fromkeys(reader.pairs) if pair[0] in server.memory.entries]
+        assert pairs == live
+        assert published["levels"] == [server.memory.awareness(h, e, server.now()) for h, e in live]
+        assert sorted(published["streams"]) == sorted(server.memory.cache.plain)
+        seen.append(published["levels"])
+    assert seen[0] != seen[1]  # the time moved the levels: the same pairs are computed again

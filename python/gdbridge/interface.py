@@ -456,10 +456,13 @@ class AnswerTable:
 
     def asked(self) -> list[tuple[int, int]]:
         """The (key, id) pairs answered from the table since the last call, in call order."""
+        return list(map(tuple, self.asked_pairs().tolist()))
+
+    def asked_pairs(self) -> Any:
+        """`asked` as a read-only int64 array of shape (pairs, 2), one (key, id) pair a row."""
         import numpy as np
 
-        pairs = np.frombuffer(_fast.answers_asked(self.id), dtype=np.int64).reshape(-1, 2)
-        return list(map(tuple, pairs.tolist()))
+        return np.frombuffer(_fast.answers_asked(self.id), dtype=np.int64).reshape(-1, 2)
 
 
 class ChoiceTable:

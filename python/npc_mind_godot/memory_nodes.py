@@ -6,6 +6,8 @@ from collections.abc import Callable
 from enum import IntEnum
 from typing import Any
 
+import numpy as np
+
 from gdbridge import classes, objects
 from gdbridge.declare import (
     DROP,
@@ -203,23 +205,25 @@ class _EngineAnswers(FrameAnswers):
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
     clear: Callable[[], None]
     asked: Callable[[], list[tuple[int, int]]]
+    asked_pairs: Callable[[], np.ndarray]
 
     def __init__(self) -> None:
         self.table = objects.answer_table(MemoryStream.awareness_of)
         self.close = self.table.close
         self.clear = self.table.clear
         self.asked = self.table.asked
+        self.asked_pairs = self.table.asked_pairs
 
-    def publish(
+    def publish(  # noqa: PLR0917 - the table's columns
         self,
-        pairs: list[tuple[int, int]],
-        levels: list[int],
-        streams: list[int],
-        rooms: list[int],
-        written: list[int],
+        pair_streams: np.ndarray,
+        pair_entities: np.ndarray,
+        levels: np.ndarray,
+        streams: np.ndarray,
+        rooms: np.ndarray,
+        written: np.ndarray,
     ) -> None:
-        handles, entities = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
-        self.table.set(handles, entities, levels, streams, rooms, written)
+        self.table.set(pair_streams, pair_entities, levels, streams, rooms, written)
 
 
 class _FirstUse:

@@ -6,8 +6,9 @@
  * names (`after_write`; -1: Python answers it). This file applies that table as data: a queued call
  * of the writer spends one of its key's `writes_left` (a key with none left is closed) and gives
  * its argument the key's `after_write`; a read on an instance whose key is open gets its
- * argument's answer when there is one (>= 0), logged (key, argument) for Python (`answers_asked`)
- * when it came from the pairs. Anything else runs the Python method. Python closes a key whose
+ * argument's answer when there is one (>= 0), logged (key, argument) for Python (`answers_asked`:
+ * the pairs its next table holds, so a read answered as written, whose next frame may not write,
+ * is logged too). Anything else runs the Python method. Python closes a key whose
  * state it changes another way, and clears everything when the answers no longer hold. */
 #define GDB_ANSWER_WRITTEN 8 /* distinct written arguments kept a key; one more closes it */
 typedef struct {
@@ -98,6 +99,7 @@ static int gdb_answer_call(intptr_t mid, void *inst, const void *const *args, GD
     for (int i = 0; i < st->nwritten; i++) written |= st->args[i] == arg;
     if (written) {
         value = st->after_write;
+        if (value < 0 || !gdb_answer_log(a, slot->key, arg)) return 0;
     } else {
         gdb_answer_pair *pair = gdb_answer_pair_of(a, slot->key, arg);
         if (!pair || pair->value < 0 || !gdb_answer_log(a, slot->key, arg)) return 0;

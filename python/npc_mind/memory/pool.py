@@ -393,17 +393,22 @@ class MemoryPool:
         state = self.state
         now = checked_time(now)
         n = state.npc_count
-        due = state.stability[:n] * state.forget_factor
-        due += state.last_access[:n]
-        hit = (due <= now) & (state.memory_type[:n] >= 0) & ~state.forget_reported[:n]
-        fi = np.flatnonzero(hit)
+        # the slots that hold a memory not yet reported, then the forget time (`forget_times`'
+        # product and sum) of those only: most slots of a crowd's rows are empty
+        unreported = state.memory_type[:n] >= 0
+        unreported &= ~state.forget_reported[:n]
+        cells = np.flatnonzero(unreported)
+        due = state.stability_flat[cells] * state.forget_factor
+        due += state.last_access_flat[cells]
+        hit = due <= now
+        fi = cells[hit]
         state.forget_reported_flat[fi] = True
         state.clock = now
         return ForgottenRows(
             state.npc_of_row[fi // state.capacity],
             state.entity_flat[fi],
             state.memory_type_flat[fi],
-            due.reshape(-1)[fi],
+            due[hit],
         )
 
     @_one_thread

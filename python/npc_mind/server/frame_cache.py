@@ -13,7 +13,8 @@ It owns three things, and nothing else changes them:
   (`touched`), whether it changed another way since the step (`changed`), its queued wake
   (`woken`);
 - the table the step publishes: per pair read or recalled in the frame before, its awareness
-  level, its recall answer and its stream's room (`table_rows`), also handed to a reader that
+  level, its recall answer and its stream's room (`table_rows`; after a frame with no recall, int64
+  columns until a Python read asks a row: `LevelRows`), also handed, as columns, to a reader that
   answers reads without Python (`FrameAnswers`: the binding answers `awareness_of` in C from it).
 
 One rule says when a row of that table, or of the pool, answers a read exactly: `answerable`.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,7 +41,8 @@ from npc_mind.memory.columns import _INT64_MAX, _INT64_MIN, MAX_TIME
 if TYPE_CHECKING:
     from npc_mind.server.memories import MemoryBank
 
-# pairs the frame's awareness table holds at most (the pairs read in the frame before)
+# pairs the frame's awareness table holds at most (the pairs read in the frame before, those
+# answered as written included)
 MAX_TABLE_PAIRS = 1 << 16
 # a flush of fewer queued writes runs them one by one on the scalar path (the batch's numpy calls
 # cost more for a handful); both give the same bits and events
@@ -67,6 +69,9 @@ Queued = tuple[int, int, int, float]
 TableAnswer = tuple[Any, ...] | Literal[False] | None
 # a row of the frame's table: (awareness level, recall answer, room)
 TableRow = tuple[int, TableAnswer, int]
+_NO_PAIRS = np.zeros((0, 2), dtype=np.int64)
+_NO_PAIRS.flags.writeable = False
+_NO_IDS = _NO_PAIRS[:, 0]
 
 
 def answerable(queued: int, room: int) -> bool:
@@ -108,16 +113,17 @@ class FrameAnswers:
 
     wanted = False  # publish is called (the default's is not: its streams' rooms cost a batch)
 
-    def publish(
+    def publish(  # noqa: PLR0917 - the table's columns
         self,
-        pairs: list[tuple[int, int]],
-        levels: list[int],
-        streams: list[int],
-        rooms: list[int],
-        written: list[int],
+        pair_streams: np.ndarray,
+        pair_entities: np.ndarray,
+        levels: np.ndarray,
+        streams: np.ndarray,
+        rooms: np.ndarray,
+        written: np.ndarray,
     ) -> None:
-        """The frame's table: per pair (stream, entity) its level; per stream whose writes the
-        reader may queue, its room and written level."""
+        """The frame's table as integer arrays: per pair (stream, entity) its level; per stream
+        whose writes the reader may queue, its room and written level."""
 
     def close(self, handle: int) -> None:
         """The stream changed other than by the reader's queued writes: the cache answers it."""
@@ -128,6 +134,10 @@ class FrameAnswers:
     def asked(self) -> list[tuple[int, int]]:
         """The pairs the reader answered from the table since the last call (for the next table)."""
         return []
+
+    def asked_pairs(self) -> np.ndarray:
+        """`asked` as an int64 array of shape (pairs, 2), (stream, entity) per row, in call order."""
+        return _NO_PAIRS
 
 
 class FrameCache:
@@ -161,6 +171,7 @@ class FrameCache:
         # queue is applied (the stream is then read from its row)
         self.changed: set[int] = set()
         self.plain: set[int] = set()  # streams whose writes may be queued
+        self.plain_changes = 0  # counts every change of `plain` (made here only)
         # the frame's table: (stream, entity) -> (awareness level, recall answer, room) at the
         # step's now, for the pairs read or recalled in the frame before (recall answers only
         # after a frame that recalled: a game that only reads pays for the levels only). The
@@ -168,10 +179,15 @@ class FrameCache:
         # it only refresh it), None (nothing recalled) or False (recall at once: links,
         # long-term memories, the power curve); room: how many writes the stream takes before one
         # could evict (`MemoryPool.pending_limits`)
-        self.table_rows: dict[tuple[int, int], TableRow] = {}
+        self.table_rows: dict[tuple[int, int], TableRow] | LevelRows = {}
         self.asked: list[tuple[int, int]] = []  # pairs read this frame
         self.answers: FrameAnswers = FrameAnswers()  # the table, published
         self.recall_asked: list[tuple[int, int]] = []  # pairs recalled this frame
+        # the frame before's columns, reused while their inputs repeat (the same handle table):
+        # (table version, the reader's asked pairs, streams, entities, pool groups) of its table,
+        # and (plain, plain_changes, table version, streams, pool groups) of its streams in `plain`
+        self._asked_before: tuple[int, np.ndarray, np.ndarray, np.ndarray, list[Any]] | None = None
+        self._plain_before: tuple[int, int, int, np.ndarray, list[Any]] | None = None
 
     # --- the per-node path ---------------------------------------------------------------------
     # One Python frame each in the common cases (a MemoryStream method calls these directly): the
@@ -279,6 +295,7 @@ class FrameCache:
         if target is None or not self._open or not target[0].writes_plainly(target[1]):
             return False
         self.plain.add(handle)
+        self.plain_changes += 1
         return True
 
     def aware(self, handle: int, entity: int) -> int:
@@ -305,7 +322,9 @@ class FrameCache:
                 elif written:
                     level = pool.written_level()
                     if level >= 0:
-                        return level  # (not for the table: a pair read after its write needs none)
+                        # for the next table too: the next frame may read the pair with no write
+                        self.asked.append((handle, entity))
+                        return level
                     self.flush(positions[-1])
                 elif handle not in self.changed:  # the row as the step left it
                     positions = None  # so the table may answer
@@ -423,6 +442,7 @@ class FrameCache:
         self.flush()
         self.touch(handle)
         self.plain.discard(handle)
+        self.plain_changes += 1
 
     def forget(self, handle: int) -> None:
         """The stream is freed (its queue applied first by the caller): no read of it may answer
@@ -430,6 +450,7 @@ class FrameCache:
         self.touched.pop(handle, None)
         self.changed.discard(handle)
         self.plain.discard(handle)
+        self.plain_changes += 1
         self.drop_tables()
 
     def flush(self, through: int | None = None) -> None:
@@ -482,8 +503,10 @@ class FrameCache:
             if rows is None:
                 items = [item if item is not None else self._item(at) for at, item in enumerate(items, begin)]
                 rows = np.array(items, dtype=_QUEUE_ROW)  # the four columns in one conversion
-            columns = rows["handle"], rows["entity"], rows["memory_type"], rows["salience"]
-            self.bank._record_batch(*columns, now)
+            # the memory types as the pools' int8 (queued in 0..4): the kernel then records the
+            # batch as it comes, with no second pass of checks
+            memory_types = rows["memory_type"].astype(np.int8, copy=False)
+            self.bank._record_batch(rows["handle"], rows["entity"], memory_types, rows["salience"], now)
         if wakes:
             self._wake(wakes, now)
 
@@ -526,29 +549,89 @@ class FrameCache:
         self._new_frame()
         if not self._open:
             self.plain.clear()  # writes at a time the pools refuse go at once, for their error
-        asked, self.asked = self.asked + self.answers.asked(), []
+            self.plain_changes += 1
+        asked, self.asked = self.asked, []
         recalled, self.recall_asked = self.recall_asked, []
-        targets = self.targets
-        pairs = [pair for pair in dict.fromkeys(asked + recalled) if pair[0] in targets][:MAX_TABLE_PAIRS]
-        if pairs:
-            self.table_rows = self._table(pairs, bool(recalled), now)
-        self._publish()
+        answered = self.answers.asked_pairs()
+        if recalled:  # the recall answers too: per pair in Python
+            answered_pairs: list[tuple[int, int]] = list(map(tuple, answered.tolist()))
+            targets = self.targets
+            pairs = [pair for pair in dict.fromkeys(asked + answered_pairs + recalled) if pair[0] in targets]
+            pairs = pairs[:MAX_TABLE_PAIRS]
+            rows = self._table(pairs, now) if pairs else {}
+            if rows:
+                self.table_rows = rows
+            levels = np.array([row[0] for row in rows.values()], dtype=np.int64)
+            self._publish(*_pair_columns(list(rows)), levels)
+            return
+        # a frame with no recall: the levels only (a first recall goes at once), as arrays
+        streams, entities, groups = self._asked_groups(asked, answered)
+        levels = self._levels(streams, entities, groups, now)
+        if streams.size:
+            self.table_rows = LevelRows(self, streams, entities, levels)
+        self._publish(streams, entities, levels)
 
-    def _table(
-        self, pairs: list[tuple[int, int]], recalled: bool, now: float
-    ) -> dict[tuple[int, int], TableRow]:
-        """The table's rows of `pairs` at `now`: levels, and recall answers after a frame that recalled."""
+    def _asked_columns(
+        self, asked: list[tuple[int, int]], answered: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs asked (Python's reads, then the reader's) as (streams, entities) int64
+        columns: each pair once, at its first read, of live streams only, at most MAX_TABLE_PAIRS."""
+        if asked:
+            answered = np.concatenate([np.array(asked, dtype=np.int64).reshape(-1, 2), answered])
+        streams, entities = answered[:, 0], answered[:, 1]
+        if streams.size > 1:
+            # the first read of each pair, in read order (a stable sort keeps equal pairs in order)
+            order = np.lexsort((entities, streams))
+            sorted_streams, sorted_entities = streams[order], entities[order]
+            first = np.empty(order.size, dtype=bool)
+            first[0] = True
+            np.not_equal(sorted_streams[1:], sorted_streams[:-1], out=first[1:])
+            first[1:] |= sorted_entities[1:] != sorted_entities[:-1]
+            if not first.all():
+                kept = np.sort(order[first])
+                streams, entities = streams[kept], entities[kept]
+        live = self.bank.table.live(streams)
+        if not live.all():
+            streams, entities = streams[live], entities[live]
+        return streams[:MAX_TABLE_PAIRS], entities[:MAX_TABLE_PAIRS]
+
+    def _asked_groups(
+        self, asked: list[tuple[int, int]], answered: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+        """`_asked_columns` and the streams' pool groups; the frame before's when the reader asked
+        the same pairs, Python none, and no stream was added, freed or moved since (the table's
+        version): they are made of nothing else."""
+        version = self.bank.table.version
+        before = self._asked_before
+        if not asked and before is not None and before[0] == version and np.array_equal(before[1], answered):
+            return before[2], before[3], before[4]
+        streams, entities = self._asked_columns(asked, answered)
+        groups = self.bank._group(streams) if streams.size else []
+        kept = answered if not answered.flags.writeable else answered.copy()
+        self._asked_before = None if asked else (version, kept, streams, entities, groups)
+        return streams, entities, groups
+
+    def _levels(self, streams: np.ndarray, entities: np.ndarray, groups: list[Any], now: float) -> np.ndarray:
+        """The awareness level (int64) of each pair of live streams at `now`, in one batch per pool
+        (`groups`: the streams' `MemoryBank._group`)."""
+        if not streams.size:
+            return _NO_IDS
+        if len(groups) == 1 and groups[0][1].size == streams.size:  # one pool: its batch in input order
+            slot, _, npcs = groups[0]
+            return slot.pool.awareness_batch(npcs, entities, now).astype(np.int64)
+        levels = np.zeros(streams.size, dtype=np.int64)
+        for slot, positions, npcs in groups:
+            levels[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
+        return levels
+
+    def _table(self, pairs: list[tuple[int, int]], now: float) -> dict[tuple[int, int], TableRow]:
+        """The table's rows of `pairs` at `now` after a frame that recalled: levels and recall answers."""
         handles = np.array([pair[0] for pair in pairs], np.int64)
         entities = np.array([pair[1] for pair in pairs], np.int64)
         groups = self.bank._group(handles)
         rows: dict[tuple[int, int], TableRow] = {}
         for slot, positions, npcs in groups:
             keys = pairs if len(groups) == 1 else [pairs[position] for position in positions.tolist()]
-            if not recalled:  # a frame with no recall: the levels only (a first recall goes at once)
-                level = slot.pool.awareness_batch(npcs, entities[positions], now)
-                levels: Iterator[TableRow] = zip(level.tolist(), repeat(False), repeat(0), strict=False)
-                rows.update(zip(keys, levels, strict=True))
-                continue
             level, kind, columns = slot.pool.recall_preview(npcs, entities[positions], now)
             room, limit = slot.pool.pending_limits(npcs, columns[6], now)
             answers: list[TableAnswer] = [
@@ -558,22 +641,35 @@ class FrameCache:
             rows.update(zip(keys, zip(level.tolist(), answers, room, strict=True), strict=True))
         return rows
 
-    def _publish(self) -> None:
+    def _publish(self, pair_streams: np.ndarray, pair_entities: np.ndarray, levels: np.ndarray) -> None:
         """The frame's table for `answers`, with each stream whose writes may be queued: its room
         (the `answerable` rule as data) and the level of an entity it writes."""
         if not self.answers.wanted:
             return
-        streams: list[int] = []
-        rooms: list[int] = []
-        written: list[int] = []
+        streams, rooms, written = _NO_IDS, _NO_IDS, _NO_IDS
         if self.plain:
-            handles = np.fromiter(self.plain, np.int64, len(self.plain))
-            for slot, positions, npcs in self.bank._group(handles):
-                streams += handles[positions].tolist()
-                rooms += slot.pool.room(npcs).tolist()
-                written += [slot.pool.written_level()] * len(npcs)
-        rows = self.table_rows
-        self.answers.publish(list(rows), [row[0] for row in rows.values()], streams, rooms, written)
+            handles, groups = self._plain_groups()
+            parts = [
+                (handles[positions], pool.room(npcs), np.full(npcs.size, pool.written_level(), np.int64))
+                for pool, positions, npcs in ((slot.pool, *group) for slot, *group in groups)
+            ]  # fmt: skip
+            if len(parts) == 1:
+                streams, rooms, written = parts[0]
+            elif parts:
+                streams, rooms, written = (np.concatenate(column) for column in zip(*parts, strict=True))
+        self.answers.publish(pair_streams, pair_entities, levels, streams, rooms, written)
+
+    def _plain_groups(self) -> tuple[np.ndarray, list[Any]]:
+        """The streams in `plain` (int64) and their pool groups; the frame before's while neither
+        `plain` nor the handle table changed."""
+        key = (id(self.plain), self.plain_changes, self.bank.table.version)
+        before = self._plain_before
+        if before is not None and before[:3] == key:
+            return before[3], before[4]
+        handles = np.fromiter(self.plain, np.int64, len(self.plain))
+        groups = self.bank._group(handles)
+        self._plain_before = (*key, handles, groups)
+        return handles, groups
 
     def _new_frame(self) -> None:
         """No stream has changed since the frame's step, and no table answers yet."""
@@ -585,3 +681,36 @@ class FrameCache:
         """The frame's tables no longer hold (many streams changed, or one was freed)."""
         self.table_rows = {}
         self.answers.clear()
+
+
+def _pair_columns(pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(stream, entity) pairs as two int64 columns."""
+    if not pairs:
+        return _NO_IDS, _NO_IDS
+    columns = np.array(pairs, dtype=np.int64)
+    return columns[:, 0], columns[:, 1]
+
+
+class LevelRows:
+    """The frame's table of a frame with no recall, as the step computed it (int64 columns of
+    streams, entities and levels) until a Python read asks it for a row: it then becomes the
+    cache's `table_rows` dict (level, no recall answer, room 0), once. The reader that answers
+    reads without Python is handed the columns as they are, so a frame whose reads it answers
+    makes no Python object per pair."""
+
+    __slots__ = ("cache", "entities", "levels", "streams")
+
+    def __init__(
+        self, cache: FrameCache, streams: np.ndarray, entities: np.ndarray, levels: np.ndarray
+    ) -> None:
+        self.cache, self.streams, self.entities, self.levels = cache, streams, entities, levels
+
+    def get(self, key: tuple[int, int]) -> TableRow | None:
+        keys = zip(self.streams.tolist(), self.entities.tolist(), strict=True)
+        no_answer: TableAnswer = False
+        rows: dict[tuple[int, int], TableRow] = dict(
+            zip(keys, zip(self.levels.tolist(), repeat(no_answer), repeat(0)), strict=True)
+        )
+        if self.cache.table_rows is self:
+            self.cache.table_rows = rows
+        return rows.get(key)

@@ -121,6 +121,7 @@ class HandleTable:
     owner: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     row: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     skipped: int = 0  # batched rows left out for a stale or unknown handle, ever
+    version: int = 0  # counts sets and clears: `groups` and `live` of the same handles hold until it moves
 
     def set(self, handle: int, owner: int, row: int) -> None:
         slot = slot_of(handle)
@@ -132,6 +133,7 @@ class HandleTable:
         self.handle[slot] = handle
         self.owner[slot] = owner
         self.row[slot] = row
+        self.version += 1
 
     def clear(self, handle: int) -> None:
         slot = slot_of(handle)
@@ -139,6 +141,18 @@ class HandleTable:
             self.handle[slot] = 0
             self.owner[slot] = -1
             self.row[slot] = -1
+            self.version += 1
+
+    def _owners(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(slot, owner or -1) of each handle."""
+        # A negative or too large handle lands on a slot holding another value (or none), as does a
+        # slot past the table's end clamped to its last one: only a live handle finds itself.
+        slots = np.minimum(handles & SLOT_MASK, self.owner.size - 1)
+        return slots, np.where(self.handle[slots] == handles, self.owner[slots], -1)
+
+    def live(self, handles: np.ndarray) -> np.ndarray:
+        """Which handles (int64) are held now, as `groups` finds them (nothing is counted)."""
+        return self._owners(handles)[1] >= 0
 
     def groups(self, handles: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """(owner, positions into `handles`, rows) per distinct owner, input order kept within each.
@@ -147,10 +161,7 @@ class HandleTable:
         left out, never fails the others' rows: batched writes skip its row, batched reads answer
         for it as for an NPC that knows nothing. Such rows are counted in `skipped`.
         """
-        # A negative or too large handle lands on a slot holding another value (or none), as does a
-        # slot past the table's end clamped to its last one: only a live handle finds itself.
-        slots = np.minimum(handles & SLOT_MASK, self.owner.size - 1)
-        owners = np.where(self.handle[slots] == handles, self.owner[slots], -1)
+        slots, owners = self._owners(handles)
         if owners.size and owners[0] >= 0 and (owners == owners[0]).all():  # the common case
             return [(int(owners[0]), np.arange(owners.size), self.row[slots])]
         known = owners >= 0

@@ -474,6 +474,9 @@ func check_answered_reads(n: Noted) -> void:
 	n.note(6, 0.5)  # a third write: over the budget of 2, every read goes to Python
 	got.append(n.level(2))
 	check("answered_within_the_budget", got == [99, 99, 22, 1002], got)
+	# a read answered as written is logged too (the next table holds its pair)
+	var asked_after_writes: Array = n.asked()
+	check("answered_as_written_logged", asked_after_writes == [[5, 4], [5, 1], [5, 2]], asked_after_writes)
 	var thread := Thread.new()
 	n.answer([[5, 1, 11]], [[5, 2, 99]])
 	thread.start(_level_from_thread.bind(n))
