@@ -20,7 +20,7 @@ pytestmark = pytest.mark.godot
 
 def test_a_behavior_runs_its_actions_on_enter_tick_and_exit() -> None:
     run, checks = run_check_script(ROOT, "res://tests/addon/actions.gd", engine_args=("--fixed-fps", "60"))
-    assert len(checks) == 18
+    assert len(checks) == 20
     assert "leaked" not in run.stdout + run.stderr, run.log  # a freed selector's actions are let go
 
 

@@ -29,6 +29,7 @@ protocol between modules.
 
 from __future__ import annotations
 
+import itertools
 import math
 import string
 from collections import deque
@@ -868,6 +869,9 @@ def _engine_side() -> Any:
 
 
 # --- the runner ---------------------------------------------------------------------------------
+_made = itertools.count()  # Running.order
+
+
 @dataclass(eq=False)
 class Running:
     """One selector's running behavior: what `tick` runs each physics frame, and its history."""
@@ -880,6 +884,7 @@ class Running:
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
     found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
     legs: dict[int, int] = field(default_factory=dict)  # id(route move) -> its waypoint (kept: resumes)
+    order: int = field(default_factory=lambda: next(_made))  # `tick` runs the on_tick lists in this order
 
     def resolved(self, action: MindAction) -> tuple[Any, ...]:
         """`action.resolve(self)`, kept for this run of the behavior and found again only when its
@@ -947,6 +952,10 @@ class Motion:
 
 
 _running: dict[int, Running] = {}  # selector instance id -> its running behavior
+# The runnings whose behavior has an on_tick action, and them in `tick`'s order (None: to sort
+# again): a physics frame visits these only, not every selector (`retick` keeps them).
+_ticking_runs: dict[int, Running] = {}
+_tick_order: list[Running] | None = []
 _motions: dict[int, Motion] = {}  # body instance id -> the move driving it
 _ticking: list[bool] = []
 
@@ -963,6 +972,7 @@ def change(selector: Any, name: str) -> None:
         running = _running[key] = Running(selector, npc)
     if running.name == name:  # the same behavior again (a redefined selector): its latest resource
         running.behavior = _behavior_named(selector, name)
+        _retick(key, running)
         return
     old = running.name
     if old:
@@ -972,9 +982,30 @@ def change(selector: Any, name: str) -> None:
     running.name = name
     running.ticked, running.found = {}, {}
     running.behavior = _behavior_named(selector, name)
+    _retick(key, running)
     _run_list(running, "on_enter")
     selector.emit_signal(StringName("behavior_entered"), StringName(name))
     _start_ticking()
+
+
+def _retick(key: int, running: Running) -> None:
+    """Whether `tick` visits this running: while its behavior has an on_tick action."""
+    global _tick_order  # noqa: PLW0603 - the cached order, sorted again when the set changes
+    behavior = running.behavior
+    wanted = behavior is not None and any(action is not None for action in behavior.on_tick)
+    if wanted != (key in _ticking_runs):
+        if wanted:
+            _ticking_runs[key] = running
+        else:
+            del _ticking_runs[key]
+        _tick_order = None
+
+
+def on_tick_changed(behavior: Any, _value: Any) -> None:
+    """A behavior's on_tick list was set (the inspector, a script): the runnings holding it again."""
+    for key, running in list(_running.items()):
+        if running.behavior is behavior:
+            _retick(key, running)
 
 
 def _behavior_named(selector: Any, name: str) -> Any:
@@ -1073,12 +1104,14 @@ def _start_ticking() -> None:
 def tick(tree: Any) -> None:
     """Once per physics frame: every running behavior's on_tick, then every move. While the tree is
     paused, only the NPCs that process when paused (process_mode) act."""
-    global _tick_sets  # noqa: PLW0603 - the pass's property sets, while it runs
+    global _tick_sets, _tick_order  # noqa: PLW0603 - the pass's property sets, while it runs
     paused = bool(tree.is_paused())
     now = server().core.now()
     _tick_sets = []
+    if _tick_order is None:
+        _tick_order = sorted(_ticking_runs.values(), key=lambda running: running.order)
     try:
-        for running in list(_running.values()):  # a freed selector left it (`notified`)
+        for running in list(_tick_order):  # a freed selector left it (`notified`)
             if paused and not running.npc.can_process():
                 continue
             behavior = running.behavior
@@ -1223,7 +1256,11 @@ def notified(selector: Any, what: int) -> None:
     """A selector is freed: its running behavior and its moves go (and the resources they hold)."""
     if what != NOTIFICATION_PREDELETE:
         return
-    running = _running.pop(selector.get_instance_id(), None)
+    global _tick_order  # noqa: PLW0603 - sorted again without it
+    key = selector.get_instance_id()
+    running = _running.pop(key, None)
+    if _ticking_runs.pop(key, None) is not None:
+        _tick_order = None
     if running is not None:
         for key, motion in list(_motions.items()):
             if motion.running is running:

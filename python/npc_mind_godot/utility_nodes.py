@@ -225,6 +225,7 @@ class UtilityBehavior(classes.Resource, icon=icon("UtilityBehavior")):
 
 
 UtilityBehavior.__dict__["name"].on_change = _show_as
+UtilityBehavior.__dict__["on_tick"].on_change = actions.on_tick_changed
 
 
 def _take_inputs(raw: bytes) -> None:

@@ -26,6 +26,8 @@ var walker_selector: Node
 var post: Marker2D
 var post2: Marker2D
 var counter: Node
+var walker_counter: Node  # ticked by the go behavior's on_tick, set while it runs
+var go: Resource
 var anim: AnimationPlayer
 var sprite: AnimatedSprite2D
 var guard_path := []
@@ -131,9 +133,13 @@ func _initialize() -> void:
 	walker = CharacterBody2D.new()
 	walker.name = "Walker"
 	world.add_child(walker)
-	var go: Resource = B.behavior("go", [B.consideration("go")])
+	go = B.behavior("go", [B.consideration("go")])
 	go.on_enter = B.actions([B.resource("MoveAction", {"destination": "node", "node": NodePath("../../Post2"), "speed": 150.0})])
 	walker_selector = B.selector([go])
+	walker_counter = Node.new()
+	walker_counter.name = "WalkerCounter"
+	walker_counter.set_script(counting)
+	walker.add_child(walker_counter)
 	walker.add_child(walker_selector)
 	var space := Node3D.new()
 	space.name = "Space"
@@ -192,6 +198,18 @@ func _process(_delta: float) -> bool:
 		check("a paused tree pauses the moves and on_tick", marks["paused_at"] == [walker.global_position, counter.ticks]
 			and walker.global_position != Vector2.ZERO, [marks["paused_at"], walker.global_position, counter.ticks])
 		paused = false
+	if frame == 100:  # a running behavior given an on_tick list: it runs from the next physics frame
+		go.on_tick = B.actions([B.resource("CallMethodAction", {"node": NodePath("../WalkerCounter"), "method": &"tick", "args": [1]})])
+		marks["physics_100"] = physics
+	if frame == 150:
+		var ran: int = walker_counter.ticks
+		check("an on_tick list set on a running behavior runs every physics frame after",
+			ran > 0 and absi(ran - (physics - marks["physics_100"])) <= 1, [ran, physics - marks["physics_100"]])
+		go.on_tick = B.actions([])
+		marks["walker_ticks_150"] = walker_counter.ticks
+	if frame == 180:
+		check("an on_tick list emptied on a running behavior stops", walker_counter.ticks == marks["walker_ticks_150"],
+			[walker_counter.ticks, marks["walker_ticks_150"]])
 	if frame == 200:
 		marks["ticks_200"] = counter.ticks
 		marks["at_200"] = guard.global_position
