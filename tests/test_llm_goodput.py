@@ -434,3 +434,40 @@ def test_an_endpoint_too_slow_for_the_deadline_rests_while_another_answers() -> 
     # In those 3 s the slow one is probed at most twice (every 4 x 0.5 s); it was sent 2 every 0.5 s.
     assert ended["timeout"] <= 2 and ended["made"] >= 30, ended
     assert states[slow.base_url]["breaker"] == "closed" == states[fast.base_url]["breaker"], states
+
+
+def test_a_resting_endpoint_that_is_fast_again_is_used_again() -> None:
+    """An endpoint slowed past the deadline rests (its pace raised by the misses); once it is fast
+    again, a probe's answer sets its pace anew and it takes requests again: a rest is never for good,
+    even while the other endpoint takes every request admission lets through."""
+    with (
+        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as slowed,
+        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as steady,
+    ):
+        urls = f"{slowed.base_url}#mode=schema,{steady.base_url}#mode=schema"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
+        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.5)
+        handles = [server.add_decision(settings) for _ in range(40)]
+
+        def run_for(seconds: float) -> dict[str, dict[str, object]]:
+            until = time.monotonic() + seconds
+            while time.monotonic() < until:
+                for handle in handles:
+                    if not server.decisions.pending(handle):
+                        server.request_decision(handle, {"threat": 0.5})
+                server.update()
+                time.sleep(0.005)
+            (transport,) = transports(server)
+            return {str(s["url"]): s for s in transport.client.pool.states()}
+
+        try:
+            wait_prepared(server)
+            assert ask_until(server, handles, answers=20)["made"] >= 20  # both measured
+            slowed.default = Fault(intent="patrol", latency=2.0)
+            rested = run_for(3.0)
+            slowed.default = Fault(intent="patrol", latency=0.05)
+            recovered = run_for(4.0)
+        finally:
+            server.close()
+    assert float(rested[slowed.base_url]["pace_ms"]) >= 400, rested  # type: ignore[arg-type]
+    assert float(recovered[slowed.base_url]["pace_ms"]) < 300, recovered  # type: ignore[arg-type]
