@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from tools.bench_engine import GODOT, engine_version
+
 ROOT = Path(__file__).resolve().parents[1]
-GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "actions.md"
 NPCS = (200, 1000)
 FRAMES = 600  # a phase: /proc's CPU clock ticks at 10 ms, so 600 frames resolve 0.017 ms a frame
@@ -57,10 +58,6 @@ def run(npcs: int) -> dict[str, Any]:
 def _ratio(added: dict[str, float]) -> float:
     return added["actions"] / added["gdscript"] if added["gdscript"] > 0 else float("inf")
 
-
-def engine_version() -> str:
-    done = subprocess.run([str(GODOT), "--version"], capture_output=True, text=True, check=False)
-    return done.stdout.strip().splitlines()[-1]
 
 
 def main() -> int:

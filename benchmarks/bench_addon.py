@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from tools.bench_engine import GODOT, engine_version
 from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
-GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "addon.md"
 BUDGET_MS = 16.6 * 0.25
 # (guards, path, per-memory signals, each guard's calls in its own turn): signals off =
@@ -84,10 +84,6 @@ def per_call_cells(calls: dict[str, float], baseline: dict[str, float]) -> str:
             cells.append(f"{calls[method]:.2f}" if method in calls else "-")
     return " | ".join(cells)
 
-
-def engine_version() -> str:
-    done = subprocess.run([str(GODOT), "--version"], capture_output=True, text=True, check=False)
-    return done.stdout.strip().splitlines()[-1]
 
 
 def main() -> int:

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from tools.bench_engine import GODOT
 from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
-GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "game.md"
 VARIANTS = ("gdscript", "scripted", "nocode")
 MOBS = (200, 1000)

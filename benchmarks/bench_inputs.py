@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from tools.bench_engine import GODOT, engine_version
 from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
-GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "inputs.md"
 NPCS = (200, 1000)
 FRAMES = 200
@@ -64,10 +64,6 @@ def run(npcs: int) -> dict[str, Any]:
         "queued": data["queued"] / calls,
     }
 
-
-def engine_version() -> str:
-    done = subprocess.run([str(GODOT), "--version"], capture_output=True, text=True, check=False)
-    return done.stdout.strip().splitlines()[-1]
 
 
 def main() -> int:

@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from tools.bench_engine import GODOT, engine_version
 from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
-GODOT = ROOT / ".deps" / "godot" / "godot"
 OUT = ROOT / "docs" / "benchmarks" / "senses.md"
 GOAL_RATIO = 1.2
 CONFIGS = [(200, 300), (1000, 200)]  # (guards, timed frames a phase)
@@ -65,10 +65,6 @@ def _ratio(added: dict[str, float]) -> float:
 def _ratios(runs: list[dict[str, Any]]) -> str:
     return ", ".join(f"{result['ratio_cpu']:.2f}x" for result in runs)
 
-
-def engine_version() -> str:
-    done = subprocess.run([str(GODOT), "--version"], capture_output=True, text=True, check=False)
-    return done.stdout.strip().splitlines()[-1]
 
 
 def main() -> int:
