@@ -616,13 +616,7 @@ class FrameCache:
         (`groups`: the streams' `MemoryBank._group`)."""
         if not streams.size:
             return _NO_IDS
-        if len(groups) == 1 and groups[0][1].size == streams.size:  # one pool: its batch in input order
-            slot, _, npcs = groups[0]
-            return slot.pool.awareness_batch(npcs, entities, now).astype(np.int64)
-        levels = np.zeros(streams.size, dtype=np.int64)
-        for slot, positions, npcs in groups:
-            levels[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
-        return levels
+        return self.bank._awareness_of_groups(groups, entities, now, np.int64)
 
     def _table(self, pairs: list[tuple[int, int]], now: float) -> dict[tuple[int, int], TableRow]:
         """The table's rows of `pairs` at `now` after a frame that recalled: levels and recall answers."""

@@ -418,8 +418,19 @@ class MemoryBank:
     def awareness_batch(self, handles: npt.ArrayLike, entities: npt.ArrayLike, now: float) -> np.ndarray:
         handles, entities = self._pairs("awareness_batch", handles, entities)
         self.flush()
-        out = np.zeros(entities.size, dtype=np.int32)
-        for slot, positions, npcs in self._group(handles):
+        return self._awareness_of_groups(self._group(handles), entities, now, np.int32)
+
+    @staticmethod
+    def _awareness_of_groups(
+        groups: list[tuple[PoolSlot, np.ndarray, np.ndarray]], entities: np.ndarray, now: float, dtype: Any
+    ) -> np.ndarray:
+        """The awareness level of each pair, in one batch per pool (`groups`: `_group` of the pairs'
+        handles, made by the caller, who may keep it); 0 for a pair of no live stream."""
+        if len(groups) == 1 and groups[0][1].size == entities.size:  # one pool, every pair: input order
+            slot, _, npcs = groups[0]
+            return slot.pool.awareness_batch(npcs, entities, now).astype(dtype, copy=False)
+        out = np.zeros(entities.size, dtype=dtype)
+        for slot, positions, npcs in groups:
             out[positions] = slot.pool.awareness_batch(npcs, entities[positions], now)
         return out
 
