@@ -202,6 +202,7 @@ class _EngineAnswers(FrameAnswers):
 
     wanted = True
     # the table's own methods, set per instance (the bank calls close per stream change: no Python frame)
+    publish: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
     clear: Callable[[], None]
     asked: Callable[[], list[tuple[int, int]]]
@@ -213,17 +214,7 @@ class _EngineAnswers(FrameAnswers):
         self.clear = self.table.clear
         self.asked = self.table.asked
         self.asked_pairs = self.table.asked_pairs
-
-    def publish(  # noqa: PLR0917 - the table's columns
-        self,
-        pair_streams: np.ndarray,
-        pair_entities: np.ndarray,
-        levels: np.ndarray,
-        streams: np.ndarray,
-        rooms: np.ndarray,
-        written: np.ndarray,
-    ) -> None:
-        self.table.set(pair_streams, pair_entities, levels, streams, rooms, written)
+        self.publish = self.table.set  # the frame cache's columns, as they come
 
 
 class _FirstUse:

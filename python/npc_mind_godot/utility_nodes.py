@@ -760,23 +760,15 @@ class _EngineChoices(ChoiceAnswers):
 
     wanted = True
     # the table's own methods, set per instance (the bank closes a selector per Python choice)
+    put: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
     asked: Callable[[], list[int]]
 
     def __init__(self) -> None:
         self.table = objects.choice_table(UtilitySelector.evaluate)
+        self.put = self.table.put
         self.close = self.table.close
         self.asked = self.table.asked
-
-    def put(
-        self,
-        groups: list[tuple[list[str], list[str]]],
-        handles: list[int],
-        group_of: list[int],
-        values: list[float],
-        answers: list[int],
-    ) -> None:
-        self.table.put(groups, handles, group_of, values, answers)
 
 
 class _Calls(NamedTuple):
