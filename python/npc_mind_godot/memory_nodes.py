@@ -205,14 +205,12 @@ class _EngineAnswers(FrameAnswers):
     publish: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
     clear: Callable[[], None]
-    asked: Callable[[], list[tuple[int, int]]]
     asked_pairs: Callable[[], np.ndarray]
 
     def __init__(self) -> None:
         self.table = objects.answer_table(MemoryStream.awareness_of)
         self.close = self.table.close
         self.clear = self.table.clear
-        self.asked = self.table.asked
         self.asked_pairs = self.table.asked_pairs
         self.publish = self.table.set  # the frame cache's columns, as they come
 

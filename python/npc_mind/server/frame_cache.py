@@ -131,12 +131,9 @@ class FrameAnswers:
     def clear(self) -> None:
         """The table no longer holds: the cache answers every read."""
 
-    def asked(self) -> list[tuple[int, int]]:
-        """The pairs the reader answered from the table since the last call (for the next table)."""
-        return []
-
     def asked_pairs(self) -> np.ndarray:
-        """`asked` as an int64 array of shape (pairs, 2), (stream, entity) per row, in call order."""
+        """The pairs the reader answered from the table since the last call (for the next table), as
+        an int64 array of shape (pairs, 2), (stream, entity) per row, in call order."""
         return _NO_PAIRS
 
 
