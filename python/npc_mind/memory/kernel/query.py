@@ -195,18 +195,9 @@ def query_batch(recaller: Recaller, npcs: Any, entities: Any, now: float, wake: 
     strictly increase (rounds: each then comes to `query_round`). Written for a call per frame,
     whose caches the frame's other work has emptied: every Python step it can skip counts."""
     state = recaller.state
-    binding = recaller.kernel_binding
-    if (  # the pool's binding, current (else `_bound` makes it, or says numpy runs)
-        binding is None
-        or binding is False
-        or binding.columns is not state.entity_flat
-        or binding.ids is not state.row_of_id
-    ):
-        binding = _bound(recaller)
+    binding = _bound(recaller)
     if (
         binding is None
-        or state.links
-        or not state.is_exponential
         or state.longterm.size
         or type(npcs) is not np.ndarray
         or type(entities) is not np.ndarray
