@@ -29,7 +29,6 @@ protocol between modules.
 
 from __future__ import annotations
 
-import itertools
 import math
 import string
 from collections import deque
@@ -869,9 +868,6 @@ def _engine_side() -> Any:
 
 
 # --- the runner ---------------------------------------------------------------------------------
-_made = itertools.count()  # Running.order
-
-
 @dataclass(eq=False)
 class Running:
     """One selector's running behavior: what `tick` runs each physics frame, and its history."""
@@ -884,7 +880,6 @@ class Running:
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
     found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
     legs: dict[int, int] = field(default_factory=dict)  # id(route move) -> its waypoint (kept: resumes)
-    order: int = field(default_factory=lambda: next(_made))  # `tick` runs the on_tick lists in this order
 
     def resolved(self, action: MindAction) -> tuple[Any, ...]:
         """`action.resolve(self)`, kept for this run of the behavior and found again only when its
@@ -952,8 +947,8 @@ class Motion:
 
 
 _running: dict[int, Running] = {}  # selector instance id -> its running behavior
-# The runnings whose behavior has an on_tick action, and them in `tick`'s order (None: to sort
-# again): a physics frame visits these only, not every selector (`retick` keeps them).
+# The runnings whose behavior has an on_tick action, and them in `_running`'s order (None: to be
+# found again): a physics frame visits these only, not every selector (`_retick` keeps them).
 _ticking_runs: dict[int, Running] = {}
 _tick_order: list[Running] | None = []
 _motions: dict[int, Motion] = {}  # body instance id -> the move driving it
@@ -990,7 +985,7 @@ def change(selector: Any, name: str) -> None:
 
 def _retick(key: int, running: Running) -> None:
     """Whether `tick` visits this running: while its behavior has an on_tick action."""
-    global _tick_order  # noqa: PLW0603 - the cached order, sorted again when the set changes
+    global _tick_order  # noqa: PLW0603 - the cached order, found again when the set changes
     behavior = running.behavior
     wanted = behavior is not None and any(action is not None for action in behavior.on_tick)
     if wanted != (key in _ticking_runs):
@@ -1109,7 +1104,7 @@ def tick(tree: Any) -> None:
     now = server().core.now()
     _tick_sets = []
     if _tick_order is None:
-        _tick_order = sorted(_ticking_runs.values(), key=lambda running: running.order)
+        _tick_order = [running for key, running in _running.items() if key in _ticking_runs]
     try:
         for running in list(_tick_order):  # a freed selector left it (`notified`)
             if paused and not running.npc.can_process():
@@ -1256,7 +1251,7 @@ def notified(selector: Any, what: int) -> None:
     """A selector is freed: its running behavior and its moves go (and the resources they hold)."""
     if what != NOTIFICATION_PREDELETE:
         return
-    global _tick_order  # noqa: PLW0603 - sorted again without it
+    global _tick_order  # noqa: PLW0603 - found again without it
     key = selector.get_instance_id()
     running = _running.pop(key, None)
     if _ticking_runs.pop(key, None) is not None:
