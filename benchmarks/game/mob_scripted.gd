@@ -4,8 +4,8 @@ extends "res://benchmarks/game/mob_base.gd"
 
 var player_id := 0
 var context := {"awareness": 0, "calm": 0.2}
-@onready var memory: Node = $Memory
-@onready var selector: Node = $Selector
+@onready var memory: MemoryStream = $Memory
+@onready var selector: UtilitySelector = $Selector
 
 
 func _ready() -> void:
