@@ -10,8 +10,8 @@ call, a freed selector and a changed behaviors list. Every answer, every behavio
 the same times with nothing answered in C (`SelectorBank.pick`, with the node's fallback for
 unusable inputs); and the binding must have answered most of the repeating calls itself
 (`binding/answered_calls`), so the comparison covers the C path. It fails when the C table answers
-a call the rule (`choice_repeats`) does not cover, compares inputs loosely, keeps an entry a Python
-choice or a redefinition changed, or loses the answered calls' `last_now`.
+a call the rule (`choice_repeats`) does not cover, compares inputs loosely, or keeps an entry a
+Python choice or a redefinition changed.
 """
 
 from __future__ import annotations

@@ -495,12 +495,6 @@ class ChoiceTable:
         """Every entry goes (the groups too): every call of the read runs in Python until the next `put`."""
         _fast.choices_clear(self.id)
 
-    def asked(self) -> list[int]:
-        """The keys answered from the table since the last call, in call order."""
-        import numpy as np
-
-        return np.frombuffer(_fast.choices_asked(self.id), dtype=np.int64).tolist()
-
 
 def choice_table(read: Callable[..., Any]) -> ChoiceTable:
     """The C table of `declare.chosen` method `read` (the function, once its class is registered)."""

@@ -762,13 +762,11 @@ class _EngineChoices(ChoiceAnswers):
     # the table's own methods, set per instance (the bank closes a selector per Python choice)
     put: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
-    asked: Callable[[], list[int]]
 
     def __init__(self) -> None:
         self.table = objects.choice_table(UtilitySelector.evaluate)
         self.put = self.table.put
         self.close = self.table.close
-        self.asked = self.table.asked
 
 
 class _Calls(NamedTuple):

@@ -7,8 +7,8 @@
  * file applies it as data: a call from the main thread, on an instance whose key has an open
  * entry, whose Dictionary holds, for every input name of the group, an int or a float equal (bit
  * for bit, an int as the float Python's float() makes of it) to the entry's number gets the
- * answer, and the key is logged for Python (`choices_asked`). Keys the Dictionary has beyond those
- * are not read (the read ignores them too). Anything else (a missing input, another type, another
+ * answer; Python is not told (the choice it repeats writes nothing Python reads again). Keys the
+ * Dictionary has beyond those are not read (the read ignores them too). Anything else (a missing input, another type, another
  * number, a closed key) runs the Python method, which must give the same answer. */
 #define GDB_CHOICE_INPUTS 8 /* input names a group has at most (more: Python answers) */
 typedef struct {
@@ -26,8 +26,6 @@ typedef struct {
     int ngroups;
     gdb_choice_entry *entries;
     intptr_t entries_cap, entries_used;
-    int64_t *asked;
-    intptr_t asked_cap, asked_used;
     int on;
 } gdb_choices;
 static gdb_choices *chosen_methods;
@@ -95,14 +93,6 @@ static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GD
     }
     if (!variant) i_variant_destroy(&held);
     if (!same) return 0;
-    if (c->asked_used + 1 > c->asked_cap) {
-        intptr_t cap = c->asked_cap ? c->asked_cap * 2 : 1024;
-        int64_t *grown = realloc(c->asked, (size_t)cap * sizeof(int64_t));
-        if (!grown) return 0;
-        c->asked = grown;
-        c->asked_cap = cap;
-    }
-    c->asked[c->asked_used++] = e->key;
     answered_total++;
     const gdb_variant *answer = &group->names[e->answer];
     if (variant) {
@@ -268,15 +258,6 @@ static PyObject *gdb_fast_choices_clear(PyObject *self, PyObject *arg) {
     if (!c) return NULL;
     gdb_choices_clear(c);
     Py_RETURN_NONE;
-}
-/* choices_asked(mid) -> bytes: the int64 keys answered from the table since the last read, in call
- * order; the log is emptied. */
-static PyObject *gdb_fast_choices_asked(PyObject *self, PyObject *arg) {
-    gdb_choices *c = gdb_choices_arg(arg);
-    if (!c) return NULL;
-    PyObject *out = PyBytes_FromStringAndSize((const char *)c->asked, (Py_ssize_t)(c->asked_used * 8));
-    if (out) c->asked_used = 0;
-    return out;
 }
 /* Mark method `mid` (one Dictionary parameter, a StringName result) as chosen (or not). */
 static void gdb_set_chosen_method(intptr_t mid, int on) {

@@ -148,7 +148,6 @@ static PyMethodDef gdb_fast_methods[] = {
     {"choices_put", (PyCFunction)(void (*)(void))gdb_fast_choices_put, METH_FASTCALL, "Put a chosen method's answers."},
     {"choices_close", (PyCFunction)(void (*)(void))gdb_fast_choices_close, METH_FASTCALL, "Close a key's answers."},
     {"choices_clear", gdb_fast_choices_clear, METH_O, "Clear a chosen method's answers."},
-    {"choices_asked", gdb_fast_choices_asked, METH_O, "The keys answered from the table since the last read."},
     {"answered_total", gdb_fast_answered_total, METH_NOARGS, "How many calls were answered in C since start."},
     {"queue_key", (PyCFunction)(void (*)(void))gdb_fast_queue_key, METH_FASTCALL, "Set an instance's queue key."},
     {NULL, NULL, 0, NULL},

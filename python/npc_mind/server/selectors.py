@@ -58,8 +58,10 @@ class ChoiceAnswers:
     (its state changed another way: a choice in Python, a batched choice, a choice with tags, its
     removal) or puts it again; the bank puts, once a frame, those its Python choices of the frame
     before left repeatable. The reader answers a call whose inputs are an open entry's numbers and
-    gives the answered handles back (`asked`): the bank then moves their `last_now` as their calls
-    would have. The default publishes nowhere."""
+    tells the bank nothing: a repeated choice writes nothing but `last_now` (`choice_repeats`),
+    which only refuses a `now` before it, and every choice of the bank is made at its clock's now,
+    which never goes back, so a state whose answered calls left it at its last Python choice's
+    `last_now` chooses as the state the calls would have moved. The default publishes nowhere."""
 
     wanted = False  # put is called
 
@@ -78,10 +80,6 @@ class ChoiceAnswers:
 
     def close(self, handle: int) -> None:
         """The selector's state changed other than by a choice the reader answered."""
-
-    def asked(self) -> list[int]:
-        """The handles the reader answered since the last call."""
-        return []
 
 
 @dataclass
@@ -231,7 +229,6 @@ class SelectorBank:
     # target it sets): never put into `answers`
     unanswered: set[int] = field(default_factory=set)
     picked: list[SelectorEntry] = field(default_factory=list)  # `pick`'s entries this frame
-    table_now: float = -math.inf  # the `now` the table's answers are given at (the last step's)
     # the groups put into `answers` (input keys, names), in order, and each one's place there
     answer_groups: list[tuple[list[str], list[str]]] = field(default_factory=list)
     answer_group_of: dict[int, int] = field(default_factory=dict)
@@ -450,21 +447,12 @@ class SelectorBank:
                 entry.batch_choice = int(chosen[row])
                 self._changed(handle, entry, group.names[entry.batch_choice])
         if self.answers.wanted:
-            self._publish(now)
+            self._publish()
 
-    def _publish(self, now: float) -> None:
-        """The choice table's changes at `now` (`ChoiceAnswers`): the entries of the selectors that
-        chose in Python in the frame before and are repeatable; the calls the reader answered move
-        their state's `last_now` to the time they were made at, as the choices they repeat would
-        have (it is only ever compared with a later `now`)."""
+    def _publish(self) -> None:
+        """The choice table's changes (`ChoiceAnswers`): the entries of the selectors that chose in
+        Python in the frame before and are repeatable."""
         entries, self.picked = self.picked, []
-        answered_at = self.table_now
-        by_handle = self._by_handle
-        for handle in self.answers.asked():
-            entry = by_handle.get(handle)
-            if entry is not None and entry.state is not None:
-                entry.state.last_now = answered_at
-        self.table_now = now
         if not entries:
             return
         slots = self.answer_group_of
