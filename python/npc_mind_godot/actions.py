@@ -1100,6 +1100,8 @@ def tick(tree: Any) -> None:
     """Once per physics frame: every running behavior's on_tick, then every move. While the tree is
     paused, only the NPCs that process when paused (process_mode) act."""
     global _tick_sets, _tick_order  # noqa: PLW0603 - the pass's property sets, while it runs
+    if not _ticking_runs and not _motions:
+        return  # nothing ticks or moves (behaviors with on_enter/on_exit actions only): no engine call
     paused = bool(tree.is_paused())
     now = server().core.now()
     _tick_sets = []

@@ -160,6 +160,7 @@ class NpcMindServer(classes.Object):
         self.owed_in_delivery: set[int] = set()  # decisions with a signal in the delivery under way
         self._engine = objects.singleton("Engine")
         self._tree: Any = None
+        self._root: Any = None
         self._last_wall = time.monotonic()
         self._frame_scale = float(self._engine.get_time_scale())
         from npc_mind_godot.senses import Sensing
@@ -189,7 +190,7 @@ class NpcMindServer(classes.Object):
         tree = self._tree
         if tree is None:
             return
-        delta = float(tree.get_root().get_process_delta_time())  # this frame's (scaled) _process delta
+        delta = float(self._root.get_process_delta_time())  # this frame's (scaled) _process delta
         # The engine scaled this frame's delta by the time scale in force when the frame began,
         # which is the one we saw at the end of the previous frame (game code may change it since).
         scale = self._frame_scale
@@ -229,6 +230,7 @@ class NpcMindServer(classes.Object):
         if tree is None or not hasattr(tree, "get_root"):
             return  # no SceneTree (yet): the next node to register tries again
         self._tree = tree
+        self._root = tree.get_root()  # a SceneTree's root Window is made with it and lives as long
         ticker.start(self.frame)
         self.ticking = True
         from npc_mind_godot import debug_feed, monitors
