@@ -590,7 +590,9 @@ class FrameCache:
         live = self.bank.table.live(streams)
         if not live.all():
             streams, entities = streams[live], entities[live]
-        return streams[:MAX_TABLE_PAIRS], entities[:MAX_TABLE_PAIRS]
+        # contiguous (a column of the pairs is a strided view): the memory kernel reads them as they are
+        streams, entities = streams[:MAX_TABLE_PAIRS], entities[:MAX_TABLE_PAIRS]
+        return np.ascontiguousarray(streams), np.ascontiguousarray(entities)
 
     def _asked_groups(
         self, asked: list[tuple[int, int]], answered: np.ndarray
