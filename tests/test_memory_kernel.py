@@ -193,7 +193,8 @@ def test_every_level_gives_the_numpy_paths_answers_and_state(level: str, scenari
         twins.run("awareness_batch", q_who, q_what, at + 1.0)
         twins.run("recall_preview", q_who, q_what, at)
         twins.run("retrievability_all", at)
-        if frame % 5 == 4:  # forgetting reports, which a wake clears
+        twins.run("pop_forgotten", at)  # forgetting reports (the kernel's scan), which a wake clears
+        if frame % 5 == 4:
             twins.run("pop_forgotten", at + 1e4)
     twins.run("drain_events")
     # bad input is refused by both alike (the kernel leaves it to numpy's checks)

@@ -51,6 +51,7 @@ from npc_mind.memory.columns import (
 from npc_mind.memory.curves import retrievability
 from npc_mind.memory.eventlog import EventLog
 from npc_mind.memory.fastpaths import RecallFields, Room, ScalarPaths
+from npc_mind.memory.kernel.forgetting import forgotten_cells
 from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import MemoryParams
 from npc_mind.memory.recall import Recaller
@@ -393,22 +394,26 @@ class MemoryPool:
         state = self.state
         now = checked_time(now)
         n = state.npc_count
-        # the slots that hold a memory not yet reported, then the forget time (`forget_times`'
-        # product and sum) of those only: most slots of a crowd's rows are empty
-        unreported = state.memory_type[:n] >= 0
-        unreported &= ~state.forget_reported[:n]
-        cells = np.flatnonzero(unreported)
-        due = state.stability_flat[cells] * state.forget_factor
-        due += state.last_access_flat[cells]
-        hit = due <= now
-        fi = cells[hit]
-        state.forget_reported_flat[fi] = True
+        found = forgotten_cells(self._recaller, n, now)  # the memory kernel's scan, when it runs
+        if found is None:
+            # the slots that hold a memory not yet reported, then the forget time (`forget_times`'
+            # product and sum) of those only: most slots of a crowd's rows are empty
+            unreported = state.memory_type[:n] >= 0
+            unreported &= ~state.forget_reported[:n]
+            cells = np.flatnonzero(unreported)
+            due = state.stability_flat[cells] * state.forget_factor
+            due += state.last_access_flat[cells]
+            hit = due <= now
+            fi, due = cells[hit], due[hit]
+            state.forget_reported_flat[fi] = True
+        else:
+            fi, due = found
         state.clock = now
         return ForgottenRows(
             state.npc_of_row[fi // state.capacity],
             state.entity_flat[fi],
             state.memory_type_flat[fi],
-            due[hit],
+            due,
         )
 
     @_one_thread

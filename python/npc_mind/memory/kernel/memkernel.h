@@ -91,6 +91,13 @@ void mk_retrievability_avx2(const mk_pool *pool, const double *last, const doubl
 void mk_retrievability_avx512(const mk_pool *pool, const double *last, const double *stability, int64_t n,
                               double now, double floor, double *out);
 
+/* MemoryPool.pop_forgotten's scan of the pool's first `rows` rows (memkernel_body.h): the flat
+ * slots of the memories it reports now into cells, their forget times into due (each room for
+ * rows x capacity); how many. */
+int64_t mk_forgotten_baseline(mk_pool *pool, int64_t rows, double factor, double now, int64_t *cells, double *due);
+int64_t mk_forgotten_avx2(mk_pool *pool, int64_t rows, double factor, double now, int64_t *cells, double *due);
+int64_t mk_forgotten_avx512(mk_pool *pool, int64_t rows, double factor, double now, int64_t *cells, double *due);
+
 /* Utility scoring (npc_mind.utility.batch.BatchScorer: a definition's curves on N NPCs' inputs,
  * then each behavior's weighted sum or product and its vetoes), for float64. Per stack row
  * (rules.py's pipeline, its steps in the numpy batch's order): `row_key` the input it reads,

@@ -206,6 +206,32 @@ int64_t MK_FN(mk_query)(mk_pool *pool, const int64_t *ids, int64_t *rows, const 
     return hits;
 }
 
+/* MemoryPool.pop_forgotten's scan of the first `rows` rows: each working memory (type >= 0) not
+ * reported since it last woke whose forget time, S x factor + last access, is at or before `now`
+ * is marked reported, its flat slot written to cells and that time to due, in slot order.
+ * Returns how many. */
+int64_t MK_FN(mk_forgotten)(mk_pool *pool, int64_t rows, double factor, double now, int64_t *cells, double *due)
+{
+    const int8_t *type = pool->type;
+    const double *last = pool->last, *stability = pool->stability;
+    uint8_t *reported = pool->reported;
+    const int64_t end = rows * pool->capacity;
+    int64_t count = 0;
+    for (int64_t f = 0; f < end; f++) {
+        if (type[f] < 0 || reported[f])
+            continue;
+        double at = stability[f] * factor;
+        at = at + last[f];
+        if (at <= now) {
+            reported[f] = 1;
+            cells[count] = f;
+            due[count] = at;
+            count++;
+        }
+    }
+    return count;
+}
+
 /* R of n memories on the exponential curve (curves.retrievability): x = min(last - now, 0) / S,
  * -inf where x <= floor, then numpy's exp, a block at a time (the block stays in cache). */
 void MK_FN(mk_retrievability)(const mk_pool *pool, const double *last, const double *stability, int64_t n,

@@ -103,6 +103,7 @@ class PoolBinding:
         self._ids_c: Any = None
         self._record_ids: np.ndarray | None = None
         self._record_ids_c: Any = None
+        self._forgotten: tuple[np.ndarray, np.ndarray, Any, Any] | None = None
         self.size = 0
         self.grow(256)
 
@@ -156,6 +157,15 @@ class PoolBinding:
             self._record_ids_c = self.kernel.ffi.from_buffer("int64_t[]", npcs)
             self._record_ids = npcs
         return self._record_ids_c
+
+    def forgotten_buffers(self, cells: int) -> tuple[np.ndarray, np.ndarray, Any, Any]:
+        """`mk_forgotten`'s outputs for a scan of `cells` flat slots (int64 slots, float64 times)
+        and their pointers, kept from call to call and grown as the pool's rows grow."""
+        if self._forgotten is None or self._forgotten[0].shape[0] < cells:
+            slots, times = np.empty(max(cells, 64), np.int64), np.empty(max(cells, 64))
+            buffer = self.kernel.ffi.from_buffer
+            self._forgotten = (slots, times, buffer("int64_t[]", slots), buffer("double[]", times))
+        return self._forgotten
 
     def grow(self, m: int) -> None:
         """The rows buffer, for batches of up to `m` queries."""
