@@ -208,25 +208,32 @@ int64_t MK_FN(mk_query)(mk_pool *pool, const int64_t *ids, int64_t *rows, const 
 
 /* MemoryPool.pop_forgotten's scan of the first `rows` rows: each working memory (type >= 0) not
  * reported since it last woke whose forget time, S x factor + last access, is at or before `now`
- * is marked reported, its flat slot written to cells and that time to due, in slot order.
- * Returns how many. */
+ * is marked reported, its flat slot written to cells and that time to due, in slot order. A row's
+ * scan ends at its last occupied slot (used_slots counts them), and never past the row. Returns
+ * how many. */
 int64_t MK_FN(mk_forgotten)(mk_pool *pool, int64_t rows, double factor, double now, int64_t *cells, double *due)
 {
     const int8_t *type = pool->type;
     const double *last = pool->last, *stability = pool->stability;
     uint8_t *reported = pool->reported;
-    const int64_t end = rows * pool->capacity;
+    const int64_t cap = pool->capacity;
     int64_t count = 0;
-    for (int64_t f = 0; f < end; f++) {
-        if (type[f] < 0 || reported[f])
-            continue;
-        double at = stability[f] * factor;
-        at = at + last[f];
-        if (at <= now) {
-            reported[f] = 1;
-            cells[count] = f;
-            due[count] = at;
-            count++;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t left = pool->used_slots[r];
+        for (int64_t f = r * cap, end = f + cap; left > 0 && f < end; f++) {
+            if (type[f] < 0)
+                continue;
+            left--;
+            if (reported[f])
+                continue;
+            double at = stability[f] * factor;
+            at = at + last[f];
+            if (at <= now) {
+                reported[f] = 1;
+                cells[count] = f;
+                due[count] = at;
+                count++;
+            }
         }
     }
     return count;
