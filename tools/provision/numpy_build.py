@@ -45,6 +45,7 @@ SETUP_ARGS = (
     "-Ddisable-intel-sort=true", "-Dcpu-dispatch=X86_V3,X86_V4",
 )  # fmt: skip
 BUILD_TIMEOUT = 3600  # seconds
+CONFIG = "numpy/__config__.py"
 # Parts of the wheel nothing imports at run time: test suites and numpy's test-only extension
 # modules, type stubs, headers, static libraries and Cython declarations (for building against
 # numpy), f2py and the packaging hooks, the RECORD (which would list the files left out), and what
@@ -158,6 +159,11 @@ def install(site: Path) -> int:
                 continue
             target = site / info.filename
             target.parent.mkdir(parents=True, exist_ok=True)
+            if info.filename == CONFIG:  # show_config() names the build's Python: no path of this machine
+                text = archive.read(info).decode().replace(str(BUILD_VENV), "<numpy's build environment>")
+                target.write_text(text)
+                written += 1
+                continue
             with archive.open(info) as source, target.open("wb") as copy:
                 shutil.copyfileobj(source, copy)
             if target.suffix == ".so" and ".libs/" not in info.filename:  # auditwheel-patched: left alone
