@@ -751,6 +751,10 @@ def goodput_run(
         "opened": sum(int(s["breaker_opened"]) for s in states),  # type: ignore[call-overload]
         "slots": sum(int(s["slots"]) for s in states),  # type: ignore[call-overload]
         "service_ms": [s["service_ms"] for s in states],
+        "pace_ms": [s["pace_ms"] for s in states],
+        "sent": [s["sent"] for s in states],
+        "answered": [s["answered"] for s in states],
+        "missed": [s["missed"] for s in states],
         "frame_p50": percentile(frame_ms, 50),
         "frame_p99": percentile(frame_ms, 99),
         "ask_us": sum(frame_ms) * 1000 / asks_counted if asks_counted else 0.0,
