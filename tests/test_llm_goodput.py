@@ -471,3 +471,93 @@ def test_a_resting_endpoint_that_is_fast_again_is_used_again() -> None:
             server.close()
     assert float(rested[slowed.base_url]["pace_ms"]) >= 400, rested  # type: ignore[arg-type]
     assert float(recovered[slowed.base_url]["pace_ms"]) < 300, recovered  # type: ignore[arg-type]
+
+
+def _frames(server: MindServer, handles: list[int], seconds: float) -> None:
+    """Frames in which every decision that is not pending asks again, for `seconds`."""
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        for handle in handles:
+            if not server.decisions.pending(handle):
+                server.request_decision(handle, {"threat": 0.5})
+        server.update()
+        time.sleep(0.005)
+
+
+def _answered(server: MindServer) -> dict[str, int]:
+    (transport,) = transports(server)
+    return {str(s["url"]): int(s["answered"]) for s in transport.client.pool.states()}  # type: ignore[call-overload]  # states() values are objects; answered is an int
+
+
+# Answers take 0.52 s against a 0.6 s deadline: longer than admission's 80% of it (0.48 s), shorter
+# than the deadline, as 2 llama-servers' answers (0.5-0.65 s) were against the node's 0.8 s.
+NEAR_DEADLINE = DecisionSettings(intents=INTENTS, soft_deadline=0.3, hard_deadline=0.6)
+NEAR_LATENCY = 0.52
+
+
+@pytest.mark.parametrize(
+    ("latencies", "least"),
+    [((NEAR_LATENCY, NEAR_LATENCY), 0.6), ((NEAR_LATENCY, 0.1), 0.5)],
+    ids=["equal", "unequal"],
+)
+def test_two_saturated_endpoints_each_answer_what_their_slots_allow(
+    latencies: tuple[float, float], least: float
+) -> None:
+    """Two endpoints of 2 slots under a crowd, their answers slower than admission's share of the
+    deadline but in time: each is kept busy, answering at least `least` of what its slots allow
+    (equal ones: a fair share each; a slow one beside a fast one: neither starves the other). The
+    rest compared each pace with 80% of the deadline: both rested, admission counted neither, and
+    one request at a time went out (measured with 2 llama-servers: one did all the work)."""
+    with (
+        FaultServer(default=Fault(intent="patrol", latency=latencies[0]), slots=2) as a,
+        FaultServer(default=Fault(intent="patrol", latency=latencies[1]), slots=2) as b,
+    ):
+        urls = f"{a.base_url}#mode=schema,{b.base_url}#mode=schema"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
+        handles = [server.add_decision(NEAR_DEADLINE) for _ in range(60)]
+        try:
+            wait_prepared(server)
+            _frames(server, handles, 1.5)  # both measured
+            before = _answered(server)
+            window = 4.0
+            _frames(server, handles, window)
+            after = _answered(server)
+        finally:
+            server.close()
+    for endpoint, latency in zip((a, b), latencies, strict=True):
+        answered = after[endpoint.base_url] - before[endpoint.base_url]
+        allowed = 2 * window / latency
+        assert answered >= least * allowed, (endpoint.base_url, answered, allowed, after)
+    if latencies[0] == latencies[1]:
+        shares = [after[e.base_url] - before[e.base_url] for e in (a, b)]
+        assert min(shares) >= 0.4 * sum(shares), shares
+
+
+def test_an_endpoint_resting_beside_a_saturated_one_is_probed_and_used_again() -> None:
+    """An endpoint whose first two answers missed the deadline (nothing answered between: its pace
+    jumps to the deadline and it rests) beside one as fast whose slots admission fills: the probe
+    due after 4 paces needs a request waiting, yet admission counted only the busy endpoint's slots,
+    so none ever waited and the resting one idled for good. Admission now counts the probe."""
+    with (
+        FaultServer(default=Fault(intent="patrol", latency=NEAR_LATENCY), slots=2) as stalled,
+        FaultServer(default=Fault(intent="patrol", latency=NEAR_LATENCY), slots=2) as steady,
+    ):
+        server = MindServer(
+            ClockMode.MANUAL, llm_endpoint=f"{stalled.base_url}#mode=schema,{steady.base_url}#mode=schema"
+        )
+        handles = [server.add_decision(NEAR_DEADLINE) for _ in range(60)]
+        try:
+            wait_prepared(server)
+            _frames(server, handles, 1.5)  # both measured
+            stalled.script(Fault(intent="patrol", latency=1.5), Fault(intent="patrol", latency=1.5))
+            _frames(server, handles, 1.5)  # both its slots missed: resting
+            (transport,) = transports(server)
+            rested = {str(s["url"]): s for s in transport.client.pool.states()}[stalled.base_url]
+            before = _answered(server)
+            _frames(server, handles, 5.0)  # the probe falls due within 4 paces (2.4 s)
+            after = _answered(server)
+        finally:
+            server.close()
+    assert float(rested["pace_ms"]) >= 550, rested  # type: ignore[arg-type]  # it rested
+    # Used again: after the probe about 2 x 2.5 s / 0.52 s = 9 answers; resting for good, none.
+    assert after[stalled.base_url] - before[stalled.base_url] >= 4, (before, after)

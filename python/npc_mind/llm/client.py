@@ -436,7 +436,7 @@ class LLMClient:
         "missed", the time it held the request then a lower bound of its service time."""
         now = self._clock()
         hung = self.pool.hung(slot, budget, acquired_at, progress.last, now)
-        self.pool.note_miss(slot, 0.0 if hung else now - acquired_at)
+        self.pool.note_miss(slot, 0.0 if hung else now - acquired_at, acquired_at)
         return "failure" if hung else "missed"
 
     async def _post(self, endpoint: Endpoint, body: dict[str, Any], progress: _Progress) -> str:

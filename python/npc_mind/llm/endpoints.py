@@ -124,10 +124,28 @@ class _Slot:
         self.pace_raised = False  # `pace` is a miss's lower bound: the next answer replaces it
         self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
         self.sent_at = float("-inf")  # when it was last sent one
+        # Requests sent, answered and missed (deadline) since start: how the work was spread.
+        self.sent = self.answered = self.missed = 0
 
     @property
     def cap(self) -> int:
         return max(1, min(self.limit, int(self.window)))
+
+
+def _rests(slot: _Slot, left: float) -> bool:
+    """Whether `slot` is too slow for a request `left` seconds before its deadline: its pace is longer
+    (it would only be cancelled at the deadline, its work taking cores from the other endpoints on a
+    shared machine), or its pace is a miss's lower bound (`note_miss` raised it: nothing answered
+    since; the next answer, a probe's, tells its pace again). Compared with the deadline itself, not
+    admission's `margin` of it: mean service times of 0.5-0.65 s against 0.64 s (80% of 0.8 s) made
+    each endpoint of two rest by turns whenever its mean crossed, until one did all the work."""
+    return slot.pace_raised or (slot.pace or 0.0) > left
+
+
+def _probes(slot: _Slot, now: float) -> bool:
+    """Whether a resting `slot` is due for a probe at `now`: nothing in flight, and `REST_FACTOR` of
+    its paces passed since it was last sent a request."""
+    return not slot.in_flight and now - slot.sent_at >= REST_FACTOR * (slot.pace or 0.0)
 
 
 class EndpointPool:
@@ -179,6 +197,7 @@ class EndpointPool:
         """An answer came `seconds` after its request was sent, at `at` (only answers: a timeout is
         censored)."""
         slot.answered_at = max(slot.answered_at, at)
+        slot.answered += 1
         slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
         last = slot.service
         if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
@@ -194,35 +213,57 @@ class EndpointPool:
         slot.pace_raised = False
 
     @staticmethod
-    def note_miss(slot: _Slot, held: float) -> None:
-        """A request the endpoint held `held` seconds missed its deadline: send it half as many at once
-        (at least one), and plan its requests (`pace`) to take at least `held` (a censored sample: the
-        answer would have come later; 0: a hung endpoint, nothing learned). Planned by answers only, an
-        endpoint slowed past the deadlines kept the pace of its last answer in time (or of its
-        warm-up): admission queued for it what it could not answer, every request missed, and no answer
-        came to correct it (measured: 0 answers a second from 2 healthy servers on a loaded machine)."""
+    def note_miss(slot: _Slot, held: float, sent_at: float) -> None:
+        """A request the endpoint was sent at `sent_at` and held `held` seconds missed its deadline:
+        send it half as many at once (at least one), and plan its requests (`pace`) to take longer (a
+        censored sample: the answer would have come later; 0: a hung endpoint, nothing learned).
+
+        How much longer depends on whether it answered another request meanwhile. Not: it may have
+        slowed past the deadlines, and its pace jumps to `held` (planned by answers only, an endpoint
+        slowed past the deadlines kept the pace of its last answer in time: admission queued for it
+        what it could not answer, every request missed, and no answer came to correct it; measured:
+        0 answers a second from 2 healthy servers on a loaded machine). It did: it is answering at
+        about its pace, and this was one slow answer among them, weighed into the pace like an answer
+        (SERVICE_WEIGHT). Jumping then too made one late answer in thirty rest a healthy endpoint for
+        REST_FACTOR deadlines (measured: 2 and 3 llama-servers on 2 cores, one of them did 85% of the
+        answers and the others idled; 1.01x and 1.07x the answers of one)."""
+        slot.missed += 1
         slot.window = max(1.0, slot.window / 2.0)
-        if held > 0.0 and (slot.pace is None or held > slot.pace):
+        pace = slot.pace
+        if held <= 0.0 or (pace is not None and held <= pace):
+            return
+        if pace is None or slot.answered_at <= sent_at:
             slot.pace = held
             slot.pace_raised = True
+        else:
+            slot.pace = pace + SERVICE_WEIGHT * (held - pace)
 
     def rate(self, horizon: float = float("inf")) -> tuple[float, float, int] | None:
         """(answers per second when every slot is busy, mean seconds a request, slots) at their
-        `pace`, over the endpoints that take requests and can answer within `horizon` seconds; None
-        before any has answered (nothing measured: nothing to size by); (0, 0, 0) when none is fast
-        enough (every request asked now would be late)."""
+        `pace`, over the endpoints that take requests and can answer within `horizon` seconds (see
+        `_rests`), the slots counting one more for each resting endpoint due for a probe (`_probes`);
+        None before any has answered (nothing measured: nothing to size by); (0, 0, probes) when none
+        is fast enough (every request asked now would be late).
+
+        The probes count because admission sizes the queue by these slots: without them, a resting
+        endpoint beside a saturated fast one was never probed (the fast one's slots were all that
+        admission let through, so no request waited when the probe fell due) and rested for good
+        (measured: 2 llama-servers, one idle for the whole run after 2 misses at its start)."""
         rate = 0.0
-        slots = 0
+        slots = probes = 0
         measured = False
+        now = self._clock()
         for slot in self._slots:
             if slot.pace is not None and slot.breaker.state is not BreakerState.OPEN:
                 measured = True
-                if slot.pace <= horizon:
+                if not _rests(slot, horizon):
                     rate += slot.cap / max(slot.pace, 1e-3)
                     slots += slot.cap
+                elif _probes(slot, now):
+                    probes += 1
         if not measured:
             return None
-        return (rate, slots / rate, slots) if rate else (0.0, 0.0, 0)
+        return (rate, slots / rate, slots + probes) if rate else (0.0, 0.0, probes)
 
     @staticmethod
     def hung(slot: _Slot, budget: float, sent_at: float, progress_at: float | None, now: float) -> bool:
@@ -260,6 +301,7 @@ class EndpointPool:
 
     def _take(self, slot: _Slot) -> None:
         slot.in_flight += 1
+        slot.sent += 1
         slot.sent_at = self._clock()
         slot.breaker.before_call()
 
@@ -269,10 +311,9 @@ class EndpointPool:
 
     def _pick(self, left: float = float("inf")) -> _Slot | None:
         """The free endpoint that answers soonest by its pace, (in flight + 1) / slots x pace (the
-        fewest in flight for its slots, among equals or unmeasured ones). One whose pace is longer than
-        `left` rests while another endpoint has work (it would only be cancelled at the deadline, its
-        work taking cores from the others on a shared machine), except for a probe once `REST_FACTOR`
-        paces have passed since it was last sent one."""
+        fewest in flight for its slots, among equals or unmeasured ones). One that rests while another
+        endpoint has work (`_rests`) is sent a request only as a probe, once `REST_FACTOR` paces have
+        passed since it was last sent one."""
         best = None
         best_key = (0.0, 0.0)
         busy = any(slot.in_flight for slot in self._slots)
@@ -280,11 +321,10 @@ class EndpointPool:
         for slot in self._slots:
             if slot.in_flight >= slot.cap or not slot.breaker.available():
                 continue
-            pace = slot.pace or 0.0
-            if busy and pace > left and now - slot.sent_at < REST_FACTOR * pace:
+            if busy and _rests(slot, left) and not _probes(slot, now):
                 continue
             load = (slot.in_flight + 1) / slot.cap
-            key = (load * pace, load)
+            key = (load * (slot.pace or 0.0), load)
             if best is None or key < best_key:
                 best, best_key = slot, key
         return best
@@ -326,6 +366,9 @@ class EndpointPool:
                 "window": s.cap,
                 "service_ms": None if s.service is None else round(s.service * 1000.0, 1),
                 "pace_ms": None if s.pace is None else round(s.pace * 1000.0, 1),
+                "sent": s.sent,
+                "answered": s.answered,
+                "missed": s.missed,
             }
             for s in self._slots
         ]

@@ -202,8 +202,8 @@ class LLMTransport:
         self._rate = 0.0
         self._service = 0.0
         self._measured = False  # any endpoint answered (else `max_queue` alone bounds the queue)
-        # The seconds in which the requests asked lately plan to be answered (`margin` of their
-        # deadline; main thread writes): endpoints slower than that do not count in `_rate`.
+        # The deadline (seconds) of the requests asked lately (main thread writes): endpoints slower
+        # than that do not count in `_rate` (`EndpointPool._pick` sends them only probes).
         self._horizon = _INF
         # (deadline, `_queue_room(deadline)`) for the deadline asked lately, made once per pump by the
         # loop thread (one tuple: read whole), so that a crowd's refusals do not each recompute it.
@@ -319,7 +319,7 @@ class LLMTransport:
             raise RejectedError("every endpoint's circuit breaker is open", reason)
         self._submitted += 1
         self._asked_deadline = request.deadline
-        self._horizon = request.deadline * self.config.margin
+        self._horizon = request.deadline
         ticket = Ticket(self, request, on_done)
         self._arrivals += 1
         key = ticket.key = (-request.priority, -request.urgency, self._arrivals)
@@ -429,10 +429,12 @@ class LLMTransport:
         queue = self._queue
         now = self._clock()
         while queue:
-            due = self._due(queue[0].request)  # type: ignore[arg-type]  # a queued ticket always holds its request
-            # An endpoint too slow for it by its pace is sent it only as a probe (`EndpointPool._pick`):
-            # the answer refreshes an estimate that may be stale (a slow spell over, a cold first answer).
-            slot = pool.try_acquire(due - now) if now <= due else None
+            head: Request = queue[0].request  # type: ignore[assignment]  # a queued ticket always holds its request
+            due = self._due(head)
+            # Sent while its due time (`margin`) allows, to an endpoint whose pace answers it before its
+            # deadline; one too slow for that is sent it only as a probe (`EndpointPool._pick`): the
+            # answer refreshes an estimate that may be stale (a slow spell over, a cold first answer).
+            slot = pool.try_acquire(head.started_at + head.deadline - now) if now <= due else None
             if slot is None and now <= due:
                 break
             ticket = queue.pop(0)
