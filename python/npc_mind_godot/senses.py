@@ -879,6 +879,7 @@ class Sensing:
     def remove(self, sense: Any) -> None:
         state = sense.state()
         self.placements += 1
+        self._looking.clear()  # it holds the senses: a freed one is not kept alive
         if self.listeners.pop(sense._id, None) is not None:
             self._listeners_of.clear()
         pose = state.pop("pose", None)
