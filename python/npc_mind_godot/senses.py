@@ -825,6 +825,9 @@ class Sensing:
         self.batch = -1  # the last batch that ran: floor(clock x batches a second)
         self.listeners: dict[int, Any] = {}  # hearing senses by instance id
         self._listeners_of: dict[int, tuple[list[Any], np.ndarray]] = {}  # dimension -> senses, pose slots
+        # bumped when a sense comes or goes: the sights' gathered settings (`_Looking`) are made again
+        self.placements = 0
+        self._looking: dict[int, _Looking] = {}  # dimension -> the last due sights' settings
         self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
         self.free_poses: list[int] = []
         self.stimuli: list[Stimulus] = []
@@ -845,6 +848,7 @@ class Sensing:
         if not mind_server.ticking:
             mind_server._start_ticking()
         state = sense.state()
+        self.placements += 1
         # what the sense reads every check, found again wherever it now is in the tree
         parent = sense.get_parent()
         body = _body_of(parent)
@@ -874,6 +878,8 @@ class Sensing:
 
     def remove(self, sense: Any) -> None:
         state = sense.state()
+        self.placements += 1
+        self._looking.clear()  # it holds the senses: a freed one is not kept alive
         if self.listeners.pop(sense._id, None) is not None:
             self._listeners_of.clear()
         pose = state.pop("pose", None)
@@ -978,10 +984,12 @@ class Sensing:
             found = self._listeners_of[dimension] = (senses, slots)
         return found
 
-    def _poses(self, senses: list[Any], dimension: int) -> np.ndarray:
+    def _poses(self, senses: list[Any], dimension: int, slots: np.ndarray | None = None) -> np.ndarray:
         """(senses, 2 x dimension): each NPC's position then unit facing (2D +X, 3D -Z), in one call;
-        a row of NaN (reported once a sense) when the NPC is not a Node2D / Node3D."""
-        slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
+        a row of NaN (reported once a sense) when the NPC is not a Node2D / Node3D. `slots`: the
+        senses' pose slots, when the caller holds them."""
+        if slots is None:
+            slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
         found = self.world().call("poses_2d" if dimension == 2 else "poses_3d", slots)
         poses = np.asarray(found, dtype=np.float64).reshape(len(senses), 2 * dimension)
         for row in np.flatnonzero(np.isnan(poses[:, 0])).tolist():
@@ -992,45 +1000,29 @@ class Sensing:
     def _look(self, senses: list[Any], dimension: int, now: float) -> None:
         """The due sights of one dimension: every sense against every node of its groups in one
         array operation, then one ray batch for the pairs in range and view whose rules hold."""
-        poses = self._poses(senses, dimension)
-        looking, rule_sets, rows, settings, spaces = [], [], [], [], []
         version = _rules_version[0]
-        for row, sense in enumerate(senses):
-            state = sense.__dict__["_state"]
-            look = state.get("look")
-            if look is None or look[0] != version:  # read again after an edit (or a move in the tree)
-                look = state["look"] = _look_settings(sense, state, dimension, version)
-            if not look[1] or poses[row, 0] != poses[row, 0]:  # no rules, or not placed (NaN)
-                continue
-            if look[4]:  # bad rules: their one report, repeats counted
-                sense.compiled_rules()
-            looking.append(sense)
-            rule_sets.append(look[1])
-            rows.append(row)
-            settings.append(look[2])
-            spaces.append(look[3])
+        key = (version, self.placements, *map(id, senses))
+        gathered = self._looking.get(dimension)
+        if gathered is None or gathered.key != key:  # the same due sights, unedited: read once
+            slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
+            gathered = self._looking[dimension] = _Looking.gather(key, senses, slots, dimension, None)
+        poses = self._poses(senses, dimension, gathered.slots)
+        if np.isnan(poses[gathered.rows, 0]).any():  # an NPC not placed this frame: it sits out
+            gathered = _Looking.gather(key, senses, gathered.slots, dimension, ~np.isnan(poses[:, 0]))
+        for sense in gathered.badly_ruled:  # bad rules: their one report, repeats counted
+            sense.compiled_rules()
+        looking = gathered.looking
         if not looking:
             return
+        rows = gathered.rows
         eyes, facing = poses[rows, :dimension], poses[rows, dimension:]
-        ranges, cos_half, masks, lifts, owners, own_blocks = (
-            np.asarray(values) for values in zip(*settings, strict=True)
-        )
-        by_group: dict[str, list[int]] = {}
-        for position, rules in enumerate(rule_sets):
-            for group in dict.fromkeys(rule.group for rule in rules):
-                by_group.setdefault(group, []).append(position)
+        ranges, cos_half, masks, lifts, owners, own_blocks = gathered.settings
+        spaces = gathered.spaces
         pairs: list[tuple[int, Group, int, list[Rule]]] = []  # (sense, group, node, rules that hold)
-        for group_name, members in by_group.items():
-            group_rules = {
-                position: [rule for rule in rule_sets[position] if rule.group == group_name]
-                for position in members
-            }
-            asked = [rule for rules in group_rules.values() for rule in rules]
-            plain = not any(rule.when or rule.node_class for rule in asked)  # every rule holds: no check
+        for group_name, index, group_rules, asked, plain in gathered.groups:
             group = self._group(group_name, dimension, asked)
             if not group.ids:
                 continue
-            index = np.asarray(members)
             seen = in_view(eyes[index], facing[index], ranges[index], cos_half[index], group.points)
             found_rows, columns = np.nonzero(seen)
             positions = index[found_rows]
@@ -1333,6 +1325,65 @@ def _held(rules: list[Rule], group: Group, column: int) -> list[Rule]:
             continue
         held.append(rule)
     return held
+
+
+class _Looking:
+    """What one dimension's due sights read each check, gathered from their settings in one pass and
+    kept while the same sights are due unedited (`key`: the rules' version, the senses' placements,
+    the senses): the senses that look (those with rules on a placed NPC), their settings as arrays,
+    and per group the lookers and the rules they ask of it."""
+
+    __slots__ = ("badly_ruled", "groups", "key", "looking", "rows", "settings", "slots", "spaces")
+    key: tuple
+    slots: np.ndarray  # each sense's pose slot
+    rows: np.ndarray  # each looking sense's row among the senses
+    looking: list[Any]
+    badly_ruled: list[Any]
+    settings: tuple[np.ndarray, ...]  # reach, cos of half the view, mask, eye lift, NPC id, own block
+    spaces: list[Any]
+    groups: list[tuple[str, np.ndarray, dict[int, list[Any]], list[Any], bool]]
+
+    @classmethod
+    def gather(
+        cls, key: tuple, senses: list[Any], slots: np.ndarray, dimension: int, placed: np.ndarray | None
+    ) -> _Looking:
+        """`placed`: per sense, whether its NPC has a pose this frame (None: every one has)."""
+        gathered = cls()
+        gathered.key, gathered.slots = key, slots
+        version = key[0]
+        looking, rule_sets, rows, settings, spaces, badly_ruled = [], [], [], [], [], []
+        for row, sense in enumerate(senses):
+            state = sense.__dict__["_state"]
+            look = state.get("look")
+            if look is None or look[0] != version:  # read again after an edit (or a move in the tree)
+                look = state["look"] = _look_settings(sense, state, dimension, version)
+            if not look[1] or (placed is not None and not placed[row]):  # no rules, or not placed
+                continue
+            if look[4]:
+                badly_ruled.append(sense)
+            looking.append(sense)
+            rule_sets.append(look[1])
+            rows.append(row)
+            settings.append(look[2])
+            spaces.append(look[3])
+        gathered.looking, gathered.badly_ruled, gathered.spaces = looking, badly_ruled, spaces
+        gathered.rows = np.asarray(rows, dtype=np.intp)
+        columns = zip(*settings, strict=True) if settings else ((),) * 6
+        gathered.settings = tuple(np.asarray(values) for values in columns)
+        by_group: dict[str, list[int]] = {}
+        for position, rules in enumerate(rule_sets):
+            for group in dict.fromkeys(rule.group for rule in rules):
+                by_group.setdefault(group, []).append(position)
+        gathered.groups = []
+        for group_name, members in by_group.items():
+            group_rules = {
+                position: [rule for rule in rule_sets[position] if rule.group == group_name]
+                for position in members
+            }
+            asked = [rule for rules in group_rules.values() for rule in rules]
+            plain = not any(rule.when or rule.node_class for rule in asked)  # every rule holds: no check
+            gathered.groups.append((group_name, np.asarray(members), group_rules, asked, plain))
+        return gathered
 
 
 def _look_settings(sense: Any, state: dict[str, Any], dimension: int, version: int) -> tuple:
