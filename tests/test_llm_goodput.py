@@ -450,13 +450,7 @@ def test_a_resting_endpoint_that_is_fast_again_is_used_again() -> None:
         handles = [server.add_decision(settings) for _ in range(40)]
 
         def run_for(seconds: float) -> dict[str, dict[str, object]]:
-            until = time.monotonic() + seconds
-            while time.monotonic() < until:
-                for handle in handles:
-                    if not server.decisions.pending(handle):
-                        server.request_decision(handle, {"threat": 0.5})
-                server.update()
-                time.sleep(0.005)
+            _frames(server, handles, seconds)
             (transport,) = transports(server)
             return {str(s["url"]): s for s in transport.client.pool.states()}
 
