@@ -11,6 +11,7 @@ import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -400,37 +401,29 @@ def test_an_endpoint_slowed_past_the_deadline_is_sent_only_what_it_can_answer() 
     assert state["breaker"] == "closed" and float(state["pace_ms"]) >= 400, state  # type: ignore[arg-type]
 
 
+# Against fast answers (0.05 s): a 0.5 s deadline an endpoint slowed to 2 s misses.
+TIGHT_DEADLINE = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.5)
+
+
 def test_an_endpoint_too_slow_for_the_deadline_rests_while_another_answers() -> None:
     """Two endpoints, one of which slows to 2 s an answer against a 0.5 s deadline (on one machine,
     more model servers than cores: each busy one slows the others). It was sent a request whenever it
     had a free slot, each cancelled at the deadline, its work lost; now it rests while the other
     answers, probed once every 4 of its paces, and the fast one's answers go on."""
-    with (
-        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as slow,
-        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as fast,
-    ):
-        urls = f"{slow.base_url}#mode=schema,{fast.base_url}#mode=schema"
-        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
-        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.5)
-        handles = [server.add_decision(settings) for _ in range(40)]
-        try:
-            wait_prepared(server)
-            assert ask_until(server, handles, answers=20)["made"] >= 20  # both measured
-            slow.default = Fault(intent="patrol", latency=2.0)
-            ended: Counter[str] = Counter()
-            switched = time.monotonic()
-            while (now := time.monotonic()) < switched + 4.0:
-                for handle in handles:
-                    if not server.decisions.pending(handle):
-                        server.request_decision(handle, {"threat": 0.5})
-                for event in server.update():
-                    if event.signal in ("decision_made", "decision_fallback") and now > switched + 1.0:
-                        ended["made" if event.signal == "decision_made" else event.args[1]] += 1
-                time.sleep(0.005)
-            (transport,) = transports(server)
-            states = {s["url"]: s for s in transport.client.pool.states()}
-        finally:
-            server.close()
+    with _two_endpoints((0.05, 0.05), TIGHT_DEADLINE, 40) as (server, handles, slow, fast):
+        assert ask_until(server, handles, answers=20)["made"] >= 20  # both measured
+        slow.default = Fault(intent="patrol", latency=2.0)
+        ended: Counter[str] = Counter()
+        switched = time.monotonic()
+        while (now := time.monotonic()) < switched + 4.0:
+            for handle in handles:
+                if not server.decisions.pending(handle):
+                    server.request_decision(handle, {"threat": 0.5})
+            for event in server.update():
+                if event.signal in ("decision_made", "decision_fallback") and now > switched + 1.0:
+                    ended["made" if event.signal == "decision_made" else event.args[1]] += 1
+            time.sleep(0.005)
+        states = _states(server)
     # In those 3 s the slow one is probed at most twice (every 4 x 0.5 s); it was sent 2 every 0.5 s.
     assert ended["timeout"] <= 2 and ended["made"] >= 30, ended
     assert states[slow.base_url]["breaker"] == "closed" == states[fast.base_url]["breaker"], states
@@ -440,29 +433,14 @@ def test_a_resting_endpoint_that_is_fast_again_is_used_again() -> None:
     """An endpoint slowed past the deadline rests (its pace raised by the misses); once it is fast
     again, a probe's answer sets its pace anew and it takes requests again: a rest is never for good,
     even while the other endpoint takes every request admission lets through."""
-    with (
-        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as slowed,
-        FaultServer(default=Fault(intent="patrol", latency=0.05), slots=2) as steady,
-    ):
-        urls = f"{slowed.base_url}#mode=schema,{steady.base_url}#mode=schema"
-        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
-        settings = DecisionSettings(intents=INTENTS, soft_deadline=0.2, hard_deadline=0.5)
-        handles = [server.add_decision(settings) for _ in range(40)]
-
-        def run_for(seconds: float) -> dict[str, dict[str, object]]:
-            _frames(server, handles, seconds)
-            (transport,) = transports(server)
-            return {str(s["url"]): s for s in transport.client.pool.states()}
-
-        try:
-            wait_prepared(server)
-            assert ask_until(server, handles, answers=20)["made"] >= 20  # both measured
-            slowed.default = Fault(intent="patrol", latency=2.0)
-            rested = run_for(3.0)
-            slowed.default = Fault(intent="patrol", latency=0.05)
-            recovered = run_for(4.0)
-        finally:
-            server.close()
+    with _two_endpoints((0.05, 0.05), TIGHT_DEADLINE, 40) as (server, handles, slowed, _steady):
+        assert ask_until(server, handles, answers=20)["made"] >= 20  # both measured
+        slowed.default = Fault(intent="patrol", latency=2.0)
+        _frames(server, handles, 3.0)
+        rested = _states(server)
+        slowed.default = Fault(intent="patrol", latency=0.05)
+        _frames(server, handles, 4.0)
+        recovered = _states(server)
     assert float(rested[slowed.base_url]["pace_ms"]) >= 400, rested  # type: ignore[arg-type]
     assert float(recovered[slowed.base_url]["pace_ms"]) < 300, recovered  # type: ignore[arg-type]
 
@@ -478,9 +456,34 @@ def _frames(server: MindServer, handles: list[int], seconds: float) -> None:
         time.sleep(0.005)
 
 
-def _answered(server: MindServer) -> dict[str, int]:
+def _states(server: MindServer) -> dict[str, dict[str, object]]:
+    """The server's endpoints' states (`EndpointPool.states`), by URL."""
     (transport,) = transports(server)
-    return {str(s["url"]): int(s["answered"]) for s in transport.client.pool.states()}  # type: ignore[call-overload]  # states() values are objects; answered is an int
+    return {str(s["url"]): s for s in transport.client.pool.states()}
+
+
+def _answered(server: MindServer) -> dict[str, int]:
+    return {url: int(state["answered"]) for url, state in _states(server).items()}  # type: ignore[call-overload]  # states() values are objects; answered is an int
+
+
+@contextmanager
+def _two_endpoints(
+    latencies: tuple[float, float], settings: DecisionSettings, decisions: int
+) -> Iterator[tuple[MindServer, list[int], FaultServer, FaultServer]]:
+    """Two fault servers of 2 slots answering after `latencies`, a manual-clock server with both as
+    its endpoints and `decisions` decisions, prepared; the server is closed after."""
+    with (
+        FaultServer(default=Fault(intent="patrol", latency=latencies[0]), slots=2) as a,
+        FaultServer(default=Fault(intent="patrol", latency=latencies[1]), slots=2) as b,
+    ):
+        urls = f"{a.base_url}#mode=schema,{b.base_url}#mode=schema"
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
+        handles = [server.add_decision(settings) for _ in range(decisions)]
+        try:
+            wait_prepared(server)
+            yield server, handles, a, b
+        finally:
+            server.close()
 
 
 # Answers take 0.52 s against a 0.6 s deadline: longer than admission's 80% of it (0.48 s), shorter
@@ -502,22 +505,12 @@ def test_two_saturated_endpoints_each_answer_what_their_slots_allow(
     (equal ones: a fair share each; a slow one beside a fast one: neither starves the other). The
     rest compared each pace with 80% of the deadline: both rested, admission counted neither, and
     one request at a time went out (measured with 2 llama-servers: one did all the work)."""
-    with (
-        FaultServer(default=Fault(intent="patrol", latency=latencies[0]), slots=2) as a,
-        FaultServer(default=Fault(intent="patrol", latency=latencies[1]), slots=2) as b,
-    ):
-        urls = f"{a.base_url}#mode=schema,{b.base_url}#mode=schema"
-        server = MindServer(ClockMode.MANUAL, llm_endpoint=urls)
-        handles = [server.add_decision(NEAR_DEADLINE) for _ in range(60)]
-        try:
-            wait_prepared(server)
-            _frames(server, handles, 1.5)  # both measured
-            before = _answered(server)
-            window = 4.0
-            _frames(server, handles, window)
-            after = _answered(server)
-        finally:
-            server.close()
+    with _two_endpoints(latencies, NEAR_DEADLINE, 60) as (server, handles, a, b):
+        _frames(server, handles, 1.5)  # both measured
+        before = _answered(server)
+        window = 4.0
+        _frames(server, handles, window)
+        after = _answered(server)
     for endpoint, latency in zip((a, b), latencies, strict=True):
         answered = after[endpoint.base_url] - before[endpoint.base_url]
         allowed = 2 * window / latency
@@ -532,26 +525,15 @@ def test_an_endpoint_resting_beside_a_saturated_one_is_probed_and_used_again() -
     jumps to the deadline and it rests) beside one as fast whose slots admission fills: the probe
     due after 4 paces needs a request waiting, yet admission counted only the busy endpoint's slots,
     so none ever waited and the resting one idled for good. Admission now counts the probe."""
-    with (
-        FaultServer(default=Fault(intent="patrol", latency=NEAR_LATENCY), slots=2) as stalled,
-        FaultServer(default=Fault(intent="patrol", latency=NEAR_LATENCY), slots=2) as steady,
-    ):
-        server = MindServer(
-            ClockMode.MANUAL, llm_endpoint=f"{stalled.base_url}#mode=schema,{steady.base_url}#mode=schema"
-        )
-        handles = [server.add_decision(NEAR_DEADLINE) for _ in range(60)]
-        try:
-            wait_prepared(server)
-            _frames(server, handles, 1.5)  # both measured
-            stalled.script(Fault(intent="patrol", latency=1.5), Fault(intent="patrol", latency=1.5))
-            _frames(server, handles, 1.5)  # both its slots missed: resting
-            (transport,) = transports(server)
-            rested = {str(s["url"]): s for s in transport.client.pool.states()}[stalled.base_url]
-            before = _answered(server)
-            _frames(server, handles, 5.0)  # the probe falls due within 4 paces (2.4 s)
-            after = _answered(server)
-        finally:
-            server.close()
+    latencies = (NEAR_LATENCY, NEAR_LATENCY)
+    with _two_endpoints(latencies, NEAR_DEADLINE, 60) as (server, handles, stalled, _steady):
+        _frames(server, handles, 1.5)  # both measured
+        stalled.script(Fault(intent="patrol", latency=1.5), Fault(intent="patrol", latency=1.5))
+        _frames(server, handles, 1.5)  # both its slots missed: resting
+        rested = _states(server)[stalled.base_url]
+        before = _answered(server)
+        _frames(server, handles, 5.0)  # the probe falls due within 4 paces (2.4 s)
+        after = _answered(server)
     assert float(rested["pace_ms"]) >= 550, rested  # type: ignore[arg-type]  # it rested
     # Used again: after the probe about 2 x 2.5 s / 0.52 s = 9 answers; resting for good, none.
     assert after[stalled.base_url] - before[stalled.base_url] >= 4, (before, after)
