@@ -539,3 +539,29 @@ def test_an_endpoint_resting_beside_a_saturated_one_is_probed_and_used_again() -
     assert float(rested["pace_ms"]) >= 1100, rested  # type: ignore[arg-type]  # it rested
     # Used again: after the probe about 2 x 3 s / 1.0 s = 6 answers; resting for good, none.
     assert after[stalled.base_url] - before[stalled.base_url] >= 4, (before, after)
+
+
+def test_an_endpoint_too_slow_with_two_at_once_is_sent_one_at_a_time() -> None:
+    """One endpoint whose answers share its core (a model on one thread): alone it answers in 0.45 s,
+    two at once take 0.9 s each, past the 0.8 s deadline. Once pairs missed (their mean share of the
+    time they had above `GROW_SHARE`), it is sent one request at a time for as long as that holds.
+    Its window grew back with the next answer, and the next pair missed again: about half the
+    requests cancelled at the deadline (measured: 2 and 3 llama-servers on 2 cores lost 20-45% of
+    their requests so)."""
+    settings = DecisionSettings(intents=INTENTS, soft_deadline=0.4, hard_deadline=0.8)
+    with FaultServer(default=Fault(intent="patrol", latency=0.45), slots=2, shared=True) as endpoint:
+        server = MindServer(ClockMode.MANUAL, llm_endpoint=f"{endpoint.base_url}#mode=schema")
+        handles = [server.add_decision(settings) for _ in range(20)]
+        try:
+            wait_prepared(server)
+            _frames(server, handles, 4.0)  # pairs missed, until their mean share passed GROW_SHARE
+            before = _states(server)[endpoint.base_url]
+            _frames(server, handles, 4.0)
+            after = _states(server)[endpoint.base_url]
+        finally:
+            server.close()
+    assert int(before["missed"]) >= 2, before  # type: ignore[call-overload]  # it was sent two at once
+    missed = int(after["missed"]) - int(before["missed"])  # type: ignore[call-overload]
+    answered = int(after["answered"]) - int(before["answered"])  # type: ignore[call-overload]
+    # One at a time: about 4 s / 0.45 s = 8 answers, none missed; by turns, about 3 and 6 missed.
+    assert missed == 0 and answered >= 5 and after["window"] == 1, (before, after)

@@ -14,7 +14,9 @@ an OpenAI server's.
 With `slots=N` it behaves like a saturated llama-server: at most N chat requests are answered at once
 (each fault's latency runs once it holds a slot), the rest wait in the server's own queue, and `/props`
 reports `total_slots` the way llama-server does (so the client detects the kind `llama`; declare
-`#mode=schema` in the URL, as this server has no `/tokenize`).
+`#mode=schema` in the URL, as this server has no `/tokenize`). With `shared=True` its answers share
+one core, as a model's on one thread do: a fault's latency is multiplied by the requests it answers
+at once when that one begins.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ class FaultServer:
         default: Fault | None = None,
         linger_close: float | None = None,
         slots: int | None = None,
+        shared: bool = False,
     ) -> None:
         """linger_close: like llama-server, close a streamed response's connection this many seconds
         after its last chunk, without answering whatever the client sent on it meanwhile.
@@ -92,6 +95,7 @@ class FaultServer:
         self.props: Fault | None = None  # what GET /props answers (a hostile mode), None: 404
         self.linger_close = linger_close
         self.slots = slots
+        self.shared = shared
         self._slots: asyncio.Semaphore | None = None
         self._script: deque[Fault] = deque()
         self.seen: list[Seen] = []
@@ -206,7 +210,8 @@ class FaultServer:
     async def _answer(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fault: Fault, seen: Seen
     ) -> bool:
-        if await self._client_closed_within(reader, fault.latency):
+        latency = fault.latency * self.active if self.shared else fault.latency
+        if await self._client_closed_within(reader, latency):
             seen.closed_by_client = True
             return False
         if fault.kind == "http_500":

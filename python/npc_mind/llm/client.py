@@ -376,6 +376,7 @@ class LLMClient:
             slot = await self.pool.acquire()
         outcome = "neutral"
         acquired_at = self._clock()
+        at_once = slot.in_flight  # this one among them; at its end, those sent after it count too
         budget = float("inf") if deadline is None else deadline - acquired_at
         progress = _Progress(self._clock)
         try:
@@ -402,13 +403,15 @@ class LLMClient:
                     async with cancel_at(budget):
                         shape, content = await ask()
                 except TimeoutError:
-                    outcome = self._missed(slot, budget, acquired_at, progress)
+                    outcome = self._missed(slot, budget, acquired_at, progress, at_once)
                     raise EndpointError(
                         f"{slot.endpoint.base_url}: no answer by the deadline", "timeout"
                     ) from None
             outcome = "success"
             answered_at = self._clock()
-            self.pool.note_service(slot, answered_at - acquired_at, answered_at)
+            self.pool.note_service(
+                slot, answered_at - acquired_at, answered_at, budget, max(at_once, slot.in_flight)
+            )
             return shape.parse(content)
         except EndpointError:
             if outcome == "neutral":
@@ -421,7 +424,7 @@ class LLMClient:
         finally:
             if outcome == "neutral" and deadline is not None and acquired_at < deadline <= self._clock():
                 # The endpoint had it and was cancelled after its deadline (the watchdog's cancel).
-                outcome = self._missed(slot, budget, acquired_at, progress)
+                outcome = self._missed(slot, budget, acquired_at, progress, at_once)
             if outcome == "failure":
                 slot.breaker.record_failure()
             elif outcome == "success":
@@ -430,13 +433,17 @@ class LLMClient:
                 slot.breaker.record_neutral()
             self.pool.release(slot)
 
-    def _missed(self, slot: _Slot, budget: float, acquired_at: float, progress: _Progress) -> str:
-        """A request the endpoint held since `acquired_at` missed its deadline: "failure" when the
-        endpoint is hung (`EndpointPool.hung`, judged by its service time before this miss), else
-        "missed", the time it held the request then a lower bound of its service time."""
+    def _missed(
+        self, slot: _Slot, budget: float, acquired_at: float, progress: _Progress, at_once: int
+    ) -> str:
+        """A request the endpoint held since `acquired_at`, among `at_once`, missed its deadline:
+        "failure" when the endpoint is hung (`EndpointPool.hung`, judged by its service time before
+        this miss), else "missed", the time it held the request then a lower bound of its service time."""
         now = self._clock()
         hung = self.pool.hung(slot, budget, acquired_at, progress.last, now)
-        self.pool.note_miss(slot, 0.0 if hung else now - acquired_at, acquired_at)
+        self.pool.note_miss(
+            slot, 0.0 if hung else now - acquired_at, acquired_at, max(at_once, slot.in_flight)
+        )
         return "failure" if hung else "missed"
 
     async def _post(self, endpoint: Endpoint, body: dict[str, Any], progress: _Progress) -> str:

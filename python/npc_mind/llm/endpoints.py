@@ -101,6 +101,13 @@ HANG_FACTOR = 4.0
 # work) until this many of its paces have passed since it was last sent one; then one request probes
 # whether it got faster. Endpoints on one machine share its cores: each busy one slows the others.
 REST_FACTOR = 4.0
+# An endpoint's window grows to one more request at once only while the requests it was last sent
+# that many at once took at most GROW_SHARE of their time (0..1), on average (LEVEL_WEIGHT: the
+# newest's weight, a missed one's counting its held time); a mean older than LEVEL_MEMORY seconds is
+# tried again (the load of the machine it shares may have changed).
+GROW_SHARE = 0.8
+LEVEL_WEIGHT = 0.25
+LEVEL_MEMORY = 30.0
 
 
 class _Slot:
@@ -112,7 +119,8 @@ class _Slot:
         # (more would wait inside the server, where no deadline can see them).
         self.limit = endpoint.max_in_flight
         # How many of those it is sent now, like TCP's congestion window: halved by a missed deadline
-        # (a model slower with more requests at once), grown back by one per window of answers.
+        # (a model slower with more requests at once), grown back by one per window of answers while
+        # the requests last sent one more at once were in time with room (`_may_grow`).
         self.window = float(self.limit)
         self.service: float | None = None  # seconds from send to answer, averaged; None until one
         self.spread = 0.0  # their mean deviation
@@ -124,6 +132,9 @@ class _Slot:
         self.pace_raised = False  # `pace` is a miss's lower bound: the next answer replaces it
         self.answered_at = float("-inf")  # when it last answered a request (the client's clock)
         self.sent_at = float("-inf")  # when it was last sent one
+        # Per number of requests held at once: the mean share of their time those requests took (a
+        # miss: 1), and when it was last measured.
+        self.levels: dict[int, tuple[float, float]] = {}
         # Requests sent, answered and missed (deadline) since start: how the work was spread.
         self.sent = self.answered = self.missed = 0
 
@@ -140,6 +151,23 @@ def _rests(slot: _Slot, left: float) -> bool:
     admission's `margin` of it: mean service times of 0.5-0.65 s against 0.64 s (80% of 0.8 s) made
     each endpoint of two rest by turns whenever its mean crossed, until one did all the work."""
     return slot.pace_raised or (slot.pace or 0.0) > left
+
+
+def _note_level(slot: _Slot, at_once: int, share: float, at: float) -> None:
+    """A request sent while the endpoint held `at_once` took `share` of its time (a miss: 1)."""
+    mean, _ = slot.levels.get(at_once, (share, at))
+    slot.levels[at_once] = (mean + LEVEL_WEIGHT * (share - mean), at)
+
+
+def _may_grow(slot: _Slot, now: float) -> bool:
+    """Whether `slot` may be sent one request more at once than its window: the requests last sent
+    that many at once took at most `GROW_SHARE` of their time, or none was lately (`LEVEL_MEMORY`).
+    Grown back by the next answer after a miss halved it, a window went straight back to the load
+    that missed (measured: 2 and 3 llama-servers of one thread on 2 cores, each sent 2 at once:
+    20-45% of the requests cancelled at the deadline, their work lost; held to one at a time, 35-40%
+    more answers)."""
+    measured = slot.levels.get(int(slot.window) + 1)
+    return measured is None or now - measured[1] > LEVEL_MEMORY or measured[0] <= GROW_SHARE
 
 
 def _probes(slot: _Slot, now: float) -> bool:
@@ -193,12 +221,16 @@ class EndpointPool:
                 slot.service, slot.spread, slot.seeded = seconds, seconds / 2, True
                 slot.pace = seconds
 
-    def note_service(self, slot: _Slot, seconds: float, at: float) -> None:
-        """An answer came `seconds` after its request was sent, at `at` (only answers: a timeout is
-        censored)."""
+    def note_service(
+        self, slot: _Slot, seconds: float, at: float, budget: float = float("inf"), at_once: int = 1
+    ) -> None:
+        """An answer came `seconds` after its request was sent with `budget` seconds to its deadline,
+        while the endpoint held `at_once` requests, at `at` (only answers: a timeout is censored)."""
         slot.answered_at = max(slot.answered_at, at)
         slot.answered += 1
-        slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
+        _note_level(slot, at_once, seconds / budget if budget > 0.0 else 1.0, at)
+        if _may_grow(slot, at):
+            slot.window = min(float(slot.limit), slot.window + 1.0 / slot.window)
         last = slot.service
         if last is None or slot.seeded:  # the warm-up (a whole uncached prefix) was only a stand-in
             slot.seeded = False
@@ -213,10 +245,11 @@ class EndpointPool:
         slot.pace_raised = False
 
     @staticmethod
-    def note_miss(slot: _Slot, held: float, sent_at: float) -> None:
-        """A request the endpoint was sent at `sent_at` and held `held` seconds missed its deadline:
-        send it half as many at once (at least one), and plan its requests (`pace`) to take longer (a
-        censored sample: the answer would have come later; 0: a hung endpoint, nothing learned).
+    def note_miss(slot: _Slot, held: float, sent_at: float, at_once: int = 1) -> None:
+        """A request the endpoint was sent at `sent_at`, holding `at_once` requests, and held `held`
+        seconds missed its deadline: send it half as many at once (at least one), and plan its
+        requests (`pace`) to take longer (a censored sample: the answer would have come later; 0: a
+        hung endpoint, nothing learned).
 
         How much longer depends on whether it answered another request meanwhile. Not: it may have
         slowed past the deadlines, and its pace jumps to `held` (planned by answers only, an endpoint
@@ -229,6 +262,7 @@ class EndpointPool:
         answers and the others idled; 1.01x and 1.07x the answers of one)."""
         slot.missed += 1
         slot.window = max(1.0, slot.window / 2.0)
+        _note_level(slot, at_once, 1.0, sent_at + held)
         pace = slot.pace
         if held <= 0.0 or (pace is not None and held <= pace):
             return
