@@ -376,7 +376,7 @@ class LLMClient:
             slot = await self.pool.acquire()
         outcome = "neutral"
         acquired_at = self._clock()
-        at_once = slot.in_flight  # this one among them; at its end, those sent after it count too
+        at_once = slot.in_flight  # this one among them
         budget = float("inf") if deadline is None else deadline - acquired_at
         progress = _Progress(self._clock)
         try:
@@ -409,9 +409,7 @@ class LLMClient:
                     ) from None
             outcome = "success"
             answered_at = self._clock()
-            self.pool.note_service(
-                slot, answered_at - acquired_at, answered_at, budget, max(at_once, slot.in_flight)
-            )
+            self.pool.note_service(slot, answered_at - acquired_at, answered_at, budget, at_once)
             return shape.parse(content)
         except EndpointError:
             if outcome == "neutral":
@@ -441,9 +439,7 @@ class LLMClient:
         this miss), else "missed", the time it held the request then a lower bound of its service time."""
         now = self._clock()
         hung = self.pool.hung(slot, budget, acquired_at, progress.last, now)
-        self.pool.note_miss(
-            slot, 0.0 if hung else now - acquired_at, acquired_at, max(at_once, slot.in_flight)
-        )
+        self.pool.note_miss(slot, 0.0 if hung else now - acquired_at, acquired_at, at_once)
         return "failure" if hung else "missed"
 
     async def _post(self, endpoint: Endpoint, body: dict[str, Any], progress: _Progress) -> str:

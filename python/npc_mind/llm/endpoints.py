@@ -154,9 +154,11 @@ def _rests(slot: _Slot, left: float) -> bool:
 
 
 def _note_level(slot: _Slot, at_once: int, share: float, at: float) -> None:
-    """A request sent while the endpoint held `at_once` took `share` of its time (a miss: 1)."""
-    mean, _ = slot.levels.get(at_once, (share, at))
-    slot.levels[at_once] = (mean + LEVEL_WEIGHT * (share - mean), at)
+    """A request sent while the endpoint held `at_once` took `share` of its time (a miss: 1). Those
+    sent after it and still held at its end slowed it too: it counts at the larger of the two."""
+    level = max(at_once, slot.in_flight)
+    mean, _ = slot.levels.get(level, (share, at))
+    slot.levels[level] = (mean + LEVEL_WEIGHT * (share - mean), at)
 
 
 def _may_grow(slot: _Slot, now: float) -> bool:
