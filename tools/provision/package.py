@@ -334,6 +334,21 @@ def _origin_dirs(elf: Path, rpath: str) -> list[Path]:
     ]
 
 
+def _scrub_prefix(library: Path) -> None:
+    """The build Python's compiled-in prefix (unused: the addon starts Python isolated, its home set)
+    made anonymous in place: the same length, its last part kept (the compiler may have merged
+    PY_VERSION into that tail; NUL padding cut it off and broke the runtime), the rest neutral."""
+    prefix = sys.base_prefix.encode()
+    tail = prefix.rsplit(b"/", 1)[-1]
+    head = len(prefix) - len(tail)
+    if head < 2:
+        return
+    anonymous = b"/" + b"_" * (head - 2) + b"/" + tail
+    data = library.read_bytes()
+    if prefix in data:
+        library.write_bytes(data.replace(prefix, anonymous))
+
+
 def _relocate(runtime: Path) -> None:
     """Every ELF: the C libraries it needs copied into lib/, RUNPATH relative to $ORIGIN, debug info stripped.
 
@@ -474,6 +489,7 @@ def bundle(force: bool = False, whole_stdlib: bool = False) -> bool:
         lib.mkdir()
         libpython = Path(str(sysconfig.get_config_var("LIBDIR"))) / LIBPYTHON
         shutil.copy2(libpython.resolve(), lib / LIBPYTHON)
+        _scrub_prefix(lib / LIBPYTHON)
         _copy_stdlib(lib / VERSION_DIR, None if whole_stdlib else stdlib_keep())
         stage_site = lib / VERSION_DIR / "site-packages"
         stage_site.mkdir()
