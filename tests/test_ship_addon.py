@@ -132,6 +132,8 @@ def test_no_file_names_a_path_of_the_build_machine(unpacked: Path) -> None:
                 ).stdout
                 entries = [entry for entry in rpath.strip().split(":") if entry]
                 assert all(entry.startswith("$ORIGIN") for entry in entries), (path, rpath)
+            # libpython's compiled-in prefix too (package._scrub_prefix)
+            assert not [machine for machine in MACHINE_PATHS if machine.encode() in data], path
         elif _is_text(data):
             texts += 1
             text = data.decode("utf-8", errors="replace")
