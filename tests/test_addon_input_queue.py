@@ -7,10 +7,12 @@ method between them; it frees one selector and redefines another right after the
 frame, and adds one late. Every frame's `choice`, every behavior_changed signal and the scores read
 must be those of a `MindServer` given the same calls one by one (`SelectorBank.set_input_values`, as
 the node's Python body writes them), stepped at each frame's end; the String value is reported once
-per selector; and the binding must have queued most of the plain calls (`binding/queued_calls`), so
-the comparison covers the C path. It fails when the queue writes the calls out of order, loses the
+per selector; and the binding must have queued most of the plain calls (`binding/queued_calls`, an
+int for a float among them) and answered most of the choice reads (`binding/answered_calls`), so the
+comparison covers the C paths. It fails when the queue writes the calls out of order, loses the
 last of two calls of a key, applies a queued call after a later Python one, or keeps queuing under
-a freed or redefined selector's old handle.
+a freed or redefined selector's old handle; or when a choice answered in C is not the server's
+last batched one (a stale entry after a redefinition, say).
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ def test_set_input_queued_in_c_is_the_python_path() -> None:
     scores = {(frame, index): value for frame, index, value in data["scores"]}
     expected_changes: list[list[Any]] = []
     plain = 0
+    chosen_reads = 0  # reads of a choice the server has made (the binding answers those)
     for frame in range(1, FRAMES + 1):
         names = {index: server.selectors.names(handle) for index, handle in handles.items() if handle}
         read = [  # a freed selector: null; a redefined one not joined yet: "" (no choice)
@@ -91,6 +94,7 @@ def test_set_input_queued_in_c_is_the_python_path() -> None:
             for index in range(len(data["choices"][frame - 1]))
         ]
         assert data["choices"][frame - 1] == read, (frame, data["choices"][frame - 1], read, names)
+        chosen_reads += sum(1 for choice in read if choice)
         if frame == 15:
             add(2 * PER_DEFINITION, 0, 0.0)
         redefined = False
@@ -106,8 +110,8 @@ def test_set_input_queued_in_c_is_the_python_path() -> None:
                 continue
             entry = server.selectors.entry(handles[index])
             server.selectors.set_input_values(entry, {key: value})
-            if how != "dict" and key in KEYS and isinstance(value, float) and math.isfinite(value):
-                plain += 1
+            if how != "dict" and key in KEYS and isinstance(value, int | float) and math.isfinite(value):
+                plain += 1  # an int for a float is queued as its float
         if frame == 20:  # freed after its calls
             server.remove(handles.pop(2))
         for (at, index), value in scores.items():
@@ -133,3 +137,6 @@ def test_set_input_queued_in_c_is_the_python_path() -> None:
     # most plain calls were queued in C (the record_event calls between them are queued too)
     record_calls = len({(call[0], call[1]) for call in data["calls"] if call[4] != "redefined"})  # one a feed
     assert 0.9 * plain <= data["queued"] <= plain + record_calls, (data["queued"], plain)
+    # most reads of a made choice were answered in C (awareness_of calls may be answered too)
+    answered_choices = data["answered"] - data["awareness_reads"]
+    assert answered_choices >= 0.9 * chosen_reads, (data["answered"], data["awareness_reads"], chosen_reads)

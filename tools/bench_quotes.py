@@ -296,7 +296,7 @@ def memory_ratio(stored: Stored, args: Sequence[str]) -> str:
 def game_ratio(stored: Stored, args: Sequence[str]) -> str:
     """A variant's frame p50 over the plain GDScript game's: `game:ratio 200 scripted`."""
     if len(args) != 2:
-        raise QuoteError("game ratio: name the mobs (200, 1,000) and a variant (scripted, nocode)")
+        raise QuoteError("game ratio: name the mobs (200, 1,000) and a variant (scripted, batched, nocode)")
     (cell,) = stored.table("p50 / gdscript").cells("p50 / gdscript", mobs=args[0], variant=args[1])
     return span(numbers(cell), "x")
 

@@ -4,11 +4,13 @@ extends SceneTree
 ## figure eight through an arena with walls; N mobs (CharacterBody2D, sliding against the walls)
 ## each chase it while they see it, search where they last saw it for a while after, and otherwise
 ## walk to their own spot. Sight: within SIGHT px and no wall on the ray, checked every physics frame.
-##   --mobs=N --frames=F --variant=gdscript|scripted|nocode
+##   --mobs=N --frames=F --variant=gdscript|scripted|batched|nocode
 ## gdscript: the logic in plain GDScript, with a hand-made memory (the seconds since seen and the
 ##   last seen position) in each mob's _physics_process (mob_gdscript.gd).
 ## scripted: each mob's _physics_process calls MemoryStream.record_event while it sees the player,
 ##   awareness_of and UtilitySelector.evaluate every physics frame, and moves (mob_scripted.gd).
+## batched: the same, but the selector's batched path: set_input of the awareness, and `choice`, made
+##   by the server at the end of the frame before (mob_batched.gd).
 ## nocode: no script on the mob: a SightSense2D (rate 60 Hz) records the player, the
 ##   UtilitySelector's target comes from memory, its inputs are sourced (AwarenessInput,
 ##   BlackboardInput) and each behavior's MoveAction moves the body.
@@ -23,6 +25,7 @@ const WANDER_SPEED := 60.0
 const WARMUP := 60
 const GdMob = preload("res://benchmarks/game/mob_gdscript.gd")
 const ScriptedMob = preload("res://benchmarks/game/mob_scripted.gd")
+const BatchedMob = preload("res://benchmarks/game/mob_batched.gd")
 
 var mobs := 200
 var frames := 600
@@ -89,12 +92,12 @@ func _make_mob(i: int) -> CharacterBody2D:
 	mob.add_child(memory)
 	var selector: Node = ClassDB.instantiate("UtilitySelector")
 	selector.name = "Selector"
-	if variant == "scripted":
+	if variant in ["scripted", "batched"]:
 		if shared_behaviors.is_empty():
 			shared_behaviors = _behaviors(false)
 		selector.behaviors = shared_behaviors
 		mob.add_child(selector)
-		mob.set_script(ScriptedMob)
+		mob.set_script(ScriptedMob if variant == "scripted" else BatchedMob)
 		mob.setup(player, spot)
 		return mob
 	var marker := Marker2D.new()  # the mob's own spot, in world coordinates

@@ -436,10 +436,11 @@ def answered(writes: Callable[..., Any]) -> Callable[[Any], Any]:
 
 
 def chosen(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A read of one Dictionary of numbers (input key -> number) returning a StringName that the
-    binding may answer in C, from a table Python publishes (`objects.choice_table(read).set`) and
-    keeps true: per instance key (`objects.queue_calls`), the number each input name of its group
-    must have and the answer (one of the group's names).
+    """A read of one Dictionary of numbers (input key -> number), or of nothing, returning a
+    StringName that the binding may answer in C, from a table Python publishes
+    (`objects.choice_table(read).put`) and keeps true: per instance key (`objects.queue_calls`), the
+    number each input name of its group must have (a read of nothing: its groups have no input
+    names) and the answer (one of the group's names).
 
     The binding applies it as data: a call from the main thread, on an instance whose key is open,
     whose Dictionary holds every input name of the key's group as an int or a float equal to the

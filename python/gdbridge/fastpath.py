@@ -99,14 +99,16 @@ def _set_answered(mid: int, method: MethodInfo, writes: Callable[..., Any]) -> N
 
 def _set_chosen(mid: int, method: MethodInfo) -> None:
     """Register a `declare.chosen` method: its C table, set by Python each frame."""
+    (_, spec), *more = method.args or [("", None)]
+    takes_dictionary = spec is not None and not more and not spec.is_variant and spec.vtype == T.DICTIONARY
     if (
-        method.is_static or method.vararg or len(method.args) != 1 or method.args[0][1].is_variant
-        or method.args[0][1].vtype != T.DICTIONARY or method.ret is None or method.ret.vtype != T.STRING_NAME
+        method.is_static or method.vararg or not (takes_dictionary or not method.args)
+        or method.ret is None or method.ret.vtype != T.STRING_NAME
     ):  # fmt: skip
-        raise TypeError(f"chosen method {method.name}: one Dictionary parameter and a StringName result")
+        raise TypeError(f"chosen method {method.name}: one Dictionary parameter or none; a StringName result")
     _chosen_mids.add(mid)
     method.func._gd_chosen_id = mid  # type: ignore[attr-defined]  # for objects.choice_table
-    interface.lib.gdb_set_chosen_method(mid, 1)
+    interface.lib.gdb_set_chosen_method(mid, 1 if takes_dictionary else 2)
 
 
 def _set_queued(

@@ -428,7 +428,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
             # (one Python call from the node), this selector's entry, and the behaviors'
             # StringNames by index ("" last, for index -1: no choice yet).
             if not isinstance(mind.selectors.answers, _EngineChoices):
-                mind.selectors.answers = _EngineChoices()
+                mind.selectors.answers = _EngineChoices(UtilitySelector.evaluate)
+                mind.selectors.batch_answers = _EngineChoices(UtilitySelector.get_choice)
             self.__dict__["_calls"] = _Calls(
                 mind.selectors.entry(handle), _string_names(mind.selectors.names(handle)), defaults,
                 mind.pick, mind.set_input_values, mind.choice_index,
@@ -531,8 +532,10 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
                     _not_a_number(self, "set_inputs()", key, value)
 
     @apart
+    @chosen  # answered in C from the server's table of batched choices (`_EngineChoices`)
     def get_choice(self) -> StringName:
-        """The batched path's last choice for this node (see the `choice` property)."""
+        """The batched path's last choice for this node (see the `choice` property). Answered by
+        the binding without entering Python once the server has made a batched choice for it."""
         if thread_id() != MAIN_THREAD:
             refuse_thread(1)
         calls = self._calls
@@ -754,17 +757,18 @@ def _input_defaults(behaviors: list) -> dict[str, float]:
 
 
 class _EngineChoices(ChoiceAnswers):
-    """The server's choice table, put into the binding: UtilitySelector.evaluate answered in C
-    (`gdbridge.declare.chosen`) for the selectors keyed by their handle (`selector_feed.joined`:
-    those whose evaluate reads the context only)."""
+    """A choice table of the server, put into the binding (`gdbridge.declare.chosen`) for the
+    selectors keyed by their handle (`selector_feed.joined`): UtilitySelector.evaluate answered in
+    C (for those whose evaluate reads the context only), or get_choice (the batched choice)."""
 
     wanted = True
     # the table's own methods, set per instance (the bank closes a selector per Python choice)
     put: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
 
-    def __init__(self) -> None:
-        self.table = objects.choice_table(UtilitySelector.evaluate)
+    def __init__(self, read: Callable[..., Any]) -> None:
+        self.table = objects.choice_table(read)
+        self.table.clear()  # a new server's handles: nothing an earlier server put holds for them
         self.put = self.table.put
         self.close = self.table.close
 

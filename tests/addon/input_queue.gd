@@ -6,8 +6,10 @@ extends SceneTree
 ## set_inputs() before and after set_input() of the same key, record_event and awareness_of calls
 ## between them (another queued method), a selector freed and one redefined right after its calls
 ## in a frame, and one added late. Each call is logged (frame, selector, key, value as given, how),
-## with every frame's `choice`, the behavior_changed signals and some get_scores(). One JSON line,
-## with the binding's count of calls queued in C over the run.
+## with every frame's `choice` (read untyped, and typed through get_choice(): both answered in C once
+## a batched choice is made), the behavior_changed signals and some get_scores(). One JSON line,
+## with the binding's counts of calls queued and answered in C over the run, and of awareness_of
+## calls (which the binding may answer too).
 
 const Build := preload("res://tests/addon/utility_builders.gd")
 const FRAMES := 40
@@ -21,6 +23,8 @@ var changes: Array = []
 var scores: Array = []
 var frame := 0
 var queued_at_start := 0.0
+var answered_at_start := 0.0
+var awareness_reads := 0
 
 
 func _definition(kind: int) -> Array:
@@ -50,6 +54,7 @@ func _initialize() -> void:
 	stream = ClassDB.instantiate("MemoryStream")
 	root.add_child(stream)
 	queued_at_start = NpcMindServer.get_metrics()["binding/queued_calls"]
+	answered_at_start = NpcMindServer.get_metrics()["binding/answered_calls"]
 
 
 func _value(i: int, k: int) -> float:
@@ -86,6 +91,7 @@ func _feed(i: int) -> void:
 		_untyped(selector, i, &"noise", _value(i, 2))
 	stream.record_event(1000 + i, 0, 0.5)  # another queued method's calls, between these
 	stream.awareness_of(1000 + i)
+	awareness_reads += 1
 	if i % 4 != 1 or frame % 5 != 0:  # calm left unset now and then: its last value (or default)
 		_untyped(selector, i, "calm", _value(i, 1))
 	match odd:
@@ -114,7 +120,11 @@ func _process(_delta: float) -> bool:
 	frame += 1
 	var read := []
 	for i in selectors.size():
-		read.append(String(selectors[i].choice) if selectors[i] != null else null)
+		var typed: UtilitySelector = selectors[i]
+		if typed == null:
+			read.append(null)
+		else:
+			read.append(String(typed.get_choice()) if i % 2 == 0 else String(selectors[i].choice))
 	choices.append(read)  # the choices of the frame before, made at its end
 	if frame == 15:
 		selectors.append(_make(0, selectors.size()))
@@ -135,6 +145,7 @@ func _process(_delta: float) -> bool:
 	if frame < FRAMES:
 		return false
 	var queued: float = NpcMindServer.get_metrics()["binding/queued_calls"] - queued_at_start
+	var answered: float = NpcMindServer.get_metrics()["binding/answered_calls"] - answered_at_start
 	print(JSON.stringify({"calls": calls, "choices": choices, "changes": changes, "scores": scores,
-		"queued": queued}, "", false, true))
+		"queued": queued, "answered": answered, "awareness_reads": awareness_reads}, "", false, true))
 	return true

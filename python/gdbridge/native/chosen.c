@@ -1,14 +1,15 @@
-/* ---- chosen reads: a read of one Dictionary of numbers returning a StringName, answered in C ----
- * A method declared chosen (gdbridge.declare.chosen) takes one Dictionary (input key -> number)
- * and returns a StringName. Python keeps a table true, as for the answered reads (answered.c): per
- * instance key the numbers its answer holds for (one per input name of the key's group, as
- * float64) and the answer (an index into the group's names). The entries stay from frame to frame;
- * Python puts the ones that change (`choices_put`) and closes those whose state it changes. This
- * file applies it as data: a call from the main thread, on an instance whose key has an open
- * entry, whose Dictionary holds, for every input name of the group, an int or a float equal (bit
- * for bit, an int as the float Python's float() makes of it) to the entry's number gets the
- * answer; Python is not told (the choice it repeats writes nothing Python reads again). Keys the
- * Dictionary has beyond those are not read (the read ignores them too). Anything else (a missing input, another type, another
+/* ---- chosen reads: a read returning a StringName, answered in C from a table Python keeps ----
+ * A method declared chosen (gdbridge.declare.chosen) either takes one Dictionary (input key ->
+ * number) or takes nothing, and returns a StringName. Python keeps a table true, as for the
+ * answered reads (answered.c): per instance key the numbers its answer holds for (one per input
+ * name of the key's group, as float64; a read of nothing has no input names) and the answer (an
+ * index into the group's names). The entries stay from frame to frame; Python puts the ones that
+ * change (`choices_put`) and closes those whose state it changes. This file applies it as data: a
+ * call from the main thread, on an instance whose key has an open entry, whose Dictionary holds,
+ * for every input name of the group, an int or a float equal (bit for bit, an int as the float
+ * Python's float() makes of it) to the entry's number gets the answer; Python is not told (the
+ * choice it repeats writes nothing Python reads again). Keys the Dictionary has beyond those are
+ * not read (the read ignores them too). Anything else (a missing input, another type, another
  * number, a closed key) runs the Python method, which must give the same answer. */
 #define GDB_CHOICE_INPUTS 8 /* input names a group has at most (more: Python answers) */
 typedef struct {
@@ -27,6 +28,7 @@ typedef struct {
     gdb_choice_entry *entries;
     intptr_t entries_cap, entries_used;
     int on;
+    int nparams; /* 1: the read takes a Dictionary; 0: it takes nothing (its groups have no inputs) */
 } gdb_choices;
 static gdb_choices *chosen_methods;
 static intptr_t chosen_methods_cap;
@@ -57,21 +59,38 @@ static void gdb_choices_clear(gdb_choices *c) {
     c->on = 0;
 }
 
+static int gdb_choice_inputs_same(const gdb_choice_group *group, const gdb_choice_entry *e, const void *arg,
+                                  int variant);
 /* The table's answer to the call (see above); 1 when there is one, the StringName written to `ret`. */
 static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GDExtensionInt n, int variant,
                            void *ret) {
     gdb_choices *c = &chosen_methods[mid];
-    if (!c->on || (variant && (n != 1 || gdb_vtype(args[0]) != GDEXTENSION_VARIANT_TYPE_DICTIONARY)) ||
+    if (!c->on || (variant && (n != c->nparams || (n && gdb_vtype(args[0]) != GDEXTENSION_VARIANT_TYPE_DICTIONARY))) ||
         !gdb_on_main_thread())
         return 0;
     gdb_queue_key *slot = gdb_queue_key_slot(inst);
     gdb_choice_entry *e = slot && slot->key ? gdb_choice_entry_of(c, slot->key) : NULL;
     if (!e || !e->open) return 0;
     gdb_choice_group *group = &c->groups[e->group];
+    if (group->ninputs && !gdb_choice_inputs_same(group, e, args[0], variant)) return 0;
+    answered_total++;
+    const gdb_variant *answer = &group->names[e->answer];
+    if (variant) {
+        i_variant_destroy(ret);
+        gdb_vcopy(ret, answer);
+    } else {
+        gdb_value_destroy(GDEXTENSION_VARIANT_TYPE_STRING_NAME, ret);
+        gdb_as_raw(answer, GDEXTENSION_VARIANT_TYPE_STRING_NAME, ret);
+    }
+    return 1;
+}
+/* Whether the Dictionary `arg` (a Variant, or raw when not `variant`) holds the entry's numbers. */
+static int gdb_choice_inputs_same(const gdb_choice_group *group, const gdb_choice_entry *e, const void *arg,
+                                  int variant) {
     gdb_variant held;
-    const void *dict = args[0];
+    const void *dict = arg;
     if (!variant) { /* a raw Dictionary: read through a Variant holding it (a reference, no copy) */
-        gdb_vraw(&held, GDEXTENSION_VARIANT_TYPE_DICTIONARY, args[0]);
+        gdb_vraw(&held, GDEXTENSION_VARIANT_TYPE_DICTIONARY, arg);
         dict = &held;
     }
     int same = 1;
@@ -92,17 +111,7 @@ static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GD
         same = same && memcmp(&x, &e->values[i], sizeof(double)) == 0;
     }
     if (!variant) i_variant_destroy(&held);
-    if (!same) return 0;
-    answered_total++;
-    const gdb_variant *answer = &group->names[e->answer];
-    if (variant) {
-        i_variant_destroy(ret);
-        gdb_vcopy(ret, answer);
-    } else {
-        gdb_value_destroy(GDEXTENSION_VARIANT_TYPE_STRING_NAME, ret);
-        gdb_as_raw(answer, GDEXTENSION_VARIANT_TYPE_STRING_NAME, ret);
-    }
-    return 1;
+    return same;
 }
 
 static gdb_choices *gdb_choices_arg(PyObject *arg) {
@@ -168,9 +177,9 @@ static PyObject *gdb_fast_choices_put(PyObject *self, PyObject *const *args, Py_
         PyObject *inputs = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ? PyTuple_GET_ITEM(pair, 0) : NULL;
         PyObject *names = inputs ? PyTuple_GET_ITEM(pair, 1) : NULL;
         if (!inputs || !PyList_Check(inputs) || !PyList_Check(names) || PyList_GET_SIZE(inputs) > GDB_CHOICE_INPUTS ||
-            PyList_GET_SIZE(names) == 0) {
+            PyList_GET_SIZE(names) == 0 || (!c->nparams && PyList_GET_SIZE(inputs))) {
             PyErr_SetString(PyExc_ValueError, "choices_put: a group is (input names, names), lists of str, "
-                                              "at most 8 inputs and at least one name");
+                                              "at most 8 inputs (none for a read of nothing) and at least one name");
             return NULL;
         }
         gdb_choice_group *group = &c->groups[g];
@@ -259,11 +268,13 @@ static PyObject *gdb_fast_choices_clear(PyObject *self, PyObject *arg) {
     gdb_choices_clear(c);
     Py_RETURN_NONE;
 }
-/* Mark method `mid` (one Dictionary parameter, a StringName result) as chosen (or not). */
-static void gdb_set_chosen_method(intptr_t mid, int on) {
-    if (!on && mid >= chosen_methods_cap) return;
+/* Mark method `mid` (a StringName result) as chosen: `shape` 1, it takes one Dictionary; 2, it takes
+ * nothing; 0, not chosen. */
+static void gdb_set_chosen_method(intptr_t mid, int shape) {
+    if (!shape && mid >= chosen_methods_cap) return;
     chosen_methods = gdb_grow(chosen_methods, &chosen_methods_cap, mid, sizeof(gdb_choices));
     gdb_choices_clear(&chosen_methods[mid]);
     chosen_methods[mid].on = 0;
+    chosen_methods[mid].nparams = shape == 2 ? 0 : 1;
     if (!i_variant_get_keyed) i_variant_get_keyed = (GDExtensionInterfaceVariantGetKeyed)gdb_gpa("variant_get_keyed");
 }

@@ -3,7 +3,7 @@
  * returns nothing. Its call is appended here as a row (method, key, arguments) and returns at once,
  * without the GIL or Python, when it comes from the main thread, on an instance Python gave a key
  * (objects.queue_calls), with plain values of the declared types (an int within its declared
- * bounds, a finite float, a StringName among the names Python numbered for the method: its number;
+ * bounds, a finite float or an int for a float parameter (as its float), a StringName among the names Python numbered for the method: its number;
  * from a Variant call a String of one of those names too). Any other call runs the Python method,
  * as before. Python receives the rows (take(raw): the rows as bytes, below) before any other Python
  * code of the main thread runs:
@@ -271,13 +271,17 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
             if (values[i].i < 0) return 0; /* a name without a number: Python takes the call */
             continue;
         }
-        if (variant && gdb_vtype(args[i]) != m->types[i]) return 0;
-        if (m->types[i] == GDEXTENSION_VARIANT_TYPE_INT) {
+        int type = variant ? gdb_vtype(args[i]) : m->types[i];
+        if (m->types[i] == GDEXTENSION_VARIANT_TYPE_INT && type == GDEXTENSION_VARIANT_TYPE_INT) {
             values[i].i = variant ? gdb_as_int(args[i]) : *(const int64_t *)args[i];
             if (values[i].i < m->low[i] || values[i].i > m->high[i]) return 0;
-        } else {
+        } else if (m->types[i] == GDEXTENSION_VARIANT_TYPE_FLOAT && type == GDEXTENSION_VARIANT_TYPE_FLOAT) {
             values[i].f = variant ? gdb_as_float(args[i]) : *(const double *)args[i];
             if (!isfinite(values[i].f)) return 0;
+        } else if (m->types[i] == GDEXTENSION_VARIANT_TYPE_FLOAT && type == GDEXTENSION_VARIANT_TYPE_INT) {
+            values[i].f = (double)gdb_as_int(args[i]); /* an int for a float (2 -> 2.0), as Python's float() */
+        } else {
+            return 0;
         }
     }
     if (queued_rows_used == queued_rows_cap) {

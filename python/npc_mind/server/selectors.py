@@ -61,7 +61,11 @@ class ChoiceAnswers:
     tells the bank nothing: a repeated choice writes nothing but `last_now` (`choice_repeats`),
     which only refuses a `now` before it, and every choice of the bank is made at its clock's now,
     which never goes back, so a state whose answered calls left it at its last Python choice's
-    `last_now` chooses as the state the calls would have moved. The default publishes nowhere."""
+    `last_now` chooses as the state the calls would have moved. The default publishes nowhere.
+
+    The bank's `batch_answers` is one too, for a reader that answers `choice_index`: its groups
+    have no input keys, and a selector's entry (its last batched choice) is put at each step that
+    changes it and closed at its removal."""
 
     wanted = False  # put is called
 
@@ -80,6 +84,23 @@ class ChoiceAnswers:
 
     def close(self, handle: int) -> None:
         """The selector's state changed other than by a choice the reader answered."""
+
+
+@dataclass
+class PutGroups:
+    """The groups put into a `ChoiceAnswers` so far, in the order first put, and each selector
+    group's place among them."""
+
+    groups: list[tuple[list[str], list[str]]] = field(default_factory=list)  # (input keys, names)
+    places: dict[int, int] = field(default_factory=dict)  # SelectorGroup.index -> place
+
+    def place_of(self, group: SelectorGroup, keys: list[str]) -> int:
+        """The place of `group` (its input keys `keys`), added on first use."""
+        at = self.places.get(group.index)
+        if at is None:
+            at = self.places[group.index] = len(self.groups)
+            self.groups.append((keys, list(group.names)))
+        return at
 
 
 @dataclass
@@ -225,13 +246,16 @@ class SelectorBank:
     # selector of its group (it reads as 0); None: nothing is told
     on_missing_input: Callable[[int, str, str], None] | None = None
     answers: ChoiceAnswers = field(default_factory=ChoiceAnswers)  # the choice table, published
+    # the batched path's choices, published: per selector its last batched choice, no inputs (a
+    # reader answers `choice_index` without calling it); put at each step for the ones that changed
+    batch_answers: ChoiceAnswers = field(default_factory=ChoiceAnswers)
     # selectors whose Dictionary-path choice reads more than its context (a front end's sources, a
     # target it sets): never put into `answers`
     unanswered: set[int] = field(default_factory=set)
     picked: list[SelectorEntry] = field(default_factory=list)  # `pick`'s entries this frame
-    # the groups put into `answers` (input keys, names), in order, and each one's place there
-    answer_groups: list[tuple[list[str], list[str]]] = field(default_factory=list)
-    answer_group_of: dict[int, int] = field(default_factory=dict)
+    # the groups put into `answers` and into `batch_answers`, each with its place there
+    answer_groups: PutGroups = field(default_factory=PutGroups)
+    batch_groups: PutGroups = field(default_factory=PutGroups)
     _next_group: int = 0
 
     def __post_init__(self) -> None:
@@ -262,6 +286,7 @@ class SelectorBank:
         entry = self.entries.pop(handle)
         self.table.clear(handle)
         self.answers.close(handle)
+        self.batch_answers.close(handle)
         self.unanswered.discard(handle)
         row, entry.row, entry.state = entry.row, -1, None  # a node holding the entry: unknown handle
         group = entry.group
@@ -436,6 +461,7 @@ class SelectorBank:
             group.fed_handles.clear()
             changed = np.flatnonzero(chosen != group.chosen)
             group.chosen = chosen
+            handles: list[int] = []
             for row in changed.tolist():
                 handle = group.rows[row]
                 if handle < 0:
@@ -445,9 +471,18 @@ class SelectorBank:
                 entry.by_dictionary = False
                 self.answers.close(handle)
                 entry.batch_choice = int(chosen[row])
+                handles.append(handle)
                 self._changed(handle, entry, group.names[entry.batch_choice])
+            if handles and self.batch_answers.wanted:
+                self._publish_batch(group, handles)
         if self.answers.wanted:
             self._publish()
+
+    def _publish_batch(self, group: SelectorGroup, handles: list[int]) -> None:
+        """The batched choices of `handles` (of `group`, chosen this step) into `batch_answers`."""
+        answers = [self._by_handle[handle].batch_choice for handle in handles]
+        at = self.batch_groups.place_of(group, [])
+        self.batch_answers.put(self.batch_groups.groups, handles, [at] * len(handles), [], answers)
 
     def _publish(self) -> None:
         """The choice table's changes (`ChoiceAnswers`): the entries of the selectors that chose in
@@ -455,7 +490,6 @@ class SelectorBank:
         entries, self.picked = self.picked, []
         if not entries:
             return
-        slots = self.answer_group_of
         handles: list[int] = []
         group_of: list[int] = []
         values: list[float] = []
@@ -465,16 +499,13 @@ class SelectorBank:
             if numbers is None:
                 continue
             group = entry.group
-            at = slots.get(group.index)
-            if at is None:
-                at = slots[group.index] = len(self.answer_groups)
-                self.answer_groups.append((list(group.prototype.scalar.scalar_keys), list(group.names)))
+            at = self.answer_groups.place_of(group, list(group.prototype.scalar.scalar_keys))
             handles.append(entry.handle)
             group_of.append(at)
             values += numbers
             answers.append(entry.state.running)  # type: ignore[union-attr]  # set (`_repeatable`)
         if handles:
-            self.answers.put(self.answer_groups, handles, group_of, values, answers)
+            self.answers.put(self.answer_groups.groups, handles, group_of, values, answers)
 
     def _repeatable(self, entry: SelectorEntry) -> list[float] | None:
         """The numbers of the entry's last Dictionary-path context, when its next choice for those

@@ -403,14 +403,14 @@ func check_queued_calls() -> void:
 	v.note(-1, 0.5)
 	v.note(4, NAN)  # not finite: Python
 	v.note(4, INF)
-	v.note(5, 2)  # an int for a float: Python (which makes it 2.0)
+	v.note(5, 2)  # an int for a float: queued as 2.0, as Python's float() makes it
 	v.note(6, 0.75)
 	var got: Array = n.notes()
 	var want := [["python", 1, 0.5, true], ["queued", 5, 2, 1.5, true], ["queued", 5, 3, -2.0, true],
 		["queued", 5, 0, 0.0, true], ["queued", 5, 9, 1e300, true], ["python", 10, 0.5, true],
 		["python", -1, 0.5, true], ["python", 4, "nan", true], ["python", 4, "inf", true],
-		["python", 5, 2.0, true], ["queued", 5, 6, 0.75, true]]
-	check("queued_calls_in_call_order", got == want and n.queued_total() - before == 5, [got, n.queued_total() - before])
+		["queued", 5, 5, 2.0, true], ["queued", 5, 6, 0.75, true]]
+	check("queued_calls_in_call_order", got == want and n.queued_total() - before == 6, [got, n.queued_total() - before])
 	var thread := Thread.new()
 	thread.start(_note_from_thread.bind(n))
 	thread.wait_to_finish()
