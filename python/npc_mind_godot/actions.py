@@ -1154,26 +1154,28 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     placed = np.isfinite(positions[:, 0])
     for row in np.flatnonzero(~placed).tolist():  # a body freed apart from its NPC: its move ends
         _motions.pop(motions[row][0], None)
-    actions = [motion.action for _, motion in motions]
-    kinds = [action.destination for action in actions]
+    # each action's settings read once a frame (the NPCs of one scene share their actions)
+    by_action: dict[int, tuple[str, float, float, float, bool]] = {}
+    settings = [by_action.get(id(m.action)) or _settings(m.action, by_action) for _, m in motions]
+    kinds = [setting[0] for setting in settings]
     for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
         key, motion = motions[row]
         if kinds[row] in WAYPOINTS:
             anchors[row] = _waypoint_at(key, motion)
         else:
-            threat = targets.target_position(motion.running.selector)
-            if threat is not None:
-                anchors[row] = (threat.x, threat.y) if dimension == 2 else (threat.x, threat.y, threat.z)
+            point = targets.target_point(motion.running.selector)
+            if point is not None and len(point) == dimension:
+                anchors[row] = point
     rows = [row for row, (key, _) in enumerate(motions) if key in _motions]  # less the ended moves
     if not rows:
         return
     if len(rows) < count:
         motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
-        actions, kinds = [actions[row] for row in rows], [kinds[row] for row in rows]
+        settings, kinds = [settings[row] for row in rows], [kinds[row] for row in rows]
+    _, arrive, flee, speeds, faces = zip(*settings, strict=True)
     goals, going = plan(
-        positions, anchors, np.array([kind == "away_from_target" for kind in kinds]),
-        np.array([float(action.arrive_distance) for action in actions]),
-        np.array([float(action.flee_distance) for action in actions]),
+        positions, anchors, np.array([kind == "away_from_target" for kind in kinds]), np.array(arrive),
+        np.array(flee),
     )  # fmt: skip
     standing = np.array([motion.standing for _, motion in motions])
     fresh = np.array([motion.fresh for _, motion in motions])
@@ -1188,9 +1190,18 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     engine.call(
         f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
         np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
-        np.array([float(action.speed) for action in actions]), modes,
-        np.array([bool(action.face_motion) for action in actions], np.uint8),
+        np.array(speeds, dtype=np.float64), modes, np.array(faces, np.uint8),
     )  # fmt: skip
+
+
+def _settings(action: MoveAction, read: dict[int, tuple[str, float, float, float, bool]]) -> Any:
+    """What `_move` reads of a move action (destination, arrive and flee distances, speed,
+    face_motion), into `read` by the action's id."""
+    found = read[id(action)] = (
+        str(action.destination), float(action.arrive_distance), float(action.flee_distance),
+        float(action.speed), bool(action.face_motion),
+    )  # fmt: skip
+    return found
 
 
 def _waypoint_at(key: int, motion: Motion) -> Any:

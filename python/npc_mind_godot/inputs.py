@@ -319,6 +319,10 @@ class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
     @python_only
     def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
         key, unknown = str(self.key), float(self.when_unknown)
+        boards = [frame.selectors[row].__dict__.get("blackboard") for row in rows.tolist()]
+        values = [board.get(key, unknown) if board else unknown for board in boards]
+        if all(type(value) is float or type(value) is int for value in values):  # (a bool is neither)
+            return np.array(values, dtype=np.float64)  # every one a number: as _number reads it
         found = np.empty(rows.size)
         for i, row in enumerate(rows.tolist()):
             selector = frame.selectors[row]
@@ -418,21 +422,32 @@ def _report_dimensions(selector: Any, dimensions: int) -> None:
 class Frame:
     """What the sources of many selectors read in one frame, each read once and only when asked."""
 
-    def __init__(self, selectors: list[Any], now: float) -> None:
+    def __init__(self, selectors: list[Any], now: float, kept: dict[str, np.ndarray] | None = None) -> None:
         self.selectors = selectors
         self.now = now
         self.mind = server().core
+        # the streams and targets as read in an earlier frame, while they hold (`selector_feed.Feed`
+        # drops what changed); what this frame reads first is put there
+        self.kept = {} if kept is None else kept
 
     @cached_property
     def streams(self) -> np.ndarray:
-        nodes = server().nodes
-        return np.array(
-            [targets.stream_handle(selector, nodes) for selector in self.selectors], dtype=np.int64
-        )
+        found = self.kept.get("streams")
+        if found is None:
+            nodes = server().nodes
+            found = self.kept["streams"] = np.array(
+                [targets.stream_handle(selector, nodes) for selector in self.selectors], dtype=np.int64
+            )
+        return found
 
     @cached_property
     def targets(self) -> np.ndarray:
-        return np.array([targets.target_id(selector) for selector in self.selectors], dtype=np.int64)
+        found = self.kept.get("targets")
+        if found is None:
+            found = self.kept["targets"] = np.array(
+                [targets.target_id(selector) for selector in self.selectors], dtype=np.int64
+            )
+        return found
 
     @cached_property
     def positions(self) -> np.ndarray:
@@ -507,16 +522,17 @@ def sourced_context(selector: Any) -> dict[str, float]:
     return values
 
 
-def feed(members: list[tuple[int, Any]], now: float) -> None:
+def feed(members: list[tuple[int, Any]], now: float, version: Any, kept: dict[str, np.ndarray]) -> None:
     """Write every auto-evaluating selector's sourced inputs for this frame's batched choice: per
-    (key, source resource), one gather over all selectors sharing it and one `set_inputs`."""
+    (key, source resource), one gather over all selectors sharing it and one `set_inputs`. `version`
+    changes whenever `members` do; `kept` is the members' `Frame.kept`, while it holds."""
     if not members:
         _plans.clear()  # (the sources it holds are let go)
         return
     plan = _plans.get("members")
-    if plan is None or plan[0] != [handle for handle, _ in members]:
-        plan = _plans["members"] = ([handle for handle, _ in members], _plan(members))
-    frame = Frame([selector for _, selector in members], now)
+    if plan is None or plan[0] != version:
+        plan = _plans["members"] = (version, _plan(members), [selector for _, selector in members])
+    frame = Frame(plan[2], now, kept)
     mind = frame.mind
     for key, source, rows, handles, fallback in plan[1]:
         values = source.gather(frame, rows)

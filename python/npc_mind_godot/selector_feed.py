@@ -10,6 +10,7 @@ input (`inputs.feed`). It sits above both modules, which know nothing of it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,11 +33,18 @@ def pick_with_sources(selector: Any, entry: Any, pick: Any, context: Any) -> int
 
 
 class Feed:
-    """The selectors that read memory or the world each frame, by server handle. One per server."""
+    """The selectors that read memory or the world each frame, by server handle. One per server.
+
+    What it reads of them each frame (which are live, which aim at memory and which choose by
+    themselves, their streams, looks and targets) is worked out once and kept (`FeedPlan`) until a
+    selector joins or leaves the feed or `targets.placement` changes, so a frame costs no Python
+    work per selector but for the targets that changed."""
 
     def __init__(self) -> None:
         self.members: dict[int, Any] = {}
         self.installed_on: Any = None
+        self.version = 0  # changes with the members
+        self.plan: FeedPlan | None = None
 
     def join(self, selector: Any, handle: int) -> None:
         mind = server().core
@@ -44,37 +52,83 @@ class Feed:
             mind.before_choosing.append(self)
             self.installed_on = mind
         self.members[handle] = selector
+        self.version += 1
+        self.plan = None
 
     def leave(self, handle: int) -> None:
-        self.members.pop(handle, None)
+        if self.members.pop(handle, None) is not None:
+            self.version += 1
+            self.plan = None  # (it holds the selectors, and through them their resources)
 
     def __call__(self, now: float) -> None:
+        plan = self.plan
+        if plan is None or plan.key != (self.version, targets.placement()):
+            plan = self.plan = self._planned()
+        if plan.aiming:
+            self._update_targets(plan, now)
+        inputs.feed(plan.auto, now, plan.key, plan.auto_kept)
+
+    def _planned(self) -> FeedPlan:
         nodes = server().nodes
         live = [(handle, node) for handle, node in self.members.items() if nodes.get(handle) is node]
         if len(live) != len(self.members):
             self.members = dict(live)
-        if not live:
-            return
-        self._update_targets([node for _, node in live if node.__dict__["_memory_target"]], now)
-        inputs.feed([(handle, node) for handle, node in live if node.__dict__["_auto"]], now)
+            self.version += 1
+        aiming = [(handle, node) for handle, node in live if node.__dict__["_memory_target"]]
+        auto = [(handle, node) for handle, node in live if node.__dict__["_auto"]]
+        looks = [node.__dict__["_target_look"] for _, node in aiming]  # (type mask, R floor)
+        return FeedPlan(
+            key=(self.version, targets.placement()),
+            aiming=[node for _, node in aiming],
+            aiming_handles=[handle for handle, _ in aiming],
+            aiming_streams=_streams_of([node for _, node in aiming], nodes),
+            masks=np.array([look[0] for look in looks], dtype=np.int64),
+            floors=np.array([look[1] for look in looks], dtype=np.float64),
+            aiming_targets=_targets_of([node for _, node in aiming]),
+            auto=auto,
+            auto_kept={},
+        )
 
     @staticmethod
-    def _update_targets(selectors: list[Any], now: float) -> None:
-        if not selectors:
-            return
+    def _update_targets(plan: FeedPlan, now: float) -> None:
         mind = server().core
-        nodes = server().nodes
-        streams = np.array([targets.stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
-        looks = [selector.__dict__["_target_look"] for selector in selectors]  # (type mask, R floor)
-        masks = np.array([look[0] for look in looks], dtype=np.int64)
-        floors = np.array([look[1] for look in looks])
         found, _, _ = strongest(
-            mind.memory, streams, entities=np.zeros_like(streams), type_masks=masks, floors=floors, now=now
-        )
-        for selector, entity in zip(selectors, found.tolist(), strict=True):
-            if selector.__dict__.get("_target", targets.NO_ENTITY) != entity:
-                selector.__dict__["_target"] = entity
-                mind.events.push(selector.__dict__["_server_handle"], targets.TARGET_CHANGED, entity)
+            mind.memory, plan.aiming_streams, entities=np.zeros_like(plan.aiming_streams),
+            type_masks=plan.masks, floors=plan.floors, now=now,
+        )  # fmt: skip
+        found = np.asarray(found, dtype=np.int64)
+        changed = np.flatnonzero(found != plan.aiming_targets)
+        if not changed.size:
+            return
+        for row in changed.tolist():
+            entity = int(found[row])
+            plan.aiming[row].__dict__["_target"] = entity
+            mind.events.push(plan.aiming_handles[row], targets.TARGET_CHANGED, entity)
+        plan.aiming_targets = found
+        plan.auto_kept.pop("targets", None)  # read again at its next use
+
+
+@dataclass(slots=True)
+class FeedPlan:
+    """What the feed reads of its selectors each frame, kept while `key` holds (see `Feed`)."""
+
+    key: tuple[int, int]  # (Feed.version, targets.placement()) it was made at
+    aiming: list[Any]  # the memory-targeting selectors
+    aiming_handles: list[int]
+    aiming_streams: np.ndarray  # their streams' server handles (0: none)
+    masks: np.ndarray  # their looks' type masks
+    floors: np.ndarray  # and R floors
+    aiming_targets: np.ndarray  # their targets' entities, as the feed last set them
+    auto: list[tuple[int, Any]]  # the auto-evaluating selectors, (handle, node)
+    auto_kept: dict[str, np.ndarray]  # their streams and targets once read (`inputs.Frame.kept`)
+
+
+def _streams_of(selectors: list[Any], nodes: dict[int, Any]) -> np.ndarray:
+    return np.array([targets.stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
+
+
+def _targets_of(selectors: list[Any]) -> np.ndarray:
+    return np.array([targets.target_id(selector) for selector in selectors], dtype=np.int64)
 
 
 feed = Feed()

@@ -28,7 +28,7 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind.server.selectors import BEHAVIOR_CHANGED
-from npc_mind_godot import actions, inputs, mistakes, ticker
+from npc_mind_godot import actions, inputs, mistakes, targets, ticker
 from npc_mind_godot._common import core, installed, on_main_thread, project_setting
 
 SINGLETON = "NpcMindServer"
@@ -206,6 +206,7 @@ class NpcMindServer(classes.Object):
     @python_only
     def attach(self, node: Any, handle: int) -> None:
         self.nodes[handle] = node
+        targets.placement_changed()
         if not self.ticking:
             self._start_ticking()
 
@@ -214,6 +215,7 @@ class NpcMindServer(classes.Object):
         """A node is gone. Freed on another thread (allowed for nodes outside the tree), its slot is
         released on the main thread, before the next update."""
         self.nodes.pop(handle, None)
+        targets.placement_changed()
         if not on_main_thread():
             self._released.append(handle)
             return

@@ -85,8 +85,22 @@ def npc_of(selector: Any) -> tuple[Any, int]:
     return found
 
 
+def placement() -> int:
+    """A count that changes whenever what a per-frame reader may keep of the selectors' places can
+    change: a node joined or left the server, a selector left the tree, a target was set."""
+    return _placement[0]
+
+
+def placement_changed() -> None:
+    _placement[0] += 1
+
+
+_placement = [0]
+
+
 def forget_place(selector: Any) -> None:
     """The selector left the tree: its NPC and stream are looked up again where it enters next."""
+    placement_changed()
     selector.__dict__.pop("_npc", None)
     selector.__dict__.pop("_stream", None)
     selector.__dict__.pop("_property_nodes", None)
@@ -104,6 +118,7 @@ def set_target(selector: Any, entity_id: int) -> None:
         raise ValueError(f"set_target: an entity id is 0 (none) or a positive instance id, got {entity}")
     if selector.__dict__.get("_target", NO_ENTITY) != entity:
         selector.__dict__["_target"] = entity
+        placement_changed()
         selector.emit_signal(StringName(TARGET_CHANGED), entity)
 
 
@@ -128,13 +143,18 @@ def describe_target(selector: Any) -> str:
 
 def target_position(selector: Any) -> Any:
     """The target's last known position in the selector's stream (a Vector2/3), or None."""
-    entity = target_id(selector)
+    point = target_point(selector)
+    if point is None:
+        return None
+    return Vector2(*point) if len(point) == 2 else Vector3(*point)
+
+
+def target_point(selector: Any) -> tuple[float, ...] | None:
+    """`target_position` as its 2 or 3 numbers (no engine value made), or None."""
+    entity = selector.__dict__.get("_target", NO_ENTITY)
     handle = stream_handle(selector) if entity != NO_ENTITY else 0
     sighting = server().core.sightings.get(handle, entity) if handle else None
-    if sighting is None:
-        return None
-    point = sighting.position
-    return Vector2(*point) if len(point) == 2 else Vector3(*point)
+    return None if sighting is None else sighting.position
 
 
 def after_evaluate(selector: Any, entry: Any, context: Any) -> None:
