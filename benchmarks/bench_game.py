@@ -3,7 +3,7 @@
 `benchmarks/game/creeps.gd` (in the manner of godot-demo-projects' Dodge the Creeps, written here):
 mobs that chase a player while they see it, search where they last saw it, and otherwise walk to
 their own spot, sliding against walls, sight checked through the physics world every physics frame.
-Three variants of the same logic, each run in its own engine, interleaved in the same run:
+Variants of the same logic, all run in one engine, in turn, round after round (creeps.gd):
 
 - gdscript: plain GDScript with a hand-made memory (game seconds since seen, last seen position):
   the baseline, its chase and search windows set so its mobs hold the behaviors the scripted
@@ -40,33 +40,40 @@ VARIANTS = ("gdscript", "scripted", "batched", "nocode")
 PER_NODE = ("scripted", "batched")  # the per-node path's variants, which the goals are for
 MOBS = (200, 1000)
 FRAMES = 600
-REPEATS = 5  # rounds, each running every variant once: a ratio is the median of the rounds' ratios
+ROUNDS = 5  # each running every variant once, in one engine: a ratio is the median of the rounds' ratios
 GOALS = {200: 1.5, 1000: 1.0}  # a PER_NODE variant's frame p50 / gdscript's
 
 
-def run(mobs: int, variant: str) -> dict[str, Any]:
+def run(mobs: int, variants: tuple[str, ...] = VARIANTS, rounds: int = ROUNDS) -> list[dict[str, Any]]:
+    """Every variant `rounds` times in one engine, in turn (creeps.gd): per run its round, variant,
+    frame p50 and p99 (ms) and the behaviors its mobs held, in the order they ran."""
     command = [
         str(GODOT), "--headless", "--fixed-fps", "60", "--path", str(ROOT), "-s",
         "res://benchmarks/game/creeps.gd", "--", f"--mobs={mobs}", f"--frames={FRAMES}",
-        f"--variant={variant}",
+        f"--variants={','.join(variants)}", f"--rounds={rounds}",
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{") and '"intervals":' in line]
-    if done.returncode != 0 or not lines:
-        sys.exit(f"bench_game: {mobs} {variant} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    data = json.loads(lines[-1])
-    p50, p99 = np.percentile(data["intervals"], [50, 99])
-    return {"p50": float(p50), "p99": float(p99), "behaviors": data["behaviors"]}
+    if done.returncode != 0 or len(lines) != len(variants) * rounds:
+        sys.exit(f"bench_game: {mobs} mobs failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    found = []
+    for line in lines:
+        data = json.loads(line)
+        p50, p99 = np.percentile(data["intervals"], [50, 99])
+        found.append({
+            "round": data["round"], "variant": data["variant"], "p50": float(p50), "p99": float(p99),
+            "behaviors": data["behaviors"],
+        })  # fmt: skip
+    return found
 
 
 def main() -> int:
     results: dict[tuple[int, str], list[dict[str, Any]]] = {}
     for mobs in MOBS:
-        for _ in range(REPEATS):
-            for variant in VARIANTS:
-                result = run(mobs, variant)
-                results.setdefault((mobs, variant), []).append(result)
-                print(f"{mobs} {variant}: p50 {result['p50']:.2f} ms {result['behaviors']}", flush=True)
+        for result in sorted(run(mobs), key=lambda r: r["round"]):  # (stable: each round's in turn)
+            results.setdefault((mobs, result["variant"]), []).append(result)
+            print(f"{mobs} {result['variant']} round {result['round']}: p50 {result['p50']:.2f} ms "
+                  f"{result['behaviors']}", flush=True)  # fmt: skip
     load = os.getloadavg()[0]
     lines = [
         "# Game frame time (`scripts/bench game`)",
@@ -75,9 +82,10 @@ def main() -> int:
         f" --fixed-fps 60 (one physics step a frame, as fast as the engine goes); load average {load:.1f}.",
         "A small 2D game (benchmarks/game/creeps.gd): mobs chase the player while they see it (300 px, no",
         "wall on the ray, checked every physics frame), search where they last saw it, else walk to their",
-        f"own spot, sliding against walls. {FRAMES} frames after a warm-up; {REPEATS} rounds, each running",
-        "every variant once in turn: a variant's ratio is the median over the rounds of its p50 over the",
-        "same round's gdscript p50 (rounds: the range), its times the median run's. gdscript: the logic in",
+        f"own spot, sliding against walls. {FRAMES} frames after a warm-up; {ROUNDS} rounds in one",
+        "engine, each running every variant once in turn (its mobs made afresh from one seed): a variant's",
+        "ratio is the median over the rounds of its p50 over the same round's gdscript p50 (rounds: the",
+        "range), its times the median run's. gdscript: the logic in",
         "plain GDScript with a hand-made memory (game seconds since seen; its windows set so that its mobs",
         "end the run holding the behaviors the scripted mobs hold); scripted: each mob's script calls",
         "record_event, awareness_of and evaluate every physics frame, through typed node references;",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from npc_mind.server import ClockMode
@@ -97,3 +97,64 @@ def test_unanswered_selectors_are_never_put_in_the_choice_table() -> None:
     assert table.put_handles == [handles[0]]
     server.remove(handles[1])
     assert handles[1] not in server.selectors.unanswered
+
+
+REPEATING = [  # momentum and a tie tolerance repeat; commitment and a cooldown read the time
+    {**definition(["threat", "calm"], 0.3), "tie_tolerance": 0.05},
+    definition(["calm", "noise"]),
+    {**definition(["threat", "noise"]), "commitment": 0.5},
+    {"behaviors": [
+        {**definition(["threat"])["behaviors"][0], "cooldown": 0.4},
+        *definition(["x", "calm"])["behaviors"][1:],
+    ]},
+]
+frames = st.lists(  # per frame, the calls: (selector, name, value from few values, so inputs repeat)
+    st.lists(
+        st.tuples(st.integers(0, 7), st.integers(0, 2), st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0])),
+        max_size=12,
+    ),
+    min_size=1, max_size=25,
+)
+
+
+COMMITTED = [  # selector 2 (commitment 0.5 s) keeps threat while noise is better by less than the
+    # interrupt margin, then, its inputs the same each frame, switches once the commitment is over
+    [(2, 0, 0.5), (2, 2, 0.0)], *[[(2, 2, 0.7)]] * 10,
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(frames=frames, queued=st.booleans())
+@example(frames=COMMITTED, queued=False)
+@example(frames=COMMITTED, queued=True)
+def test_a_step_that_skips_an_unchanged_batch_chooses_as_one_that_chooses_again(
+    frames: list[list[tuple[int, int, float]]], queued: bool
+) -> None:
+    """`SelectorGroup.written`: a group whose inputs did not change and whose choice repeats is not
+    chosen for again; the choices, the behavior_changed signals and the scores are those of the
+    same server made to choose every group given an input, as it did before."""
+    skipping, choosing = MindServer(ClockMode.MANUAL), MindServer(ClockMode.MANUAL)
+    handles = [skipping.add_selector(REPEATING[i % 4]) for i in range(8)]
+    assert handles == [choosing.add_selector(REPEATING[i % 4]) for i in range(8)]
+    for frame, calls in enumerate(frames, start=1):
+        for server in (skipping, choosing):
+            if queued:
+                rows = np.array([(handles[s], n, v) for s, n, v in calls], dtype=INPUT_ROW)
+                if rows.size:
+                    server.selectors.take_inputs(rows.tobytes(), NAMES)
+            else:
+                for selector, name, value in calls:
+                    entry = server.selectors.entry(handles[selector])
+                    server.selectors.set_input_values(entry, {NAMES[name]: value})
+        for selector, _, _ in calls:  # as before the skip: a group given any input chooses
+            choosing.selectors.entry(handles[selector]).group.dirty = True
+        now = 0.1 * frame
+        for server in (skipping, choosing):
+            server.clock._now = now
+            server.selectors.step(now)
+        chosen = [server.selectors.chosen(handles).tolist() for server in (skipping, choosing)]
+        assert chosen[0] == chosen[1], frame
+        signals = [[(e.handle, e.args) for e in server.events.drain()] for server in (skipping, choosing)]
+        assert signals[0] == signals[1], frame
+        for handle in handles:
+            assert skipping.scores(handle) == choosing.scores(handle), (frame, handle)

@@ -4,7 +4,10 @@ extends SceneTree
 ## figure eight through an arena with walls; N mobs (CharacterBody2D, sliding against the walls)
 ## each chase it while they see it, search where they last saw it for a while after, and otherwise
 ## walk to their own spot. Sight: within SIGHT px and no wall on the ray, checked every physics frame.
-##   --mobs=N --frames=F --variant=gdscript|scripted|batched|nocode
+##   --mobs=N --frames=F --variants=gdscript,scripted,batched,nocode --rounds=R
+## Every variant runs in this one engine, in turn, R rounds (the order reversed every other round):
+## its mobs are made afresh from the same seed, run WARMUP frames, measured F frames, then freed, so
+## the variants compare on the same process, memory layout and machine state.
 ## gdscript: the logic in plain GDScript, with a hand-made memory (the seconds since seen and the
 ##   last seen position) in each mob's _physics_process (mob_gdscript.gd).
 ## scripted: each mob's _physics_process calls MemoryStream.record_event while it sees the player,
@@ -15,7 +18,8 @@ extends SceneTree
 ##   UtilitySelector's target comes from memory, its inputs are sourced (AwarenessInput,
 ##   BlackboardInput) and each behavior's MoveAction moves the body.
 ## Runs with --fixed-fps 60 (one physics step a frame, as fast as the engine goes, headless) and
-## prints one JSON line: the frame intervals (ms) after a warm-up, and the behaviors the mobs hold.
+## prints one JSON line per run (a variant in a round): the frame intervals (ms) after its warm-up,
+## and the behaviors the mobs hold at its end.
 
 const ARENA := Vector2(1600, 1000)
 const SIGHT := 300.0
@@ -29,7 +33,10 @@ const BatchedMob = preload("res://benchmarks/game/mob_batched.gd")
 
 var mobs := 200
 var frames := 600
+var variants: PackedStringArray = ["gdscript"]
+var rounds := 1
 var variant := "gdscript"
+var runs: Array = []  # [round, variant] in the order they run
 var world: Node2D
 var player: Node2D
 var mob_nodes: Array[CharacterBody2D] = []
@@ -37,7 +44,9 @@ var frame := 0
 var last_usec := 0
 var intervals: Array[float] = []
 var rng := RandomNumberGenerator.new()
-var shared_behaviors: Array[UtilityBehavior] = []
+var plain_behaviors: Array[UtilityBehavior] = []  # the scripted mobs' (shared, as one scene's)
+var sourced_behaviors: Array[UtilityBehavior] = []  # the no-code mobs'
+var current_round := 0
 
 
 func _initialize() -> void:
@@ -46,8 +55,14 @@ func _initialize() -> void:
 		match parts[0]:
 			"mobs": mobs = parts[1].to_int()
 			"frames": frames = parts[1].to_int()
-			"variant": variant = parts[1]
-	rng.seed = 11
+			"variants": variants = parts[1].split(",")
+			"rounds": rounds = parts[1].to_int()
+	for round in rounds:
+		var order := variants.duplicate()
+		if round % 2 == 1:
+			order.reverse()
+		for name in order:
+			runs.append([round, name])
 	world = Node2D.new()
 	world.name = "Arena"
 	root.add_child(world)
@@ -65,11 +80,27 @@ func _initialize() -> void:
 	player.name = "Player"
 	player.add_to_group(&"player")
 	world.add_child(player)
+	_start(runs.pop_front())
+
+
+func _start(run: Array) -> void:
+	## The next run: its variant's mobs, made from the same seed as every run's.
+	current_round = run[0]
+	variant = run[1]
+	rng.seed = 11
+	frame = 0
+	intervals = []
+	player.position = Vector2.ZERO  # where the player starts, before its first move
 	for i in mobs:
 		var mob := _make_mob(i)
 		mob.position = Vector2(rng.randf() * ARENA.x, rng.randf() * ARENA.y)
 		world.add_child(mob)
 		mob_nodes.append(mob)
+
+
+func _player_at(at: int) -> Vector2:
+	var t := at / 60.0
+	return ARENA / 2.0 + Vector2(sin(t * 0.35) * 650.0, sin(t * 0.7) * 380.0)  # a figure eight
 
 
 func _make_mob(i: int) -> CharacterBody2D:
@@ -93,9 +124,9 @@ func _make_mob(i: int) -> CharacterBody2D:
 	var selector: Node = ClassDB.instantiate("UtilitySelector")
 	selector.name = "Selector"
 	if variant in ["scripted", "batched"]:
-		if shared_behaviors.is_empty():
-			shared_behaviors = _behaviors(false)
-		selector.behaviors = shared_behaviors
+		if plain_behaviors.is_empty():
+			plain_behaviors = _behaviors(false)
+		selector.behaviors = plain_behaviors
 		mob.add_child(selector)
 		mob.set_script(ScriptedMob if variant == "scripted" else BatchedMob)
 		mob.setup(player, spot)
@@ -117,9 +148,9 @@ func _make_mob(i: int) -> CharacterBody2D:
 	sight.rate_hz = 60.0
 	sight.record_interval = 0.0
 	mob.add_child(sight)
-	if shared_behaviors.is_empty():
-		shared_behaviors = _behaviors(true)
-	selector.behaviors = shared_behaviors
+	if sourced_behaviors.is_empty():
+		sourced_behaviors = _behaviors(true)
+	selector.behaviors = sourced_behaviors
 	selector.target_from = "memory"
 	selector.blackboard = {"calm": 0.2}
 	mob.add_child(selector)
@@ -171,13 +202,19 @@ func _process(_delta: float) -> bool:
 		intervals.append((now - last_usec) / 1000.0)
 	last_usec = now
 	frame += 1
-	var t := frame / 60.0
-	player.position = ARENA / 2.0 + Vector2(sin(t * 0.35) * 650.0, sin(t * 0.7) * 380.0)  # a figure eight
+	player.position = _player_at(frame)
 	if frame <= WARMUP + frames:
 		return false
 	var held := {}
 	for mob in mob_nodes:
 		var behavior := String(mob.get_node("Selector").choice) if variant == "nocode" else String(mob.behavior)
 		held[behavior] = held.get(behavior, 0) + 1
-	print(JSON.stringify({"variant": variant, "mobs": mobs, "intervals": intervals, "behaviors": held}))
-	return true
+	print(JSON.stringify({"variant": variant, "round": current_round, "mobs": mobs, "intervals": intervals,
+		"behaviors": held}))
+	for mob in mob_nodes:
+		mob.free()
+	mob_nodes.clear()
+	if runs.is_empty():
+		return true
+	_start(runs.pop_front())
+	return false

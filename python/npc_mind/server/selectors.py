@@ -138,6 +138,14 @@ class SelectorGroup:
         self.pick_fn = self.prototype.pick_fn
         self.owner = self.prototype.scalar
 
+    def written(self, changed: bool, rows: Any) -> None:
+        """Inputs of `rows` were written (`changed`: some value differs from the one before): the
+        next step chooses for the group unless its choice would repeat itself, which it does when no
+        input changed, the definition's choice repeats (`choice_repeats`: only `last_now` would move)
+        and every one of those rows has chosen before."""
+        if changed or not self.prototype.repeats or bool((self.chosen[rows] < 0).any()):
+            self.dirty = True
+
     def column(self, key: str) -> np.ndarray:
         """The input column of `key` (made, all 0, on first use)."""
         values = self.inputs.get(key)
@@ -400,12 +408,17 @@ class SelectorBank:
         group = entry.group
         views = group.views
         entry.fed = True
+        changed = False
         try:
             for key, value in values.items():
-                views[key][row] = value  # type: ignore[call-overload]  # a float64 view takes a float
+                view = views[key]
+                before = view[row]
+                view[row] = value  # type: ignore[call-overload]  # a float64 view takes a float
+                changed = changed or _differ(before, view[row])
         except (KeyError, TypeError, ValueError, OverflowError):
             self._set_checked(group, row, values)  # a new key, or a value a float view refuses
-        group.dirty = True
+            changed = True
+        group.written(changed, row)
 
     def take_inputs(self, raw: bytes, names: Sequence[str]) -> None:
         """`set_input_values` of many calls at once: `raw` holds `INPUT_ROW` records (handle, the
@@ -416,7 +429,6 @@ class SelectorBank:
         count = len(names)
         for owner, positions, group_rows in self.table.groups(handles):
             group = self.by_index[owner]
-            group.dirty = True
             group.fed_handles.append(handles[positions])
             called, at_rows, given = numbers[positions], group_rows, values[positions]
             places = at_rows * count + called  # one per (row, key)
@@ -424,9 +436,13 @@ class SelectorBank:
                 _, last = np.unique(places[::-1], return_index=True)  # first in the reversed order
                 kept = positions.size - 1 - last
                 called, at_rows, given = called[kept], at_rows[kept], given[kept]
+            changed = False
             for number in np.flatnonzero(np.bincount(called, minlength=count)).tolist():
                 picked = called == number
-                group.column(names[number])[at_rows[picked]] = given[picked]
+                column, written, value = group.column(names[number]), at_rows[picked], given[picked]
+                changed = changed or bool((column[written].view(np.int64) != value.view(np.int64)).any())
+                column[written] = value
+            group.written(changed, group_rows)
 
     @staticmethod
     def _set_checked(group: SelectorGroup, row: int, values: Mapping[str, float]) -> None:
@@ -555,6 +571,11 @@ class SelectorBank:
         if behavior != entry.last_behavior:
             entry.last_behavior = behavior
             self.events.push(handle, BEHAVIOR_CHANGED, behavior)
+
+
+def _differ(before: float, after: float) -> bool:
+    """Whether an input's value changed, bit for bit (-0.0 and 0.0 differ; a NaN always does)."""
+    return before != after or math.copysign(1.0, before) != math.copysign(1.0, after)
 
 
 def _removed(entry: SelectorEntry) -> None:
