@@ -121,6 +121,7 @@ class SelectorGroup:
     batch: SelectorBatch | None = None
     chosen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
     dirty: bool = False
+    written_now: bool = False  # inputs were written since the last step (`written`)
     fed: bool = False  # `set_inputs` (many selectors at once) wrote into this group's columns
     unset: list[str] = field(default_factory=list)  # the last `choose`'s keys that no one ever set
     # handles `take_inputs` wrote since the last step: marked `fed` when the step needs to know
@@ -143,6 +144,7 @@ class SelectorGroup:
         next step chooses for the group unless its choice would repeat itself, which it does when no
         input changed, the definition's choice repeats (`choice_repeats`: only `last_now` would move)
         and every one of those rows has chosen before."""
+        self.written_now = True
         if changed or not self.prototype.repeats or bool((self.chosen[rows] < 0).any()):
             self.dirty = True
 
@@ -215,9 +217,13 @@ class SelectorGroup:
         self.free = list(range(size - 1, keep.size - 1, -1))
         return {handle: row for row, handle in enumerate(handles)}
 
+    def never_set(self) -> list[str]:
+        """The keys the definition reads that no input was ever written for (they read as 0)."""
+        return [key for key in self.prototype.scorer.keys if key not in self.inputs]
+
     def choose(self, now: float, allowed: np.ndarray | None) -> np.ndarray:
         assert self.batch is not None
-        missing = self.unset = [key for key in self.prototype.scorer.keys if key not in self.inputs]
+        missing = self.unset = self.never_set()
         inputs = dict(self.inputs)
         for key in missing:  # never set through the batch path: counts as 0 for every NPC
             inputs[key] = np.zeros(len(self.rows))
@@ -468,7 +474,13 @@ class SelectorBank:
     def step(self, now: float) -> None:
         """Choose for every group whose inputs changed: one batch call per definition."""
         for group in self.groups.values():
+            written, group.written_now = group.written_now, False
             if not group.dirty:
+                if written:  # the same inputs again: the choice repeats, a never-set input is told again
+                    group.unset = group.never_set()
+                    if group.unset and self.on_missing_input is not None:
+                        self._tell_unset(group)
+                    group.fed_handles.clear()
                 continue
             group.dirty = False
             chosen = group.choose(now, None)
