@@ -52,9 +52,11 @@ CONFIG = "numpy/__config__.py"
 # numpy imports only when asked and npc_mind never asks for: numpy.fft and numpy.polynomial, the
 # `lapack_lite` extension module (numpy.linalg runs on `_umath_linalg`, which carries its own copy;
 # `numpy.linalg.lapack_lite` is only imported by numpy's tests) and numpy's pytest `conftest`.
-# numpy.ma stays: numpy.lib's recfunctions imports it.
+# numpy.ma stays (numpy.lib's recfunctions imports it), less its notes for readers and its testutils
+# (which imports numpy.testing, not shipped).
 UNSHIPPED = re.compile(
     r"(^|/)(tests|testing)/|\.(pyi|h|c|pxd|pyx|a|pc|ini)$|(^|/)py\.typed$|\.dist-info/RECORD$"
+    r"|^numpy/ma/(README\.rst|API_CHANGES\.txt|testutils\.py)$"
     r"|^numpy/(f2py|_pyinstaller|distutils|doc|_core/include|_core/lib|fft|polynomial)/"
     r"|^numpy/linalg/lapack_lite\.|^numpy/conftest\."
     r"|^numpy/_core/_(simd|multiarray_tests|umath_tests|rational_tests|struct_ufunc_tests|operand_flag_tests)\."

@@ -132,9 +132,11 @@ class SelectorGroup:
     # read once per node per frame: plain attributes, not properties
     names: tuple[str, ...] = field(init=False)
     pick_fn: Callable[..., int] = field(init=False)  # the definition's generated choice for one NPC
+    repeats: bool = field(init=False)  # its choice for the same inputs repeats (`choice_repeats`)
     owner: Any = field(init=False)  # what pick_fn reports errors and NaN counts through
 
     def __post_init__(self) -> None:
+        self.repeats = self.prototype.repeats
         self.names = self.prototype.names
         self.pick_fn = self.prototype.pick_fn
         self.owner = self.prototype.scalar
@@ -145,7 +147,11 @@ class SelectorGroup:
         input changed, the definition's choice repeats (`choice_repeats`: only `last_now` would move)
         and every one of those rows has chosen before."""
         self.written_now = True
-        if changed or not self.prototype.repeats or bool((self.chosen[rows] < 0).any()):
+        if changed or not self.repeats:
+            self.dirty = True
+        elif type(rows) is int:  # one node's call: a plain read (no array made)
+            self.dirty = self.dirty or self.chosen.item(rows) < 0
+        elif bool((self.chosen[rows] < 0).any()):
             self.dirty = True
 
     def column(self, key: str) -> np.ndarray:
@@ -587,7 +593,7 @@ class SelectorBank:
 
 def _differ(before: float, after: float) -> bool:
     """Whether an input's value changed, bit for bit (-0.0 and 0.0 differ; a NaN always does)."""
-    return before != after or math.copysign(1.0, before) != math.copysign(1.0, after)
+    return before != after or (before == 0.0 and math.copysign(1.0, before) != math.copysign(1.0, after))
 
 
 def _removed(entry: SelectorEntry) -> None:
