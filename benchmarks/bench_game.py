@@ -10,7 +10,7 @@ Variants of the same logic, all run in one engine, in turn, round after round (c
   variant's mobs hold (the table shows both: the same logic, the same chases and raycasts);
 - scripted: each mob's script calls `record_event` while it sees, `awareness_of` and `evaluate`
   every physics frame (the per-node path, by a Dictionary);
-- batched: the same, with the selector's batched path: `set_input` of the awareness and `choice`
+- batched: the same, with the selector's batched path: `set_input` of the awareness and `get_choice()`
   (the per-node path with no Dictionary: the input queued and the choice answered in C);
 - nocode: no script on the mob: SightSense2D, a target from memory, sourced inputs, MoveActions.
 

@@ -12,8 +12,8 @@ extends SceneTree
 ##   last seen position) in each mob's _physics_process (mob_gdscript.gd).
 ## scripted: each mob's _physics_process calls MemoryStream.record_event while it sees the player,
 ##   awareness_of and UtilitySelector.evaluate every physics frame, and moves (mob_scripted.gd).
-## batched: the same, but the selector's batched path: set_input of the awareness, and `choice`, made
-##   by the server at the end of the frame before (mob_batched.gd).
+## batched: the same, but the selector's batched path: set_input of the awareness, and get_choice(),
+##   the choice made by the server at the end of the frame before (mob_batched.gd).
 ## nocode: no script on the mob: a SightSense2D (rate 60 Hz) records the player, the
 ##   UtilitySelector's target comes from memory, its inputs are sourced (AwarenessInput,
 ##   BlackboardInput) and each behavior's MoveAction moves the body.

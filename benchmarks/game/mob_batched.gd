@@ -1,7 +1,7 @@
 extends "res://benchmarks/game/mob_base.gd"
 ## A mob of the game benchmark scripted on the npc_mind nodes' batched path: each physics frame it
 ## records the player while it sees it, sets its selector's awareness input (set_input) and reads
-## the choice the server made for it from the inputs of the frame before (choice).
+## the choice the server made for it from the inputs of the frame before (get_choice).
 
 var player_id := 0
 @onready var memory: MemoryStream = $Memory

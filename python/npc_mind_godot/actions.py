@@ -1194,10 +1194,10 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     )  # fmt: skip
 
 
-def _settings(action: MoveAction, read: dict[int, tuple[str, float, float, float, bool]]) -> Any:
+def _settings(action: MoveAction, by_action: dict[int, tuple[str, float, float, float, bool]]) -> Any:
     """What `_move` reads of a move action (destination, arrive and flee distances, speed,
-    face_motion), into `read` by the action's id."""
-    found = read[id(action)] = (
+    face_motion), into `by_action` by the action's id."""
+    found = by_action[id(action)] = (
         str(action.destination), float(action.arrive_distance), float(action.flee_distance),
         float(action.speed), bool(action.face_motion),
     )  # fmt: skip

@@ -419,6 +419,16 @@ def _report_dimensions(selector: Any, dimensions: int) -> None:
     )  # fmt: skip
 
 
+def streams_of(selectors: list[Any], nodes: dict[int, Any]) -> np.ndarray:
+    """The server handles of the selectors' streams (0: none, reported once a selector)."""
+    return np.array([targets.stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
+
+
+def targets_of(selectors: list[Any]) -> np.ndarray:
+    """The selectors' targets' entities (0: none)."""
+    return np.array([targets.target_id(selector) for selector in selectors], dtype=np.int64)
+
+
 class Frame:
     """What the sources of many selectors read in one frame, each read once and only when asked."""
 
@@ -434,19 +444,14 @@ class Frame:
     def streams(self) -> np.ndarray:
         found = self.kept.get("streams")
         if found is None:
-            nodes = server().nodes
-            found = self.kept["streams"] = np.array(
-                [targets.stream_handle(selector, nodes) for selector in self.selectors], dtype=np.int64
-            )
+            found = self.kept["streams"] = streams_of(self.selectors, server().nodes)
         return found
 
     @cached_property
     def targets(self) -> np.ndarray:
         found = self.kept.get("targets")
         if found is None:
-            found = self.kept["targets"] = np.array(
-                [targets.target_id(selector) for selector in self.selectors], dtype=np.int64
-            )
+            found = self.kept["targets"] = targets_of(self.selectors)
         return found
 
     @cached_property

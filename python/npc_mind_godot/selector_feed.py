@@ -81,10 +81,10 @@ class Feed:
             key=(self.version, targets.placement()),
             aiming=[node for _, node in aiming],
             aiming_handles=[handle for handle, _ in aiming],
-            aiming_streams=_streams_of([node for _, node in aiming], nodes),
+            aiming_streams=inputs.streams_of([node for _, node in aiming], nodes),
             masks=np.array([look[0] for look in looks], dtype=np.int64),
             floors=np.array([look[1] for look in looks], dtype=np.float64),
-            aiming_targets=_targets_of([node for _, node in aiming]),
+            aiming_targets=inputs.targets_of([node for _, node in aiming]),
             auto=auto,
             auto_kept={},
         )
@@ -121,14 +121,6 @@ class FeedPlan:
     aiming_targets: np.ndarray  # their targets' entities, as the feed last set them
     auto: list[tuple[int, Any]]  # the auto-evaluating selectors, (handle, node)
     auto_kept: dict[str, np.ndarray]  # their streams and targets once read (`inputs.Frame.kept`)
-
-
-def _streams_of(selectors: list[Any], nodes: dict[int, Any]) -> np.ndarray:
-    return np.array([targets.stream_handle(selector, nodes) for selector in selectors], dtype=np.int64)
-
-
-def _targets_of(selectors: list[Any]) -> np.ndarray:
-    return np.array([targets.target_id(selector) for selector in selectors], dtype=np.int64)
 
 
 feed = Feed()

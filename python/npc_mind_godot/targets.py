@@ -151,7 +151,7 @@ def target_position(selector: Any) -> Any:
 
 def target_point(selector: Any) -> tuple[float, ...] | None:
     """`target_position` as its 2 or 3 numbers (no engine value made), or None."""
-    entity = selector.__dict__.get("_target", NO_ENTITY)
+    entity = target_id(selector)
     handle = stream_handle(selector) if entity != NO_ENTITY else 0
     sighting = server().core.sightings.get(handle, entity) if handle else None
     return None if sighting is None else sighting.position

@@ -150,7 +150,8 @@ class SelectorGroup:
         if changed or not self.repeats:
             self.dirty = True
         elif type(rows) is int:  # one node's call: a plain read (no array made)
-            self.dirty = self.dirty or self.chosen.item(rows) < 0
+            if self.chosen.item(rows) < 0:
+                self.dirty = True
         elif bool((self.chosen[rows] < 0).any()):
             self.dirty = True
 
@@ -484,15 +485,11 @@ class SelectorBank:
             if not group.dirty:
                 if written:  # the same inputs again: the choice repeats, a never-set input is told again
                     group.unset = group.never_set()
-                    if group.unset and self.on_missing_input is not None:
-                        self._tell_unset(group)
-                    group.fed_handles.clear()
+                    self._told_unset(group)
                 continue
             group.dirty = False
             chosen = group.choose(now, None)
-            if group.unset and self.on_missing_input is not None:
-                self._tell_unset(group)
-            group.fed_handles.clear()
+            self._told_unset(group)
             changed = np.flatnonzero(chosen != group.chosen)
             group.chosen = chosen
             handles: list[int] = []
@@ -561,6 +558,13 @@ class SelectorBank:
         except (KeyError, TypeError, ValueError, OverflowError):
             return None
         return numbers if all(math.isfinite(number) for number in numbers) else None
+
+    def _told_unset(self, group: SelectorGroup) -> None:
+        """After a step's look at the group's inputs: its never-set keys told (`_tell_unset`), and
+        the handles written since the last step let go."""
+        if group.unset and self.on_missing_input is not None:
+            self._tell_unset(group)
+        group.fed_handles.clear()
 
     def _tell_unset(self, group: SelectorGroup) -> None:
         """`on_missing_input` for each of the group's selectors that use the batched path."""
