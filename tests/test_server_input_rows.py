@@ -124,24 +124,31 @@ COMMITTED = [  # selector 2 (commitment 0.5 s) keeps threat while noise is bette
 
 
 @settings(max_examples=150, deadline=None)
-@given(frames=frames, queued=st.booleans())
-@example(frames=COMMITTED, queued=False)
-@example(frames=COMMITTED, queued=True)
+@given(frames=frames, path=st.sampled_from(["per_node", "queued", "many"]))
+@example(frames=COMMITTED, path="per_node")
+@example(frames=COMMITTED, path="queued")
+@example(frames=COMMITTED, path="many")
 def test_a_step_that_skips_an_unchanged_batch_chooses_as_one_that_chooses_again(
-    frames: list[list[tuple[int, int, float]]], queued: bool
+    frames: list[list[tuple[int, int, float]]], path: str
 ) -> None:
     """`SelectorGroup.written`: a group whose inputs did not change and whose choice repeats is not
     chosen for again; the choices, the behavior_changed signals and the scores are those of the
-    same server made to choose every group given an input, as it did before."""
+    same server made to choose every group given an input, as it did before. The inputs come one
+    node's call at a time, as the binding's queued rows, or one key for many (`set_inputs`)."""
     skipping, choosing = MindServer(ClockMode.MANUAL), MindServer(ClockMode.MANUAL)
     handles = [skipping.add_selector(REPEATING[i % 4]) for i in range(8)]
     assert handles == [choosing.add_selector(REPEATING[i % 4]) for i in range(8)]
     for frame, calls in enumerate(frames, start=1):
         for server in (skipping, choosing):
-            if queued:
+            if path == "queued":
                 rows = np.array([(handles[s], n, v) for s, n, v in calls], dtype=INPUT_ROW)
                 if rows.size:
                     server.selectors.take_inputs(rows.tobytes(), NAMES)
+            elif path == "many":  # per key, its calls in order (the last of a selector wins)
+                for number, name in enumerate(NAMES):
+                    picked = [(handles[s], v) for s, n, v in calls if n == number]
+                    if picked:
+                        server.selectors.set_inputs([h for h, _ in picked], name, [v for _, v in picked])
             else:
                 for selector, name, value in calls:
                     entry = server.selectors.entry(handles[selector])

@@ -4,7 +4,7 @@ extends SceneTree
 ## figure eight through an arena with walls; N mobs (CharacterBody2D, sliding against the walls)
 ## each chase it while they see it, search where they last saw it for a while after, and otherwise
 ## walk to their own spot. Sight: within SIGHT px and no wall on the ray, checked every physics frame.
-##   --mobs=N --frames=F --variants=gdscript,scripted,batched,nocode --rounds=R
+##   --mobs=N --frames=F --variants=gdscript,scripted,batched,signalled,nocode --rounds=R
 ## Every variant runs in this one engine, in turn, R rounds (the order reversed every other round):
 ## its mobs are made afresh from the same seed, run WARMUP frames, measured F frames, then freed, so
 ## the variants compare on the same process, memory layout and machine state.
@@ -14,6 +14,9 @@ extends SceneTree
 ##   awareness_of and UtilitySelector.evaluate every physics frame, and moves (mob_scripted.gd).
 ## batched: the same, but the selector's batched path: set_input of the awareness, and get_choice(),
 ##   the choice made by the server at the end of the frame before (mob_batched.gd).
+## signalled: the mob's script only records the player while it sees it and moves; its selector
+##   chooses by itself from sourced inputs (its target from memory) and sets the mob's behavior
+##   through behavior_changed (mob_signalled.gd).
 ## nocode: no script on the mob: a SightSense2D (rate 60 Hz) records the player, the
 ##   UtilitySelector's target comes from memory, its inputs are sourced (AwarenessInput,
 ##   BlackboardInput) and each behavior's MoveAction moves the body.
@@ -30,6 +33,7 @@ const WARMUP := 60
 const GdMob = preload("res://benchmarks/game/mob_gdscript.gd")
 const ScriptedMob = preload("res://benchmarks/game/mob_scripted.gd")
 const BatchedMob = preload("res://benchmarks/game/mob_batched.gd")
+const SignalledMob = preload("res://benchmarks/game/mob_signalled.gd")
 
 var mobs := 200
 var frames := 600
@@ -46,6 +50,7 @@ var intervals: Array[float] = []
 var rng := RandomNumberGenerator.new()
 var plain_behaviors: Array[UtilityBehavior] = []  # the scripted mobs' (shared, as one scene's)
 var sourced_behaviors: Array[UtilityBehavior] = []  # the no-code mobs'
+var signalled_behaviors: Array[UtilityBehavior] = []  # the signalled mobs' (sourced, no actions)
 var current_round := 0
 
 
@@ -131,6 +136,16 @@ func _make_mob(i: int) -> CharacterBody2D:
 		mob.set_script(ScriptedMob if variant == "scripted" else BatchedMob)
 		mob.setup(player, spot)
 		return mob
+	if variant == "signalled":
+		if signalled_behaviors.is_empty():
+			signalled_behaviors = _behaviors(true, false)
+		selector.behaviors = signalled_behaviors
+		selector.target_from = "memory"
+		selector.blackboard = {"calm": 0.2}
+		mob.add_child(selector)
+		mob.set_script(SignalledMob)
+		mob.setup(player, spot)
+		return mob
 	var marker := Marker2D.new()  # the mob's own spot, in world coordinates
 	marker.name = "Spot"
 	marker.top_level = true
@@ -157,7 +172,7 @@ func _make_mob(i: int) -> CharacterBody2D:
 	return mob
 
 
-func _behaviors(sourced: bool) -> Array[UtilityBehavior]:
+func _behaviors(sourced: bool, acting := true) -> Array[UtilityBehavior]:
 	## chase at pursue, search at puzzled or search, wander otherwise (calm 0.2 beats nothing). Every
 	## mob shares them, as the instances of one mob scene share its resources.
 	var made: Array[UtilityBehavior] = []
@@ -181,7 +196,7 @@ func _behaviors(sourced: bool) -> Array[UtilityBehavior]:
 				consideration.source = ClassDB.instantiate("AwarenessInput")
 		var considerations: Array[UtilityConsideration] = [consideration]
 		behavior.considerations = considerations
-		if sourced:
+		if sourced and acting:
 			var move: Resource = ClassDB.instantiate("MoveAction")
 			move.speed = spec[3]
 			move.arrive_distance = 4.0

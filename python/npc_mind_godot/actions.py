@@ -524,6 +524,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
         if motion is None or motion.action is not self or motion.running is not running:
             ids = (key, int(agent.get_instance_id()) if agent is not None else 0)
             _motions[key] = Motion(running, self, body, agent, dimension, ids)
+            running.moved.add(key)
             _start_ticking()
 
     @python_only
@@ -880,6 +881,8 @@ class Running:
     ticked: dict[int, dict[str, Any]] = field(default_factory=dict)  # on_tick index -> its entry this run
     found: dict[int, tuple[Any, ...]] = field(default_factory=dict)  # id(action) -> its resolve(), this run
     legs: dict[int, int] = field(default_factory=dict)  # id(route move) -> its waypoint (kept: resumes)
+    # the bodies its moves drove (`_motions` keys): a later move of another running may have taken one
+    moved: set[int] = field(default_factory=set)
 
     def resolved(self, action: MindAction) -> tuple[Any, ...]:
         """`action.resolve(self)`, kept for this run of the behavior and found again only when its
@@ -1074,11 +1077,21 @@ def recent(selector: Any) -> list[dict[str, Any]]:
 
 
 def _stop_motions(running: Running) -> None:
-    for key, motion in list(_motions.items()):
-        if motion.running is running:
+    for motion in _motions_of(running):
+        if motion.body:
+            _halt(motion.body)
+
+
+def _motions_of(running: Running) -> list[Motion]:
+    """The moves of `running` still driving their bodies, taken out of `_motions`."""
+    found = []
+    for key in running.moved:
+        motion = _motions.get(key)
+        if motion is not None and motion.running is running:
             del _motions[key]
-            if motion.body:
-                _halt(motion.body)
+            found.append(motion)
+    running.moved.clear()
+    return found
 
 
 def _halt(body: Any) -> None:
@@ -1270,9 +1283,7 @@ def notified(selector: Any, what: int) -> None:
     if _ticking_runs.pop(key, None) is not None:
         _tick_order = None
     if running is not None:
-        for key, motion in list(_motions.items()):
-            if motion.running is running:
-                del _motions[key]
+        _motions_of(running)
 
 
 __all__ = [

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -299,6 +299,56 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
         return []
 
 
+class Blackboard(dict):
+    """A selector's blackboard: a dict that counts the writes to every blackboard (`writes`), so
+    the feed reads the boards again only after one. Assigning `blackboard` stores a copy."""
+
+    writes: ClassVar[int] = 0
+
+    @classmethod
+    def written(cls) -> None:
+        cls.writes += 1
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        Blackboard.written()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        Blackboard.written()
+        super().__delitem__(key)
+
+    def __ior__(self, other: Any) -> Blackboard:  # type: ignore[misc]  # dict's __or__ makes a dict
+        Blackboard.written()
+        super().update(other)
+        return self
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        Blackboard.written()
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        Blackboard.written()
+        return super().setdefault(key, default)
+
+    def pop(self, *args: Any) -> Any:
+        Blackboard.written()
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[Any, Any]:
+        Blackboard.written()
+        return super().popitem()
+
+    def clear(self) -> None:
+        Blackboard.written()
+        super().clear()
+
+
+def blackboard_assigned(selector: Any, value: Any) -> None:
+    """`blackboard` was assigned (the inspector, a script, a scene load): it keeps its own copy."""
+    selector.__dict__["blackboard"] = Blackboard(value or {})
+    Blackboard.written()
+
+
 class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
     """A number the game writes to the selector's blackboard: the no-code path's door for game state.
 
@@ -319,10 +369,19 @@ class BlackboardInput(InputSource, icon=icon("BlackboardInput")):
     @python_only
     def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
         key, unknown = str(self.key), float(self.when_unknown)
+        # boards of plain numbers are read again only after a write to a blackboard
+        kept_as = ("blackboard", key, unknown, id(rows))  # (the plan that keeps `frame.kept` holds rows)
+        kept = frame.kept.get(kept_as)
+        if kept is not None and kept[0] == Blackboard.writes:
+            return kept[1].copy()
+        writes = Blackboard.writes
         boards = [frame.selectors[row].__dict__.get("blackboard") for row in rows.tolist()]
         values = [board.get(key, unknown) if board else unknown for board in boards]
         if all(type(value) is float or type(value) is int for value in values):  # (a bool is neither)
-            return np.array(values, dtype=np.float64)  # every one a number: as _number reads it
+            found = np.array(values, dtype=np.float64)  # every one a number: as _number reads it
+            frame.kept[kept_as] = (writes, found)
+            return found.copy()
+        # a value that is not a plain number is read (and its mistake counted) every frame
         found = np.empty(rows.size)
         for i, row in enumerate(rows.tolist()):
             selector = frame.selectors[row]
@@ -432,7 +491,7 @@ def targets_of(selectors: list[Any]) -> np.ndarray:
 class Frame:
     """What the sources of many selectors read in one frame, each read once and only when asked."""
 
-    def __init__(self, selectors: list[Any], now: float, kept: dict[str, np.ndarray] | None = None) -> None:
+    def __init__(self, selectors: list[Any], now: float, kept: dict[Any, Any] | None = None) -> None:
         self.selectors = selectors
         self.now = now
         self.mind = server().core
@@ -527,7 +586,7 @@ def sourced_context(selector: Any) -> dict[str, float]:
     return values
 
 
-def feed(members: list[tuple[int, Any]], now: float, version: Any, kept: dict[str, np.ndarray]) -> None:
+def feed(members: list[tuple[int, Any]], now: float, version: Any, kept: dict[Any, Any]) -> None:
     """Write every auto-evaluating selector's sourced inputs for this frame's batched choice: per
     (key, source resource), one gather over all selectors sharing it and one `set_inputs`. `version`
     changes whenever `members` do; `kept` is the members' `Frame.kept`, while it holds."""

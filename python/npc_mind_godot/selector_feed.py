@@ -77,6 +77,7 @@ class Feed:
         aiming = [(handle, node) for handle, node in live if node.__dict__["_memory_target"]]
         auto = [(handle, node) for handle, node in live if node.__dict__["_auto"]]
         looks = [node.__dict__["_target_look"] for _, node in aiming]  # (type mask, R floor)
+        auto_row = {handle: row for row, (handle, _) in enumerate(auto)}
         return FeedPlan(
             key=(self.version, targets.placement()),
             aiming=[node for _, node in aiming],
@@ -86,6 +87,7 @@ class Feed:
             floors=np.array([look[1] for look in looks], dtype=np.float64),
             aiming_targets=inputs.targets_of([node for _, node in aiming]),
             auto=auto,
+            auto_rows=np.array([auto_row.get(handle, -1) for handle, _ in aiming], dtype=np.intp),
             auto_kept={},
         )
 
@@ -105,7 +107,11 @@ class Feed:
             plan.aiming[row].__dict__["_target"] = entity
             mind.events.push(plan.aiming_handles[row], targets.TARGET_CHANGED, entity)
         plan.aiming_targets = found
-        plan.auto_kept.pop("targets", None)  # read again at its next use
+        kept = plan.auto_kept.get("targets")
+        if kept is not None:  # the auto-evaluating ones' kept targets: those that changed
+            rows = plan.auto_rows[changed]
+            auto = rows >= 0
+            kept[rows[auto]] = found[changed[auto]]
 
 
 @dataclass(slots=True)
@@ -120,7 +126,8 @@ class FeedPlan:
     floors: np.ndarray  # and R floors
     aiming_targets: np.ndarray  # their targets' entities, as the feed last set them
     auto: list[tuple[int, Any]]  # the auto-evaluating selectors, (handle, node)
-    auto_kept: dict[str, np.ndarray]  # their streams and targets once read (`inputs.Frame.kept`)
+    auto_rows: np.ndarray  # each memory-targeting selector's row in `auto` (-1: not there)
+    auto_kept: dict[Any, Any]  # what their sources read once, while it holds (`inputs.Frame.kept`)
 
 
 feed = Feed()

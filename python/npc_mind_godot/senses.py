@@ -1254,10 +1254,7 @@ class Sensing:
                 record(handle, entity, memory_type, salience)
         self.totals["records"] += len(rows)
         noted, self.noted = self.noted, []
-        sightings = mind.sightings
-        for handle, entity, point in noted:
-            if handle in streams:
-                sightings.note(handle, entity, point, now)
+        mind.sightings.note_many((row for row in noted if row[0] in streams), now)
 
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""

@@ -354,7 +354,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         "others), never.",
     )
     blackboard: dict = export(
-        {}, doc="Values the game writes for BlackboardInput sources (set_blackboard_value, or a Dictionary)."
+        inputs.Blackboard(),
+        doc="Values the game writes for BlackboardInput sources (set_blackboard_value, or a Dictionary).",
     )
     choice: StringName = export(
         StringName(""),
@@ -576,7 +577,10 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def set_blackboard_value(self, key: StringName, value: Any) -> None:
         """Write a value BlackboardInput sources read (a number or bool), without copying the
         blackboard (reading `blackboard` from GDScript gives a copy: write through this)."""
-        self.__dict__.setdefault("blackboard", {})[str(key)] = value
+        board = self.__dict__.get("blackboard")
+        if type(board) is not inputs.Blackboard:
+            board = self.__dict__["blackboard"] = inputs.Blackboard(board or {})
+        board[str(key)] = value
 
     def get_blackboard_value(self, key: StringName, default: Any = None) -> Any:
         """A blackboard value, or `default` when the key was never written."""
@@ -627,6 +631,7 @@ for _field in ("behaviors", "momentum", "commitment", "interrupt_margin", "tie_t
     UtilitySelector.__dict__[_field].on_change = UtilitySelector._redefine
 for _field in targets.SETTINGS:
     UtilitySelector.__dict__[_field].on_change = selector_feed.reconfigured
+UtilitySelector.__dict__["blackboard"].on_change = inputs.blackboard_assigned
 
 
 def only_resources(owner: Any, field: str, items: Any, kind: type) -> None:

@@ -136,7 +136,11 @@ func _initialize() -> void:
 			memory.record_event(person.get_instance_id(), kind, rng.randf())
 			memory.note_sighting(person.get_instance_id(), Vector2(rng.randf_range(-80, 80), rng.randf_range(-80, 80)))
 		npc.position = Vector2(rng.randf_range(0, 100), rng.randf_range(-50, 50))
-		selector.set_blackboard_value(&"boredom", rng.randf())
+		var boredom := rng.randf()
+		if round_index % 2 == 0:
+			selector.set_blackboard_value(&"boredom", boredom)
+		else:
+			selector.blackboard = {"boredom": boredom}  # assigned whole: read again as a write is
 		NpcMindServer.advance(rng.randf_range(0.5, 90.0))
 		var want := expected()
 		var got: Dictionary = selector.get_sourced_inputs()

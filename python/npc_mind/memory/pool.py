@@ -377,6 +377,14 @@ class MemoryPool:
             mask=state.scratch_buffer("allmask", n * cap, bool).reshape(n, cap),
         )
 
+    def retrievability_of(self, flat: np.ndarray, now: float) -> np.ndarray:
+        """R of the working slots at `flat` (indices into the `<column>_flat` arrays, as
+        `occupied_slots` gives them): the bits `retrievability_all` gives those slots."""
+        state = self.state
+        now = checked_time(now)
+        state.clock = now
+        return retrievability(state.last_access_flat[flat], state.stability_flat[flat], now, state.params)
+
     def forget_times(self) -> np.ndarray:
         """Analytic time at which each working memory's R reaches the forget threshold, shape
         (npc_count, capacity); +inf for empty slots. Valid until the memory is next woken."""
@@ -529,12 +537,18 @@ class MemoryPool:
         """The occupied working slots of pool rows `rows` (row i of the result is `rows[local]`):
         (local, slot, {column name: values} of `SLOT_COLUMNS`, tags or None per slot)."""
         state = self.state
-        rows_arr = np.asarray(rows, dtype=np.int64)
-        local, slot = np.nonzero(state.memory_type[rows_arr] >= 0)
-        fi = rows_arr[local] * state.capacity + slot
+        local, slot, fi = self.occupied_slots(rows)
         values = {col.name: getattr(state, f"{col.name}_flat")[fi] for col in SLOT_COLUMNS}
         tags = [None] * fi.shape[0] if state.tags is None else state.tags.reshape(-1)[fi].tolist()
         return local, slot, values, tags
+
+    def occupied_slots(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The occupied working slots of pool rows `rows`: (local, slot, flat), row i of the result
+        being `rows[local]`, flat its index into the `<column>_flat` arrays."""
+        state = self.state
+        rows_arr = np.asarray(rows, dtype=np.int64)
+        local, slot = np.nonzero(state.memory_type[rows_arr] >= 0)
+        return local, slot, rows_arr[local] * state.capacity + slot
 
     def entities(self) -> np.ndarray:
         """The distinct entity ids of every memory held (working and long-term), sorted."""

@@ -496,7 +496,7 @@ class FrameCache:
                 pool, npc = targets[handle]
                 pool.record(npc, entity, memory_type, salience, now)
         else:
-            rows = self._raw_part(begin, end, len(items))
+            rows = self._raw_part(begin, items)
             if rows is None:
                 items = [item if item is not None else self._item(at) for at, item in enumerate(items, begin)]
                 rows = np.array(items, dtype=_QUEUE_ROW)  # the four columns in one conversion
@@ -507,13 +507,27 @@ class FrameCache:
         if wakes:
             self._wake(wakes, now)
 
-    def _raw_part(self, begin: int, end: int, writes: int) -> np.ndarray | None:
-        """The writes of queue[begin:end] as records, from `raw_rows`, when they hold them all (the
-        raw pieces inside the range, in queue order, are then exactly those writes); else None."""
-        pieces = [raw for start, count, raw in self.raw_rows if start >= begin and start + count <= end]
-        if sum(len(raw) for raw in pieces) != writes * _RAW_ROW.itemsize:
+    def _raw_part(self, begin: int, items: Sequence[Queued | None]) -> np.ndarray | None:
+        """The writes `items` (queue[begin:begin + len(items)], no wake) as records: the binding's
+        bytes (`raw_rows`) as they are, with the items held as tuples (written through Python, or
+        unpacked by a read) in their places; None when a row's bytes lie partly outside them."""
+        end = begin + len(items)
+        pieces = [
+            (start - begin, count, raw)
+            for start, count, raw in self.raw_rows
+            if begin <= start and start + count <= end
+        ]
+        if sum(count for _, count, _ in pieces) != items.count(None):
             return None
-        return np.frombuffer(b"".join(pieces), dtype=_RAW_ROW)
+        if len(pieces) == 1 and pieces[0][1] == len(items):
+            return np.frombuffer(pieces[0][2], dtype=_RAW_ROW)
+        rows = np.empty(len(items), dtype=_RAW_ROW)
+        for at, count, raw in pieces:
+            rows[at : at + count] = np.frombuffer(raw, dtype=_RAW_ROW)
+        held = [at for at, item in enumerate(items) if item is not None]
+        if held:
+            rows[held] = np.array([items[at] for at in held], dtype=_RAW_ROW)
+        return rows
 
     def _clear_queue(self) -> None:
         self.queue.clear()

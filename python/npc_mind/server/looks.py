@@ -43,19 +43,21 @@ def strongest(
     bank.flush()  # queued writes first: a look answers what was recorded before it
     for slot, positions, npcs in bank._group(handles):
         pool = slot.pool
-        rows = pool.state.row_of_id[npcs]  # the pool row of each NPC id (the table's ids are live)
-        local, slots, values, _ = pool.working_state(rows)
+        state = pool.state
+        rows = state.row_of_id[npcs]  # the pool row of each NPC id (the table's ids are live)
+        local, _, flat = pool.occupied_slots(rows)
         if not local.size:
             continue
-        r = pool.retrievability_all(now)[rows[local], slots]
+        r = pool.retrievability_of(flat, now)
         at = positions[local]  # each memory's position in the caller's rows
-        kinds = values["memory_type"].astype(np.int64)
+        kinds = state.memory_type_flat[flat].astype(np.int64)
+        entity = state.entity_flat[flat]
         keep = (masks[at] == 0) | ((masks[at] >> kinds) & 1).astype(bool)
-        keep &= (wanted[at] == NO_ENTITY) | (values["entity"] == wanted[at])
+        keep &= (wanted[at] == NO_ENTITY) | (entity == wanted[at])
         keep &= (r > floor[at]) & (r > pool.params.forget_threshold)
         if not keep.any():
             continue
-        at, r, ent = at[keep], r[keep], values["entity"][keep]
+        at, r, ent = at[keep], r[keep], entity[keep]
         order = np.lexsort((-r, at))  # by row, strongest first
         first = order[np.r_[True, at[order][1:] != at[order][:-1]]]
         best_entity[at[first]] = ent[first]

@@ -395,8 +395,11 @@ class SelectorBank:
             raise ValueError(f"set_inputs({key!r}): {handles.size} handles but {values.size} values")
         for owner, positions, rows in self.table.groups(handles):
             group = self.by_index[owner]
-            group.column(key)[rows] = values[positions]
-            group.dirty = group.fed = True
+            column, given = group.column(key), values[positions]
+            changed = _differ_any(column[rows], given)
+            column[rows] = given
+            group.fed = True
+            group.written(changed, rows)
 
     def preset(self, handle: int, key: str, value: float) -> None:
         """A selector's starting value of an input (a consideration's default): written as
@@ -453,7 +456,7 @@ class SelectorBank:
             for number in np.flatnonzero(np.bincount(called, minlength=count)).tolist():
                 picked = called == number
                 column, written, value = group.column(names[number]), at_rows[picked], given[picked]
-                changed = changed or bool((column[written].view(np.int64) != value.view(np.int64)).any())
+                changed = changed or _differ_any(column[written], value)
                 column[written] = value
             group.written(changed, group_rows)
 
@@ -598,6 +601,11 @@ class SelectorBank:
 def _differ(before: float, after: float) -> bool:
     """Whether an input's value changed, bit for bit (-0.0 and 0.0 differ; a NaN always does)."""
     return before != after or (before == 0.0 and math.copysign(1.0, before) != math.copysign(1.0, after))
+
+
+def _differ_any(before: np.ndarray, after: np.ndarray) -> bool:
+    """`_differ` over arrays: whether any value changed, bit for bit (a NaN always has)."""
+    return bool((before.view(np.int64) != after.view(np.int64)).any() or np.isnan(after).any())
 
 
 def _removed(entry: SelectorEntry) -> None:

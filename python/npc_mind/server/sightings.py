@@ -11,7 +11,7 @@ Positions are 2 or 3 finite floats, as the sense's world has them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 MAX_SIGHTINGS_PER_STREAM = 256  # bounded: a crowd seen by one guard keeps its latest 256 entities
 
@@ -38,14 +38,24 @@ class Sightings:
 
     def note(self, handle: int, entity: int, position: Sequence[float], now: float) -> None:
         """The entity was perceived at `position` at `now` (the newest sighting wins)."""
-        point = tuple(float(value) for value in position)
-        if len(point) not in (2, 3) or not all(math.isfinite(value) for value in point):
-            raise ValueError(f"a sighting's position must be 2 or 3 finite numbers, got {position!r}")
-        stream = self._by_stream.setdefault(handle, {})
-        stream.pop(entity, None)  # re-inserted last: dict order is recency
-        stream[entity] = Sighting((point, float(now)))
-        if len(stream) > MAX_SIGHTINGS_PER_STREAM:
-            del stream[next(iter(stream))]
+        self.note_many([(handle, entity, tuple(float(value) for value in position))], now)
+
+    def note_many(self, rows: Iterable[tuple[int, int, tuple[float, ...]]], now: float) -> None:
+        """`note` of many (stream, entity, position) rows, in order, at `now`: each position a
+        tuple of floats (a sense's, read from the engine's arrays)."""
+        now = float(now)
+        by_stream = self._by_stream
+        for handle, entity, point in rows:
+            total = sum(point)  # finite when every value is (else a value, or the sum, is not)
+            if len(point) not in (2, 3) or total - total != 0.0:
+                _check_position(point)
+            stream = by_stream.get(handle)
+            if stream is None:
+                stream = by_stream[handle] = {}
+            stream.pop(entity, None)  # re-inserted last: dict order is recency
+            stream[entity] = Sighting((point, now))
+            if len(stream) > MAX_SIGHTINGS_PER_STREAM:
+                del stream[next(iter(stream))]
 
     def get(self, handle: int, entity: int) -> Sighting | None:
         stream = self._by_stream.get(handle)
@@ -66,3 +76,9 @@ class Sightings:
 
     def __len__(self) -> int:
         return sum(len(stream) for stream in self._by_stream.values())
+
+
+def _check_position(point: tuple[float, ...]) -> None:
+    """A sighting's position: 2 or 3 finite numbers (a finite one whose sum overflows passes)."""
+    if len(point) not in (2, 3) or not all(math.isfinite(value) for value in point):
+        raise ValueError(f"a sighting's position must be 2 or 3 finite numbers, got {point!r}")
