@@ -160,10 +160,14 @@ func _initialize() -> void:
 	var redefined: Array[UtilityBehavior] = []
 	redefined.assign(selector.behaviors.slice(1))  # pursue dropped at run time
 	selector.behaviors = redefined
-	selector.set_blackboard_value(&"boredom", 1.0)
+	selector.set_blackboard_value(&"boredom", 0.0)
 	NpcMindServer.advance(0.1)
-	check("redefined at run time, it goes on choosing by itself", selector.choice == &"idle"
-		and selector.get_behavior_names() == PackedStringArray(["search", "idle", "flee"]), selector.choice)
+	var not_bored: StringName = selector.choice
+	selector.blackboard = {"boredom": 1.0}  # assigned whole: read at the next choice, as a write is
+	NpcMindServer.advance(0.1)
+	check("redefined at run time, it goes on choosing by itself, reading the blackboard assigned whole",
+		not_bored != &"idle" and selector.choice == &"idle"
+		and selector.get_behavior_names() == PackedStringArray(["search", "idle", "flee"]), [not_bored, selector.choice])
 	selector.behaviors = original
 	selector.evaluate({"awareness(target)": 3.0, "blackboard(boredom)": 0.0})
 	var scores: Dictionary = selector.get_scores()
