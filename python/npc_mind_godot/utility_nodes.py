@@ -355,7 +355,8 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     )
     blackboard: dict = export(
         inputs.Blackboard(),
-        doc="Values the game writes for BlackboardInput sources (set_blackboard_value, or a Dictionary).",
+        doc="Values the game writes for BlackboardInput sources (set_blackboard_value, or a Dictionary "
+        "assigned whole: the selector keeps a copy, read at its next choice).",
     )
     choice: StringName = export(
         StringName(""),

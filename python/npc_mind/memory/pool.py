@@ -547,7 +547,8 @@ class MemoryPool:
         being `rows[local]`, flat its index into the `<column>_flat` arrays."""
         state = self.state
         rows_arr = np.asarray(rows, dtype=np.int64)
-        local, slot = np.nonzero(state.memory_type[rows_arr] >= 0)
+        # flat positions, then (row, slot): a 2-D np.nonzero costs four times as much
+        local, slot = np.divmod(np.flatnonzero(state.memory_type[rows_arr] >= 0), state.capacity)
         return local, slot, rows_arr[local] * state.capacity + slot
 
     def entities(self) -> np.ndarray:
