@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -15,6 +16,9 @@ from npc_mind.server.core import MindServer
 from npc_mind.server.decisions import DecisionSettings
 from npc_mind.server.registry import UnknownHandleError
 
+# A game's frame between two updates: a loop that spins on update() starves the transport thread
+# (its first request imports the HTTP stack lazily, a few thousand GIL hand-overs)
+FRAME = 0.002
 THIEF = 2**40 + 7  # Godot instance ids exceed 2^32
 STONE_THROWER = 99
 GUARD_SELECTOR = {
@@ -281,6 +285,7 @@ def test_a_real_answer_is_applied_and_a_late_one_after_abort_is_discarded(fault_
         server.request_decision(decision, {"threat": 1.0})
         received = []
         while not any(signal != "thinking_started" for signal, _ in received):
+            time.sleep(FRAME)
             received += signals(server.update(), decision)
         assert received == [("thinking_started", ()), ("decision_made", ("pursue", 0.9, 1))]
 
@@ -289,6 +294,7 @@ def test_a_real_answer_is_applied_and_a_late_one_after_abort_is_discarded(fault_
         assert signals(server.update(), decision) == [("thinking_started", ())]
         server.abort(decision)  # the grenade
         while server.decisions.metrics()["stale_discards"] == 0 and fault_server.closed_by_client == 0:
+            time.sleep(FRAME)
             assert signals(server.update(), decision) == []
         assert server.decisions.metrics()["aborts"] == 1
         assert server.memories(memory)[0]["recall_count"] == 1  # the prompt's top-k never woke it
