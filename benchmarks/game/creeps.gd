@@ -139,9 +139,7 @@ func _make_mob(i: int) -> CharacterBody2D:
 	if variant == "signalled":
 		if signalled_behaviors.is_empty():
 			signalled_behaviors = _behaviors(true, false)
-		selector.behaviors = signalled_behaviors
-		selector.target_from = "memory"
-		selector.blackboard = {"calm": 0.2}
+		_choose_by_itself(selector, signalled_behaviors)
 		mob.add_child(selector)
 		mob.set_script(SignalledMob)
 		mob.setup(player, spot)
@@ -165,11 +163,16 @@ func _make_mob(i: int) -> CharacterBody2D:
 	mob.add_child(sight)
 	if sourced_behaviors.is_empty():
 		sourced_behaviors = _behaviors(true)
-	selector.behaviors = sourced_behaviors
-	selector.target_from = "memory"
-	selector.blackboard = {"calm": 0.2}
+	_choose_by_itself(selector, sourced_behaviors)
 	mob.add_child(selector)
 	return mob
+
+
+func _choose_by_itself(selector: Node, behaviors: Array[UtilityBehavior]) -> void:
+	## A selector of sourced behaviors: its target from memory, its calm on the blackboard.
+	selector.behaviors = behaviors
+	selector.target_from = "memory"
+	selector.blackboard = {"calm": 0.2}
 
 
 func _behaviors(sourced: bool, acting := true) -> Array[UtilityBehavior]:

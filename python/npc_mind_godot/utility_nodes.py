@@ -578,10 +578,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def set_blackboard_value(self, key: StringName, value: Any) -> None:
         """Write a value BlackboardInput sources read (a number or bool), without copying the
         blackboard (reading `blackboard` from GDScript gives a copy: write through this)."""
-        board = self.__dict__.get("blackboard")
-        if type(board) is not inputs.Blackboard:
-            board = self.__dict__["blackboard"] = inputs.Blackboard(board or {})
-        board[str(key)] = value
+        self.blackboard[str(key)] = value  # a Blackboard (the default's copy, or one assigned): counted
 
     def get_blackboard_value(self, key: StringName, default: Any = None) -> Any:
         """A blackboard value, or `default` when the key was never written."""
