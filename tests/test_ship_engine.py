@@ -67,9 +67,13 @@ script = ExtResource("1")
 """
 MAIN = """extends Node
 func _ready() -> void:
-	var marker := FileAccess.open(OS.get_environment("NPC_MIND_TEST_MARKER"), FileAccess.WRITE)
+	# Written beside the marker and renamed onto it: the editor stops this game as soon as the
+	# marker exists, which could be before a file written in place had its text.
+	var path := OS.get_environment("NPC_MIND_TEST_MARKER")
+	var marker := FileAccess.open(path + ".part", FileAccess.WRITE)
 	marker.store_string("played by " + OS.get_executable_path())
 	marker.close()
+	DirAccess.rename_absolute(path + ".part", path)
 	get_tree().quit()
 """
 # An editor plugin that presses Play (F5) and quits once the game has written its marker
