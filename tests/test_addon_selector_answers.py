@@ -9,9 +9,10 @@ call, a freed selector and a changed behaviors list. Every answer, every behavio
 (in order) and the scores read after a call must be those of a `MindServer` given the same calls at
 the same times with nothing answered in C (`SelectorBank.pick`, with the node's fallback for
 unusable inputs); and the binding must have answered most of the repeating calls itself
-(`binding/answered_calls`), so the comparison covers the C path. It fails when the C table answers
-a call the rule (`choice_repeats`) does not cover, compares inputs loosely, or keeps an entry a
-Python choice or a redefinition changed.
+(`binding/answered_calls`), and many of those whose numbers drift while the choice holds by the
+kernel's check (`binding/checked_calls`), so the comparison covers both C paths. It fails when the
+C table answers a call the rule (`choice_repeats`) does not cover, compares inputs loosely, or
+keeps an entry a Python choice or a redefinition changed.
 """
 
 from __future__ import annotations
@@ -204,6 +205,9 @@ def test_evaluate_answered_in_c_is_the_python_choice() -> None:
     # for runs of frames, broken by the odd ones out and by second calls in a frame)
     repeatable = sum(1 for call in data["calls"] if kinds_at(call) in {0, 1, 5})
     assert data["answered"] > repeatable // 4, (data["answered"], repeatable)
+    # and of the drifting ones (other numbers each frame), many by the kernel's check of the choice
+    drifting = sum(1 for call in data["calls"] if kinds_at(call) in {0, 1, 5} and call["selector"] % 3 == 1)
+    assert data["checked"] > drifting // 4, (data["checked"], drifting)
 
 
 def changed(server: MindServer, handle_index: dict[int, int], frame: int) -> list[list[Any]]:

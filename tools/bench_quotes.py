@@ -346,6 +346,27 @@ def inputs_per_call(stored: Stored, args: Sequence[str]) -> str:
     return span((numbers(row[table.column(column)])[0] for row in table.rows), " us")
 
 
+_EVALUATE_COLUMNS = {
+    "repeating": "repeating (us)", "drifting": "drifting (us)", "gdscript": "GDScript (us)",
+    "drifting-ratio": "drifting / GDScript", "checked": "checked",
+}  # fmt: skip
+_EVALUATE_KERNELS = {"check": "compiled (check)", "no-check": "numpy (no check)"}
+
+
+def evaluate_per_call(stored: Stored, args: Sequence[str]) -> str:
+    """`evaluate:per-call COLUMN KERNEL` (a column of `_EVALUATE_COLUMNS`, `check` or `no-check`):
+    that column of UtilitySelector.evaluate's table over its NPC counts, as a span."""
+    if len(args) != 2 or args[0] not in _EVALUATE_COLUMNS or args[1] not in _EVALUATE_KERNELS:
+        columns, kernels = ", ".join(_EVALUATE_COLUMNS), ", ".join(_EVALUATE_KERNELS)
+        raise QuoteError(f"evaluate per-call: name one of {columns} and one of {kernels}")
+    column = _EVALUATE_COLUMNS[args[0]]
+    cells = stored.table(column).cells(column, kernel=_EVALUATE_KERNELS[args[1]])
+    values = [numbers(cell)[0] for cell in cells]
+    if args[0] == "checked":
+        return span(values, "%")
+    return span(values, "x" if args[0].endswith("ratio") else " us")
+
+
 def llm_goodput(stored: Stored, args: Sequence[str]) -> str:
     """A cell of the goodput table: `llm:goodput ENDPOINTS NPCS COLUMN` (`1 1,000 ratio`; the column's
     name may have spaces: `2 1,000 cores servers`)."""
@@ -389,6 +410,7 @@ def ship_startup(stored: Stored, args: Sequence[str]) -> str:
 QUOTES: dict[tuple[str, str], Quote] = {
     ("senses", "frame"): senses_frame,
     ("inputs", "per-call"): inputs_per_call,
+    ("evaluate", "per-call"): evaluate_per_call,
     ("addon", "per-call"): addon_per_call,
     ("addon", "per-call-ratio"): addon_per_call_ratio,
     ("addon", "frame"): addon_frame,

@@ -52,6 +52,7 @@ var plain_behaviors: Array[UtilityBehavior] = []  # the scripted mobs' (shared, 
 var sourced_behaviors: Array[UtilityBehavior] = []  # the no-code mobs'
 var signalled_behaviors: Array[UtilityBehavior] = []  # the signalled mobs' (sourced, no actions)
 var current_round := 0
+var binding_at_start := {}  # the binding's counts of calls taken in C, at the run's first measured frame
 
 
 func _initialize() -> void:
@@ -218,6 +219,8 @@ func _process(_delta: float) -> bool:
 	var now := Time.get_ticks_usec()
 	if frame > WARMUP:
 		intervals.append((now - last_usec) / 1000.0)
+	elif frame == WARMUP:
+		binding_at_start = _binding_counts()
 	last_usec = now
 	frame += 1
 	player.position = _player_at(frame)
@@ -227,8 +230,11 @@ func _process(_delta: float) -> bool:
 	for mob in mob_nodes:
 		var behavior := String(mob.get_node("Selector").choice) if variant == "nocode" else String(mob.behavior)
 		held[behavior] = held.get(behavior, 0) + 1
+	var binding := _binding_counts()
+	for name: String in binding:
+		binding[name] -= binding_at_start[name]
 	print(JSON.stringify({"variant": variant, "round": current_round, "mobs": mobs, "intervals": intervals,
-		"behaviors": held}))
+		"behaviors": held, "binding": binding}))
 	for mob in mob_nodes:
 		mob.free()
 	mob_nodes.clear()
@@ -236,3 +242,12 @@ func _process(_delta: float) -> bool:
 		return true
 	_start(runs.pop_front())
 	return false
+
+
+func _binding_counts() -> Dictionary:
+	## The calls the binding took in C since start: queued, answered, and answered by the kernel's check.
+	var metrics: Dictionary = NpcMindServer.get_metrics()
+	var counts := {}
+	for name: String in ["queued_calls", "answered_calls", "checked_calls"]:
+		counts[name] = metrics["binding/" + name]
+	return counts

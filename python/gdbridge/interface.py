@@ -474,19 +474,26 @@ class ChoiceTable:
             raise TypeError(f"{getattr(read, '__name__', read)!r} is not a registered chosen method")
         self.close: Callable[[int], None] = functools.partial(_fast.choices_close, self.id)
         """close(key): the read's calls on `key` run in Python until it is put again."""
+        self.moved: Callable[[int], tuple[float, ...] | None]
+        self.moved = functools.partial(_fast.choices_moved, self.id)
+        """moved(key): the open entry's newest numbers when its group's check answered a call with
+        other numbers since it was put or last read here, else None."""
 
     def put(
-        self, groups: list[tuple[list[str], list[str]]], keys: Any, group_of: Any, values: Any, answers: Any
+        self, groups: list[tuple[Any, ...]], keys: Any, group_of: Any, values: Any, answers: Any
     ) -> None:
-        """Put entries (each replaced, open): `groups` (input names, answer names) each, every group
-        put so far, in the order first put (the table adds the new ones); per key (int64) its group
-        (an index into `groups`), its answer (an index into that group's names) and, in `values`
-        (float64, the keys one after another), the number of each of its group's input names.
-        Keys never put are answered by the method."""
+        """Put entries (each replaced, open): `groups` (input names, answer names[, check]) each,
+        every group put so far, in the order first put (the table adds the new ones); per key
+        (int64) its group (an index into `groups`), its answer (an index into that group's names)
+        and, in `values` (float64, the keys one after another), the number of each of its group's
+        input names. Keys never put are answered by the method. A check, None or (function
+        address, data address): a C function `int32_t check(void *data, const double *values,
+        int64_t answer)` saying whether an entry's answer holds for other finite numbers (then the
+        call gets it and the entry keeps them: `moved`); it and its data must outlive the table."""
         import numpy as np
 
         _fast.choices_put(
-            self.id, [(list(inputs), list(names)) for inputs, names in groups],
+            self.id, [(list(inputs), list(names), *check[:1]) for inputs, names, *check in groups],
             np.ascontiguousarray(keys, dtype=np.int64), np.ascontiguousarray(group_of, dtype=np.int64),
             np.ascontiguousarray(values, dtype=np.float64), np.ascontiguousarray(answers, dtype=np.int64),
         )  # fmt: skip
@@ -509,6 +516,11 @@ def answer_table(read: Callable[..., Any]) -> AnswerTable:
 def queued_total() -> int:
     """How many calls the binding queued in C since start."""
     return _fast.queued_total()
+
+
+def checked_total() -> int:
+    """How many calls a choice table's check answered (with numbers other than its entry's) since start."""
+    return _fast.checked_total()
 
 
 def answered_total() -> int:

@@ -32,6 +32,7 @@ from gdbridge.interface import (  # noqa: F401 - the binding's face for game cod
     add_frame_hook,
     answer_table,
     answered_total,
+    checked_total,
     choice_table,
     emit_signals,
     instances,

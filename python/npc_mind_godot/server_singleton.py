@@ -361,13 +361,16 @@ class NpcMindServer(classes.Object):
         """Every statistic by name, as a Dictionary: the server's, and how many per-node calls the
         binding took in C since start (`binding/queued_calls`: MemoryStream.record_event;
         `binding/answered_calls`: awareness_of, and UtilitySelector.evaluate repeating its last
-        choice), and the user mistakes reported once and repeated (`mistakes/reported`,
-        `mistakes/repeats`: see `npc_mind_godot.mistakes`), and the senses' totals (`senses/count`,
-        `senses/checks`, `senses/rays`, `senses/records`, `senses/stimuli`)."""
+        choice; `binding/checked_calls`: those evaluate calls among them whose numbers changed,
+        answered by the kernel's check of the repeated choice), and the user mistakes reported once
+        and repeated (`mistakes/reported`, `mistakes/repeats`: see `npc_mind_godot.mistakes`), and
+        the senses' totals (`senses/count`, `senses/checks`, `senses/rays`, `senses/records`,
+        `senses/stimuli`)."""
         return {
             **self.core.metrics(),
             "binding/queued_calls": float(objects.queued_total()),
             "binding/answered_calls": float(objects.answered_total()),
+            "binding/checked_calls": float(objects.checked_total()),
             **mistakes.metrics(),
             **self.sensing.metrics(),
         }

@@ -477,7 +477,10 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
 
         A call that repeats the selector's last choice (the same numbers as its last call, with no
         commitment, cooldown or top_n above 1, which would make time or chance matter) is answered
-        by the binding without entering Python, with the same behavior."""
+        by the binding without entering Python, with the same behavior. So is a call with other
+        finite numbers (an awareness fading, a distance shrinking) for which the compiled kernel's
+        check finds the running behavior chosen again by a clear margin; `get_scores()` then gives
+        the scores of the newest numbers."""
         if thread_id() != MAIN_THREAD:  # `core()`'s thread rule, inline: a call less
             refuse_thread(1)  # WrongThreadError, naming this method
         entry, names, defaults, pick, _, _ = self._calls or self._joined()
@@ -765,15 +768,18 @@ class _EngineChoices(ChoiceAnswers):
     C (for those whose evaluate reads the context only), or get_choice (the batched choice)."""
 
     wanted = True
+    checks = True  # a new number (awareness fading) is answered in C too when the kernel's check holds
     # the table's own methods, set per instance (the bank closes a selector per Python choice)
     put: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
+    moved: Callable[[int], tuple[float, ...] | None]  # type: ignore[assignment]  # bound, as the base's is
 
     def __init__(self, read: Callable[..., Any]) -> None:
         self.table = objects.choice_table(read)
         self.table.clear()  # a new server's handles: nothing an earlier server put holds for them
         self.put = self.table.put
         self.close = self.table.close
+        self.moved = self.table.moved
 
 
 class _Calls(NamedTuple):

@@ -5,7 +5,7 @@ extends SceneTree
 ## keys, NaN, a missing key, a String where a number goes, ints for floats, StringName keys, three
 ## calls a frame (one context, another, the first again); a selector added later (its first call), one freed, one whose behaviors change.
 ## One JSON line: every call (frame, now, selector, context, answer), the behavior_changed signals,
-## some get_scores() and the binding's count of calls answered in C.
+## some get_scores() and the binding's counts of calls answered in C (and of those by the kernel's check).
 
 const Build := preload("res://tests/addon/utility_builders.gd")
 const FRAMES := 90
@@ -17,6 +17,7 @@ var changes: Array = []
 var scores: Array = []
 var frame := 0
 var answered_at_start := 0.0
+var checked_at_start := 0.0
 
 
 func _make(definition: Dictionary, index: int) -> Node:
@@ -49,6 +50,7 @@ func _initialize() -> void:
 			selectors.append(_make(definition, index))
 			index += 1
 	answered_at_start = NpcMindServer.get_metrics()["binding/answered_calls"]
+	checked_at_start = NpcMindServer.get_metrics()["binding/checked_calls"]
 
 
 ## The context selector `i` gives in frame `f`: the same one for runs of frames, with the odd ones out.
@@ -59,6 +61,8 @@ func _context(i: int, f: int, second: bool) -> Dictionary:
 	var run := (f + i) / (6 if i < 6 or i >= 15 else 13)  # a context held for frames (longer where time matters)
 	var threat: float = [0.0, 0.25, 0.9, 0.9, 0.4, 1.0, 0.1][(run + i) % 7]
 	var calm: float = [0.2, 0.2, 0.6, 0.0][(run / 2 + i) % 4]
+	if i % 3 == 1:  # a threat drifting every frame: other numbers, mostly the same choice (the kernel's check)
+		threat += 0.004 * ((f + i) % 6)
 	var context := {"threat": threat, "calm": calm}
 	if second:
 		context["threat"] = 1.0 - threat  # another context in the same frame
@@ -106,6 +110,9 @@ func _process(_delta: float) -> bool:
 			scores.append([frame, i, selector.get_scores()])
 	if frame < FRAMES:
 		return false
-	var answered: float = NpcMindServer.get_metrics()["binding/answered_calls"] - answered_at_start
-	print(JSON.stringify({"calls": calls, "changes": changes, "scores": scores, "answered": answered}, "", false, true))
+	var metrics: Dictionary = NpcMindServer.get_metrics()
+	var answered: float = metrics["binding/answered_calls"] - answered_at_start
+	var checked: float = metrics["binding/checked_calls"] - checked_at_start
+	print(JSON.stringify({"calls": calls, "changes": changes, "scores": scores, "answered": answered,
+		"checked": checked}, "", false, true))
 	return true

@@ -10,16 +10,25 @@
  * Python's float() makes of it) to the entry's number gets the answer; Python is not told (the
  * choice it repeats writes nothing Python reads again). Keys the Dictionary has beyond those are
  * not read (the read ignores them too). Anything else (a missing input, another type, another
- * number, a closed key) runs the Python method, which must give the same answer. */
+ * number, a closed key) runs the Python method, which must give the same answer.
+ *
+ * A group may carry a check (a C function and its data, given by address): for other numbers, all
+ * finite, it says whether the entry's answer holds for them. When it does, the call gets that
+ * answer, the entry keeps the new numbers and is marked moved, and Python is not told then: it
+ * reads the newest numbers of a moved entry when it needs them (`choices_moved`). */
 #define GDB_CHOICE_INPUTS 8 /* input names a group has at most (more: Python answers) */
+/* A group's check: 1 when `answer` holds for `values` (the group's inputs in order, all finite). */
+typedef int32_t (*gdb_choice_check)(void *data, const double *values, int64_t answer);
 typedef struct {
     int ninputs, nnames;
     gdb_variant inputs[GDB_CHOICE_INPUTS]; /* Strings, the Dictionary keys read */
     gdb_variant *names;                    /* StringNames, the answers */
+    gdb_choice_check check;                /* NULL: answered for the same numbers only */
+    void *check_data;
 } gdb_choice_group;
 typedef struct {
     int64_t key;
-    int group, answer, open, used;
+    int group, answer, open, used, moved;
     double values[GDB_CHOICE_INPUTS];
 } gdb_choice_entry;
 typedef struct {
@@ -59,8 +68,8 @@ static void gdb_choices_clear(gdb_choices *c) {
     c->on = 0;
 }
 
-static int gdb_choice_inputs_same(const gdb_choice_group *group, const gdb_choice_entry *e, const void *arg,
-                                  int variant);
+static int gdb_choice_inputs_read(const gdb_choice_group *group, const void *arg, int variant, double *got);
+static uint64_t checked_total;
 /* The table's answer to the call (see above); 1 when there is one, the StringName written to `ret`. */
 static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GDExtensionInt n, int variant,
                            void *ret) {
@@ -72,7 +81,18 @@ static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GD
     gdb_choice_entry *e = slot && slot->key ? gdb_choice_entry_of(c, slot->key) : NULL;
     if (!e || !e->open) return 0;
     gdb_choice_group *group = &c->groups[e->group];
-    if (group->ninputs && !gdb_choice_inputs_same(group, e, args[0], variant)) return 0;
+    if (group->ninputs) {
+        double got[GDB_CHOICE_INPUTS];
+        if (!gdb_choice_inputs_read(group, args[0], variant, got)) return 0;
+        if (memcmp(got, e->values, sizeof(double) * (size_t)group->ninputs) != 0) {
+            for (int i = 0; i < group->ninputs; i++)
+                if (!(got[i] - got[i] == 0.0)) return 0; /* NaN or infinite: Python says what it does */
+            if (!group->check || !group->check(group->check_data, got, e->answer)) return 0;
+            memcpy(e->values, got, sizeof(double) * (size_t)group->ninputs);
+            e->moved = 1;
+            checked_total++;
+        }
+    }
     answered_total++;
     const gdb_variant *answer = &group->names[e->answer];
     if (variant) {
@@ -84,34 +104,32 @@ static int gdb_choice_call(intptr_t mid, void *inst, const void *const *args, GD
     }
     return 1;
 }
-/* Whether the Dictionary `arg` (a Variant, or raw when not `variant`) holds the entry's numbers. */
-static int gdb_choice_inputs_same(const gdb_choice_group *group, const gdb_choice_entry *e, const void *arg,
-                                  int variant) {
+/* The numbers the Dictionary `arg` (a Variant, or raw when not `variant`) holds for the group's
+ * inputs into `got` (an int as a float); 0 when one is missing or no int or float. */
+static int gdb_choice_inputs_read(const gdb_choice_group *group, const void *arg, int variant, double *got) {
     gdb_variant held;
     const void *dict = arg;
     if (!variant) { /* a raw Dictionary: read through a Variant holding it (a reference, no copy) */
         gdb_vraw(&held, GDEXTENSION_VARIANT_TYPE_DICTIONARY, arg);
         dict = &held;
     }
-    int same = 1;
-    for (int i = 0; same && i < group->ninputs; i++) {
+    int usable = 1;
+    for (int i = 0; usable && i < group->ninputs; i++) {
         gdb_variant value;
         GDExtensionBool valid = 0;
         i_variant_get_keyed(dict, &group->inputs[i], &value, &valid);
         if (!valid) {
-            same = 0;
+            usable = 0;
             break;
         }
         int type = gdb_vtype(&value);
-        double x = 0;
-        if (type == GDEXTENSION_VARIANT_TYPE_FLOAT) x = gdb_as_float(&value);
-        else if (type == GDEXTENSION_VARIANT_TYPE_INT) x = (double)gdb_as_int(&value);
-        else same = 0;
+        if (type == GDEXTENSION_VARIANT_TYPE_FLOAT) got[i] = gdb_as_float(&value);
+        else if (type == GDEXTENSION_VARIANT_TYPE_INT) got[i] = (double)gdb_as_int(&value);
+        else usable = 0;
         i_variant_destroy(&value);
-        same = same && memcmp(&x, &e->values[i], sizeof(double)) == 0;
     }
     if (!variant) i_variant_destroy(&held);
-    return same;
+    return usable;
 }
 
 static gdb_choices *gdb_choices_arg(PyObject *arg) {
@@ -174,17 +192,32 @@ static PyObject *gdb_fast_choices_put(PyObject *self, PyObject *const *args, Py_
     }
     for (Py_ssize_t g = c->ngroups; g < ngroups; g++) {
         PyObject *pair = PyList_GET_ITEM(args[1], g);
-        PyObject *inputs = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ? PyTuple_GET_ITEM(pair, 0) : NULL;
+        Py_ssize_t parts = PyTuple_Check(pair) ? PyTuple_GET_SIZE(pair) : 0;
+        PyObject *inputs = parts == 2 || parts == 3 ? PyTuple_GET_ITEM(pair, 0) : NULL;
         PyObject *names = inputs ? PyTuple_GET_ITEM(pair, 1) : NULL;
+        PyObject *check = parts == 3 ? PyTuple_GET_ITEM(pair, 2) : Py_None;
+        void *check_function = NULL, *check_data = NULL;
+        if (inputs && check != Py_None) {
+            if (!PyTuple_Check(check) || PyTuple_GET_SIZE(check) != 2) inputs = NULL;
+            else {
+                check_function = PyLong_AsVoidPtr(PyTuple_GET_ITEM(check, 0));
+                check_data = PyLong_AsVoidPtr(PyTuple_GET_ITEM(check, 1));
+                if (PyErr_Occurred()) return NULL;
+                if (!check_function) inputs = NULL;
+            }
+        }
         if (!inputs || !PyList_Check(inputs) || !PyList_Check(names) || PyList_GET_SIZE(inputs) > GDB_CHOICE_INPUTS ||
             PyList_GET_SIZE(names) == 0 || (!c->nparams && PyList_GET_SIZE(inputs))) {
-            PyErr_SetString(PyExc_ValueError, "choices_put: a group is (input names, names), lists of str, "
-                                              "at most 8 inputs (none for a read of nothing) and at least one name");
+            PyErr_SetString(PyExc_ValueError, "choices_put: a group is (input names, names[, check]), lists of "
+                                              "str, at most 8 inputs (none for a read of nothing), at least one "
+                                              "name, and a check None or (function address, data address)");
             return NULL;
         }
         gdb_choice_group *group = &c->groups[g];
         Py_ssize_t nnames = PyList_GET_SIZE(names), ninputs = PyList_GET_SIZE(inputs);
         memset(group, 0, sizeof(*group));
+        group->check = (gdb_choice_check)check_function;
+        group->check_data = check_data;
         group->names = calloc((size_t)nnames, sizeof(gdb_variant));
         if (!group->names) return PyErr_NoMemory();
         if (!gdb_texts_in(inputs, GDEXTENSION_VARIANT_TYPE_STRING, group->inputs, ninputs)) {
@@ -260,6 +293,37 @@ static PyObject *gdb_fast_choices_close(PyObject *self, PyObject *const *args, P
     gdb_choice_entry *e = c->on ? gdb_choice_entry_of(c, key) : NULL;
     if (e) e->open = 0;
     Py_RETURN_NONE;
+}
+/* choices_moved(mid, key): the numbers of the key's open entry as a tuple of floats when a call with
+ * other numbers was answered by its group's check since it was put or last read here (the entry
+ * keeps the newest), else None. */
+static PyObject *gdb_fast_choices_moved(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    gdb_choices *c = nargs == 2 ? gdb_choices_arg(args[0]) : NULL;
+    if (!c) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "choices_moved(mid, key)");
+        return NULL;
+    }
+    long long key = PyLong_AsLongLong(args[1]);
+    if (key == -1 && PyErr_Occurred()) return NULL;
+    gdb_choice_entry *e = c->on ? gdb_choice_entry_of(c, key) : NULL;
+    if (!e || !e->open || !e->moved) Py_RETURN_NONE;
+    int ninputs = c->groups[e->group].ninputs;
+    PyObject *numbers = PyTuple_New(ninputs);
+    if (!numbers) return NULL;
+    for (int i = 0; i < ninputs; i++) {
+        PyObject *number = PyFloat_FromDouble(e->values[i]);
+        if (!number) {
+            Py_DECREF(numbers);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(numbers, i, number);
+    }
+    e->moved = 0;
+    return numbers;
+}
+/* checked_total(): how many calls a group's check answered (with other numbers) since start. */
+static PyObject *gdb_fast_checked_total(PyObject *self, PyObject *unused) {
+    return PyLong_FromUnsignedLongLong(checked_total);
 }
 /* choices_clear(mid): every call runs in Python until the next choices_put. */
 static PyObject *gdb_fast_choices_clear(PyObject *self, PyObject *arg) {

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from npc_mind.server.events import EventQueue
 from npc_mind.server.registry import HandleCounter, HandleTable, Registry, UnknownHandleError
 from npc_mind.utility import SelectorBatch, UtilitySelector
+from npc_mind.utility.compiled import ChoiceCheck, choice_check
 from npc_mind.utility.selector import DecisionState
 
 BEHAVIOR_CHANGED = "behavior_changed"
@@ -63,27 +64,40 @@ class ChoiceAnswers:
     which never goes back, so a state whose answered calls left it at its last Python choice's
     `last_now` chooses as the state the calls would have moved. The default publishes nowhere.
 
+    A reader that wants `checks` also gets, per group whose definition the compiled kernel scores,
+    the kernel's check of a repeated choice (`compiled.ChoiceCheck`, as (function, data)
+    addresses): it may answer other finite numbers when the check says the running behavior is
+    chosen again for them, and keeps them (`moved`). Such a choice writes `last_now` and the state's
+    scores, so the bank reads the newest numbers of a moved entry before it reads those scores
+    (`SelectorBank.scores`).
+
     The bank's `batch_answers` is one too, for a reader that answers `choice_index`: its groups
     have no input keys, and a selector's entry (its last batched choice) is put at each step that
     changes it and closed at its removal."""
 
     wanted = False  # put is called
+    checks = False  # groups carry the kernel's check of a repeated choice (see above)
 
     def put(
         self,
-        groups: list[tuple[list[str], list[str]]],
+        groups: list[tuple[Any, ...]],
         handles: list[int],
         group_of: list[int],
         values: list[float],
         answers: list[int],
     ) -> None:
-        """Put entries: `groups` (input keys, behavior names) each, every group put so far in the
-        order first put; per handle its group (an index into `groups`), its answer (an index into
-        the group's names) and, in `values` (handles one after another), the number of each input
-        key of its group."""
+        """Put entries: `groups` (input keys, behavior names[, check]) each, every group put so
+        far in the order first put; per handle its group (an index into `groups`), its answer (an
+        index into the group's names) and, in `values` (handles one after another), the number of
+        each input key of its group."""
 
     def close(self, handle: int) -> None:
         """The selector's state changed other than by a choice the reader answered."""
+
+    def moved(self, handle: int) -> tuple[float, ...] | None:
+        """The newest numbers the reader answered for the selector with its group's check, when it
+        answered other numbers than those put since it was put or last asked; else None."""
+        return None
 
 
 @dataclass
@@ -91,15 +105,28 @@ class PutGroups:
     """The groups put into a `ChoiceAnswers` so far, in the order first put, and each selector
     group's place among them."""
 
-    groups: list[tuple[list[str], list[str]]] = field(default_factory=list)  # (input keys, names)
+    groups: list[tuple[Any, ...]] = field(default_factory=list)  # (input keys, names[, check addresses])
     places: dict[int, int] = field(default_factory=dict)  # SelectorGroup.index -> place
+    kept: list[ChoiceCheck] = field(default_factory=list)  # the checks the groups point to, alive
 
-    def place_of(self, group: SelectorGroup, keys: list[str]) -> int:
-        """The place of `group` (its input keys `keys`), added on first use."""
+    def place_of(self, group: SelectorGroup, keys: list[str], checked: bool = False) -> int:
+        """The place of `group` (its input keys `keys`), added on first use; `checked`: with the
+        kernel's check of its repeated choice, when the kernel scores its definition."""
         at = self.places.get(group.index)
         if at is None:
             at = self.places[group.index] = len(self.groups)
-            self.groups.append((keys, list(group.names)))
+            prototype = group.prototype
+            settings = prototype.settings
+            check = (
+                choice_check(prototype.scorer, settings.momentum, settings.tie_tolerance)
+                if checked and prototype.repeats and keys == prototype.scorer.keys
+                else None
+            )
+            if check is None:
+                self.groups.append((keys, list(group.names)))
+            else:
+                self.kept.append(check)
+                self.groups.append((keys, list(group.names), (check.function, check.data)))
         return at
 
 
@@ -383,6 +410,9 @@ class SelectorBank:
     def scores(self, handle: int) -> dict[str, float]:
         entry = self.entries.get(handle)
         if entry.by_dictionary and entry.state is not None:
+            numbers = self.answers.moved(handle)
+            if numbers is not None:  # the reader chose again for these: the state's scores are theirs
+                self.pick(entry, dict(zip(entry.group.prototype.scalar.scalar_keys, numbers, strict=True)))
             return entry.group.prototype.scores_of(entry.state)
         return dict(entry.last_scores)
 
@@ -533,7 +563,8 @@ class SelectorBank:
             if numbers is None:
                 continue
             group = entry.group
-            at = self.answer_groups.place_of(group, list(group.prototype.scalar.scalar_keys))
+            keys = list(group.prototype.scalar.scalar_keys)
+            at = self.answer_groups.place_of(group, keys, self.answers.checks)
             handles.append(entry.handle)
             group_of.append(at)
             values += numbers

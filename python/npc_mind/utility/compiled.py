@@ -91,6 +91,7 @@ class CompiledScorer:
     def __init__(self, scorer: BatchScorer, level: compiled_kernel.Kernel) -> None:
         ffi, lib = level.ffi, level.lib
         self.ffi = ffi
+        self.level_lib = lib
         self.score_function = getattr(lib, f"mk_utility_score_{level.level}")
         self.level = level.level
         stack = scorer.stack
@@ -253,3 +254,54 @@ def compiled_for(scorer: BatchScorer, cache: dict[str, CompiledScorer | None]) -
         usable = supported(scorer) and not loops_match_numpy(level.ffi, level.lib)
         plan = cache[level.level] = CompiledScorer(scorer, level) if usable else None
         return plan
+
+
+#: How far apart the kernel's scores must put a repeated choice (x (1 + the largest score)) for the
+#: per-NPC path, whose scores are the same to 1e-12 (rules.py), to make it too: 1e-12 .. 1e-3.
+CHOICE_GUARD = 1e-9
+
+
+class ChoiceCheck:
+    """A selector definition's repeated-choice check in the kernel (`mk_choice_holds`): whether
+    its running behavior is its choice again for one NPC's new inputs (the scorer's keys in order),
+    for a reader that answers such a choice without the per-NPC path (the engine binding's choice
+    table). `function` and `data` are addresses (the C function, its `mk_choice_check`), alive as
+    long as this object."""
+
+    def __init__(self, plan: CompiledScorer, momentum: float, tie_tolerance: float) -> None:
+        ffi = plan.ffi
+        self.plan = plan  # alive while the check points into it
+        self.work = np.empty_like(plan.work)
+        self.out = np.empty(plan.behaviors)
+        self.nan_counts = np.empty(max(plan.keys, 1), dtype=np.int64)
+        check = self.check = ffi.new("mk_choice_check *")
+        check.plan = plan.plan
+        check.momentum, check.tie_tolerance, check.guard = momentum, tie_tolerance, CHOICE_GUARD
+        self._buffers = [  # kept: the check points into them
+            ffi.from_buffer("double[]", self.work),
+            ffi.from_buffer("double[]", self.out),
+            ffi.from_buffer("int64_t[]", self.nan_counts),
+        ]
+        check.work, check.out, check.nan_counts = self._buffers
+        name = f"mk_choice_holds_{plan.level}"
+        self.holds_function = getattr(plan.level_lib, name)
+        self.function = int(ffi.cast("uintptr_t", ffi.addressof(plan.level_lib, name)))
+        self.data = int(ffi.cast("uintptr_t", check))
+
+    def holds(self, values: Sequence[float], answer: int) -> bool:
+        """The check from Python (its tests): the same call the reader makes."""
+        given = np.ascontiguousarray(values, dtype=np.float64)
+        return bool(self.holds_function(self.check, self.plan.ffi.from_buffer("double[]", given), answer))
+
+
+def choice_check(scorer: BatchScorer, momentum: float, tie_tolerance: float) -> ChoiceCheck | None:
+    """The definition's `ChoiceCheck` at the kernel level `NPC_MIND_KERNEL` chooses now, or None
+    when the kernel does not score it (then its choices are answered only for the same numbers)."""
+    plan = compiled_for(scorer, scorer._compiled)
+    if plan is None or plan.keys > MAX_CHECK_KEYS:
+        return None
+    return ChoiceCheck(plan, momentum, tie_tolerance)
+
+
+#: Inputs a checked definition reads at most (utility_body.h's MK_CHECK_KEYS).
+MAX_CHECK_KEYS = 8

@@ -164,3 +164,24 @@ int64_t mk_utility_score_avx2(const mk_utility *plan, const double *const *input
                            int64_t *nan_counts, double *work, double *scores);
 int64_t mk_utility_score_avx512(const mk_utility *plan, const double *const *inputs, int64_t n, double *out,
                              int64_t *nan_counts, double *work, double *scores);
+
+/* One selector definition's repeated-choice check (npc_mind.utility.compiled.ChoiceCheck), for a
+ * definition whose choice repeats (npc_mind.utility.selector.choice_repeats: no commitment, no
+ * cooldown, top_n 1): its plan, its momentum and tie tolerance, the guard (see mk_choice_holds)
+ * and one NPC's scratch: `work` as mk_utility_score's, `out` behaviors long, `nan_counts` keys long. */
+typedef struct {
+    const mk_utility *plan;
+    double momentum;
+    double tie_tolerance;
+    double guard;
+    double *work;
+    double *out;
+    int64_t *nan_counts;
+} mk_choice_check;
+
+/* 1 when a selector whose running behavior is `answer` chooses it again for one NPC's inputs
+ * `values` (the plan's keys in order) under selector.decide, by more than the guard on every side;
+ * 0 otherwise (then the caller asks the per-NPC path). `check` is an mk_choice_check. */
+int32_t mk_choice_holds_baseline(void *check, const double *values, int64_t answer);
+int32_t mk_choice_holds_avx2(void *check, const double *values, int64_t answer);
+int32_t mk_choice_holds_avx512(void *check, const double *values, int64_t answer);

@@ -13,6 +13,7 @@ enum { MK_U_SATURATING, MK_U_POLYNOMIAL, MK_U_LOGISTIC, MK_U_LOGIT, MK_U_NORMAL,
 enum { MK_U_RANGE = 1, MK_U_DOMAIN = 2, MK_U_POWER = 4, MK_U_INVERT = 8, MK_U_SPREAD = 16 };
 #define MK_U_PARAMS 13 /* per row: range 4, domain 2, shape 5, invert 2 */
 #define MK_U_LOGIT_EPSILON 1e-9 /* rules.LOGIT_EPSILON */
+#define MK_CHECK_KEYS 8 /* inputs a checked definition reads at most (selectors.MAX_ANSWERED_INPUTS) */
 
 /* rules.clip for one double (np.clip: NaN stays NaN, a bound is taken only beyond it). */
 static inline double mk_u_clip(double x, double low, double high)
@@ -246,4 +247,44 @@ int64_t MK_FN(mk_utility_score)(const mk_utility *plan, const double *const *inp
         }
     }
     return all_missing;
+}
+
+/* The repeated choice (see memkernel.h): the running behavior `answer` stays when, with its score
+ * boosted by momentum (rules.boosted), it scores above 0 and no other behavior scores more than
+ * the tie tolerance above it (rules.keeps_running; without commitment the margin is the tie
+ * tolerance: rules.switch_margin). The per-NPC path scores with math's functions, the same numbers
+ * as these to 1e-12 (rules.py), so each comparison must hold by `guard` x (1 + the largest score)
+ * for its answer to be that path's too; a value or a score that is not finite says 0.
+ * tests/test_choice_check.py holds it to the per-NPC choice. */
+int32_t MK_FN(mk_choice_holds)(void *data, const double *values, int64_t answer)
+{
+    const mk_choice_check *check = (const mk_choice_check *)data;
+    const mk_utility *plan = check->plan;
+    const double *inputs[MK_CHECK_KEYS];
+    if (plan->keys > MK_CHECK_KEYS || answer < 0 || answer >= plan->behaviors)
+        return 0;
+    for (int64_t key = 0; key < plan->keys; key++) {
+        if (!(values[key] - values[key] == 0.0)) /* NaN or infinite */
+            return 0;
+        inputs[key] = values + key;
+    }
+    MK_FN(mk_utility_score)(plan, inputs, 1, check->out, check->nan_counts, check->work, 0);
+    const double *score = check->out;
+    const double running = score[answer] * (1.0 + check->momentum);
+    double largest = running < 0.0 ? -running : running; /* the largest magnitude */
+    for (int64_t b = 0; b < plan->behaviors; b++) {
+        const double size = score[b] < 0.0 ? -score[b] : score[b];
+        if (!(score[b] - score[b] == 0.0))
+            return 0;
+        largest = size > largest ? size : largest;
+    }
+    const double guard = check->guard * (1.0 + largest);
+    if (!(running > guard))
+        return 0;
+    const double ceiling = running + check->tie_tolerance - guard;
+    for (int64_t b = 0; b < plan->behaviors; b++) {
+        if (b != answer && !(score[b] <= ceiling))
+            return 0;
+    }
+    return 1;
 }
