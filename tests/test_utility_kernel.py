@@ -52,6 +52,8 @@ def test_the_c_codes_are_the_plans() -> None:
     }  # fmt: skip
     width = re.search(r"#define MK_U_PARAMS (\d+)", body)
     assert width is not None and int(width[1]) == compiled.ROW_PARAMS
+    check_keys = re.search(r"#define MK_CHECK_KEYS (\d+)", body)
+    assert check_keys is not None and int(check_keys[1]) == compiled.MAX_CHECK_KEYS
 
 
 def every_family(rng: np.random.Generator) -> list[Behavior]:

@@ -259,6 +259,8 @@ def compiled_for(scorer: BatchScorer, cache: dict[str, CompiledScorer | None]) -
 #: How far apart the kernel's scores must put a repeated choice (x (1 + the largest score)) for the
 #: per-NPC path, whose scores are the same to 1e-12 (rules.py), to make it too: 1e-12 .. 1e-3.
 CHOICE_GUARD = 1e-9
+#: Inputs a checked definition reads at most (utility_body.h's MK_CHECK_KEYS; more: no check).
+MAX_CHECK_KEYS = 8
 
 
 class ChoiceCheck:
@@ -301,7 +303,3 @@ def choice_check(scorer: BatchScorer, momentum: float, tie_tolerance: float) -> 
     if plan is None or plan.keys > MAX_CHECK_KEYS:
         return None
     return ChoiceCheck(plan, momentum, tie_tolerance)
-
-
-#: Inputs a checked definition reads at most (utility_body.h's MK_CHECK_KEYS).
-MAX_CHECK_KEYS = 8
