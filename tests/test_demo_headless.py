@@ -142,6 +142,7 @@ def test_the_demo_command_plays_headless_and_writes_its_timeline(tmp_path: Path)
 
 
 @pytest.mark.llm
+@pytest.mark.alone  # its answers must arrive within the tier-1 deadline in wall time
 def test_the_real_model_advises_in_tier_1_and_the_stories_hold(tmp_path: Path, llm_endpoint) -> None:
     # Paced to the wall clock at 4x (model latency is real time; the whole story takes ~30 s).
     run = play(tmp_path, llm_endpoint.base_url, "--pace=4")

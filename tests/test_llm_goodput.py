@@ -22,6 +22,8 @@ from npc_mind.server.decisions import DecisionSettings
 from tests.support import decision_world as world
 from tests.support.fault_llm_server import Fault, FaultServer
 
+pytestmark = pytest.mark.alone  # answers against deadlines in wall time
+
 SAFETY = 30.0  # seconds: a bound on waiting loops, never an assertion
 INTENTS = ("attack", "patrol")
 # Generous deadlines: a request admission lets through has a second to spare on a loaded machine

@@ -29,7 +29,7 @@ from tests.support import decision_world as world
 from tests.support.fault_llm_server import FaultServer
 from tests.test_decision_tiers import only_decision, run_until_decided
 
-pytestmark = pytest.mark.llm
+pytestmark = [pytest.mark.llm, pytest.mark.alone]  # the tier of each answer is its latency
 # A busy machine can slow a one-thread model a lot: wait for bytes generously, the deadlines decide.
 SETTINGS = LLMSettings(read_timeout=60.0)
 

@@ -34,6 +34,8 @@ RUNPATH, and no file names a path of the build machine.
 from __future__ import annotations
 
 import compileall
+import contextlib
+import fcntl
 import filecmp
 import hashlib
 import importlib.machinery
@@ -47,6 +49,7 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -699,7 +702,22 @@ def _install_strace() -> None:
         print("provision: package: strace could not be installed; the isolation tests will skip", flush=True)
 
 
+@contextlib.contextmanager
+def _one_packager() -> Iterator[None]:
+    """Two packagers at once (the test workers, or two shells) would write one zip twice: the second
+    waits, then finds everything current."""
+    DIST.mkdir(parents=True, exist_ok=True)
+    with (DIST / ".package.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def provision() -> None:
+    with _one_packager():
+        _provision()
+
+
+def _provision() -> None:
     _install_strace()
     if not (BIN / "libgdbridge.linux.x86_64.so").is_file():
         raise ProvisionError("the extension library is not built; run scripts/provision gdextension first")
