@@ -70,5 +70,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if not hasattr(session.config, "workerinput"):
-        Path(os.environ.pop(ALONE_LOCK, "")).unlink(missing_ok=True)
+    lock_path = None if hasattr(session.config, "workerinput") else os.environ.pop(ALONE_LOCK, None)
+    if lock_path:
+        Path(lock_path).unlink(missing_ok=True)
