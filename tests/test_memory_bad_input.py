@@ -64,6 +64,7 @@ def test_nan_infinite_or_absurd_time(pool: MemoryPool, bad: float) -> None:
         lambda: pool.top_k(0, bad),
         lambda: pool.pop_forgotten(bad),
         lambda: pool.record_batch([0], [1], [3], [0.5], bad),
+        lambda: pool.strongest([0], [0], [0], [0.0], bad),
     ):
         with pytest.raises(ValueError, match="now"):
             call()
@@ -81,6 +82,8 @@ def test_unknown_or_removed_npc(pool: MemoryPool) -> None:
         pool.query_strongest_batch([0, -1], [1, 1], 1.0)
     with pytest.raises(UnknownNpcError, match="removed"):
         pool.awareness(1, 1, 1.0)
+    with pytest.raises(UnknownNpcError, match="removed"):
+        pool.strongest([0, 1], [0, 0], [0, 0], [0.0, 0.0], 1.0)
     with pytest.raises(UnknownNpcError):
         pool.remove_npc(1)
     with pytest.raises(KeyError):  # UnknownNpcError is a KeyError too
@@ -104,6 +107,10 @@ def test_other_bad_arguments(pool: MemoryPool) -> None:
         pool.advance_game_day(math.nan)
     with pytest.raises(ValueError, match="k must be"):
         pool.top_k(0, 1.0, k=-1)
+    with pytest.raises(ValueError, match="2 npcs, 2 entities, 1 masks and 2 floors"):
+        pool.strongest([0, 0], [1, 2], [0], [0.0, 0.0], 1.0)
+    with pytest.raises(TypeError, match="type masks must be integers"):
+        pool.strongest([0], [1], [0.5], [0.0], 1.0)
     assert snapshot(pool) == before
 
 

@@ -3,8 +3,8 @@ each dispatch level this CPU runs: the same calls on two pools, one on numpy and
 level, give the same answers, errors and state (every column's bytes) over random and edge inputs
 (extreme and backward times, every capacity around the vector widths, hash collisions, the empty
 slot's entity id, pinned memories, ties, recall counts past the ln table, events, tags, links and
-long-term memories beside it). Also: the baseline build runs on any x86-64 CPU (no VEX or EVEX
-instruction in its copy), and what NPC_MIND_KERNEL chooses."""
+long-term memories beside it), the strongest look included. Also: the baseline build runs on any
+x86-64 CPU (no VEX or EVEX instruction in its copy), and what NPC_MIND_KERNEL chooses."""
 
 from __future__ import annotations
 
@@ -191,6 +191,11 @@ def test_every_level_gives_the_numpy_paths_answers_and_state(level: str, scenari
         twins.run("query_strongest_batch", q_who, q_what, at)
         twins.run("query_strongest_batch", q_who.tolist(), q_what.tolist(), at)
         twins.run("awareness_batch", q_who, q_what, at + 1.0)
+        # the strongest look: of anyone (0) or an entity, any type (mask 0) or some, floors to R 1
+        wanted = np.where(rng.random(m) < 0.5, 0, q_what)
+        type_masks = rng.choice([0, 1, 6, 31, 1 << 62], m)
+        floors = rng.choice([0.0, 0.2, 0.9, 1.0, np.nan], m)
+        twins.run("strongest", q_who, wanted, type_masks, floors, at + 0.5)
         twins.run("recall_preview", q_who, q_what, at)
         twins.run("retrievability_all", at)
         twins.run("pop_forgotten", at)  # forgetting reports (the kernel's scan), which a wake clears

@@ -52,6 +52,7 @@ from npc_mind.memory.curves import retrievability
 from npc_mind.memory.eventlog import EventLog
 from npc_mind.memory.fastpaths import RecallFields, Room, ScalarPaths
 from npc_mind.memory.kernel.forgetting import forgotten_cells
+from npc_mind.memory.kernel.query import strongest_rows
 from npc_mind.memory.longterm import LongTermStore
 from npc_mind.memory.params import MemoryParams
 from npc_mind.memory.recall import Recaller
@@ -231,6 +232,47 @@ class MemoryPool:
     def awareness_of(self, retrievability_value: float) -> Awareness:
         """The `Awareness` level of a retrievability value under this pool's thresholds."""
         return self._recaller.awareness_of(retrievability_value)
+
+    @_one_thread
+    def strongest(
+        self, npcs: Any, entities: Any, type_masks: Any, floors: Any, now: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per query (an NPC id; an entity, or 0 for anyone; a memory type mask, bit t set: type t
+        counts, 0: every type; an R floor): (entity, R) of the NPC's strongest working memory that
+        passes, R above the floor and above the forget threshold (the first slot among equals);
+        (0, 0.0) where none does. Only looks: nothing wakes, long-term memories never count."""
+        state = self.state
+        now = checked_time(now)
+        _, rows = state.rows_of(npcs)
+        wanted = int64_array(entities, "entities")
+        masks = int64_array(type_masks, "type masks")
+        floor = np.asarray(floors, dtype=np.float64)
+        if not rows.size == wanted.size == masks.size == floor.size:
+            raise ValueError(
+                f"strongest: {rows.size} npcs, {wanted.size} entities, {masks.size} masks and "
+                f"{floor.size} floors must all match"
+            )
+        state.clock = now
+        compiled = strongest_rows(self._recaller, rows, wanted, masks, floor, now)
+        if compiled is not None:
+            return compiled
+        best_entity, best_r = np.zeros(rows.size, dtype=np.int64), np.zeros(rows.size)
+        local, _, flat = self.occupied_slots(rows)
+        if not local.size:
+            return best_entity, best_r
+        r = self.retrievability_of(flat, now)
+        kinds = state.memory_type_flat[flat].astype(np.int64)
+        entity = state.entity_flat[flat]
+        keep = (masks[local] == 0) | ((masks[local] >> kinds) & 1).astype(bool)
+        keep &= (wanted[local] == 0) | (entity == wanted[local])
+        keep &= (r > floor[local]) & (r > state.params.forget_threshold)
+        at, r, entity = local[keep], r[keep], entity[keep]
+        if at.size:
+            order = np.lexsort((-r, at))  # by query, strongest first (the first slot among equals)
+            first = order[np.r_[True, at[order][1:] != at[order][:-1]]]
+            best_entity[at[first]] = entity[first]
+            best_r[at[first]] = r[first]
+        return best_entity, best_r
 
     # ---------------------------------------------------------------------------------------------
     # for a caller that defers writes and answers reads ahead (the server's frame cache): see
@@ -542,7 +584,7 @@ class MemoryPool:
         tags = [None] * fi.shape[0] if state.tags is None else state.tags.reshape(-1)[fi].tolist()
         return local, slot, values, tags
 
-    def occupied_slots(self, rows: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def occupied_slots(self, rows: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The occupied working slots of pool rows `rows`: (local, slot, flat), row i of the result
         being `rows[local]`, flat its index into the `<column>_flat` arrays."""
         state = self.state

@@ -43,29 +43,10 @@ def strongest(
     bank.flush()  # queued writes first: a look answers what was recorded before it
     for slot, positions, npcs in bank._group(handles):
         pool = slot.pool
-        state = pool.state
-        rows = state.row_of_id[npcs]  # the pool row of each NPC id (the table's ids are live)
-        local, _, flat = pool.occupied_slots(rows)
-        if not local.size:
-            continue
-        r = pool.retrievability_of(flat, now)
-        at = positions[local]  # each memory's position in the caller's rows
-        kinds = state.memory_type_flat[flat].astype(np.int64)
-        entity = state.entity_flat[flat]
-        keep = (masks[at] == 0) | ((masks[at] >> kinds) & 1).astype(bool)
-        keep &= (wanted[at] == NO_ENTITY) | (entity == wanted[at])
-        keep &= (r > floor[at]) & (r > pool.params.forget_threshold)
-        if not keep.any():
-            continue
-        at, r, ent = at[keep], r[keep], entity[keep]
-        order = np.lexsort((-r, at))  # by row, strongest first
-        first = order[np.r_[True, at[order][1:] != at[order][:-1]]]
-        best_entity[at[first]] = ent[first]
-        best_r[at[first]] = r[first]
-        params = pool.params
-        levels[at[first]] = awareness_level(
-            r[first], params.forget_threshold, params.awareness_search, params.awareness_pursue
-        )
+        entity, r = pool.strongest(npcs, wanted[positions], masks[positions], floor[positions], now)
+        best_entity[positions] = entity
+        best_r[positions] = r
+        levels[positions] = awareness_level(r, *pool.state.level_bounds)  # (0 where none: R 0)
     return best_entity, best_r, levels
 
 

@@ -4,9 +4,10 @@
 (`_memkernel*.so`, git-ignored; the addon's runtime ships it). It is built for the baseline x86-64
 ISA and holds each function three times, for the levels of `LEVELS`: `baseline` (SSE2, every
 x86-64 CPU), `avx2` and `avx512` (AVX-512 F/BW/VL). The batched query (`query.query_round`), the
-record (`record.record_batch`), the forgetting scan (`forgetting.forgotten_cells`) and the
-exponential curve's sweep (`curves.retrievability`) call it, and so does a utility batch's
-float64 scoring (`npc_mind.utility.compiled`, `utility_body.h`); without it they run numpy, with
+record (`record.record_batch`), the forgetting scan (`forgetting.forgotten_cells`), the look at
+the strongest memory (`query.strongest_rows`) and the exponential curve's sweep
+(`curves.retrievability`) call it, and so does a utility batch's float64 scoring
+(`npc_mind.utility.compiled`, `utility_body.h`); without it they run numpy, with
 the same bits (tests/test_memory_kernel.py compares every level with numpy): exp and ln are
 numpy's own float64 inner loops, taken from `np.exp` and `np.log` and checked when the module
 loads (a numpy whose ufuncs do not look as expected makes the kernel
@@ -50,8 +51,8 @@ class KernelUnavailableError(RuntimeError):
 
 @dataclass(frozen=True)
 class Kernel:
-    """One dispatch level of the loaded kernel: its functions `query`, `record`, `forgotten` and
-    `retrievability`, and `loops`, an `mk_pool` holding only numpy's exp and log loops (what
+    """One dispatch level of the loaded kernel: its functions `query`, `record`, `forgotten`,
+    `retrievability` and `strongest`, and `loops`, an `mk_pool` holding only numpy's exp and log loops (what
     `retrievability` reads)."""
 
     level: str
@@ -61,6 +62,7 @@ class Kernel:
     record: Any
     forgotten: Any
     retrievability: Any
+    strongest: Any
     loops: Any
 
     def take_loops(self, struct: Any) -> None:
@@ -174,7 +176,8 @@ def _choose(value: str) -> Kernel | None:
     lib.mk_take_loops(loops, *_ufuncs(ffi))
     query, record = getattr(lib, f"mk_query_{level}"), getattr(lib, f"mk_record_{level}")
     forgotten, sweep = getattr(lib, f"mk_forgotten_{level}"), getattr(lib, f"mk_retrievability_{level}")
-    return Kernel(level, ffi, lib, query, record, forgotten, sweep, loops)
+    strongest = getattr(lib, f"mk_strongest_{level}")
+    return Kernel(level, ffi, lib, query, record, forgotten, sweep, strongest, loops)
 
 
 def active() -> Kernel | None:

@@ -91,6 +91,15 @@ void mk_retrievability_avx2(const mk_pool *pool, const double *last, const doubl
 void mk_retrievability_avx512(const mk_pool *pool, const double *last, const double *stability, int64_t n,
                               double now, double floor, double *out);
 
+/* MemoryPool.strongest's look at m pool rows (memkernel_body.h): the entity and R of each row's
+ * strongest working memory of an entity (0: anyone) and a type mask above an R floor. */
+void mk_strongest_baseline(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int64_t *masks,
+                           const double *floors, int64_t m, double now, int64_t *out_entity, double *out_r);
+void mk_strongest_avx2(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int64_t *masks,
+                       const double *floors, int64_t m, double now, int64_t *out_entity, double *out_r);
+void mk_strongest_avx512(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int64_t *masks,
+                         const double *floors, int64_t m, double now, int64_t *out_entity, double *out_r);
+
 /* MemoryPool.pop_forgotten's scan of the pool's first `rows` rows (memkernel_body.h): the flat
  * slots of the memories it reports now into cells, their forget times into due (each room for
  * rows x capacity); how many. */

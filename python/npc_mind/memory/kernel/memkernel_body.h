@@ -256,6 +256,60 @@ void MK_FN(mk_retrievability)(const mk_pool *pool, const double *last, const dou
     }
 }
 
+/* Per query q of m (pool row rows[q], entity entities[q] or 0 for anyone, type mask masks[q]: bit t
+ * set, type t counts, 0 every type; R floor floors[q]): the strongest working memory of the row
+ * that passes them, with R above the floor and above the forget threshold, the first of the row's
+ * slots among equals (MemoryPool.strongest, the numpy path). R as mk_retrievability's: x = min(last -
+ * now, 0) / S, -inf where x <= the exponent floor, numpy's exp over a block of queries' candidates.
+ * Its entity and R into out_entity and out_r; 0 and 0 where none passes. Only looks. */
+void MK_FN(mk_strongest)(mk_pool *pool, const int64_t *rows, const int64_t *entities, const int64_t *masks,
+                         const double *floors, int64_t m, double now, int64_t *out_entity, double *out_r)
+{
+    const int64_t cap = pool->capacity, block = pool->block;
+    const int64_t *entity = pool->entity, *used = pool->used_slots;
+    const int8_t *type = pool->type;
+    const double *last = pool->last, *stability = pool->stability;
+    const double exponent_floor = pool->floor, threshold = pool->threshold;
+    int64_t *cand_query = pool->cand_query, *cand_flat = pool->cand_flat;
+    double *cand_r = pool->cand_r;
+    for (int64_t start = 0; start < m; start += block) {
+        const int64_t end = start + block < m ? start + block : m;
+        int64_t count = 0;
+        for (int64_t q = start; q < end; q++) {
+            const int64_t row = rows[q], mask = masks[q], wanted = entities[q];
+            int64_t left = used[row];
+            for (int64_t f = row * cap, stop = f + cap; left > 0 && f < stop; f++) {
+                const int8_t t = type[f];
+                if (t < 0)
+                    continue;
+                left--;
+                if ((mask != 0 && !((mask >> t) & 1)) || (wanted != 0 && entity[f] != wanted))
+                    continue;
+                double x = last[f] - now;
+                x = x > 0.0 ? 0.0 : x;
+                x = x / stability[f];
+                cand_query[count] = q;
+                cand_flat[count] = f;
+                cand_r[count++] = x <= exponent_floor ? -__builtin_inf() : x;
+            }
+            out_entity[q] = 0;
+            out_r[q] = -1.0; /* below every R: the first that passes is kept */
+        }
+        mk_run(pool->exp_loop, pool->exp_data, cand_r, count);
+        for (int64_t c = 0; c < count; c++) {
+            const int64_t q = cand_query[c];
+            const double r = cand_r[c];
+            if (r > out_r[q] && r > floors[q] && r > threshold) {
+                out_r[q] = r;
+                out_entity[q] = entity[cand_flat[c]];
+            }
+        }
+        for (int64_t q = start; q < end; q++)
+            if (out_r[q] < 0.0)
+                out_r[q] = 0.0;
+    }
+}
+
 /* The slots of one row whose 16-bit entity hash is `key`, ascending, into out (at most cap). */
 static inline int64_t MK_FN(mk_hash_hits)(const uint16_t *hash, int64_t cap, uint16_t key, int64_t *out)
 {

@@ -267,6 +267,35 @@ def query_round(  # noqa: PLR0917 (Recaller.query_round's arguments)
     return _finish(recaller, out, m, hits, ids, now, wake)
 
 
+def strongest_rows(  # noqa: PLR0917 (MemoryPool.strongest's arguments)
+    recaller: Recaller,
+    rows: np.ndarray,
+    entities: np.ndarray,
+    masks: np.ndarray,
+    floors: np.ndarray,
+    now: float,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`MemoryPool.strongest` of pool rows `rows` (live, checked) in one kernel call
+    (`mk_strongest`): (entity, R) per row; None when the kernel does not run for the pool (numpy's
+    turn, nothing done)."""
+    binding = _bound(recaller)
+    if binding is None:
+        return None
+    m = rows.shape[0]
+    found_entity, found_r = np.empty(m, np.int64), np.empty(m)
+    buffer = binding.kernel.ffi.from_buffer
+    rows, entities, masks = (
+        column if _plain_int64(column) else np.ascontiguousarray(column, dtype=np.int64)
+        for column in (rows, entities, masks)
+    )
+    floors = np.ascontiguousarray(floors, dtype=np.float64)
+    binding.kernel.strongest(
+        binding.struct, buffer("int64_t[]", rows), buffer("int64_t[]", entities), buffer("int64_t[]", masks),
+        buffer("double[]", floors), m, now, buffer("int64_t[]", found_entity), buffer("double[]", found_r),
+    )  # fmt: skip
+    return found_entity, found_r
+
+
 class KernelHits(Mapping[str, np.ndarray]):
     """The per-hit fields of one kernel call, sliced from its output block (memkernel_body.h's
     layout: rows of m cells) when first asked for: a caller that reads only R pays nothing."""
