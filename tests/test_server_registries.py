@@ -9,6 +9,7 @@ import dataclasses
 import importlib
 import pkgutil
 
+import numpy as np
 import pytest
 
 import npc_mind.server
@@ -130,6 +131,31 @@ def test_a_stale_id_is_skipped_in_its_frame_and_after_its_slot_is_reused() -> No
     assert server.chosen([old_guard, guard]).tolist() == [-1, 0]
     assert server.metrics()["server/stale_rows"] == 1 + 1 + 1 + 1
     assert not server.owns(old_stream) and not server.owns(old_guard)
+
+
+def test_a_read_only_handle_array_passed_each_frame_answers_as_a_fresh_one_through_frees_and_reuse() -> None:
+    """The groups of a read-only handle array (a per-frame plan's) are kept between calls: they
+    follow every free and every reuse of a slot, and its stale rows are counted each call."""
+    server = MindServer(ClockMode.MANUAL)
+    streams = [server.add_memory() for _ in range(3)]
+    planned = np.array(streams, dtype=np.int64)
+    planned.flags.writeable = False
+    server.record_batch(streams, [7, 7, 7], [3, 3, 3], [0.9] * 3)
+    for _ in range(2):
+        assert server.awareness_batch(planned, [7] * 3).tolist() == [3, 3, 3]
+    kept = server.memory.table.groups(planned)
+    assert server.memory.table.groups(planned) is kept  # (kept: the same groups, not made again)
+    server.remove(streams[1])
+    for _ in range(2):
+        assert server.awareness_batch(planned, [7] * 3).tolist() == [3, 0, 3]
+    assert server.metrics()["server/stale_rows"] == 2
+    server.update()
+    reused = server.add_memory()  # the freed slot, under a new generation
+    assert slot_of(reused) == slot_of(streams[1])
+    server.record_batch([reused], [7], [3], [0.9])
+    assert server.awareness_batch(planned, [7] * 3).tolist() == [3, 0, 3]
+    assert server.awareness_batch([streams[0], reused], [7, 7]).tolist() == [3, 3]
+    assert server.metrics()["server/stale_rows"] == 3
 
 
 def test_more_live_handles_than_a_handle_can_number_is_a_clear_error() -> None:

@@ -113,7 +113,7 @@ class _MemoryReads:
 
     @python_only
     def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
-        streams = frame.streams[rows]
+        streams = frame.streams_at(rows)
         of_target = self.of == "target"
         wanted = frame.targets[rows] if of_target else np.zeros(rows.size, dtype=np.int64)
         if self._KIND == "awareness" and of_target and not self.memory_types:
@@ -506,6 +506,17 @@ class Frame:
             found = self.kept["streams"] = streams_of(self.selectors, server().nodes)
         return found
 
+    def streams_at(self, rows: np.ndarray) -> np.ndarray:
+        """The streams of a plan's `rows`, kept with the streams (read-only: the server's handle
+        table then keeps their pool groups, `HandleTable.groups`)."""
+        kept_as = ("streams at", id(rows))
+        found = self.kept.get(kept_as)
+        if found is None or found[0] is not rows:
+            streams = self.streams[rows]
+            streams.flags.writeable = False
+            found = self.kept[kept_as] = (rows, streams)
+        return found[1]
+
     @cached_property
     def targets(self) -> np.ndarray:
         found = self.kept.get("targets")
@@ -638,10 +649,10 @@ def _plan(members: list[tuple[int, Any]]) -> list[tuple[str, Any, np.ndarray, np
     for (key, *_), (source, rows) in groups.items():
         picked = [members[row] for row in rows]
         fallback = [(selector.__dict__.get("_input_defaults") or {}).get(key, 0.0) for _, selector in picked]
-        plan.append((
-            key, source, np.array(rows, dtype=np.intp), np.array([h for h, _ in picked], dtype=np.int64),
-            np.array(fallback, dtype=np.float64),
-        ))  # fmt: skip
+        handles = np.array([h for h, _ in picked], dtype=np.int64)
+        handles.flags.writeable = False  # (the handle table keeps its groups: `HandleTable.groups`)
+        fallbacks = np.array(fallback, dtype=np.float64)
+        plan.append((key, source, np.array(rows, dtype=np.intp), handles, fallbacks))
     return plan
 
 

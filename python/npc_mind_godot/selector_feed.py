@@ -78,11 +78,13 @@ class Feed:
         auto = [(handle, node) for handle, node in live if node.__dict__["_auto"]]
         looks = [node.__dict__["_target_look"] for _, node in aiming]  # (type mask, R floor)
         auto_row = {handle: row for row, (handle, _) in enumerate(auto)}
+        streams = inputs.streams_of([node for _, node in aiming], nodes)
+        streams.flags.writeable = False  # (the handle table keeps its groups: `HandleTable.groups`)
         return FeedPlan(
             key=(self.version, targets.placement()),
             aiming=[node for _, node in aiming],
             aiming_handles=[handle for handle, _ in aiming],
-            aiming_streams=inputs.streams_of([node for _, node in aiming], nodes),
+            aiming_streams=streams,
             masks=np.array([look[0] for look in looks], dtype=np.int64),
             floors=np.array([look[1] for look in looks], dtype=np.float64),
             aiming_targets=inputs.targets_of([node for _, node in aiming]),

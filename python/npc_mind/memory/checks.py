@@ -40,7 +40,7 @@ def int64_array(values: Any, what: str) -> np.ndarray:
         raise TypeError(f"{what} must be integers, got {arr.dtype} values")
     if arr.ndim > 1:
         raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
-    return arr.reshape(-1)
+    return arr if arr.ndim == 1 else arr.reshape(-1)  # (the array itself: a caller may keep it)
 
 
 def checked_time(now: Any) -> float:

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.memory.rules import awareness_level
+from npc_mind.server.registry import handle_array
 
 NO_ENTITY = 0  # "no target": engine instance ids, the entities the senses record, are never 0
 
@@ -31,7 +32,7 @@ def strongest(
     """Per row: (entity, R, awareness level) of the stream's strongest working memory whose type is
     in the row's mask, of the row's entity (NO_ENTITY: of anyone), with R above the row's floor and
     above the pool's forget threshold. (NO_ENTITY, 0, 0) where none is, or for a stale handle."""
-    handles = np.asarray(handles, dtype=np.int64).ravel()
+    handles = handle_array(handles)
     wanted = np.asarray(entities, dtype=np.int64).ravel()
     masks = np.asarray(type_masks, dtype=np.int64).ravel()
     floor = np.asarray(floors, dtype=np.float64).ravel()

@@ -370,7 +370,7 @@ class MemoryBank:
     def _pairs(call: str, handles: npt.ArrayLike, entities: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Handles and entities as int64 arrays of one length; a clear error otherwise (a float or
         String array is refused, never truncated or parsed; unequal lengths never pair wrong rows)."""
-        handles = int64_array(np.ravel(handles), "handles")
+        handles = int64_array(handles if np.ndim(handles) == 1 else np.ravel(handles), "handles")
         entities = int64_array(np.ravel(entities), "entities")
         if handles.size != entities.size:
             raise ValueError(f"{call}: {handles.size} handles and {entities.size} entities must match")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,13 @@ GENERATIONS = 1 << (31 - SLOT_BITS)  # the generation wraps here, so a handle st
 
 def slot_of(handle: int) -> int:
     return handle & SLOT_MASK
+
+
+def handle_array(handles: Any) -> np.ndarray:
+    """Handles as a one-dimensional int64 array: the same array when it is one (so that the groups
+    `HandleTable.groups` keeps for a read-only array are found again)."""
+    found = np.asarray(handles, dtype=np.int64)
+    return found if found.ndim == 1 else found.ravel()
 
 
 class TooManyHandlesError(RuntimeError):
@@ -106,6 +113,9 @@ class Registry(Generic[T]):
         return len(self.entries)
 
 
+_KEPT_GROUPS = 32  # read-only arrays whose groups a table keeps (all let go when more come)
+
+
 def _grown(array: np.ndarray, size: int, fill: int) -> np.ndarray:
     return np.concatenate([array, np.full(size - array.size, fill, dtype=array.dtype)])
 
@@ -122,6 +132,11 @@ class HandleTable:
     row: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     skipped: int = 0  # batched rows left out for a stale or unknown handle, ever
     version: int = 0  # counts sets and clears: `groups` and `live` of the same handles hold until it moves
+    # the groups of read-only handle arrays (a caller's per-frame plan), by id: (handles, version,
+    # groups, rows skipped), while the version holds
+    _kept: dict[int, tuple[np.ndarray, int, list[tuple[int, np.ndarray, np.ndarray]], int]] = field(
+        default_factory=dict, repr=False
+    )
 
     def set(self, handle: int, owner: int, row: int) -> None:
         slot = slot_of(handle)
@@ -160,14 +175,30 @@ class HandleTable:
         A stale or unknown handle (an NPC freed this frame whose id is still in the game's array) is
         left out, never fails the others' rows: batched writes skip its row, batched reads answer
         for it as for an NPC that knows nothing. Such rows are counted in `skipped`.
+
+        A read-only array's groups are kept while the table's version holds: a plan that passes the
+        same array each frame pays for them once (they are read-only too).
         """
+        kept = self._kept.get(id(handles))
+        if kept is not None and kept[0] is handles and kept[1] == self.version:
+            self.skipped += kept[3]
+            return kept[2]
         slots, owners = self._owners(handles)
+        skipped = 0
         if owners.size and owners[0] >= 0 and (owners == owners[0]).all():  # the common case
-            return [(int(owners[0]), np.arange(owners.size), self.row[slots])]
-        known = owners >= 0
-        self.skipped += int(owners.size - np.count_nonzero(known))
-        found = []
-        for owner in np.unique(owners[known]).tolist():
-            positions = np.flatnonzero(owners == owner)
-            found.append((owner, positions, self.row[slots[positions]]))
+            found = [(int(owners[0]), np.arange(owners.size), self.row[slots])]
+        else:
+            known = owners >= 0
+            skipped = int(owners.size - np.count_nonzero(known))
+            found = []
+            for owner in np.unique(owners[known]).tolist():
+                positions = np.flatnonzero(owners == owner)
+                found.append((owner, positions, self.row[slots[positions]]))
+        self.skipped += skipped
+        if not handles.flags.writeable:
+            if len(self._kept) >= _KEPT_GROUPS:
+                self._kept.clear()
+            for _, positions, rows in found:
+                positions.flags.writeable = rows.flags.writeable = False
+            self._kept[id(handles)] = (handles, self.version, found, skipped)
         return found

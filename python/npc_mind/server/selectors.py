@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from npc_mind.server.events import EventQueue
-from npc_mind.server.registry import HandleCounter, HandleTable, Registry, UnknownHandleError
+from npc_mind.server.registry import HandleCounter, HandleTable, Registry, UnknownHandleError, handle_array
 from npc_mind.utility import SelectorBatch, UtilitySelector
 from npc_mind.utility.compiled import ChoiceCheck, choice_check
 from npc_mind.utility.selector import DecisionState
@@ -419,7 +419,7 @@ class SelectorBank:
     # --- the batched path ----------------------------------------------------------------------
     def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:
         """One input for many selectors; a stale id's row is skipped (see `HandleTable.groups`)."""
-        handles = np.asarray(handles, dtype=np.int64).ravel()
+        handles = handle_array(handles)
         values = np.asarray(values, dtype=np.float64).ravel()
         if handles.shape != values.shape:
             raise ValueError(f"set_inputs({key!r}): {handles.size} handles but {values.size} values")
@@ -617,7 +617,7 @@ class SelectorBank:
 
     def chosen(self, handles: npt.ArrayLike) -> np.ndarray:
         """Behavior index per handle from the last batched choice (-1 before any, or for a stale id)."""
-        handles = np.asarray(handles, dtype=np.int64).ravel()
+        handles = handle_array(handles)
         out = np.full(handles.size, -1, dtype=np.int32)
         for owner, positions, rows in self.table.groups(handles):
             out[positions] = self.by_index[owner].chosen[rows]
