@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from npc_mind.memory import MemoryType
 from npc_mind.server.core import MindServer
 from npc_mind.server.looks import NO_ENTITY, strongest, type_mask
@@ -35,6 +37,29 @@ def test_strongest_of_types_above_floor_and_of_one_entity() -> None:
         mind.memory, [guard], entities=[THIEF], type_masks=[0], floors=[0.999], now=mind.now()
     )
     assert entity.tolist() == [NO_ENTITY]
+
+
+def test_streams_of_two_pools_in_one_look_answer_as_each_alone() -> None:
+    mind = MindServer("manual")
+    small = {"capacity": 4}  # another profile: another pool
+    streams = [mind.add_memory(), mind.add_memory(small), mind.add_memory(), mind.add_memory(small)]
+    for salience, stream in zip((0.2, 0.9, 0.5, 0.7), streams, strict=True):
+        mind.record(stream, THIEF, int(MemoryType.HOSTILE), salience)
+        mind.record(stream, PASSER_BY, int(MemoryType.OBSERVATION), 1.0 - salience)
+    mind.advance(2.0)
+    rows = len(streams)
+    together = strongest(
+        mind.memory, streams, entities=[NO_ENTITY] * rows, type_masks=[0] * rows, floors=[0.0] * rows,
+        now=mind.now(),
+    )  # fmt: skip
+    alone = [
+        strongest(mind.memory, [stream], entities=[NO_ENTITY], type_masks=[0], floors=[0.0], now=mind.now())
+        for stream in streams
+    ]
+    for column, found in enumerate(together):
+        assert found.tolist() == [one[column][0] for one in alone]
+    assert len(mind.memory.table.groups(np.array(streams))) == 2  # (two pools: the rows are scattered)
+    assert THIEF in together[0].tolist()
 
 
 def test_a_look_never_wakes_and_a_stale_handle_knows_nothing() -> None:

@@ -42,7 +42,12 @@ def strongest(
     if not handles.size:
         return best_entity, best_r, levels
     bank.flush()  # queued writes first: a look answers what was recorded before it
-    for slot, positions, npcs in bank._group(handles):
+    groups = bank._group(handles)
+    if len(groups) == 1 and groups[0][1].size == handles.size:  # one pool, every row: input order
+        pool = groups[0][0].pool
+        entity, r = pool.strongest(groups[0][2], wanted, masks, floor, now)
+        return entity, r, awareness_level(r, *pool.state.level_bounds)
+    for slot, positions, npcs in groups:
         pool = slot.pool
         entity, r = pool.strongest(npcs, wanted[positions], masks[positions], floor[positions], now)
         best_entity[positions] = entity
