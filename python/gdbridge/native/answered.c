@@ -14,12 +14,13 @@
 typedef struct {
     int64_t key, arg;
     int64_t value;
-    int used;
+    uint32_t stamp; /* the table's stamp when set: an entry of an older stamp is empty */
 } gdb_answer_pair;
 typedef struct {
     int64_t key;
     int64_t writes_left, after_write;
-    int open, nwritten, used;
+    int open, nwritten;
+    uint32_t stamp; /* as gdb_answer_pair's */
     int64_t args[GDB_ANSWER_WRITTEN]; /* the arguments queued calls named: answered `after_write` */
 } gdb_answer_stream;
 typedef struct {
@@ -29,6 +30,7 @@ typedef struct {
     intptr_t streams_cap;
     int64_t *asked;
     intptr_t asked_cap, asked_used;
+    uint32_t stamp; /* the entries of this stamp are the table; a new table takes the next (no clearing) */
     int on;
 } gdb_answers;
 static gdb_answers *answered_methods;
@@ -44,7 +46,7 @@ static gdb_answer_stream *gdb_answer_stream_of(gdb_answers *a, int64_t key) {
     uintptr_t mask = (uintptr_t)a->streams_cap - 1;
     for (uintptr_t at = gdb_int_slot(key, 0, a->streams_cap);; at = (at + 1) & mask) {
         gdb_answer_stream *st = &a->streams[at];
-        if (!st->used) return NULL;
+        if (st->stamp != a->stamp) return NULL;
         if (st->key == key) return st;
     }
 }
@@ -53,7 +55,7 @@ static gdb_answer_pair *gdb_answer_pair_of(gdb_answers *a, int64_t key, int64_t 
     uintptr_t mask = (uintptr_t)a->pairs_cap - 1;
     for (uintptr_t at = gdb_int_slot(key, arg, a->pairs_cap);; at = (at + 1) & mask) {
         gdb_answer_pair *pair = &a->pairs[at];
-        if (!pair->used) return NULL;
+        if (pair->stamp != a->stamp) return NULL;
         if (pair->key == key && pair->arg == arg) return pair;
     }
 }
@@ -111,13 +113,35 @@ static int gdb_answer_call(intptr_t mid, void *inst, const void *const *args, GD
     else *(int64_t *)ret = value;
     return 1;
 }
-static void gdb_answers_clear(gdb_answers *a) {
+static void gdb_answers_drop(gdb_answers *a) {
     free(a->pairs);
     free(a->streams);
     a->pairs = NULL;
     a->streams = NULL;
     a->pairs_cap = a->streams_cap = 0;
     a->on = 0;
+}
+/* No entry holds: the next stamp (the memory is kept for the next table, which a frame sets anew:
+ * no allocation, no clearing of a table that may be larger than the caches). */
+static void gdb_answers_clear(gdb_answers *a) {
+    a->on = 0;
+    if (++a->stamp == 0) { /* wrapped: an entry may hold the stamp from long ago */
+        if (a->pairs) memset(a->pairs, 0, (size_t)a->pairs_cap * sizeof(gdb_answer_pair));
+        if (a->streams) memset(a->streams, 0, (size_t)a->streams_cap * sizeof(gdb_answer_stream));
+        a->stamp = 1;
+    }
+}
+/* Room for a table of `n` entries of `size` bytes at `*table` (`*cap` slots): kept when large
+ * enough and not 8 times too large, else made anew (zeroed); 0 when out of memory. */
+static int gdb_answers_room(void **table, intptr_t *cap, Py_ssize_t n, size_t size) {
+    intptr_t wanted = gdb_table_cap(n);
+    if (*table && *cap >= wanted && *cap <= wanted * 8) return 1;
+    void *made = calloc((size_t)wanted, size);
+    if (!made) return 0;
+    free(*table);
+    *table = made;
+    *cap = wanted;
+    return 1;
 }
 static intptr_t gdb_table_cap(Py_ssize_t n) {
     intptr_t cap = 64;
@@ -156,12 +180,9 @@ static PyObject *gdb_fast_answers_set(PyObject *self, PyObject *const *args, Py_
         } else {
             gdb_answers *a = &answered_methods[mid];
             gdb_answers_clear(a);
-            a->pairs_cap = gdb_table_cap(pairs);
-            a->streams_cap = gdb_table_cap(streams);
-            a->pairs = calloc((size_t)a->pairs_cap, sizeof(gdb_answer_pair));
-            a->streams = calloc((size_t)a->streams_cap, sizeof(gdb_answer_stream));
-            if (!a->pairs || !a->streams) {
-                gdb_answers_clear(a);
+            if (!gdb_answers_room((void **)&a->pairs, &a->pairs_cap, pairs, sizeof(gdb_answer_pair)) ||
+                !gdb_answers_room((void **)&a->streams, &a->streams_cap, streams, sizeof(gdb_answer_stream))) {
+                gdb_answers_drop(a);
                 PyErr_NoMemory();
             } else {
                 const int64_t *pk = views[0].buf, *pa = views[1].buf, *pv = views[2].buf;
@@ -169,19 +190,20 @@ static PyObject *gdb_fast_answers_set(PyObject *self, PyObject *const *args, Py_
                 uintptr_t pmask = (uintptr_t)a->pairs_cap - 1, smask = (uintptr_t)a->streams_cap - 1;
                 for (Py_ssize_t i = 0; i < pairs; i++) {
                     uintptr_t at = gdb_int_slot(pk[i], pa[i], a->pairs_cap);
-                    while (a->pairs[at].used && !(a->pairs[at].key == pk[i] && a->pairs[at].arg == pa[i]))
+                    while (a->pairs[at].stamp == a->stamp && !(a->pairs[at].key == pk[i] && a->pairs[at].arg == pa[i]))
                         at = (at + 1) & pmask;
-                    a->pairs[at] = (gdb_answer_pair){pk[i], pa[i], pv[i], 1};
+                    a->pairs[at] = (gdb_answer_pair){pk[i], pa[i], pv[i], a->stamp};
                 }
                 for (Py_ssize_t i = 0; i < streams; i++) {
                     uintptr_t at = gdb_int_slot(sk[i], 0, a->streams_cap);
-                    while (a->streams[at].used && a->streams[at].key != sk[i]) at = (at + 1) & smask;
+                    while (a->streams[at].stamp == a->stamp && a->streams[at].key != sk[i]) at = (at + 1) & smask;
                     gdb_answer_stream *st = &a->streams[at];
-                    memset(st, 0, sizeof(*st));
                     st->key = sk[i];
                     st->writes_left = sb[i];
                     st->after_write = sw[i];
-                    st->open = st->used = 1;
+                    st->nwritten = 0;
+                    st->open = 1;
+                    st->stamp = a->stamp;
                 }
                 a->on = 1;
                 result = Py_NewRef(Py_None);
@@ -235,6 +257,6 @@ static PyObject *gdb_fast_answered_total(PyObject *self, PyObject *unused) {
 /* Link answered method `mid` (one int argument, an int result) to queued method `writes`. */
 static void gdb_set_answered_method(intptr_t mid, intptr_t writes) {
     answered_methods = gdb_grow(answered_methods, &answered_methods_cap, mid, sizeof(gdb_answers));
-    gdb_answers_clear(&answered_methods[mid]);
+    gdb_answers_drop(&answered_methods[mid]);
     if (writes > 0 && writes < queued_methods_cap) queued_methods[writes].answers = mid;
 }
