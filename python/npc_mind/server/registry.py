@@ -116,37 +116,20 @@ class Registry(Generic[T]):
 _KEPT_GROUPS = 32  # read-only arrays whose groups a table keeps (all let go when more come)
 
 
-_FREE_ENTRY = (0, -1, -1)  # handle 0 (none), no owner, no row
-
-
-def _grown(entries: np.ndarray, size: int) -> np.ndarray:
-    grown = np.empty((size, 3), dtype=np.int64)
-    grown[: entries.shape[0]] = entries
-    grown[entries.shape[0] :] = _FREE_ENTRY
-    return grown
-
-
-def _free_entries(size: int) -> np.ndarray:
-    return _grown(np.empty((0, 3), dtype=np.int64), size)
-
-
-_POSITIONS = np.arange(1 << 16, dtype=np.int64)  # positions 0..n-1 of a batch, shared read-only
-_POSITIONS.flags.writeable = False
-
-
-def _positions(n: int) -> np.ndarray:
-    return _POSITIONS[:n] if n <= _POSITIONS.size else np.arange(n, dtype=np.int64)
+def _grown(array: np.ndarray, size: int, fill: int) -> np.ndarray:
+    return np.concatenate([array, np.full(size - array.size, fill, dtype=array.dtype)])
 
 
 @dataclass
 class HandleTable:
-    """handle -> (owner index, row) as one numpy array indexed by the handle's slot (a row: the
-    handle holding the slot, its owner, its row), so batched calls map thousands of handles at once
-    instead of one dictionary lookup per row, with one gather. Each slot keeps the handle that holds
-    it: a stale handle (its slot freed, maybe reused) finds another value there."""
+    """handle -> (owner index, row) as numpy arrays indexed by the handle's slot, so batched calls
+    map thousands of handles at once instead of one dictionary lookup per row. Each slot keeps the
+    handle that holds it: a stale handle (its slot freed, maybe reused) finds another value there."""
 
     kind: str
-    entries: np.ndarray = field(default_factory=lambda: _free_entries(64))
+    handle: np.ndarray = field(default_factory=lambda: np.zeros(64, dtype=np.int64))  # 0: free
+    owner: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
+    row: np.ndarray = field(default_factory=lambda: np.full(64, -1, dtype=np.int64))
     skipped: int = 0  # batched rows left out for a stale or unknown handle, ever
     version: int = 0  # counts sets and clears: `groups` and `live` of the same handles hold until it moves
     # the groups of read-only handle arrays (a caller's per-frame plan), by id: (handles, version,
@@ -154,56 +137,37 @@ class HandleTable:
     _kept: dict[int, tuple[np.ndarray, int, list[tuple[int, np.ndarray, np.ndarray]], int]] = field(
         default_factory=dict, repr=False
     )
-    _held_by: dict[int, int] = field(default_factory=dict, repr=False)  # owner -> live handles it has
-
-    @property
-    def handle(self) -> np.ndarray:
-        return self.entries[:, 0]
-
-    @property
-    def owner(self) -> np.ndarray:
-        return self.entries[:, 1]
-
-    @property
-    def row(self) -> np.ndarray:
-        return self.entries[:, 2]
 
     def set(self, handle: int, owner: int, row: int) -> None:
         slot = slot_of(handle)
-        if slot >= self.entries.shape[0]:
-            self.entries = _grown(self.entries, max(slot + 1, 2 * self.entries.shape[0]))
-        self._let_go(slot)
-        self.entries[slot] = (handle, owner, row)
-        self._held_by[owner] = self._held_by.get(owner, 0) + 1
+        if slot >= self.owner.size:
+            size = max(slot + 1, 2 * self.owner.size)
+            self.handle = _grown(self.handle, size, 0)
+            self.owner = _grown(self.owner, size, -1)
+            self.row = _grown(self.row, size, -1)
+        self.handle[slot] = handle
+        self.owner[slot] = owner
+        self.row[slot] = row
         self.version += 1
 
     def clear(self, handle: int) -> None:
         slot = slot_of(handle)
-        if slot < self.entries.shape[0] and self.entries[slot, 0] == handle:
-            self._let_go(slot)
-            self.entries[slot] = _FREE_ENTRY
+        if slot < self.handle.size and self.handle[slot] == handle:
+            self.handle[slot] = 0
+            self.owner[slot] = -1
+            self.row[slot] = -1
             self.version += 1
 
-    def _let_go(self, slot: int) -> None:
-        """The slot's owner no longer holds it (a count of a live handle's owner)."""
-        handle, owner, _ = self.entries[slot].tolist()
-        if handle:
-            left = self._held_by[owner] - 1
-            if left:
-                self._held_by[owner] = left
-            else:
-                del self._held_by[owner]
-
     def _owners(self, handles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(each handle's entry, whether it is that handle's own)."""
+        """(slot, owner or -1) of each handle."""
         # A negative or too large handle lands on a slot holding another value (or none), as does a
-        # slot past the table's end clipped to its last one: only a live handle finds itself.
-        found = np.take(self.entries, handles & SLOT_MASK, axis=0, mode="clip")
-        return found, found[:, 0] == handles
+        # slot past the table's end clamped to its last one: only a live handle finds itself.
+        slots = np.minimum(handles & SLOT_MASK, self.owner.size - 1)
+        return slots, np.where(self.handle[slots] == handles, self.owner[slots], -1)
 
     def live(self, handles: np.ndarray) -> np.ndarray:
         """Which handles (int64) are held now, as `groups` finds them (nothing is counted)."""
-        return self._owners(handles)[1]
+        return self._owners(handles)[1] >= 0
 
     def groups(self, handles: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """(owner, positions into `handles`, rows) per distinct owner, input order kept within each.
@@ -219,24 +183,22 @@ class HandleTable:
         if kept is not None and kept[0] is handles and kept[1] == self.version:
             self.skipped += kept[3]
             return kept[2]
-        found, own = self._owners(handles)
+        slots, owners = self._owners(handles)
         skipped = 0
-        if len(self._held_by) == 1 and own.all():  # the common case: one owner, every handle live
-            owner = next(iter(self._held_by))
-            groups = [(owner, _positions(own.size), np.ascontiguousarray(found[:, 2]))] if own.size else []
+        if owners.size and owners[0] >= 0 and (owners == owners[0]).all():  # the common case
+            found = [(int(owners[0]), np.arange(owners.size), self.row[slots])]
         else:
-            owners = np.where(own, found[:, 1], -1)
             known = owners >= 0
             skipped = int(owners.size - np.count_nonzero(known))
-            groups = []
+            found = []
             for owner in np.unique(owners[known]).tolist():
                 positions = np.flatnonzero(owners == owner)
-                groups.append((owner, positions, found[positions, 2]))
+                found.append((owner, positions, self.row[slots[positions]]))
         self.skipped += skipped
         if not handles.flags.writeable:
             if len(self._kept) >= _KEPT_GROUPS:
                 self._kept.clear()
-            for _, positions, rows in groups:
+            for _, positions, rows in found:
                 positions.flags.writeable = rows.flags.writeable = False
-            self._kept[id(handles)] = (handles, self.version, groups, skipped)
-        return groups
+            self._kept[id(handles)] = (handles, self.version, found, skipped)
+        return found
