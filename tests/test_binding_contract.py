@@ -44,7 +44,7 @@ CHECKS = [
     "queued_calls_in_call_order", "queued_calls_only_on_main_thread", "queued_calls_seen_after_engine_calls",
     "queued_calls_stop_with_key_zero", "queued_key_freed_with_object", "queued_calls_many",
     "queue_key_only_for_instances", "answered_from_the_table", "answered_within_the_budget",
-    "answered_only_when_open", "apart_methods_leave_the_queue",
+    "answered_only_when_open", "answered_only_from_the_latest_table", "apart_methods_leave_the_queue",
     # parity with godot-cpp: a callable's text, internal and abstract classes, the library's path
     "callable_to_string", "callable_to_string_default", "abstract_from_python", "abstract_from_gdscript",
     "internal_made_by_python", "internal_not_exposed", "library_path",

@@ -493,6 +493,20 @@ func check_answered_reads(n: Noted) -> void:
 	n.key(0)
 	got.append(n.level(1))  # no key: Python
 	check("answered_only_when_open", got == [1001, 11, 1001, 1001, 1001, 1001], got)
+	# A new table keeps the old one's memory, not its answers: a pair or a key that only the table
+	# before held goes to Python, also after a much larger table (the memory kept, its slots stale).
+	var many := []
+	for i in 200:
+		many.append([5, 100 + i, i % 90])
+	n.key(5)
+	n.answer(many + [[5, 1, 11], [5, 2, 22], [6, 1, 66]], [[5, 2, 99], [6, 2, 99]])
+	got = [n.level(1), n.level(150)]
+	n.answer([[5, 3, 33]], [[5, 2, 99]])
+	got += [n.level(1), n.level(2), n.level(150), n.level(3)]
+	n.key(6)
+	got.append(n.level(1))  # its key was in the table before only
+	n.key(5)
+	check("answered_only_from_the_latest_table", got == [11, 50, 1001, 1002, 1150, 33, 1001], got)
 	# an apart method runs without taking the queued calls first; the next other callback takes them
 	n.key(5)
 	n.notes()
