@@ -45,6 +45,8 @@ MOBS = (200, 1000)
 FRAMES = 600
 ROUNDS = 5  # each running every variant once, in one engine: a ratio is the median of the rounds' ratios
 GOALS = {200: 1.5, 1000: 1.0}  # a PER_NODE variant's frame p50 / gdscript's
+PARTS = ("frame", "senses", "fold", "inputs", "choose", "decide", "memory", "signals")  # creeps.gd's
+PART_EVERY = 10  # creeps.gd samples the server's parts every this many frames
 
 
 def run(mobs: int, variants: tuple[str, ...] = VARIANTS, rounds: int = ROUNDS) -> list[dict[str, Any]]:
@@ -66,6 +68,7 @@ def run(mobs: int, variants: tuple[str, ...] = VARIANTS, rounds: int = ROUNDS) -
         found.append({
             "round": data["round"], "variant": data["variant"], "p50": float(p50), "p99": float(p99),
             "behaviors": data["behaviors"],
+            "parts": {part: float(np.median(values)) for part, values in data["parts"].items() if values},
         })  # fmt: skip
     return found
 
@@ -115,6 +118,25 @@ def main() -> int:
             p50, p99 = median["p50"], median["p99"]
             held = " / ".join(str(median["behaviors"].get(name, 0)) for name in ("chase", "search", "wander"))
             cells = [f"{mobs:,}", variant, f"{p50:.2f}", f"{p99:.2f}", f"{ratio:.2f}x", rounds, held, goal]
+            lines.append(f"| {' | '.join(cells)} |")
+    lines += [
+        "",
+        "Where the npc_mind server's main-thread time goes, per frame (ms; the median of the frames",
+        f"sampled, every {PART_EVERY}th, of each variant's median run; the server's own monitors",
+        "server/<part>_ms): the whole frame callback, of it the senses, then the step's parts (the",
+        "queued writes folded, the inputs fed from memory and the world, the batched choices, the LLM",
+        "decisions, forgetting with the memory events and the awareness table), then the signals with",
+        "the actions they run. The rest of a variant's frame over gdscript's is its mobs' own calls.",
+        "",
+        f"| mobs | variant | {' | '.join(PARTS)} |",
+        f"|---:|---|{'---:|' * len(PARTS)}",
+    ]
+    for mobs in MOBS:
+        for variant in VARIANTS:
+            runs = sorted(results[mobs, variant], key=lambda r: r["p50"])
+            parts = runs[len(runs) // 2]["parts"]
+            times = (f"{parts[part]:.3f}" if part in parts else "-" for part in PARTS)
+            cells = [f"{mobs:,}", variant, *times]
             lines.append(f"| {' | '.join(cells)} |")
     lines.append("")
     OUT.parent.mkdir(parents=True, exist_ok=True)

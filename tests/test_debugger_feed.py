@@ -128,6 +128,15 @@ def test_nothing_is_sent_without_a_debugger() -> None:
     assert kinds["npc_mind/decision/latency_p50_ms"] == MONITOR_TYPE_TIME
     assert kinds["npc_mind/memory/streams"] == MONITOR_TYPE_QUANTITY
     assert monitors["step_ms"] > 0.0 and monitors["step_s"] == pytest.approx(monitors["step_ms"] / 1000.0)
+    # The frame's time by part: the step's parts, the senses and the signals are pieces of the frame
+    # callback, one after another, and the step's parts are pieces of the step.
+    parts = {name[len("server/") : -len("_ms")]: value for name, value in monitors["parts"].items()}
+    step_parts = ("fold", "inputs", "choose", "decide", "memory")
+    assert set(parts) == {"step", "frame", "senses", "signals", *step_parts}, parts
+    assert all(kinds[f"npc_mind/server/{part}_ms"] == MONITOR_TYPE_TIME for part in parts)
+    assert all(value >= 0.0 for value in parts.values()), parts
+    assert sum(parts[part] for part in step_parts) <= parts["step"] <= parts["frame"]
+    assert parts["senses"] + parts["step"] + parts["signals"] <= parts["frame"]
 
 
 LIFECYCLE = "res://tests/addon/debug_feed_lifecycle.gd"

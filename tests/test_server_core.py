@@ -319,6 +319,22 @@ def test_one_step_a_frame_moves_the_clock_and_removal_is_final() -> None:
         server.remove(guard)
 
 
+def test_each_step_times_its_parts_and_a_slow_part_is_named() -> None:
+    # The monitors server/<part>_ms say where a step's time went: a feed that takes 5 ms (a game's
+    # input source) shows in `inputs`, and the parts are pieces of the step, one after another.
+    server = MindServer(ClockMode.PROCESS)
+    guard = server.add_memory()
+    server.add_selector(GUARD_SELECTOR)
+    server.before_choosing.append(lambda now: time.sleep(0.005))
+    server.record(guard, THIEF, MemoryType.HOSTILE, 0.9)
+    server.step(FRAME)
+    metrics = server.metrics()
+    parts = {part: metrics[f"server/{part}_ms"] for part in ("fold", "inputs", "choose", "decide", "memory")}
+    assert all(value >= 0.0 for value in parts.values()), parts
+    assert parts["inputs"] >= 5.0  # (a sleep lasts at least as long as asked)
+    assert sum(parts.values()) <= metrics["server/step_ms"]
+
+
 def test_rehearsal_and_eviction_are_signalled_to_their_stream() -> None:
     server = MindServer(ClockMode.MANUAL)
     small = server.add_memory({"capacity": 2})

@@ -47,6 +47,13 @@ var mob_nodes: Array[CharacterBody2D] = []
 var frame := 0
 var last_usec := 0
 var intervals: Array[float] = []
+# The server's main-thread time by part (its server/<part>_ms metrics, the frame before's), sampled
+# every PART_EVERY measured frames in every variant; the interval after a sample is left out of
+# `intervals` (the read itself costs), in every variant alike.
+const PART_EVERY := 10
+const PARTS := ["frame", "senses", "fold", "inputs", "choose", "decide", "memory", "signals"]
+var parts := {}
+var sampled := false
 var rng := RandomNumberGenerator.new()
 var plain_behaviors: Array[UtilityBehavior] = []  # the scripted mobs' (shared, as one scene's)
 var sourced_behaviors: Array[UtilityBehavior] = []  # the no-code mobs'
@@ -96,6 +103,10 @@ func _start(run: Array) -> void:
 	rng.seed = 11
 	frame = 0
 	intervals = []
+	sampled = false
+	parts = {}
+	for part: String in PARTS:
+		parts[part] = []
 	player.position = Vector2.ZERO  # where the player starts, before its first move
 	for i in mobs:
 		var mob := _make_mob(i)
@@ -218,7 +229,14 @@ func _behaviors(sourced: bool, acting := true) -> Array[UtilityBehavior]:
 func _process(_delta: float) -> bool:
 	var now := Time.get_ticks_usec()
 	if frame > WARMUP:
-		intervals.append((now - last_usec) / 1000.0)
+		if not sampled:
+			intervals.append((now - last_usec) / 1000.0)
+		sampled = false
+		if frame % PART_EVERY == 0:
+			var metrics: Dictionary = NpcMindServer.get_metrics()
+			for part: String in PARTS:
+				parts[part].append(metrics["server/%s_ms" % part])
+			sampled = true
 	elif frame == WARMUP:
 		binding_at_start = _binding_counts()
 	last_usec = now
@@ -234,7 +252,7 @@ func _process(_delta: float) -> bool:
 	for name: String in binding:
 		binding[name] -= binding_at_start[name]
 	print(JSON.stringify({"variant": variant, "round": current_round, "mobs": mobs, "intervals": intervals,
-		"behaviors": held, "binding": binding}))
+		"behaviors": held, "binding": binding, "parts": parts}))
 	for mob in mob_nodes:
 		mob.free()
 	mob_nodes.clear()

@@ -93,7 +93,10 @@ class NpcMindServer(classes.Object):
     (`memory/pools`, `memory/streams`, `memory/memories`), selectors (`selectors/groups`,
     `selectors/count`, `selectors/rows`), decision metrics (`decision/tier1..3`,
     `decision/timeouts`, `decision/stale_discards`, `decision/aborts`, latency p50/p95, pending),
-    `server/step_ms`, `server/stale_rows`, the senses' totals (`senses/count`, `senses/checks`,
+    `server/step_ms`, the last frame's time by part (`server/frame_ms`: the whole frame callback;
+    of it `server/senses_ms`, the step's `server/fold_ms`, `server/inputs_ms`, `server/choose_ms`,
+    `server/decide_ms`, `server/memory_ms`, and `server/signals_ms`: the signals emitted and the
+    actions they run), `server/stale_rows`, the senses' totals (`senses/count`, `senses/checks`,
     `senses/rays`, `senses/records`, `senses/stimuli`; `get_metrics()` only) and the mistakes
     (`mistakes/reported`, `mistakes/repeats`). They appear under the debugger's Monitors tab as
     `npc_mind/...`, registered by the server itself when its first node enters the tree (the plugin
@@ -166,6 +169,9 @@ class NpcMindServer(classes.Object):
         from npc_mind_godot.senses import Sensing
 
         self.sensing = Sensing()  # every sense, run each frame before the step (npc_mind_godot.senses)
+        # the last frame's main-thread times outside the step: senses, signals (with the actions
+        # they run) and the whole frame callback (the metrics server/<name>_ms)
+        self.frame_seconds = {"senses": 0.0, "signals": 0.0, "frame": 0.0}
 
     # --- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -190,6 +196,7 @@ class NpcMindServer(classes.Object):
         tree = self._tree
         if tree is None:
             return
+        started = time.perf_counter()
         delta = float(self._root.get_process_delta_time())  # this frame's (scaled) _process delta
         # The engine scaled this frame's delta by the time scale in force when the frame began,
         # which is the one we saw at the end of the previous frame (game code may change it since).
@@ -199,8 +206,16 @@ class NpcMindServer(classes.Object):
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
         self._release_queued()
+        sensed = time.perf_counter()
         self.sensing.run(tree, self.mind.now())  # the senses' records join this frame's batch
-        self._deliver(self.mind.step(unscaled, scale, bool(tree.is_paused())))
+        stepped = time.perf_counter()
+        events = self.mind.step(unscaled, scale, bool(tree.is_paused()))
+        delivered = time.perf_counter()
+        self._deliver(events)
+        ended = time.perf_counter()
+        self.frame_seconds = {
+            "senses": stepped - sensed, "signals": ended - delivered, "frame": ended - started,
+        }  # fmt: skip
 
     # --- registration (Python side, from the nodes) ----------------------------------------------
     @python_only
@@ -351,11 +366,11 @@ class NpcMindServer(classes.Object):
     # --- monitors ------------------------------------------------------------------------------
     def get_monitor_names(self) -> PackedStringArray:
         """The names of the server's statistics (the Debugger's npc_mind/... monitors)."""
-        return PackedStringArray(sorted(self.core.metrics()))
+        return PackedStringArray(sorted(self._server_metrics()))
 
     def get_monitor(self, name: str) -> float:
         """One statistic by name (0 for an unknown name)."""
-        return float(self.core.metrics().get(str(name), 0.0))
+        return float(self._server_metrics().get(str(name), 0.0))
 
     def get_metrics(self) -> dict:
         """Every statistic by name, as a Dictionary: the server's, and how many per-node calls the
@@ -367,13 +382,18 @@ class NpcMindServer(classes.Object):
         the senses' totals (`senses/count`, `senses/checks`, `senses/rays`, `senses/records`,
         `senses/stimuli`)."""
         return {
-            **self.core.metrics(),
+            **self._server_metrics(),
             "binding/queued_calls": float(objects.queued_total()),
             "binding/answered_calls": float(objects.answered_total()),
             "binding/checked_calls": float(objects.checked_total()),
             **mistakes.metrics(),
             **self.sensing.metrics(),
         }
+
+    def _server_metrics(self) -> dict[str, float]:
+        """The core's statistics and the last frame's main-thread times outside its step."""
+        frame = {f"server/{name}_ms": seconds * 1000.0 for name, seconds in self.frame_seconds.items()}
+        return {**self.core.metrics(), **frame}
 
 
 _SIGNAL_NAMES: dict[str, StringName] = {}

@@ -65,8 +65,12 @@ func _process(_delta: float) -> bool:
 	for index in names.size():
 		if names[index].begins_with("npc_mind/"):
 			monitor_types[names[index]] = types[index]
+	var parts := {}  # the last frame's times by part, as the server keeps them
+	for name in NpcMindServer.get_monitor_names():
+		if name.begins_with("server/") and name.ends_with("_ms"):
+			parts[name] = NpcMindServer.get_monitor(name)
 	print(JSON.stringify({"monitor_types": monitor_types, "step_s": Performance.get_custom_monitor("npc_mind/server/step_ms"),
-		"step_ms": NpcMindServer.get_monitor("server/step_ms")}))
+		"step_ms": NpcMindServer.get_monitor("server/step_ms"), "parts": parts}))
 	print(JSON.stringify({
 		"active": EngineDebugger.is_active(),
 		"feed": feed != null,

@@ -143,11 +143,6 @@ static int gdb_answers_room(void **table, intptr_t *cap, Py_ssize_t n, size_t si
     *cap = wanted;
     return 1;
 }
-static intptr_t gdb_table_cap(Py_ssize_t n) {
-    intptr_t cap = 64;
-    while (cap < (intptr_t)n * 2 + 2) cap *= 2;
-    return cap;
-}
 /* answers_set(mid, pair_keys, pair_args, values, keys, writes_left, after_write): int64 buffers;
  * replaces the answers (the asked log stays until read). */
 static PyObject *gdb_fast_answers_set(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {

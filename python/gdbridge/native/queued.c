@@ -78,7 +78,12 @@ static void gdb_set_queued_method(intptr_t mid, intptr_t take, const int *types,
     gdb_main_thread_known = 1;
 }
 
-static intptr_t gdb_table_cap(Py_ssize_t n); /* answered.c */
+/* Slots of an open-addressing table for `n` entries: a power of two, at most half full. */
+static intptr_t gdb_table_cap(Py_ssize_t n) {
+    intptr_t cap = 64;
+    while (cap < (intptr_t)n * 2 + 2) cap *= 2;
+    return cap;
+}
 static const void *gdb_name_entry(const void *string_name) { return *(const void *const *)string_name; }
 /* The number of the StringName whose entry pointer is `data`, or -1. */
 static int64_t gdb_name_number(const gdb_queued_names *t, const void *data) {

@@ -32,6 +32,12 @@ from npc_mind.server.selectors import SelectorBank
 from npc_mind.server.sightings import Sightings
 from npc_mind.threads import WrongThreadError
 
+# The update's parts, in order, each timed at every step (`MindServer.part_seconds`, the metrics
+# server/<part>_ms): the frame's queued writes applied; the inputs fed from memory and the world;
+# the selectors' batched choices; the LLM decisions' watchdogs and merges; forgetting, the memory
+# events and the frame's awareness table.
+STEP_PARTS = ("fold", "inputs", "choose", "decide", "memory")
+
 
 class MindServer:
     def __init__(
@@ -69,6 +75,7 @@ class MindServer:
         )
         self.frames = 0
         self.last_step_seconds = 0.0
+        self.part_seconds = dict.fromkeys(STEP_PARTS, 0.0)  # the last update's, part by part
         # called with `now` in each update before the selectors choose: front ends that feed
         # inputs read from memory and the world (npc_mind_godot.inputs) write them here
         self.before_choosing: list[Callable[[float], None]] = []
@@ -151,7 +158,7 @@ class MindServer:
         """The once-a-frame entry: move the clock, do every batched update, return the signals owed."""
         self._check_thread("step")
         started = time.perf_counter()
-        self.memory.fold()  # the frame's queued writes, at the `now` they were made
+        self._fold(started)
         self.clock.step(delta, time_scale, paused)
         events = self.update()
         self.frames += 1
@@ -161,19 +168,34 @@ class MindServer:
     def advance(self, seconds: float) -> list[ServerEvent]:
         """Manual clock only: move time and run the batched update at once (tests, replays)."""
         self._check_thread("advance")
-        self.memory.fold()
+        self._fold(time.perf_counter())
         self.clock.advance(seconds)
         return self.update()
 
+    def _fold(self, started: float) -> None:
+        self.memory.fold()  # the frame's queued writes, at the `now` they were made
+        self._timed("fold", started)
+
     def update(self) -> list[ServerEvent]:
         now = self.clock.now()
+        mark = time.perf_counter()
         for feed in self.before_choosing:
             feed(now)
+        mark = self._timed("inputs", mark)
         self.selectors.step(now)
+        mark = self._timed("choose", mark)
         self.decisions.step()
+        mark = self._timed("decide", mark)
         self.memory.step(now)
         self.handles.settle()  # the slots freed before this update may be reused from now on
+        self._timed("memory", mark)
         return self.events.drain()
+
+    def _timed(self, part: str, since: float) -> float:
+        """The part of the update that ran from `since` until now (`part_seconds`); now."""
+        now = time.perf_counter()
+        self.part_seconds[part] = now - since
+        return now
 
     # --- memory --------------------------------------------------------------------------------
     def memories(self, handle: int) -> list[dict[str, Any]]:
@@ -257,6 +279,8 @@ class MindServer:
             flat[f"decision/{key}"] = float(value)
         flat["memory/sightings"] = float(len(self.sightings))
         flat["server/step_ms"] = self.last_step_seconds * 1000.0
+        for part, seconds in self.part_seconds.items():
+            flat[f"server/{part}_ms"] = seconds * 1000.0
         # batched rows skipped for a stale or unknown id (an NPC freed while its id was still in use)
         flat["server/stale_rows"] = float(self.memory.table.skipped + self.selectors.table.skipped)
         return flat
