@@ -891,6 +891,7 @@ class Sensing:
         if slot is not None:
             self.periodic[slot] = None
             self.due[slot] = math.inf
+            self.period[slot] = math.inf  # (the batch clock runs at the live senses' rates)
             self.free_slots.append(slot)
 
     def emit(self, position: Any, radius: float, kind: Any, salience: float, source: Any) -> None:
@@ -944,7 +945,7 @@ class Sensing:
                 if sense.is_valid and body.is_valid and "slot" in sense.state():
                     self._feel(sense, [body], now)
         count = len(self.periodic)
-        if count:
+        if count > len(self.free_slots):  # a live sight or touch sense
             rate = max(BATCHES_HZ, 1.0 / float(self.period[:count].min()))
             batch = math.floor(now * rate + 1e-6)  # (a clock of summed frame times lands just short)
             if batch != self.batch:
@@ -1254,7 +1255,8 @@ class Sensing:
                 record(handle, entity, memory_type, salience)
         self.totals["records"] += len(rows)
         noted, self.noted = self.noted, []
-        mind.sightings.note_many((row for row in noted if row[0] in streams), now)
+        if noted:
+            mind.sightings.note_many((row for row in noted if row[0] in streams), now)
 
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""
