@@ -459,7 +459,7 @@ def _settings_changed(sense: Any, _value: Any) -> None:
 
 
 for _sight in (SightSense2D, SightSense3D):
-    for _field in ("view_range", "field_of_view", "occluder_mask"):
+    for _field in ("view_range", "field_of_view", "occluder_mask", "recall_on_spot"):
         _sight.__dict__[_field].on_change = _settings_changed
 SightSense3D.__dict__["eye_height"].on_change = _settings_changed
 
@@ -828,6 +828,8 @@ class Sensing:
         # bumped when a sense comes or goes: the sights' gathered settings (`_Looking`) are made again
         self.placements = 0
         self._looking: dict[int, _Looking] = {}  # dimension -> the last due sights' settings
+        # the last due slots split by kind (`_split_due`): (placements, slots, touches, sights)
+        self._due_before: tuple[int, np.ndarray, list[Any], dict[int, list[Any]]] | None = None
         self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
         self.free_poses: list[int] = []
         self.stimuli: list[Stimulus] = []
@@ -880,6 +882,7 @@ class Sensing:
         state = sense.state()
         self.placements += 1
         self._looking.clear()  # it holds the senses: a freed one is not kept alive
+        self._due_before = None  # (as does this)
         if self.listeners.pop(sense._id, None) is not None:
             self._listeners_of.clear()
         pose = state.pop("pose", None)
@@ -952,29 +955,41 @@ class Sensing:
                 self.batch = batch
                 slots = np.flatnonzero(self.due[:count] <= now)
                 if slots.size:
-                    self._run_due(slots.tolist(), now)
+                    self._run_due(slots, now)
         if self.stimuli:
             self._hear(now)
         self._write(now)
 
-    def _run_due(self, slots: list[int], now: float) -> None:
-        sights: dict[int, list[Any]] = {2: [], 3: []}
-        at = np.asarray(slots)
+    def _run_due(self, at: np.ndarray, now: float) -> None:
         due, period = self.due, self.period[at]
         due[at] += period
         late = at[due[at] <= now]  # a long frame (or a changed rate): start again from now
         due[late] = now + self.period[late]
-        periodic = self.periodic
-        for slot in slots:
-            sense = periodic[slot]
-            if isinstance(sense, _Touch):
-                self._feel(sense, list(sense.get_overlapping_bodies()), now)
-            else:
-                sights[sense._DIMENSION].append(sense)
-        self.totals["checks"] += len(slots)
+        touches, sights = self._split_due(at)
+        for sense in touches:
+            self._feel(sense, list(sense.get_overlapping_bodies()), now)
+        self.totals["checks"] += at.size
         for dimension, senses in sights.items():
             if senses:
                 self._look(senses, dimension, now)
+
+    def _split_due(self, at: np.ndarray) -> tuple[list[Any], dict[int, list[Any]]]:
+        """The due slots' touch senses and sights by dimension; the frame before's while the same
+        slots are due and no sense came or went (at 60 Hz every sense is due every frame)."""
+        before = self._due_before
+        if before is not None and before[0] == self.placements and np.array_equal(before[1], at):
+            return before[2], before[3]
+        touches: list[Any] = []
+        sights: dict[int, list[Any]] = {2: [], 3: []}
+        periodic = self.periodic
+        for slot in at.tolist():
+            sense = periodic[slot]
+            if isinstance(sense, _Touch):
+                touches.append(sense)
+            else:
+                sights[sense._DIMENSION].append(sense)
+        self._due_before = (self.placements, at, touches, sights)
+        return touches, sights
 
     def _listening(self, dimension: int) -> tuple[list[Any], np.ndarray]:
         """The hearing senses of a dimension and their pose slots (kept until one comes or goes)."""
@@ -1033,7 +1048,7 @@ class Sensing:
                 if held:
                     pairs.append((position, group, column, held))
         if not pairs:
-            self._spotted(looking, [], [])
+            self._spotted(looking, gathered.recalling, [], [])
             return
         at = np.asarray([pair[0] for pair in pairs])
         starts = eyes[at].copy()
@@ -1051,7 +1066,12 @@ class Sensing:
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
         in_sight = [pairs[row] for row in visible]
-        self._spotted(looking, [pair[0] for pair in in_sight], [pair[1].ids[pair[2]] for pair in in_sight])
+        self._spotted(
+            looking,
+            gathered.recalling,
+            [pair[0] for pair in in_sight],
+            [pair[1].ids[pair[2]] for pair in in_sight],
+        )
         for row in visible:
             position, group, column, held = pairs[row]
             sense = looking[position]
@@ -1059,15 +1079,19 @@ class Sensing:
             handle = sense.stream_handle()
             self._perceive(sense, sense.__dict__["_state"], handle, group.ids[column], point, held, now)
 
-    def _spotted(self, looking: list[Any], positions: list[int], entities: list[int]) -> None:
-        """recall_on_spot: each sight's targets seen now and not at its previous check are recalled
-        (before this check's records, which are written after), and `recalled` emitted."""
+    def _spotted(
+        self, looking: list[Any], recalling: list[int], positions: list[int], entities: list[int]
+    ) -> None:
+        """recall_on_spot (`recalling`: the positions in `looking` of the sights that have it): each
+        such sight's targets seen now and not at its previous check are recalled (before this
+        check's records, which are written after), and `recalled` emitted."""
+        if not recalling:
+            return
         seen: dict[int, set[int]] = {}
         for position, entity in zip(positions, entities, strict=True):
             seen.setdefault(position, set()).add(entity)
-        for position, sense in enumerate(looking):
-            if not sense.recall_on_spot:
-                continue
+        for position in recalling:
+            sense = looking[position]
             state = sense.__dict__["_state"]
             now_seen = seen.get(position, set())
             before, state["in_view"] = state.get("in_view", set()), now_seen
@@ -1261,6 +1285,7 @@ class Sensing:
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""
         self._world = None
+        self._due_before = None
         self.periodic, self.listeners, self.stimuli, self.touched = [], {}, [], []
 
     def metrics(self) -> dict[str, float]:
@@ -1332,11 +1357,22 @@ class _Looking:
     the senses): the senses that look (those with rules on a placed NPC), their settings as arrays,
     and per group the lookers and the rules they ask of it."""
 
-    __slots__ = ("badly_ruled", "groups", "key", "looking", "rows", "settings", "slots", "spaces")
+    __slots__ = (
+        "badly_ruled",
+        "groups",
+        "key",
+        "looking",
+        "recalling",
+        "rows",
+        "settings",
+        "slots",
+        "spaces",
+    )
     key: tuple
     slots: np.ndarray  # each sense's pose slot
     rows: np.ndarray  # each looking sense's row among the senses
     looking: list[Any]
+    recalling: list[int]  # the positions in `looking` of the sights with recall_on_spot
     badly_ruled: list[Any]
     settings: tuple[np.ndarray, ...]  # reach, cos of half the view, mask, eye lift, NPC id, own block
     spaces: list[Any]
@@ -1366,6 +1402,7 @@ class _Looking:
             settings.append(look[2])
             spaces.append(look[3])
         gathered.looking, gathered.badly_ruled, gathered.spaces = looking, badly_ruled, spaces
+        gathered.recalling = [position for position, sense in enumerate(looking) if sense.recall_on_spot]
         gathered.rows = np.asarray(rows, dtype=np.intp)
         columns = zip(*settings, strict=True) if settings else ((),) * 6
         gathered.settings = tuple(np.asarray(values) for values in columns)
