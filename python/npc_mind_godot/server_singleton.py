@@ -206,15 +206,15 @@ class NpcMindServer(classes.Object):
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
         self._release_queued()
-        sensed = time.perf_counter()
+        senses_start = time.perf_counter()
         self.sensing.run(tree, self.mind.now())  # the senses' records join this frame's batch
-        stepped = time.perf_counter()
+        step_start = time.perf_counter()
         events = self.mind.step(unscaled, scale, bool(tree.is_paused()))
-        delivered = time.perf_counter()
+        signals_start = time.perf_counter()
         self._deliver(events)
         ended = time.perf_counter()
         self.frame_seconds = {
-            "senses": stepped - sensed, "signals": ended - delivered, "frame": ended - started,
+            "senses": step_start - senses_start, "signals": ended - signals_start, "frame": ended - started,
         }  # fmt: skip
 
     # --- registration (Python side, from the nodes) ----------------------------------------------

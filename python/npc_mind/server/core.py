@@ -32,7 +32,7 @@ from npc_mind.server.selectors import SelectorBank
 from npc_mind.server.sightings import Sightings
 from npc_mind.threads import WrongThreadError
 
-# The update's parts, in order, each timed at every step (`MindServer.part_seconds`, the metrics
+# The step's parts, in order, each timed at every step (`MindServer.part_seconds`, the metrics
 # server/<part>_ms): the frame's queued writes applied; the inputs fed from memory and the world;
 # the selectors' batched choices; the LLM decisions' watchdogs and merges; forgetting, the memory
 # events and the frame's awareness table.
