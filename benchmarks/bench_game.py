@@ -43,7 +43,9 @@ VARIANTS = ("gdscript", "scripted", "batched", "signalled", "nocode")
 PER_NODE = ("scripted", "batched", "signalled")  # the per-node path's variants, which the goals are for
 MOBS = (200, 1000)
 FRAMES = 600
-ROUNDS = 9  # each running every variant once, in one engine: a ratio is the median of the rounds' ratios (a noisy machine: 9, not 5)
+# each running every variant once, in one engine: a ratio is the median of the rounds' ratios (9: on a
+# noisy machine, 5 left a ratio to a few runs)
+ROUNDS = 9
 GOALS = {200: 1.5, 1000: 1.0}  # a PER_NODE variant's frame p50 / gdscript's
 PARTS = ("frame", "senses", "fold", "inputs", "choose", "decide", "memory", "signals")  # creeps.gd's
 PART_EVERY = 10  # creeps.gd samples the server's parts every this many frames
