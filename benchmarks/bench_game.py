@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from npc_mind.server.core import STEP_PARTS
 from tools.bench_engine import GODOT
 from tools.bench_quotes import publish
 
@@ -47,7 +48,9 @@ FRAMES = 600
 # noisy machine, 5 left a ratio to a few runs)
 ROUNDS = 9
 GOALS = {200: 1.5, 1000: 1.0}  # a PER_NODE variant's frame p50 / gdscript's
-PARTS = ("frame", "senses", "fold", "inputs", "choose", "decide", "memory", "signals")  # creeps.gd's
+# the server's parts creeps.gd samples, in frame order: the frame callback, the senses, the step's
+# parts, the signals
+PARTS = ("frame", "senses", *STEP_PARTS, "signals")
 PART_EVERY = 10  # creeps.gd samples the server's parts every this many frames
 
 

@@ -192,7 +192,7 @@ class MindServer:
         return self.events.drain()
 
     def _timed(self, part: str, since: float) -> float:
-        """The part of the update that ran from `since` until now (`part_seconds`); now."""
+        """The part of the step that ran from `since` until now (`part_seconds`); now."""
         now = time.perf_counter()
         self.part_seconds[part] = now - since
         return now
