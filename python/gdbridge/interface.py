@@ -513,6 +513,19 @@ def answer_table(read: Callable[..., Any]) -> AnswerTable:
     return AnswerTable(read)
 
 
+def set_update_wait(wait: Callable[[], None] | None) -> None:
+    """`wait()`: what the main thread calls, before it enters Python, while `update_busy` is up: it
+    must return once the work another thread is doing on Python's state is done (None: nothing)."""
+    _fast.set_update_wait(wait)
+
+
+def update_busy(busy: bool) -> None:
+    """Raise the flag (another thread is about to work on Python's state: the main thread waits,
+    through the `set_update_wait` callable, before it enters Python) or lower it (that work is done).
+    Calls the binding queues or answers in C do not wait."""
+    _fast.update_busy(busy)
+
+
 def queued_total() -> int:
     """How many calls the binding queued in C since start."""
     return _fast.queued_total()

@@ -41,7 +41,9 @@ from gdbridge.interface import (  # noqa: F401 - the binding's face for game cod
     queue_calls,
     queued_names,
     queued_total,
+    set_update_wait,
     sn,
+    update_busy,
     vtype_of,
     weak_instances,
 )

@@ -152,6 +152,8 @@ static PyMethodDef gdb_fast_methods[] = {
      "A key's newest numbers, when its check answered other ones."},
     {"checked_total", gdb_fast_checked_total, METH_NOARGS, "How many calls a check answered since start."},
     {"answered_total", gdb_fast_answered_total, METH_NOARGS, "How many calls were answered in C since start."},
+    {"update_busy", gdb_fast_update_busy, METH_O, "Raise (1) or lower (0) the update thread's flag."},
+    {"set_update_wait", gdb_fast_set_update_wait, METH_O, "wait(): what the main thread calls while the flag is up."},
     {"queue_key", (PyCFunction)(void (*)(void))gdb_fast_queue_key, METH_FASTCALL, "Set an instance's queue key."},
     {NULL, NULL, 0, NULL},
 };

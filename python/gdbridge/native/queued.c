@@ -382,9 +382,42 @@ static void gdb_take_queued_of_locked(intptr_t mid) {
     Py_XDECREF(raw);
     gdb_taking = 0;
 }
+/* ---- the update thread: while Python's batched update runs on its worker (npc_mind's
+ * update_on_thread), the main thread waits for it before it enters Python, at the same doors as the
+ * queued calls' take (a callback's start, an engine call's end), so no main-thread Python ever meets
+ * the update half done. Python raises the flag before it starts the worker (update_busy(1)) and the
+ * worker lowers it when the update is done; wait() blocks until then (it releases the GIL). The calls
+ * answered here and the queued ones never wait: the update reads no C table and no queue. */
+static int gdb_update_busy;
+static PyObject *gdb_update_wait; /* owned: wait() */
+static inline void gdb_wait_update(void) {
+    if (!__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE) || !gdb_on_main_thread() || !gdb_update_wait) return;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *done = PyObject_CallNoArgs(gdb_update_wait);
+    if (!done) gdb_report_pending();
+    Py_XDECREF(done);
+    PyGILState_Release(gil);
+}
+static PyObject *gdb_fast_update_busy(PyObject *self, PyObject *flag) {
+    int busy = PyObject_IsTrue(flag);
+    if (busy < 0) return NULL;
+    __atomic_store_n(&gdb_update_busy, busy, __ATOMIC_RELEASE);
+    Py_RETURN_NONE;
+}
+static PyObject *gdb_fast_set_update_wait(PyObject *self, PyObject *wait) {
+    if (wait != Py_None && !PyCallable_Check(wait)) {
+        PyErr_SetString(PyExc_TypeError, "set_update_wait(wait) takes a callable or None");
+        return NULL;
+    }
+    Py_XDECREF(gdb_update_wait);
+    gdb_update_wait = wait == Py_None ? NULL : Py_NewRef(wait);
+    Py_RETURN_NONE;
+}
+
 /* Before a call of method `mid` enters Python (no GIL held): the queued calls it may read. */
 static inline void gdb_take_queued(void);
 static inline void gdb_take_queued_before(intptr_t mid) {
+    gdb_wait_update();
     intptr_t apart = mid < apart_methods_cap ? apart_methods[mid] : 0;
     if (!apart) {
         gdb_take_queued();
@@ -401,6 +434,7 @@ static inline void gdb_take_queued_held(void) {
 }
 /* The same from C without the GIL (a callback's start, an engine call's end). */
 static inline void gdb_take_queued(void) {
+    gdb_wait_update();
     if (gdb_queued_waiting()) {
         PyGILState_STATE gil = PyGILState_Ensure();
         gdb_take_queued_locked();
