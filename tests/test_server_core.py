@@ -434,3 +434,64 @@ def test_a_memory_pool_refuses_every_change_from_another_thread() -> None:
     pool.claim()
     pool.record(npc, 9, MemoryType.TRIVIA, 0.5, 3.0)
     assert pool.memory_count(npc) == 4
+
+
+def test_the_step_begun_here_and_ended_on_an_update_thread_is_the_step() -> None:
+    """Issue 21 (3): `begin_step` with its rest on an `UpdateThread` (the fold and the inputs there
+    too, or here) does what `step` does; while the rest runs the pools are the thread's, after it the
+    server's again; a rest that raises is raised by `join`, and the thread goes on."""
+    from npc_mind.server.update_thread import UpdateThread
+
+    fed_on: list[set[tuple[int, bool]]] = [set(), set(), set()]  # per server: (thread, owns the pools)
+
+    def feed(server: MindServer) -> None:  # a feed that reads memory: the threat is the awareness
+        me = threading.get_ident()
+        owned = all(slot.pool._owner == me for slot in server.memory.pools.values())
+        fed_on[servers.index(server)].add((me, owned))
+        aware = server.awareness_batch(streams[id(server)], [THIEF] * 4)
+        server.set_inputs(guards[id(server)], "threat", aware / 3.0)
+
+    servers = [MindServer() for _ in range(3)]
+    guards: dict[int, list[int]] = {}
+    streams: dict[int, list[int]] = {}
+    for server in servers:
+        server.before_choosing.append(lambda now, server=server: feed(server))
+        guards[id(server)] = [server.add_selector(GUARD_SELECTOR) for _ in range(4)]
+        streams[id(server)] = [server.add_memory() for _ in range(4)]
+    busy: list[bool] = []
+    worker = UpdateThread(on_busy=busy.append)
+    logs: list[list[list[tuple[str, tuple]]]] = [[], [], []]
+    for frame in range(30):
+        for server in servers:
+            for row, stream in enumerate(streams[id(server)]):
+                if (frame + row) % 7 == 0:
+                    server.record(stream, THIEF, int(MemoryType.HOSTILE), 0.9)
+            server.set_input(guards[id(server)][frame % 4], "calm", (frame % 5) / 4)
+        logs[0].append([(e.signal, e.args) for e in servers[0].step(1 / 60)])
+        for index, inputs_here in ((1, True), (2, False)):
+            worker.start(servers[index].begin_step(1 / 60, inputs_here=inputs_here))
+            logs[index].append([(e.signal, e.args) for e in worker.join()])
+    assert logs[1] == logs[0] and logs[2] == logs[0] and any(logs[0])
+    for server in servers[1:]:
+        assert server.now() == servers[0].now() and server.frames == 30
+        memories = [[one.memories(s) for s in streams[id(one)]] for one in (server, servers[0])]
+        assert memories[0] == memories[1]
+        server.record(streams[id(server)][0], THIEF, int(MemoryType.HOSTILE), 0.5)  # main-thread pools again
+        server.memory.fold()
+    main = threading.get_ident()
+    assert fed_on == [{(main, True)}, {(main, True)}, {(worker.ident, True)}] and worker.ident != main
+    assert busy == [True, False] * 60
+
+    def broken() -> None:
+        raise KeyError("lost")
+
+    worker.start(broken)
+    with pytest.raises(KeyError, match="lost"):
+        worker.join()
+    worker.start(lambda: 7)
+    with pytest.raises(RuntimeError, match="join it first"):
+        worker.start(lambda: 8)
+    assert worker.join() == 7 and worker.join() is None
+    worker.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        worker.start(lambda: 9)

@@ -315,10 +315,11 @@ class MemoryPool:
         """The `now` of the latest call (the default time of `save` and `export_npc`)."""
         return self.state.clock
 
-    def claim(self) -> None:
-        """Make the calling thread the pool's owner, the only one whose calls may change it (hand a
-        pool made or loaded on another thread to the game loop's, once that thread is done with it)."""
-        self._owner = thread_id()
+    def claim(self, thread: int | None = None) -> None:
+        """Make the calling thread (or the thread of id `thread`) the pool's owner, the only one whose
+        calls may change it (hand a pool made or loaded on another thread to the game loop's, once
+        that thread is done with it)."""
+        self._owner = thread_id() if thread is None else thread
 
     def _refuse_thread(self, call: str) -> None:
         raise ConcurrentUseError(

@@ -157,13 +157,40 @@ class MindServer:
     def step(self, delta: float, time_scale: float = 1.0, paused: bool = False) -> list[ServerEvent]:
         """The once-a-frame entry: move the clock, do every batched update, return the signals owed."""
         self._check_thread("step")
+        return self.begin_step(delta, time_scale, paused)()
+
+    def begin_step(
+        self, delta: float, time_scale: float = 1.0, paused: bool = False, *, inputs_here: bool = True
+    ) -> Callable[[], list[ServerEvent]]:
+        """The step in two: what runs now, on the server's thread, and the rest, returned, which
+        returns the signals owed. `step` runs both at once; a front end with an update thread runs
+        the rest there (`npc_mind.server.update_thread`), while nothing else calls the server.
+
+        inputs_here: the queued writes are folded, the clock moved and the inputs fed now (feeds
+        that read the engine must run on its thread); else all of it is in the rest. The rest makes
+        the thread that runs it the pools' owner (`MemoryBank.claim`) until it returns."""
+        self._check_thread("step")
         started = time.perf_counter()
+        here = self._moved(started, delta, time_scale, paused) - started if inputs_here else 0.0
+
+        def rest() -> list[ServerEvent]:
+            begun = time.perf_counter()
+            self.memory.claim()
+            try:
+                events = self._chosen(begun if inputs_here else self._moved(begun, delta, time_scale, paused))
+            finally:
+                self.memory.claim(self._owner_thread)
+            self.frames += 1
+            self.last_step_seconds = here + time.perf_counter() - begun  # its parts, here and there
+            return events
+
+        return rest
+
+    def _moved(self, started: float, delta: float, time_scale: float, paused: bool) -> float:
+        """The step up to the choices: the queued writes folded, the clock moved, the inputs fed."""
         self._fold(started)
         self.clock.step(delta, time_scale, paused)
-        events = self.update()
-        self.frames += 1
-        self.last_step_seconds = time.perf_counter() - started
-        return events
+        return self._fed(time.perf_counter())
 
     def advance(self, seconds: float) -> list[ServerEvent]:
         """Manual clock only: move time and run the batched update at once (tests, replays)."""
@@ -177,11 +204,17 @@ class MindServer:
         self._timed("fold", started)
 
     def update(self) -> list[ServerEvent]:
+        return self._chosen(self._fed(time.perf_counter()))
+
+    def _fed(self, mark: float) -> float:
         now = self.clock.now()
-        mark = time.perf_counter()
         for feed in self.before_choosing:
             feed(now)
-        mark = self._timed("inputs", mark)
+        return self._timed("inputs", mark)
+
+    def _chosen(self, mark: float) -> list[ServerEvent]:
+        """The update after the inputs: the choices, the decisions, forgetting; the signals owed."""
+        now = self.clock.now()
         self.selectors.step(now)
         mark = self._timed("choose", mark)
         self.decisions.step()

@@ -450,6 +450,12 @@ class MemoryBank:
             kinds[positions] = np.where(found, result.memory_type, -1)
         return strength, kinds
 
+    def claim(self, thread: int | None = None) -> None:
+        """Make the calling thread (or `thread`) every pool's owner (`MemoryPool.claim`): the thread
+        that runs the step's rest (`MindServer.begin_step`), then the server's own again."""
+        for slot in self.pools.values():
+            slot.pool.claim(thread)
+
     # --- once a frame --------------------------------------------------------------------------
     def fold(self) -> None:
         """Apply the frame's queued writes, before the clock moves (at the `now` they were made).

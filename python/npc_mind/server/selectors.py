@@ -99,6 +99,9 @@ class ChoiceAnswers:
         answered other numbers than those put since it was put or last asked; else None."""
         return None
 
+    def clear(self) -> None:
+        """Nothing put holds any more: the reader answers no call until the next put."""
+
 
 @dataclass
 class PutGroups:
@@ -410,11 +413,21 @@ class SelectorBank:
     def scores(self, handle: int) -> dict[str, float]:
         entry = self.entries.get(handle)
         if entry.by_dictionary and entry.state is not None:
-            numbers = self.answers.moved(handle)
-            if numbers is not None:  # the reader chose again for these: the state's scores are theirs
-                self.pick(entry, dict(zip(entry.group.prototype.scalar.scalar_keys, numbers, strict=True)))
+            self._settle(entry)
             return entry.group.prototype.scores_of(entry.state)
         return dict(entry.last_scores)
+
+    def settle_answers(self) -> None:
+        """Every selector's state takes the numbers the reader last answered it for with its
+        group's check (`ChoiceAnswers.moved`): a reader about to be cleared loses nothing."""
+        for entry in list(self._by_handle.values()):
+            if entry.by_dictionary and entry.state is not None:
+                self._settle(entry)
+
+    def _settle(self, entry: SelectorEntry) -> None:
+        numbers = self.answers.moved(entry.handle)
+        if numbers is not None:  # the reader chose again for these: the state's scores are theirs
+            self.pick(entry, dict(zip(entry.group.prototype.scalar.scalar_keys, numbers, strict=True)))
 
     # --- the batched path ----------------------------------------------------------------------
     def set_inputs(self, handles: npt.ArrayLike, key: str, values: npt.ArrayLike) -> None:

@@ -1,0 +1,94 @@
+"""`UpdateThread`: one worker thread that runs a server's batched update while the game's frame goes
+on (the Godot front end's `update_on_thread`).
+
+The owner thread hands it one job at a time (`start`: the rest of a step, `MindServer.begin_step`)
+and takes its result at the next frame (`join`). Between the two the job owns the server: nothing
+else may call it, so the front end makes every call from the owner thread wait first (`wait`, which
+the binding calls before the main thread enters Python while the flag `on_busy` raised is up).
+A job that raises is re-raised by `join`, on the owner thread; the worker goes on with the next.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+class UpdateThread:
+    """One daemon thread, started with it, waiting for jobs; `close` ends it."""
+
+    def __init__(self, on_busy: Callable[[bool], None] | None = None, name: str = "npc_mind update") -> None:
+        """on_busy(True) is called (on the owner thread) as a job starts, on_busy(False) (on the
+        worker) once it is done, before `join` or `wait` return."""
+        self._on_busy = on_busy
+        self._job: Callable[[], Any] | None = None
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._wake = threading.Event()
+        self._done = threading.Event()
+        self._done.set()
+        self._closing = False
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def busy(self) -> bool:
+        """A job runs (started, not yet done)."""
+        return not self._done.is_set()
+
+    @property
+    def ident(self) -> int:
+        """The worker's thread id."""
+        return self._thread.ident or 0
+
+    def start(self, job: Callable[[], Any]) -> None:
+        """Run `job()` on the worker; refused while a job runs or after `close`."""
+        if self.busy:
+            raise RuntimeError("UpdateThread.start(): a job is running (join it first)")
+        if self._closing:
+            raise RuntimeError("UpdateThread.start(): the thread is closed")
+        self._job, self._result, self._error = job, None, None
+        self._done.clear()
+        if self._on_busy is not None:
+            self._on_busy(True)
+        self._wake.set()
+
+    def wait(self) -> None:
+        """Block until the running job is done (at once when none runs); its result stays for `join`."""
+        self._done.wait()
+
+    def join(self) -> Any:
+        """The last job's result, once it is done (None when no job ran since the last join); an
+        exception the job raised is raised here instead."""
+        self._done.wait()
+        result, error = self._result, self._error
+        self._result = self._error = None
+        if error is not None:
+            raise error
+        return result
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Wait for the running job (up to `timeout` seconds) and end the worker; its result is dropped."""
+        self._closing = True
+        self._done.wait(timeout)
+        self._job = None
+        self._wake.set()
+        self._thread.join(timeout)
+
+    def _serve(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            job = self._job
+            if job is None:
+                return  # closed
+            try:
+                self._result = job()
+            except BaseException as error:  # handed to the owner thread by join()
+                self._error = error
+            finally:
+                self._job = None
+                if self._on_busy is not None:
+                    self._on_busy(False)
+                self._done.set()
