@@ -955,7 +955,7 @@ _running: dict[int, Running] = {}  # selector instance id -> its running behavio
 _ticking_runs: dict[int, Running] = {}
 _tick_order: list[Running] | None = []
 _motions: dict[int, Motion] = {}  # body instance id -> the move driving it
-_ticking: list[bool] = []
+_ticking: list[Any] = []  # (tree, the callable) while `tick` is connected to its physics_frame
 
 
 def change(selector: Any, name: str) -> None:
@@ -1100,13 +1100,27 @@ def _halt(body: Any) -> None:
 
 
 def _start_ticking() -> None:
-    if _ticking:
+    """`tick` on every physics frame, while a behavior ticks or a body moves: only then, so a frame
+    with nothing to tick makes no Python call (with the server's update on its thread, such a call
+    would wait for the update)."""
+    if _ticking or not (_ticking_runs or _motions):
         return
     tree = objects.singleton("Engine").get_main_loop()
     if tree is None or not tree.is_class("SceneTree"):
         return
-    tree.connect(StringName("physics_frame"), python_function(lambda: tick(tree)))
-    _ticking.append(True)
+    ticked = python_function(lambda: tick(tree))
+    tree.connect(_PHYSICS_FRAME, ticked)
+    _ticking.append((tree, ticked))
+
+
+def _stop_ticking() -> None:
+    if _ticking:
+        tree, ticked = _ticking.pop()
+        if tree.is_valid and tree.is_connected(_PHYSICS_FRAME, ticked):
+            tree.disconnect(_PHYSICS_FRAME, ticked)
+
+
+_PHYSICS_FRAME = StringName("physics_frame")
 
 
 def tick(tree: Any) -> None:
@@ -1114,7 +1128,8 @@ def tick(tree: Any) -> None:
     paused, only the NPCs that process when paused (process_mode) act."""
     global _tick_sets, _tick_order  # noqa: PLW0603 - the pass's property sets, while it runs
     if not _ticking_runs and not _motions:
-        return  # nothing ticks or moves (behaviors with on_enter/on_exit actions only): no engine call
+        _stop_ticking()  # nothing ticks or moves (behaviors with on_enter/on_exit actions only)
+        return
     paused = bool(tree.is_paused())
     now = server().core.now()
     _tick_sets = []
@@ -1251,6 +1266,7 @@ def _stop(key: int, motion: Motion, error: ActionError) -> None:
 
 def close() -> None:
     """Drop the engine side (the server singleton is being freed: nothing runs after)."""
+    _stop_ticking()
     _engine.clear()
 
 
