@@ -54,10 +54,10 @@ CONFIG = "numpy/__config__.py"
 # `numpy.linalg.lapack_lite` is only imported by numpy's tests) and numpy's pytest `conftest`.
 # numpy.ma stays (numpy.lib's recfunctions imports it), less its notes for readers and its testutils
 # (which imports numpy.testing, not shipped).
-# The scalar types' docstrings (add_newdoc calls only; numpy keeps them in a module of their own so
-# its documentation build can mock it out): shipped empty, as the bytecode drops the other docstrings.
-SCALAR_DOCS = "numpy/_core/_add_newdocs_scalars.py"
-SCALAR_DOCS_STUB = '"""Emptied by npc_mind\'s packaging: the scalar types\' docstrings are not shipped."""\n'
+# The docstrings of the scalar types and of numpy's C objects (modules of add_newdoc calls only, which
+# numpy's documentation build mocks out): shipped empty, as the bytecode drops every other docstring.
+EMPTIED_DOCS = ("numpy/_core/_add_newdocs_scalars.py", "numpy/_core/_add_newdocs.py")
+EMPTIED_DOCS_STUB = '"""Emptied by npc_mind\'s packaging: numpy\'s docstrings are not shipped."""\n'
 UNSHIPPED = re.compile(
     r"(^|/)(tests|testing)/|\.(pyi|h|c|pxd|pyx|a|pc|ini)$|(^|/)py\.typed$|\.dist-info/RECORD$"
     r"|^numpy/ma/(README\.rst|API_CHANGES\.txt|testutils\.py)$"
@@ -165,8 +165,8 @@ def install(site: Path) -> int:
                 continue
             target = site / info.filename
             target.parent.mkdir(parents=True, exist_ok=True)
-            if info.filename == SCALAR_DOCS:  # docstrings only (numpy mocks it out for its own doc builds)
-                target.write_text(SCALAR_DOCS_STUB)
+            if info.filename in EMPTIED_DOCS:  # docstrings only (numpy mocks them out for its own doc builds)
+                target.write_text(EMPTIED_DOCS_STUB)
                 written += 1
                 continue
             if info.filename == CONFIG:  # show_config() names the build's Python: no path of this machine
