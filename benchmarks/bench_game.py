@@ -15,10 +15,12 @@ Variants of the same logic, all run in one engine, in turn, round after round (c
 - signalled: the mob's script records while it sees and moves, nothing else: its selector chooses by
   itself from sourced inputs (awareness of its target from memory) and tells the mob by
   `behavior_changed` (the per-node path with no per-frame selector call);
+- threaded: the signalled mobs, with the server's update on its own thread
+  (`NpcMindServer.update_on_thread`): it runs beside the next frame, its signals one frame later;
 - nocode: no script on the mob: SightSense2D, a target from memory, sourced inputs, MoveActions.
 
-Goal (issue 21): the per-node path's frame p50 (scripted, batched, signalled) at most 1.5x gdscript at 200
-mobs and at most 1.0x at 1,000.
+Goal (issue 21): the per-node path's frame p50 (scripted, batched, signalled, threaded) at most 1.5x
+gdscript at 200 mobs and at most 1.0x at 1,000.
 Writes docs/benchmarks/game.md and prints it. Never part of the tests.
 """
 
@@ -40,8 +42,8 @@ from tools.bench_quotes import publish
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "benchmarks" / "game.md"
-VARIANTS = ("gdscript", "scripted", "batched", "signalled", "nocode")
-PER_NODE = ("scripted", "batched", "signalled")  # the per-node path's variants, which the goals are for
+VARIANTS = ("gdscript", "scripted", "batched", "signalled", "threaded", "nocode")
+PER_NODE = ("scripted", "batched", "signalled", "threaded")  # the per-node path's, which the goals are for
 MOBS = (200, 1000)
 FRAMES = 600
 # each running every variant once, in one engine: a ratio is the median of the rounds' ratios (9: on a
@@ -49,8 +51,8 @@ FRAMES = 600
 ROUNDS = 9
 GOALS = {200: 1.5, 1000: 1.0}  # a PER_NODE variant's frame p50 / gdscript's
 # the server's parts creeps.gd samples, in frame order: the frame callback, the senses, the step's
-# parts, the signals
-PARTS = ("frame", "senses", *STEP_PARTS, "signals")
+# parts, the signals; and the main thread's wait for the update on its thread
+PARTS = ("frame", "senses", *STEP_PARTS, "signals", "update_wait")
 PART_EVERY = 10  # creeps.gd samples the server's parts every this many frames
 
 
@@ -102,7 +104,9 @@ def main() -> int:
         "record_event, awareness_of and evaluate every physics frame, through typed node references;",
         "batched: the same with set_input of the awareness and get_choice (the choice made at the end of",
         "the frame before) in place of evaluate; signalled: the script records and moves only, its",
-        "selector choosing by itself from sourced inputs and telling it by behavior_changed; nocode: no",
+        "selector choosing by itself from sourced inputs and telling it by behavior_changed; threaded:",
+        "the signalled mobs with the server's update on its own thread (update_on_thread: beside the",
+        "next frame, its signals one frame later); nocode: no",
         "script (SightSense2D, target from memory, sourced inputs, MoveActions). Held: chase / search /",
         "wander at the end.",
         "",
@@ -131,7 +135,9 @@ def main() -> int:
         "server/<part>_ms): the whole frame callback, of it the senses, then the step's parts (the",
         "queued writes folded, the inputs fed from memory and the world, the batched choices, the LLM",
         "decisions, forgetting with the memory events and the awareness table), then the signals with",
-        "the actions they run. The rest of a variant's frame over gdscript's is its mobs' own calls.",
+        "the actions they run; update_wait: the main thread's wait for the update on its thread. The",
+        "rest of a variant's frame over gdscript's is its mobs' own calls. threaded: the step's parts",
+        "ran on the update thread, beside the frame; frame is the main thread's, its wait included.",
         "",
         f"| mobs | variant | {' | '.join(PARTS)} |",
         f"|---:|---|{'---:|' * len(PARTS)}",

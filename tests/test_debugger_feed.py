@@ -132,7 +132,8 @@ def test_nothing_is_sent_without_a_debugger() -> None:
     # callback, one after another, and the step's parts are pieces of the step.
     parts = {name[len("server/") : -len("_ms")]: value for name, value in monitors["parts"].items()}
     step_parts = ("fold", "inputs", "choose", "decide", "memory")
-    assert set(parts) == {"step", "frame", "senses", "signals", *step_parts}, parts
+    assert set(parts) == {"step", "frame", "senses", "signals", "update_wait", *step_parts}, parts
+    assert parts["update_wait"] == 0.0  # the update runs on the main thread here
     assert all(kinds[f"npc_mind/server/{part}_ms"] == MONITOR_TYPE_TIME for part in parts)
     assert all(value >= 0.0 for value in parts.values()), parts
     assert sum(parts[part] for part in step_parts) <= parts["step"] <= parts["frame"]

@@ -19,6 +19,7 @@ var _inspector: EditorInspectorPlugin  # designer tools: curve and forgetting pr
 ## API keys are deliberately absent: they come only from the environment (NPC_MIND_API_KEY).
 const SETTINGS := {
 	"npc_mind/memory/clock": [TYPE_STRING, "process", PROPERTY_HINT_ENUM, "process,scaled_process,manual"],
+	"npc_mind/server/update_on_thread": [TYPE_BOOL, false, PROPERTY_HINT_NONE, ""],
 	"npc_mind/llm/endpoint": [TYPE_STRING, "", PROPERTY_HINT_PLACEHOLDER_TEXT, "http://127.0.0.1:8080/v1 (empty: NPC_MIND_LLM_URL)"],
 	"npc_mind/llm/start_local_model": [TYPE_BOOL, false, PROPERTY_HINT_NONE, ""],
 	"npc_mind/llm/local_server_path": [TYPE_STRING, "", PROPERTY_HINT_GLOBAL_FILE, ""],

@@ -4,7 +4,7 @@ extends SceneTree
 ## figure eight through an arena with walls; N mobs (CharacterBody2D, sliding against the walls)
 ## each chase it while they see it, search where they last saw it for a while after, and otherwise
 ## walk to their own spot. Sight: within SIGHT px and no wall on the ray, checked every physics frame.
-##   --mobs=N --frames=F --variants=gdscript,scripted,batched,signalled,nocode --rounds=R
+##   --mobs=N --frames=F --variants=gdscript,scripted,batched,signalled,threaded,nocode --rounds=R
 ## Every variant runs in this one engine, in turn, R rounds (the order reversed every other round):
 ## its mobs are made afresh from the same seed, run WARMUP frames, measured F frames, then freed, so
 ## the variants compare on the same process, memory layout and machine state.
@@ -17,6 +17,8 @@ extends SceneTree
 ## signalled: the mob's script only records the player while it sees it and moves; its selector
 ##   chooses by itself from sourced inputs (its target from memory) and sets the mob's behavior
 ##   through behavior_changed (mob_signalled.gd).
+## threaded: the signalled mobs, with the server's update on its thread (NpcMindServer.update_on_thread):
+##   their behavior_changed comes one frame later.
 ## nocode: no script on the mob: a SightSense2D (rate 60 Hz) records the player, the
 ##   UtilitySelector's target comes from memory, its inputs are sourced (AwarenessInput,
 ##   BlackboardInput) and each behavior's MoveAction moves the body.
@@ -51,7 +53,7 @@ var intervals: Array[float] = []
 # every PART_EVERY measured frames in every variant; the interval after a sample is left out of
 # `intervals` (the read itself costs), in every variant alike.
 const PART_EVERY := 10
-const PARTS := ["frame", "senses", "fold", "inputs", "choose", "decide", "memory", "signals"]
+const PARTS := ["frame", "senses", "fold", "inputs", "choose", "decide", "memory", "signals", "update_wait"]
 var parts := {}
 var sampled := false
 var rng := RandomNumberGenerator.new()
@@ -108,6 +110,7 @@ func _start(run: Array) -> void:
 	for part: String in PARTS:
 		parts[part] = []
 	player.position = Vector2.ZERO  # where the player starts, before its first move
+	NpcMindServer.update_on_thread = variant == "threaded"
 	for i in mobs:
 		var mob := _make_mob(i)
 		mob.position = Vector2(rng.randf() * ARENA.x, rng.randf() * ARENA.y)
@@ -148,7 +151,7 @@ func _make_mob(i: int) -> CharacterBody2D:
 		mob.set_script(ScriptedMob if variant == "scripted" else BatchedMob)
 		mob.setup(player, spot)
 		return mob
-	if variant == "signalled":
+	if variant in ["signalled", "threaded"]:
 		if signalled_behaviors.is_empty():
 			signalled_behaviors = _behaviors(true, false)
 		_choose_by_itself(selector, signalled_behaviors)

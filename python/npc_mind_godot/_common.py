@@ -54,6 +54,9 @@ server = instance  # what the nodes call it
 _core: list[Any] = []  # the singleton's MindServer, once looked up (it is created once a process)
 MAIN_THREAD = objects.MAIN_THREAD
 thread_id = threading.get_ident
+# the update thread's id while the server has one (NpcMindServer.update_on_thread), else 0: it runs
+# the server's update while the main thread waits before it enters Python (`threaded`)
+UPDATE_THREAD = [0]
 
 
 def core() -> Any:
@@ -64,9 +67,11 @@ def core() -> Any:
     raises `WrongThreadError` before anything is touched. From a GDScript `Thread`, use
     `call_deferred` / `call_thread_safe`, which run the call on the main thread. Cost: one thread
     id comparison per call. MemoryStream's per-frame methods make the same comparison inline
-    (`thread_id() != MAIN_THREAD`, then `refuse_thread(1)`): one Python frame less per call.
+    (`thread_id() != MAIN_THREAD`, then `refuse_thread(1)`): one Python frame less per call. The
+    one other thread let in is the server's own update thread (`threaded`), while the main thread
+    waits for it.
     """
-    if thread_id() != MAIN_THREAD:
+    if thread_id() != MAIN_THREAD and thread_id() != UPDATE_THREAD[0]:
         refuse_thread(2)
     if not _core:
         _core.append(server().mind)

@@ -76,6 +76,12 @@ class InputSource(classes.Resource, icon=icon("InputSource"), abstract=True):
         return True
 
     @python_only
+    def reads_engine(self) -> bool:
+        """True when `gather` reads the engine (a node's position or property): the feed then runs
+        on the main thread, also with NpcMindServer.update_on_thread."""
+        return False
+
+    @python_only
     def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
         """The value for each of `rows` of the frame's selectors; NaN where it cannot answer (the
         mistake already reported): the consideration's fallback then."""
@@ -161,6 +167,10 @@ class DistanceInput(InputSource, icon=icon("DistanceInput")):
         return "distance(target)"
 
     @python_only
+    def reads_engine(self) -> bool:
+        return True
+
+    @python_only
     def gather(self, frame: Frame, rows: np.ndarray) -> np.ndarray:
         here = frame.positions[rows]
         there = np.full((rows.size, 3), np.nan)
@@ -228,6 +238,10 @@ class PropertyInput(InputSource, icon=icon("PropertyInput")):
     def input_name(self) -> str:
         path = f"{self.node_path}:" if str(self.node_path) else ""
         return f"property({self.of}:{path}{self.property})"
+
+    @python_only
+    def reads_engine(self) -> bool:
+        return True
 
     @python_only
     def reads_memory(self) -> bool:
@@ -409,6 +423,10 @@ class IntentInput(InputSource, icon=icon("IntentInput")):
     @python_only
     def input_name(self) -> str:
         return f"intent({self.intent})"
+
+    @python_only
+    def reads_engine(self) -> bool:
+        return True
 
     @python_only
     def reads_memory(self) -> bool:

@@ -15,11 +15,17 @@ address reports again.
 
 from __future__ import annotations
 
+import threading
+from collections import deque
 from typing import Any
 
 from gdbridge import objects
 
 MAX_OWNERS = 100_000  # bounded: past it, a new owner's mistakes are counted as repeats rather than remembered
+# bounded: the reports made on other threads (the update thread's) that wait for the main thread's
+# `flush`; past it, one is counted as a repeat
+MAX_WAITING = 10_000
+_waiting: deque[tuple[Any, str, str, str, bool]] = deque()
 
 _seen: dict[int | str, dict[str, int]] = {}  # owner key -> cause -> times met
 _totals = {"reported": 0, "repeats": 0}
@@ -52,7 +58,15 @@ def _key(owner: Any) -> int | str:
 
 def report(owner: Any, cause: str, message: str, *, fix: str = "", warning: bool = False) -> bool:
     """Print `message` (and `fix`) once for this owner and cause; count later calls. True when it
-    printed. `cause` is a short stable name (e.g. "missing_input:hunger"), never a per-call value."""
+    printed. `cause` is a short stable name (e.g. "missing_input:hunger"), never a per-call value.
+    On another thread than the main one (the update thread), it waits for the main thread's
+    `flush`, at the start of the next frame (naming a node reads the engine), and returns False."""
+    if threading.get_ident() != objects.MAIN_THREAD:
+        if len(_waiting) < MAX_WAITING:
+            _waiting.append((owner, cause, message, fix, warning))
+        else:
+            _totals["repeats"] += 1
+        return False
     key = _key(owner)
     causes = _seen.get(key)
     if causes is None:
@@ -88,3 +102,10 @@ def forget(owner: Any) -> None:
 
 def metrics() -> dict[str, float]:
     return {"mistakes/reported": float(_totals["reported"]), "mistakes/repeats": float(_totals["repeats"])}
+
+
+def flush() -> None:
+    """Make the reports other threads left waiting (main thread, once a frame)."""
+    while _waiting:
+        owner, cause, message, fix, warning = _waiting.popleft()
+        report(owner, cause, message, fix=fix, warning=warning)

@@ -67,6 +67,19 @@ class Feed:
         if plan.aiming:
             self._update_targets(plan, now)
         inputs.feed(plan.auto, now, plan.key, plan.auto_kept)
+        plan.fed = True
+
+    def runs_anywhere(self) -> bool:
+        """Whether this frame's feed may run on the update thread (NpcMindServer.update_on_thread):
+        its plan holds and has fed once (making a plan, and what its first frame keeps, read the
+        engine), and none of its sources reads the engine (`InputSource.reads_engine`)."""
+        plan = self.plan
+        if self.installed_on is None or not self.members:
+            return True
+        return (
+            plan is not None and plan.fed and not plan.reads_engine
+            and plan.key == (self.version, targets.placement())
+        )  # fmt: skip
 
     def _planned(self) -> FeedPlan:
         nodes = server().nodes
@@ -91,6 +104,7 @@ class Feed:
             auto=auto,
             auto_rows=np.array([auto_row.get(handle, -1) for handle, _ in aiming], dtype=np.intp),
             auto_kept={},
+            reads_engine=any(source.reads_engine() for _, node in auto for source in inputs.sources_of(node)),
         )
 
     @staticmethod
@@ -130,6 +144,8 @@ class FeedPlan:
     auto: list[tuple[int, Any]]  # the auto-evaluating selectors, (handle, node)
     auto_rows: np.ndarray  # each memory-targeting selector's row in `auto` (-1: not there)
     auto_kept: dict[Any, Any]  # what their sources read once, while it holds (`inputs.Frame.kept`)
+    reads_engine: bool  # a source of theirs reads the engine each frame (`InputSource.reads_engine`)
+    fed: bool = False  # the feed ran with it (what it keeps was read)
 
 
 feed = Feed()

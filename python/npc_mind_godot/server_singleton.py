@@ -28,11 +28,13 @@ from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind.server.selectors import BEHAVIOR_CHANGED
-from npc_mind_godot import actions, inputs, mistakes, targets, ticker
+from npc_mind_godot import actions, inputs, mistakes, selector_feed, targets, ticker
 from npc_mind_godot._common import core, installed, on_main_thread, project_setting
+from npc_mind_godot.threaded import ThreadedUpdate
 
 SINGLETON = "NpcMindServer"
 CLOCK_SETTING = "npc_mind/memory/clock"
+UPDATE_THREAD_SETTING = "npc_mind/server/update_on_thread"
 ENDPOINT_SETTING = "npc_mind/llm/endpoint"
 # Start the bundled local model with the game (also when playing from the editor); off by default, and
 # in an export only useful if the game ships llama-server and the model (their paths: the next two).
@@ -117,6 +119,20 @@ class NpcMindServer(classes.Object):
     From a thread, use `call_deferred("record_event", ...)` or `call_thread_safe(...)`. A node freed
     on a thread is released on the main thread before the next update.
 
+    **The update on a thread.** With `update_on_thread` on (project setting
+    `npc_mind/server/update_on_thread`; off by default), the batched update (the queued writes
+    folded, the sourced inputs, the choices, the LLM decisions' bookkeeping, forgetting) runs on a
+    worker thread of the server's while the game's next frame runs its physics and scripts: on a
+    multi-core CPU its cost leaves the main thread. Its signals (behavior_changed, the memory
+    signals, decision signals) arrive one frame later, at the start of the next frame callback,
+    with the actions they run. Every call into npc_mind from the main thread while the update runs
+    waits for it first (MemoryStream.record_event does not: it is queued in C), so a game that
+    reads its NPCs by signals gains the most; awareness_of, evaluate and get_choice are answered in
+    Python meanwhile (their C answer tables are off). The inputs are still read on the main thread
+    for a selector with a DistanceInput, PropertyInput or IntentInput (they read the engine), and in
+    the frame after its selectors change. `server/update_wait_ms` is the last frame's wait of the
+    main thread for it: near 0 when the overlap works.
+
     **Rejected calls.** A property assignment that is rejected (`clock = "sundial"`) prints an error
     and leaves the property as it was. `advance()` from a handler of one of the server's own signals
     is refused (an update cannot run inside another); `call_deferred("advance", seconds)` instead.
@@ -133,6 +149,17 @@ class NpcMindServer(classes.Object):
     def _set_clock(self, value: str) -> None:
         if "mind" in self.__dict__:
             self.core.clock.set_mode(ClockMode(str(value)))
+
+    update_on_thread: bool = export(
+        False,
+        doc="Run the batched update on a worker thread, beside the game's next frame; its signals "
+        "come one frame later (see the class description).",
+    )
+
+    @update_on_thread.setter  # type: ignore[attr-defined]  # in the class body an export is its Export
+    def _set_update_on_thread(self, value: bool) -> None:
+        if "mind" in self.__dict__:
+            self._thread_update(bool(value))
 
     @property
     def core(self) -> MindServer:
@@ -171,7 +198,11 @@ class NpcMindServer(classes.Object):
         self.sensing = Sensing()  # every sense, run each frame before the step (npc_mind_godot.senses)
         # the last frame's main-thread times outside the step: senses, signals (with the actions
         # they run) and the whole frame callback (the metrics server/<name>_ms)
-        self.frame_seconds = {"senses": 0.0, "signals": 0.0, "frame": 0.0}
+        self.frame_seconds = {"senses": 0.0, "signals": 0.0, "frame": 0.0, "update_wait": 0.0}
+        # the update thread (`update_on_thread`) and the signals its last update owes while none runs
+        self.threaded: ThreadedUpdate | None = None
+        self._owed: list[ServerEvent] = []
+        self.update_on_thread = bool(project_setting(UPDATE_THREAD_SETTING, False))
 
     # --- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -188,7 +219,8 @@ class NpcMindServer(classes.Object):
                 'cannot run inside another; use NpcMindServer.call_deferred("advance", seconds)'
             )
         self._release_queued()
-        self._deliver(core.advance(seconds))
+        owed = self._take_owed()
+        self._deliver(owed + core.advance(seconds))
 
     @python_only
     def frame(self) -> None:
@@ -205,17 +237,53 @@ class NpcMindServer(classes.Object):
         wall = time.monotonic()
         unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
         self._last_wall = wall
+        owed = self._take_owed()  # the last threaded update's signals, before this frame's senses
+        signals_start = time.perf_counter()
+        if owed:
+            self._deliver(owed)
+        signals = time.perf_counter() - signals_start
+        threaded = self.threaded  # (a handler may have turned it on or off)
         self._release_queued()
         senses_start = time.perf_counter()
         self.sensing.run(tree, self.mind.now())  # the senses' records join this frame's batch
         step_start = time.perf_counter()
-        events = self.mind.step(unscaled, scale, bool(tree.is_paused()))
-        signals_start = time.perf_counter()
-        self._deliver(events)
+        paused = bool(tree.is_paused())
+        if threaded is None:
+            events = self.mind.step(unscaled, scale, paused)
+            signals_start = time.perf_counter()
+            self._deliver(events)
+            signals += time.perf_counter() - signals_start
+        else:
+            threaded.start(unscaled, scale, paused, inputs_here=not selector_feed.feed.runs_anywhere())
         ended = time.perf_counter()
+        waited = threaded.take_waited() if threaded is not None else 0.0
         self.frame_seconds = {
-            "senses": step_start - senses_start, "signals": ended - signals_start, "frame": ended - started,
+            "senses": step_start - senses_start, "signals": signals, "frame": ended - started + waited,
+            "update_wait": waited,
         }  # fmt: skip
+
+    def _take_owed(self) -> list[ServerEvent]:
+        """The signals an update on the thread owes, once it is done (and the reports it left)."""
+        owed, self._owed = self._owed, []
+        if self.threaded is not None:
+            try:
+                owed += self.threaded.join()
+            except Exception:
+                self._owed = owed  # the signals owed before the failed update still go, next frame
+                raise
+        mistakes.flush()
+        return owed
+
+    def _thread_update(self, on: bool) -> None:
+        """`update_on_thread` set: the thread starts, or the last update is joined (its signals
+        are delivered at the next frame) and the thread ends."""
+        if on == (self.threaded is not None):
+            return
+        if on:
+            self.threaded = ThreadedUpdate(self.mind)
+            return
+        threaded, self.threaded = self.threaded, None
+        self._owed += threaded.close()  # type: ignore[union-attr]  # (not None: checked above)
 
     # --- registration (Python side, from the nodes) ----------------------------------------------
     @python_only
@@ -356,6 +424,8 @@ class NpcMindServer(classes.Object):
 
     def _notification(self, what: int) -> None:
         if what == NOTIFICATION_PREDELETE and "mind" in self.__dict__:
+            if self.threaded is not None:
+                self._thread_update(False)
             self.sensing.close()  # its reused ray queries are engine objects
             actions.close()  # the actions' engine side is an engine object
             inputs.close()  # the feed's plan holds the input sources (resources)

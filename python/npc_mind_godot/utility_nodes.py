@@ -773,6 +773,7 @@ class _EngineChoices(ChoiceAnswers):
     put: Callable[..., None]  # bound, as the base's method is
     close: Callable[[int], None]  # type: ignore[assignment]  # bound, as the base's method is
     moved: Callable[[int], tuple[float, ...] | None]  # type: ignore[assignment]  # bound, as the base's is
+    clear: Callable[[], None]
 
     def __init__(self, read: Callable[..., Any]) -> None:
         self.table = objects.choice_table(read)
@@ -780,6 +781,7 @@ class _EngineChoices(ChoiceAnswers):
         self.put = self.table.put
         self.close = self.table.close
         self.moved = self.table.moved
+        self.clear = self.table.clear
 
 
 class _Calls(NamedTuple):
