@@ -662,10 +662,13 @@ def write_zip(target: Path | None = None, with_model: bool = False) -> Path:
 def size_report(archive: Path) -> dict[str, float]:
     with zipfile.ZipFile(archive) as opened:
         infos = [i for i in opened.infolist() if not i.is_dir()]
+    unpacked, zipped = sum(i.file_size for i in infos), archive.stat().st_size
     return {
         "files": len(infos),
-        "unpacked_mb": round(sum(i.file_size for i in infos) / 1e6, 1),
-        "zipped_mb": round(archive.stat().st_size / 1e6, 1),
+        "unpacked_mb": round(unpacked / 1e6, 1),
+        "zipped_mb": round(zipped / 1e6, 1),
+        "unpacked_bytes": unpacked,
+        "zipped_bytes": zipped,
     }
 
 
