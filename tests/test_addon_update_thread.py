@@ -17,7 +17,7 @@ def test_the_update_on_its_thread_chooses_alike_one_frame_later_and_keeps_every_
     run, checks = run_check_script(
         ROOT, "res://tests/addon/update_thread.gd", engine_args=("--fixed-fps", "60"), allow_errors=True
     )
-    assert len(checks) == 8, checks
+    assert len(checks) == 9, checks
     errors = [line for line in run.errors() if "npc_mind:" in line]
     assert errors == run.errors(), run.log  # nothing but the mistake the update met
     assert len(errors) == 1 and "Npc3/Selector" in errors[0] and "calm" in errors[0], errors

@@ -164,6 +164,13 @@ func _initialize() -> void:
 	check("a mistake met on the thread is reported once, its repeats counted", repeated >= 2, repeated)
 	check("the main thread's wait for the update is a monitor",
 		NpcMindServer.get_monitor_names().has("server/update_wait_ms"), NpcMindServer.get_monitor_names())
+	# The manual clock: advance() runs the update at once, on the main thread, after the thread's.
+	NpcMindServer.clock = "manual"
+	npcs[4].get_node("MemoryStream").record_event(thief.get_instance_id(), MemoryStream.HOSTILE, 0.9)
+	NpcMindServer.advance(0.1)
+	var advanced: bool = changes[4].any(func(change: Array) -> bool: return change[1] == "pursue")
+	await next_frame()
+	check("advance() on the manual clock chooses at once with the thread on", advanced, changes[4])
 	NpcMindServer.update_on_thread = false
 	print(JSON.stringify({"done": true}))
 	quit()
