@@ -417,11 +417,13 @@ static PyObject *gdb_fast_set_update_wait(PyObject *self, PyObject *wait) {
 /* Before a call of method `mid` enters Python (no GIL held): the queued calls it may read. */
 static inline void gdb_take_queued(void);
 static inline void gdb_take_queued_before(intptr_t mid) {
-    gdb_wait_update();
     intptr_t apart = mid < apart_methods_cap ? apart_methods[mid] : 0;
     if (!apart) {
-        gdb_take_queued();
-    } else if (apart > 0 && queued_rows_used && gdb_on_main_thread()) {
+        gdb_take_queued(); /* (it waits for the update) */
+        return;
+    }
+    gdb_wait_update();
+    if (apart > 0 && queued_rows_used && gdb_on_main_thread()) {
         PyGILState_STATE gil = PyGILState_Ensure();
         gdb_take_queued_of_locked(apart);
         PyGILState_Release(gil);
