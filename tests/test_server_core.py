@@ -319,6 +319,35 @@ def test_one_step_a_frame_moves_the_clock_and_removal_is_final() -> None:
         server.remove(guard)
 
 
+def test_a_server_whose_nodes_all_left_moves_its_clock_only_until_one_joins() -> None:
+    """Issue 21: a game whose NPCs are all gone pays next to nothing a frame: once one update has
+    read what the last nodes left, a step moves the clock and counts the frame, nothing else (no feed
+    runs); a node that joins later is updated from its first frame."""
+    server = MindServer(ClockMode.PROCESS)
+    fed: list[float] = []
+    server.before_choosing.append(fed.append)
+    guard, selector = server.add_memory(), server.add_selector(GUARD_SELECTOR)
+    server.record(guard, THIEF, int(MemoryType.HOSTILE), 0.9)
+    assert ("memory_formed", (THIEF, int(MemoryType.HOSTILE))) in signals(server.step(0.1), guard)
+    server.remove(guard)
+    server.remove(selector)
+    server.step(0.1)  # the update that reads what they left
+    fed.clear()
+    for _ in range(5):
+        assert server.step(0.1) == []
+    assert fed == [] and server.frames == 7 and math.isclose(server.now(), 0.7)
+    assert server.memory.pools == {} and server.selectors.groups == {}
+    stream = server.add_memory()
+    server.record(stream, THIEF, int(MemoryType.HOSTILE), 0.9)
+    events = server.step(0.1)
+    assert fed == [server.now()]
+    assert ("memory_formed", (THIEF, int(MemoryType.HOSTILE))) in signals(events, stream)
+    assert server.awareness(stream, THIEF) > 0
+    guard = server.add_selector(GUARD_SELECTOR)
+    server.set_input(guard, "threat", 1.0)
+    assert ("behavior_changed", ("pursue",)) in signals(server.step(0.1), guard)
+
+
 def test_each_step_times_its_parts_and_a_slow_part_is_named() -> None:
     # The monitors server/<part>_ms say where a step's time went: a feed that takes 5 ms (a game's
     # input source) shows in `inputs`, and the parts are pieces of the step, one after another.

@@ -80,6 +80,7 @@ class MindServer:
         # inputs read from memory and the world (npc_mind_godot.inputs) write them here
         self.before_choosing: list[Callable[[float], None]] = []
         self._owner_thread = threading.get_ident()
+        self._drained = False  # the last update found the server empty (`_empty`)
 
     def _check_thread(self, call: str) -> None:
         if threading.get_ident() != self._owner_thread:
@@ -170,6 +171,9 @@ class MindServer:
         that read the engine must run on its thread); else all of it is in the rest. The rest makes
         the thread that runs it the pools' owner (`MemoryBank.claim`) until it returns."""
         self._check_thread("step")
+        if self._drained and self._empty():  # nothing to update: the clock only
+            self.clock.step(delta, time_scale, paused)
+            return self._idle_rest
         started = time.perf_counter()
         here = self._moved(started, delta, time_scale, paused) - started if inputs_here else 0.0
 
@@ -185,6 +189,22 @@ class MindServer:
             return events
 
         return rest
+
+    def _idle_rest(self) -> list[ServerEvent]:
+        self.frames += 1
+        self.last_step_seconds = 0.0
+        return []
+
+    def _empty(self) -> bool:
+        """No node joined, and nothing of those that left is still queued or owed. After one whole
+        update so (its tables emptied, its events read: `_drained`), a step moves the clock only,
+        so a game whose NPCs are all gone pays next to nothing a frame."""
+        memory = self.memory
+        return not (
+            memory.entries or memory.pools or memory.moved or memory.cache.queue or self.selectors.entries
+            or self.selectors.groups or self.decisions.busy or self.events
+            or self.handles.freed
+        )  # fmt: skip
 
     def _moved(self, started: float, delta: float, time_scale: float, paused: bool) -> float:
         """The step up to the choices: the queued writes folded, the clock moved, the inputs fed."""
@@ -222,7 +242,9 @@ class MindServer:
         self.memory.step(now)
         self.handles.settle()  # the slots freed before this update may be reused from now on
         self._timed("memory", mark)
-        return self.events.drain()
+        events = self.events.drain()
+        self._drained = self._empty()
+        return events
 
     def _timed(self, part: str, since: float) -> float:
         """The part of the step that ran from `since` until now (`part_seconds`); now."""

@@ -153,6 +153,13 @@ class DecisionBank:
     def __post_init__(self) -> None:
         self.entries = Registry("decision", self.counter)
 
+    @property
+    def busy(self) -> bool:
+        """A decision, a transport (kept idle for reuse too), or work for the next step remains."""
+        return bool(
+            self.entries or self.transports or self.idle or self._active or self._refused or self._dirty
+        )
+
     def _transport(self, settings: DecisionSettings) -> Any:
         # One transport per endpoint list, however it is spelled ("http://a/v1/", " http://a/v1").
         parts = (settings.endpoint or self.default_endpoint).split(",")
