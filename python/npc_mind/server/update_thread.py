@@ -10,6 +10,7 @@ A job that raises is re-raised by `join`, on the owner thread; the worker goes o
 
 from __future__ import annotations
 
+import _thread
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -25,9 +26,10 @@ class UpdateThread:
         self._job: Callable[[], Any] | None = None
         self._result: Any = None
         self._error: BaseException | None = None
-        self._wake = threading.Event()
-        self._done = threading.Event()
-        self._done.set()
+        # Two bare locks, not Events: a hand-off is one C call each way, which matters once a frame.
+        self._wake = _thread.allocate_lock()  # held while the worker has nothing to do
+        self._wake.acquire()
+        self._done = _thread.allocate_lock()  # held while a job runs (taken by start, freed by the worker)
         self._closing = False
         self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self._thread.start()
@@ -35,7 +37,7 @@ class UpdateThread:
     @property
     def busy(self) -> bool:
         """A job runs (started, not yet done)."""
-        return not self._done.is_set()
+        return self._done.locked()
 
     @property
     def ident(self) -> int:
@@ -49,19 +51,19 @@ class UpdateThread:
         if self._closing:
             raise RuntimeError("UpdateThread.start(): the thread is closed")
         self._job, self._result, self._error = job, None, None
-        self._done.clear()
+        self._done.acquire()
         if self._on_busy is not None:
             self._on_busy(True)
-        self._wake.set()
+        self._wake.release()
 
     def wait(self) -> None:
         """Block until the running job is done (at once when none runs); its result stays for `join`."""
-        self._done.wait()
+        self._wait_done()
 
     def join(self) -> Any:
         """The last job's result, once it is done (None when no job ran since the last join); an
         exception the job raised is raised here instead."""
-        self._done.wait()
+        self._wait_done()
         result, error = self._result, self._error
         self._result = self._error = None
         if error is not None:
@@ -70,16 +72,22 @@ class UpdateThread:
 
     def close(self, timeout: float = 5.0) -> None:
         """Wait for the running job (up to `timeout` seconds) and end the worker; its result is dropped."""
+        if self._closing:
+            return
         self._closing = True
-        self._done.wait(timeout)
+        self._wait_done(timeout)
         self._job = None
-        self._wake.set()
+        if self._wake.locked():
+            self._wake.release()
         self._thread.join(timeout)
+
+    def _wait_done(self, timeout: float = -1) -> None:
+        if self._done.acquire(timeout=timeout):
+            self._done.release()
 
     def _serve(self) -> None:
         while True:
-            self._wake.wait()
-            self._wake.clear()
+            self._wake.acquire()
             job = self._job
             if job is None:
                 return  # closed
@@ -91,4 +99,4 @@ class UpdateThread:
                 self._job = None
                 if self._on_busy is not None:
                     self._on_busy(False)
-                self._done.set()
+                self._done.release()
