@@ -107,3 +107,8 @@ def test_a_move_with_face_motion_turns_the_body_to_its_heading_so_its_sight_look
         ROOT, "res://tests/addon/actions_facing.gd", engine_args=("--fixed-fps", "60")
     )
     assert len(checks) == 6
+
+
+def test_a_redefined_selector_runs_its_new_behaviors_actions_and_signals_keep_their_order() -> None:
+    _, checks = run_check_script(ROOT, "res://tests/addon/actions_redefined.gd")
+    assert len(checks) == 3

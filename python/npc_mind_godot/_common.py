@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from gdbridge import interface, objects
 from npc_mind.server import WrongThreadError
 from npc_mind_godot import mistakes
+
+_log = logging.getLogger(__name__)
 
 ICONS = "res://addons/npc_mind/icons/"
 NOTIFICATION_PREDELETE = 1
@@ -169,3 +172,11 @@ def decision_of(selector: Any, path: Any) -> Any:
         siblings = npc.get_children() if npc is not None else []
         node = next((child for child in siblings if child.is_class("AsyncLLMDecision")), None)
     return node if node is not None and node.is_class("AsyncLLMDecision") else None
+
+
+def emit_signals(calls: list[tuple[Any, ...]]) -> None:
+    """Emit (instance id, signal StringName, *arguments) calls in order, in one crossing; one that
+    fails is logged and does not stop the others."""
+    for position, reason in objects.emit_signals(calls):
+        _id, signal, *args = calls[position]
+        _log.error("npc_mind: signal %s%s not emitted: %s", signal, tuple(args), reason)

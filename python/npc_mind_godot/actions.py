@@ -55,6 +55,7 @@ from npc_mind_godot import inputs, mistakes, targets
 from npc_mind_godot._common import (
     NOTIFICATION_PREDELETE,
     decision_of,
+    emit_signals,
     engine_script,
     has_property,
     icon,
@@ -958,10 +959,43 @@ _motions: dict[int, Motion] = {}  # body instance id -> the move driving it
 _ticking: list[Any] = []  # (tree, the callable) while `tick` is connected to its physics_frame
 
 
+_EXITED, _ENTERED = StringName("behavior_exited"), StringName("behavior_entered")
+# While the server delivers a frame's signals, behavior_exited and behavior_entered wait here to go
+# in its one crossing (`hold_signals`); an action about to run emits those waiting first, so the
+# order is as if each had been emitted at once.
+_held: list[list[tuple[Any, ...]]] = []
+
+
+def hold_signals() -> list[tuple[Any, ...]]:
+    """From now until `release_signals`, `change` holds its signals in the list returned."""
+    held: list[tuple[Any, ...]] = []
+    _held.append(held)
+    return held
+
+
+def release_signals() -> None:
+    _held.pop()
+
+
+def _emit(selector: Any, signal: StringName, behavior: str) -> None:
+    if _held:
+        _held[-1].append((selector._id, signal, StringName(behavior)))
+    else:
+        selector.emit_signal(signal, StringName(behavior))
+
+
+def _emit_held() -> None:
+    """The signals held, emitted now: an action runs next."""
+    if _held and _held[-1]:
+        calls = _held[-1][:]
+        _held[-1].clear()
+        emit_signals(calls)
+
+
 def change(selector: Any, name: str) -> None:
     """The selector chose `name`: the old behavior's on_exit and behavior_exited, then the new
     one's on_enter and behavior_entered."""
-    key = selector.get_instance_id()
+    key = selector._id
     running = _running.get(key)
     if running is None:
         npc = selector.get_parent()
@@ -976,13 +1010,13 @@ def change(selector: Any, name: str) -> None:
     if old:
         _stop_motions(running)
         _run_list(running, "on_exit")
-        selector.emit_signal(StringName("behavior_exited"), StringName(old))
+        _emit(selector, _EXITED, old)
     running.name = name
     running.ticked, running.found = {}, {}
     running.behavior = _behavior_named(selector, name)
     _retick(key, running)
     _run_list(running, "on_enter")
-    selector.emit_signal(StringName("behavior_entered"), StringName(name))
+    _emit(selector, _ENTERED, name)
     _start_ticking()
 
 
@@ -1007,7 +1041,13 @@ def on_tick_changed(behavior: Any, _value: Any) -> None:
 
 
 def _behavior_named(selector: Any, name: str) -> Any:
-    return next((b for b in selector.behaviors if b is not None and str(b.name) == name), None)
+    """The selector's first behavior named `name`, or None. The names are read once, until its
+    definition changes (`UtilitySelector._redefine` drops them with its other per-definition caches)."""
+    named = selector.__dict__.get("_behaviors_by_name")
+    if named is None:
+        named = {str(b.name): b for b in reversed(list(selector.behaviors)) if b is not None}
+        selector.__dict__["_behaviors_by_name"] = named
+    return named.get(name)
 
 
 def _run_list(running: Running, phase: str) -> None:
@@ -1016,6 +1056,7 @@ def _run_list(running: Running, phase: str) -> None:
         return
     for index, action in enumerate(getattr(behavior, phase)):
         if action is not None:
+            _emit_held()
             _run_one(running, phase, index, action)
 
 

@@ -8,7 +8,6 @@ each node.
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections import deque
@@ -29,7 +28,7 @@ from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
 from npc_mind.server.selectors import BEHAVIOR_CHANGED
 from npc_mind_godot import actions, inputs, mistakes, selector_feed, targets, ticker
-from npc_mind_godot._common import core, installed, on_main_thread, project_setting
+from npc_mind_godot._common import core, emit_signals, installed, on_main_thread, project_setting
 from npc_mind_godot.threaded import ThreadedUpdate
 
 SINGLETON = "NpcMindServer"
@@ -331,35 +330,37 @@ class NpcMindServer(classes.Object):
         aborted: set[int] = set()
         self.aborted_in_delivery = aborted
         self.owed_in_delivery = {event.handle for event in events if event.signal in _DECISION_SIGNALS}
-        for event in events:
-            node = nodes.get(event.handle)
-            if node is not None:
-                if event.signal == BEHAVIOR_CHANGED:  # its actions and entered/exited come first
-                    self._run_actions(node, event.args[0])
-                # decision_fallback's reason is a String, every other text a StringName
-                names = event.signal != "decision_fallback"
-                args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
-                signal = _SIGNAL_NAMES.get(event.signal)
-                if signal is None:  # one StringName per signal: the binding converts it from its cache
-                    signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
-                calls.append((node._id, signal, *args))
-                handles.append(event.handle)
+        held = actions.hold_signals()  # behavior_exited and _entered go in this crossing too
+        try:
+            for event in events:
+                node = nodes.get(event.handle)
+                if node is not None:
+                    if event.signal == BEHAVIOR_CHANGED:  # its actions and entered/exited come first
+                        self._run_actions(node, event.args[0])
+                    # decision_fallback's reason is a String, every other text a StringName
+                    names = event.signal != "decision_fallback"
+                    args = [StringName(arg) if names and isinstance(arg, str) else arg for arg in event.args]
+                    signal = _SIGNAL_NAMES.get(event.signal)
+                    if signal is None:  # one StringName per signal: the binding converts it from its cache
+                        signal = _SIGNAL_NAMES[event.signal] = StringName(event.signal)
+                    calls.append((node._id, signal, *args))
+                    handles.append(event.handle)
+        finally:
+            actions.release_signals()
         self.aborted_in_delivery, self.owed_in_delivery = None, set()
         if aborted:  # an action aborted a decision: none of its signals of this frame is emitted
             calls = [
                 call for call, handle in zip(calls, handles, strict=True)
                 if handle not in aborted or call[1] not in _DECISION_SIGNALS
             ]  # fmt: skip
+        calls = held + calls  # (held: those no action's run emitted first)
         if not calls:
             return
         self._delivering = True
         try:
-            failed = objects.emit_signals(calls)
+            emit_signals(calls)
         finally:
             self._delivering = False
-        for position, reason in failed:
-            _id, signal, *args = calls[position]
-            log.error("npc_mind: signal %s%s not emitted: %s", signal, tuple(args), reason)
 
     def _run_actions(self, selector: Any, behavior: str) -> None:
         self._delivering = True
@@ -468,7 +469,6 @@ class NpcMindServer(classes.Object):
 
 _SIGNAL_NAMES: dict[str, StringName] = {}
 _DECISION_SIGNALS = {StringName(name) for name in ("thinking_started", "decision_made", "decision_fallback")}
-log = logging.getLogger(__name__)
 
 
 def _default_endpoint() -> str:

@@ -395,7 +395,7 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def _redefine(self, _value: Any) -> None:
         # A definition changed at run time: the selector joins the group of its new definition
         # (its anti-dithering state starts afresh).
-        for cached in ("_calls", "_stream", "_sourced"):
+        for cached in ("_calls", "_stream", "_sourced", "_behaviors_by_name"):
             self.__dict__.pop(cached, None)
         if self.__dict__.get("_server_handle"):
             objects.queue_calls(self, 0)  # no call queued under the old handle: the next one joins
