@@ -82,3 +82,11 @@ def test_behaviors_that_are_not_behaviors_are_refused_and_a_string_input_is_said
     assert "set_inputs() got 'high' (str) for 'calm'" in batched[1]
     assert "Cannot convert argument" not in run.stdout + run.stderr, run.log
     assert len(run.errors()) == 5, run.log
+
+
+def test_a_selector_with_no_behaviors_is_one_message_naming_it_until_it_gets_one() -> None:
+    run, _ = run_check_script(ROOT, "res://tests/addon/mistakes_empty_selector.gd", allow_errors=True)
+    assert "Traceback" not in run.stdout + run.stderr, run.log
+    (said,) = run.errors()
+    assert "Guard/Selector" in said and "needs at least one behavior" in said, said
+    assert "Fix: correct its behaviors in the inspector" in said, said

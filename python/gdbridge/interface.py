@@ -57,6 +57,11 @@ class FreedObjectError(GodotError, AttributeError):
     `hasattr` and `getattr(obj, name, default)` on a freed wrapper answer instead of raising)."""
 
 
+class ReportedError(Exception):
+    """A call's failure already told the user (once, naming the node and the fix): the binding
+    fails the call with no message of its own, so its repeats are not a flood."""
+
+
 class _CallError(Exception):
     """Raised by the C call with the engine's call error code; turned into a GodotError."""
 
@@ -75,7 +80,10 @@ state: dict[str, Any] = {"scene_ready": False, "editor": False, "late_load": Fal
 
 
 def report(exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-    """cffi's onerror: an exception in a callback becomes an engine error with its traceback."""
+    """cffi's onerror: an exception in a callback becomes an engine error with its traceback
+    (a `ReportedError` one is silent: it was told already)."""
+    if isinstance(exc, ReportedError):
+        return
     text = "".join(traceback.format_exception(exc_type, exc, tb))
     try:
         lib.gdb_error(f"Python: {exc_type.__name__}: {exc}".encode(), text.encode())

@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 
 from gdbridge import classes, objects
 from gdbridge.declare import DROP, apart, chosen, converts, export, export_group, python_only, queued, signal
+from gdbridge.interface import ReportedError
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, PropertyUsage, StringName
 from npc_mind.server.selectors import ChoiceAnswers
-from npc_mind.utility import UtilityError, families
+from npc_mind.utility import UtilityDefinitionError, UtilityError, families
 from npc_mind.utility import UtilitySelector as CoreSelector
 from npc_mind.utility.curves import CURVE_TYPES
 from npc_mind.utility.selector import MISSING
@@ -418,7 +419,14 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
     def _handle(self) -> int:
         handle = self.__dict__.get("_server_handle", 0)
         if not handle:
-            handle = server().core.add_selector(self.to_dict())
+            try:
+                handle = server().core.add_selector(self.to_dict())
+            except UtilityDefinitionError as error:  # every call until the definition changes: said once
+                mistakes.report(
+                    self, f"definition:{error}", f"its behaviors cannot be used ({error}): it chooses none",
+                    fix="correct its behaviors in the inspector (the node's warning names the problem)",
+                )  # fmt: skip
+                raise ReportedError(str(error)) from error
             server().attach(self, handle)
             self.__dict__["_server_handle"] = handle
             self._watch_curves()
@@ -444,7 +452,10 @@ class UtilitySelector(ServerHandle, classes.Node, icon=icon("UtilitySelector")):
         return handle
 
     def _joined(self) -> _Calls:
-        self._handle()
+        try:
+            self._handle()
+        except ReportedError:  # a refused definition (said once, each try counted): it chooses none
+            return _REFUSED
         return self.__dict__["_calls"]
 
     def _exit_tree(self) -> None:
@@ -796,6 +807,11 @@ class _Calls(NamedTuple):
 
 
 _NO_CHOICE = StringName("")
+# The calls of a selector whose definition is refused: no choice (index -1 is the "" last in
+# `names`), its inputs dropped; never kept, so each call tries its definition again.
+_REFUSED = _Calls(
+    None, (_NO_CHOICE,), {}, lambda _entry, _context: -1, lambda _entry, _values: None, lambda _entry: -1
+)
 _input_names: list[Any] = []  # set_input's queued names (`objects.queued_names`), once registered
 _names_by_definition: dict[tuple[str, ...], tuple[StringName, ...]] = {}
 
