@@ -336,6 +336,7 @@ def test_a_server_whose_nodes_all_left_moves_its_clock_only_until_one_joins() ->
     for _ in range(5):
         assert server.step(0.1) == []
     assert fed == [] and server.frames == 7 and math.isclose(server.now(), 0.7)
+    assert server.last_step_seconds == 0.0 and set(server.part_seconds.values()) == {0.0}
     assert server.memory.pools == {} and server.selectors.groups == {}
     stream = server.add_memory()
     server.record(stream, THIEF, int(MemoryType.HOSTILE), 0.9)

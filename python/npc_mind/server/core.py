@@ -193,6 +193,8 @@ class MindServer:
     def _idle_rest(self) -> list[ServerEvent]:
         self.frames += 1
         self.last_step_seconds = 0.0
+        if self.part_seconds["memory"]:  # the monitors show an update that did nothing
+            self.part_seconds = dict.fromkeys(STEP_PARTS, 0.0)
         return []
 
     def _empty(self) -> bool:
