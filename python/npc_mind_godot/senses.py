@@ -1270,6 +1270,8 @@ class Sensing:
         """The frame's records and sightings. Each record takes the path of `MemoryStream.record_event`
         (`MindServer.record`: queued, then folded with the frame's other writes in the step's one
         batch, at the time it was made); a row of a stream freed this frame is skipped."""
+        if not (self.rows or self.noted):  # (most frames of a game without senses)
+            return
         mind = server().core
         streams = mind.memory.entries
         rows, self.rows = self.rows, []
