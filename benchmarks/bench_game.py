@@ -69,21 +69,47 @@ def run(mobs: int, variants: tuple[str, ...] = VARIANTS, rounds: int = ROUNDS) -
     if done.returncode != 0 or len(lines) != len(variants) * rounds:
         sys.exit(f"bench_game: {mobs} mobs failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     found = []
-    for line in lines:
+    for order, line in enumerate(lines):
         data = json.loads(line)
         p50, p99 = np.percentile(data["intervals"], [50, 99])
         found.append({
-            "round": data["round"], "variant": data["variant"], "p50": float(p50), "p99": float(p99),
+            "round": data["round"], "order": order, "variant": data["variant"], "p50": float(p50),
+            "p99": float(p99),
             "behaviors": data["behaviors"],
             "parts": {part: float(np.median(values)) for part, values in data["parts"].items() if values},
         })  # fmt: skip
     return found
 
 
+def paired(variants: tuple[str, ...] = VARIANTS) -> tuple[str, ...]:
+    """The variants in turn with a gdscript run before and after each: gdscript, a, gdscript, b, ...,
+    gdscript (creeps.gd reverses a round's order every other round, which keeps this shape)."""
+    others = [variant for variant in variants if variant != "gdscript"]
+    return ("gdscript", *(name for variant in others for name in (variant, "gdscript")))
+
+
+def baseline_ratios(found: list[dict[str, Any]]) -> dict[str, list[float]]:
+    """Per variant, each run's p50 over the mean p50 of the gdscript runs just before and after it
+    (this machine's speed drifts by the minute: the baseline is the one measured beside the run)."""
+    in_order = sorted(found, key=lambda r: r["order"])
+    ratios: dict[str, list[float]] = {"gdscript": []}
+    for at, result in enumerate(in_order):
+        if result["variant"] == "gdscript":
+            ratios["gdscript"].append(1.0)
+            continue
+        before, after = in_order[at - 1], in_order[at + 1]
+        assert before["variant"] == after["variant"] == "gdscript", (before, after)
+        ratios.setdefault(result["variant"], []).append(result["p50"] / ((before["p50"] + after["p50"]) / 2))
+    return ratios
+
+
 def main() -> int:
     results: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    ratios_of: dict[int, dict[str, list[float]]] = {}
     for mobs in MOBS:
-        for result in sorted(run(mobs), key=lambda r: r["round"]):  # (stable: each round's in turn)
+        found = run(mobs, paired())
+        ratios_of[mobs] = baseline_ratios(found)
+        for result in sorted(found, key=lambda r: r["order"]):
             results.setdefault((mobs, result["variant"]), []).append(result)
             print(f"{mobs} {result['variant']} round {result['round']}: p50 {result['p50']:.2f} ms "
                   f"{result['behaviors']}", flush=True)  # fmt: skip
@@ -96,9 +122,10 @@ def main() -> int:
         "A small 2D game (benchmarks/game/creeps.gd): mobs chase the player while they see it (300 px, no",
         "wall on the ray, checked every physics frame), search where they last saw it, else walk to their",
         f"own spot, sliding against walls. {FRAMES} frames after a warm-up; {ROUNDS} rounds in one",
-        "engine, each running every variant once in turn (its mobs made afresh from one seed): a variant's",
-        "ratio is the median over the rounds of its p50 over the same round's gdscript p50 (rounds: the",
-        "range), its times the median run's. gdscript: the logic in",
+        "engine, each running every variant once in turn with a gdscript run before and after each (its",
+        "mobs made afresh from one seed): a variant's ratio is the median over the rounds of its p50 over",
+        "the mean p50 of the two gdscript runs beside it, as this machine's speed drifts by the minute",
+        "(rounds: the range), its times the median run's. gdscript: the logic in",
         "plain GDScript with a hand-made memory (game seconds since seen; its windows set so that its mobs",
         "end the run holding the behaviors the scripted mobs hold); scripted: each mob's script calls",
         "record_event, awareness_of and evaluate every physics frame, through typed node references;",
@@ -117,8 +144,7 @@ def main() -> int:
         for variant in VARIANTS:
             runs = sorted(results[mobs, variant], key=lambda r: r["p50"])
             median = runs[len(runs) // 2]
-            pairs = zip(results[mobs, variant], results[mobs, "gdscript"], strict=True)
-            ratios = [run["p50"] / base["p50"] for run, base in pairs]
+            ratios = ratios_of[mobs][variant]
             ratio = float(np.median(ratios))
             rounds = f"{min(ratios):.2f}-{max(ratios):.2f}x"
             goal = ""
