@@ -298,7 +298,7 @@ def game_ratio(stored: Stored, args: Sequence[str]) -> str:
     if len(args) != 2:
         raise QuoteError("game ratio: name the mobs (200, 1,000) and a variant (scripted, batched, nocode)")
     (cell,) = stored.table("p50 / gdscript").cells("p50 / gdscript", mobs=args[0], variant=args[1])
-    return span(numbers(cell), "x")
+    return f"{numbers(cell)[0]:.2f}x"  # two decimals: the goals (1.0x, 1.5x) sit at the first
 
 
 _LLM_REQUEST = re.compile(r"One request costs the main thread (\d[\d.]*) us")
