@@ -157,8 +157,7 @@ class MindServer:
     # --- time ----------------------------------------------------------------------------------
     def step(self, delta: float, time_scale: float = 1.0, paused: bool = False) -> list[ServerEvent]:
         """The once-a-frame entry: move the clock, do every batched update, return the signals owed."""
-        self._check_thread("step")
-        return self.begin_step(delta, time_scale, paused)()
+        return self.begin_step(delta, time_scale, paused)()  # (it checks the thread)
 
     def begin_step(
         self, delta: float, time_scale: float = 1.0, paused: bool = False, *, inputs_here: bool = True
