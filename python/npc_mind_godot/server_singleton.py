@@ -238,8 +238,7 @@ class NpcMindServer(classes.Object):
         self._last_wall = wall
         owed = self._take_owed()  # the last threaded update's signals, before this frame's senses
         signals_start = time.perf_counter()
-        if owed:
-            self._deliver(owed)
+        self._deliver(owed)
         signals = time.perf_counter() - signals_start
         threaded = self.threaded  # (a handler may have turned it on or off)
         self._release_queued()
@@ -324,6 +323,8 @@ class NpcMindServer(classes.Object):
 
     def _deliver(self, events: list[ServerEvent]) -> None:
         """The frame's signals, in order, emitted in one crossing (a freed node's are skipped)."""
+        if not events:  # (most frames)
+            return
         nodes = self.nodes
         calls: list[tuple[Any, ...]] = []
         handles: list[int] = []
