@@ -13,6 +13,7 @@
 #include "native/queued.c"
 #include "native/answered.c"
 #include "native/chosen.c"
+#include "native/poses.c"
 #include "native/to_engine.c"
 #include "native/fast_module.c"
 #include "native/classes.c"

@@ -573,6 +573,24 @@ def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
     ]
 
 
+def node_poses(ids: Any, dimension: int, out: Any) -> None:
+    """Each node's global position then unit facing (2D: its x axis; 3D: -z) into `out`, in one
+    crossing: `ids` a buffer of instance ids (8-byte integers), `out` a float64 buffer of
+    len(ids) x 2 x dimension; a row of NaN for an id that is 0, freed, or not a Node2D (2) /
+    Node3D (3). Main thread only, as the scene tree is."""
+    bind = _pose_binds.get(dimension)
+    if bind is None:  # (a Node2D's is CanvasItem's)
+        if dimension not in (2, 3):
+            raise ValueError(f"node_poses: the dimension is 2 or 3, not {dimension!r}")
+        base = "CanvasItem" if dimension == 2 else "Node3D"
+        spec = API["classes"][base]["methods"]["get_global_transform"]
+        bind = _pose_binds[dimension] = method_bind(base, "get_global_transform", spec[0])
+    _fast.poses(bind, dimension, ids, out)
+
+
+_pose_binds: dict[int, int] = {}  # dimension -> get_global_transform's bind, resolved on first use
+
+
 def check_thread(node: Any, label: str) -> None:
     global _inside_tree_bind  # noqa: PLW0603 - resolved once, on first use
     if _inside_tree_bind is None:

@@ -50,6 +50,8 @@ __attribute__((visibility("default"))) GDExtensionBool gdbridge_entry(GDExtensio
                                                                       GDExtensionInitialization *init) {
     gdb_gpa = gpa;
     gdb_library = library;
+    gdb_main_thread = pthread_self(); /* the engine loads extensions on its main thread */
+    gdb_main_thread_known = 1;
     GDB_RESOLVE(i_print_error, "print_error_with_message");
     GDB_RESOLVE(i_print_warning, "print_warning_with_message");
     GDB_RESOLVE(i_variant_get_type, "variant_get_type");

@@ -74,8 +74,6 @@ static void gdb_set_queued_method(intptr_t mid, intptr_t take, const int *types,
         m->high[i] = high[i];
     }
     m->take = (PyObject *)take;
-    gdb_main_thread = pthread_self(); /* classes are registered on the main thread */
-    gdb_main_thread_known = 1;
 }
 
 /* Slots of an open-addressing table for `n` entries: a power of two, at most half full. */

@@ -354,6 +354,33 @@ class Contract(Node):
         calls = [(self._id, name, 1), (freed_id, name, 2), (self._id, name, object()), (self._id, name, 3)]
         return [list(failure) for failure in objects.emit_signals(calls)]
 
+    def poses_of(self, ids: gd.PackedInt64Array, dimension: int) -> gd.PackedFloat64Array:
+        """Each node's position and unit facing in one crossing (`interface.node_poses`)."""
+        out = np.empty(len(ids) * 2 * dimension)
+        interface.node_poses(np.asarray(ids, dtype=np.uint64), dimension, out)
+        return gd.PackedFloat64Array(out.tolist())
+
+    def poses_refused(self) -> list:
+        """node_poses' clear errors: an output of the wrong size, a bad dimension, another thread."""
+        refused = []
+        for out, dimension in ((np.empty(3), 2), (np.empty(4), 4)):
+            try:
+                interface.node_poses(np.zeros(1, dtype=np.uint64), dimension, out)
+            except ValueError as error:
+                refused.append(type(error).__name__)
+        caught: list[str] = []
+
+        def off_main() -> None:
+            try:
+                interface.node_poses(np.zeros(1, dtype=np.uint64), 2, np.empty(4))
+            except RuntimeError as error:
+                caught.append(str(error))
+
+        worker = threading.Thread(target=off_main)
+        worker.start()
+        worker.join()
+        return refused + ["main thread only" in text for text in caught]
+
     def object_kind(self, obj: Object) -> str:
         return _kind(obj)
 

@@ -31,6 +31,7 @@ func _initialize() -> void:
 
 func _process(_delta: float) -> bool:
 	check_notifications()  # in the running tree (nodes added in _initialize enter it later)
+	check_poses()
 	# Kept by Python alone since _initialize (a frame ago): freed the moment Python lets go.
 	c.drop_from_module()
 	check("released_a_frame_later", kept_alone.get_ref() == null, kept_alone.get_ref())
@@ -40,6 +41,53 @@ func _process(_delta: float) -> bool:
 	print(JSON.stringify({"done": true}))
 	quit(0)
 	return false
+
+
+## Poses in one crossing (in the running tree, where a transform is read): a nested, rotated and
+## scaled Node2D and Node3D as their global transforms say; NaNs for a plain Node, a freed node, id 0.
+func check_poses() -> void:
+	var holder := Node2D.new()
+	holder.rotation = 0.4
+	holder.position = Vector2(10, -5)
+	var flat := Node2D.new()
+	flat.rotation = 0.7
+	flat.scale = Vector2(2, 3)
+	flat.position = Vector2(30, 40)
+	holder.add_child(flat)
+	var solid := Node3D.new()
+	solid.rotation = Vector3(0.3, -1.1, 0.5)
+	solid.scale = Vector3(2, 1, 0.5)
+	solid.position = Vector3(1, 2, 3)
+	var plain := Node.new()
+	for made: Node in [holder, solid, plain]:
+		root.add_child(made)
+	var gone := Node2D.new()
+	var gone_id := gone.get_instance_id()
+	gone.free()
+	var ids := PackedInt64Array([flat.get_instance_id(), plain.get_instance_id(), gone_id, 0, solid.get_instance_id()])
+	var flat_pose := flat.global_transform
+	var solid_pose := solid.global_transform
+	var want_2d := [flat_pose.origin.x, flat_pose.origin.y, flat_pose.x.normalized().x, flat_pose.x.normalized().y]
+	var ahead := -solid_pose.basis.z.normalized()
+	var want_3d := [solid_pose.origin.x, solid_pose.origin.y, solid_pose.origin.z, ahead.x, ahead.y, ahead.z]
+	var got_2d: PackedFloat64Array = c.poses_of(ids, 2)
+	var got_3d: PackedFloat64Array = c.poses_of(ids, 3)
+	var close := func(got: PackedFloat64Array, want: Array) -> bool:
+		for i in want.size():
+			if absf(got[i] - want[i]) > 1e-6:
+				return false
+		return true
+	var nans := func(got: PackedFloat64Array, from: int, to: int) -> bool:
+		for i in range(from, to):
+			if not is_nan(got[i]):
+				return false
+		return true
+	check("poses_in_one_crossing",
+		close.call(got_2d, want_2d) and nans.call(got_2d, 4, 20) and close.call(got_3d.slice(24), want_3d)
+		and nans.call(got_3d, 0, 24), [got_2d, got_3d])
+	check("poses_refused", c.poses_refused() == ["ValueError", "ValueError", true], c.poses_refused())
+	for made: Node in [holder, solid, plain]:
+		made.free()
 
 
 func check_utilities() -> void:
