@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from gdbridge import classes, objects
+from gdbridge import classes, interface, objects
 from gdbridge.declare import export, python_only, signal
 from gdbridge.types import NodePath, PackedStringArray, PropertyHint, StringName, Vector2, Vector3
 from npc_mind.memory import MemoryType
@@ -362,10 +362,10 @@ golden-ratio sequence: 200 sights at 10 Hz check about 67 at a time, never 200 i
 server's clock (a paused game, or a manual clock that does not move, checks nothing). The due checks
 run in 30 batches a second of that clock (more when a sense's `rate_hz` is higher): every other
 frame at 60 fps. A batch has a fixed cost, so fewer, larger batches cost less; each sense keeps its
-rate, a check at most one batch (33 ms) late. The engine side is one GDScript object the
-coordinator builds at start: it reads the due NPCs' poses in one call, each group's instance ids,
-positions, collision layers and the rules' `when`s and classes in one call a batch, and casts every
-ray of the batch in one call per physics space. The due sights are
+rate, a check at most one batch (33 ms) late. The due NPCs' poses are read in one call to the
+binding; the engine side is one GDScript object the coordinator builds at start: it reads each
+group's instance ids, positions, collision layers and the rules' `when`s and classes in one call a
+batch, and casts every ray of the batch in one call per physics space. The due sights are
 tested against their groups in one array operation (range and field of view,
 `npc_mind.senses.in_view`), a ray is cast only for a pair that passes and whose rules hold, and every
 record of the frame is queued on the memory bank as `record_event`'s are, folded into the server's
@@ -459,7 +459,7 @@ def _settings_changed(sense: Any, _value: Any) -> None:
 
 
 for _sight in (SightSense2D, SightSense3D):
-    for _field in ("view_range", "field_of_view", "occluder_mask", "recall_on_spot"):
+    for _field in ("view_range", "field_of_view", "occluder_mask", "record_interval", "recall_on_spot"):
         _sight.__dict__[_field].on_change = _settings_changed
 SightSense3D.__dict__["eye_height"].on_change = _settings_changed
 
@@ -641,58 +641,14 @@ class Stimulus(NamedTuple):
     source_layer: int  # the source's collision layer when it is a physics body (left out of the rays), else 0
 
 
-# The senses' engine side: every engine read and ray of a frame goes through this GDScript object,
-# in a few calls a frame (a pose batch per dimension, one call per group, one ray batch per physics
-# space), so the loops over nodes and rays run at the engine's own cost and Python crosses with
-# packed arrays (an engine call from Python costs about ten times GDScript's: more than the ray).
-# `nodes` holds each sense's NPC by its pose slot. A ray's excluded bodies come as instance ids
+# The senses' engine side: the group reads and rays of a frame go through this GDScript object, in
+# a few calls a frame (one call per group, one ray batch per physics space), so the loops over nodes
+# and rays run at the engine's own cost and Python crosses with packed arrays (an engine call from
+# Python costs about ten times GDScript's: more than the ray). The NPCs' poses are read by the
+# binding in one crossing (`interface.node_poses`). A ray's excluded bodies come as instance ids
 # (`counts[i]` per ray); a ray that hits has the body it hit excluded and is cast again, up to
 # `max_hits` (hearing counts occluders; sight needs one).
 WORLD_SOURCE = """extends RefCounted
-
-var nodes := []
-
-
-func set_node(slot: int, node: Object) -> void:
-	if slot >= nodes.size():
-		nodes.resize(slot + 1)
-	nodes[slot] = node
-
-
-func poses_2d(slots: PackedInt32Array) -> PackedFloat32Array:
-	var out := PackedFloat32Array()
-	out.resize(slots.size() * 4)
-	out.fill(NAN)
-	for i in slots.size():
-		var node: Object = nodes[slots[i]]
-		if not is_instance_valid(node) or not node is Node2D:
-			continue
-		var pose: Transform2D = node.global_transform
-		var ahead := pose.x.normalized()
-		out[i * 4] = pose.origin.x
-		out[i * 4 + 1] = pose.origin.y
-		out[i * 4 + 2] = ahead.x
-		out[i * 4 + 3] = ahead.y
-	return out
-
-
-func poses_3d(slots: PackedInt32Array) -> PackedFloat32Array:
-	var out := PackedFloat32Array()
-	out.resize(slots.size() * 6)
-	out.fill(NAN)
-	for i in slots.size():
-		var node: Object = nodes[slots[i]]
-		if not is_instance_valid(node) or not node is Node3D:
-			continue
-		var pose: Transform3D = node.global_transform
-		var ahead := -pose.basis.z.normalized()
-		out[i * 6] = pose.origin.x
-		out[i * 6 + 1] = pose.origin.y
-		out[i * 6 + 2] = pose.origin.z
-		out[i * 6 + 3] = ahead.x
-		out[i * 6 + 4] = ahead.y
-		out[i * 6 + 5] = ahead.z
-	return out
 
 
 func group(name: StringName, dimension: int, whens: PackedStringArray, kinds: PackedStringArray) -> Array:
@@ -830,8 +786,9 @@ class Sensing:
         self._looking: dict[int, _Looking] = {}  # dimension -> the last due sights' settings
         # the last due slots split by kind (`_split_due`): (placements, slots, touches, sights)
         self._due_before: tuple[int, np.ndarray, list[Any], dict[int, list[Any]]] | None = None
-        self.poses = 0  # pose slots handed out (each sense's NPC in the engine side's `nodes`)
+        self.poses = 0  # pose slots handed out
         self.free_poses: list[int] = []
+        self.pose_ids = np.zeros(16, dtype=np.uint64)  # each pose slot's NPC (instance id; 0: none)
         self.stimuli: list[Stimulus] = []
         self.touched: list[tuple[Any, Any]] = []  # (touch sense, body) entered this frame
         self.rows: list[tuple[int, int, int, float]] = []  # (stream, entity, type, salience)
@@ -859,7 +816,9 @@ class Sensing:
         if "pose" not in state:
             state["pose"] = self.free_poses.pop() if self.free_poses else self.poses
             self.poses = max(self.poses, state["pose"] + 1)
-        self.world().call("set_node", state["pose"], parent)
+            if self.poses > self.pose_ids.size:
+                self.pose_ids = np.concatenate([self.pose_ids, np.zeros_like(self.pose_ids)])
+        self.pose_ids[state["pose"]] = parent._id
         if isinstance(sense, _Hearing):
             self.listeners[sense._id] = sense
             self._listeners_of.clear()
@@ -887,8 +846,7 @@ class Sensing:
             self._listeners_of.clear()
         pose = state.pop("pose", None)
         if pose is not None:
-            if self._world is not None:
-                self._world.call("set_node", pose, None)
+            self.pose_ids[pose] = 0
             self.free_poses.append(pose)
         slot = state.pop("slot", None)
         if slot is not None:
@@ -933,13 +891,14 @@ class Sensing:
             self._run(now)
         except Exception as error:  # the clock, forgetting and signals go on regardless
             self.rows, self.noted, self.stimuli, self.touched = [], [], [], []
-            log.exception("npc_mind: the senses failed this frame")
-            mistakes.report(
+            reported = mistakes.report(
                 "NpcMindServer",
                 f"senses_failed:{type(error).__name__}",
                 f"the senses failed this frame ({error}).",
-                fix="see the traceback above; please report it if a node's settings do not explain it.",
+                fix="see the traceback below; please report it if a node's settings do not explain it.",
             )
+            if reported:  # its traceback once, with its one message (repeats are counted)
+                log.exception("npc_mind: the senses failed this frame")
 
     def _run(self, now: float) -> None:
         if self.touched:
@@ -1006,8 +965,8 @@ class Sensing:
         senses' pose slots, when the caller holds them."""
         if slots is None:
             slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
-        found = self.world().call("poses_2d" if dimension == 2 else "poses_3d", slots)
-        poses = np.asarray(found, dtype=np.float64).reshape(len(senses), 2 * dimension)
+        poses = np.empty((len(senses), 2 * dimension))
+        interface.node_poses(self.pose_ids[slots], dimension, poses)
         for row in np.flatnonzero(np.isnan(poses[:, 0])).tolist():
             _report_parent(senses[row], dimension)
         return poses
@@ -1017,14 +976,18 @@ class Sensing:
         """The due sights of one dimension: every sense against every node of its groups in one
         array operation, then one ray batch for the pairs in range and view whose rules hold."""
         version = _rules_version[0]
-        key = (version, self.placements, *map(id, senses))
-        gathered = self._looking.get(dimension)
-        if gathered is None or gathered.key != key:  # the same due sights, unedited: read once
-            slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
-            gathered = self._looking[dimension] = _Looking.gather(key, senses, slots, dimension, None)
+        gathered, placements = self._looking.get(dimension), self.placements
+        # the same due sights, unedited: read once (the same list is the same sights: `_split_due`)
+        if gathered is None or gathered.senses is not senses or gathered.key[:2] != (version, placements):
+            key = (version, placements, *map(id, senses))
+            if gathered is None or gathered.key != key:
+                slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
+                gathered = self._looking[dimension] = _Looking.gather(key, senses, slots, dimension, None)
+            gathered.senses = senses
         poses = self._poses(senses, dimension, gathered.slots)
         if np.isnan(poses[gathered.rows, 0]).any():  # an NPC not placed this frame: it sits out
-            gathered = _Looking.gather(key, senses, gathered.slots, dimension, ~np.isnan(poses[:, 0]))
+            placed = ~np.isnan(poses[:, 0])
+            gathered = _Looking.gather(gathered.key, senses, gathered.slots, dimension, placed)
         for sense in gathered.badly_ruled:  # bad rules: their one report, repeats counted
             sense.compiled_rules()
         looking = gathered.looking
@@ -1034,7 +997,10 @@ class Sensing:
         eyes, facing = poses[rows, :dimension], poses[rows, dimension:]
         ranges, cos_half, masks, lifts, owners, own_blocks = gathered.settings
         spaces = gathered.spaces
-        pairs: list[tuple[int, Group, int, list[Rule]]] = []  # (sense, group, node, rules that hold)
+        # The pairs in range and view whose rules hold, a ray each: the sense's position (`at`) and
+        # per ray (group, node, rules that hold), with the ray's end and the node's layer.
+        pairs: list[tuple[Group, int, list[Rule]]] = []
+        at_parts, end_parts, layer_parts = [], [], []
         for group_name, index, group_rules, asked, plain in gathered.groups:
             group = self._group(group_name, dimension, asked)
             if not group.ids:
@@ -1043,41 +1009,56 @@ class Sensing:
             found_rows, columns = np.nonzero(seen)
             positions = index[found_rows]
             keep = np.asarray(group.ids, dtype=np.int64)[columns] != owners[positions]  # not itself
-            for position, column in zip(positions[keep].tolist(), columns[keep].tolist(), strict=True):
-                held = group_rules[position] if plain else _held(group_rules[position], group, column)
-                if held:
-                    pairs.append((position, group, column, held))
+            positions, columns = positions[keep], columns[keep]
+            if plain:  # every rule of the group holds
+                helds = [group_rules[position] for position in positions.tolist()]
+            else:
+                helds = [
+                    _held(group_rules[position], group, column)
+                    for position, column in zip(positions.tolist(), columns.tolist(), strict=True)
+                ]
+                holding = np.asarray([bool(held) for held in helds], dtype=bool)
+                positions, columns = positions[holding], columns[holding]
+                helds = [held for held in helds if held]
+            pairs += [(group, column, held) for column, held in zip(columns.tolist(), helds, strict=True)]
+            at_parts.append(positions)
+            end_parts.append(group.points[columns])
+            layer_parts.append(np.asarray(group.layers, dtype=np.int64)[columns])
         if not pairs:
             self._spotted(looking, gathered.recalling, [], [])
             return
-        at = np.asarray([pair[0] for pair in pairs])
+        at = np.concatenate(at_parts)
         starts = eyes[at].copy()
-        ends = np.asarray([pair[1].points[pair[2]] for pair in pairs])
-        target_blocks = np.asarray([pair[1].layers[pair[2]] for pair in pairs]) & masks[at]
+        ends = np.concatenate(end_parts)
+        target_blocks = np.concatenate(layer_parts) & masks[at]
         if dimension == 3:  # the ray runs eye_height above both origins
             starts[:, 1] += lifts[at]
             ends[:, 1] += lifts[at]
         counts = (own_blocks[at] != 0).astype(np.int32) + (target_blocks != 0)
+        lookers = at.tolist()
         excluded: list[int] = []
         for row in np.flatnonzero(counts).tolist():  # only bodies on the occluder mask are left out
-            position, group, column, _ = pairs[row]
+            position, (group, column, _) = lookers[row], pairs[row]
             excluded += [int(owners[position])] if own_blocks[position] else []
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
-        in_sight = [pairs[row] for row in visible]
         self._spotted(
             looking,
             gathered.recalling,
-            [pair[0] for pair in in_sight],
-            [pair[1].ids[pair[2]] for pair in in_sight],
+            [lookers[row] for row in visible],
+            [pairs[row][0].ids[pairs[row][1]] for row in visible],
         )
+        streams = server().core.memory.entries
+        states, intervals = gathered.states, gathered.intervals
         for row in visible:
-            position, group, column, held = pairs[row]
-            sense = looking[position]
+            position, (group, column, held) = lookers[row], pairs[row]
+            state = states[position]
+            handle = state["handle"]
+            if handle not in streams:  # (no stream yet, or it left: found again, or reported once)
+                handle = looking[position].stream_handle()
             point = tuple(group.points[column].tolist())
-            handle = sense.stream_handle()
-            self._perceive(sense, sense.__dict__["_state"], handle, group.ids[column], point, held, now)
+            self._perceive(state, handle, group.ids[column], point, held, now, intervals[position])
 
     def _spotted(
         self, looking: list[Any], recalling: list[int], positions: list[int], entities: list[int]
@@ -1140,7 +1121,8 @@ class Sensing:
                 and (not rule.when or _condition(body, rule.when) != rule.when_false)
             ]
             if held:
-                self._perceive(sense, state, handle, body._id, _xyz(body.get_global_position()), held, now)
+                point = _xyz(body.get_global_position())
+                self._perceive(state, handle, body._id, point, held, now, float(sense.record_interval))
 
     # --- hearing -------------------------------------------------------------------------------
     def _hear(self, now: float) -> None:
@@ -1148,15 +1130,7 @@ class Sensing:
         heard: dict[int, tuple[list[Any], np.ndarray]] = {}
         for dimension in {len(stimulus.point) for stimulus in stimuli}:
             senses, slots = self._listening(dimension)
-            if senses:
-                found = self.world().call("poses_2d" if dimension == 2 else "poses_3d", slots)
-                points = np.asarray(found, dtype=np.float64).reshape(len(senses), 2 * dimension)[
-                    :, :dimension
-                ]
-                for row in np.flatnonzero(np.isnan(points[:, 0])).tolist():
-                    _report_parent(senses[row], dimension)
-            else:
-                points = np.zeros((0, dimension))
+            points = self._poses(senses, dimension, slots)[:, :dimension]
             heard[dimension] = (senses, points)
         heard_by: list[tuple[Any, Stimulus, float, int]] = []  # (sense, stimulus, distance, its ray or -1)
         rays: dict[int, list[tuple[Any, tuple, tuple, int, list[int]]]] = {2: [], 3: []}
@@ -1191,28 +1165,27 @@ class Sensing:
                 continue
             rule = Rule(-1, "", "", stimulus.memory_type, min(salience, 1.0), "", False)
             handle = sense.stream_handle()
-            self._perceive(
-                sense, sense.state(), handle, stimulus.source, stimulus.point, [rule], now, gate=False
-            )
+            self._perceive(sense.state(), handle, stimulus.source, stimulus.point, [rule], now, None)
 
     # --- shared ----------------------------------------------------------------------------------
     def _perceive(  # noqa: PLR0917 - one perception's fields
         self,
-        sense: Any,
         state: dict[str, Any],
         handle: int,
         entity: int,
         point: tuple[float, ...],
         held: list[Rule],
         now: float,
-        gate: bool = True,
+        interval: float | None,
     ) -> None:
-        """Record what the rules say of one perceived entity (at the per-target rate) and note where."""
+        """Record what the rules say of one perceived entity (at most once per `interval` seconds per
+        target and rule; None: every time) and note where."""
         recent = state["recent"]
         rate: RateGate = state["gate"]
-        interval = float(sense.record_interval) if gate else 0.0
         for rule in held:
-            recorded = bool(handle) and (not gate or rate.passes((entity, rule.number), now, interval))
+            recorded = bool(handle) and (
+                interval is None or rate.passes((entity, rule.number), now, interval)
+            )
             if recorded:
                 self.rows.append((handle, entity, rule.memory_type, rule.salience))
             recent.append(Perceived(now, entity, rule.memory_type, rule.salience, recorded, point))
@@ -1362,15 +1335,19 @@ class _Looking:
     __slots__ = (
         "badly_ruled",
         "groups",
+        "intervals",
         "key",
         "looking",
         "recalling",
         "rows",
+        "senses",
         "settings",
         "slots",
         "spaces",
+        "states",
     )
     key: tuple
+    senses: list[Any] | None  # the due list it was last checked against (kept: `Sensing.remove` drops it)
     slots: np.ndarray  # each sense's pose slot
     rows: np.ndarray  # each looking sense's row among the senses
     looking: list[Any]
@@ -1378,6 +1355,8 @@ class _Looking:
     badly_ruled: list[Any]
     settings: tuple[np.ndarray, ...]  # reach, cos of half the view, mask, eye lift, NPC id, own block
     spaces: list[Any]
+    states: list[dict[str, Any]]  # each looking sense's run-time state (`_Sense.state`)
+    intervals: list[float]  # and record_interval
     groups: list[tuple[str, np.ndarray, dict[int, list[Any]], list[Any], bool]]
 
     @classmethod
@@ -1386,7 +1365,7 @@ class _Looking:
     ) -> _Looking:
         """`placed`: per sense, whether its NPC has a pose this frame (None: every one has)."""
         gathered = cls()
-        gathered.key, gathered.slots = key, slots
+        gathered.key, gathered.slots, gathered.senses = key, slots, None
         version = key[0]
         looking, rule_sets, rows, settings, spaces, badly_ruled = [], [], [], [], [], []
         for row, sense in enumerate(senses):
@@ -1404,6 +1383,8 @@ class _Looking:
             settings.append(look[2])
             spaces.append(look[3])
         gathered.looking, gathered.badly_ruled, gathered.spaces = looking, badly_ruled, spaces
+        gathered.states = [sense.__dict__["_state"] for sense in looking]
+        gathered.intervals = [float(sense.record_interval) for sense in looking]
         gathered.recalling = [position for position, sense in enumerate(looking) if sense.recall_on_spot]
         gathered.rows = np.asarray(rows, dtype=np.intp)
         columns = zip(*settings, strict=True) if settings else ((),) * 6
