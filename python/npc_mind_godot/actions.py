@@ -11,9 +11,10 @@ Every NodePath of an action is relative to the UtilitySelector (as the inspector
 empty one means the NPC, the selector's parent. One pass over every running behavior per physics
 frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_tick` lists and moves
 the bodies of the running move actions: no `_physics_process` per NPC. The engine side of that pass
-is one GDScript object (`ENGINE_SOURCE`) called a fixed number of times a frame with packed arrays:
-one read of every moving body's and waypoint's position and one move of every body per dimension,
-and one write of the pass's on_tick property sets (a run of them between other actions).
+is one read of every moving body's and waypoint's position per dimension (`interface.node_poses`)
+and one GDScript object (`ENGINE_SOURCE`) called a fixed number of times a frame with packed arrays:
+one move of every body per dimension, and one write of the pass's on_tick property sets (a run of
+them between other actions).
 A paused tree pauses them, as it pauses `_physics_process` (an NPC whose process_mode runs while
 paused keeps acting).
 
@@ -37,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from gdbridge import classes, objects
+from gdbridge import classes, interface, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
 from gdbridge.types import (
@@ -766,31 +767,12 @@ def plan(
 
 STAND, HALT, MOVE, FRESH = 0, 1, 2, 3  # what the engine side does with a body this frame
 
-# Every engine read and write of the physics pass, looped at the engine's own cost, nodes passed as
-# instance ids (0: none): the bodies' and waypoints' positions (NaN: freed, or not placed in that
-# dimension), the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
+# Every engine write of the physics pass, looped at the engine's own cost, nodes passed as instance
+# ids (0: none): the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
 # MOVE toward its goal along its agent's path if any, the agent given the goal when it moved, else
 # straight (in 3D, level), turned to its heading when its action has face_motion; FRESH as MOVE,
 # the agent given the goal in any case) and the on_tick property sets.
 ENGINE_SOURCE = """extends RefCounted
-
-
-func positions_2d(ids: PackedInt64Array) -> PackedVector2Array:
-	var out := PackedVector2Array()
-	out.resize(ids.size())
-	for i in ids.size():
-		var node := instance_from_id(ids[i]) as Node2D
-		out[i] = node.global_position if node != null else Vector2(NAN, NAN)
-	return out
-
-
-func positions_3d(ids: PackedInt64Array) -> PackedVector3Array:
-	var out := PackedVector3Array()
-	out.resize(ids.size())
-	for i in ids.size():
-		var node := instance_from_id(ids[i]) as Node3D
-		out[i] = node.global_position if node != null else Vector3(NAN, NAN, NAN)
-	return out
 
 
 func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector2Array,
@@ -1214,31 +1196,32 @@ def _write_sets() -> None:
 def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
     """One physics frame of every move of this dimension: one read of the bodies' and waypoints'
     positions, the move rule (`plan`) for all, one engine call that moves them."""
-    engine = _engine_side()
     count = len(motions)
     bodies = [motion.ids[0] for _, motion in motions]
-    ids = np.array(bodies + [motion.waypoint for _, motion in motions], np.int64)
-    read = np.asarray(engine.call(f"positions_{dimension}d", ids), dtype=np.float64).reshape(-1, dimension)
-    positions, anchors = read[:count], read[count:]
+    ids = np.array(bodies + [motion.waypoint for _, motion in motions], np.uint64)
+    read = np.empty((2 * count, 2 * dimension))
+    interface.node_poses(ids, dimension, read)  # (their facings are not used)
+    positions, anchors = read[:count, :dimension], read[count:, :dimension]
     placed = np.isfinite(positions[:, 0])
+    moves_before = len(_motions)
     for row in np.flatnonzero(~placed).tolist():  # a body freed apart from its NPC: its move ends
         _motions.pop(motions[row][0], None)
     # each action's settings read once a frame (the NPCs of one scene share their actions)
     by_action: dict[int, tuple[str, float, float, float, bool]] = {}
     settings = [by_action.get(id(m.action)) or _settings(m.action, by_action) for _, m in motions]
     kinds = [setting[0] for setting in settings]
+    aiming = []  # the rows that go to (or from) their target's last known position
     for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
-        key, motion = motions[row]
         if kinds[row] in WAYPOINTS:
-            anchors[row] = _waypoint_at(key, motion)
+            anchors[row] = _waypoint_at(*motions[row])
         else:
-            point = targets.target_point(motion.running.selector)
-            if point is not None and len(point) == dimension:
-                anchors[row] = point
-    rows = [row for row, (key, _) in enumerate(motions) if key in _motions]  # less the ended moves
-    if not rows:
-        return
-    if len(rows) < count:
+            aiming.append(row)
+    points = targets.target_points([motions[row][1].running.selector for row in aiming], dimension)
+    anchors[aiming] = points
+    if len(_motions) < moves_before:  # less the ended moves (freed bodies, a waypoint's mistake)
+        rows = [row for row, (key, _) in enumerate(motions) if key in _motions]
+        if not rows:
+            return
         motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
         settings, kinds = [settings[row] for row in rows], [kinds[row] for row in rows]
     _, arrive, flee, speeds, faces = zip(*settings, strict=True)
@@ -1256,7 +1239,7 @@ def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
         if kind == "route" and not moves and motion.waypoint:  # at a waypoint: on to the next
             motion.running.next_leg(motion.action)
             motion.waypoint = 0
-    engine.call(
+    _engine_side().call(
         f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
         np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
         np.array(speeds, dtype=np.float64), modes, np.array(faces, np.uint8),

@@ -13,7 +13,11 @@ An entity is what the senses record: a node's instance id (0: none). The target 
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from typing import Any
+
+import numpy as np
 
 from gdbridge.types import StringName, Vector2, Vector3
 from npc_mind.server.looks import NO_ENTITY
@@ -151,10 +155,26 @@ def target_position(selector: Any) -> Any:
 
 def target_point(selector: Any) -> tuple[float, ...] | None:
     """`target_position` as its 2 or 3 numbers (no engine value made), or None."""
-    entity = target_id(selector)
-    handle = stream_handle(selector) if entity != NO_ENTITY else 0
-    sighting = server().core.sightings.get(handle, entity) if handle else None
-    return None if sighting is None else sighting.position
+    return next(_target_points([selector]))
+
+
+def target_points(selectors: list[Any], dimension: int) -> np.ndarray:
+    """`target_point` of many selectors, (selectors, dimension) floats: NaNs where there is none
+    (or it has the other dimension)."""
+    missing = (math.nan,) * dimension
+    points = [point if point and len(point) == dimension else missing for point in _target_points(selectors)]
+    return np.array(points, dtype=np.float64).reshape(len(selectors), dimension)
+
+
+def _target_points(selectors: list[Any]) -> Iterator[tuple[float, ...] | None]:
+    """Each selector's target's last known position in its stream (the server's tables looked up once)."""
+    mind = server()
+    nodes, sightings = mind.nodes, mind.core.sightings
+    for selector in selectors:
+        entity = int(selector.__dict__.get("_target", NO_ENTITY))
+        handle = stream_handle(selector, nodes) if entity != NO_ENTITY else 0
+        sighting = sightings.get(handle, entity) if handle else None
+        yield None if sighting is None else sighting.position
 
 
 def after_evaluate(selector: Any, entry: Any, context: Any) -> None:
