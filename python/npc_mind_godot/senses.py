@@ -257,7 +257,7 @@ class _Sense(_OnANode):
     def recent_perceptions(self) -> list[Perceived]:
         """`get_recent_perceptions` as the Python side keeps them (the NPC Mind debugger tab reads it)."""
         now = server().core.now()
-        return [seen for seen in self.state()["recent"] if now - seen.time <= RECENT_SECONDS]
+        return [Perceived(*seen) for seen in self.state()["recent"] if now - seen[0] <= RECENT_SECONDS]
 
     @python_only
     def common_warnings(self) -> list[str]:
@@ -1188,7 +1188,9 @@ class Sensing:
             )
             if recorded:
                 self.rows.append((handle, entity, rule.memory_type, rule.salience))
-            recent.append(Perceived(now, entity, rule.memory_type, rule.salience, recorded, point))
+            # kept as a plain tuple of numbers, which the garbage collector stops tracking (a sense
+            # keeps RECENT_KEPT: as NamedTuples, 1,000 sights made every full collection a long hitch)
+            recent.append((now, entity, rule.memory_type, rule.salience, recorded, point))
         if handle:
             self.noted.append((handle, entity, point))
 
