@@ -14,6 +14,7 @@ back. Outside the editor, or with `reloadable = false`, such a change is reporte
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import types
@@ -114,6 +115,7 @@ def reload_module(module: types.ModuleType, declarations: bool = False) -> list[
     problems: list[str] = []
     state = interface.state
     state["reloading"] = {}
+    gc.unfreeze()  # what start-up froze (`_runtime._tune_collector`) may be garbage once replaced
     try:
         importlib.reload(module)
     except Exception as error:  # the old classes stay as they were

@@ -354,6 +354,15 @@ class Contract(Node):
         calls = [(self._id, name, 1), (freed_id, name, 2), (self._id, name, object()), (self._id, name, 3)]
         return [list(failure) for failure in objects.emit_signals(calls)]
 
+    def collector(self) -> list:
+        """The garbage collector as start-up left it: its young threshold, and whether start-up's
+        objects were frozen out of its full collections."""
+        import gc
+
+        from gdbridge import _runtime
+
+        return [gc.get_threshold()[0] == _runtime.GC_YOUNG_THRESHOLD, gc.get_freeze_count() > 10_000]
+
     def poses_of(self, ids: gd.PackedInt64Array, dimension: int) -> gd.PackedFloat64Array:
         """Each node's position and unit facing in one crossing (`interface.node_poses`)."""
         out = np.empty(len(ids) * 2 * dimension)

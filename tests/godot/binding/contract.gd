@@ -86,6 +86,7 @@ func check_poses() -> void:
 		close.call(got_2d, want_2d) and nans.call(got_2d, 4, 20) and close.call(got_3d.slice(24), want_3d)
 		and nans.call(got_3d, 0, 24), [got_2d, got_3d])
 	check("poses_refused", c.poses_refused() == ["ValueError", "ValueError", true], c.poses_refused())
+	check("collector_tuned", c.collector() == [true, true], c.collector())
 	for made: Node in [holder, solid, plain]:
 		made.free()
 
