@@ -150,6 +150,17 @@ class DeferredMachine(RuleBasedStateMachine):
         for offset in range(count):
             self.same("record", handle, (entity + offset) % 8, data.draw(st.integers(0, 4)), 0.6)
 
+    @rule(data=st.data(), count=st.integers(1, 8))
+    def record_rows(self, data: st.DataObject, count: int) -> None:
+        """A frame's sense records in one `record_many` (several streams; now and then an odd row,
+        whose error stops the batch there as it stops a loop of `record`s)."""
+        rows = []
+        for _ in range(count):
+            odd = data.draw(st.integers(0, 15)) == 7
+            memory_type = data.draw(ODD_TYPES if odd else TYPES)
+            rows.append((self.pick(data), self.entity(data), memory_type, data.draw(SALIENCES)))
+        self.same("record_many", rows)
+
     @rule(
         data=st.data(), entity=ODD_ENTITIES | ENTITIES, memory_type=ODD_TYPES | TYPES, salience=ODD_SALIENCES
     )

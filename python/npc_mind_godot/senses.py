@@ -1043,22 +1043,20 @@ class Sensing:
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
-        self._spotted(
-            looking,
-            gathered.recalling,
-            [lookers[row] for row in visible],
-            [pairs[row][0].ids[pairs[row][1]] for row in visible],
-        )
+        entities = [pairs[row][0].ids[pairs[row][1]] for row in visible]
+        self._spotted(looking, gathered.recalling, [lookers[row] for row in visible], entities)
+        if not visible:
+            return
+        points = np.concatenate(end_parts)[visible].tolist()  # the targets' own points (no eye lift)
         streams = server().core.memory.entries
         states, intervals = gathered.states, gathered.intervals
-        for row in visible:
-            position, (group, column, held) = lookers[row], pairs[row]
+        for row, entity, point in zip(visible, entities, points, strict=True):
+            position = lookers[row]
             state = states[position]
             handle = state["handle"]
             if handle not in streams:  # (no stream yet, or it left: found again, or reported once)
                 handle = looking[position].stream_handle()
-            point = tuple(group.points[column].tolist())
-            self._perceive(state, handle, group.ids[column], point, held, now, intervals[position])
+            self._perceive(state, handle, entity, tuple(point), pairs[row][2], now, intervals[position])
 
     def _spotted(
         self, looking: list[Any], recalling: list[int], positions: list[int], entities: list[int]
@@ -1243,17 +1241,15 @@ class Sensing:
 
     def _write(self, now: float) -> None:
         """The frame's records and sightings. Each record takes the path of `MemoryStream.record_event`
-        (`MindServer.record`: queued, then folded with the frame's other writes in the step's one
-        batch, at the time it was made); a row of a stream freed this frame is skipped."""
+        (`MindServer.record_many`: `record` of each row, queued, then folded with the frame's other
+        writes in the step's one batch, at the time it was made); a row of a stream freed this frame
+        is skipped."""
         if not (self.rows or self.noted):  # (most frames of a game without senses)
             return
         mind = server().core
         streams = mind.memory.entries
         rows, self.rows = self.rows, []
-        record = mind.record
-        for handle, entity, memory_type, salience in rows:
-            if handle in streams:
-                record(handle, entity, memory_type, salience)
+        mind.record_many([row for row in rows if row[0] in streams])
         self.totals["records"] += len(rows)
         noted, self.noted = self.noted, []
         if noted:

@@ -59,6 +59,7 @@ class MindServer:
         # own methods): record(handle, entity, memory_type, salience), awareness(handle, entity)
         # -> level, query_strongest(handle, entity) -> the memory's Dictionary (wakes it), at now
         self.record = self.memory.write
+        self.record_many = self.memory.write_many  # record of each (handle, entity, type, salience), in order
         self.awareness = self.memory.aware
         self.query_strongest = self.memory.recall
         self.selectors = SelectorBank(counter, self.events, now=self.clock.now)

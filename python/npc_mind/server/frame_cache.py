@@ -137,6 +137,21 @@ class FrameAnswers:
         return _NO_PAIRS
 
 
+def _queues(plain: set[int], handle: Any, entity: Any, memory_type: Any, salience: Any) -> bool:
+    """Whether `FrameCache.write` queues this write: a stream in `plain` and arguments that cannot
+    fail (anything else runs at once, for its error)."""
+    return (
+        type(handle) is int
+        and handle in plain
+        and type(entity) is int
+        and type(memory_type) is int
+        and type(salience) is float
+        and QUEUED_TYPE[0] <= memory_type <= QUEUED_TYPE[1]
+        and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
+        and salience - salience == 0.0  # finite
+    )
+
+
 class FrameCache:
     """The queue, the streams' pending state and the published table of one `MemoryBank` (see
     the module docstring). The bank applies writes, answers from the pools and computes the
@@ -191,20 +206,28 @@ class FrameCache:
     # queue, the positions and the table are read inline, and only the pool's row is asked.
     def write(self, handle: int, entity: int, memory_type: int, salience: float) -> None:
         """`record` at the clock's now: queued when it cannot fail (see the module docstring)."""
-        if (
-            type(handle) is int
-            and handle in self.plain
-            and type(entity) is int
-            and type(memory_type) is int
-            and type(salience) is float
-            and QUEUED_TYPE[0] <= memory_type <= QUEUED_TYPE[1]
-            and QUEUED_ENTITY[0] <= entity <= QUEUED_ENTITY[1]
-            and salience - salience == 0.0  # finite
-        ):
+        if _queues(self.plain, handle, entity, memory_type, salience):
             self.answers.close(handle)  # a write the reader did not see queued
             self.take_writes(((handle, entity, memory_type, salience),))
             return
         self._write_at_once(handle, entity, memory_type, salience)
+
+    def write_many(self, rows: Sequence[Queued]) -> None:
+        """`write` of every row (handle, entity, type, salience), in order, the rows it queues
+        taken a run at a time (the senses' records of a frame)."""
+        run: list[Queued] = []
+        close = self.answers.close
+        for row in rows:
+            if _queues(self.plain, *row):
+                close(row[0])  # a write the reader did not see queued
+                run.append(row)
+                continue
+            if run:
+                self.take_writes(run)
+                run = []
+            self._write_at_once(*row)
+        if run:
+            self.take_writes(run)
 
     def take_writes(self, rows: Sequence[Queued]) -> None:
         """Queue writes (handle, entity, type, salience) that `write` would queue (a stream in

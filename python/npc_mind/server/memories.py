@@ -13,7 +13,7 @@ whole queue first, and one that changes many streams or frees one also drops the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,6 +186,10 @@ class MemoryBank:
     @property
     def write(self) -> Callable[[int, int, int, float], None]:
         return self.cache.write
+
+    @property
+    def write_many(self) -> Callable[[Sequence[tuple[int, int, int, float]]], None]:
+        return self.cache.write_many
 
     @property
     def aware(self) -> Callable[[int, int], int]:
