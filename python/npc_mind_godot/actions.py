@@ -62,6 +62,7 @@ from npc_mind_godot._common import (
     icon,
     server,
 )
+from npc_mind_godot.motion_table import MotionTable
 
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
@@ -525,7 +526,7 @@ class MoveAction(MindAction, icon=icon("MoveAction")):
         motion = _motions.get(key)
         if motion is None or motion.action is not self or motion.running is not running:
             ids = (key, int(agent.get_instance_id()) if agent is not None else 0)
-            _motions[key] = Motion(running, self, body, agent, dimension, ids)
+            _motions.add(Motion(running, self, body, agent, dimension, ids))
             running.moved.add(key)
             _start_ticking()
 
@@ -927,9 +928,7 @@ class Motion:
     agent: Any
     dimension: int  # 2 or 3, the body's
     ids: tuple[int, int]  # the body's and the agent's instance ids (0: no agent)
-    waypoint: int = 0  # destination node: its instance id while it stays (0: found again)
-    fresh: bool = True  # the agent is given its first goal
-    standing: bool = False  # arrived (or nowhere to go) and halted
+    row: int = -1  # its row in `_motions.columns[dimension]`, which holds its per-frame state
 
 
 _running: dict[int, Running] = {}  # selector instance id -> its running behavior
@@ -937,7 +936,7 @@ _running: dict[int, Running] = {}  # selector instance id -> its running behavio
 # found again): a physics frame visits these only, not every selector (`_retick` keeps them).
 _ticking_runs: dict[int, Running] = {}
 _tick_order: list[Running] | None = []
-_motions: dict[int, Motion] = {}  # body instance id -> the move driving it
+_motions = MotionTable()  # body instance id -> the move driving it, and the moves' columns
 _ticking: list[Any] = []  # (tree, the callable) while `tick` is connected to its physics_frame
 
 
@@ -1111,7 +1110,7 @@ def _motions_of(running: Running) -> list[Motion]:
     for key in running.moved:
         motion = _motions.get(key)
         if motion is not None and motion.running is running:
-            del _motions[key]
+            _motions.remove(key)
             found.append(motion)
     running.moved.clear()
     return found
@@ -1172,14 +1171,13 @@ def tick(tree: Any) -> None:
         _write_sets()
     finally:
         _tick_sets = None
-    moving: dict[int, list[tuple[int, Motion]]] = {2: [], 3: []}
-    for key, motion in _motions.items():  # a freed selector dropped its moves (`notified`)
-        if paused and not (motion.body and motion.body.can_process()):
-            continue
-        moving[motion.dimension].append((key, motion))
-    for dimension, motions in moving.items():
-        if motions:
-            _move(dimension, motions)
+    for dimension, columns in _motions.columns.items():  # a freed selector dropped its moves (`notified`)
+        rows = columns.live()
+        if paused:
+            bodies = [columns.motions[row].body for row in rows.tolist()]
+            rows = rows[[bool(body and body.can_process()) for body in bodies]]
+        if rows.size:
+            _move(dimension, rows)
 
 
 _tick_sets: list[tuple[Any, Any, Any]] | None = None  # (node, property path, value) to write
@@ -1193,79 +1191,79 @@ def _write_sets() -> None:
         _engine_side().call("set_all", np.array(ids, dtype=np.int64), list(paths), list(values))
 
 
-def _move(dimension: int, motions: list[tuple[int, Motion]]) -> None:
-    """One physics frame of every move of this dimension: one read of the bodies' and waypoints'
-    positions, the move rule (`plan`) for all, one engine call that moves them."""
-    count = len(motions)
-    bodies = [motion.ids[0] for _, motion in motions]
-    ids = np.array(bodies + [motion.waypoint for _, motion in motions], np.uint64)
+def _move(dimension: int, rows: np.ndarray) -> None:
+    """One physics frame of the moves in these rows of the dimension's table: one read of the
+    bodies' and waypoints' positions, the move rule (`plan`) for all, one engine call that moves
+    them."""
+    columns = _motions.columns[dimension]
+    count = len(rows)
     read = np.empty((2 * count, 2 * dimension))
+    ids = np.concatenate((columns.bodies[rows], columns.waypoints[rows])).astype(np.uint64)
     interface.node_poses(ids, dimension, read)  # (their facings are not used)
     positions, anchors = read[:count, :dimension], read[count:, :dimension]
     placed = np.isfinite(positions[:, 0])
-    moves_before = len(_motions)
-    for row in np.flatnonzero(~placed).tolist():  # a body freed apart from its NPC: its move ends
-        _motions.pop(motions[row][0], None)
-    # each action's settings read once a frame (the NPCs of one scene share their actions)
-    by_action: dict[int, tuple[str, float, float, float, bool]] = {}
-    settings = [by_action.get(id(m.action)) or _settings(m.action, by_action) for _, m in motions]
-    kinds = [setting[0] for setting in settings]
-    aiming = []  # the rows that go to (or from) their target's last known position
-    for row in np.flatnonzero(placed & ~np.isfinite(anchors[:, 0])).tolist():
-        if kinds[row] in WAYPOINTS:
-            anchors[row] = _waypoint_at(*motions[row])
-        else:
-            aiming.append(row)
-    points = targets.target_points([motions[row][1].running.selector for row in aiming], dimension)
-    anchors[aiming] = points
-    if len(_motions) < moves_before:  # less the ended moves (freed bodies, a waypoint's mistake)
-        rows = [row for row, (key, _) in enumerate(motions) if key in _motions]
-        if not rows:
+    slots = columns.actions[rows]
+    kinds, arrive, flee, speeds, faces = _settings(slots)  # (before a move ends and frees its slot)
+    for body in columns.bodies[rows[~placed]].tolist():  # a body freed apart from its NPC: its move ends
+        _motions.remove(body)
+    waypointed = kinds >= DESTINATIONS.index("node")
+    unknown = placed & ~np.isfinite(anchors[:, 0])  # no waypoint yet, or a target's point
+    motions = columns.motions
+    for position in np.flatnonzero(unknown & waypointed).tolist():
+        anchors[position] = _waypoint_at(motions[int(rows[position])])
+    aiming = unknown & ~waypointed  # the rows that go to (or from) their target's last known position
+    selectors = [motions[row].running.selector for row in rows[aiming].tolist()]
+    anchors[aiming] = targets.target_points(selectors, dimension)
+    kept = columns.bodies[rows] != 0  # less the ended moves (freed bodies, a waypoint's mistake)
+    if not kept.all():
+        if not kept.any():
             return
-        motions, positions, anchors = [motions[row] for row in rows], positions[rows], anchors[rows]
-        settings, kinds = [settings[row] for row in rows], [kinds[row] for row in rows]
-    _, arrive, flee, speeds, faces = zip(*settings, strict=True)
-    goals, going = plan(
-        positions, anchors, np.array([kind == "away_from_target" for kind in kinds]), np.array(arrive),
-        np.array(flee),
-    )  # fmt: skip
-    standing = np.array([motion.standing for _, motion in motions])
-    fresh = np.array([motion.fresh for _, motion in motions])
+        rows, positions, anchors = rows[kept], positions[kept], anchors[kept]
+        slots, kinds = slots[kept], kinds[kept]
+    away = kinds == DESTINATIONS.index("away_from_target")
+    goals, going = plan(positions, anchors, away, arrive[slots], flee[slots])
+    fresh, standing = columns.fresh[rows], columns.standing[rows]
     modes = np.where(going, np.where(fresh, FRESH, MOVE), np.where(standing, STAND, HALT)).astype(np.uint8)
-    for (_, motion), moves, kind in zip(motions, going.tolist(), kinds, strict=True):
-        # arrived, or nowhere to go: the velocity is zeroed once, not every frame
-        motion.standing = not moves
-        motion.fresh = motion.fresh and not moves
-        if kind == "route" and not moves and motion.waypoint:  # at a waypoint: on to the next
-            motion.running.next_leg(motion.action)
-            motion.waypoint = 0
+    columns.standing[rows] = ~going  # arrived, or nowhere to go: the velocity is zeroed once, not every frame
+    columns.fresh[rows] = fresh & ~going
+    at_stop = (kinds == DESTINATIONS.index("route")) & ~going & (columns.waypoints[rows] != 0)
+    for row in rows[at_stop].tolist():  # at a waypoint: on to the next
+        motion = motions[row]
+        motion.running.next_leg(motion.action)
+        columns.waypoints[row] = 0
     _engine_side().call(
-        f"move_{dimension}d", np.array([motion.ids[0] for _, motion in motions], np.int64),
-        np.array([motion.ids[1] for _, motion in motions], np.int64), goals.astype(np.float32),
-        np.array(speeds, dtype=np.float64), modes, np.array(faces, np.uint8),
+        f"move_{dimension}d", columns.bodies[rows], columns.agents[rows], goals.astype(np.float32),
+        speeds[slots], modes, faces[slots],
     )  # fmt: skip
 
 
-def _settings(action: MoveAction, by_action: dict[int, tuple[str, float, float, float, bool]]) -> Any:
-    """What `_move` reads of a move action (destination, arrive and flee distances, speed,
-    face_motion), into `by_action` by the action's id."""
-    found = by_action[id(action)] = (
-        str(action.destination), float(action.arrive_distance), float(action.flee_distance),
-        float(action.speed), bool(action.face_motion),
-    )  # fmt: skip
-    return found
+def _settings(slots: np.ndarray) -> tuple[np.ndarray, ...]:
+    """What `_move` reads of the move actions in these slots, read once a frame (the NPCs of one
+    scene share their actions), as columns by slot: the destination (its index in DESTINATIONS;
+    one not in it moves as "target"), the arrive and flee distances, the speed and face_motion."""
+    size = len(_motions.actions)
+    kinds, faces = np.zeros(size, np.int8), np.zeros(size, np.uint8)
+    arrive, flee, speeds = np.zeros(size), np.zeros(size), np.zeros(size)
+    for slot in np.unique(slots).tolist():
+        action = _motions.actions[slot]
+        destination = str(action.destination)
+        kinds[slot] = DESTINATIONS.index(destination) if destination in DESTINATIONS else 0
+        arrive[slot], flee[slot] = float(action.arrive_distance), float(action.flee_distance)
+        speeds[slot], faces[slot] = float(action.speed), bool(action.face_motion)
+    return kinds[slots], arrive, flee, speeds, faces
 
 
-def _waypoint_at(key: int, motion: Motion) -> Any:
+def _waypoint_at(motion: Motion) -> Any:
     """A node destination's position this frame (NaN: none this frame), its node being found (first,
     or freed: the read was NaN); a mistake stops the move, reported once."""
-    motion.waypoint = 0
+    waypoints = _motions.columns[motion.dimension].waypoints
+    waypoints[motion.row] = 0
     try:
         node = motion.running.waypoint(motion.action, motion.dimension)
     except Exception as error:
-        _stop(key, motion, _as_mistake(error))
+        _stop(motion, _as_mistake(error))
         return np.nan
-    motion.waypoint = node._id
+    waypoints[motion.row] = node._id
     return _position(node)
 
 
@@ -1274,9 +1272,9 @@ def _position(node: Any) -> tuple[float, ...]:
     return (at.x, at.y) if isinstance(at, Vector2) else (at.x, at.y, at.z)
 
 
-def _stop(key: int, motion: Motion, error: ActionError) -> None:
+def _stop(motion: Motion, error: ActionError) -> None:
     """A move's mistake: reported once per selector and cause, the move ends and its body stops."""
-    del _motions[key]
+    _motions.remove(motion.ids[0])
     running = motion.running
     mistakes.report(
         running.selector,

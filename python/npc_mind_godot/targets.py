@@ -14,7 +14,6 @@ An entity is what the senses record: a node's instance id (0: none). The target 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -155,7 +154,7 @@ def target_position(selector: Any) -> Any:
 
 def target_point(selector: Any) -> tuple[float, ...] | None:
     """`target_position` as its 2 or 3 numbers (no engine value made), or None."""
-    return next(_target_points([selector]))
+    return _target_points([selector])[0]
 
 
 def target_points(selectors: list[Any], dimension: int) -> np.ndarray:
@@ -166,15 +165,20 @@ def target_points(selectors: list[Any], dimension: int) -> np.ndarray:
     return np.array(points, dtype=np.float64).reshape(len(selectors), dimension)
 
 
-def _target_points(selectors: list[Any]) -> Iterator[tuple[float, ...] | None]:
+def _target_points(selectors: list[Any]) -> list[tuple[float, ...] | None]:
     """Each selector's target's last known position in its stream (the server's tables looked up once)."""
     mind = server()
-    nodes, sightings = mind.nodes, mind.core.sightings
+    nodes, sighting_of = mind.nodes, mind.core.sightings.get
+    points: list[tuple[float, ...] | None] = []
     for selector in selectors:
         entity = int(selector.__dict__.get("_target", NO_ENTITY))
-        handle = stream_handle(selector, nodes) if entity != NO_ENTITY else 0
-        sighting = sightings.get(handle, entity) if handle else None
-        yield None if sighting is None else sighting.position
+        if entity == NO_ENTITY:
+            points.append(None)
+            continue
+        handle = stream_handle(selector, nodes)
+        sighting = sighting_of(handle, entity) if handle else None
+        points.append(None if sighting is None else sighting.position)
+    return points
 
 
 def after_evaluate(selector: Any, entry: Any, context: Any) -> None:
