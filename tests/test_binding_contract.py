@@ -15,7 +15,7 @@ CHECKS = [
     "every_utility_agrees", "utility_errors_raise", "str_many_times",
     # objects: null, freed, identity
     "typed_null", "untyped_null", "live_object", "signals_emitted_in_one_crossing", "poses_in_one_crossing",
-    "poses_refused", "collector_tuned",
+    "poses_refused", "moves_in_one_crossing", "moves_refused", "collector_tuned",
     "freed_objects_detected", "freed_use_raises", "held_live",
     # reference counts
     "refcount_after_new", "refcount_after_calls", "refcount_many_cycles", "refcount_stored_by_python",

@@ -14,6 +14,7 @@
 #include "native/answered.c"
 #include "native/chosen.c"
 #include "native/poses.c"
+#include "native/moves.c"
 #include "native/to_engine.c"
 #include "native/fast_module.c"
 #include "native/classes.c"

@@ -591,6 +591,35 @@ def node_poses(ids: Any, dimension: int, out: Any) -> None:
 _pose_binds: dict[int, int] = {}  # dimension -> get_global_transform's bind, resolved on first use
 
 
+MOVE_SKIP, MOVE_HALT, MOVE_GO = 0, 1, 2  # what `move_bodies` does with a body (its mode's low bits)
+MOVE_FACE, MOVE_KEEP_VERTICAL = 4, 8  # flags added to a mode
+
+
+def move_bodies(dimension: int, ids: Any, velocities: Any, yaws: Any, modes: Any) -> None:
+    """Many CharacterBody2D (2) / CharacterBody3D (3) moves in one crossing: per body (`ids`, a
+    buffer of 8-byte instance ids) its velocity (`velocities`, float64, ids x dimension) set;
+    MOVE_HALT stops there, MOVE_GO then turns it to its yaw (`yaws`, float64 radians: a 2D body's
+    rotation, a 3D body's about y) with MOVE_FACE and calls move_and_slide. MOVE_KEEP_VERTICAL
+    keeps a 3D body's own vertical velocity. A body that is 0, freed or of another class is
+    skipped. Main thread only, as physics is."""
+    binds = _move_binds.get(dimension)
+    if binds is None:
+        if dimension not in (2, 3):
+            raise ValueError(f"move_bodies: the dimension is 2 or 3, not {dimension!r}")
+        body, node = f"CharacterBody{dimension}D", f"Node{dimension}D"
+        binds = _move_binds[dimension] = tuple(
+            method_bind(owner, name, API["classes"][owner]["methods"][name][0])
+            for owner, name in (
+                (body, "set_velocity"), (body, "get_velocity"), (body, "move_and_slide"),
+                (node, "set_global_rotation"), (node, "get_global_rotation"),
+            )
+        )  # fmt: skip
+    _fast.moves(dimension, binds, ids, velocities, yaws, modes)
+
+
+_move_binds: dict[int, tuple[int, ...]] = {}  # dimension -> move_bodies' binds, resolved on first use
+
+
 def check_thread(node: Any, label: str) -> None:
     global _inside_tree_bind  # noqa: PLW0603 - resolved once, on first use
     if _inside_tree_bind is None:

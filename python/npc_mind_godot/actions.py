@@ -11,10 +11,11 @@ Every NodePath of an action is relative to the UtilitySelector (as the inspector
 empty one means the NPC, the selector's parent. One pass over every running behavior per physics
 frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_tick` lists and moves
 the bodies of the running move actions: no `_physics_process` per NPC. The engine side of that pass
-is one read of every moving body's and waypoint's position per dimension (`interface.node_poses`)
+is one read of every moving body's and waypoint's position per dimension (`interface.node_poses`),
+one crossing that sets every body's velocity and facing and slides it (`interface.move_bodies`),
 and one GDScript object (`ENGINE_SOURCE`) called a fixed number of times a frame with packed arrays:
-one move of every body per dimension, and one write of the pass's on_tick property sets (a run of
-them between other actions).
+the navigation agents' paths per dimension, and one write of the pass's on_tick property sets (a
+run of them between other actions).
 A paused tree pauses them, as it pauses `_physics_process` (an NPC whose process_mode runs while
 paused keeps acting).
 
@@ -41,6 +42,7 @@ import numpy as np
 from gdbridge import classes, interface, objects
 from gdbridge.callables import python_function
 from gdbridge.declare import export, python_only
+from gdbridge.interface import MOVE_FACE, MOVE_GO, MOVE_HALT, MOVE_KEEP_VERTICAL, MOVE_SKIP
 from gdbridge.types import (
     GODOT_NAMES,
     NodePath,
@@ -768,73 +770,71 @@ def plan(
 
 STAND, HALT, MOVE, FRESH = 0, 1, 2, 3  # what the engine side does with a body this frame
 
-# Every engine write of the physics pass, looped at the engine's own cost, nodes passed as instance
-# ids (0: none): the moves (per body: STAND nothing; HALT velocity zero, a 3D body's vertical kept;
-# MOVE toward its goal along its agent's path if any, the agent given the goal when it moved, else
-# straight (in 3D, level), turned to its heading when its action has face_motion; FRESH as MOVE,
-# the agent given the goal in any case) and the on_tick property sets.
+
+def steer(  # noqa: PLR0917 - the moving bodies' columns
+    dimension: int, positions: np.ndarray, points: np.ndarray, speeds: np.ndarray, modes: np.ndarray,
+    faces: np.ndarray, guided: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The move's engine half, for every moving body of a dimension at once (rows: bodies; modes:
+    STAND..FRESH): each body's velocity toward its point (its agent's next path position when
+    `guided`, else its goal, and then in 3D level, the body's own vertical velocity kept), its yaw
+    (turned to when its action has face_motion) and its `interface.move_bodies` mode. A body on
+    its point halts as one told to (HALT: velocity zero, in 3D its vertical kept); one that stands
+    is left alone."""  # fmt: skip
+    heading = points - positions
+    level = ~guided if dimension == 3 else np.zeros(len(modes), bool)
+    if dimension == 3:
+        heading[level, 1] = 0.0
+    length = np.linalg.norm(heading, axis=1)
+    going = modes >= MOVE
+    moving = going & (length > 1e-6)
+    velocities = np.zeros_like(heading)
+    velocities[moving] = heading[moving] * (speeds[moving] / length[moving])[:, None]
+    codes = np.where(moving, MOVE_GO, np.where(going | (modes == HALT), MOVE_HALT, MOVE_SKIP))
+    if dimension == 2:
+        yaws = np.arctan2(heading[:, 1], heading[:, 0])
+        facing = faces.astype(bool)
+    else:
+        yaws = np.arctan2(-velocities[:, 0], -velocities[:, 2])
+        facing = faces.astype(bool) & (np.hypot(velocities[:, 0], velocities[:, 2]) > 1e-3)
+        codes |= np.where((codes == MOVE_HALT) | (level & moving), MOVE_KEEP_VERTICAL, 0)
+    codes |= np.where(moving & facing, MOVE_FACE, 0)
+    return velocities, yaws, codes.astype(np.uint8)
+
+
+# Every engine call of the physics pass that is not a body's own move (`interface.move_bodies`),
+# looped at the engine's own cost, nodes passed as instance ids (0: none): the navigation agents'
+# next path positions (each agent given its body's goal when it moved, or its first one: `fresh`;
+# a freed agent's body goes straight to its goal, not guided) and the on_tick property sets.
 ENGINE_SOURCE = """extends RefCounted
 
 
-func move_2d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector2Array,
-		speeds: PackedFloat64Array, modes: PackedByteArray, faces: PackedByteArray) -> void:
-	for i in bodies.size():
-		var mode := modes[i]
-		var body := instance_from_id(bodies[i]) as CharacterBody2D
-		if mode == 0 or body == null:
-			continue
-		if mode == 1:
-			body.velocity = Vector2.ZERO
-			continue
-		var point := goals[i]
-		var agent := instance_from_id(agents[i]) as NavigationAgent2D if agents[i] else null
+func guide_2d(agents: PackedInt64Array, goals: PackedVector2Array, fresh: PackedByteArray) -> Array:
+	var points := PackedVector2Array(goals)
+	var guided := PackedByteArray()
+	guided.resize(agents.size())
+	for i in agents.size():
+		var agent := instance_from_id(agents[i]) as NavigationAgent2D
 		if agent != null:
-			if mode == 3 or agent.target_position.distance_to(point) > 1e-3:
-				agent.target_position = point
-			point = agent.get_next_path_position()
-		var heading := point - body.global_position
-		var length := heading.length()
-		if length <= 1e-6:
-			body.velocity = Vector2.ZERO
-			continue
-		body.velocity = heading * (speeds[i] / length)
-		if faces[i]:
-			body.global_rotation = heading.angle()
-		body.move_and_slide()
+			if fresh[i] or agent.target_position.distance_to(goals[i]) > 1e-3:
+				agent.target_position = goals[i]
+			points[i] = agent.get_next_path_position()
+			guided[i] = 1
+	return [points, guided]
 
 
-func move_3d(bodies: PackedInt64Array, agents: PackedInt64Array, goals: PackedVector3Array,
-		speeds: PackedFloat64Array, modes: PackedByteArray, faces: PackedByteArray) -> void:
-	for i in bodies.size():
-		var mode := modes[i]
-		var body := instance_from_id(bodies[i]) as CharacterBody3D
-		if mode == 0 or body == null:
-			continue
-		if mode == 1:
-			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
-			continue
-		var point := goals[i]
-		var agent := instance_from_id(agents[i]) as NavigationAgent3D if agents[i] else null
+func guide_3d(agents: PackedInt64Array, goals: PackedVector3Array, fresh: PackedByteArray) -> Array:
+	var points := PackedVector3Array(goals)
+	var guided := PackedByteArray()
+	guided.resize(agents.size())
+	for i in agents.size():
+		var agent := instance_from_id(agents[i]) as NavigationAgent3D
 		if agent != null:
-			if mode == 3 or agent.target_position.distance_to(point) > 1e-3:
-				agent.target_position = point
-			point = agent.get_next_path_position()
-		var heading := point - body.global_position
-		if agent == null:
-			heading.y = 0.0
-		var length := heading.length()
-		if length <= 1e-6:
-			body.velocity = Vector3(0.0, body.velocity.y, 0.0)
-			continue
-		var velocity := heading * (speeds[i] / length)
-		if agent == null:
-			velocity.y = body.velocity.y
-		body.velocity = velocity
-		if faces[i] and Vector2(velocity.x, velocity.z).length() > 1e-3:
-			var turned := body.global_rotation
-			turned.y = atan2(-velocity.x, -velocity.z)
-			body.global_rotation = turned
-		body.move_and_slide()
+			if fresh[i] or agent.target_position.distance_to(goals[i]) > 1e-3:
+				agent.target_position = goals[i]
+			points[i] = agent.get_next_path_position()
+			guided[i] = 1
+	return [points, guided]
 
 
 func set_all(ids: PackedInt64Array, paths: Array, values: Array) -> void:
@@ -1193,8 +1193,9 @@ def _write_sets() -> None:
 
 def _move(dimension: int, rows: np.ndarray) -> None:
     """One physics frame of the moves in these rows of the dimension's table: one read of the
-    bodies' and waypoints' positions, the move rule (`plan`) for all, one engine call that moves
-    them."""
+    bodies' and waypoints' positions, the move rule (`plan`) and its engine half (`steer`) for
+    all, and one crossing that moves them (`interface.move_bodies`); the agents' paths, if any
+    body has one, in one engine call before."""
     columns = _motions.columns[dimension]
     count = len(rows)
     read = np.empty((2 * count, 2 * dimension))
@@ -1231,10 +1232,19 @@ def _move(dimension: int, rows: np.ndarray) -> None:
         motion = motions[row]
         motion.running.next_leg(motion.action)
         columns.waypoints[row] = 0
-    _engine_side().call(
-        f"move_{dimension}d", columns.bodies[rows], columns.agents[rows], goals.astype(np.float32),
-        speeds[slots], modes, faces[slots],
-    )  # fmt: skip
+    points, guided = goals, np.zeros(len(rows), bool)
+    agents = columns.agents[rows]
+    asked = (modes >= MOVE) & (agents != 0)  # the moving bodies with a navigation agent
+    if asked.any():
+        fresh_goals = (modes[asked] == FRESH).astype(np.uint8)
+        found = _engine_side().call(
+            f"guide_{dimension}d", agents[asked], goals[asked].astype(np.float32), fresh_goals
+        )
+        points = goals.copy()
+        points[asked] = np.asarray(found[0], dtype=np.float64).reshape(-1, dimension)
+        guided[asked] = np.asarray(found[1], dtype=bool)
+    velocities, yaws, codes = steer(dimension, positions, points, speeds[slots], modes, faces[slots], guided)
+    interface.move_bodies(dimension, columns.bodies[rows].astype(np.uint64), velocities, yaws, codes)
 
 
 def _settings(slots: np.ndarray) -> tuple[np.ndarray, ...]:

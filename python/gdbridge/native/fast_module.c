@@ -134,6 +134,7 @@ static PyMethodDef gdb_fast_methods[] = {
     {"emit_all", (PyCFunction)(void (*)(void))gdb_fast_emit_all, METH_FASTCALL, "Call a method bind on many objects."},
     {"fill", (PyCFunction)(void (*)(void))gdb_fast_fill, METH_FASTCALL, "Fill a Dictionary or an Array."},
     {"poses", (PyCFunction)(void (*)(void))gdb_fast_poses, METH_FASTCALL, "Many nodes' positions and facings."},
+    {"moves", (PyCFunction)(void (*)(void))gdb_fast_moves, METH_FASTCALL, "Many CharacterBodies' moves."},
     {"read", (PyCFunction)(void (*)(void))gdb_fast_read, METH_FASTCALL, "An Array or a Dictionary as list or dict."},
     {"settle", gdb_fast_settle, METH_NOARGS, "Settle the RefCounted objects of the callback ending."},
     {"dropped", gdb_fast_dropped, METH_NOARGS, "Ids of the held RefCounted objects Python let go of."},

@@ -5,7 +5,7 @@
 
 static GDExtensionInterfaceClassdbGetClassTag i_class_tag;
 static GDExtensionInterfaceObjectCastTo i_cast_to;
-static void *gdb_node2d_tag, *gdb_node3d_tag;
+static void *gdb_node2d_tag, *gdb_node3d_tag, *gdb_body2d_tag, *gdb_body3d_tag;
 
 /* The engine's tag of the class `name` (NULL: no such class). */
 static void *gdb_class_tag(const char *name) {
@@ -14,6 +14,17 @@ static void *gdb_class_tag(const char *name) {
     void *tag = (void *)i_class_tag(class_name);
     g_destructor[GDEXTENSION_VARIANT_TYPE_STRING_NAME](class_name);
     return tag;
+}
+
+/* The cast and the class tags of the batched node calls (poses, moves), found on first use. */
+static void gdb_tags_ready(void) {
+    if (i_class_tag) return;
+    i_class_tag = (GDExtensionInterfaceClassdbGetClassTag)gdb_gpa("classdb_get_class_tag");
+    i_cast_to = (GDExtensionInterfaceObjectCastTo)gdb_gpa("object_cast_to");
+    gdb_node2d_tag = gdb_class_tag("Node2D");
+    gdb_node3d_tag = gdb_class_tag("Node3D");
+    gdb_body2d_tag = gdb_class_tag("CharacterBody2D");
+    gdb_body3d_tag = gdb_class_tag("CharacterBody3D");
 }
 
 /* A component of a vector normalized as Vector2/Vector3::normalize do it (a zero vector stays zero). */
@@ -41,12 +52,7 @@ static PyObject *gdb_fast_poses(PyObject *self, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_RuntimeError, "poses(): main thread only (the scene tree is not thread-safe)");
         return NULL;
     }
-    if (!i_class_tag) {
-        i_class_tag = (GDExtensionInterfaceClassdbGetClassTag)gdb_gpa("classdb_get_class_tag");
-        i_cast_to = (GDExtensionInterfaceObjectCastTo)gdb_gpa("object_cast_to");
-        gdb_node2d_tag = gdb_class_tag("Node2D");
-        gdb_node3d_tag = gdb_class_tag("Node3D");
-    }
+    gdb_tags_ready();
     void *tag = dimension == 2 ? gdb_node2d_tag : gdb_node3d_tag;
     Py_buffer ids, out;
     if (PyObject_GetBuffer(args[2], &ids, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return NULL;

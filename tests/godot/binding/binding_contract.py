@@ -390,6 +390,41 @@ class Contract(Node):
         worker.join()
         return refused + ["main thread only" in text for text in caught]
 
+    def move_many(
+        self, ids: gd.PackedInt64Array, dimension: int, velocities: gd.PackedFloat64Array,
+        yaws: gd.PackedFloat64Array, modes: gd.PackedByteArray,
+    ) -> None:  # fmt: skip
+        """Many bodies' moves in one crossing (`interface.move_bodies`)."""
+        interface.move_bodies(
+            dimension, np.asarray(ids, dtype=np.uint64), np.asarray(velocities, dtype=np.float64),
+            np.asarray(yaws, dtype=np.float64), np.asarray(modes, dtype=np.uint8),
+        )  # fmt: skip
+
+    def moves_refused(self) -> list:
+        """move_bodies' clear errors: velocities of the wrong size, modes of the wrong size, a bad
+        dimension, another thread."""
+        one = np.zeros(1, dtype=np.uint64)
+        refused = []
+        for dimension, velocities, modes in ((2, np.zeros(3), np.zeros(1, np.uint8)),
+                                             (2, np.zeros(2), np.zeros(2, np.uint8)),
+                                             (4, np.zeros(4), np.zeros(1, np.uint8))):  # fmt: skip
+            try:
+                interface.move_bodies(dimension, one, velocities, np.zeros(1), modes)
+            except ValueError as error:
+                refused.append(type(error).__name__)
+        caught: list[str] = []
+
+        def off_main() -> None:
+            try:
+                interface.move_bodies(2, one, np.zeros(2), np.zeros(1), np.zeros(1, np.uint8))
+            except RuntimeError as error:
+                caught.append(str(error))
+
+        worker = threading.Thread(target=off_main)
+        worker.start()
+        worker.join()
+        return refused + ["main thread only" in text for text in caught]
+
     def object_kind(self, obj: Object) -> str:
         return _kind(obj)
 

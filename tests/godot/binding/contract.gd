@@ -30,6 +30,8 @@ func _initialize() -> void:
 
 
 func _process(_delta: float) -> bool:
+	if physics_frames < 2:  # the moves are checked in the second physics frame (check_moves)
+		return false
 	check_notifications()  # in the running tree (nodes added in _initialize enter it later)
 	check_poses()
 	# Kept by Python alone since _initialize (a frame ago): freed the moment Python lets go.
@@ -89,6 +91,48 @@ func check_poses() -> void:
 	check("collector_tuned", c.collector() == [true, true], c.collector())
 	for made: Node in [holder, solid, plain]:
 		made.free()
+
+
+var physics_frames := 0
+
+
+func _physics_process(_delta: float) -> bool:
+	physics_frames += 1
+	if physics_frames == 2:  # in a physics frame after one, where move_and_slide moves by its delta
+		check_moves()
+	return false
+
+
+func check_moves() -> void:
+	## move_bodies: a 2D body told to go (and face) slides and turns; a 3D body told to halt keeping
+	## its vertical velocity keeps it; a plain Node, a freed id and 0 are skipped; bad input refused.
+	var plain := Node.new()
+	var gone := Node.new()
+	var gone_id := gone.get_instance_id()
+	gone.free()
+	var walker := CharacterBody2D.new()
+	var shape := CollisionShape2D.new()
+	shape.shape = CircleShape2D.new()
+	walker.add_child(shape)
+	var falling := CharacterBody3D.new()
+	falling.velocity = Vector3(4, -3, 5)
+	root.add_child(walker)
+	root.add_child(falling)
+	var go_face := 2 | 4
+	var halt_keep := 1 | 8
+	c.move_many(PackedInt64Array([walker.get_instance_id(), plain.get_instance_id(), gone_id, 0]), 2,
+		PackedFloat64Array([60, 0, 1, 1, 1, 1, 1, 1]), PackedFloat64Array([0.5, 0, 0, 0]),
+		PackedByteArray([go_face, go_face, go_face, go_face]))
+	c.move_many(PackedInt64Array([falling.get_instance_id(), walker.get_instance_id()]), 3,
+		PackedFloat64Array([0, 0, 0, 9, 9, 9]), PackedFloat64Array([0, 0]), PackedByteArray([halt_keep, 2]))
+	var moved := [walker.velocity, snappedf(walker.rotation, 1e-6), walker.position.x > 0.0,
+		falling.velocity, falling.position]
+	check("moves_in_one_crossing",
+		moved == [Vector2(60, 0), 0.5, true, Vector3(0, -3, 0), Vector3.ZERO], moved)
+	check("moves_refused", c.moves_refused() == ["ValueError", "ValueError", "ValueError", true], c.moves_refused())
+	walker.free()
+	falling.free()
+	plain.free()
 
 
 func check_utilities() -> void:
