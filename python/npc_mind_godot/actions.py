@@ -809,27 +809,13 @@ def steer(  # noqa: PLR0917 - the moving bodies' columns
 ENGINE_SOURCE = """extends RefCounted
 
 
-func guide_2d(agents: PackedInt64Array, goals: PackedVector2Array, fresh: PackedByteArray) -> Array:
-	var points := PackedVector2Array(goals)
+func guide(dimension: int, agents: PackedInt64Array, goals: Variant, fresh: PackedByteArray) -> Array:
+	var points: Variant = goals.duplicate()  # a PackedVector2Array or PackedVector3Array, as goals
 	var guided := PackedByteArray()
 	guided.resize(agents.size())
 	for i in agents.size():
-		var agent := instance_from_id(agents[i]) as NavigationAgent2D
-		if agent != null:
-			if fresh[i] or agent.target_position.distance_to(goals[i]) > 1e-3:
-				agent.target_position = goals[i]
-			points[i] = agent.get_next_path_position()
-			guided[i] = 1
-	return [points, guided]
-
-
-func guide_3d(agents: PackedInt64Array, goals: PackedVector3Array, fresh: PackedByteArray) -> Array:
-	var points := PackedVector3Array(goals)
-	var guided := PackedByteArray()
-	guided.resize(agents.size())
-	for i in agents.size():
-		var agent := instance_from_id(agents[i]) as NavigationAgent3D
-		if agent != null:
+		var agent := instance_from_id(agents[i])
+		if agent is NavigationAgent2D if dimension == 2 else agent is NavigationAgent3D:
 			if fresh[i] or agent.target_position.distance_to(goals[i]) > 1e-3:
 				agent.target_position = goals[i]
 			points[i] = agent.get_next_path_position()
@@ -1237,9 +1223,8 @@ def _move(dimension: int, rows: np.ndarray) -> None:
     asked = (modes >= MOVE) & (agents != 0)  # the moving bodies with a navigation agent
     if asked.any():
         fresh_goals = (modes[asked] == FRESH).astype(np.uint8)
-        found = _engine_side().call(
-            f"guide_{dimension}d", agents[asked], goals[asked].astype(np.float32), fresh_goals
-        )
+        wanted = goals[asked].astype(np.float32)  # (a PackedVector2Array or PackedVector3Array)
+        found = _engine_side().call("guide", dimension, agents[asked], wanted, fresh_goals)
         points = goals.copy()
         points[asked] = np.asarray(found[0], dtype=np.float64).reshape(-1, dimension)
         guided[asked] = np.asarray(found[1], dtype=bool)

@@ -30,6 +30,22 @@ _fresh_ids: list[int] = []  # id() of each fresh key Contract.keyed made
 _kept_keys: list = []  # argument keys Contract.keep_keys kept, to read again later
 
 
+
+def _refused_off_main(call: Any, *args: Any) -> bool:
+    """Whether `call(*args)` on another thread raises the RuntimeError "main thread only"."""
+    caught: list[str] = []
+
+    def off_main() -> None:
+        try:
+            call(*args)
+        except RuntimeError as error:
+            caught.append(str(error))
+
+    worker = threading.Thread(target=off_main)
+    worker.start()
+    worker.join()
+    return len(caught) == 1 and "main thread only" in caught[0]
+
 class Flags(enum.IntFlag):
     """A class bitfield (ClassDB.is_class_enum_bitfield)."""
 
@@ -377,18 +393,8 @@ class Contract(Node):
                 interface.node_poses(np.zeros(1, dtype=np.uint64), dimension, out)
             except ValueError as error:
                 refused.append(type(error).__name__)
-        caught: list[str] = []
-
-        def off_main() -> None:
-            try:
-                interface.node_poses(np.zeros(1, dtype=np.uint64), 2, np.empty(4))
-            except RuntimeError as error:
-                caught.append(str(error))
-
-        worker = threading.Thread(target=off_main)
-        worker.start()
-        worker.join()
-        return refused + ["main thread only" in text for text in caught]
+        off_main = _refused_off_main(interface.node_poses, np.zeros(1, dtype=np.uint64), 2, np.empty(4))
+        return [*refused, off_main]
 
     def move_many(
         self, ids: gd.PackedInt64Array, dimension: int, velocities: gd.PackedFloat64Array,
@@ -412,18 +418,9 @@ class Contract(Node):
                 interface.move_bodies(dimension, one, velocities, np.zeros(1), modes)
             except ValueError as error:
                 refused.append(type(error).__name__)
-        caught: list[str] = []
-
-        def off_main() -> None:
-            try:
-                interface.move_bodies(2, one, np.zeros(2), np.zeros(1), np.zeros(1, np.uint8))
-            except RuntimeError as error:
-                caught.append(str(error))
-
-        worker = threading.Thread(target=off_main)
-        worker.start()
-        worker.join()
-        return refused + ["main thread only" in text for text in caught]
+        byte = np.zeros(1, np.uint8)
+        off_main = _refused_off_main(interface.move_bodies, 2, one, np.zeros(2), np.zeros(1), byte)
+        return [*refused, off_main]
 
     def object_kind(self, obj: Object) -> str:
         return _kind(obj)
