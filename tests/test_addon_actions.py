@@ -95,7 +95,7 @@ def test_the_physics_pass_is_batched_in_order() -> None:
     run, checks = run_check_script(
         ROOT, "res://tests/addon/actions_batched.gd", engine_args=("--fixed-fps", "60"), allow_errors=True
     )
-    assert len(checks) == 5
+    assert len(checks) == 6
     errors = run.errors()  # the freed waypoint's, once; the freed body's move ends silently
     assert len(errors) == 1, run.log
     gone = "/root/World/Chaser/Mind: behavior 'go', MoveAction ../../Far: node '../../Far' is gone"

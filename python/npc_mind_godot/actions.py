@@ -589,6 +589,21 @@ for _kind, _fields in (
         _label_on_change(_kind, _field)
 
 
+def _move_setting_changed(kind: type, field: str) -> None:
+    earlier = kind.__dict__[field].on_change
+
+    def changed(action: MoveAction, value: Any) -> None:
+        if earlier is not None:
+            earlier(action, value)
+        _motions.refresh(action)
+
+    kind.__dict__[field].on_change = changed
+
+
+for _field in ("destination", "arrive_distance", "flee_distance", "speed", "face_motion"):
+    _move_setting_changed(MoveAction, _field)
+
+
 def _waypoints(route: Any) -> list[Any]:
     """A route's waypoints: its Node2D/Node3D children, in order."""
     return [child for child in route.get_children() if child.is_class("Node2D") or child.is_class("Node3D")]
@@ -917,12 +932,25 @@ class Motion:
     row: int = -1  # its row in `_motions.columns[dimension]`, which holds its per-frame state
 
 
+def _move_settings(action: MoveAction) -> tuple[float, ...]:
+    """What `_move` reads of a move action, one number each (`motion_table.SETTINGS`): the
+    destination (its index in DESTINATIONS; one not in it moves as "target"), the arrive and
+    flee distances, the speed and face_motion. The table reads it when a move of the action
+    starts and when one of these changes (`_move_setting_changed`), not every frame."""
+    destination = str(action.destination)
+    kind = DESTINATIONS.index(destination) if destination in DESTINATIONS else 0
+    return (
+        kind, float(action.arrive_distance), float(action.flee_distance), float(action.speed),
+        bool(action.face_motion),
+    )  # fmt: skip
+
+
 _running: dict[int, Running] = {}  # selector instance id -> its running behavior
 # The runnings whose behavior has an on_tick action, and them in `_running`'s order (None: to be
 # found again): a physics frame visits these only, not every selector (`_retick` keeps them).
 _ticking_runs: dict[int, Running] = {}
 _tick_order: list[Running] | None = []
-_motions = MotionTable()  # body instance id -> the move driving it, and the moves' columns
+_motions = MotionTable(_move_settings)  # body instance id -> the move driving it; the moves' columns
 _ticking: list[Any] = []  # (tree, the callable) while `tick` is connected to its physics_frame
 
 
@@ -1190,7 +1218,9 @@ def _move(dimension: int, rows: np.ndarray) -> None:
     positions, anchors = read[:count, :dimension], read[count:, :dimension]
     placed = np.isfinite(positions[:, 0])
     slots = columns.actions[rows]
-    kinds, arrive, flee, speeds, faces = _settings(slots)  # (before a move ends and frees its slot)
+    kinds, arrive, flee, speeds, faces = (
+        _motions.kinds[slots], _motions.arrive, _motions.flee, _motions.speeds, _motions.faces
+    )  # (by slot, read before a move ends and frees its slot)
     for body in columns.bodies[rows[~placed]].tolist():  # a body freed apart from its NPC: its move ends
         _motions.remove(body)
     waypointed = kinds >= DESTINATIONS.index("node")
@@ -1230,22 +1260,6 @@ def _move(dimension: int, rows: np.ndarray) -> None:
         guided[asked] = np.asarray(found[1], dtype=bool)
     velocities, yaws, codes = steer(dimension, positions, points, speeds[slots], modes, faces[slots], guided)
     interface.move_bodies(dimension, columns.bodies[rows].astype(np.uint64), velocities, yaws, codes)
-
-
-def _settings(slots: np.ndarray) -> tuple[np.ndarray, ...]:
-    """What `_move` reads of the move actions in these slots, read once a frame (the NPCs of one
-    scene share their actions), as columns by slot: the destination (its index in DESTINATIONS;
-    one not in it moves as "target"), the arrive and flee distances, the speed and face_motion."""
-    size = len(_motions.actions)
-    kinds, faces = np.zeros(size, np.int8), np.zeros(size, np.uint8)
-    arrive, flee, speeds = np.zeros(size), np.zeros(size), np.zeros(size)
-    for slot in np.unique(slots).tolist():
-        action = _motions.actions[slot]
-        destination = str(action.destination)
-        kinds[slot] = DESTINATIONS.index(destination) if destination in DESTINATIONS else 0
-        arrive[slot], flee[slot] = float(action.arrive_distance), float(action.flee_distance)
-        speeds[slot], faces[slot] = float(action.speed), bool(action.face_motion)
-    return kinds[slots], arrive, flee, speeds, faces
 
 
 def _waypoint_at(motion: Motion) -> Any:

@@ -5,7 +5,7 @@ no loop over the moves' objects, as Godot's servers keep their data in arrays an
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -62,17 +62,26 @@ class MoveColumns:
             setattr(self, name, np.concatenate((column, np.zeros(GROWTH, column.dtype))))
 
 
+SETTINGS = ("kinds", "arrive", "flee", "speeds", "faces")  # an action's settings, a column each by slot
+
+
 class MotionTable:
     """Every move in flight, by its body's instance id (one move a body: the latest wins), and the
-    move actions the rows refer to (a slot each, shared by the moves of one action)."""
+    move actions the rows refer to (a slot each, shared by the moves of one action), with their
+    settings as columns by slot: read by `read_settings(action)` (a number per SETTINGS name) when
+    the slot is made and again when the action changes (`refresh`), not every frame."""
 
-    def __init__(self) -> None:
+    def __init__(self, read_settings: Callable[[Any], tuple[float, ...]]) -> None:
         self.by_body: dict[int, Any] = {}
         self.columns = {dimension: MoveColumns() for dimension in DIMENSIONS}
         self.actions: list[Any] = []  # slot -> the action (None: a free slot)
         self._slots: dict[int, int] = {}  # id(action) -> its slot
         self._uses: list[int] = []  # slot -> how many moves refer to it
         self._started = 0
+        self._read_settings = read_settings
+        self.kinds = np.zeros(0, np.int8)  # the destination's index in actions.DESTINATIONS
+        self.arrive, self.flee, self.speeds = np.zeros(0), np.zeros(0), np.zeros(0)
+        self.faces = np.zeros(0, np.uint8)  # face_motion
 
     def __len__(self) -> int:
         return len(self.by_body)
@@ -92,6 +101,7 @@ class MotionTable:
         if slot is None:
             slot = self._slots[id(motion.action)] = self._free_slot()
             self.actions[slot] = motion.action
+            self._write_settings(slot)
         self._uses[slot] += 1
         self._started += 1
         motion.row = self.columns[motion.dimension].take(motion, body, agent, slot, self._started)
@@ -110,10 +120,23 @@ class MotionTable:
                 self.actions[slot] = None
         return motion
 
+    def refresh(self, action: Any) -> None:
+        """The action's settings changed: its slot's columns are read again (none: not moving)."""
+        slot = self._slots.get(id(action))
+        if slot is not None:
+            self._write_settings(slot)
+
+    def _write_settings(self, slot: int) -> None:
+        for name, value in zip(SETTINGS, self._read_settings(self.actions[slot]), strict=True):
+            getattr(self, name)[slot] = value
+
     def _free_slot(self) -> int:
         for slot, uses in enumerate(self._uses):
             if not uses:
                 return slot
         self.actions.append(None)
         self._uses.append(0)
+        for name in SETTINGS:
+            column = getattr(self, name)
+            setattr(self, name, np.concatenate((column, np.zeros(1, column.dtype))))
         return len(self._uses) - 1

@@ -18,6 +18,8 @@ var walkers3d: Array[CharacterBody3D] = []
 var goals3d: Array[Marker3D] = []
 var doomed: CharacterBody2D
 var chaser: CharacterBody2D
+var tuned: CharacterBody2D  # its move's speed is changed while it moves
+var tuned_move: Resource
 var marks := {}
 
 
@@ -96,6 +98,15 @@ func _initialize() -> void:
 	chaser.name = "Chaser"
 	world.add_child(chaser)
 	npc(chaser, [B.resource("MoveAction", {"node": NodePath("../../Far"), "speed": 300.0})], []).evaluate({"go": 1.0})
+	var away := Marker2D.new()
+	away.name = "Away"
+	away.position = Vector2(-5000, 300)
+	world.add_child(away)
+	tuned = CharacterBody2D.new()
+	tuned.position = Vector2(0, 300)
+	world.add_child(tuned)
+	tuned_move = B.resource("MoveAction", {"node": NodePath("../../Away"), "speed": 60.0})
+	npc(tuned, [tuned_move], []).evaluate({"go": 1.0})
 
 
 func _physics_process(_delta: float) -> bool:
@@ -107,6 +118,10 @@ func _physics_process(_delta: float) -> bool:
 		world.get_node("Far").free()
 	if frame == 30:
 		marks["chaser_30"] = chaser.global_position
+		marks["tuned_30"] = tuned.velocity.length()
+		tuned_move.speed = 240.0  # (as the inspector or a script sets it, mid-move)
+	if frame == 40:
+		marks["tuned_40"] = tuned.velocity.length()
 	if frame == 150:
 		report()
 		print(JSON.stringify({"done": true}))
@@ -131,6 +146,9 @@ func report() -> void:
 	check("every 3D walker reached its own marker", misses3d.is_empty(), misses3d)
 	check("a body freed mid-move ended its move (one mistake in all: the chaser's)",
 		NpcMindServer.get_metrics()["mistakes/reported"] == 1.0, NpcMindServer.get_metrics()["mistakes/reported"])
+	check("a move's speed set while it moves is its speed from the next frame on",
+		is_equal_approx(marks["tuned_30"], 60.0) and is_equal_approx(marks["tuned_40"], 240.0),
+		[marks["tuned_30"], marks["tuned_40"]])
 	check("a freed waypoint stops its body's move", marks["chaser_20"].x > 0.0
 		and marks["chaser_30"].distance_to(marks["chaser_20"]) <= 300.0 / 60.0 + 0.01
 		and chaser.global_position == marks["chaser_30"] and chaser.velocity == Vector2.ZERO,
