@@ -105,7 +105,7 @@ def main() -> int:
         "Where the actions' time goes: the moves are one pose read and one move crossing per frame",
         "(`interface.node_poses`, `interface.move_bodies`) with numpy between; what is left per NPC",
         "is the on_tick SetPropertyAction, run in Python once an NPC a frame (its node checked, its",
-        "history counted) and written by the engine side in one call for all (`set_all`).",
+        "history counted) and written in one crossing for all (`interface.call_many`).",
         "",
     ]
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -72,7 +72,6 @@ def _fast_call_missing(*args: Any) -> Any:
 
 _fast_call: Callable[..., Any] = _fast_call_missing
 _fast_emit_all: Callable[..., Any] = _fast_call_missing
-_emit_signal_bind = 0  # Object.emit_signal's method bind, resolved on first use
 # The binding's run state: the SCENE level's start-up done ("scene_ready"), running in the editor,
 # loaded late by a running editor, the initialization level classes register at, and during a
 # reload the classes a re-imported module made ("reloading") or the library reload in progress.
@@ -376,10 +375,7 @@ _binds: dict[tuple[str, str], int] = {}
 def call_engine(class_name: str, name: str, receiver_id: int, *args: Any) -> Any:
     """Engine method `class_name.name` on the object of instance id `receiver_id` (0: static), for
     the layers under the Python proxy classes (`gdbridge.objects`) that need one."""
-    key = (class_name, name)
-    mb = _binds.get(key)
-    if mb is None:
-        mb = _binds[key] = method_bind(class_name, name, API["classes"][class_name]["methods"][name][0])
+    mb = _bind_of(class_name, name)
     try:
         return _fast_call(mb, receiver_id, *args)
     except _CallError as error:
@@ -557,20 +553,32 @@ take_queued: Callable[[], None] = _no_queue  # hand the queued calls to Python n
 _fast: Any = None  # the _gdbridge_fast module, set by bind
 
 
-def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
-    """Emit many signals in one crossing: each call is (object's instance id, signal name as a
-    StringName, *arguments), emitted in order as `obj.emit_signal(name, *arguments)` would. A freed
-    object's call is skipped, and one that fails does not stop the others: returns the position
-    and the reason of each that failed. Main thread only, as emitting is."""
-    global _emit_signal_bind  # noqa: PLW0603 - resolved once, on first use
-    if not _emit_signal_bind:
-        spec = API["classes"]["Object"]["methods"]["emit_signal"]
-        _emit_signal_bind = method_bind("Object", "emit_signal", spec[0])
+def _bind_of(class_name: str, name: str) -> int:
+    """Engine method `class_name.name`'s bind, resolved once."""
+    key = (class_name, name)
+    mb = _binds.get(key)
+    if mb is None:
+        mb = _binds[key] = method_bind(class_name, name, API["classes"][class_name]["methods"][name][0])
+    return mb
+
+
+def call_many(class_name: str, name: str, calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
+    """Engine method `class_name.name` on many objects in one crossing: each call is (object's
+    instance id, *arguments), made in order. A freed object's call is skipped, and one that fails
+    does not stop the others: returns the position and the reason of each that failed. Main thread
+    only, as the scene tree is."""
     return [
         (position, "its arguments do not convert to Variants" if code == -2 else _call_error(code))
-        for position, code in _fast_emit_all(_emit_signal_bind, calls)
+        for position, code in _fast_emit_all(_bind_of(class_name, name), calls)
         if code != -1
     ]
+
+
+def emit_signals(calls: list[tuple[Any, ...]]) -> list[tuple[int, str]]:
+    """Emit many signals in one crossing: each call is (object's instance id, signal name as a
+    StringName, *arguments), emitted in order as `obj.emit_signal(name, *arguments)` would
+    (`call_many` of Object.emit_signal)."""
+    return call_many("Object", "emit_signal", calls)
 
 
 def node_poses(ids: Any, dimension: int, out: Any) -> None:

@@ -13,9 +13,9 @@ frame (`tick`, connected once to the SceneTree's `physics_frame`) runs the `on_t
 the bodies of the running move actions: no `_physics_process` per NPC. The engine side of that pass
 is one read of every moving body's and waypoint's position per dimension (`interface.node_poses`),
 one crossing that sets every body's velocity and facing and slides it (`interface.move_bodies`),
-and one GDScript object (`ENGINE_SOURCE`) called a fixed number of times a frame with packed arrays:
-the navigation agents' paths per dimension, and one write of the pass's on_tick property sets (a
-run of them between other actions).
+one crossing for a run of the pass's on_tick property sets (between other actions:
+`interface.call_many`), and one GDScript call a dimension for the navigation agents' paths
+(`ENGINE_SOURCE`).
 A paused tree pauses them, as it pauses `_physics_process` (an NPC whose process_mode runs while
 paused keeps acting).
 
@@ -31,6 +31,7 @@ protocol between modules.
 
 from __future__ import annotations
 
+import logging
 import math
 import string
 from collections import deque
@@ -66,6 +67,7 @@ from npc_mind_godot._common import (
 )
 from npc_mind_godot.motion_table import MotionTable
 
+_log = logging.getLogger(__name__)
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
 HISTORY = 32  # entries kept per selector for `get_recent_actions`
@@ -817,10 +819,10 @@ def steer(  # noqa: PLR0917 - the moving bodies' columns
     return velocities, yaws, codes.astype(np.uint8)
 
 
-# Every engine call of the physics pass that is not a body's own move (`interface.move_bodies`),
-# looped at the engine's own cost, nodes passed as instance ids (0: none): the navigation agents'
-# next path positions (each agent given its body's goal when it moved, or its first one: `fresh`;
-# a freed agent's body goes straight to its goal, not guided) and the on_tick property sets.
+# The engine side of the physics pass besides the poses, the moves (`interface.move_bodies`) and
+# the on_tick property sets (`interface.call_many`), looped at the engine's own cost, nodes passed
+# as instance ids: the navigation agents' next path positions (each agent given its body's goal
+# when it moved, or its first one: `fresh`; a freed agent's body goes straight to its goal).
 ENGINE_SOURCE = """extends RefCounted
 
 
@@ -836,13 +838,6 @@ func guide(dimension: int, agents: PackedInt64Array, goals: Variant, fresh: Pack
 			points[i] = agent.get_next_path_position()
 			guided[i] = 1
 	return [points, guided]
-
-
-func set_all(ids: PackedInt64Array, paths: Array, values: Array) -> void:
-	for i in ids.size():
-		var node := instance_from_id(ids[i])
-		if node != null:
-			node.set_indexed(paths[i], values[i])
 """
 _engine: list[Any] = []  # the ENGINE_SOURCE object, made on first use
 
@@ -1198,11 +1193,14 @@ _tick_sets: list[tuple[Any, Any, Any]] | None = None  # (node, property path, va
 
 
 def _write_sets() -> None:
-    """The on_tick property sets met so far in this pass, written in one engine call."""
+    """The on_tick property sets met so far in this pass, written in one crossing (`set_indexed` of
+    each; a freed node's skipped, one whose value does not convert logged, the rest written)."""
     if _tick_sets:
-        ids, paths, values = zip(*_tick_sets, strict=True)
+        sets = _tick_sets[:]
         _tick_sets.clear()
-        _engine_side().call("set_all", np.array(ids, dtype=np.int64), list(paths), list(values))
+        for position, reason in interface.call_many("Object", "set_indexed", sets):
+            _id, path, value = sets[position]
+            _log.error("npc_mind: on_tick set of %s to %r not written: %s", path, value, reason)
 
 
 def _move(dimension: int, rows: np.ndarray) -> None:
