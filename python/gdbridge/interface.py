@@ -586,17 +586,10 @@ def node_poses(ids: Any, dimension: int, out: Any) -> None:
     crossing: `ids` a buffer of instance ids (8-byte integers), `out` a float64 buffer of
     len(ids) x 2 x dimension; a row of NaN for an id that is 0, freed, or not a Node2D (2) /
     Node3D (3). Main thread only, as the scene tree is."""
-    bind = _pose_binds.get(dimension)
-    if bind is None:  # (a Node2D's is CanvasItem's)
-        if dimension not in (2, 3):
-            raise ValueError(f"node_poses: the dimension is 2 or 3, not {dimension!r}")
-        base = "CanvasItem" if dimension == 2 else "Node3D"
-        spec = API["classes"][base]["methods"]["get_global_transform"]
-        bind = _pose_binds[dimension] = method_bind(base, "get_global_transform", spec[0])
-    _fast.poses(bind, dimension, ids, out)
-
-
-_pose_binds: dict[int, int] = {}  # dimension -> get_global_transform's bind, resolved on first use
+    if dimension not in (2, 3):
+        raise ValueError(f"node_poses: the dimension is 2 or 3, not {dimension!r}")
+    owner = "CanvasItem" if dimension == 2 else "Node3D"  # (a Node2D's is CanvasItem's)
+    _fast.poses(_bind_of(owner, "get_global_transform"), dimension, ids, out)
 
 
 MOVE_SKIP, MOVE_HALT, MOVE_GO = 0, 1, 2  # what `move_bodies` does with a body (its mode's low bits)
@@ -610,22 +603,14 @@ def move_bodies(dimension: int, ids: Any, velocities: Any, yaws: Any, modes: Any
     rotation, a 3D body's about y) with MOVE_FACE and calls move_and_slide. MOVE_KEEP_VERTICAL
     keeps a 3D body's own vertical velocity. A body that is 0, freed or of another class is
     skipped. Main thread only, as physics is."""
-    binds = _move_binds.get(dimension)
-    if binds is None:
-        if dimension not in (2, 3):
-            raise ValueError(f"move_bodies: the dimension is 2 or 3, not {dimension!r}")
-        body, node = f"CharacterBody{dimension}D", f"Node{dimension}D"
-        binds = _move_binds[dimension] = tuple(
-            method_bind(owner, name, API["classes"][owner]["methods"][name][0])
-            for owner, name in (
-                (body, "set_velocity"), (body, "get_velocity"), (body, "move_and_slide"),
-                (node, "set_global_rotation"), (node, "get_global_rotation"),
-            )
-        )  # fmt: skip
+    if dimension not in (2, 3):
+        raise ValueError(f"move_bodies: the dimension is 2 or 3, not {dimension!r}")
+    body, node = f"CharacterBody{dimension}D", f"Node{dimension}D"
+    binds = (
+        _bind_of(body, "set_velocity"), _bind_of(body, "get_velocity"), _bind_of(body, "move_and_slide"),
+        _bind_of(node, "set_global_rotation"), _bind_of(node, "get_global_rotation"),
+    )  # fmt: skip
     _fast.moves(dimension, binds, ids, velocities, yaws, modes)
-
-
-_move_binds: dict[int, tuple[int, ...]] = {}  # dimension -> move_bodies' binds, resolved on first use
 
 
 def check_thread(node: Any, label: str) -> None:

@@ -31,7 +31,6 @@ protocol between modules.
 
 from __future__ import annotations
 
-import logging
 import math
 import string
 from collections import deque
@@ -67,7 +66,6 @@ from npc_mind_godot._common import (
 )
 from npc_mind_godot.motion_table import MotionTable
 
-_log = logging.getLogger(__name__)
 PHASES = ("on_enter", "on_tick", "on_exit")
 ACTIONS_HINT = "24/17:MindAction"  # the behaviors' typed arrays (an Array[MindAction])
 HISTORY = 32  # entries kept per selector for `get_recent_actions`
@@ -252,7 +250,7 @@ class SetPropertyAction(MindAction, icon=icon("SetPropertyAction")):
     def run(self, running: Running) -> None:
         target, path = running.resolved(self)
         if _tick_sets is not None:  # in the physics pass: written with the others in one call
-            _tick_sets.append((target._id, path, self.value))
+            _tick_sets.append((target._id, path, self.value, running))
         else:
             target.set_indexed(path, self.value)
 
@@ -571,13 +569,14 @@ def _show_label(action: MindAction, _value: Any) -> None:
     action.set(StringName("resource_name"), action.label())
 
 
-def _label_on_change(kind: type, field: str) -> None:
+def _also_on_change(kind: type, field: str, then: Any) -> None:
+    """After the field's own on_change (if any), `then(action, value)` too."""
     earlier = kind.__dict__[field].on_change
 
     def changed(action: MindAction, value: Any) -> None:
         if earlier is not None:
             earlier(action, value)
-        _show_label(action, value)
+        then(action, value)
 
     kind.__dict__[field].on_change = changed
 
@@ -588,22 +587,10 @@ for _kind, _fields in (
     (MoveAction, ("destination", "node")),
 ):  # fmt: skip
     for _field in _fields:
-        _label_on_change(_kind, _field)
-
-
-def _move_setting_changed(kind: type, field: str) -> None:
-    earlier = kind.__dict__[field].on_change
-
-    def changed(action: MoveAction, value: Any) -> None:
-        if earlier is not None:
-            earlier(action, value)
-        _motions.refresh(action)
-
-    kind.__dict__[field].on_change = changed
-
-
+        _also_on_change(_kind, _field, _show_label)
 for _field in ("destination", "arrive_distance", "flee_distance", "speed", "face_motion"):
-    _move_setting_changed(MoveAction, _field)
+    # the moves in flight read them from the table's columns (`_move_settings`)
+    _also_on_change(MoveAction, _field, lambda action, _value: _motions.refresh(action))
 
 
 def _waypoints(route: Any) -> list[Any]:
@@ -945,7 +932,7 @@ _running: dict[int, Running] = {}  # selector instance id -> its running behavio
 # found again): a physics frame visits these only, not every selector (`_retick` keeps them).
 _ticking_runs: dict[int, Running] = {}
 _tick_order: list[Running] | None = []
-_motions = MotionTable(_move_settings)  # body instance id -> the move driving it; the moves' columns
+_motions: MotionTable = MotionTable(_move_settings)  # body instance id -> its move; the moves' columns
 _ticking: list[Any] = []  # (tree, the callable) while `tick` is connected to its physics_frame
 
 
@@ -1189,18 +1176,26 @@ def tick(tree: Any) -> None:
             _move(dimension, rows)
 
 
-_tick_sets: list[tuple[Any, Any, Any]] | None = None  # (node, property path, value) to write
+# (node's instance id, property path, value, the running it is for) to write
+_tick_sets: list[tuple[int, Any, Any, Running]] | None = None
 
 
 def _write_sets() -> None:
     """The on_tick property sets met so far in this pass, written in one crossing (`set_indexed` of
-    each; a freed node's skipped, one whose value does not convert logged, the rest written)."""
+    each; a freed node's skipped, one that fails reported once per selector, the rest written)."""
     if _tick_sets:
         sets = _tick_sets[:]
         _tick_sets.clear()
-        for position, reason in interface.call_many("Object", "set_indexed", sets):
-            _id, path, value = sets[position]
-            _log.error("npc_mind: on_tick set of %s to %r not written: %s", path, value, reason)
+        calls = [(node, path, value) for node, path, value, _ in sets]
+        for position, reason in interface.call_many("Object", "set_indexed", calls):
+            _node, path, value, running = sets[position]
+            mistakes.report(
+                running.selector,
+                f"action:{running.name}:on_tick:set:{path}",
+                f"behavior {running.name!r}, on_tick SetPropertyAction {path}: the value {value!r} was "
+                f"not written ({reason}); the set is skipped.",
+                fix="give value one the property takes (see its inspector).",
+            )  # fmt: skip
 
 
 def _move(dimension: int, rows: np.ndarray) -> None:

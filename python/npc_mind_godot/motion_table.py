@@ -5,7 +5,7 @@ no loop over the moves' objects, as Godot's servers keep their data in arrays an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -85,9 +85,6 @@ class MotionTable:
 
     def __len__(self) -> int:
         return len(self.by_body)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.by_body)
 
     def get(self, body: int) -> Any:
         return self.by_body.get(body)
