@@ -530,6 +530,13 @@ def update_busy(busy: bool) -> None:
     _fast.update_busy(busy)
 
 
+def frame_seconds() -> float:
+    """The whole time of the last main-loop frame callback (`add_frame_hook`'s), in seconds: the
+    hooks, and before them the queued calls' hand-over to Python and the wait for the GIL, which a
+    clock in the hooks does not see (0.0 before the first)."""
+    return _fast.frame_seconds()
+
+
 def queued_total() -> int:
     """How many calls the binding queued in C since start."""
     return _fast.queued_total()

@@ -35,6 +35,7 @@ from gdbridge.interface import (  # noqa: F401 - the binding's face for game cod
     checked_total,
     choice_table,
     emit_signals,
+    frame_seconds,
     instances,
     library_path,
     lookup,

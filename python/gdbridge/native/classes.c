@@ -5,8 +5,22 @@
 static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_take_queued(); gdb_py_initialize((int)level); }
 static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_take_queued(); gdb_py_deinitialize((int)level); }
 /* The main loop's per-frame callback (Godot 4.5+): after every node's _process, owned by no node, so
- * no game code can remove it. 0 when the engine has no such interface function. */
-static void tr_frame(void) { gdb_take_queued(); gdb_py_frame(); }
+ * no game code can remove it. 0 when the engine has no such interface function. Its whole time is
+ * kept (frame_seconds): the queued calls' hand-over and the wait for the GIL come before Python's
+ * own clock starts. */
+static double gdb_frame_seconds;
+static double gdb_monotonic(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+static void tr_frame(void) {
+    double started = gdb_monotonic();
+    gdb_take_queued();
+    gdb_py_frame();
+    gdb_frame_seconds = gdb_monotonic() - started;
+}
+static PyObject *gdb_fast_frame_seconds(PyObject *self, PyObject *unused) { return PyFloat_FromDouble(gdb_frame_seconds); }
 static const GDExtensionMainLoopCallbacks gdb_main_loop_callbacks = {NULL, NULL, tr_frame};
 static int gdb_register_frame_callback(void) {
     GDExtensionInterfaceRegisterMainLoopCallbacks fn =

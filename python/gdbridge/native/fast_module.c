@@ -129,6 +129,7 @@ static PyObject *gdb_fast_read(PyObject *self, PyObject *const *args, Py_ssize_t
     return NULL;
 }
 
+static PyObject *gdb_fast_frame_seconds(PyObject *self, PyObject *unused); /* (classes.c) */
 static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
     {"emit_all", (PyCFunction)(void (*)(void))gdb_fast_emit_all, METH_FASTCALL, "Call a method bind on many objects."},
@@ -141,6 +142,7 @@ static PyMethodDef gdb_fast_methods[] = {
     {"forget_texts", gdb_fast_forget_texts, METH_NOARGS, "Empty the cache of Strings made for interned strs."},
     {"take_queued", gdb_fast_take_queued, METH_NOARGS, "Hand the queued calls to Python now."},
     {"queued_total", gdb_fast_queued_total, METH_NOARGS, "How many calls were queued since start."},
+    {"frame_seconds", gdb_fast_frame_seconds, METH_NOARGS, "The last main-loop frame callback's whole time (s)."},
     {"queued_names_add", (PyCFunction)(void (*)(void))gdb_fast_queued_names_add, METH_FASTCALL,
      "Number names for a queued method's StringName parameter."},
     {"answers_set", (PyCFunction)(void (*)(void))gdb_fast_answers_set, METH_FASTCALL, "Set an answered method's answers."},
