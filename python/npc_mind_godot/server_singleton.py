@@ -199,6 +199,7 @@ class NpcMindServer(classes.Object):
         # they run) and the waits for the update (the metrics server/<name>_ms; server/frame_ms,
         # the whole frame callback, is the binding's clock: `_server_metrics`)
         self.frame_seconds = {"senses": 0.0, "signals": 0.0, "update_wait": 0.0}
+        self._waited_outside = 0.0
         # the update thread (`update_on_thread`) and the signals its last update owes while none runs
         self.threaded: ThreadedUpdate | None = None
         self._owed: list[ServerEvent] = []
@@ -228,6 +229,8 @@ class NpcMindServer(classes.Object):
         tree = self._tree
         if tree is None:
             return
+        # the main thread's waits for the update since the last frame, outside this callback
+        self._waited_outside = self.threaded.take_waited() if self.threaded is not None else 0.0
         delta = float(self._root.get_process_delta_time())  # this frame's (scaled) _process delta
         # The engine scaled this frame's delta by the time scale in force when the frame began,
         # which is the one we saw at the end of the previous frame (game code may change it since).
@@ -253,7 +256,7 @@ class NpcMindServer(classes.Object):
             signals += time.perf_counter() - signals_start
         else:
             threaded.start(unscaled, scale, paused, inputs_here=not selector_feed.feed.runs_anywhere())
-        waited = threaded.take_waited() if threaded is not None else 0.0
+        waited = self._waited_outside + (threaded.take_waited() if threaded is not None else 0.0)
         self.frame_seconds = {
             "senses": step_start - senses_start, "signals": signals, "update_wait": waited,
         }  # fmt: skip
@@ -463,9 +466,10 @@ class NpcMindServer(classes.Object):
     def _server_metrics(self) -> dict[str, float]:
         """The core's statistics and the last frame's main-thread times outside its step."""
         frame = {f"server/{name}_ms": seconds * 1000.0 for name, seconds in self.frame_seconds.items()}
-        # the whole callback, as the binding timed it: the queued calls' hand-over and the GIL's wait
-        # come before the clock of `frame` (at 1,000 NPCs a sixth of its time)
-        frame["server/frame_ms"] = (objects.frame_seconds() + self.frame_seconds["update_wait"]) * 1000.0
+        # the whole callback as the binding timed it (the queued calls' hand-over and the GIL's wait
+        # come before the hook: at 1,000 NPCs a sixth of it), and the waits for the update between
+        # the callbacks (those in it are in its time)
+        frame["server/frame_ms"] = (objects.frame_seconds() + self._waited_outside) * 1000.0
         return {**self.core.metrics(), **frame}
 
 
