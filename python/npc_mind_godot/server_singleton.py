@@ -198,7 +198,7 @@ class NpcMindServer(classes.Object):
         # the last frame's main-thread times outside the step: senses, signals (with the actions
         # they run) and the waits for the update (the metrics server/<name>_ms; server/frame_ms,
         # the whole frame callback, is the binding's clock: `_server_metrics`)
-        self.frame_seconds = {"senses": 0.0, "signals": 0.0, "update_wait": 0.0}
+        self.frame_parts = {"senses": 0.0, "signals": 0.0, "update_wait": 0.0}
         self._waited_outside = 0.0
         # the update thread (`update_on_thread`) and the signals its last update owes while none runs
         self.threaded: ThreadedUpdate | None = None
@@ -257,7 +257,7 @@ class NpcMindServer(classes.Object):
         else:
             threaded.start(unscaled, scale, paused, inputs_here=not selector_feed.feed.runs_anywhere())
         waited = self._waited_outside + (threaded.take_waited() if threaded is not None else 0.0)
-        self.frame_seconds = {
+        self.frame_parts = {
             "senses": step_start - senses_start, "signals": signals, "update_wait": waited,
         }  # fmt: skip
 
@@ -465,7 +465,7 @@ class NpcMindServer(classes.Object):
 
     def _server_metrics(self) -> dict[str, float]:
         """The core's statistics and the last frame's main-thread times outside its step."""
-        frame = {f"server/{name}_ms": seconds * 1000.0 for name, seconds in self.frame_seconds.items()}
+        frame = {f"server/{name}_ms": seconds * 1000.0 for name, seconds in self.frame_parts.items()}
         # the whole callback as the binding timed it (the queued calls' hand-over and the GIL's wait
         # come before the hook: at 1,000 NPCs a sixth of it), and the waits for the update between
         # the callbacks (those in it are in its time)
