@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import socket
+import sys
 
 import pytest
 
@@ -140,3 +143,23 @@ def test_cancel_after_close_is_harmless(fault_server: FaultServer) -> None:
     transport.close()
     ticket.cancel()  # no write to the closed (maybe reused) wake-up descriptor, no exception
     assert ticket.cancelled
+
+
+def test_a_fault_server_stopped_while_connections_arrive_leaves_no_socket_open() -> None:
+    """The tests' own server, stopped right after clients connect (its handlers not started, some
+    connections not yet given a transport), closes every one: a socket left open is a
+    ResourceWarning, which fails whichever test the garbage collector finds it in."""
+    leaked: list[str] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: leaked.append(str(unraisable.exc_value))
+    try:
+        for connections in list(range(1, 8)) * 8:
+            server = FaultServer().start()
+            clients = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(connections)]
+            server.stop()
+            for client in clients:
+                client.close()
+            gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert leaked == []

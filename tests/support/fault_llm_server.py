@@ -106,6 +106,7 @@ class FaultServer:
         self._lock = threading.Lock()
         self.active = 0  # chat requests being answered now
         self.max_active = 0
+        self._writers: set[asyncio.StreamWriter] = set()  # every accepted connection still open
 
     # -- control (test thread) -------------------------------------------------------------------
     def script(self, *faults: Fault) -> None:
@@ -132,7 +133,7 @@ class FaultServer:
     async def _start(self) -> None:
         if self.slots is not None:
             self._slots = asyncio.Semaphore(self.slots)
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self._port)
+        self._server = await asyncio.start_server(self._accepted, "127.0.0.1", self._port)
         self._port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
@@ -145,16 +146,26 @@ class FaultServer:
 
     async def _stop(self) -> None:
         assert self._server is not None
+        # Python 3.11's server fails an assertion building the transport of a connection accepted just
+        # before its close, and leaks the socket: stop accepting first, let what was accepted get its
+        # transport, then close
+        for listening in self._server.sockets:
+            self._loop.remove_reader(listening.fileno())
+        await asyncio.sleep(0)
         self._server.close()
-        # a connection accepted just before the close gets its handler a loop turn later: cancel
-        # until none is left, or its socket outlives the loop (a ResourceWarning at teardown)
+        # a handler starts a loop turn after its connection, and one cancelled before its first step
+        # never runs its `finally`: cancel the tasks and close every connection until none of either
+        # is left, or a socket outlives the loop (a ResourceWarning at teardown)
         while True:
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # also runs the closed transports' callbacks, which close the sockets
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            if not tasks:
+            if not tasks and not self._writers:
                 break
             for task in tasks:
                 task.cancel()
+            for writer in self._writers:
+                writer.close()
+            self._writers.clear()
             await asyncio.gather(*tasks, return_exceptions=True)
         await self._server.wait_closed()
 
@@ -169,6 +180,11 @@ class FaultServer:
         with self._lock:
             return self._script.popleft() if self._script else self.default
 
+    def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any:
+        """Called at once on accepting, so `_stop` knows the connection even if its handler never starts."""
+        self._writers.add(writer)
+        return self._handle(reader, writer)
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while await self._serve_one(reader, writer):
@@ -176,6 +192,7 @@ class FaultServer:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._writers.discard(writer)
             with contextlib.suppress(Exception):
                 writer.close()
 
