@@ -31,7 +31,7 @@ import threading
 import time
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from typing import Any
 
 KINDS = (
@@ -180,7 +180,9 @@ class FaultServer:
         with self._lock:
             return self._script.popleft() if self._script else self.default
 
-    def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> Any:
+    def _accepted(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> Coroutine[Any, Any, None]:
         """Called at once on accepting, so `_stop` knows the connection even if its handler never starts."""
         self._writers.add(writer)
         return self._handle(reader, writer)
