@@ -206,10 +206,6 @@ def attach(ffi_: Any, lib_: Any, env: dict[str, Any]) -> None:
                 interface.shutdown_names()
 
     @ffi.def_extern(onerror=report)
-    def gdb_py_frame() -> None:
-        interface.run_frame_hooks()
-
-    @ffi.def_extern(onerror=report)
     def gdb_py_create(cid: int, notify: int) -> Any:
         return instances.create(cid, notify)
 

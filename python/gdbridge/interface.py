@@ -236,8 +236,10 @@ def add_frame_hook(hook: Callable[[], None]) -> bool:
     """Call `hook()` once per engine frame, after every node's `_process`, from the main loop itself
     (Godot 4.5+ main-loop callbacks): no node carries it, so no game code can remove it. False when
     the engine has no main-loop callbacks (the caller needs another per-frame hook then)."""
-    if not _frame_hooks and not lib.gdb_register_frame_callback():
-        return False
+    if not _frame_hooks:
+        if not lib.gdb_register_frame_callback():
+            return False
+        _fast.set_frame_hook(run_frame_hooks)
     if hook not in _frame_hooks:
         _frame_hooks.append(hook)
     return True
@@ -275,6 +277,7 @@ def frame_hook_failures() -> dict[str, int]:
 
 def clear_frame_hooks() -> None:
     _frame_hooks.clear()
+    _fast.set_frame_hook(None)
 
 
 def shutdown_names() -> None:
@@ -517,17 +520,16 @@ def answer_table(read: Callable[..., Any]) -> AnswerTable:
     return AnswerTable(read)
 
 
-def set_update_wait(wait: Callable[[], None] | None) -> None:
-    """`wait()`: what the main thread calls, before it enters Python, while `update_busy` is up: it
-    must return once the work another thread is doing on Python's state is done (None: nothing)."""
-    _fast.set_update_wait(wait)
-
-
 def update_busy(busy: bool) -> None:
-    """Raise the flag (another thread is about to work on Python's state: the main thread waits,
-    through the `set_update_wait` callable, before it enters Python) or lower it (that work is done).
-    Calls the binding queues or answers in C do not wait."""
+    """Raise the flag (another thread is about to work on Python's state: the main thread waits, in
+    C, before it enters Python) or lower it (that work is done). Calls the binding queues or answers
+    in C do not wait."""
     _fast.update_busy(busy)
+
+
+def update_waited() -> float:
+    """The seconds the main thread waited for the flag to come down since the last call."""
+    return float(_fast.update_waited())
 
 
 def frame_seconds() -> float:

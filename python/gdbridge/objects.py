@@ -42,9 +42,9 @@ from gdbridge.interface import (  # noqa: F401 - the binding's face for game cod
     queue_calls,
     queued_names,
     queued_total,
-    set_update_wait,
     sn,
     update_busy,
+    update_waited,
     vtype_of,
     weak_instances,
 )

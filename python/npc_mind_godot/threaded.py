@@ -3,8 +3,8 @@
 Each frame the main thread takes the last update's signals (`join`), delivers them, runs the senses
 and hands the rest of the step to the update thread (`start`), which runs it while the game's
 physics, scripts and rendering go on. Until it is done it owns the server: the binding makes every
-main-thread call into Python wait for it first (`objects.set_update_wait`), and the calls it
-answers or queues in C without Python (MemoryStream.record_event) never wait. The C answer tables
+main-thread call into Python wait for it first, in C without the GIL (`objects.update_busy`), and
+the calls it answers or queues in C without Python (MemoryStream.record_event) never wait. The C answer tables
 (awareness_of, evaluate and get_choice answered without Python) are off meanwhile: the update
 would rewrite them under the main thread's reads, so those calls run in Python, after the wait.
 """
@@ -29,21 +29,22 @@ class ThreadedUpdate:
     def __init__(self, mind: MindServer) -> None:
         self.mind = mind
         self.worker = UpdateThread(on_busy=objects.update_busy)
-        self.waited = 0.0  # seconds the main thread waited for the update since `take_waited`
+        self.waited = 0.0  # seconds Python waited for the update since `take_waited`
         self._parked: dict[tuple[int, str], tuple[Any, str, Any]] = {}  # the C tables, while off
         _common.UPDATE_THREAD[0] = self.worker.ident
-        objects.set_update_wait(self.wait)
 
     def wait(self) -> None:
-        """Until the update under way is done (the binding calls it before main-thread Python runs)."""
+        """Until the update under way is done."""
         if self.worker.busy:
             started = time.perf_counter()
             self.worker.wait()
             self.waited += time.perf_counter() - started
 
     def take_waited(self) -> float:
+        """The main thread's seconds of waiting for the update since the last call: the binding's,
+        before main-thread Python ran, and Python's own."""
         waited, self.waited = self.waited, 0.0
-        return waited
+        return waited + objects.update_waited()
 
     def join(self) -> list[ServerEvent]:
         """The signals the last update owes, once it is done ([] when none ran). Its exception, if
@@ -63,7 +64,6 @@ class ThreadedUpdate:
             return self.join()
         finally:
             self.worker.close()
-            objects.set_update_wait(None)
             _common.UPDATE_THREAD[0] = 0
             for owner, name, table in self._parked.values():
                 setattr(owner, name, table)

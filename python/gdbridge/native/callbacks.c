@@ -5,7 +5,6 @@
 /* ---- Python callbacks (extern "Python", defined in gdbridge._runtime) ---- */
 static void gdb_py_initialize(int level);
 static void gdb_py_deinitialize(int level);
-static void gdb_py_frame(void);
 static void *gdb_py_create(intptr_t cls, int notify);
 static void gdb_py_free(intptr_t cls, intptr_t inst);
 static intptr_t gdb_py_recreate(intptr_t cls, void *obj);

@@ -5,20 +5,32 @@
 static void tr_initialize(void *ud, GDExtensionInitializationLevel level) { gdb_take_queued(); gdb_py_initialize((int)level); }
 static void tr_deinitialize(void *ud, GDExtensionInitializationLevel level) { gdb_take_queued(); gdb_py_deinitialize((int)level); }
 /* The main loop's per-frame callback (Godot 4.5+): after every node's _process, owned by no node, so
- * no game code can remove it. 0 when the engine has no such interface function. Its whole time is
- * kept (frame_seconds): the queued calls' hand-over and the wait for the GIL come before Python's
+ * no game code can remove it. 0 when the engine has no such interface function. It calls the hooks'
+ * runner (set_frame_hook) through the C API: no cffi callback's set-up, once a frame. Its whole time
+ * is kept (frame_seconds): the queued calls' hand-over and the wait for the GIL come before Python's
  * own clock starts. */
 static double gdb_frame_seconds;
-static double gdb_monotonic(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
-}
+static PyObject *gdb_frame_hook; /* owned: set_frame_hook's callable, or NULL */
 static void tr_frame(void) {
     double started = gdb_monotonic();
     gdb_take_queued();
-    gdb_py_frame();
+    if (gdb_frame_hook) {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        PyObject *done = PyObject_CallNoArgs(gdb_frame_hook);
+        if (!done) gdb_report_pending();
+        Py_XDECREF(done);
+        gdb_settle();
+        PyGILState_Release(gil);
+    }
     gdb_frame_seconds = gdb_monotonic() - started;
+}
+static PyObject *gdb_fast_set_frame_hook(PyObject *self, PyObject *hook) {
+    if (hook != Py_None && !PyCallable_Check(hook)) {
+        PyErr_SetString(PyExc_TypeError, "set_frame_hook(hook) takes a callable or None");
+        return NULL;
+    }
+    Py_XSETREF(gdb_frame_hook, hook == Py_None ? NULL : Py_NewRef(hook));
+    Py_RETURN_NONE;
 }
 static PyObject *gdb_fast_frame_seconds(PyObject *self, PyObject *unused) { return PyFloat_FromDouble(gdb_frame_seconds); }
 static const GDExtensionMainLoopCallbacks gdb_main_loop_callbacks = {NULL, NULL, tr_frame};

@@ -130,6 +130,7 @@ static PyObject *gdb_fast_read(PyObject *self, PyObject *const *args, Py_ssize_t
 }
 
 static PyObject *gdb_fast_frame_seconds(PyObject *self, PyObject *unused); /* (classes.c) */
+static PyObject *gdb_fast_set_frame_hook(PyObject *self, PyObject *hook); /* (classes.c) */
 static PyMethodDef gdb_fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))gdb_fast_call, METH_FASTCALL, "Call an engine method bind."},
     {"emit_all", (PyCFunction)(void (*)(void))gdb_fast_emit_all, METH_FASTCALL, "Call a method bind on many objects."},
@@ -157,7 +158,8 @@ static PyMethodDef gdb_fast_methods[] = {
     {"checked_total", gdb_fast_checked_total, METH_NOARGS, "How many calls a check answered since start."},
     {"answered_total", gdb_fast_answered_total, METH_NOARGS, "How many calls were answered in C since start."},
     {"update_busy", gdb_fast_update_busy, METH_O, "Raise (1) or lower (0) the update thread's flag."},
-    {"set_update_wait", gdb_fast_set_update_wait, METH_O, "wait(): what the main thread calls while the flag is up."},
+    {"update_waited", gdb_fast_update_waited, METH_NOARGS, "The main thread's seconds of waiting for the flag, since the last read."},
+    {"set_frame_hook", gdb_fast_set_frame_hook, METH_O, "hook(): what the main loop's frame callback calls (None: nothing)."},
     {"queue_key", (PyCFunction)(void (*)(void))gdb_fast_queue_key, METH_FASTCALL, "Set an instance's queue key."},
     {NULL, NULL, 0, NULL},
 };

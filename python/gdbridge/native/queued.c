@@ -384,32 +384,43 @@ static void gdb_take_queued_of_locked(intptr_t mid) {
  * update_on_thread), the main thread waits for it before it enters Python, at the same doors as the
  * queued calls' take (a callback's start, an engine call's end), so no main-thread Python ever meets
  * the update half done. Python raises the flag before it starts the worker (update_busy(1)) and the
- * worker lowers it when the update is done; wait() blocks until then (it releases the GIL). The calls
- * answered here and the queued ones never wait: the update reads no C table and no queue. */
+ * worker lowers it when the update is done. The wait is here, on a condition, without the GIL: the
+ * worker holds the GIL while it runs, and a main thread asking for it would make the worker drop it
+ * (after up to a switch interval, 5 ms) only to wait for the worker again. The calls answered here
+ * and the queued ones never wait: the update reads no C table and no queue. */
 static int gdb_update_busy;
-static PyObject *gdb_update_wait; /* owned: wait() */
+static pthread_mutex_t gdb_update_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gdb_update_done = PTHREAD_COND_INITIALIZER;
+static double gdb_update_waited; /* the main thread's seconds of waiting, since update_waited() */
+static double gdb_monotonic(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
 static inline void gdb_wait_update(void) {
-    if (!__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE) || !gdb_on_main_thread() || !gdb_update_wait) return;
-    PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *done = PyObject_CallNoArgs(gdb_update_wait);
-    if (!done) gdb_report_pending();
-    Py_XDECREF(done);
-    PyGILState_Release(gil);
+    if (!__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE) || !gdb_on_main_thread()) return;
+    /* an engine call made from main-thread Python after the start (a C fast call keeps the GIL) */
+    PyThreadState *held = PyGILState_Check() ? PyEval_SaveThread() : NULL;
+    double started = gdb_monotonic();
+    pthread_mutex_lock(&gdb_update_lock);
+    while (gdb_update_busy) pthread_cond_wait(&gdb_update_done, &gdb_update_lock);
+    pthread_mutex_unlock(&gdb_update_lock);
+    gdb_update_waited += gdb_monotonic() - started;
+    if (held) PyEval_RestoreThread(held);
 }
 static PyObject *gdb_fast_update_busy(PyObject *self, PyObject *flag) {
     int busy = PyObject_IsTrue(flag);
     if (busy < 0) return NULL;
+    pthread_mutex_lock(&gdb_update_lock);
     __atomic_store_n(&gdb_update_busy, busy, __ATOMIC_RELEASE);
+    if (!busy) pthread_cond_broadcast(&gdb_update_done);
+    pthread_mutex_unlock(&gdb_update_lock);
     Py_RETURN_NONE;
 }
-static PyObject *gdb_fast_set_update_wait(PyObject *self, PyObject *wait) {
-    if (wait != Py_None && !PyCallable_Check(wait)) {
-        PyErr_SetString(PyExc_TypeError, "set_update_wait(wait) takes a callable or None");
-        return NULL;
-    }
-    Py_XDECREF(gdb_update_wait);
-    gdb_update_wait = wait == Py_None ? NULL : Py_NewRef(wait);
-    Py_RETURN_NONE;
+static PyObject *gdb_fast_update_waited(PyObject *self, PyObject *unused) {
+    double waited = gdb_update_waited; /* (main thread only: written and read there) */
+    gdb_update_waited = 0.0;
+    return PyFloat_FromDouble(waited);
 }
 
 /* Before a call of method `mid` enters Python (no GIL held): the queued calls it may read. */
