@@ -4,9 +4,10 @@ Each frame the main thread takes the last update's signals (`join`), delivers th
 and hands the rest of the step to the update thread (`start`), which runs it while the game's
 physics, scripts and rendering go on. Until it is done it owns the server: the binding makes every
 main-thread call into Python wait for it first, in C without the GIL (`objects.update_busy`), and
-the calls it answers or queues in C without Python (MemoryStream.record_event) never wait. The C answer tables
-(awareness_of, evaluate and get_choice answered without Python) are off meanwhile: the update
-would rewrite them under the main thread's reads, so those calls run in Python, after the wait.
+the calls it answers or queues in C without Python (MemoryStream.record_event) never wait. The C
+answer tables (awareness_of, evaluate and get_choice answered without Python) are off meanwhile:
+the update would rewrite them under the main thread's reads, so those calls run in Python, after
+the wait.
 """
 
 from __future__ import annotations
