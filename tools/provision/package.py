@@ -302,8 +302,17 @@ def _copy_distributions(site: Path, dists: list[metadata.Distribution]) -> int:
             target = site / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(Path(str(dist.locate_file(relative))), target)
+            if relative.name == "METADATA":
+                _trim_metadata(target)
             files += 1
     return files
+
+
+def _trim_metadata(path: Path) -> None:
+    """A distribution's METADATA without its description (the README after the headers, up to
+    20 KB): what importlib.metadata reads at run time (name, version, requirements) stays."""
+    head, _, _ = path.read_text(encoding="utf-8").partition("\n\n")
+    path.write_text(head + "\n", encoding="utf-8")
 
 
 def _install_requirements(site: Path, requirements: Path) -> None:
