@@ -16,6 +16,7 @@
 #include "native/poses.c"
 #include "native/moves.c"
 #include "native/to_engine.c"
+#include "native/fast_frame.c"
 #include "native/fast_module.c"
 #include "native/classes.c"
 #include "native/entry.c"

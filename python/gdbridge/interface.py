@@ -16,7 +16,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gdbridge import _variant
 from gdbridge.types import VARIANT_OF_NAME, VariantType
@@ -243,6 +243,11 @@ def add_frame_hook(hook: Callable[[], None]) -> bool:
     if hook not in _frame_hooks:
         _frame_hooks.append(hook)
     return True
+
+
+def only_frame_hook(hook: Callable[[], None]) -> bool:
+    """Whether `hook` is the one hook the frame callback runs."""
+    return _frame_hooks == [hook]
 
 
 def run_frame_hooks() -> None:
@@ -530,6 +535,58 @@ def update_busy(busy: bool) -> None:
 def update_waited() -> float:
     """The seconds the main thread waited for the flag to come down since the last call."""
     return float(_fast.update_waited())
+
+
+class HandedFrame(NamedTuple):
+    """A frame the main loop handed to the update thread (`frame_wait`)."""
+
+    delta: float  # the frame's (scaled) process delta, Node.get_process_delta_time
+    time_scale: float  # Engine.get_time_scale at the frame's start
+    paused: bool  # SceneTree.is_paused
+    wall: float  # time.monotonic() then
+    signals: float  # seconds the signals armed with took to emit
+
+
+def frame_setup(root: Any, engine: Any, tree: Any) -> None:
+    """What a frame run on the update thread (`frame_arm`) reads: the root Window's process delta,
+    the Engine's time scale, the SceneTree's pause. Main thread."""
+    _fast.frame_setup(
+        _bind_of("Object", "emit_signal"),
+        _bind_of("Node", "get_process_delta_time"), root._id,
+        _bind_of("Engine", "get_time_scale"), engine._id,
+        _bind_of("SceneTree", "is_paused"), tree._id,
+    )  # fmt: skip
+
+
+def frame_arm(calls: list[tuple[Any, ...]]) -> None:
+    """From the update thread, before it lowers the flag (`update_busy(False)`): the next frame
+    runs no Python on the main thread. Its callback emits `calls` (as `emit_signals` takes them),
+    reads the frame's values and hands them, with the queued calls, to the update thread
+    (`frame_wait`), unless main-thread Python runs first (the frame is then Python's, which emits
+    `calls` first: `emit_prepared`). A call that does not convert raises, nothing armed."""
+    _fast.frame_arm(calls)
+
+
+def frame_wait() -> HandedFrame | None:
+    """On the update thread after `frame_arm`: the frame handed to it, the flag up and the queued
+    calls handed to Python, or None once the frame is Python's (disarmed)."""
+    handed = _fast.frame_wait()
+    return None if handed is None else HandedFrame(*handed)
+
+
+def frame_disarm() -> None:
+    """The next frame is Python's (wakes a `frame_wait`)."""
+    _fast.frame_disarm()
+
+
+def emit_prepared() -> None:
+    """Emit now, in order, the signals an update armed with that no frame emitted yet. Main thread."""
+    _fast.emit_prepared()
+
+
+def fast_frames() -> int:
+    """How many frames ran on the update thread since start (`frame_arm`)."""
+    return int(_fast.fast_frames())
 
 
 def frame_seconds() -> float:

@@ -997,6 +997,21 @@ def change(selector: Any, name: str) -> None:
     _start_ticking()
 
 
+def changes_apart(selector: Any) -> bool:
+    """Whether `change(selector, ...)` would only keep its books and hold its two signals: no action
+    runs, no move stops, nothing reads the engine (its running behavior and its behaviors' names
+    known, none of its behaviors acts, nothing ticks or moves). Then the update thread may run it
+    (`NpcMindServer._frame_apart`): the main thread's Python is waiting meanwhile."""
+    running = _running.get(selector._id)
+    named = selector.__dict__.get("_behaviors_by_name")
+    if running is None or named is None or running.moved or _ticking_runs or _motions or _ticking:
+        return False
+    return not any(
+        action is not None
+        for behavior in named.values() for phase in PHASES for action in getattr(behavior, phase)
+    )  # fmt: skip
+
+
 def _retick(key: int, running: Running) -> None:
     """Whether `tick` visits this running: while its behavior has an on_tick action."""
     global _tick_order  # noqa: PLW0603 - the cached order, found again when the set changes

@@ -397,6 +397,7 @@ class MemoryStream(ServerHandle, classes.Node, icon=icon("MemoryStream")):
             self.__dict__["_server_handle"] = handle
             if not self.emit_signals:
                 server().core.set_memory_signals(handle, False)
+            server().core.memory.cache.join(handle)  # its record_event calls queued from the first
         return handle
 
     # The per-frame calls go straight to the server's memory frame cache (`FrameCache.write`,

@@ -104,6 +104,11 @@ def metrics() -> dict[str, float]:
     return {"mistakes/reported": float(_totals["reported"]), "mistakes/repeats": float(_totals["repeats"])}
 
 
+def waiting() -> bool:
+    """Reports other threads left for the main thread's `flush`."""
+    return bool(_waiting)
+
+
 def flush() -> None:
     """Make the reports other threads left waiting (main thread, once a frame)."""
     while _waiting:

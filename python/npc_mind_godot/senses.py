@@ -796,6 +796,13 @@ class Sensing:
         self._world: Any = None  # the engine side (`WORLD_SOURCE`), made on first use
         self.totals = {"checks": 0, "rays": 0, "records": 0, "stimuli": 0}
 
+    def idle(self) -> bool:
+        """No sense to run and nothing of one waiting: a frame's `run` would do nothing."""
+        return (
+            len(self.free_slots) == len(self.periodic) and not self.listeners
+            and not (self.stimuli or self.touched or self.rows or self.noted)
+        )  # fmt: skip
+
     def world(self) -> Any:
         if self._world is None:
             self._world = engine_script(WORLD_SOURCE)

@@ -23,6 +23,7 @@ from gdbridge.declare import (
     export,
     python_only,
 )
+from gdbridge.objects import HandedFrame
 from gdbridge.types import PackedStringArray, PropertyHint, StringName
 from npc_mind.server import ClockMode, ServerEvent
 from npc_mind.server.core import MindServer
@@ -203,6 +204,7 @@ class NpcMindServer(classes.Object):
         # the update thread (`update_on_thread`) and the signals its last update owes while none runs
         self.threaded: ThreadedUpdate | None = None
         self._owed: list[ServerEvent] = []
+        self._unsent: list[tuple[Any, ...]] = []  # signals an update could not arm the binding with
         self.update_on_thread = bool(project_setting(UPDATE_THREAD_SETTING, False))
 
     # --- time ----------------------------------------------------------------------------------
@@ -232,13 +234,7 @@ class NpcMindServer(classes.Object):
         # the main thread's waits for the update since the last frame, outside this callback
         self._waited_outside = self.threaded.take_waited() if self.threaded is not None else 0.0
         delta = float(self._root.get_process_delta_time())  # this frame's (scaled) _process delta
-        # The engine scaled this frame's delta by the time scale in force when the frame began,
-        # which is the one we saw at the end of the previous frame (game code may change it since).
-        scale = self._frame_scale
-        self._frame_scale = float(self._engine.get_time_scale())
-        wall = time.monotonic()
-        unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
-        self._last_wall = wall
+        unscaled, scale = self._clocked(delta, float(self._engine.get_time_scale()), time.monotonic())
         owed = self._take_owed()  # the last threaded update's signals, before this frame's senses
         signals_start = time.perf_counter()
         self._deliver(owed)
@@ -261,8 +257,19 @@ class NpcMindServer(classes.Object):
             "senses": step_start - senses_start, "signals": signals, "update_wait": waited,
         }  # fmt: skip
 
+    def _clocked(self, delta: float, time_scale: float, wall: float) -> tuple[float, float]:
+        """(unscaled delta, its time scale) of a frame whose (scaled) process delta is `delta`, the
+        time scale `time_scale` at its end, at monotonic second `wall`. The engine scaled this
+        frame's delta by the time scale in force when the frame began, which is the one seen at the
+        end of the previous frame (game code may change it since); at scale 0, wall time."""
+        scale, self._frame_scale = self._frame_scale, time_scale
+        unscaled = delta / scale if scale > 0.0 else wall - self._last_wall
+        self._last_wall = wall
+        return unscaled, scale
+
     def _take_owed(self) -> list[ServerEvent]:
-        """The signals an update on the thread owes, once it is done (and the reports it left)."""
+        """The signals an update on the thread owes, once it is done (and the reports it left). The
+        signals an update armed the binding with, that no frame emitted, go first."""
         owed, self._owed = self._owed, []
         if self.threaded is not None:
             try:
@@ -271,7 +278,57 @@ class NpcMindServer(classes.Object):
                 self._owed = owed  # the signals owed before the failed update still go, next frame
                 raise
         mistakes.flush()
+        self._delivering = True
+        try:
+            objects.emit_prepared()
+            unsent, self._unsent = self._unsent, []
+            if unsent:
+                emit_signals(unsent)
+        finally:
+            self._delivering = False
         return owed
+
+    # --- a frame run whole on the update thread (the binding's side: native/fast_frame.c) ----------
+    def _frame_apart(self, events: list[ServerEvent]) -> bool:
+        """On the update thread, at an update's end: whether the next frame needs nothing of the
+        main thread's Python, then the binding armed with the events' signals (True). Nothing
+        waits for the main thread's frame: no sense, release, report or earlier signal; the frame
+        callback runs the server's hook only; no C answer table is in use; the inputs' feed may run
+        on this thread; every signal's delivery is data (no decision's, and a behavior change's
+        only where no action runs: `actions.changes_apart`). Any main-thread Python before the
+        frame makes it Python's again (the binding disarms)."""
+        threaded, nodes = self.threaded, self.nodes
+        if not (
+            threaded is not None and self._tree is not None and not self._owed and not self._unsent
+            and not self._released and not self._delivering
+            and self.mind.clock.mode is not ClockMode.MANUAL
+            and objects.only_frame_hook(self.frame) and self.sensing.idle() and not mistakes.waiting()
+            and not threaded.answers_wanted() and selector_feed.feed.runs_anywhere()
+        ):  # fmt: skip
+            return False
+        for event in events:
+            if event.signal in _DECISION_SIGNALS:
+                return False
+            node = nodes.get(event.handle)
+            if event.signal == BEHAVIOR_CHANGED and node is not None and not actions.changes_apart(node):
+                return False
+        calls = self._calls(events)  # (the behavior changes' books kept here: the main thread waits)
+        try:
+            objects.frame_arm(calls)
+        except Exception:  # a signal's value the binding cannot hold: the main thread emits them
+            self._unsent = calls
+        return True
+
+    def _frame_here(self, handed: HandedFrame) -> list[ServerEvent]:
+        """A frame run whole on the update thread, its signals emitted in C: the clock's rule, then
+        the whole step (its inputs fed here), as `frame` would run them; returns its events."""
+        waited = self.threaded.take_waited() if self.threaded is not None else 0.0
+        unscaled, scale = self._clocked(handed.delta, handed.time_scale, handed.wall)
+        mind = self.mind
+        with mind.lent():
+            events = mind.begin_step(unscaled, scale, handed.paused, inputs_here=False)()
+        self.frame_parts = {"senses": 0.0, "signals": handed.signals, "update_wait": waited}
+        return events
 
     def _thread_update(self, on: bool) -> None:
         """`update_on_thread` set: the thread starts, or the last update is joined (its signals
@@ -279,7 +336,7 @@ class NpcMindServer(classes.Object):
         if on == (self.threaded is not None):
             return
         if on:
-            self.threaded = ThreadedUpdate(self.mind)
+            self.threaded = ThreadedUpdate(self.mind, arm=self._frame_apart, run_frame=self._frame_here)
             return
         threaded, self.threaded = self.threaded, None
         self._owed += threaded.close()  # type: ignore[union-attr]  # (not None: checked above)
@@ -300,6 +357,7 @@ class NpcMindServer(classes.Object):
         targets.placement_changed()
         if not on_main_thread():
             self._released.append(handle)
+            objects.frame_disarm()  # the next frame is Python's, which releases it
             return
         mind = self.mind
         if mind.owns(handle):
@@ -315,6 +373,7 @@ class NpcMindServer(classes.Object):
             return  # no SceneTree (yet): the next node to register tries again
         self._tree = tree
         self._root = tree.get_root()  # a SceneTree's root Window is made with it and lives as long
+        objects.frame_setup(self._root, self._engine, tree)  # what a frame on the update thread reads
         ticker.start(self.frame)
         self.ticking = True
         from npc_mind_godot import debug_feed, monitors
@@ -326,6 +385,18 @@ class NpcMindServer(classes.Object):
         """The frame's signals, in order, emitted in one crossing (a freed node's are skipped)."""
         if not events:  # (most frames)
             return
+        calls = self._calls(events)
+        if not calls:
+            return
+        self._delivering = True
+        try:
+            emit_signals(calls)
+        finally:
+            self._delivering = False
+
+    def _calls(self, events: list[ServerEvent]) -> list[tuple[Any, ...]]:
+        """The events' signals as emit_signals takes them, in order, the behavior changes' actions
+        run (with their behavior_exited and _entered) and the decisions they aborted left out."""
         nodes = self.nodes
         calls: list[tuple[Any, ...]] = []
         handles: list[int] = []
@@ -355,14 +426,7 @@ class NpcMindServer(classes.Object):
                 call for call, handle in zip(calls, handles, strict=True)
                 if handle not in aborted or call[1] not in _DECISION_SIGNALS
             ]  # fmt: skip
-        calls = held + calls  # (held: those no action's run emitted first)
-        if not calls:
-            return
-        self._delivering = True
-        try:
-            emit_signals(calls)
-        finally:
-            self._delivering = False
+        return held + calls  # (held: those no action's run emitted first)
 
     def _run_actions(self, selector: Any, behavior: str) -> None:
         self._delivering = True
@@ -450,7 +514,8 @@ class NpcMindServer(classes.Object):
         binding took in C since start (`binding/queued_calls`: MemoryStream.record_event;
         `binding/answered_calls`: awareness_of, and UtilitySelector.evaluate repeating its last
         choice; `binding/checked_calls`: those evaluate calls among them whose numbers changed,
-        answered by the kernel's check of the repeated choice), and the user mistakes reported once
+        answered by the kernel's check of the repeated choice; `binding/thread_frames`: the frames
+        run whole on the update thread, no Python on the main thread), and the user mistakes reported once
         and repeated (`mistakes/reported`, `mistakes/repeats`: see `npc_mind_godot.mistakes`), and
         the senses' totals (`senses/count`, `senses/checks`, `senses/rays`, `senses/records`,
         `senses/stimuli`)."""
@@ -459,6 +524,7 @@ class NpcMindServer(classes.Object):
             "binding/queued_calls": float(objects.queued_total()),
             "binding/answered_calls": float(objects.answered_total()),
             "binding/checked_calls": float(objects.checked_total()),
+            "binding/thread_frames": float(objects.fast_frames()),
             **mistakes.metrics(),
             **self.sensing.metrics(),
         }

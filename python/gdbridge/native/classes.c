@@ -13,14 +13,16 @@ static double gdb_frame_seconds;
 static PyObject *gdb_frame_hook; /* owned: set_frame_hook's callable, or NULL */
 static void tr_frame(void) {
     double started = gdb_monotonic();
-    gdb_take_queued();
-    if (gdb_frame_hook) {
-        PyGILState_STATE gil = PyGILState_Ensure();
-        PyObject *done = PyObject_CallNoArgs(gdb_frame_hook);
-        if (!done) gdb_report_pending();
-        Py_XDECREF(done);
-        gdb_settle();
-        PyGILState_Release(gil);
+    if (!gdb_fast_frame()) {
+        gdb_take_queued();
+        if (gdb_frame_hook) {
+            PyGILState_STATE gil = PyGILState_Ensure();
+            PyObject *done = PyObject_CallNoArgs(gdb_frame_hook);
+            if (!done) gdb_report_pending();
+            Py_XDECREF(done);
+            gdb_settle();
+            PyGILState_Release(gil);
+        }
     }
     gdb_frame_seconds = gdb_monotonic() - started;
 }

@@ -161,6 +161,13 @@ static PyMethodDef gdb_fast_methods[] = {
     {"update_waited", gdb_fast_update_waited, METH_NOARGS, "The main thread's seconds of waiting for the flag, since the last read."},
     {"set_frame_hook", gdb_fast_set_frame_hook, METH_O, "hook(): what the main loop's frame callback calls (None: nothing)."},
     {"queue_key", (PyCFunction)(void (*)(void))gdb_fast_queue_key, METH_FASTCALL, "Set an instance's queue key."},
+    {"frame_setup", (PyCFunction)(void (*)(void))gdb_fast_frame_setup, METH_FASTCALL,
+     "What the update thread's frame emits with and reads."},
+    {"frame_arm", gdb_fast_frame_arm, METH_O, "The next frame may run on the update thread, emitting these first."},
+    {"frame_wait", gdb_fast_frame_wait, METH_NOARGS, "On the update thread: the next frame handed to it, or None."},
+    {"frame_disarm", gdb_fast_frame_disarm_py, METH_NOARGS, "The next frame is Python's."},
+    {"emit_prepared", gdb_fast_emit_prepared, METH_NOARGS, "Emit the signals an update armed with, now."},
+    {"fast_frames", gdb_fast_frames, METH_NOARGS, "How many frames ran on the update thread since start."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};

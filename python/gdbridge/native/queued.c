@@ -313,6 +313,31 @@ static int gdb_queue_call(intptr_t mid, void *inst, const void *const *args, GDE
  * calls the engine) waits for this loop's next round, after the rows before it. A take that raises
  * is reported; the methods after it still go. */
 static int gdb_taking; /* inside a take: rows queued meanwhile wait for its loop, in order */
+/* Hand `used` rows to Python as above, each method's in one take(raw), the methods in the order of
+ * their first row (the rows are marked handed). The GIL is held. */
+static void gdb_hand_rows(gdb_queued_row *rows, intptr_t used) {
+    for (intptr_t start = 0; start < used; start++) {
+        intptr_t mid = rows[start].mid, count = 0;
+        if (!mid) continue; /* handed over with an earlier method's rows */
+        for (intptr_t r = start; r < used; r++) count += rows[r].mid == mid;
+        gdb_queued_method *m = &queued_methods[mid];
+        Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
+        PyObject *raw = PyBytes_FromStringAndSize(NULL, width * count);
+        char *at = raw ? PyBytes_AS_STRING(raw) : NULL;
+        for (intptr_t r = start; r < used; r++) {
+            if (rows[r].mid != mid) continue;
+            rows[r].mid = 0;
+            if (!at) continue;
+            memcpy(at, &rows[r].key, sizeof(int64_t));
+            memcpy(at + sizeof(gdb_number), rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
+            at += width;
+        }
+        PyObject *done = raw ? PyObject_CallOneArg(m->take, raw) : NULL;
+        if (!done) gdb_report_pending();
+        Py_XDECREF(done);
+        Py_XDECREF(raw);
+    }
+}
 static void gdb_take_queued_locked(void) {
     if (gdb_taking) return;
     gdb_taking = 1;
@@ -321,27 +346,7 @@ static void gdb_take_queued_locked(void) {
         gdb_queued_row *rows = queued_rows;
         queued_rows = NULL;
         queued_rows_cap = queued_rows_used = 0;
-        for (intptr_t start = 0; start < used; start++) {
-            intptr_t mid = rows[start].mid, count = 0;
-            if (!mid) continue; /* handed over with an earlier method's rows */
-            for (intptr_t r = start; r < used; r++) count += rows[r].mid == mid;
-            gdb_queued_method *m = &queued_methods[mid];
-            Py_ssize_t width = (Py_ssize_t)sizeof(gdb_number) * (m->nargs + 1);
-            PyObject *raw = PyBytes_FromStringAndSize(NULL, width * count);
-            char *at = raw ? PyBytes_AS_STRING(raw) : NULL;
-            for (intptr_t r = start; r < used; r++) {
-                if (rows[r].mid != mid) continue;
-                rows[r].mid = 0;
-                if (!at) continue;
-                memcpy(at, &rows[r].key, sizeof(int64_t));
-                memcpy(at + sizeof(gdb_number), rows[r].args, sizeof(gdb_number) * (size_t)m->nargs);
-                at += width;
-            }
-            PyObject *done = raw ? PyObject_CallOneArg(m->take, raw) : NULL;
-            if (!done) gdb_report_pending();
-            Py_XDECREF(done);
-            Py_XDECREF(raw);
-        }
+        gdb_hand_rows(rows, used);
         if (!queued_rows) {
             queued_rows = rows; /* nothing was queued meanwhile: keep the buffer */
             queued_rows_cap = cap;
@@ -397,16 +402,23 @@ static double gdb_monotonic(void) {
     clock_gettime(CLOCK_MONOTONIC, &now);
     return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
 }
+static int gdb_fast_armed; /* the next frame may run without Python (fast_frame.c); set under the lock */
+static void gdb_fast_frame_disarm(void);
 static inline void gdb_wait_update(void) {
-    if (!__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE) || !gdb_on_main_thread()) return;
-    /* an engine call made from main-thread Python after the start (a C fast call keeps the GIL) */
-    PyThreadState *held = PyGILState_Check() ? PyEval_SaveThread() : NULL;
-    double started = gdb_monotonic();
-    pthread_mutex_lock(&gdb_update_lock);
-    while (gdb_update_busy) pthread_cond_wait(&gdb_update_done, &gdb_update_lock);
-    pthread_mutex_unlock(&gdb_update_lock);
-    gdb_update_waited += gdb_monotonic() - started;
-    if (held) PyEval_RestoreThread(held);
+    if (!gdb_on_main_thread()) return;
+    if (__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE)) {
+        /* an engine call made from main-thread Python after the start (a C fast call keeps the GIL) */
+        PyThreadState *held = PyGILState_Check() ? PyEval_SaveThread() : NULL;
+        double started = gdb_monotonic();
+        pthread_mutex_lock(&gdb_update_lock);
+        while (gdb_update_busy) pthread_cond_wait(&gdb_update_done, &gdb_update_lock);
+        pthread_mutex_unlock(&gdb_update_lock);
+        gdb_update_waited += gdb_monotonic() - started;
+        if (held) PyEval_RestoreThread(held);
+    }
+    /* main-thread Python runs next, after the update (which armed at its end): the next frame is
+     * Python's, as that code may change what the update thread's frame leaves out */
+    if (__atomic_load_n(&gdb_fast_armed, __ATOMIC_ACQUIRE)) gdb_fast_frame_disarm();
 }
 static PyObject *gdb_fast_update_busy(PyObject *self, PyObject *flag) {
     int busy = PyObject_IsTrue(flag);

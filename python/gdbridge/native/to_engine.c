@@ -199,9 +199,11 @@ static int gdb_str_to_raw(void *raw, PyObject *value, int type) {
 }
 
 /* forget_texts(): empty the text caches (the engine's Strings go before it shuts down). */
+static void gdb_fast_frame_forget(void); /* (fast_frame.c) */
 static PyObject *gdb_fast_forget_texts(PyObject *self, PyObject *unused) {
     gdb_texts_open = 0;
     gdb_queued_names_forget(); /* the queued methods' names too */
+    gdb_fast_frame_forget();   /* and the signals an update armed with */
     for (size_t i = 0; i < GDB_TEXT_SLOTS; i++) {
         gdb_text_drop(&gdb_py_texts[i]);
         gdb_text_drop(&gdb_engine_texts[i]);

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,20 @@ class MindServer:
             raise WrongThreadError(
                 f"MindServer.{call}() called from another thread: a server belongs to the thread that made it"
             )
+
+    @contextmanager
+    def lent(self) -> Iterator[None]:
+        """The calling thread owns the server (its pools too) until the block ends, then the owner
+        again: a whole frame run on the update thread (`NpcMindServer._frame_apart`), while the
+        owner thread, which handed it over, calls nothing."""
+        owner = self._owner_thread
+        self._owner_thread = threading.get_ident()
+        self.memory.claim()
+        try:
+            yield
+        finally:
+            self._owner_thread = owner
+            self.memory.claim(owner)
 
     def now(self) -> float:
         return self.clock.now()

@@ -306,6 +306,14 @@ class FrameCache:
         self.bank.record(handle, entity, memory_type, salience, self.bank.now())
         self.touch(handle)
 
+    def join(self, handle: int) -> None:
+        """A new stream: its writes are queued from its first on, when it writes plainly already
+        (else its first write checks again). Joined at its first write, that write ran at once:
+        from the engine, one main-thread entry into Python per stream, each making the next frame
+        run Python there, not on the update thread (`NpcMindServer._frame_apart`)."""
+        if self.bank.per_frame and handle not in self.plain:
+            self._may_queue(handle)
+
     def _may_queue(self, handle: int) -> bool:
         """Check once whether a stream not in `plain` writes plainly now (`MemoryPool.writes_plainly`)
         and put it there if so: its writes are then queued, and the reader that answers reads

@@ -19,10 +19,17 @@ from typing import Any
 class UpdateThread:
     """One daemon thread, started with it, waiting for jobs; `close` ends it."""
 
-    def __init__(self, on_busy: Callable[[bool], None] | None = None, name: str = "npc_mind update") -> None:
+    def __init__(
+        self,
+        on_busy: Callable[[bool], None] | None = None,
+        name: str = "npc_mind update",
+        between: Callable[[], None] | None = None,
+    ) -> None:
         """on_busy(True) is called (on the owner thread) as a job starts, on_busy(False) (on the
-        worker) once it is done, before `join` or `wait` return."""
+        worker) once it is done, before `join` or `wait` return. between() runs on the worker after
+        each job, before it waits for the next (it must return once the owner thread starts one)."""
         self._on_busy = on_busy
+        self._between = between
         self._job: Callable[[], Any] | None = None
         self._result: Any = None
         self._error: BaseException | None = None
@@ -100,3 +107,5 @@ class UpdateThread:
                 if self._on_busy is not None:
                     self._on_busy(False)
                 self._done.release()
+            if self._between is not None and not self._closing:
+                self._between()
