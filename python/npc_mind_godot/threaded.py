@@ -38,8 +38,8 @@ class ThreadedUpdate:
     def __init__(
         self,
         mind: MindServer,
-        arm: Callable[[list[ServerEvent]], bool] | None = None,
-        run_frame: Callable[[HandedFrame], list[ServerEvent]] | None = None,
+        arm: Callable[[list[ServerEvent]], bool],
+        run_frame: Callable[[HandedFrame], list[ServerEvent]],
     ) -> None:
         """arm(events), on this thread at an update's end: True when the binding was armed with the
         events' signals (the next frame runs here); run_frame(handed), here: that frame's logic and
@@ -47,14 +47,13 @@ class ThreadedUpdate:
         self.mind = mind
         self._arm = arm
         self._run_frame = run_frame
-        self.worker = UpdateThread(on_busy=objects.update_busy, between=self._frames if arm else None)
+        self.worker = UpdateThread(on_busy=objects.update_busy, between=self._frames)
         self.waited = 0.0  # seconds Python waited for the update since `take_waited`
         self._parked: dict[tuple[int, str], tuple[Any, str, Any]] = {}  # the C tables, while off
         # what the frames run here owe the main thread: the last one's events when it did not arm,
         # and an exception one raised (raised by `join`, on the main thread)
         self._owed: list[ServerEvent] = []
         self._error: BaseException | None = None
-        self.frames_here = 0  # frames run on this thread since start
         _common.UPDATE_THREAD[0] = self.worker.ident
 
     def wait(self) -> None:
@@ -85,19 +84,18 @@ class ThreadedUpdate:
         """The step begun here (`MindServer.begin_step`) and its rest on the update thread."""
         rest = self.mind.begin_step(delta, time_scale, paused, inputs_here=inputs_here)
         self._park_answers()
-        self.worker.start(rest if self._arm is None else lambda: self._armed_or(rest()))
+        self.worker.start(lambda: self._armed_or(rest()))
 
     def _armed_or(self, events: list[ServerEvent]) -> list[ServerEvent]:
         """An update's events for the main thread, or [] when the binding was armed with them."""
-        return [] if self._arm is not None and self._arm(events) else events
+        return [] if self._arm(events) else events
 
     def _frames(self) -> None:
         """On the update thread after an update: each frame the binding hands it (an update that
         armed), run whole, until one does not arm or main-thread Python runs (`frame_wait`: None)."""
         while (handed := objects.frame_wait()) is not None:
             try:
-                self.frames_here += 1
-                self._owed += self._armed_or(self._run_frame(handed))  # type: ignore[misc]  # set with arm
+                self._owed += self._armed_or(self._run_frame(handed))
             except BaseException as error:  # handed to the main thread by join()
                 self._error = error
             finally:
@@ -117,21 +115,25 @@ class ThreadedUpdate:
 
     def answers_wanted(self) -> bool:
         """A C answer table is in use (one a node put in since the last park)."""
+        return any(getattr(owner, name).wanted for owner, name, _idle in self._answer_tables())
+
+    def _answer_tables(self) -> tuple[tuple[Any, str, type], ...]:
+        """The C answer tables: (owner, attribute, the idle table that stands in while parked)."""
         selectors, cache = self.mind.selectors, self.mind.memory.cache
-        return bool(selectors.answers.wanted or selectors.batch_answers.wanted or cache.answers.wanted)
+        return (
+            (selectors, "answers", ChoiceAnswers),
+            (selectors, "batch_answers", ChoiceAnswers),
+            (cache, "answers", FrameAnswers),
+        )
 
     def _park_answers(self) -> None:
         """The C answer tables, off: emptied and set aside (a node that registers may put a new one
         in: parked again at the next frame). What the choice table answered with its check is read
         back first (`SelectorBank.settle_answers`)."""
-        selectors, cache = self.mind.selectors, self.mind.memory.cache
+        selectors = self.mind.selectors
         if selectors.answers.wanted:
             selectors.settle_answers()
-        for owner, name, idle in (
-            (selectors, "answers", ChoiceAnswers),
-            (selectors, "batch_answers", ChoiceAnswers),
-            (cache, "answers", FrameAnswers),
-        ):
+        for owner, name, idle in self._answer_tables():
             table = getattr(owner, name)
             if table.wanted:
                 table.clear()

@@ -10,33 +10,14 @@ const NPCS := 16
 const FRAMES := 150
 const HOSTILE_FLAG := 8
 
+const B = preload("res://tests/addon/utility_builders.gd")
+
 var frame := 0
 var heard: Array = []  # [frame in the phase, npc, signal, behavior]
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
-
-
-func behaviors() -> Array[UtilityBehavior]:
-	var made: Array[UtilityBehavior] = []
-	for name: String in ["pursue", "idle"]:
-		var behavior: Resource = ClassDB.instantiate("UtilityBehavior")
-		behavior.name = StringName(name)
-		var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-		if name == "pursue":
-			consideration.source = ClassDB.instantiate("AwarenessInput")
-			consideration.use_input_range = true
-			consideration.input_max = 3.0
-			consideration.veto_below = 0.9
-		else:
-			var calm: Resource = ClassDB.instantiate("BlackboardInput")
-			calm.key = &"calm"
-			consideration.source = calm
-		var considerations: Array[UtilityConsideration] = [consideration]
-		behavior.considerations = considerations
-		made.append(behavior)
-	return made
 
 
 func make_npc(i: int, shared: Array[UtilityBehavior], started: int) -> Node2D:
@@ -48,12 +29,7 @@ func make_npc(i: int, shared: Array[UtilityBehavior], started: int) -> Node2D:
 	profile.stability_hostile = 0.4  # forgotten within the phase: pursue, then idle again
 	memory.profile = profile
 	npc.add_child(memory)
-	var selector: Node = ClassDB.instantiate("UtilitySelector")
-	selector.name = "Selector"
-	selector.behaviors = shared
-	selector.target_from = "memory"
-	selector.target_memory_types = HOSTILE_FLAG
-	selector.blackboard = {"calm": 0.2}
+	var selector: Node = B.memory_selector(shared, HOSTILE_FLAG)
 	npc.add_child(selector)
 	root.add_child(npc)
 	for signal_name: String in ["behavior_exited", "behavior_entered", "behavior_changed"]:
@@ -66,7 +42,7 @@ func make_npc(i: int, shared: Array[UtilityBehavior], started: int) -> Node2D:
 ## run on the update thread.
 func phase(poke: bool, thief: Node2D) -> Dictionary:
 	heard = []
-	var shared := behaviors()
+	var shared := B.pursue_or_idle()
 	var started := frame
 	var npcs: Array[Node2D] = []
 	for i in NPCS:

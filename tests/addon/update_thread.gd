@@ -10,34 +10,14 @@ const NPCS := 12
 const HOSTILE_FLAG := 8
 const WATCH := 8  # frames read after the record
 
+const B = preload("res://tests/addon/utility_builders.gd")
+
 var changes := {}  # npc index -> [[frame, behavior], ...]
 var frame := 0
 
 
 func check(name: String, ok: bool, detail: Variant = null) -> void:
 	print(JSON.stringify({"check": name, "ok": ok, "detail": detail}))
-
-
-func behaviors(with_distance: bool) -> Array[UtilityBehavior]:
-	var made: Array[UtilityBehavior] = []
-	for spec: Array in [["pursue", 0.9], ["idle", 0.0]]:
-		var behavior: Resource = ClassDB.instantiate("UtilityBehavior")
-		behavior.name = StringName(spec[0])
-		var consideration: Resource = ClassDB.instantiate("UtilityConsideration")
-		if spec[0] == "pursue":
-			consideration.source = ClassDB.instantiate("DistanceInput" if with_distance else "AwarenessInput")
-			consideration.use_input_range = true
-			consideration.input_max = 1.0e6 if with_distance else 3.0
-			consideration.invert = with_distance
-			consideration.veto_below = spec[1] if not with_distance else 0.0
-		else:
-			var calm: Resource = ClassDB.instantiate("BlackboardInput")
-			calm.key = &"calm"
-			consideration.source = calm
-		var considerations: Array[UtilityConsideration] = [consideration]
-		behavior.considerations = considerations
-		made.append(behavior)
-	return made
 
 
 func stream() -> Node:
@@ -52,12 +32,7 @@ func make_npcs(shared: Array[UtilityBehavior]) -> Array[Node2D]:
 		var npc := Node2D.new()
 		npc.name = "Npc%d" % i
 		npc.add_child(stream())
-		var selector: Node = ClassDB.instantiate("UtilitySelector")
-		selector.name = "Selector"
-		selector.behaviors = shared
-		selector.target_from = "memory"
-		selector.target_memory_types = HOSTILE_FLAG
-		selector.blackboard = {"calm": 0.2}
+		var selector: Node = B.memory_selector(shared, HOSTILE_FLAG)
 		npc.add_child(selector)
 		root.add_child(npc)
 		changes[i] = []
@@ -102,7 +77,7 @@ func phase(threaded: bool, shared: Array[UtilityBehavior], thief: Node2D) -> Dic
 
 
 func _initialize() -> void:
-	var shared := behaviors(false)
+	var shared := B.pursue_or_idle()
 	var thief := Node2D.new()
 	root.add_child(thief)
 	await next_frame()
@@ -147,11 +122,7 @@ func _initialize() -> void:
 	var near := Node2D.new()
 	near.name = "NearNpc"
 	near.add_child(stream())
-	var near_selector: Node = ClassDB.instantiate("UtilitySelector")
-	near_selector.name = "Selector"
-	near_selector.behaviors = behaviors(true)
-	near_selector.target_from = "memory"
-	near_selector.blackboard = {"calm": 0.2}
+	var near_selector: Node = B.memory_selector(B.pursue_or_idle(true))
 	near.add_child(near_selector)
 	root.add_child(near)
 	await next_frame()

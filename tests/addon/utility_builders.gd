@@ -40,3 +40,30 @@ static func actions(list: Array) -> Array[MindAction]:
 	var typed: Array[MindAction] = []
 	typed.assign(list)
 	return typed
+
+
+## Two sourced behaviors: pursue the target from memory (its awareness, vetoed below 0.9; with
+## `with_distance`, the nearer the better instead) or idle by the blackboard's `calm`.
+static func pursue_or_idle(with_distance := false) -> Array[UtilityBehavior]:
+	var aware: Resource = ClassDB.instantiate("DistanceInput" if with_distance else "AwarenessInput")
+	var pursue := resource("UtilityConsideration", {
+		"source": aware, "use_input_range": true, "input_max": 1.0e6 if with_distance else 3.0,
+		"invert": with_distance, "veto_below": 0.0 if with_distance else 0.9,
+	})
+	var calm := resource("UtilityConsideration", {"source": resource("BlackboardInput", {"key": &"calm"})})
+	var made: Array[UtilityBehavior] = []
+	made.assign([behavior("pursue", [pursue]), behavior("idle", [calm])])
+	return made
+
+
+## A UtilitySelector named "Selector" choosing from `behaviors` (the very array: selectors may share
+## it), its target from memory (of `memory_types`, -1: the default), a calm of 0.2 on its blackboard.
+static func memory_selector(behaviors: Array[UtilityBehavior], memory_types := -1) -> Node:
+	var made: Node = ClassDB.instantiate("UtilitySelector")
+	made.name = "Selector"
+	made.behaviors = behaviors
+	made.target_from = "memory"
+	if memory_types >= 0:
+		made.target_memory_types = memory_types
+	made.blackboard = {"calm": 0.2}
+	return made

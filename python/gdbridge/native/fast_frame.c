@@ -3,8 +3,8 @@
  * clock's reads, the last update's signals, the senses, the next update's start (at 1,000 mobs
  * 130-250 us a frame, its caches cold). When an update finds that the next frame needs nothing of
  * that from the main thread (NpcMindServer._frame_apart decides), it arms this before it lowers
- * the update flag, the signals it owes converted to Variants here (arm). The next frame callback then,
- * without the GIL: emits those signals, reads the frame's delta, time scale and pause by ptrcall,
+ * the update flag, the signals it owes converted to Variants here (arm). The next frame callback
+ * then, without the GIL: emits those signals, reads the frame's delta, time scale and pause by ptrcall,
  * hands the queued calls and those values to the update thread and wakes it (frame_wait), which
  * runs the rest of the frame there and may arm again. Any main-thread Python before that, at a
  * door (gdb_wait_update: after the update, so after its arm), disarms: the frame is Python's, as
@@ -27,7 +27,7 @@ static intptr_t fast_rows_used;
 static const void *fast_emit_bind;  /* Object.emit_signal */
 static const void *fast_reads[3];   /* Node.get_process_delta_time, Engine.get_time_scale, SceneTree.is_paused */
 static uint64_t fast_read_ids[3];   /* the root Window, the Engine singleton, the SceneTree */
-static uint64_t fast_frames_total;  /* frames run so since start (a count for tests and benchmarks) */
+static uint64_t fast_frames_total;  /* frames run on the update thread since start (a count for tests and benchmarks) */
 
 static void gdb_fast_frame_disarm(void) {
     pthread_mutex_lock(&gdb_update_lock);
@@ -70,14 +70,7 @@ static void gdb_emit_prepared(void) {
 
 /* The frame callback's start: 1 when this frame went to the update thread (no Python runs here). */
 static int gdb_fast_frame(void) {
-    double started = gdb_monotonic();
-    if (__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE)) {
-        /* the update first (Python's frame would wait for it too): it may arm as it ends */
-        pthread_mutex_lock(&gdb_update_lock);
-        while (gdb_update_busy) pthread_cond_wait(&gdb_update_done, &gdb_update_lock);
-        pthread_mutex_unlock(&gdb_update_lock);
-        gdb_update_waited += gdb_monotonic() - started;
-    }
+    gdb_wait_update_done(); /* the update first (Python's frame would wait for it too): it may arm as it ends */
     if (!__atomic_load_n(&gdb_fast_armed, __ATOMIC_ACQUIRE)) return 0;
     double emitting = gdb_monotonic();
     gdb_emit_prepared();

@@ -404,18 +404,21 @@ static double gdb_monotonic(void) {
 }
 static int gdb_fast_armed; /* the next frame may run without Python (fast_frame.c); set under the lock */
 static void gdb_fast_frame_disarm(void);
+/* Until the update under way is done (at once when none runs), counted in update_waited. Main thread. */
+static inline void gdb_wait_update_done(void) {
+    if (!__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE)) return;
+    /* an engine call made from main-thread Python after the start (a C fast call keeps the GIL) */
+    PyThreadState *held = PyGILState_Check() ? PyEval_SaveThread() : NULL;
+    double started = gdb_monotonic();
+    pthread_mutex_lock(&gdb_update_lock);
+    while (gdb_update_busy) pthread_cond_wait(&gdb_update_done, &gdb_update_lock);
+    pthread_mutex_unlock(&gdb_update_lock);
+    gdb_update_waited += gdb_monotonic() - started;
+    if (held) PyEval_RestoreThread(held);
+}
 static inline void gdb_wait_update(void) {
     if (!gdb_on_main_thread()) return;
-    if (__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE)) {
-        /* an engine call made from main-thread Python after the start (a C fast call keeps the GIL) */
-        PyThreadState *held = PyGILState_Check() ? PyEval_SaveThread() : NULL;
-        double started = gdb_monotonic();
-        pthread_mutex_lock(&gdb_update_lock);
-        while (gdb_update_busy) pthread_cond_wait(&gdb_update_done, &gdb_update_lock);
-        pthread_mutex_unlock(&gdb_update_lock);
-        gdb_update_waited += gdb_monotonic() - started;
-        if (held) PyEval_RestoreThread(held);
-    }
+    gdb_wait_update_done();
     /* main-thread Python runs next, after the update (which armed at its end): the next frame is
      * Python's, as that code may change what the update thread's frame leaves out */
     if (__atomic_load_n(&gdb_fast_armed, __ATOMIC_ACQUIRE)) gdb_fast_frame_disarm();
