@@ -269,6 +269,6 @@ func _binding_counts() -> Dictionary:
 	## The calls the binding took in C since start: queued, answered, and answered by the kernel's check.
 	var metrics: Dictionary = NpcMindServer.get_metrics()
 	var counts := {}
-	for name: String in ["queued_calls", "answered_calls", "checked_calls", "thread_frames"]:
+	for name: String in ["queued_calls", "answered_calls", "checked_calls", "thread_frames", "rested_frames"]:
 		counts[name] = metrics["binding/" + name]
 	return counts

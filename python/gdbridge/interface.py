@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import struct
 import sys
 import threading
 import traceback
@@ -582,6 +583,26 @@ def frame_disarm() -> None:
 def emit_prepared() -> None:
     """Emit now, in order, the signals an update armed with that no frame emitted yet. Main thread."""
     _fast.emit_prepared()
+
+
+def frame_rest(take: Callable[[list[HandedFrame]], None]) -> None:
+    """The server rests from the next frame on: until main-thread Python runs, a call is queued or
+    256 frames are kept, each frame callback keeps the frame's values in C and runs no Python. The
+    next main-thread Python entry first hands them to `take`, in order, on the main thread (each a
+    `HandedFrame`, its `signals` 0.0). Any thread: the update thread rests before it lowers the flag."""
+    _fast.frame_rest(functools.partial(_hand_rested, take))
+
+
+def _hand_rested(take: Callable[[list[HandedFrame]], None], raw: bytes) -> None:
+    take([
+        HandedFrame(delta, time_scale, paused != 0.0, wall, 0.0)
+        for delta, time_scale, paused, wall in struct.iter_unpack("4d", raw)
+    ])  # fmt: skip
+
+
+def rested_frames() -> int:
+    """How many frames a resting server kept in C since start (`frame_rest`)."""
+    return int(_fast.rested_frames())
 
 
 def fast_frames() -> int:

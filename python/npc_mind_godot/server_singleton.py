@@ -256,6 +256,8 @@ class NpcMindServer(classes.Object):
         self.frame_parts = {
             "senses": step_start - senses_start, "signals": signals, "update_wait": waited,
         }  # fmt: skip
+        if threaded is None and self._rest_wanted([]):  # (with the thread, its update decides)
+            objects.frame_rest(self._rested)
 
     def _clocked(self, delta: float, time_scale: float, wall: float) -> tuple[float, float]:
         """(unscaled delta, its time scale) of a frame whose (scaled) process delta is `delta`, the
@@ -296,13 +298,14 @@ class NpcMindServer(classes.Object):
         callback runs the server's hook only; no C answer table is in use; the inputs' feed may run
         on this thread; every signal's delivery is data (no decision's, and a behavior change's
         only where no action runs: `actions.changes_apart`). Any main-thread Python before the
-        frame makes it Python's again (the binding disarms)."""
+        frame makes it Python's again (the binding disarms). A server with nothing to do rests
+        instead (`_rest_wanted`): False, nothing armed, and the next frames run no Python at all."""
         threaded, nodes = self.threaded, self.nodes
+        if self._rest_wanted(events):
+            objects.frame_rest(self._rested)
+            return False
         if not (
-            threaded is not None and self._tree is not None and not self._owed and not self._unsent
-            and not self._released and not self._delivering
-            and self.mind.clock.mode is not ClockMode.MANUAL
-            and objects.only_frame_hook(self.frame) and self.sensing.idle() and not mistakes.waiting()
+            threaded is not None and self._nothing_waits() and self.mind.clock.mode is not ClockMode.MANUAL
             and not threaded.answers_wanted() and selector_feed.feed.runs_anywhere()
         ):  # fmt: skip
             return False
@@ -318,6 +321,31 @@ class NpcMindServer(classes.Object):
         except Exception:  # a signal's value the binding cannot hold: the main thread emits them
             self._unsent = calls
         return True
+
+    def _nothing_waits(self) -> bool:
+        """Nothing waits for the main thread's frame: no sense, release, report or earlier signal,
+        and the frame callback runs the server's hook only."""
+        return (
+            self._tree is not None and not self._owed and not self._unsent and not self._released
+            and not self._delivering and objects.only_frame_hook(self.frame) and self.sensing.idle()
+            and not mistakes.waiting()
+        )  # fmt: skip
+
+    # --- a resting server: no node, nothing under way (the binding's side: native/fast_frame.c) ----
+    def _rest_wanted(self, events: list[ServerEvent]) -> bool:
+        """At a frame's or an update's end: whether the next frames only move the clock (no node,
+        no signal owed, the step idle), so the binding keeps them in C (`objects.frame_rest`) and the
+        main thread runs no Python for them, until its next entry hands them to `_rested`."""
+        return not events and not self.nodes and self.mind.resting() and self._nothing_waits()
+
+    def _rested(self, frames: list[HandedFrame]) -> None:
+        """The frames a resting server's binding kept, at the next main-thread entry, before it: each
+        one's clock rule and step, in order, as `frame` would have run them."""
+        mind = self.mind
+        for handed in frames:
+            unscaled, scale = self._clocked(handed.delta, handed.time_scale, handed.wall)
+            mind.step(unscaled, scale, handed.paused)
+        self.frame_parts = dict.fromkeys(self.frame_parts, 0.0)
 
     def _frame_here(self, handed: HandedFrame) -> list[ServerEvent]:
         """A frame run whole on the update thread, its signals emitted in C: the clock's rule, then
@@ -515,7 +543,8 @@ class NpcMindServer(classes.Object):
         `binding/answered_calls`: awareness_of, and UtilitySelector.evaluate repeating its last
         choice; `binding/checked_calls`: those evaluate calls among them whose numbers changed,
         answered by the kernel's check of the repeated choice; `binding/thread_frames`: the frames
-        run whole on the update thread, no Python on the main thread), and the user mistakes reported once
+        run whole on the update thread, no Python on the main thread; `binding/rested_frames`: the
+        frames of a server with no node that ran no Python at all), and the user mistakes reported once
         and repeated (`mistakes/reported`, `mistakes/repeats`: see `npc_mind_godot.mistakes`), and
         the senses' totals (`senses/count`, `senses/checks`, `senses/rays`, `senses/records`,
         `senses/stimuli`)."""
@@ -525,6 +554,7 @@ class NpcMindServer(classes.Object):
             "binding/answered_calls": float(objects.answered_total()),
             "binding/checked_calls": float(objects.checked_total()),
             "binding/thread_frames": float(objects.fast_frames()),
+            "binding/rested_frames": float(objects.rested_frames()),
             **mistakes.metrics(),
             **self.sensing.metrics(),
         }

@@ -4,11 +4,15 @@ extends SceneTree
 ## in the real engine at --fixed-fps 60. The same NPCs, records, time scale and pause, run once with
 ## nothing calling Python between frames and once calling NpcMindServer.now() every frame (each
 ## frame then runs Python on the main thread, as before): the same signals in the same frames and
-## order, the same clock. One JSON line per check.
+## order, the same clock. Then, with no NPC left, the server rests (the binding keeps the frames in
+## C and runs no Python for them), with the update on its thread and without: its clock, scaled and
+## paused, moves as it does when a Python call every frame keeps each frame Python's. One JSON line
+## per check.
 
 const NPCS := 16
 const FRAMES := 150
 const HOSTILE_FLAG := 8
+const REST_FRAMES := 300  # more than the binding keeps at once (256): a frame in the middle is Python's
 
 const B = preload("res://tests/addon/utility_builders.gd")
 
@@ -38,6 +42,17 @@ func make_npc(i: int, shared: Array[UtilityBehavior], started: int) -> Node2D:
 	return npc
 
 
+## At frame `step` of a phase: the time scale halved from `scaled_from` on, the tree paused from
+## `paused_from` until `paused_until`.
+func scale_and_pause(step: int, scaled_from: int, paused_from: int, paused_until: int) -> void:
+	if step == scaled_from:
+		Engine.time_scale = 0.5
+	if step == paused_from:
+		paused = true
+	if step == paused_until:
+		paused = false
+
+
 ## One phase; `poke`: a Python call every frame. The signals heard, the clock's seconds, the frames
 ## run on the update thread.
 func phase(poke: bool, thief: Node2D) -> Dictionary:
@@ -52,12 +67,7 @@ func phase(poke: bool, thief: Node2D) -> Dictionary:
 	for step in FRAMES:
 		if step >= 5 and step < 5 + 3 * NPCS and (step - 5) % 3 == 0:  # one NPC sees the thief every 3 frames
 			npcs[(step - 5) / 3].get_node("MemoryStream").record_event(thief.get_instance_id(), MemoryStream.HOSTILE, 0.9)
-		if step == 70:
-			Engine.time_scale = 0.5
-		if step == 100:
-			paused = true
-		if step == 110:
-			paused = false
+		scale_and_pause(step, 70, 100, 110)
 		if poke:
 			NpcMindServer.now()
 		await process_frame
@@ -71,6 +81,25 @@ func phase(poke: bool, thief: Node2D) -> Dictionary:
 		npc.free()
 	await process_frame
 	frame += 1
+	return found
+
+
+## A phase with no NPC; `poke`: a Python call every frame. The clock's seconds over the phase and
+## the frames the binding kept (reading them is a Python call, which hands the frames over first).
+func rest_phase(poke: bool) -> Dictionary:
+	await process_frame  # (Python's, the last NPC just freed: the frame that finds the server idle)
+	var rested: float = NpcMindServer.get_metrics()["binding/rested_frames"]
+	var clock_start: float = NpcMindServer.now()
+	for step in REST_FRAMES:
+		scale_and_pause(step, 100, 150, 170)
+		if poke:
+			NpcMindServer.now()
+		await process_frame
+	var found := {
+		"clock": snappedf(NpcMindServer.now() - clock_start, 1e-9),
+		"rested": NpcMindServer.get_metrics()["binding/rested_frames"] - rested,
+	}
+	Engine.time_scale = 1.0
 	return found
 
 
@@ -95,6 +124,20 @@ func _initialize() -> void:
 		fast.signals == python.signals, [fast.signals.size(), python.signals.size()])
 	check("the clock moved alike, scaled and paused", fast.clock == python.clock and fast.clock > 0.0,
 		[fast.clock, python.clock])
+	var rests := {}
+	for on_thread: bool in [true, false]:
+		NpcMindServer.update_on_thread = on_thread
+		rests[on_thread] = [await rest_phase(false), await rest_phase(true)]
+	var rested: Array = rests.values().map(func(two: Array) -> float: return two[0].rested)
+	var poked: Array = rests.values().map(func(two: Array) -> float: return two[1].rested)
+	var clocks: Array = rests.values().map(func(two: Array) -> Array: return [two[0].clock, two[1].clock])
+	check("with no NPC left the server rests: its frames run no Python, with the update thread and without",
+		rested.all(func(count: float) -> bool: return count >= REST_FRAMES - 5), rested)
+	check("a Python call every frame keeps each frame Python's", poked == [0.0, 0.0], poked)
+	# 300 frames of 1/60 s, 20 of them paused (the pause and the scale take effect a frame late)
+	check("a resting clock moves as the frame-by-frame one, scaled and paused",
+		clocks.all(func(two: Array) -> bool: return two[0] == two[1] and absf(two[0] - 280.0 / 60.0) < 0.05),
+		clocks)
 	NpcMindServer.update_on_thread = false
 	print(JSON.stringify({"done": true}))
 	quit()

@@ -13,7 +13,7 @@ static double gdb_frame_seconds;
 static PyObject *gdb_frame_hook; /* owned: set_frame_hook's callable, or NULL */
 static void tr_frame(void) {
     double started = gdb_monotonic();
-    if (!gdb_fast_frame()) {
+    if (!gdb_fast_frame() && !gdb_rest_frame()) {
         gdb_take_queued();
         if (gdb_frame_hook) {
             PyGILState_STATE gil = PyGILState_Ensure();

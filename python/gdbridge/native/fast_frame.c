@@ -32,6 +32,7 @@ static uint64_t fast_frames_total;  /* frames run on the update thread since sta
 static void gdb_fast_frame_disarm(void) {
     pthread_mutex_lock(&gdb_update_lock);
     __atomic_store_n(&gdb_fast_armed, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&gdb_resting, 0, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&fast_wake);
     pthread_mutex_unlock(&gdb_update_lock);
 }
@@ -68,6 +69,23 @@ static void gdb_emit_prepared(void) {
     }
 }
 
+/* The frame's delta (the root's process delta), time scale and pause, by ptrcall; 0 when one of the
+ * objects read is gone (or frame_setup did not run). */
+static int gdb_frame_reads(double *delta, double *scale, int *paused) {
+    void *objects[3];
+    for (int i = 0; i < 3; i++) {
+        objects[i] = gdb_object_from_id(fast_read_ids[i]);
+        if (!objects[i] || !fast_reads[i]) return 0;
+    }
+    GDExtensionBool held = 0;
+    *delta = *scale = 0.0;
+    i_method_bind_ptrcall(fast_reads[0], objects[0], NULL, delta);
+    i_method_bind_ptrcall(fast_reads[1], objects[1], NULL, scale);
+    i_method_bind_ptrcall(fast_reads[2], objects[2], NULL, &held);
+    *paused = held != 0;
+    return 1;
+}
+
 /* The frame callback's start: 1 when this frame went to the update thread (no Python runs here). */
 static int gdb_fast_frame(void) {
     gdb_wait_update_done(); /* the update first (Python's frame would wait for it too): it may arm as it ends */
@@ -76,19 +94,12 @@ static int gdb_fast_frame(void) {
     gdb_emit_prepared();
     double emitted = gdb_monotonic() - emitting;
     if (!__atomic_load_n(&gdb_fast_armed, __ATOMIC_ACQUIRE)) return 0; /* a handler ran Python */
-    void *objects[3];
-    for (int i = 0; i < 3; i++) {
-        objects[i] = gdb_object_from_id(fast_read_ids[i]);
-        if (!objects[i] || !fast_reads[i]) {
-            gdb_fast_frame_disarm();
-            return 0;
-        }
+    double delta, scale;
+    int paused;
+    if (!gdb_frame_reads(&delta, &scale, &paused)) {
+        gdb_fast_frame_disarm();
+        return 0;
     }
-    double delta = 0.0, scale = 0.0;
-    GDExtensionBool paused = 0;
-    i_method_bind_ptrcall(fast_reads[0], objects[0], NULL, &delta);
-    i_method_bind_ptrcall(fast_reads[1], objects[1], NULL, &scale);
-    i_method_bind_ptrcall(fast_reads[2], objects[2], NULL, &paused);
     pthread_mutex_lock(&gdb_update_lock);
     fast_rows = queued_rows; /* the update thread hands them to Python before anything else */
     fast_rows_used = queued_rows_used;
@@ -96,7 +107,7 @@ static int gdb_fast_frame(void) {
     queued_rows_cap = queued_rows_used = 0;
     fast_delta = delta;
     fast_scale = scale;
-    fast_paused = paused != 0;
+    fast_paused = paused;
     fast_wall = gdb_monotonic();
     fast_emitted = emitted;
     fast_ready = 1;
@@ -218,9 +229,76 @@ static PyObject *gdb_fast_emit_prepared(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 static PyObject *gdb_fast_frames(PyObject *self, PyObject *unused) { return PyLong_FromUnsignedLongLong(fast_frames_total); }
-/* Before the engine shuts down: the signals still held go unsent (their Variants are the engine's). */
+
+/* ---- a resting server's frames ----
+ * With no node and nothing under way (NpcMindServer._rest_wanted), a frame only moves npc_mind's
+ * clock, and the Python that does so is all the frame callback runs (at 1,000 mobs 40-50 us a
+ * frame, its caches cold). Resting (rest(take): the frame or the update that found it so), the
+ * callback keeps each frame's delta, time scale, pause and monotonic time here and runs no Python,
+ * until a call is queued, GDB_REST_FRAMES frames are kept, or main-thread Python runs: that door
+ * (gdb_wait_update) ends the rest and hands the frames to take(raw) first, which runs each one's
+ * clock rule in order, as its frame would have, before any Python reads the clock. */
+#define GDB_REST_FRAMES 256
+static double rest_frames[GDB_REST_FRAMES][4]; /* delta, time scale, paused (0 or 1), monotonic seconds */
+static PyObject *rest_take;
+static uint64_t rest_frames_total; /* frames kept here since start (a count for tests and benchmarks) */
+
+/* The frame callback, when no update thread took the frame: 1 when it was kept (no Python runs). */
+static int gdb_rest_frame(void) {
+    if (!__atomic_load_n(&gdb_resting, __ATOMIC_ACQUIRE)) return 0;
+    double delta, scale;
+    int paused;
+    if (queued_rows_used || gdb_rest_kept == GDB_REST_FRAMES || !gdb_frame_reads(&delta, &scale, &paused)) {
+        __atomic_store_n(&gdb_resting, 0, __ATOMIC_RELEASE); /* the frame is Python's (its door hands the kept) */
+        return 0;
+    }
+    double *kept = rest_frames[gdb_rest_kept++];
+    kept[0] = delta;
+    kept[1] = scale;
+    kept[2] = paused;
+    kept[3] = gdb_monotonic();
+    rest_frames_total++;
+    return 1;
+}
+
+/* The frames kept, to take(raw) (raw: 4 doubles a frame, native order), at a main-thread door. */
+static void gdb_rest_hand(void) {
+    int kept = gdb_rest_kept;
+    gdb_rest_kept = 0;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *raw = PyBytes_FromStringAndSize((const char *)rest_frames, (Py_ssize_t)sizeof(rest_frames[0]) * kept);
+    PyObject *done = raw && rest_take ? PyObject_CallOneArg(rest_take, raw) : NULL;
+    if (!done && PyErr_Occurred()) gdb_report_pending();
+    Py_XDECREF(done);
+    Py_XDECREF(raw);
+    PyGILState_Release(gil);
+}
+
+/* rest(take): the server rests from the next frame on (above). Any thread: the update thread rests
+ * before it lowers the update flag, so a door after it waits for that first. */
+static PyObject *gdb_fast_frame_rest(PyObject *self, PyObject *take) {
+    if (!PyCallable_Check(take)) {
+        PyErr_SetString(PyExc_TypeError, "rest(take) takes a callable");
+        return NULL;
+    }
+    if (!fast_emit_bind) {
+        PyErr_SetString(PyExc_RuntimeError, "rest(): frame_setup() was not called");
+        return NULL;
+    }
+    Py_XSETREF(rest_take, Py_NewRef(take));
+    __atomic_store_n(&gdb_resting, 1, __ATOMIC_RELEASE);
+    Py_RETURN_NONE;
+}
+static PyObject *gdb_fast_rested_frames(PyObject *self, PyObject *unused) {
+    return PyLong_FromUnsignedLongLong(rest_frames_total);
+}
+
+/* Before the engine shuts down: the signals still held go unsent (their Variants are the engine's),
+ * and a resting server's frames are dropped. */
 static void gdb_fast_frame_forget(void) {
     gdb_fast_frame_disarm();
     gdb_emissions_destroy(fast_emissions, fast_emissions_used);
     fast_emissions_used = 0;
+    gdb_rest_kept = 0;
+    Py_CLEAR(rest_take);
 }

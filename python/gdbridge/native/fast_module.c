@@ -168,6 +168,8 @@ static PyMethodDef gdb_fast_methods[] = {
     {"frame_disarm", gdb_fast_frame_disarm_py, METH_NOARGS, "The next frame is Python's."},
     {"emit_prepared", gdb_fast_emit_prepared, METH_NOARGS, "Emit the signals an update armed with, now."},
     {"fast_frames", gdb_fast_frames, METH_NOARGS, "How many frames ran on the update thread since start."},
+    {"frame_rest", gdb_fast_frame_rest, METH_O, "The server rests: frames are kept in C, handed to take at the next door."},
+    {"rested_frames", gdb_fast_rested_frames, METH_NOARGS, "How many frames a resting server kept in C since start."},
     {NULL, NULL, 0, NULL},
 };
 static struct PyModuleDef gdb_fast_module = {PyModuleDef_HEAD_INIT, "_gdbridge_fast", NULL, -1, gdb_fast_methods};

@@ -404,6 +404,9 @@ static double gdb_monotonic(void) {
 }
 static int gdb_fast_armed; /* the next frame may run without Python (fast_frame.c); set under the lock */
 static void gdb_fast_frame_disarm(void);
+static int gdb_resting;   /* the server rests: the frames are kept in C (fast_frame.c); atomic */
+static int gdb_rest_kept; /* the frames kept, handed to Python at the next door (main thread only) */
+static void gdb_rest_hand(void);
 /* Until the update under way is done (at once when none runs), counted in update_waited. Main thread. */
 static inline void gdb_wait_update_done(void) {
     if (!__atomic_load_n(&gdb_update_busy, __ATOMIC_ACQUIRE)) return;
@@ -422,6 +425,9 @@ static inline void gdb_wait_update(void) {
     /* main-thread Python runs next, after the update (which armed at its end): the next frame is
      * Python's, as that code may change what the update thread's frame leaves out */
     if (__atomic_load_n(&gdb_fast_armed, __ATOMIC_ACQUIRE)) gdb_fast_frame_disarm();
+    /* so is a resting server's, and the frames it kept go to Python before that code sees its clock */
+    if (__atomic_load_n(&gdb_resting, __ATOMIC_ACQUIRE)) __atomic_store_n(&gdb_resting, 0, __ATOMIC_RELEASE);
+    if (gdb_rest_kept) gdb_rest_hand();
 }
 static PyObject *gdb_fast_update_busy(PyObject *self, PyObject *flag) {
     int busy = PyObject_IsTrue(flag);

@@ -186,7 +186,7 @@ class MindServer:
         that read the engine must run on its thread); else all of it is in the rest. The rest makes
         the thread that runs it the pools' owner (`MemoryBank.claim`) until it returns."""
         self._check_thread("step")
-        if self._drained and self._empty():  # nothing to update: the clock only
+        if self.resting():  # nothing to update: the clock only
             self.clock.step(delta, time_scale, paused)
             return self._idle_rest
         started = time.perf_counter()
@@ -211,6 +211,10 @@ class MindServer:
         if self.part_seconds["memory"]:  # the monitors show an update that did nothing
             self.part_seconds = dict.fromkeys(STEP_PARTS, 0.0)
         return []
+
+    def resting(self) -> bool:
+        """Whether a step only moves the clock (`_empty`, after one whole update so)."""
+        return self._drained and self._empty()
 
     def _empty(self) -> bool:
         """No node joined, and nothing of those that left is still queued or owed. After one whole
