@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "benchmarks" / "senses.md"
 GOAL_RATIO = 1.2
 CONFIGS = [(200, 300), (1000, 200)]  # (guards, timed frames a phase)
-RUNS = 3
+RUNS = 5  # (the median of 5: on a shared machine one run of 3 could swing the median 0.2x)
 PHASES = ("without", "gdscript", "nodes")
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -51,6 +52,10 @@ MAX_OCCLUDER_HITS = 4  # hearing: occluders counted on one path at most (each a 
 # heavier and lighter (the benchmark's median frame interval rose while the mean fell); a constant
 # above the frame rate checks in every frame again.
 BATCHES_HZ = 30.0
+# Senses at their own phases make the due sets cycle (at 10 Hz, three batches): this many due sets
+# keep their split and their sights' gathered settings, so a cycle of sets is read once, not every
+# batch (a sense that comes or goes empties them; a longer cycle reads each set again).
+KEPT_DUE_SETS = 64
 RULES_HINT = "24/17:SenseRule"
 NOTIFICATION_PREDELETE = 1
 log = logging.getLogger(__name__)
@@ -783,9 +788,10 @@ class Sensing:
         self._listeners_of: dict[int, tuple[list[Any], np.ndarray]] = {}  # dimension -> senses, pose slots
         # bumped when a sense comes or goes: the sights' gathered settings (`_Looking`) are made again
         self.placements = 0
-        self._looking: dict[int, _Looking] = {}  # dimension -> the last due sights' settings
-        # the last due slots split by kind (`_split_due`): (placements, slots, touches, sights)
-        self._due_before: tuple[int, np.ndarray, list[Any], dict[int, list[Any]]] | None = None
+        # dimension -> the due sights' gathered settings, by the id of their list (`_split_due`'s)
+        self._looking: dict[int, dict[int, _Looking]] = {}
+        # the due slots split by kind (`_split_due`), by (placements, the slots): touches, sights
+        self._due_sets: dict[tuple[int, bytes], tuple[list[Any], dict[int, list[Any]]]] = {}
         self.poses = 0  # pose slots handed out
         self.free_poses: list[int] = []
         self.pose_ids = np.zeros(16, dtype=np.uint64)  # each pose slot's NPC (instance id; 0: none)
@@ -848,7 +854,7 @@ class Sensing:
         state = sense.state()
         self.placements += 1
         self._looking.clear()  # it holds the senses: a freed one is not kept alive
-        self._due_before = None  # (as does this)
+        self._due_sets.clear()  # (as does this)
         if self.listeners.pop(sense._id, None) is not None:
             self._listeners_of.clear()
         pose = state.pop("pose", None)
@@ -940,11 +946,12 @@ class Sensing:
                 self._look(senses, dimension, now)
 
     def _split_due(self, at: np.ndarray) -> tuple[list[Any], dict[int, list[Any]]]:
-        """The due slots' touch senses and sights by dimension; the frame before's while the same
-        slots are due and no sense came or went (at 60 Hz every sense is due every frame)."""
-        before = self._due_before
-        if before is not None and before[0] == self.placements and np.array_equal(before[1], at):
-            return before[2], before[3]
+        """The due slots' touch senses and sights by dimension; the same lists as the last time the
+        same slots were due, while no sense came or went (`KEPT_DUE_SETS`)."""
+        key = (self.placements, at.tobytes())
+        split = self._due_sets.get(key)
+        if split is not None:
+            return split
         touches: list[Any] = []
         sights: dict[int, list[Any]] = {2: [], 3: []}
         periodic = self.periodic
@@ -954,7 +961,9 @@ class Sensing:
                 touches.append(sense)
             else:
                 sights[sense._DIMENSION].append(sense)
-        self._due_before = (self.placements, at, touches, sights)
+        if len(self._due_sets) >= KEPT_DUE_SETS:
+            self._due_sets.clear()
+        self._due_sets[key] = (touches, sights)
         return touches, sights
 
     def _listening(self, dimension: int) -> tuple[list[Any], np.ndarray]:
@@ -982,15 +991,19 @@ class Sensing:
     def _look(self, senses: list[Any], dimension: int, now: float) -> None:
         """The due sights of one dimension: every sense against every node of its groups in one
         array operation, then one ray batch for the pairs in range and view whose rules hold."""
-        version = _rules_version[0]
-        gathered, placements = self._looking.get(dimension), self.placements
-        # the same due sights, unedited: read once (the same list is the same sights: `_split_due`)
+        version, placements = _rules_version[0], self.placements
+        kept = self._looking.setdefault(dimension, {})
+        gathered = kept.get(id(senses))
+        # the same due sights, unedited: read once (the same list is the same sights: `_split_due`;
+        # a gathered one holds its list, so no other list can have that id meanwhile)
         if gathered is None or gathered.senses is not senses or gathered.key[:2] != (version, placements):
             key = (version, placements, *map(id, senses))
-            if gathered is None or gathered.key != key:
-                slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
-                gathered = self._looking[dimension] = _Looking.gather(key, senses, slots, dimension, None)
+            slots = np.asarray([sense.state()["pose"] for sense in senses], dtype=np.int32)
+            gathered = _Looking.gather(key, senses, slots, dimension, None)
             gathered.senses = senses
+            if len(kept) >= KEPT_DUE_SETS:
+                kept.clear()
+            kept[id(senses)] = gathered
         poses = self._poses(senses, dimension, gathered.slots)
         if np.isnan(poses[gathered.rows, 0]).any():  # an NPC not placed this frame: it sits out
             placed = ~np.isnan(poses[:, 0])
@@ -1005,17 +1018,18 @@ class Sensing:
         ranges, cos_half, masks, lifts, owners, own_blocks = gathered.settings
         spaces = gathered.spaces
         # The pairs in range and view whose rules hold, a ray each: the sense's position (`at`) and
-        # per ray (group, node, rules that hold), with the ray's end and the node's layer.
+        # per ray (group, node, rules that hold), with the ray's end, the node's id and its layer.
         pairs: list[tuple[Group, int, list[Rule]]] = []
-        at_parts, end_parts, layer_parts = [], [], []
+        at_parts, end_parts, entity_parts, layer_parts = [], [], [], []
         for group_name, index, group_rules, asked, plain in gathered.groups:
-            group = self._group(group_name, dimension, asked)
+            group = self._group(group_name, dimension, *asked)
             if not group.ids:
                 continue
             seen = in_view(eyes[index], facing[index], ranges[index], cos_half[index], group.points)
             found_rows, columns = np.nonzero(seen)
             positions = index[found_rows]
-            keep = np.asarray(group.ids, dtype=np.int64)[columns] != owners[positions]  # not itself
+            ids = np.asarray(group.ids, dtype=np.int64)
+            keep = ids[columns] != owners[positions]  # not itself
             positions, columns = positions[keep], columns[keep]
             if plain:  # every rule of the group holds
                 helds = [group_rules[position] for position in positions.tolist()]
@@ -1030,6 +1044,7 @@ class Sensing:
             pairs += [(group, column, held) for column, held in zip(columns.tolist(), helds, strict=True)]
             at_parts.append(positions)
             end_parts.append(group.points[columns])
+            entity_parts.append(ids[columns])
             layer_parts.append(np.asarray(group.layers, dtype=np.int64)[columns])
         if not pairs:
             self._spotted(looking, gathered.recalling, [], [])
@@ -1050,12 +1065,12 @@ class Sensing:
             excluded += [group.ids[column]] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
-        entities = [pairs[row][0].ids[pairs[row][1]] for row in visible]
+        entities = np.concatenate(entity_parts)[visible].tolist()
         self._spotted(looking, gathered.recalling, [lookers[row] for row in visible], entities)
         if not visible:
             return
         points = np.concatenate(end_parts)[visible].tolist()  # the targets' own points (no eye lift)
-        streams = server().core.memory.entries
+        streams = server().core.memory.entries.entries  # (a plain dict: one lookup a sighting)
         states, intervals = gathered.states, gathered.intervals
         for row, entity, point in zip(visible, entities, points, strict=True):
             position = lookers[row]
@@ -1092,10 +1107,9 @@ class Sensing:
                         float(remembered["retrievability"]),
                     )  # fmt: skip
 
-    def _group(self, name: str, dimension: int, rules: list[Rule]) -> Group:
-        """The group's nodes this frame, with the `when`s and classes these rules ask (one call)."""
-        whens = list(dict.fromkeys(rule.when for rule in rules if rule.when))
-        kinds = list(dict.fromkeys(rule.node_class for rule in rules if rule.node_class))
+    def _group(self, name: str, dimension: int, whens: list[str], kinds: list[str]) -> Group:
+        """The group's nodes this frame, with the flags of the `when`s and classes asked of them
+        (`_asked`), in one call."""
         found = self.world().call(
             "group", StringName(name), dimension, PackedStringArray(whens), PackedStringArray(kinds)
         )
@@ -1127,7 +1141,7 @@ class Sensing:
             ]
             if held:
                 point = _xyz(body.get_global_position())
-                self._perceive(state, handle, body._id, point, held, now, float(sense.record_interval))
+                self._perceive(state, handle, body._id, point, held, now, _between_records(sense))
 
     # --- hearing -------------------------------------------------------------------------------
     def _hear(self, now: float) -> None:
@@ -1254,7 +1268,7 @@ class Sensing:
         if not (self.rows or self.noted):  # (most frames of a game without senses)
             return
         mind = server().core
-        streams = mind.memory.entries
+        streams = mind.memory.entries.entries  # (a plain dict: two lookups a record)
         rows, self.rows = self.rows, []
         mind.record_many([row for row in rows if row[0] in streams])
         self.totals["records"] += len(rows)
@@ -1265,7 +1279,8 @@ class Sensing:
     def close(self) -> None:
         """Drop the engine objects it holds (the server singleton is being freed)."""
         self._world = None
-        self._due_before = None
+        self._due_sets.clear()
+        self._looking.clear()
         self.periodic, self.listeners, self.stimuli, self.touched = [], {}, [], []
 
     def metrics(self) -> dict[str, float]:
@@ -1291,6 +1306,13 @@ def _condition(node: Any, name: str) -> bool:
     if value is None and node.has_meta(name):
         value = node.get_meta(name)
     return bool(value)
+
+
+def _between_records(sense: Any) -> float | None:
+    """A sense's `record_interval` as `_perceive` takes it: None (record at every check) for 0, which
+    a rate gate would let through every time anyway."""
+    interval = float(sense.record_interval)
+    return interval if interval > 0.0 else None
 
 
 def _period(sense: Any) -> float:
@@ -1361,8 +1383,10 @@ class _Looking:
     settings: tuple[np.ndarray, ...]  # reach, cos of half the view, mask, eye lift, NPC id, own block
     spaces: list[Any]
     states: list[dict[str, Any]]  # each looking sense's run-time state (`_Sense.state`)
-    intervals: list[float]  # and record_interval
-    groups: list[tuple[str, np.ndarray, dict[int, list[Any]], list[Any], bool]]
+    intervals: list[float | None]  # and the seconds between records (`_between_records`)
+    # per group: its name, the lookers' positions, each one's rules for it, what they ask of its
+    # nodes (`_asked`), whether they ask nothing (every rule holds)
+    groups: list[tuple[str, np.ndarray, dict[int, list[Any]], tuple[list[str], list[str]], bool]]
 
     @classmethod
     def gather(
@@ -1389,7 +1413,7 @@ class _Looking:
             spaces.append(look[3])
         gathered.looking, gathered.badly_ruled, gathered.spaces = looking, badly_ruled, spaces
         gathered.states = [sense.__dict__["_state"] for sense in looking]
-        gathered.intervals = [float(sense.record_interval) for sense in looking]
+        gathered.intervals = [_between_records(sense) for sense in looking]
         gathered.recalling = [position for position, sense in enumerate(looking) if sense.recall_on_spot]
         gathered.rows = np.asarray(rows, dtype=np.intp)
         columns = zip(*settings, strict=True) if settings else ((),) * 6
@@ -1404,10 +1428,23 @@ class _Looking:
                 position: [rule for rule in rule_sets[position] if rule.group == group_name]
                 for position in members
             }
-            asked = [rule for rules in group_rules.values() for rule in rules]
-            plain = not any(rule.when or rule.node_class for rule in asked)  # every rule holds: no check
+            whens, kinds = asked = _asked(rule for rules in group_rules.values() for rule in rules)
+            plain = not (whens or kinds)  # every rule holds: no check
             gathered.groups.append((group_name, np.asarray(members), group_rules, asked, plain))
         return gathered
+
+
+def _asked(rules: Iterable[Rule]) -> tuple[list[str], list[str]]:
+    """The `when`s and the node classes these rules ask of a node, each once, in order (read with
+    the group's nodes every check: gathered once, not from every looker's rules each frame)."""
+    whens: dict[str, None] = {}
+    kinds: dict[str, None] = {}
+    for rule in rules:
+        if rule.when:
+            whens[rule.when] = None
+        if rule.node_class:
+            kinds[rule.node_class] = None
+    return list(whens), list(kinds)
 
 
 def _look_settings(sense: Any, state: dict[str, Any], dimension: int, version: int) -> tuple:
