@@ -1018,8 +1018,8 @@ class Sensing:
         ranges, cos_half, masks, lifts, owners, own_blocks = gathered.settings
         spaces = gathered.spaces
         # The pairs in range and view whose rules hold, a ray each: the sense's position (`at`) and
-        # per ray (group, node, rules that hold), with the ray's end, the node's id and its layer.
-        pairs: list[tuple[Group, int, list[Rule]]] = []
+        # per ray the rules that hold, with the ray's end, the node's id and its layer.
+        holding_rules: list[list[Rule]] = []
         at_parts, end_parts, entity_parts, layer_parts = [], [], [], []
         for group_name, index, group_rules, asked, plain in gathered.groups:
             group = self._group(group_name, dimension, *asked)
@@ -1041,17 +1041,18 @@ class Sensing:
                 holding = np.asarray([bool(held) for held in helds], dtype=bool)
                 positions, columns = positions[holding], columns[holding]
                 helds = [held for held in helds if held]
-            pairs += [(group, column, held) for column, held in zip(columns.tolist(), helds, strict=True)]
+            holding_rules += helds
             at_parts.append(positions)
             end_parts.append(group.points[columns])
             entity_parts.append(ids[columns])
             layer_parts.append(np.asarray(group.layers, dtype=np.int64)[columns])
-        if not pairs:
+        if not holding_rules:
             self._spotted(looking, gathered.recalling, [], [])
             return
         at = np.concatenate(at_parts)
         starts = eyes[at].copy()
         ends = np.concatenate(end_parts)
+        targets = np.concatenate(entity_parts)
         target_blocks = np.concatenate(layer_parts) & masks[at]
         if dimension == 3:  # the ray runs eye_height above both origins
             starts[:, 1] += lifts[at]
@@ -1060,12 +1061,12 @@ class Sensing:
         lookers = at.tolist()
         excluded: list[int] = []
         for row in np.flatnonzero(counts).tolist():  # only bodies on the occluder mask are left out
-            position, (group, column, _) = lookers[row], pairs[row]
+            position = lookers[row]
             excluded += [int(owners[position])] if own_blocks[position] else []
-            excluded += [group.ids[column]] if target_blocks[row] else []
+            excluded += [int(targets[row])] if target_blocks[row] else []
         hits = self._cast_batch(spaces, at, dimension, (starts, ends, masks[at], counts), excluded, 1)
         visible = np.flatnonzero(hits == 0).tolist()
-        entities = np.concatenate(entity_parts)[visible].tolist()
+        entities = targets[visible].tolist()
         self._spotted(looking, gathered.recalling, [lookers[row] for row in visible], entities)
         if not visible:
             return
@@ -1078,7 +1079,7 @@ class Sensing:
             handle = state["handle"]
             if handle not in streams:  # (no stream yet, or it left: found again, or reported once)
                 handle = looking[position].stream_handle()
-            self._perceive(state, handle, entity, tuple(point), pairs[row][2], now, intervals[position])
+            self._perceive(state, handle, entity, tuple(point), holding_rules[row], now, intervals[position])
 
     def _spotted(
         self, looking: list[Any], recalling: list[int], positions: list[int], entities: list[int]
